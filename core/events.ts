@@ -1,0 +1,47 @@
+import type { ProviderEvent } from "../providers/provider.js";
+import type { ToolResult } from "../tools/define-tool.js";
+import type { AgentMessage, AssistantMessage, ToolResultMessage, Usage } from "./messages.js";
+
+/** Why a run ended. */
+export type AgentEndReason = "stop" | "aborted" | "error" | "limit" | "rejected";
+
+/** Every event `agent.events$` publishes, discriminated by `type`. */
+export type AgentEvent =
+  | { type: "agent_start" }
+  | { type: "turn_start"; turn: number }
+  | { type: "message_start"; message: AgentMessage }
+  | {
+      type: "message_update";
+      message: AssistantMessage;
+      delta: string;
+      kind: Exclude<ProviderEvent["type"], "start" | "done" | "error">;
+    }
+  | { type: "message_end"; message: AgentMessage }
+  | { type: "tool_execution_start"; toolCallId: string; toolName: string; args: unknown }
+  | { type: "tool_execution_update"; toolCallId: string; toolName: string; partialResult: ToolResult }
+  | { type: "tool_progress"; toolCallId: string; toolName: string; text: string }
+  | {
+      type: "tool_execution_end";
+      toolCallId: string;
+      toolName: string;
+      result: ToolResult;
+      isError: boolean;
+      childAgentId?: string;
+    }
+  | { type: "turn_end"; turn: number; message: AssistantMessage; toolResults: ToolResultMessage[] }
+  | {
+      type: "agent_end";
+      messages: AgentMessage[];
+      reason: AgentEndReason;
+      usage: Usage;
+      errorMessage?: string;
+    }
+  | { type: "input_rejected"; reason: string }
+  | { type: "compaction"; level: 1 | 2 | 3; tokensBefore: number; tokensAfter: number }
+  | { type: "retry"; attempt: number; delayMs: number; error: string }
+  | { type: "approval_requested"; toolCallId: string; toolName: string; args: unknown };
+
+export type AgentEventType = AgentEvent["type"];
+
+/** The event of a given type. */
+export type AgentEventOf<T extends AgentEventType> = Extract<AgentEvent, { type: T }>;

@@ -1,0 +1,119 @@
+import { z } from "zod";
+import type { ImageContent, TextContent, ToolCall } from "../core/messages.js";
+import type { ToolSpec } from "../providers/provider.js";
+
+/** What a tool returns: content for the model, optional details for the app, and an error flag. */
+export interface ToolResult<TDetails = unknown> {
+  content: (TextContent | ImageContent)[];
+  details?: TDetails;
+  isError?: boolean;
+}
+
+/** What a tool's `execute` receives besides its arguments. */
+export interface ToolContext {
+  toolCallId: string;
+  /** Fires on abort and on timeout. A tool that holds resources must stop when it fires. */
+  signal: AbortSignal;
+  /** Publishes a partial result (`tool_execution_update`), e.g. streamed command output. */
+  onUpdate(partialResult: ToolResult | string): void;
+  /** Publishes a one-line progress note (`tool_progress`). */
+  onProgress(text: string): void;
+}
+
+/** A tool the agent can call. Build one with {@link defineTool}. */
+export interface Tool<TArgs = any, TDetails = unknown> {
+  readonly name: string;
+  readonly description: string;
+  /** The zod schema that validates the model's arguments. */
+  readonly parameters: z.ZodType<TArgs>;
+  /** JSON Schema of `parameters`, as sent to the provider. */
+  readonly jsonSchema: Record<string, unknown>;
+  /** The tool changes nothing outside itself. */
+  readonly readOnly: boolean;
+  /** Safe to run at the same time as other concurrency-safe calls (strategy `"auto"`). */
+  readonly concurrencySafe: boolean;
+  /** Overrides the agent's `toolTimeoutMs` for this tool. */
+  readonly timeoutMs?: number;
+  execute(
+    args: TArgs,
+    ctx: ToolContext,
+  ): Promise<string | ToolResult<TDetails>> | string | ToolResult<TDetails>;
+}
+
+/** Options of {@link defineTool}. */
+export interface ToolDefinition<TSchema extends z.ZodType, TDetails = unknown> {
+  name: string;
+  description: string;
+  parameters: TSchema;
+  readOnly?: boolean;
+  /** Defaults to `readOnly`. */
+  concurrencySafe?: boolean;
+  timeoutMs?: number;
+  execute(
+    args: z.output<TSchema>,
+    ctx: ToolContext,
+  ): Promise<string | ToolResult<TDetails>> | string | ToolResult<TDetails>;
+}
+
+/**
+ * Defines a tool from a zod 4 schema. The schema validates the model's arguments and is converted
+ * to JSON Schema (`z.toJSONSchema`) for the provider.
+ *
+ * @example
+ * ```ts
+ * const add = defineTool({
+ *   name: "add",
+ *   description: "Adds two numbers",
+ *   parameters: z.object({ a: z.number(), b: z.number() }),
+ *   readOnly: true,
+ *   execute: async ({ a, b }) => String(a + b),
+ * });
+ * ```
+ */
+export function defineTool<TSchema extends z.ZodType, TDetails = unknown>(
+  definition: ToolDefinition<TSchema, TDetails>,
+): Tool<z.output<TSchema>, TDetails> {
+  if (!/^[a-zA-Z0-9_-]{1,64}$/.test(definition.name)) {
+    throw new Error(`Invalid tool name "${definition.name}": use 1-64 letters, digits, "_" or "-"`);
+  }
+  const readOnly = definition.readOnly ?? false;
+  return {
+    name: definition.name,
+    description: definition.description,
+    parameters: definition.parameters as z.ZodType<z.output<TSchema>>,
+    jsonSchema: toJsonSchema(definition.parameters),
+    readOnly,
+    concurrencySafe: definition.concurrencySafe ?? readOnly,
+    timeoutMs: definition.timeoutMs,
+    execute: definition.execute,
+  };
+}
+
+function toJsonSchema(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, {
+    io: "input",
+    unrepresentable: "any",
+  }) as Record<string, unknown>;
+  return rest;
+}
+
+/** The spec a provider receives for a tool. */
+export function toToolSpec(tool: Tool): ToolSpec {
+  return { name: tool.name, description: tool.description, parameters: tool.jsonSchema };
+}
+
+/** Normalises what `execute` returned into a {@link ToolResult}. */
+export function normalizeToolResult(value: unknown): ToolResult {
+  if (typeof value === "string") return { content: [{ type: "text", text: value }] };
+  if (value && typeof value === "object" && Array.isArray((value as ToolResult).content))
+    return value as ToolResult;
+  if (value === undefined || value === null) return { content: [{ type: "text", text: "" }] };
+  return { content: [{ type: "text", text: JSON.stringify(value) }] };
+}
+
+/** A text-only error result. */
+export function errorResult(text: string): ToolResult {
+  return { content: [{ type: "text", text }], isError: true };
+}
+
+export type { ToolCall };
