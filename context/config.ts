@@ -16,3 +16,14 @@ export interface ContextConfig {
   /** Levels 2 and 3 aim at `targetRatio × budget`, leaving headroom for the next turns. */
   targetRatio?: number;
 }
+
+/**
+ * How the last model call's prompt compared with our estimate, so the next estimate can include
+ * what we cannot see (system prompt, tool schemas, provider framing).
+ */
+export interface TokenCalibration {
+  /** Our estimate of the messages we sent. */
+  estimated: number;
+  /** What the provider reported as the prompt: input + cacheRead + cacheWrite. */
+  reported: number;
+}
