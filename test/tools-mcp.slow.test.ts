@@ -129,3 +129,40 @@ describe("mcpTools lifecycle", () => {
     await expect(mcpTools({ command: "/nonexistent/mcp-server" })).rejects.toThrow(/ENOENT|spawn/);
   });
 });
+
+describe("mcpTools over Streamable HTTP ({ url })", () => {
+  it("connects to a server on 127.0.0.1, calls its tools and closes", async () => {
+    const { createServer } = await import("node:http");
+    const { McpServer } = await import("@modelcontextprotocol/sdk/server/mcp.js");
+    const { StreamableHTTPServerTransport } = await import(
+      "@modelcontextprotocol/sdk/server/streamableHttp.js"
+    );
+    const { z } = await import("zod");
+    const http = createServer(async (req, res) => {
+      // Stateless: a fresh server and transport per request.
+      const server = new McpServer({ name: "http-test", version: "1.0.0" });
+      server.registerTool("shout", { inputSchema: { text: z.string() } }, async ({ text }) => ({
+        content: [{ type: "text", text: text.toUpperCase() }],
+      }));
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+      res.on("close", () => {
+        void transport.close();
+        void server.close();
+      });
+      await server.connect(transport);
+      await transport.handleRequest(req, res);
+    });
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    const { port } = http.address() as { port: number };
+    try {
+      const remote = await mcpTools({ url: `http://127.0.0.1:${port}/mcp` });
+      expect(remote.tools.map((t) => t.name)).toEqual(["shout"]);
+      const run = await runTool(remote.tools[0]!, { text: "hello" });
+      expect(run.text).toBe("HELLO");
+      await remote.close();
+    } finally {
+      http.closeAllConnections();
+      await new Promise((resolve) => http.close(resolve));
+    }
+  });
+});
