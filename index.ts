@@ -1,14 +1,32 @@
 // The public API of agent-machine: named exports only. Internals stay in their folders.
 
+export { retryDelay } from "./actors/backoff.js";
+export { toolCallMachine } from "./actors/tool-call.machine.js";
 export type { ContextConfig } from "./context/config.js";
+export type { Agent, AgentActor, AgentSnapshot, PendingApproval } from "./core/create-agent.js";
+
+// --- the agent ---
+export { createAgent } from "./core/create-agent.js";
 export type * from "./core/events.js";
 // --- core: messages, events, options ---
 export * from "./core/messages.js";
 export type * from "./core/options.js";
+export type { AgentContext, AgentMachineEvent, AgentMachineInput } from "./machines/agent.machine.js";
+export { agentMachine } from "./machines/agent.machine.js";
+export { groupCalls, SKIPPED_TEXT } from "./machines/tool-execution.logic.js";
+export { toolExecutionMachine } from "./machines/tool-execution.machine.js";
 
 // --- providers ---
 export type * from "./providers/provider.js";
 export { isRetryableKind } from "./providers/provider.js";
+export type {
+  Script,
+  ScriptedOptions,
+  ScriptedProvider,
+  ScriptedStep,
+  ScriptedToolCall,
+} from "./providers/scripted.js";
+export { scripted } from "./providers/scripted.js";
 // --- tools: built-in coding tools, workspace sandbox, permissions, MCP (area: tools) ---
 export type { BashResultDetails, BashToolOptions } from "./tools/bash.js";
 export { createBashTool } from "./tools/bash.js";
