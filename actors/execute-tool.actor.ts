@@ -93,6 +93,7 @@ async function runTool(
         runtime.publish({ type: "tool_progress", toolCallId: toolCall.id, toolName: toolCall.name, text });
       }
     },
+    ...(runtime.options.inspect && { inspect: runtime.options.inspect }),
   };
 
   let result: ToolResult;
