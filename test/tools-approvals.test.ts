@@ -165,6 +165,20 @@ describe("approvals with createPermissions", () => {
     expect(written).toEqual(["hello"]);
   });
 
+  it("accepts an answer given synchronously inside the approval_requested listener", async () => {
+    const { tool, written } = noteTool();
+    const agent = createAgent({
+      provider: scripted(twoCallScript()),
+      tools: [tool, lookup],
+      permissions: createPermissions(),
+    });
+    agent.events$.subscribe((event) => {
+      if (event.type === "approval_requested") agent.approve(event.toolCallId);
+    });
+    await agent.prompt("go");
+    expect(written).toEqual(["hello"]);
+  });
+
   it("denies without asking in plan mode, telling the model it is in plan mode", async () => {
     const { tool, written } = noteTool();
     const provider = scripted(twoCallScript());
