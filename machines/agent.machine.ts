@@ -412,6 +412,7 @@ export const agentMachine = setup({
             },
             reducing: {
               invoke: {
+                id: "compaction",
                 src: "compaction",
                 input: ({ context }) => ({
                   force: context.run.forceCompaction,
