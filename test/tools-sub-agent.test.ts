@@ -194,3 +194,38 @@ describe("subAgentTool", () => {
     expect(end.childAgentId).toBe("researcher-call_sub");
   });
 });
+
+describe("subAgentTool permissions", () => {
+  it("denies a child's call that would ask for approval instead of hanging", async () => {
+    const { createPermissions } = await import("../index.js");
+    let ran = false;
+    const mutate = defineTool({
+      name: "mutate",
+      description: "Changes something",
+      parameters: z.object({}),
+      execute: () => {
+        ran = true;
+        return "changed";
+      },
+    });
+    const childProvider = scripted([{ toolCalls: [{ name: "mutate" }] }, { text: "could not change it" }]);
+    const researcher = subAgentTool({
+      name: "researcher",
+      description: "Researches",
+      tools: [mutate],
+      provider: childProvider,
+      agentOptions: { permissions: createPermissions({ mode: "default" }) },
+    });
+    expect(researcher.readOnly).toBe(false);
+    const parent = createAgent({ provider: parentScript("change it"), tools: [researcher] });
+    const events = recordEvents(parent);
+    await parent.prompt("go");
+    expect(ran).toBe(false);
+    const childSaw = childProvider.requests[1]!.messages.find(
+      (m) => m.role === "toolResult",
+    ) as ToolResultMessage;
+    expect(textOf(childSaw)).toMatch(/^The user denied this tool call: a sub-agent cannot ask for approval/);
+    const end = events.find((e) => e.type === "tool_execution_end")!;
+    expect(textOf(end.result)).toBe("could not change it");
+  });
+});

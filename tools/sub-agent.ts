@@ -21,8 +21,9 @@ export interface SubAgentToolOptions {
   /** The child's limits; a child that hits one returns its partial work with the `[Agent stopped: …]` notice. */
   limits?: AgentLimits;
   /**
-   * Anything else of the child's options (tool execution strategy, hooks, permissions...). A child
-   * has no one to answer its approvals: give it a permission mode that never asks (`"deny"`, `"bypass"`).
+   * Anything else of the child's options (tool execution strategy, hooks, permissions...). No one
+   * answers a child's approvals: a call its permissions would ask about is denied (the child's model
+   * reads why), so give it rules that allow what it needs.
    */
   agentOptions?: Omit<
     AgentOptions,
@@ -32,6 +33,8 @@ export interface SubAgentToolOptions {
   readOnly?: boolean;
   /** Minimum time between two streamed `tool_execution_update`s of the child's text. Default 100 ms. */
   updateIntervalMs?: number;
+  /** Timeout of the whole sub-agent call; overrides the parent's `toolTimeoutMs`. */
+  timeoutMs?: number;
 }
 
 /** `details` of a sub-agent result (and of its partial results). */
@@ -90,6 +93,7 @@ export function subAgentTool(
     description: options.description,
     parameters,
     readOnly,
+    timeoutMs: options.timeoutMs,
     async execute(args, ctx): Promise<ToolResult<SubAgentDetails>> {
       if (ctx.signal.aborted) throw new Error("Sub-agent not started: the call was aborted");
       const childAgentId = `${options.name}-${ctx.toolCallId}`;
@@ -137,6 +141,13 @@ export function subAgentTool(
             break;
           case "tool_execution_end":
             if (event.isError) ctx.onProgress(`${event.toolName} failed`);
+            break;
+          case "approval_requested":
+            // Nobody can answer inside a sub-agent; waiting would hang the parent's call.
+            child.deny(
+              event.toolCallId,
+              "a sub-agent cannot ask for approval; this call is not allowed by its permission rules",
+            );
             break;
         }
       });
