@@ -219,6 +219,17 @@ describe("edit_file", () => {
     );
   });
 
+  it("matches a multi-line old_string written with \\n in a CRLF file, keeping CRLF", async () => {
+    await writeFile(path.join(root, "win.txt"), "first\r\nsecond\r\nthird\r\n");
+    const run = await runTool(createEditFileTool({ workspace: root }), {
+      path: "win.txt",
+      old_string: "first\nsecond",
+      new_string: "one\ntwo",
+    });
+    expect(run.text).toBe("Edited win.txt: 1 replacement (first at line 1)");
+    expect(await readFile(path.join(root, "win.txt"), "utf8")).toBe("one\r\ntwo\r\nthird\r\n");
+  });
+
   it("refuses edits in node_modules/ and of missing files", async () => {
     await mkdir(path.join(root, "node_modules/pkg"), { recursive: true });
     await writeFile(path.join(root, "node_modules/pkg/index.js"), "x");
