@@ -127,8 +127,9 @@ function replay(events: readonly AgentMachineEvent[], machineInput = input) {
   for (const event of events) {
     const [next, actions] = transition(agentMachine, snapshot, event);
     snapshot = next;
-    for (const a of actions)
+    for (const a of actions as readonly { type: string; params?: unknown }[]) {
       if (a.type === "xstate.emit") emitted.push((a.params as { event: AgentEvent }).event);
+    }
   }
   return { snapshot, emitted };
 }
