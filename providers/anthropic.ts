@@ -10,7 +10,10 @@ import type { Provider, ProviderEvent, ProviderRequest } from "./provider.js";
 export interface AnthropicOptions {
   /** A Messages API model id, e.g. `claude-sonnet-4-5`. */
   model: string;
-  /** Defaults to `ANTHROPIC_API_KEY`. Kept inside the SDK client, never on the provider object. */
+  /**
+   * Defaults to `ANTHROPIC_API_KEY` (or `ANTHROPIC_AUTH_TOKEN`). Kept inside the SDK client, never
+   * on the provider object.
+   */
   apiKey?: string;
   /** Defaults to `ANTHROPIC_BASE_URL`, else Anthropic's API. */
   baseURL?: string;
@@ -74,12 +77,14 @@ function mergeUsage(usage: Usage, wire: WireUsage | null | undefined): Usage {
  */
 export function anthropic(options: AnthropicOptions): Provider {
   const model = options.model;
-  const apiKey = options.apiKey ?? process.env.ANTHROPIC_API_KEY;
+  // Kept for the missing-key check and to scrub error texts; the SDK reads the environment itself
+  // (ANTHROPIC_API_KEY, or ANTHROPIC_AUTH_TOKEN for bearer tokens) when no key is passed.
+  const apiKey = options.apiKey ?? process.env.ANTHROPIC_API_KEY ?? process.env.ANTHROPIC_AUTH_TOKEN;
   const maxTokens = options.maxTokens ?? (options.thinking ? 16384 : 8192);
   const cache = options.cache ?? true;
   // The client (and the key inside it) lives only in this closure.
   const client = new Anthropic({
-    apiKey: apiKey ?? null,
+    ...(options.apiKey ? { apiKey: options.apiKey } : {}),
     baseURL: options.baseURL,
     maxRetries: 0,
     // Streams have no overall deadline here: the agent's limits and abort decide.
@@ -109,7 +114,6 @@ export function anthropic(options: AnthropicOptions): Provider {
         },
         { signal },
       );
-      yield { type: "start" };
       let usage: Usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 };
       let stopReason: string | null | undefined;
       let finished = false;
@@ -119,7 +123,13 @@ export function anthropic(options: AnthropicOptions): Provider {
         { kind: string; id?: string; name?: string; json: string; signature: string }
       >();
 
+      let started = false;
       for await (const event of events) {
+        // `start` waits for the first event: an HTTP error must not open a message.
+        if (!started) {
+          started = true;
+          yield { type: "start" };
+        }
         switch (event.type) {
           case "message_start":
             usage = mergeUsage(usage, event.message.usage);

@@ -135,7 +135,7 @@ interface CallState {
 }
 
 /**
- * Turns a Chat Completions chunk stream into provider events (after `start`). Tool calls arrive as
+ * Turns a Chat Completions chunk stream into provider events, `start` at the first chunk. Tool calls arrive as
  * fragments keyed by `index`, possibly interleaved; each is announced once its id and name are
  * known and completed when the choice finishes. `reasoning_content` / `reasoning` (DeepSeek,
  * vLLM, llama.cpp, OpenRouter, Ollama) become thinking.
@@ -150,7 +150,12 @@ export async function* chatStreamEvents(
   let usage: Usage | undefined;
   let sawToolCall = false;
 
+  let started = false;
   for await (const chunk of chunks) {
+    if (!started) {
+      started = true;
+      yield { type: "start" };
+    }
     if (chunk.usage) usage = chatUsage(chunk.usage);
     const choice = chunk.choices?.[0];
     if (!choice) continue;
@@ -211,16 +216,14 @@ export async function* chatStreamEvents(
   yield { type: "done", stopReason: mapFinishReason(finishReason, sawToolCall), usage: finish(usage) };
 }
 
-/** Wraps one streamed call: `start` once the response is there, every failure as one `error`. */
+/** Wraps one streamed call so that every failure, when opening or reading, ends it as one `error`. */
 export async function* guardedStream(
   open: () => Promise<AsyncIterable<ProviderEvent>>,
   signal: AbortSignal,
   secret: string | undefined,
 ): AsyncGenerator<ProviderEvent> {
   try {
-    const events = await open();
-    yield { type: "start" };
-    yield* events;
+    yield* await open();
   } catch (error) {
     const event: ProviderErrorEvent = classifyProviderError(error, signal, secret);
     yield event;

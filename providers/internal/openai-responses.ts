@@ -111,7 +111,7 @@ function responsesUsage(wire: WireUsage | null | undefined): Usage | undefined {
 }
 
 /**
- * Turns a Responses API event stream into provider events (after `start`). Function calls are
+ * Turns a Responses API event stream into provider events, `start` at the first event. Function calls are
  * keyed by their item id and completed at `response.output_item.done`; reasoning summaries become
  * thinking, and with `withReasoning` the finished reasoning item is kept as the block's signature.
  */
@@ -125,7 +125,12 @@ export async function* responsesStreamEvents(
   let sawToolCall = false;
   let ended: { stopReason: "stop" | "length" | "toolUse"; usage?: Usage } | undefined;
 
+  let started = false;
   for await (const event of events) {
+    if (!started) {
+      started = true;
+      yield { type: "start" };
+    }
     switch (event.type) {
       case "response.output_item.added":
         if (event.item.type === "function_call") {
