@@ -186,13 +186,14 @@ export function classifyProviderError(
     const emptyBody = e.error === undefined || e.error === null || e.error === "";
     if (bodyKind === "context_overflow") kind = "context_overflow";
     else if ((status === 400 || status === 413) && emptyBody) kind = "context_overflow";
-    else if (status === 429 && code === "insufficient_quota") kind = "api"; // out of quota: waiting will not help
+    else if (status === 429 && code === "insufficient_quota")
+      kind = "api"; // out of quota: waiting will not help
     else kind = kindFromStatus(status);
+  } else if (isNetworkFailure(error)) {
+    kind = "network";
   } else if (code || type || body.message) {
     // An error that arrived inside a 200 stream: only its body says what it is.
     kind = bodyKind ?? "api";
-  } else if (isNetworkFailure(error)) {
-    kind = "network";
   } else if (error instanceof SyntaxError) {
     kind = "api"; // a malformed event: the same request would likely fail the same way
   } else {
