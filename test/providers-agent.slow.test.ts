@@ -41,7 +41,7 @@ interface ApiCase {
 const cases: ApiCase[] = [
   {
     name: "anthropic",
-    provider: (s) => anthropic({ model: "claude-sonnet-4-5", apiKey: "sk-ant-test-key-000", baseURL: s.url }),
+    provider: (s) => anthropic({ model: "claude-haiku-4-5", apiKey: "sk-ant-test-key-000", baseURL: s.url }),
     text: (text) => ({ type: "sse", frames: anthropicMessage({ blocks: [{ type: "text", text }] }) }),
     toolCall: (id, name, json) => ({
       type: "sse",

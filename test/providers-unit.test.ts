@@ -109,7 +109,7 @@ describe("pricing", () => {
 describe("providerFromEnv", () => {
   it("picks Anthropic, then OpenAI, then an OpenAI-compatible server, in that order", () => {
     const both = providerFromEnv({ env: { ANTHROPIC_API_KEY: "sk-ant-x", OPENAI_API_KEY: "sk-o" } });
-    expect(both.provider).toMatchObject({ id: "anthropic", model: "claude-sonnet-4-5" });
+    expect(both.provider).toMatchObject({ id: "anthropic", model: "claude-sonnet-4-6" });
     expect(both.reason).not.toContain("sk-ant-x");
     expect(providerFromEnv({ env: { OPENAI_API_KEY: "sk-o" } }).provider).toMatchObject({
       id: "openai",
@@ -128,8 +128,8 @@ describe("providerFromEnv", () => {
       id: "openai-responses",
       model: "o4-mini",
     });
-    expect(providerFromEnv({ provider: "anthropic", model: "claude-haiku-4-5", env }).provider?.model).toBe(
-      "claude-haiku-4-5",
+    expect(providerFromEnv({ provider: "anthropic", model: "claude-opus-4-5", env }).provider?.model).toBe(
+      "claude-opus-4-5",
     );
   });
 
