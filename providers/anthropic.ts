@@ -173,7 +173,7 @@ export function anthropic(options: AnthropicOptions): Provider {
             else if (delta.type === "signature_delta" && state) {
               state.signature += delta.signature;
               yield { type: "thinking_delta", delta: "", signature: state.signature };
-            } else if (delta.type === "input_json_delta" && state?.id) {
+            } else if (delta.type === "input_json_delta" && state?.id && delta.partial_json !== "") {
               state.json += delta.partial_json;
               yield { type: "toolcall_delta", id: state.id, delta: delta.partial_json };
             }
