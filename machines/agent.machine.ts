@@ -254,7 +254,9 @@ export const agentMachine = setup({
       enqueue.sendTo("toolExecution", { type: "CALL_READY", call: call! });
     }),
     planExecution: enqueueActions(({ context, enqueue }) => {
-      const calls = planCalls(callsOf(context.run.turnMessage), (name) => context.concurrencySafeTools.includes(name));
+      const calls = planCalls(callsOf(context.run.turnMessage), (name) =>
+        context.concurrencySafeTools.includes(name),
+      );
       if (context.run.executionSpawned) {
         enqueue.sendTo("toolExecution", { type: "PLAN", calls });
       } else {
