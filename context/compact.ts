@@ -96,10 +96,21 @@ export async function compactContext(
     return { messages: out, level, tokensBefore, tokensAfter, budget, target, fits: tokensAfter <= budget };
   };
 
+  // A level that does not fit is remembered: when none fits, the smallest shrinking one is the answer.
+  let fallback: CompactionResult | undefined;
+  const consider = (level: 1 | 2 | 3, out: AgentMessage[] | undefined): CompactionResult | undefined => {
+    if (!out) return undefined;
+    const candidate = result(level, out);
+    if (candidate.tokensAfter >= tokensBefore) return undefined;
+    if (candidate.tokensAfter <= bound && level >= minLevel) return candidate;
+    if (!fallback || candidate.tokensAfter < fallback.tokensAfter) fallback = candidate;
+    return undefined;
+  };
+
   const truncated = truncateToolOutputs(messages, resolved);
   const base = truncated ?? messages;
-  if (truncated && minLevel <= 1 && estimateTokens(truncated) <= bound) return result(1, truncated);
-
+  const level1 = consider(1, truncated);
+  if (level1) return level1;
   if (minLevel <= 2) {
     const summarised = await summarizeOldTurns(base, resolved, {
       target,
@@ -107,12 +118,10 @@ export async function compactContext(
       budget,
       signal: options.signal,
     });
-    if (summarised) return result(2, summarised);
+    const level2 = consider(2, summarised);
+    if (level2) return level2;
   }
-
-  const dropped = dropMiddle(base, resolved, { target });
-  if (dropped) return result(3, dropped);
-  // Nothing deeper can change anything: the truncation alone is the smallest answer left.
-  if (truncated) return result(1, truncated);
-  return undefined;
+  const level3 = consider(3, dropMiddle(base, resolved, { target }));
+  if (level3) return level3;
+  return fallback;
 }
