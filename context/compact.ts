@@ -87,7 +87,7 @@ export async function compactContext(
   if (!options.force && tokensBefore <= budget) return undefined;
   options.signal?.throwIfAborted();
 
-  const target = Math.floor(resolved.targetRatio * Math.min(budget, tokensBefore));
+  let target = Math.floor(resolved.targetRatio * Math.min(budget, tokensBefore));
   // Forced: the provider refused what we estimated as fitting, so our bound is too generous.
   const bound = options.force ? target : budget;
   const minLevel = options.minLevel ?? 1;
@@ -111,6 +111,8 @@ export async function compactContext(
   const base = truncated ?? messages;
   const level1 = consider(1, truncated);
   if (level1) return level1;
+  // Asked for a deeper level than 1 (overflow recovery): shrink below what truncation reached too.
+  if (minLevel > 1) target = Math.min(target, Math.floor(resolved.targetRatio * estimateTokens(base)));
   if (minLevel <= 2) {
     const summarised = await summarizeOldTurns(base, resolved, {
       target,
