@@ -62,7 +62,10 @@ function buildTurns(turns: TurnShape[]): AgentMessage[][] {
   let messages: AgentMessage[] = [];
   let clock = 1_700_000_000_000;
   let nextId = 0;
-  const tick = () => (clock += 1_000);
+  const tick = () => {
+    clock += 1_000;
+    return clock;
+  };
   for (const turn of turns) {
     messages = [];
     byTurn.push(messages);

@@ -1,7 +1,7 @@
 // The compaction invariants of DESIGN.md, property-tested over random transcripts and configs.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { AgentMessage, ContextConfig, Summarizer } from "../index.js";
+import type { ContextConfig, Summarizer } from "../index.js";
 import {
   compactContext,
   contextBudget,

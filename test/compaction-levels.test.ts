@@ -18,20 +18,24 @@ import {
 } from "../index.js";
 
 let clock = 1_000;
-const user = (text: string): AgentMessage => ({ role: "user", content: text, timestamp: (clock += 1) });
+const tick = () => {
+  clock += 1;
+  return clock;
+};
+const user = (text: string): AgentMessage => ({ role: "user", content: text, timestamp: tick() });
 const reply = (text: string): AssistantMessage => ({
   role: "assistant",
   content: [{ type: "text", text }],
   stopReason: "stop",
   usage: emptyUsage(),
-  timestamp: (clock += 1),
+  timestamp: tick(),
 });
 const call = (id: string, name = "bash"): AssistantMessage => ({
   role: "assistant",
   content: [{ type: "toolCall", id, name, arguments: { command: `run ${id}` } }],
   stopReason: "toolUse",
   usage: emptyUsage(),
-  timestamp: (clock += 1),
+  timestamp: tick(),
 });
 const output = (id: string, lines: number, isError = false, name = "bash"): ToolResultMessage => ({
   role: "toolResult",
@@ -39,7 +43,7 @@ const output = (id: string, lines: number, isError = false, name = "bash"): Tool
   toolName: name,
   content: [{ type: "text", text: Array.from({ length: lines }, (_, i) => `out ${id} ${i}`).join("\n") }],
   isError,
-  timestamp: (clock += 1),
+  timestamp: tick(),
 });
 /** A turn: a question, a tool call with `lines` lines of output, an answer. */
 const turn = (n: number, lines = 100): AgentMessage[] => [
