@@ -36,13 +36,32 @@ export {
   measuredOverhead,
 } from "./context/tokens.js";
 export { truncateText, truncateToolOutputs } from "./context/truncate-tool-outputs.js";
+export { retryDelay } from "./actors/backoff.js";
+export { toolCallMachine } from "./actors/tool-call.machine.js";
+export type { Agent, AgentActor, AgentSnapshot, PendingApproval } from "./core/create-agent.js";
+
+// --- the agent ---
+export { createAgent } from "./core/create-agent.js";
 export type * from "./core/events.js";
 // --- core: messages, events, options ---
 export * from "./core/messages.js";
 export type * from "./core/options.js";
+export type { AgentContext, AgentMachineEvent, AgentMachineInput } from "./machines/agent.machine.js";
+export { agentMachine } from "./machines/agent.machine.js";
+export { groupCalls, SKIPPED_TEXT } from "./machines/tool-execution.logic.js";
+export { toolExecutionMachine } from "./machines/tool-execution.machine.js";
+
 // --- providers ---
 export type * from "./providers/provider.js";
 export { isRetryableKind } from "./providers/provider.js";
+export type {
+  Script,
+  ScriptedOptions,
+  ScriptedProvider,
+  ScriptedStep,
+  ScriptedToolCall,
+} from "./providers/scripted.js";
+export { scripted } from "./providers/scripted.js";
 export type { Tool, ToolContext, ToolDefinition, ToolResult } from "./tools/define-tool.js";
 // --- tools ---
 export { defineTool, errorResult, toToolSpec } from "./tools/define-tool.js";

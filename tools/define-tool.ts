@@ -7,6 +7,8 @@ export interface ToolResult<TDetails = unknown> {
   content: (TextContent | ImageContent)[];
   details?: TDetails;
   isError?: boolean;
+  /** Set by tools that run a child agent (sub-agents): its id, reported in `tool_execution_end`. */
+  childAgentId?: string;
 }
 
 /** What a tool's `execute` receives besides its arguments. */

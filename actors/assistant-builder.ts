@@ -1,0 +1,89 @@
+import type { AssistantMessage, TextContent, ThinkingContent, ToolCall } from "../core/messages.js";
+import { emptyUsage } from "../core/messages.js";
+import type { ProviderEvent } from "../providers/provider.js";
+
+/**
+ * Builds an assistant message from provider events, in place: deltas are appended to the open
+ * block, so a long answer costs linear time, never a copy per delta.
+ */
+export class AssistantBuilder {
+  readonly message: AssistantMessage;
+  private openText?: TextContent;
+  private openThinking?: ThinkingContent;
+  private readonly completedCalls = new Set<string>();
+  done = false;
+
+  constructor(provider: string, model: string) {
+    this.message = {
+      role: "assistant",
+      content: [],
+      stopReason: "stop",
+      usage: emptyUsage(),
+      provider,
+      model,
+      timestamp: Date.now(),
+    };
+  }
+
+  /** Applies one event; returns the finished tool call for `toolcall_end`. */
+  apply(event: ProviderEvent): ToolCall | undefined {
+    switch (event.type) {
+      case "text_delta":
+        this.openThinking = undefined;
+        if (!this.openText) {
+          this.openText = { type: "text", text: "" };
+          this.message.content.push(this.openText);
+        }
+        this.openText.text += event.delta;
+        return;
+      case "thinking_delta":
+        this.openText = undefined;
+        if (!this.openThinking) {
+          this.openThinking = { type: "thinking", thinking: "" };
+          this.message.content.push(this.openThinking);
+        }
+        this.openThinking.thinking += event.delta;
+        if (event.signature !== undefined) this.openThinking.signature = event.signature;
+        if (event.redacted) this.openThinking.redacted = true;
+        return;
+      case "toolcall_start":
+        this.openText = undefined;
+        this.openThinking = undefined;
+        this.message.content.push({ type: "toolCall", id: event.id, name: event.name, arguments: {} });
+        return;
+      case "toolcall_end": {
+        this.openText = undefined;
+        this.openThinking = undefined;
+        let call = this.message.content.find(
+          (c): c is ToolCall => c.type === "toolCall" && c.id === event.id && !this.completedCalls.has(c.id),
+        );
+        if (!call) {
+          call = { type: "toolCall", id: event.id, name: event.name, arguments: {} };
+          this.message.content.push(call);
+        }
+        call.name = event.name;
+        call.arguments = event.arguments;
+        this.completedCalls.add(call.id);
+        return call;
+      }
+      case "done":
+        this.done = true;
+        this.message.stopReason = event.stopReason;
+        if (event.usage) this.message.usage = event.usage;
+        return;
+      default:
+        return;
+    }
+  }
+
+  /** Ends the message as failed: keeps what arrived, drops tool calls whose arguments never completed. */
+  fail(stopReason: "error" | "aborted", errorMessage: string): AssistantMessage {
+    this.message.content = this.message.content.filter(
+      (c) => c.type !== "toolCall" || this.completedCalls.has(c.id),
+    );
+    this.message.stopReason = stopReason;
+    this.message.errorMessage = errorMessage;
+    this.done = true;
+    return this.message;
+  }
+}

@@ -1,0 +1,26 @@
+import { fromPromise } from "xstate";
+import { type CompactionResult, compactContext } from "../context/compact.js";
+import type { TokenCalibration } from "../context/config.js";
+import { runtimeOf } from "../core/runtime.js";
+
+export interface CompactionInput {
+  /** The provider said the context overflowed: compact even if our estimate says it fits. */
+  force: boolean;
+  minLevel?: 1 | 2 | 3;
+  calibration?: TokenCalibration;
+}
+
+/** Compacts the agent's transcript to its context budget; `undefined` when nothing changed. */
+export const compactionActor = fromPromise<CompactionResult | undefined, CompactionInput>(
+  async ({ input, system, signal }) => {
+    const runtime = runtimeOf(system);
+    const config = runtime.options.context;
+    if (!config) return undefined;
+    return compactContext(runtime.transcript(), config, {
+      force: input.force,
+      minLevel: input.minLevel,
+      calibration: input.calibration,
+      signal,
+    });
+  },
+);

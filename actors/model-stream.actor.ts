@@ -1,0 +1,189 @@
+import { fromCallback } from "xstate";
+import type { AssistantMessage, ToolCall } from "../core/messages.js";
+import { type AgentRuntime, runtimeOf } from "../core/runtime.js";
+import { isRetryableKind, type ProviderErrorKind, type ProviderEvent } from "../providers/provider.js";
+import { abortReason } from "./abort-reason.js";
+import { AssistantBuilder } from "./assistant-builder.js";
+import { retryDelay } from "./backoff.js";
+
+/** What the model-stream actor tells the agent machine. */
+export type ModelStreamEvent =
+  | { type: "TOOL_CALL_READY"; toolCall: ToolCall }
+  | {
+      type: "STREAM_DONE";
+      message: AssistantMessage;
+      /** `message_start` was already published for this message. */
+      started: boolean;
+      errorKind?: ProviderErrorKind;
+    };
+
+export interface ModelStreamInput {
+  turn: number;
+}
+
+/**
+ * One model call: streams the provider's answer, publishing `message_start` and every
+ * `message_update` straight to the event bus (deltas are not machine events), retries transient
+ * failures with backoff, and reports the finished message with `STREAM_DONE`. On `ABORT` it
+ * answers at once with what arrived so far, marked `aborted`.
+ */
+export const modelStreamActor = fromCallback<{ type: "ABORT" }, ModelStreamInput, ModelStreamEvent>(
+  ({ system, sendBack, receive }) => {
+    const runtime = runtimeOf(system);
+    const controller = new AbortController();
+    const call: CallState = { finished: false, builder: undefined, started: false, announcedCalls: false };
+
+    const finish = (event: ModelStreamEvent) => {
+      if (call.finished) return;
+      call.finished = true;
+      sendBack(event);
+    };
+
+    receive((event) => {
+      if (event.type !== "ABORT" || call.finished) return;
+      const builder = call.builder ?? new AssistantBuilder(runtime.provider.id, runtime.provider.model);
+      finish({
+        type: "STREAM_DONE",
+        message: builder.fail("aborted", "Request was aborted"),
+        started: call.started,
+      });
+      controller.abort(abortReason);
+    });
+
+    const notifyReady = (toolCall: ToolCall) => {
+      if (call.finished) return;
+      call.announcedCalls = true;
+      sendBack({ type: "TOOL_CALL_READY", toolCall });
+    };
+    streamWithRetries(runtime, controller.signal, call, finish, notifyReady).catch((error: unknown) => {
+      const builder = call.builder ?? new AssistantBuilder(runtime.provider.id, runtime.provider.model);
+      finish({
+        type: "STREAM_DONE",
+        message: builder.fail("error", `Model stream failed: ${errorText(error)}`),
+        started: call.started,
+      });
+    });
+
+    return () => {
+      // Only a stream still running is aborted: aborting a finished one would keep it alive.
+      if (!call.finished) {
+        call.finished = true;
+        controller.abort(abortReason);
+      }
+    };
+  },
+);
+
+interface CallState {
+  finished: boolean;
+  builder: AssistantBuilder | undefined;
+  started: boolean;
+  /** A call of this message started eagerly; a retry would ask for it again, so none is made. */
+  announcedCalls: boolean;
+}
+
+async function streamWithRetries(
+  runtime: AgentRuntime,
+  signal: AbortSignal,
+  call: CallState,
+  finish: (event: ModelStreamEvent) => void,
+  notifyReady: (toolCall: ToolCall) => void,
+): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    const builder = new AssistantBuilder(runtime.provider.id, runtime.provider.model);
+    call.builder = builder;
+    call.started = false;
+    const failure = await streamOnce(runtime, builder, signal, call, notifyReady);
+    if (call.finished) return;
+    if (!failure) {
+      finish({ type: "STREAM_DONE", message: builder.message, started: call.started });
+      return;
+    }
+    if (isRetryableKind(failure.kind) && attempt < runtime.retry.maxRetries && !call.announcedCalls) {
+      const delayMs = retryDelay(attempt, runtime.retry, failure.retryAfterMs);
+      runtime.publish({ type: "retry", attempt: attempt + 1, delayMs, error: failure.message });
+      if (!(await sleep(delayMs, signal)) || call.finished) return;
+      continue;
+    }
+    const stopReason = failure.kind === "aborted" ? "aborted" : "error";
+    finish({
+      type: "STREAM_DONE",
+      message: builder.fail(stopReason, failure.message),
+      started: call.started,
+      errorKind: failure.kind,
+    });
+    return;
+  }
+}
+
+type Failure = Extract<ProviderEvent, { type: "error" }>;
+
+async function streamOnce(
+  runtime: AgentRuntime,
+  builder: AssistantBuilder,
+  signal: AbortSignal,
+  call: CallState,
+  notifyReady: (toolCall: ToolCall) => void,
+): Promise<Failure | undefined> {
+  const request = {
+    systemPrompt: runtime.systemPrompt,
+    messages: runtime.convertToLlm(runtime.transcript()),
+    tools: runtime.toolSpecs,
+  };
+  try {
+    for await (const event of runtime.provider.stream(request, signal)) {
+      if (call.finished) return undefined;
+      if (event.type === "error") return event;
+      if (!call.started) {
+        call.started = true;
+        runtime.publish({ type: "message_start", message: builder.message });
+      }
+      const finishedCall = builder.apply(event);
+      switch (event.type) {
+        case "text_delta":
+        case "thinking_delta":
+        case "toolcall_delta":
+          runtime.publish({
+            type: "message_update",
+            message: builder.message,
+            delta: event.delta,
+            kind: event.type,
+          });
+          break;
+        case "toolcall_start":
+          runtime.publish({ type: "message_update", message: builder.message, delta: "", kind: event.type });
+          break;
+        case "toolcall_end":
+          runtime.publish({ type: "message_update", message: builder.message, delta: "", kind: event.type });
+          if (finishedCall && runtime.eagerToolExecution) notifyReady(finishedCall);
+          break;
+        case "done":
+          return undefined;
+      }
+    }
+  } catch (error) {
+    if (signal.aborted) return { type: "error", kind: "aborted", message: "Request was aborted" };
+    return { type: "error", kind: "network", message: errorText(error) };
+  }
+  if (signal.aborted) return { type: "error", kind: "aborted", message: "Request was aborted" };
+  return { type: "error", kind: "network", message: "The stream ended before the model finished its answer" };
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve(true);
+    }, ms);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

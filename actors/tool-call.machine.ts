@@ -1,0 +1,183 @@
+import { assign, sendParent, setup } from "xstate";
+import type { ToolResultMessage } from "../core/messages.js";
+import { runtimeOf } from "../core/runtime.js";
+import { errorResult, type ToolResult } from "../tools/define-tool.js";
+import { executeToolActor } from "./execute-tool.actor.js";
+import { type Preparation, prepareToolCallActor } from "./prepare-tool-call.actor.js";
+
+export interface ToolCallInput {
+  toolCallId: string;
+  toolName: string;
+  args: unknown;
+}
+
+export interface ToolCallContext extends ToolCallInput {
+  result?: ToolResult;
+}
+
+export type ToolCallEvent =
+  | { type: "APPROVE" }
+  | { type: "DENY"; reason?: string }
+  | { type: "TOOL_EXECUTED"; result: ToolResult };
+
+/** What a finished call tells its parent. */
+export interface ToolCallDoneEvent {
+  type: "TOOL_CALL_DONE";
+  toolCallId: string;
+  message: ToolResultMessage;
+}
+
+/** The text the model sees for a call the user denied. */
+export function deniedText(reason?: string): string {
+  return reason ? `The user denied this tool call: ${reason}` : "The user denied this tool call";
+}
+
+/** The transcript message for a finished call. */
+export function toolResultMessage(
+  toolCallId: string,
+  toolName: string,
+  result: ToolResult,
+): ToolResultMessage {
+  const message: ToolResultMessage = {
+    role: "toolResult",
+    toolCallId,
+    toolName,
+    content: result.content,
+    isError: result.isError ?? false,
+    timestamp: Date.now(),
+  };
+  if (result.details !== undefined) message.details = result.details;
+  return message;
+}
+
+/**
+ * One tool call, as an actor: `preparing` (lookup, validation, permission) → `awaitingApproval`
+ * when the permission checker asks → `executing` → `done`. Its id is the tool call id.
+ */
+export const toolCallMachine = setup({
+  types: {
+    input: {} as ToolCallInput,
+    context: {} as ToolCallContext,
+    events: {} as ToolCallEvent,
+  },
+  actors: {
+    prepareToolCall: prepareToolCallActor,
+    executeTool: executeToolActor,
+  },
+  guards: {
+    isSettled: (_, preparation: Preparation) => preparation.outcome === "settled",
+    needsApproval: (_, preparation: Preparation) => preparation.outcome === "ask",
+  },
+  actions: {
+    announceStart: ({ context, system }) =>
+      runtimeOf(system).publish({
+        type: "tool_execution_start",
+        toolCallId: context.toolCallId,
+        toolName: context.toolName,
+        args: context.args,
+      }),
+    announceApprovalRequest: ({ context, system }) =>
+      runtimeOf(system).publish({
+        type: "approval_requested",
+        toolCallId: context.toolCallId,
+        toolName: context.toolName,
+        args: context.args,
+      }),
+    adoptPreparation: assign(({ context }, preparation: Preparation) =>
+      preparation.outcome === "settled"
+        ? { result: preparation.result }
+        : { args: preparation.args, result: context.result },
+    ),
+    recordResult: assign({ result: (_, result: ToolResult) => result }),
+    announceEnd: ({ context, system }) => {
+      const result = context.result ?? errorResult(`Tool ${context.toolName} produced no result`);
+      runtimeOf(system).publish({
+        type: "tool_execution_end",
+        toolCallId: context.toolCallId,
+        toolName: context.toolName,
+        result,
+        isError: result.isError ?? false,
+        ...(result.childAgentId !== undefined && { childAgentId: result.childAgentId }),
+      });
+    },
+    reportToParent: sendParent(
+      ({ context }): ToolCallDoneEvent => ({
+        type: "TOOL_CALL_DONE",
+        toolCallId: context.toolCallId,
+        message: toolResultMessage(
+          context.toolCallId,
+          context.toolName,
+          context.result ?? errorResult(`Tool ${context.toolName} produced no result`),
+        ),
+      }),
+    ),
+  },
+}).createMachine({
+  id: "toolCall",
+  context: ({ input }) => ({ ...input }),
+  entry: "announceStart",
+  initial: "preparing",
+  states: {
+    preparing: {
+      invoke: {
+        src: "prepareToolCall",
+        input: ({ context }) => ({
+          toolCallId: context.toolCallId,
+          toolName: context.toolName,
+          args: context.args,
+        }),
+        onDone: [
+          {
+            guard: { type: "isSettled", params: ({ event }) => event.output },
+            target: "done",
+            actions: { type: "adoptPreparation", params: ({ event }) => event.output },
+          },
+          {
+            guard: { type: "needsApproval", params: ({ event }) => event.output },
+            target: "awaitingApproval",
+            actions: { type: "adoptPreparation", params: ({ event }) => event.output },
+          },
+          { target: "executing", actions: { type: "adoptPreparation", params: ({ event }) => event.output } },
+        ],
+        onError: {
+          target: "done",
+          actions: { type: "recordResult", params: ({ event }) => errorResult(errorMessage(event.error)) },
+        },
+      },
+    },
+    awaitingApproval: {
+      entry: "announceApprovalRequest",
+      on: {
+        APPROVE: "executing",
+        DENY: {
+          target: "done",
+          actions: { type: "recordResult", params: ({ event }) => errorResult(deniedText(event.reason)) },
+        },
+      },
+    },
+    executing: {
+      invoke: {
+        src: "executeTool",
+        input: ({ context }) => ({
+          toolCallId: context.toolCallId,
+          toolName: context.toolName,
+          args: context.args,
+        }),
+      },
+      on: {
+        TOOL_EXECUTED: {
+          target: "done",
+          actions: { type: "recordResult", params: ({ event }) => event.result },
+        },
+      },
+    },
+    done: {
+      type: "final",
+      entry: ["announceEnd", "reportToParent"],
+    },
+  },
+});
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,261 @@
+import { Observable, Subject } from "rxjs";
+import { type Actor, type AnyActorRef, createActor, type SnapshotFrom, toObserver } from "xstate";
+import { screenInput, toMessages } from "../machines/agent.logic.js";
+import { agentMachine } from "../machines/agent.machine.js";
+import { type Tool, toToolSpec } from "../tools/define-tool.js";
+import type { AgentEvent } from "./events.js";
+import { type AgentMessage, defaultConvertToLlm } from "./messages.js";
+import type { AgentOptions, PromptInput } from "./options.js";
+import { type AgentRuntime, bindRuntime, defaultRetryPolicy } from "./runtime.js";
+
+export type AgentActor = Actor<typeof agentMachine>;
+export type AgentSnapshot = SnapshotFrom<typeof agentMachine>;
+
+/** A tool call waiting for `approve` / `deny`. */
+export interface PendingApproval {
+  toolCallId: string;
+  toolName: string;
+  args: unknown;
+}
+
+/** A running agent: an XState actor plus the observables and methods apps use. */
+export interface Agent {
+  readonly id: string;
+  /** Every event of every run (hot: subscribe before you prompt). */
+  readonly events$: Observable<AgentEvent>;
+  /** The current machine snapshot on subscribe, then every new one. */
+  readonly snapshot$: Observable<AgentSnapshot>;
+  /** The XState actor itself (inspect it, `waitFor` it, send it events). */
+  readonly actor: AgentActor;
+  /** The transcript so far. */
+  readonly messages: readonly AgentMessage[];
+  /** The active state, e.g. `"idle"` or `"running.executing"`. */
+  readonly state: string;
+  /** Starts a run; resolves with the run's new messages at `agent_end`, whatever the outcome. */
+  prompt(input: PromptInput): Promise<AgentMessage[]>;
+  /** Runs again from the current transcript (its last message must not be the assistant's, unless a message is queued). */
+  continue(): Promise<AgentMessage[]>;
+  /** Resolves when the agent is idle. */
+  waitForIdle(): Promise<void>;
+  /** Queues a message the agent takes after the current turn (or tool group); a sequential run skips its remaining calls. */
+  steer(input: string | AgentMessage): void;
+  /** Queues a message the agent takes when it would otherwise stop. */
+  followUp(input: string | AgentMessage): void;
+  /** Stops the current run: the stream and every running tool are aborted and every open call is answered. */
+  abort(): void;
+  /** Stops the actor for good (aborting anything running) and completes `events$`. */
+  stop(): void;
+  /** A JSON-safe snapshot; `createAgent({ ...options, snapshot })` resumes it, mid-run too. */
+  getPersistedSnapshot(): unknown;
+  /** Calls waiting for approval. */
+  pendingApprovals(): PendingApproval[];
+  /** Lets one pending call run. Throws for an unknown or already-decided id. */
+  approve(toolCallId: string): void;
+  /** Refuses one pending call; the model sees the reason. Throws for an unknown or already-decided id. */
+  deny(toolCallId: string, reason?: string): void;
+}
+
+let agentCounter = 0;
+
+/**
+ * Creates an agent whose loop is the agent statechart.
+ *
+ * @example
+ * ```ts
+ * const agent = createAgent({
+ *   provider: scripted([{ text: "Hello!" }]),
+ *   systemPrompt: "You are terse.",
+ * });
+ * agent.events$.subscribe((e) => console.log(e.type));
+ * const newMessages = await agent.prompt("Hi");
+ * ```
+ */
+export function createAgent(options: AgentOptions): Agent {
+  const id = options.id ?? `agent-${++agentCounter}`;
+  const events = new Subject<AgentEvent>();
+  const tools = new Map<string, Tool>();
+  for (const tool of options.tools ?? []) {
+    if (tools.has(tool.name)) throw new Error(`Two tools are named "${tool.name}"`);
+    tools.set(tool.name, tool);
+  }
+  const inputFilters = options.inputFilters ?? [];
+
+  let actor!: AgentActor;
+  const runtime: AgentRuntime = {
+    provider: options.provider,
+    tools,
+    toolSpecs: [...tools.values()].map(toToolSpec),
+    systemPrompt: options.systemPrompt,
+    hooks: options.hooks ?? {},
+    permissions: options.permissions,
+    retry: { ...defaultRetryPolicy, ...options.retry },
+    toolTimeoutMs: options.toolTimeoutMs,
+    eagerToolExecution: options.eagerToolExecution ?? false,
+    options,
+    convertToLlm: options.convertToLlm ?? defaultConvertToLlm,
+    publish: (event) => events.next(event),
+    transcript: () => actor.getSnapshot().context.messages,
+  };
+
+  const inspect = options.inspect;
+  actor = createActor(agentMachine, {
+    id,
+    input: {
+      messages: options.messages,
+      strategy: options.toolExecution,
+      steeringMode: options.steeringMode,
+      followUpMode: options.followUpMode,
+      limits: options.limits,
+    },
+    ...(options.snapshot !== undefined && { snapshot: options.snapshot as AgentSnapshot }),
+    ...(inspect && { inspect: typeof inspect === "function" ? inspect : toObserver(inspect) }),
+  });
+  bindRuntime(actor.system, runtime);
+  actor.on("*", (event) => events.next(event as AgentEvent));
+
+  const failures = new Set<(error: unknown) => void>();
+  actor.subscribe({
+    error: (error) => {
+      // A bug in the machine must not crash the host process: report it to whoever waits.
+      for (const fail of failures) fail(error);
+    },
+  });
+  actor.start();
+
+  if (options.snapshot !== undefined) {
+    // Approvals pending when the snapshot was taken are asked again, once listeners are attached.
+    queueMicrotask(() => {
+      for (const pending of pendingApprovals()) events.next({ type: "approval_requested", ...pending });
+    });
+  }
+
+  const isIdle = () => actor.getSnapshot().matches("idle");
+
+  function nextRunEnd(): Promise<AgentMessage[]> {
+    return new Promise((resolve, reject) => {
+      const subscription = events.subscribe((event) => {
+        if (event.type !== "agent_end") return;
+        subscription.unsubscribe();
+        failures.delete(reject);
+        resolve(event.messages);
+      });
+      failures.add(reject);
+    });
+  }
+
+  function toolCallActors(): Record<string, AnyActorRef> {
+    const execution = actor.getSnapshot().children.toolExecution as AnyActorRef | undefined;
+    return (execution?.getSnapshot().children ?? {}) as Record<string, AnyActorRef>;
+  }
+
+  function pendingApprovals(): PendingApproval[] {
+    return Object.values(toolCallActors())
+      .map((child) => child.getSnapshot())
+      .filter((snapshot) => snapshot.status === "active" && snapshot.matches?.("awaitingApproval"))
+      .map(({ context }) => ({
+        toolCallId: context.toolCallId,
+        toolName: context.toolName,
+        args: context.args,
+      }));
+  }
+
+  function decide(toolCallId: string, event: { type: "APPROVE" } | { type: "DENY"; reason?: string }) {
+    const child = toolCallActors()[toolCallId];
+    const snapshot = child?.getSnapshot();
+    if (!child || snapshot.status !== "active") {
+      throw new Error(`No pending approval for tool call "${toolCallId}": it is unknown or already finished`);
+    }
+    if (!snapshot.matches("awaitingApproval")) {
+      throw new Error(
+        `Tool call "${toolCallId}" is not waiting for approval (already decided or never asked)`,
+      );
+    }
+    child.send(event);
+  }
+
+  function screened(input: string | AgentMessage) {
+    const screening = screenInput(inputFilters, toMessages(input));
+    if (!screening.ok) events.next({ type: "input_rejected", reason: screening.reason });
+    return screening.ok ? screening.messages : [];
+  }
+
+  const agent: Agent = {
+    id,
+    events$: events.asObservable(),
+    snapshot$: new Observable<AgentSnapshot>((subscriber) => {
+      subscriber.next(actor.getSnapshot());
+      const subscription = actor.subscribe({
+        next: (snapshot) => subscriber.next(snapshot),
+        error: (error) => subscriber.error(error),
+        complete: () => subscriber.complete(),
+      });
+      return () => subscription.unsubscribe();
+    }),
+    actor,
+    get messages() {
+      return actor.getSnapshot().context.messages;
+    },
+    get state() {
+      return stateName(actor.getSnapshot().value);
+    },
+    prompt(input) {
+      if (!isIdle()) return Promise.reject(new Error("Agent is already running"));
+      const messages = toMessages(input);
+      const done = nextRunEnd();
+      const screening = screenInput(inputFilters, messages);
+      actor.send(
+        screening.ok
+          ? { type: "PROMPT", messages: screening.messages }
+          : { type: "PROMPT_REJECTED", reason: screening.reason },
+      );
+      return done;
+    },
+    continue() {
+      if (!isIdle()) return Promise.reject(new Error("Agent is already running"));
+      const { context } = actor.getSnapshot();
+      const last = context.messages.at(-1);
+      if (!last) return Promise.reject(new Error("No messages to continue from"));
+      const queued = context.steeringQueue.length + context.followUpQueue.length > 0;
+      if (last.role === "assistant" && !queued) {
+        return Promise.reject(new Error("Cannot continue from message role: assistant"));
+      }
+      const done = nextRunEnd();
+      actor.send({ type: "CONTINUE" });
+      return done;
+    },
+    waitForIdle() {
+      if (isIdle()) return Promise.resolve();
+      return nextRunEnd().then(() => undefined);
+    },
+    steer(input) {
+      for (const message of screened(input)) actor.send({ type: "STEER", message });
+    },
+    followUp(input) {
+      for (const message of screened(input)) actor.send({ type: "FOLLOW_UP", message });
+    },
+    abort() {
+      actor.send({ type: "ABORT" });
+    },
+    stop() {
+      actor.stop();
+      events.complete();
+    },
+    getPersistedSnapshot() {
+      return JSON.parse(JSON.stringify(actor.getPersistedSnapshot()));
+    },
+    pendingApprovals,
+    approve(toolCallId) {
+      decide(toolCallId, { type: "APPROVE" });
+    },
+    deny(toolCallId, reason) {
+      decide(toolCallId, { type: "DENY", reason });
+    },
+  };
+  return agent;
+}
+
+function stateName(value: unknown): string {
+  if (typeof value === "string") return value;
+  const [key, child] = Object.entries(value as Record<string, unknown>)[0]!;
+  return `${key}.${stateName(child)}`;
+}

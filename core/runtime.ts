@@ -1,0 +1,54 @@
+import type { ActorSystem } from "xstate";
+
+type AnyActorSystem = ActorSystem<any>;
+
+import type { Provider, ToolSpec } from "../providers/provider.js";
+import type { Tool } from "../tools/define-tool.js";
+import type { AgentEvent } from "./events.js";
+import type { AgentMessage, Message } from "./messages.js";
+import type { AgentHooks, AgentOptions, PermissionChecker, RetryPolicy } from "./options.js";
+
+/**
+ * Everything an agent's actors need that must not live in machine context: functions, the provider
+ * (and with it the API key), the event bus. Machine definitions are shared by all agents; each
+ * agent's actor system is bound to its own runtime, so persisted snapshots stay small, JSON-safe and
+ * free of secrets.
+ */
+export interface AgentRuntime {
+  readonly provider: Provider;
+  readonly tools: ReadonlyMap<string, Tool>;
+  readonly toolSpecs: ToolSpec[];
+  readonly systemPrompt?: string;
+  readonly hooks: AgentHooks;
+  readonly permissions?: PermissionChecker;
+  readonly retry: Required<RetryPolicy>;
+  readonly toolTimeoutMs?: number;
+  readonly eagerToolExecution: boolean;
+  readonly options: AgentOptions;
+  readonly convertToLlm: (messages: readonly AgentMessage[]) => Message[];
+  /** Publishes an event on `agent.events$`. */
+  publish(event: AgentEvent): void;
+  /** The root machine's current transcript. */
+  transcript(): readonly AgentMessage[];
+}
+
+const runtimes = new WeakMap<AnyActorSystem, AgentRuntime>();
+
+/** Binds an actor system (one agent's tree of actors) to its runtime. */
+export function bindRuntime(system: AnyActorSystem, runtime: AgentRuntime): void {
+  runtimes.set(system, runtime);
+}
+
+/** The runtime of the agent an actor belongs to. */
+export function runtimeOf(system: AnyActorSystem): AgentRuntime {
+  const runtime = runtimes.get(system);
+  if (!runtime) throw new Error("This actor is not part of an agent created by createAgent()");
+  return runtime;
+}
+
+export const defaultRetryPolicy: Required<RetryPolicy> = {
+  maxRetries: 4,
+  baseDelayMs: 1000,
+  maxDelayMs: 60_000,
+  jitter: 0.2,
+};

@@ -1,0 +1,181 @@
+import type { AgentEndReason } from "../core/events.js";
+import {
+  type AgentMessage,
+  type AssistantMessage,
+  countedTokens,
+  emptyUsage,
+  type ToolCall,
+  type ToolResultMessage,
+  type Usage,
+  type UserMessage,
+} from "../core/messages.js";
+import type { AgentLimits, InputFilter, PromptInput, QueueMode } from "../core/options.js";
+
+/** What one run (prompt or continue, to its `agent_end`) has done so far. */
+export interface RunState {
+  /** Model calls made. */
+  turn: number;
+  usage: Usage;
+  /** Messages this run added, in order (what `agent_end` and `prompt()` report). */
+  newMessages: AgentMessage[];
+  endReason?: AgentEndReason;
+  errorMessage?: string;
+  /** Why a limit stopped the run, e.g. `Max turns reached (2/2)`. */
+  limitText?: string;
+  turnMessage?: AssistantMessage;
+  /** Tool results of the current turn, in call order. */
+  turnResults: ToolResultMessage[];
+  executionSpawned: boolean;
+  needsCompaction: boolean;
+  forceCompaction: boolean;
+  overflowRetried: boolean;
+  lastCompactionLevel?: 1 | 2 | 3;
+}
+
+/** A fresh run. */
+export function newRun(): RunState {
+  return {
+    turn: 0,
+    usage: emptyUsage(),
+    newMessages: [],
+    turnResults: [],
+    executionSpawned: false,
+    needsCompaction: false,
+    forceCompaction: false,
+    overflowRetried: false,
+  };
+}
+
+/**
+ * Takes the messages a turn consumes from a queue: the first one, or all of them.
+ *
+ * @example
+ * ```ts
+ * takeFromQueue([a, b], "one-at-a-time"); // { taken: [a], rest: [b] }
+ * ```
+ */
+export function takeFromQueue<T>(queue: readonly T[], mode: QueueMode): { taken: T[]; rest: T[] } {
+  if (mode === "all") return { taken: [...queue], rest: [] };
+  return { taken: queue.slice(0, 1), rest: queue.slice(1) };
+}
+
+/**
+ * The limit that stops the run before another turn, as the notice text, or `undefined`.
+ * `maxTurns` counts model calls; `maxTokens` counts input, output and both cache counts.
+ */
+export function limitReached(limits: AgentLimits, run: Pick<RunState, "turn" | "usage">): string | undefined {
+  if (limits.maxTurns !== undefined && run.turn >= limits.maxTurns) {
+    return `Max turns reached (${run.turn}/${limits.maxTurns})`;
+  }
+  if (limits.maxTokens !== undefined) {
+    const used = countedTokens(run.usage);
+    if (used >= limits.maxTokens) return `Token limit reached (${used}/${limits.maxTokens})`;
+  }
+  return undefined;
+}
+
+/** The text of the notice for a run that ran out of time. */
+export function durationLimitText(maxDurationMs: number): string {
+  return `Time limit reached (${maxDurationMs} ms)`;
+}
+
+/** The assistant message that closes a run stopped by a limit. It is not a turn. */
+export function stopNotice(limitText: string, timestamp = Date.now()): AssistantMessage {
+  return {
+    role: "assistant",
+    content: [{ type: "text", text: `[Agent stopped: ${limitText}]` }],
+    stopReason: "stop",
+    usage: emptyUsage(),
+    timestamp,
+  };
+}
+
+/** An assistant message with no content, for a turn that ended before the model answered. */
+export function emptyAssistant(stopReason: "aborted" | "error", errorMessage: string): AssistantMessage {
+  return {
+    role: "assistant",
+    content: [],
+    stopReason,
+    usage: emptyUsage(),
+    errorMessage,
+    timestamp: Date.now(),
+  };
+}
+
+/** The tool calls of a message that must run (failed or aborted messages keep only completed ones). */
+export function callsOf(message: AssistantMessage | undefined): ToolCall[] {
+  if (!message) return [];
+  return message.content.filter((c): c is ToolCall => c.type === "toolCall");
+}
+
+/**
+ * Gives every tool call of a message an id unique in the message, so each call can have its own
+ * actor and its own result. Providers almost never repeat ids; when one does, the later call gets
+ * a suffix.
+ */
+export function ensureUniqueToolCallIds(message: AssistantMessage): AssistantMessage {
+  const seen = new Set<string>();
+  let changed = false;
+  const content = message.content.map((block) => {
+    if (block.type !== "toolCall") return block;
+    let id = block.id || "call";
+    for (let n = 2; seen.has(id); n++) id = `${block.id || "call"}#${n}`;
+    seen.add(id);
+    if (id === block.id) return block;
+    changed = true;
+    return { ...block, id };
+  });
+  return changed ? { ...message, content } : message;
+}
+
+/** Turns what `prompt()` accepts into transcript messages. */
+export function toMessages(input: PromptInput, timestamp = Date.now()): AgentMessage[] {
+  if (typeof input === "string") return [{ role: "user", content: input, timestamp }];
+  return Array.isArray(input) ? [...input] : [input];
+}
+
+/** The outcome of running the input filters over some messages. */
+export type Screening = { ok: true; messages: AgentMessage[] } | { ok: false; reason: string };
+
+/**
+ * Runs the input filters over every user message, in order: the first reject wins (a throwing
+ * filter rejects with its message); warnings are appended to the message as `[Warning: …]`.
+ */
+export function screenInput(filters: readonly InputFilter[], messages: readonly AgentMessage[]): Screening {
+  if (filters.length === 0) return { ok: true, messages: [...messages] };
+  const out: AgentMessage[] = [];
+  for (const message of messages) {
+    if (message.role !== "user") {
+      out.push(message);
+      continue;
+    }
+    const text = userText(message);
+    const warnings: string[] = [];
+    for (const filter of filters) {
+      let verdict: ReturnType<InputFilter>;
+      try {
+        verdict = filter(text);
+      } catch (error) {
+        return { ok: false, reason: error instanceof Error ? error.message : String(error) };
+      }
+      if ("reject" in verdict) return { ok: false, reason: verdict.reject };
+      if ("warn" in verdict) warnings.push(verdict.warn);
+    }
+    out.push(warnings.length ? withWarnings(message, warnings) : message);
+  }
+  return { ok: true, messages: out };
+}
+
+function userText(message: UserMessage): string {
+  if (typeof message.content === "string") return message.content;
+  return message.content
+    .filter((c) => c.type === "text")
+    .map((c) => (c as { text: string }).text)
+    .join("\n");
+}
+
+function withWarnings(message: UserMessage, warnings: string[]): UserMessage {
+  const note = warnings.map((w) => `[Warning: ${w}]`).join("\n");
+  if (typeof message.content === "string") return { ...message, content: `${message.content}\n\n${note}` };
+  return { ...message, content: [...message.content, { type: "text", text: note }] };
+}

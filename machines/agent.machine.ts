@@ -1,0 +1,541 @@
+import { assign, emit, enqueueActions, raise, sendTo, setup, stopChild } from "xstate";
+import { compactionActor } from "../actors/compaction.actor.js";
+import { type ModelStreamEvent, modelStreamActor } from "../actors/model-stream.actor.js";
+import { runDeadlineActor } from "../actors/run-deadline.actor.js";
+import type { CompactionResult } from "../context/compact.js";
+import { isOverBudget } from "../context/compact.js";
+import type { TokenCalibration } from "../context/config.js";
+import type { AgentEvent } from "../core/events.js";
+import { type AgentMessage, addUsage, type ToolResultMessage } from "../core/messages.js";
+import type { AgentLimits, QueueMode, ToolExecutionStrategy } from "../core/options.js";
+import { runtimeOf } from "../core/runtime.js";
+import {
+  callsOf,
+  durationLimitText,
+  emptyAssistant,
+  ensureUniqueToolCallIds,
+  limitReached,
+  newRun,
+  type RunState,
+  stopNotice,
+  takeFromQueue,
+} from "./agent.logic.js";
+import { planCalls, unranResult } from "./tool-execution.logic.js";
+import { type GroupDoneEvent, toolExecutionMachine } from "./tool-execution.machine.js";
+
+export interface AgentMachineInput {
+  messages?: AgentMessage[];
+  strategy?: ToolExecutionStrategy;
+  steeringMode?: QueueMode;
+  followUpMode?: QueueMode;
+  limits?: AgentLimits;
+}
+
+export interface AgentContext {
+  /** The transcript. */
+  messages: AgentMessage[];
+  /** Messages the next turn appends before it calls the model. */
+  pending: AgentMessage[];
+  steeringQueue: AgentMessage[];
+  followUpQueue: AgentMessage[];
+  strategy: ToolExecutionStrategy;
+  steeringMode: QueueMode;
+  followUpMode: QueueMode;
+  limits: AgentLimits;
+  run: RunState;
+  calibration?: TokenCalibration;
+}
+
+export type AgentMachineEvent =
+  | { type: "PROMPT"; messages: AgentMessage[] }
+  | { type: "CONTINUE" }
+  | { type: "PROMPT_REJECTED"; reason: string }
+  | { type: "STEER"; message: AgentMessage }
+  | { type: "FOLLOW_UP"; message: AgentMessage }
+  | { type: "ABORT" }
+  | { type: "DEADLINE" }
+  | { type: "CHECK" }
+  | ModelStreamEvent
+  | GroupDoneEvent
+  | { type: "xstate.done.actor.toolExecution" }
+  | { type: "xstate.error.actor.toolExecution"; error: unknown };
+
+type StreamDone = Extract<ModelStreamEvent, { type: "STREAM_DONE" }>;
+
+/**
+ * The agent loop as a statechart. See DESIGN.md for the diagram:
+ * idle → running (turnGate → compacting → streaming → executing → turnEnd → steeringCheck →
+ * followUpCheck → ending) → idle.
+ */
+export const agentMachine = setup({
+  types: {
+    input: {} as AgentMachineInput,
+    context: {} as AgentContext,
+    events: {} as AgentMachineEvent,
+    emitted: {} as AgentEvent,
+  },
+  actors: {
+    modelStream: modelStreamActor,
+    toolExecution: toolExecutionMachine,
+    compaction: compactionActor,
+    runDeadline: runDeadlineActor,
+  },
+  guards: {
+    limitReached: ({ context }) => limitReached(context.limits, context.run) !== undefined,
+    needsCompaction: ({ context }) => context.run.needsCompaction,
+    overflowRetryable: ({ context }, done: StreamDone) =>
+      done.errorKind === "context_overflow" && !context.run.overflowRetried && !context.run.executionSpawned,
+    hasToolCalls: (_, done: StreamDone) => callsOf(done.message).length > 0,
+    runMustEnd: ({ context }) => context.run.endReason !== undefined,
+    hasSteering: ({ context }) => context.steeringQueue.length > 0,
+    turnHadToolCalls: ({ context }) => callsOf(context.run.turnMessage).length > 0,
+    hasFollowUp: ({ context }) => context.followUpQueue.length > 0,
+  },
+  actions: {
+    beginRun: enqueueActions(({ enqueue }) => {
+      enqueue.assign({ run: newRun() });
+      enqueue.emit({ type: "agent_start" });
+    }),
+    queueMessages: assign({
+      pending: ({ context }, messages: AgentMessage[]) => [...context.pending, ...messages],
+    }),
+    queueContinuation: enqueueActions(({ context, enqueue }) => {
+      // Continuing after an assistant message needs something new for the model: a queued message.
+      if (context.messages.at(-1)?.role !== "assistant") return;
+      const fromSteering = context.steeringQueue.length > 0;
+      const source = fromSteering ? context.steeringQueue : context.followUpQueue;
+      const { taken, rest } = takeFromQueue(
+        source,
+        fromSteering ? context.steeringMode : context.followUpMode,
+      );
+      enqueue.assign(fromSteering ? { steeringQueue: rest } : { followUpQueue: rest });
+      enqueue.assign({ pending: ({ context }) => [...context.pending, ...taken] });
+    }),
+    rejectInput: enqueueActions(({ context, enqueue }, reason: string) => {
+      enqueue.emit({ type: "agent_start" });
+      enqueue.emit({ type: "input_rejected", reason });
+      enqueue.emit({ type: "agent_end", messages: [], reason: "rejected", usage: newRun().usage });
+      enqueue.assign({ run: { ...context.run, endReason: "rejected" } });
+    }),
+    enqueueSteering: assign({
+      steeringQueue: ({ context }, message: AgentMessage) => [...context.steeringQueue, message],
+    }),
+    enqueueFollowUp: assign({
+      followUpQueue: ({ context }, message: AgentMessage) => [...context.followUpQueue, message],
+    }),
+    tellExecutionAboutSteering: enqueueActions(({ context, enqueue }) => {
+      if (context.run.executionSpawned) enqueue.sendTo("toolExecution", { type: "STEERING_QUEUED" });
+    }),
+    takeSteering: assign(({ context }) => {
+      const { taken, rest } = takeFromQueue(context.steeringQueue, context.steeringMode);
+      return { steeringQueue: rest, pending: [...context.pending, ...taken] };
+    }),
+    takeFollowUp: assign(({ context }) => {
+      const { taken, rest } = takeFromQueue(context.followUpQueue, context.followUpMode);
+      return { followUpQueue: rest, pending: [...context.pending, ...taken] };
+    }),
+
+    noteLimit: assign({
+      run: ({ context }) => ({
+        ...context.run,
+        endReason: "limit",
+        limitText: limitReached(context.limits, context.run),
+      }),
+    }),
+    noteDeadline: assign({
+      run: ({ context }) =>
+        context.run.endReason
+          ? context.run
+          : {
+              ...context.run,
+              endReason: "limit",
+              limitText: durationLimitText(context.limits.maxDurationMs ?? 0),
+            },
+    }),
+    noteAbort: assign({
+      run: ({ context }) => (context.run.endReason ? context.run : { ...context.run, endReason: "aborted" }),
+    }),
+
+    startTurn: enqueueActions(({ context, enqueue, system }) => {
+      const runtime = runtimeOf(system);
+      const turn = context.run.turn + 1;
+      enqueue.emit({ type: "turn_start", turn });
+      for (const message of context.pending) {
+        enqueue.emit({ type: "message_start", message });
+        enqueue.emit({ type: "message_end", message });
+      }
+      const messages = context.pending.length ? [...context.messages, ...context.pending] : context.messages;
+      const config = runtime.options.context;
+      enqueue.assign({
+        messages,
+        pending: [],
+        run: {
+          ...context.run,
+          turn,
+          newMessages: [...context.run.newMessages, ...context.pending],
+          turnMessage: undefined,
+          turnResults: [],
+          needsCompaction: config !== undefined && isOverBudget(messages, config, context.calibration),
+          forceCompaction: false,
+          overflowRetried: false,
+        },
+      });
+    }),
+    applyCompaction: enqueueActions(({ context, enqueue }, result: CompactionResult | undefined) => {
+      enqueue.assign({ run: { ...context.run, needsCompaction: false, forceCompaction: false } });
+      if (!result) return;
+      const { level, tokensBefore, tokensAfter } = result;
+      enqueue.emit({ type: "compaction", level, tokensBefore, tokensAfter });
+      enqueue.assign({
+        messages: result.messages,
+        run: { ...context.run, needsCompaction: false, forceCompaction: false, lastCompactionLevel: level },
+      });
+    }),
+    prepareOverflowRetry: assign({
+      run: ({ context }) => ({
+        ...context.run,
+        overflowRetried: true,
+        needsCompaction: true,
+        forceCompaction: true,
+      }),
+    }),
+    recordAssistant: enqueueActions(({ context, enqueue }, done: StreamDone) => {
+      const message = ensureUniqueToolCallIds(done.message);
+      if (!done.started) enqueue.emit({ type: "message_start", message });
+      enqueue.emit({ type: "message_end", message });
+      const usage = message.usage;
+      const endReason =
+        context.run.endReason ??
+        (message.stopReason === "error" ? "error" : message.stopReason === "aborted" ? "aborted" : undefined);
+      enqueue.assign({
+        messages: [...context.messages, message],
+        calibration: { estimated: 0, reported: usage.input + usage.cacheRead + usage.cacheWrite },
+        run: {
+          ...context.run,
+          usage: addUsage(context.run.usage, usage),
+          newMessages: [...context.run.newMessages, message],
+          turnMessage: message,
+          endReason,
+          errorMessage: message.stopReason === "error" ? message.errorMessage : context.run.errorMessage,
+        },
+      });
+    }),
+    recordEmptyTurn: enqueueActions(
+      ({ context, enqueue }, failure: { stopReason: "aborted" | "error"; error: string }) => {
+        const message = emptyAssistant(failure.stopReason, failure.error);
+        enqueue.emit({ type: "message_start", message });
+        enqueue.emit({ type: "message_end", message });
+        enqueue.assign({
+          messages: [...context.messages, message],
+          run: {
+            ...context.run,
+            newMessages: [...context.run.newMessages, message],
+            turnMessage: message,
+            endReason: context.run.endReason ?? failure.stopReason,
+            errorMessage: failure.stopReason === "error" ? failure.error : context.run.errorMessage,
+          },
+        });
+      },
+    ),
+
+    startEagerCall: enqueueActions(({ context, enqueue, system }, toolCall: StreamReady["toolCall"]) => {
+      const runtime = runtimeOf(system);
+      const [call] = planCalls([toolCall], (name) => runtime.tools.get(name)?.concurrencySafe ?? false);
+      if (!context.run.executionSpawned) {
+        enqueue.spawnChild("toolExecution", {
+          id: "toolExecution",
+          input: { strategy: context.strategy, steeringQueued: context.steeringQueue.length > 0 },
+        });
+        enqueue.assign({ run: { ...context.run, executionSpawned: true } });
+      }
+      enqueue.sendTo("toolExecution", { type: "CALL_READY", call: call! });
+    }),
+    planExecution: enqueueActions(({ context, enqueue, system }) => {
+      const runtime = runtimeOf(system);
+      const calls = planCalls(
+        callsOf(context.run.turnMessage),
+        (name) => runtime.tools.get(name)?.concurrencySafe ?? false,
+      );
+      if (context.run.executionSpawned) {
+        enqueue.sendTo("toolExecution", { type: "PLAN", calls });
+      } else {
+        enqueue.spawnChild("toolExecution", {
+          id: "toolExecution",
+          input: { strategy: context.strategy, steeringQueued: context.steeringQueue.length > 0, calls },
+        });
+        enqueue.assign({ run: { ...context.run, executionSpawned: true } });
+      }
+      // A failed or aborted message's completed calls are answered, not run.
+      if (context.run.endReason) enqueue.sendTo("toolExecution", { type: "ABORT" });
+    }),
+    appendToolResults: enqueueActions(({ context, enqueue }, results: ToolResultMessage[]) => {
+      for (const message of results) {
+        enqueue.emit({ type: "message_start", message });
+        enqueue.emit({ type: "message_end", message });
+      }
+      enqueue.assign({
+        messages: [...context.messages, ...results],
+        run: {
+          ...context.run,
+          newMessages: [...context.run.newMessages, ...results],
+          turnResults: [...context.run.turnResults, ...results],
+        },
+      });
+    }),
+    answerMissingResults: enqueueActions(({ context, enqueue }, error: unknown) => {
+      const answered = new Set(context.run.turnResults.map((r) => r.toolCallId));
+      const text = `Tool execution failed: ${error instanceof Error ? error.message : String(error)}`;
+      const missing = callsOf(context.run.turnMessage)
+        .filter((c) => !answered.has(c.id))
+        .map((c) => unranResult(c, text));
+      for (const message of missing) {
+        const { toolCallId, toolName, content } = message;
+        enqueue.emit({
+          type: "tool_execution_end",
+          toolCallId,
+          toolName,
+          result: { content, isError: true },
+          isError: true,
+        });
+      }
+      enqueue.assign({
+        messages: [...context.messages, ...missing],
+        run: {
+          ...context.run,
+          newMessages: [...context.run.newMessages, ...missing],
+          turnResults: [...context.run.turnResults, ...missing],
+        },
+      });
+      for (const message of missing) {
+        enqueue.emit({ type: "message_start", message });
+        enqueue.emit({ type: "message_end", message });
+      }
+    }),
+    stopExecution: enqueueActions(({ context, enqueue }) => {
+      if (!context.run.executionSpawned) return;
+      enqueue(stopChild("toolExecution"));
+      enqueue.assign({ run: { ...context.run, executionSpawned: false } });
+    }),
+    forwardAbortToStream: sendTo("modelStream", { type: "ABORT" }),
+    forwardAbortToExecution: sendTo("toolExecution", { type: "ABORT" }),
+    raiseAbort: raise({ type: "ABORT" }),
+
+    publishTurnEnd: emit(({ context }) => ({
+      type: "turn_end" as const,
+      turn: context.run.turn,
+      message:
+        context.run.turnMessage ?? emptyAssistant("aborted", "The turn ended before the model answered"),
+      toolResults: context.run.turnResults,
+    })),
+    scheduleCheck: sendTo(({ self }) => self, { type: "CHECK" }),
+    finishRun: enqueueActions(({ context, enqueue }) => {
+      let run = context.run;
+      let messages = context.messages;
+      if (run.endReason === "limit" && run.limitText) {
+        const notice = stopNotice(run.limitText);
+        enqueue.emit({ type: "message_start", message: notice });
+        enqueue.emit({ type: "message_end", message: notice });
+        messages = [...messages, notice];
+        run = { ...run, newMessages: [...run.newMessages, notice] };
+      }
+      enqueue.emit({
+        type: "agent_end",
+        messages: run.newMessages,
+        reason: run.endReason ?? "stop",
+        usage: run.usage,
+        ...(run.errorMessage !== undefined &&
+          run.endReason === "error" && { errorMessage: run.errorMessage }),
+      });
+      enqueue.assign({ messages, run: { ...run, endReason: run.endReason ?? "stop" } });
+    }),
+  },
+}).createMachine({
+  id: "agent",
+  context: ({ input }) => ({
+    messages: input.messages ?? [],
+    pending: [],
+    steeringQueue: [],
+    followUpQueue: [],
+    strategy: input.strategy ?? "parallel",
+    steeringMode: input.steeringMode ?? "one-at-a-time",
+    followUpMode: input.followUpMode ?? "one-at-a-time",
+    limits: input.limits ?? {},
+    run: newRun(),
+  }),
+  initial: "idle",
+  on: {
+    STEER: { actions: { type: "enqueueSteering", params: ({ event }) => event.message } },
+    FOLLOW_UP: { actions: { type: "enqueueFollowUp", params: ({ event }) => event.message } },
+  },
+  states: {
+    idle: {
+      on: {
+        PROMPT: {
+          target: "running",
+          actions: ["beginRun", { type: "queueMessages", params: ({ event }) => event.messages }],
+        },
+        CONTINUE: { target: "running", actions: ["beginRun", "queueContinuation"] },
+        PROMPT_REJECTED: { actions: { type: "rejectInput", params: ({ event }) => event.reason } },
+      },
+    },
+    running: {
+      invoke: { src: "runDeadline", input: ({ context }) => ({ ms: context.limits.maxDurationMs }) },
+      on: {
+        DEADLINE: { actions: ["noteDeadline", "raiseAbort"] },
+      },
+      initial: "turnGate",
+      states: {
+        turnGate: {
+          always: [
+            { guard: "limitReached", target: "ending", actions: "noteLimit" },
+            { target: "compacting", actions: "startTurn" },
+          ],
+        },
+        compacting: {
+          initial: "measuring",
+          on: {
+            ABORT: {
+              target: "turnEnd",
+              actions: [
+                "noteAbort",
+                { type: "recordEmptyTurn", params: { stopReason: "aborted", error: "Aborted" } },
+              ],
+            },
+          },
+          states: {
+            measuring: {
+              always: [
+                { guard: "needsCompaction", target: "reducing" },
+                { target: "#agent.running.streaming" },
+              ],
+            },
+            reducing: {
+              invoke: {
+                src: "compaction",
+                input: ({ context }) => ({
+                  force: context.run.forceCompaction,
+                  minLevel: nextLevel(context.run),
+                  calibration: context.calibration,
+                }),
+                onDone: {
+                  target: "#agent.running.streaming",
+                  actions: { type: "applyCompaction", params: ({ event }) => event.output },
+                },
+                onError: {
+                  target: "#agent.running.turnEnd",
+                  actions: {
+                    type: "recordEmptyTurn",
+                    params: ({ event }) => ({
+                      stopReason: "error",
+                      error: `Compaction failed: ${errorText(event.error)}`,
+                    }),
+                  },
+                },
+              },
+            },
+          },
+        },
+        streaming: {
+          invoke: {
+            id: "modelStream",
+            src: "modelStream",
+            input: ({ context }) => ({ turn: context.run.turn }),
+            onError: {
+              target: "turnEnd",
+              actions: {
+                type: "recordEmptyTurn",
+                params: ({ event }) => ({
+                  stopReason: "error",
+                  error: `Model stream failed: ${errorText(event.error)}`,
+                }),
+              },
+            },
+          },
+          on: {
+            TOOL_CALL_READY: { actions: { type: "startEagerCall", params: ({ event }) => event.toolCall } },
+            STREAM_DONE: [
+              {
+                guard: { type: "overflowRetryable", params: ({ event }) => event },
+                target: "compacting",
+                actions: "prepareOverflowRetry",
+              },
+              {
+                guard: { type: "hasToolCalls", params: ({ event }) => event },
+                target: "executing",
+                actions: { type: "recordAssistant", params: ({ event }) => event },
+              },
+              { target: "turnEnd", actions: { type: "recordAssistant", params: ({ event }) => event } },
+            ],
+            ABORT: { actions: ["noteAbort", "forwardAbortToStream"] },
+          },
+        },
+        executing: {
+          entry: "planExecution",
+          exit: "stopExecution",
+          on: {
+            GROUP_DONE: { actions: { type: "appendToolResults", params: ({ event }) => event.results } },
+            "xstate.done.actor.toolExecution": { target: "turnEnd" },
+            "xstate.error.actor.toolExecution": {
+              target: "turnEnd",
+              actions: {
+                type: "answerMissingResults",
+                params: ({ event }: { event: AgentMachineEvent }) =>
+                  "error" in event ? event.error : undefined,
+              },
+            },
+            ABORT: { actions: ["noteAbort", "forwardAbortToExecution"] },
+            STEER: {
+              actions: [
+                { type: "enqueueSteering", params: ({ event }) => event.message },
+                "tellExecutionAboutSteering",
+              ],
+            },
+          },
+        },
+        turnEnd: {
+          always: [
+            { guard: "runMustEnd", target: "ending", actions: "publishTurnEnd" },
+            { target: "steeringCheck", actions: "publishTurnEnd" },
+          ],
+        },
+        steeringCheck: {
+          entry: "scheduleCheck",
+          on: {
+            CHECK: [
+              { guard: "hasSteering", target: "turnGate", actions: "takeSteering" },
+              { guard: "turnHadToolCalls", target: "turnGate" },
+              { target: "followUpCheck" },
+            ],
+            ABORT: { target: "ending", actions: "noteAbort" },
+          },
+        },
+        followUpCheck: {
+          entry: "scheduleCheck",
+          on: {
+            CHECK: [
+              { guard: "hasFollowUp", target: "turnGate", actions: "takeFollowUp" },
+              { target: "ending" },
+            ],
+            ABORT: { target: "ending", actions: "noteAbort" },
+          },
+        },
+        ending: {
+          entry: "finishRun",
+          always: "#agent.idle",
+        },
+      },
+    },
+  },
+});
+
+type StreamReady = Extract<ModelStreamEvent, { type: "TOOL_CALL_READY" }>;
+
+/** Overflow recovery compacts at least one level deeper than the last compaction of this run. */
+function nextLevel(run: RunState): 1 | 2 | 3 | undefined {
+  if (!run.forceCompaction) return undefined;
+  return run.lastCompactionLevel ? (Math.min(3, run.lastCompactionLevel + 1) as 1 | 2 | 3) : undefined;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
