@@ -204,11 +204,7 @@ export const agentMachine = setup({
       });
     }),
     recordAssistant: enqueueActions(({ context, enqueue }, done: StreamDone) => {
-      let message = ensureUniqueToolCallIds(done.message);
-      if (done.errorKind === "context_overflow") {
-        const when = context.run.overflowRetried ? " after compacting and retrying once" : "";
-        message = { ...message, errorMessage: `Context overflow${when}: ${message.errorMessage}` };
-      }
+      const message = ensureUniqueToolCallIds(done.message);
       if (!done.started) enqueue.emit({ type: "message_start", message });
       enqueue.emit({ type: "message_end", message });
       const usage = message.usage;
@@ -262,7 +258,9 @@ export const agentMachine = setup({
       enqueue.sendTo("toolExecution", { type: "CALL_READY", call: call! });
     }),
     planExecution: enqueueActions(({ context, enqueue }) => {
-      const calls = planCalls(callsOf(context.run.turnMessage), (name) => context.concurrencySafeTools.includes(name));
+      const calls = planCalls(callsOf(context.run.turnMessage), (name) =>
+        context.concurrencySafeTools.includes(name),
+      );
       if (context.run.executionSpawned) {
         enqueue.sendTo("toolExecution", { type: "PLAN", calls });
       } else {
