@@ -144,7 +144,7 @@ describe("level 2: summarizeOldTurns", () => {
     const summary = out.find(isCompactionSummary)!;
     expect(summary).toMatchObject({ role: "custom", customType: COMPACTION_SUMMARY_TYPE, display: "model" });
     expect(summary.timestamp).toBe(messages[1].timestamp);
-    expect(summaryTextOf(summary as never)).toContain("- user: question 1; tools: bash; assistant: answer 1");
+    expect(summaryTextOf(summary as never)).toContain("- user: question 1; tools: bash\n- assistant: answer 1\n");
   });
 
   it("passes an earlier summary as previousSummary and removes it instead of nesting it", async () => {
@@ -252,19 +252,29 @@ describe("level 3: dropMiddle", () => {
 });
 
 describe("digestTurns", () => {
-  it("writes one line per turn with tools, failures and the last answer", () => {
+  it("writes one line per model call, with the messages that led to it, its text and its tools", () => {
     const lines = digestTurns([
       user("fix   the\n test"),
-      call("a", "read"),
+      {
+        ...call("a", "read"),
+        content: [
+          { type: "text", text: "Looking." },
+          { type: "toolCall", id: "a", name: "read", arguments: {} },
+          { type: "toolCall", id: "a2", name: "read", arguments: {} },
+          { type: "toolCall", id: "b", name: "bash", arguments: {} },
+        ],
+      },
       output("a", 1, false, "read"),
-      call("b", "bash"),
+      output("a2", 1, false, "read"),
       output("b", 1, true, "bash"),
       reply("Fixed."),
       user("thanks"),
+      user("bye"),
     ]);
     expect(lines).toEqual([
-      "- user: fix the test; tools: read, bash (1 failed); assistant: Fixed.",
-      "- user: thanks",
+      "- user: fix the test; assistant: Looking.; tools: read ×2, bash (1 failed)",
+      "- assistant: Fixed.",
+      "- user: thanks; user: bye",
     ]);
   });
 });
