@@ -194,3 +194,14 @@ describe("compaction in the agent", () => {
     expect(agent.messages.filter(isCompactionMessage)).toEqual([]);
   });
 });
+
+describe("context config validation", () => {
+  it("rejects a bad budget when the agent is created, naming the field", () => {
+    expect(() => createAgent({ provider: scripted([]), context: { maxContextTokens: -5 } })).toThrow(
+      "ContextConfig.maxContextTokens must be a positive number, got -5",
+    );
+    expect(() =>
+      createAgent({ provider: scripted([]), context: { maxContextTokens: 1_000, targetRatio: 2 } }),
+    ).toThrow(/targetRatio/);
+  });
+});
