@@ -116,7 +116,13 @@ function buildTurns(turns: TurnShape[]): AgentMessage[][] {
           role: "toolResult",
           toolCallId: id,
           toolName: call.name,
-          content: [{ type: "text", text: output.join("\n") }],
+          content: [
+            { type: "text", text: output.join("\n") },
+            // Some tools (screenshots, image reads) answer with an image as well.
+            ...(call.lineChars % 5 === 0
+              ? [{ type: "image" as const, data: "B".repeat(3_000), mimeType: "image/png" }]
+              : []),
+          ],
           isError: call.isError,
           timestamp: tick(),
         };
