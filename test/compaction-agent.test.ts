@@ -163,6 +163,27 @@ describe("compaction in the agent", () => {
     expectEventInvariants(events);
   });
 
+  it("survives one tool output bigger than the whole window", async () => {
+    const limit = 8_000;
+    const seen: boolean[] = [];
+    const provider = scripted((request, call): ScriptedStep => {
+      const tokens = modelTokens(request, 4);
+      seen.push(tokens > limit);
+      if (tokens > limit) return { error: { kind: "context_overflow", message: "prompt is too long" } };
+      if (call === 0) return { toolCalls: [{ name: "read", arguments: { path: "dump.log", lines: 3_000 } }] };
+      return { text: "The log is long; its head and tail look fine.", usage: { input: tokens } };
+    });
+    const agent = createAgent({ provider, tools: [readTool], context: { maxContextTokens: limit } });
+    const events = record(agent);
+    await agent.prompt("Read dump.log.");
+    expect(seen).toEqual([false, true, false]);
+    const end = events.at(-1);
+    expect(end?.type === "agent_end" && end.reason).toBe("stop");
+    expect(JSON.stringify(agent.messages)).toContain("lines truncated ...]");
+    expectValidTranscript(agent.messages);
+    expectEventInvariants(events);
+  });
+
   it("ends the run with a clear error when the retried turn overflows again", async () => {
     const provider = scripted(() => ({ error: { kind: "context_overflow", message: "prompt is too long" } }));
     const agent = createAgent({

@@ -134,6 +134,25 @@ describe("forced compaction (the provider reported a context overflow)", () => {
     expect((await compactContext(messages, config, { minLevel: 3 }))!.level).toBe(3);
   });
 
+  it("as a last resort truncates a huge recent tool output that alone overflows", async () => {
+    const messages = session(2);
+    const huge = messages.at(-3)!;
+    expect(huge.role).toBe("toolResult");
+    const bigMessages = messages.map((m) =>
+      m === huge && m.role === "toolResult"
+        ? { ...m, content: [{ type: "text" as const, text: "data line\n".repeat(40_000) }] }
+        : m,
+    );
+    const config = { maxContextTokens: 20_000, keepRecent: 4 };
+    const normal = (await compactContext(bigMessages, config))!;
+    expect(normal.fits).toBe(false);
+    expect(normal.messages.at(-3)).toBe(bigMessages.at(-3));
+    const forced = (await compactContext(bigMessages, config, { force: true, minLevel: 3 }))!;
+    expect(forced.fits).toBe(true);
+    expect(JSON.stringify(forced.messages.at(-3))).toContain("lines truncated ...]");
+    expect(pairingProblems(forced.messages)).toEqual([]);
+  });
+
   it("stops at once when the signal is already aborted", async () => {
     const controller = new AbortController();
     controller.abort(new Error("stop"));
