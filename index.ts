@@ -1,5 +1,7 @@
 // The public API of agent-machine: named exports only. Internals stay in their folders.
 
+export { retryDelay } from "./actors/backoff.js";
+export { toolCallMachine } from "./actors/tool-call.machine.js";
 // --- context: token accounting and compaction ---
 export type { CompactionResult, CompactOptions } from "./context/compact.js";
 export { compactContext, isOverBudget } from "./context/compact.js";
@@ -36,8 +38,6 @@ export {
   measuredOverhead,
 } from "./context/tokens.js";
 export { truncateText, truncateToolOutputs } from "./context/truncate-tool-outputs.js";
-export { retryDelay } from "./actors/backoff.js";
-export { toolCallMachine } from "./actors/tool-call.machine.js";
 export type { Agent, AgentActor, AgentSnapshot, PendingApproval } from "./core/create-agent.js";
 
 // --- the agent ---

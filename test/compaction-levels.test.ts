@@ -144,7 +144,9 @@ describe("level 2: summarizeOldTurns", () => {
     const summary = out.find(isCompactionSummary)!;
     expect(summary).toMatchObject({ role: "custom", customType: COMPACTION_SUMMARY_TYPE, display: "model" });
     expect(summary.timestamp).toBe(messages[1].timestamp);
-    expect(summaryTextOf(summary as never)).toContain("- user: question 1; tools: bash\n- assistant: answer 1\n");
+    expect(summaryTextOf(summary as never)).toContain(
+      "- user: question 1; tools: bash\n- assistant: answer 1\n",
+    );
   });
 
   it("passes an earlier summary as previousSummary and removes it instead of nesting it", async () => {
