@@ -3,7 +3,14 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { AgentEvent, ContextConfig, ProviderRequest, ScriptedStep } from "../index.js";
-import { createAgent, defineTool, isCompactionMessage, scripted } from "../index.js";
+import {
+  createAgent,
+  defineTool,
+  isCompactionMessage,
+  isCompactionSummary,
+  scripted,
+  summarizerFromProvider,
+} from "../index.js";
 import { expectEventInvariants, expectValidTranscript, record } from "./helpers.js";
 
 const SYSTEM_PROMPT = `You are a careful engineer. ${"Follow the house rules. ".repeat(200)}`;
@@ -213,6 +220,70 @@ describe("compaction in the agent", () => {
     await agent.prompt("Read three files.");
     expect(compactionsOf(events)).toEqual([]);
     expect(agent.messages.filter(isCompactionMessage)).toEqual([]);
+  });
+});
+
+describe("compaction with an LLM summariser in the agent", () => {
+  /** The agent's model, which also writes summaries when asked without tools. */
+  function modelThatSummarises(limit: number, turns: number, summaryDelayMs = 0) {
+    const summaryRequests: number[] = [];
+    let answered = 0;
+    const provider = scripted((request): ScriptedStep => {
+      const tokens = modelTokens(request, 4);
+      if (tokens > limit) return { error: { kind: "context_overflow", message: "prompt is too long" } };
+      if (request.tools.length === 0) {
+        summaryRequests.push(tokens);
+        return {
+          text: `Summary ${summaryRequests.length}: read files 1..${answered}.`,
+          delayMs: summaryDelayMs,
+        };
+      }
+      answered++;
+      const usage = { input: tokens };
+      if (answered > turns) return { text: "All read.", usage };
+      return { toolCalls: [{ name: "read", arguments: { path: `src/f${answered}.ts`, lines: 100 } }], usage };
+    });
+    return { provider, summaryRequests };
+  }
+
+  it("summarises old turns with the model itself, each summary request within the window", async () => {
+    const limit = 9_000;
+    const { provider, summaryRequests } = modelThatSummarises(limit, 40);
+    const agent = createAgent({
+      provider,
+      tools: [readTool],
+      context: { maxContextTokens: limit, keepRecent: 4, summarizer: summarizerFromProvider(provider) },
+    });
+    const events = record(agent);
+    await agent.prompt("Read everything.");
+    const end = events.at(-1);
+    expect(end?.type === "agent_end" && end.reason).toBe("stop");
+    expect(summaryRequests.length).toBeGreaterThan(0);
+    expect(Math.max(...summaryRequests)).toBeLessThanOrEqual(limit);
+    const summaries = agent.messages.filter(isCompactionSummary);
+    expect(summaries).toHaveLength(1);
+    expect(summaries[0]).toMatchObject({ details: { method: "summarizer" } });
+    expect(compactionsOf(events).some((c) => c.level === 2)).toBe(true);
+  });
+
+  it("an abort while the summary is being written ends the run cleanly", async () => {
+    const limit = 6_000;
+    const { provider } = modelThatSummarises(limit, 40, 10_000);
+    const agent = createAgent({
+      provider,
+      tools: [readTool],
+      context: { maxContextTokens: limit, keepRecent: 4, summarizer: summarizerFromProvider(provider) },
+    });
+    const events = record(agent);
+    agent.snapshot$.subscribe((s) => {
+      if (JSON.stringify(s.value).includes('"compacting":"reducing"')) agent.abort();
+    });
+    await agent.prompt("Read everything.");
+    const end = events.at(-1);
+    expect(end?.type === "agent_end" && end.reason).toBe("aborted");
+    expect(compactionsOf(events)).toEqual([]);
+    expectValidTranscript(agent.messages);
+    expectEventInvariants(events);
   });
 });
 
