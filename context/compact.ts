@@ -6,7 +6,15 @@ import { summarizeOldTurns } from "./summarize-old-turns.js";
 import { contextBudget, estimateTokens } from "./tokens.js";
 import { truncateToolOutputs } from "./truncate-tool-outputs.js";
 
-/** What one compaction did. */
+/**
+ * What one compaction did.
+ *
+ * @example
+ * ```ts
+ * const result = await compactContext(messages, config);
+ * if (result && !result.fits) console.warn("even the protected turns exceed the budget");
+ * ```
+ */
 export interface CompactionResult {
   messages: AgentMessage[];
   level: 1 | 2 | 3;

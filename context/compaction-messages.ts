@@ -1,17 +1,46 @@
 import type { AgentMessage, CustomMessage } from "../core/messages.js";
 import { textOf } from "../core/messages.js";
 
-/** `customType` of the message that holds a level-2 summary. */
+/**
+ * `customType` of the message that holds a level-2 summary.
+ *
+ * @example
+ * ```ts
+ * agent.messages.filter((m) => m.role === "custom" && m.customType === COMPACTION_SUMMARY_TYPE);
+ * ```
+ */
 export const COMPACTION_SUMMARY_TYPE = "compaction_summary";
-/** `customType` of the level-3 marker that stands where messages were dropped. */
+/**
+ * `customType` of the level-3 marker that stands where messages were dropped.
+ *
+ * @example
+ * ```ts
+ * const dropped = agent.messages.some((m) => m.role === "custom" && m.customType === COMPACTION_MARKER_TYPE);
+ * ```
+ */
 export const COMPACTION_MARKER_TYPE = "compaction_marker";
-/** The level-3 marker's text: constant, so the marker never changes a cached prompt prefix. */
+/**
+ * The level-3 marker's text: constant, so the marker never changes a cached prompt prefix.
+ *
+ * @example
+ * ```ts
+ * textOf(marker.content) === COMPACTION_MARKER_TEXT; // true
+ * ```
+ */
 export const COMPACTION_MARKER_TEXT = "[Earlier messages were removed to fit the context window.]";
 /** The first line of every summary message, before the summary itself. */
 export const COMPACTION_SUMMARY_PREFIX =
   "[Summary of the earlier conversation, compacted to fit the context window]\n";
 
-/** What a summary message keeps in `details`. */
+/**
+ * What a summary message keeps in `details`.
+ *
+ * @example
+ * ```ts
+ * const details = summary.details as CompactionSummaryDetails;
+ * if (details.summarizerError) console.warn(`digest used: ${details.summarizerError}`);
+ * ```
+ */
 export interface CompactionSummaryDetails {
   /** The summary text alone, handed to the next summary as `previousSummary`. */
   summary: string;
