@@ -4,6 +4,11 @@ import type { AgentMessage } from "../core/messages.js";
  * What a summariser is asked: condense `messages` (whole turns: a tool call always comes with its
  * results) into one text of at most `maxTokens` tokens. `previousSummary` is the text of the summary
  * an earlier compaction wrote; the answer replaces it, so it must carry over what still matters.
+ *
+ * @example
+ * ```ts
+ * const request: SummaryRequest = { messages: oldTurns, previousSummary: "…", maxTokens: 2_000 };
+ * ```
  */
 export interface SummaryRequest {
   messages: AgentMessage[];
@@ -72,11 +77,25 @@ export interface TokenCalibration {
   reported: number;
 }
 
-/** A `ContextConfig` with every default filled in. */
+/**
+ * A `ContextConfig` with every default filled in.
+ *
+ * @example
+ * ```ts
+ * const resolved: ResolvedContextConfig = resolveContextConfig({ maxContextTokens: 32_000 });
+ * ```
+ */
 export type ResolvedContextConfig = Required<Omit<ContextConfig, "summarizer" | "systemPromptTokens">> &
   Pick<ContextConfig, "summarizer" | "systemPromptTokens">;
 
-/** The defaults `resolveContextConfig` fills in. */
+/**
+ * The defaults `resolveContextConfig` fills in.
+ *
+ * @example
+ * ```ts
+ * CONTEXT_DEFAULTS.keepRecent; // 6
+ * ```
+ */
 export const CONTEXT_DEFAULTS = {
   keepFirst: 1,
   keepRecent: 6,
@@ -147,7 +166,14 @@ export function resolveContextConfig(config: ContextConfig): ResolvedContextConf
   };
 }
 
-/** Options of `contextConfigForModel`. */
+/**
+ * Options of `contextConfigForModel`: the tokens kept for the answer, and any other field.
+ *
+ * @example
+ * ```ts
+ * const options: ModelContextOptions = { reserveForOutput: 8_000, keepRecent: 10 };
+ * ```
+ */
 export interface ModelContextOptions extends Omit<ContextConfig, "maxContextTokens"> {
   /** Tokens kept free for the model's answer (default: a fifth of the window, at most 16,384). */
   reserveForOutput?: number;

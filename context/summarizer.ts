@@ -10,7 +10,14 @@ export const SUMMARIZER_SYSTEM_PROMPT =
   "decisions made, files and identifiers touched, results of tool calls that still matter, open " +
   "problems and next steps. Do not invent anything. Answer with the summary only.";
 
-/** Options of `summarizerFromProvider`. */
+/**
+ * Options of `summarizerFromProvider`.
+ *
+ * @example
+ * ```ts
+ * summarizerFromProvider(provider, { systemPrompt: "Summarise for a support agent." });
+ * ```
+ */
 export interface ProviderSummarizerOptions {
   /** Replaces `SUMMARIZER_SYSTEM_PROMPT`. */
   systemPrompt?: string;
