@@ -30,3 +30,20 @@ export { scripted } from "./providers/scripted.js";
 export type { Tool, ToolContext, ToolDefinition, ToolResult } from "./tools/define-tool.js";
 // --- tools ---
 export { defineTool, errorResult, toToolSpec } from "./tools/define-tool.js";
+
+// --- visualizer: Stately inspector hook-up, live page, recordings ---
+export type { GraphEdge, GraphNode, MachineGraph } from "./visualizer/machine-graph.js";
+export { activeStateIds, layoutMachineGraph } from "./visualizer/machine-graph.js";
+export type { Recorder } from "./visualizer/recording.js";
+export { parseRecording, readRecording, recordEvents } from "./visualizer/recording.js";
+export type { SanitizeOptions } from "./visualizer/sanitize.js";
+export { sanitize } from "./visualizer/sanitize.js";
+export type { VisualizeOptions, VisualizerServer } from "./visualizer/server.js";
+export { visualize, visualizeRecording } from "./visualizer/server.js";
+export type {
+  ToolOutcome,
+  VisualizerCommand,
+  VisualizerMessage,
+  WireEvent,
+  WireMessageUpdate,
+} from "./visualizer/wire.js";
