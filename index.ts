@@ -47,3 +47,17 @@ export type {
   WireEvent,
   WireMessageUpdate,
 } from "./visualizer/wire.js";
+export type {
+  InspectorRelay,
+  InspectorRelayOptions,
+  InspectorSanitizeOptions,
+  StatelyBrowserInspectorOptions,
+  StatelyInspector,
+  StatelyInspectorOptions,
+} from "./visualizer/stately.js";
+export {
+  createInspectorRelay,
+  createStatelyBrowserInspector,
+  createStatelyInspector,
+  inspectorSanitizers,
+} from "./visualizer/stately.js";

@@ -103,11 +103,18 @@ describe("the visualizer page", () => {
       tools: [sleep],
     });
 
-    const run = agent.prompt("Run the three checks");
-    await page.locator('[data-state="agent.running.executing"].active').waitFor();
-    await page.locator("[data-lane]").nth(2).waitFor();
-    await page.locator('[data-testid="streaming"]').waitFor();
-    await run;
+    // Record what the page shows while the run goes on, whatever the speed of the machine.
+    await page.evaluate(() => {
+      const seen = { states: [] as string[], partialTexts: [] as string[] };
+      (window as unknown as { seen: typeof seen }).seen = seen;
+      new MutationObserver(() => {
+        const active = document.querySelector(".node.active")?.getAttribute("data-state");
+        if (active && seen.states.at(-1) !== active) seen.states.push(active);
+        const streaming = document.querySelector('[data-testid="streaming"]')?.textContent;
+        if (streaming) seen.partialTexts.push(streaming);
+      }).observe(document.body, { subtree: true, childList: true, attributes: true });
+    });
+    await agent.prompt("Run the three checks");
 
     await page.waitForFunction(() => document.querySelectorAll('[data-lane][data-outcome="ok"]').length === 3);
     const rows = await lanes(page);
@@ -120,6 +127,12 @@ describe("the visualizer page", () => {
     );
     await page.locator('[data-state="agent.idle"].active').waitFor();
     expect(await page.locator('[data-testid="state"]').innerText()).toContain("last run: stop");
+    const seen = await page.evaluate(() => (window as unknown as { seen: { states: string[]; partialTexts: string[] } }).seen);
+    expect(seen.states).toEqual(
+      expect.arrayContaining(["agent.running.streaming", "agent.running.executing", "agent.idle"]),
+    );
+    // The answer was shown while it streamed, before it was complete.
+    expect(seen.partialTexts.some((text) => text.includes("All three") && !text.includes("fine."))).toBe(true);
     expect(await page.locator(".turn-head").first().innerText()).toContain("up to 3 at once");
     await page.screenshot({ path: join(ARTIFACTS, "visualizer.png"), fullPage: true });
   });

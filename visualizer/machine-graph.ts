@@ -80,7 +80,7 @@ const CHAR_WIDTH = 6.4;
 const GAP_Y = 24;
 const PAD = 18;
 const HEADER = 24;
-const ARC_ROOM = 46;
+const ARC_ROOM = 0;
 const MARGIN = 24;
 
 /**
@@ -141,14 +141,71 @@ export function layoutMachineGraph(machine: AnyStateMachine): MachineGraph {
   place(root.id, MARGIN, MARGIN + ARC_ROOM, nodes, childrenOf, transitions);
 
   const edges = routeEdges(transitions, nodes);
-  const bottom = Math.max(rootNode.y + rootNode.height, ...edges.map((e) => e.labelY + 12 * e.lines.length));
+  encloseArcs(nodes, edges);
+  // Shift everything so the topmost box or arc sits at the margin.
+  const boxes = [...nodes.values()].filter((n) => n.parent !== undefined);
+  const top = Math.min(...boxes.map((n) => n.y), ...edges.map((e) => extentOf(e).top));
+  const bottom = Math.max(...boxes.map((n) => n.y + n.height), ...edges.map((e) => extentOf(e).bottom));
+  const dy = MARGIN - top;
+  for (const node of nodes.values()) node.y += dy;
+  for (const edge of edges) {
+    edge.labelY += dy;
+    edge.path = shiftPath(edge.path, dy);
+  }
+  rootNode.height = bottom - top;
   return {
     id: root.id,
     nodes: [...nodes.values()],
     edges,
     width: rootNode.width + MARGIN * 2,
-    height: bottom + MARGIN,
+    height: bottom - top + MARGIN * 2,
   };
+}
+
+/** How far up and down an edge and its label reach. */
+function extentOf(edge: GraphEdge): { top: number; bottom: number } {
+  const numbers = edge.path.match(/-?\d+(\.\d+)?/g)!.map(Number);
+  const ys = numbers.filter((_, i) => i % 2 === 1);
+  const lines = Math.max(1, edge.lines.length);
+  if (edge.route === "above") {
+    return { top: Math.min(edge.labelY - LINE_HEIGHT * lines, ...ys), bottom: Math.max(...ys) };
+  }
+  if (edge.route === "below") {
+    return { top: Math.min(...ys), bottom: Math.max(edge.labelY + LINE_HEIGHT * (lines - 1) + 4, ...ys) };
+  }
+  return { top: Math.min(edge.labelY - LINE_HEIGHT * lines, ...ys), bottom: Math.max(...ys) };
+}
+
+/** Moves every y coordinate of a path made of `M x y`, `L x y` and `C x y, x y, x y`. */
+function shiftPath(path: string, dy: number): string {
+  let index = 0;
+  return path.replace(/-?\d+(\.\d+)?/g, (number) => (index++ % 2 === 1 ? String(Number(number) + dy) : number));
+}
+
+/** Grows each compound state's box to hold the arcs that run between its own states. */
+function encloseArcs(nodes: Map<string, GraphNode>, edges: GraphEdge[]): void {
+  const compounds = [...nodes.values()].filter((n) => n.parent !== undefined && n.type === "compound");
+  // Innermost first, so an outer box also holds its inner boxes once they have grown.
+  const depth = (n: GraphNode): number => (n.parent ? depth(nodes.get(n.parent)!) + 1 : 0);
+  compounds.sort((a, b) => depth(b) - depth(a));
+  for (const compound of compounds) {
+    let top = compound.y + HEADER;
+    let bottom = compound.y + compound.height - PAD;
+    for (const edge of edges) {
+      if (!isAncestor(compound.id, edge.source, nodes) || !isAncestor(compound.id, edge.target, nodes)) continue;
+      const extent = extentOf(edge);
+      top = Math.min(top, extent.top - 6);
+      bottom = Math.max(bottom, extent.bottom + 8);
+    }
+    for (const child of nodes.values()) {
+      if (child.parent !== compound.id) continue;
+      top = Math.min(top, child.y - 10);
+      bottom = Math.max(bottom, child.y + child.height + PAD);
+    }
+    const newTop = Math.min(compound.y, top - HEADER);
+    compound.height = Math.max(compound.y + compound.height, bottom) - newTop;
+    compound.y = newTop;
+  }
 }
 
 function actionName(action: unknown): string {
@@ -353,8 +410,15 @@ function routeEdges(
 
   const boxes = [...nodes.values()].filter((n) => n.parent !== undefined);
   const edges: GraphEdge[] = [];
-  const spansAbove: number[] = [];
-  const spansBelow: number[] = [];
+  const arcs: {
+    base: Omit<GraphEdge, "path" | "labelX" | "labelY" | "lines" | "route">;
+    sx: number;
+    tx: number;
+    sy: number;
+    ty: number;
+    above: boolean;
+    bound: number;
+  }[] = [];
   for (const { source, target, labels, eventless } of merged.values()) {
     const s = nodes.get(source)!;
     const t = nodes.get(target)!;
@@ -405,25 +469,10 @@ function routeEdges(
       const between = obstacles.filter(
         (b) => b.x + b.width > Math.min(sx, tx) && b.x < Math.max(sx, tx),
       );
-      const spans = above ? spansAbove : spansBelow;
-      const nesting = spans.filter((span) => span < Math.abs(tx - sx)).length;
-      spans.push(Math.abs(tx - sx));
-      const clearance = 14 + nesting * 4;
-      const apex = above
-        ? Math.min(sy, ty, ...between.map((b) => b.y)) - clearance
-        : Math.max(sy, ty, ...between.map((b) => b.y + b.height)) + clearance;
-      // A cubic with both control points at `cy` peaks at 3/4 of the way from its ends to `cy`.
-      const edgeY = above ? Math.min(sy, ty) : Math.max(sy, ty);
-      const cy = edgeY + (apex - edgeY) / 0.75;
-      const labelY = 0.125 * (sy + ty) + 0.75 * cy;
-      edges.push({
-        ...base,
-        path: `M ${sx} ${sy} C ${sx} ${cy}, ${tx} ${cy}, ${tx} ${ty}`,
-        labelX: (sx + tx) / 2,
-        lines: labels,
-        labelY: above ? labelY - 6 : labelY + 14,
-        route: above ? "above" : "below",
-      });
+      const bound = above
+        ? Math.min(sy, ty, ...between.map((b) => b.y))
+        : Math.max(sy, ty, ...between.map((b) => b.y + b.height));
+      arcs.push({ base, sx, tx, sy, ty, above, bound });
       continue;
     }
     // Stacked boxes in one column: a straight vertical line between the facing sides.
@@ -438,6 +487,56 @@ function routeEdges(
       labelX: x + 6,
       labelY: (y1 + y2) / 2,
       route: "straight",
+    });
+  }
+  edges.push(...placeArcs(arcs));
+  return edges;
+}
+
+const LINE_HEIGHT = 12;
+
+/**
+ * Places arcs shortest first, each clear of the boxes it passes and of the arcs (with their labels)
+ * already placed over the same stretch, so nested arcs and their labels do not overlap.
+ */
+function placeArcs(
+  arcs: {
+    base: Omit<GraphEdge, "path" | "labelX" | "labelY" | "lines" | "route">;
+    sx: number;
+    tx: number;
+    sy: number;
+    ty: number;
+    above: boolean;
+    bound: number;
+  }[],
+): GraphEdge[] {
+  const placed: { above: boolean; from: number; to: number; extent: number }[] = [];
+  const edges: GraphEdge[] = [];
+  for (const arc of [...arcs].sort((a, b) => Math.abs(a.tx - a.sx) - Math.abs(b.tx - b.sx))) {
+    const { sx, tx, sy, ty, above, base } = arc;
+    const lines = base.labels;
+    const labelX = (sx + tx) / 2;
+    const labelWidth = Math.max(0, ...lines.map((line) => line.length * CHAR_WIDTH));
+    const from = Math.min(sx, tx, labelX - labelWidth / 2);
+    const to = Math.max(sx, tx, labelX + labelWidth / 2);
+    const crossing = placed.filter((p) => p.above === above && p.from < to && p.to > from);
+    const apex = above
+      ? Math.min(arc.bound - 14, ...crossing.map((p) => p.extent - 6))
+      : Math.max(arc.bound + 14, ...crossing.map((p) => p.extent + 6));
+    // A cubic with both control points at `cy` peaks at 3/4 of the way from its ends to `cy`.
+    const edgeY = above ? Math.min(sy, ty) : Math.max(sy, ty);
+    const cy = edgeY + (apex - edgeY) / 0.75;
+    const peak = 0.125 * (sy + ty) + 0.75 * cy;
+    const labelY = above ? peak - 4 : peak + 13;
+    const extent = above ? labelY - LINE_HEIGHT * lines.length + 2 : labelY + LINE_HEIGHT * Math.max(0, lines.length - 1) + 4;
+    placed.push({ above, from, to, extent: lines.length ? extent : apex });
+    edges.push({
+      ...base,
+      path: `M ${sx} ${sy} C ${sx} ${cy}, ${tx} ${cy}, ${tx} ${ty}`,
+      lines,
+      labelX,
+      labelY,
+      route: above ? "above" : "below",
     });
   }
   return edges;
