@@ -2,10 +2,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
   type AgentEvent,
+  type AgentMessage,
   type AssistantMessage,
   anthropic,
   createAgent,
   defineTool,
+  emptyUsage,
   openai,
   openaiCompatible,
   type Provider,
@@ -319,5 +321,62 @@ describe.each(cases)("a whole agent run against $name", (api) => {
     await agent.prompt("Hi");
     expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "aborted" });
     expect(assistants(agent.messages).at(-1)?.stopReason).toBe("aborted");
+  });
+
+  it("with compaction configured, an overflow compacts the context and the turn succeeds", async () => {
+    server.reply(api.overflow, api.text(["Fits now."]));
+    const history: AgentMessage[] = [];
+    for (let i = 0; i < 4; i++) {
+      const id = `old_${i}`;
+      history.push(
+        { role: "user", content: `Read file ${i}`, timestamp: 1 },
+        {
+          role: "assistant",
+          content: [{ type: "toolCall", id, name: "read_file", arguments: { path: `f${i}.txt` } }],
+          stopReason: "toolUse",
+          usage: emptyUsage(),
+          timestamp: 1,
+        },
+        {
+          role: "toolResult",
+          toolCallId: id,
+          toolName: "read_file",
+          content: [
+            { type: "text", text: Array.from({ length: 400 }, (_, n) => `f${i} line ${n}`).join("\n") },
+          ],
+          isError: false,
+          timestamp: 1,
+        },
+        {
+          role: "assistant",
+          content: [{ type: "text", text: `File ${i} read.` }],
+          stopReason: "stop",
+          usage: emptyUsage(),
+          timestamp: 1,
+        },
+      );
+    }
+    const agent = createAgent({
+      provider: api.provider(server),
+      tools: [readFile],
+      messages: history,
+      // The window looks big enough to us; only the provider's overflow triggers compaction.
+      context: { maxContextTokens: 1_000_000 },
+      retry: { baseDelayMs: 1, maxDelayMs: 5 },
+    });
+    const events: AgentEvent[] = [];
+    agent.events$.subscribe((e) => events.push(e));
+    await agent.prompt("And now?");
+
+    expect(events.some((e) => e.type === "compaction")).toBe(true);
+    expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "stop" });
+    expect(assistants(agent.messages).at(-1)).toMatchObject({
+      stopReason: "stop",
+      content: [{ type: "text", text: "Fits now." }],
+    });
+    expect(server.requests).toHaveLength(2);
+    expect(JSON.stringify(server.requests[1].body).length).toBeLessThan(
+      JSON.stringify(server.requests[0].body).length,
+    );
   });
 });
