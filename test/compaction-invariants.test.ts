@@ -12,7 +12,7 @@ import {
 import { configArb, pairingProblems, smallestAnswerTokens, transcriptArb } from "./compaction-arbitraries.js";
 
 // FC_RUNS=5000 npx vitest run … to search harder.
-const RUNS = { numRuns: Number(process.env.FC_RUNS ?? 300) };
+const RUNS = { numRuns: Number(process.env.FC_RUNS ?? 200) };
 
 /** A deterministic stand-in for an LLM: says how much it was given. */
 const countingSummarizer: Summarizer = async ({ messages, previousSummary }) =>
