@@ -57,20 +57,31 @@ describe("tool hooks", () => {
 
   it("afterToolCall replaces content, details and the error flag", async () => {
     const agent = createAgent({
-      provider: scripted([{ toolCalls: [{ id: "a", name: "echo", arguments: { text: "x" } }] }, { text: "ok" }]),
+      provider: scripted([
+        { toolCalls: [{ id: "a", name: "echo", arguments: { text: "x" } }] },
+        { text: "ok" },
+      ]),
       tools: [echo],
       hooks: {
         afterToolCall: ({ result, isError }) => {
           expect(isError).toBe(false);
           expect(result.details).toEqual({ length: 1 });
-          return { content: [{ type: "text", text: "redacted" }], details: { redacted: true }, isError: true };
+          return {
+            content: [{ type: "text", text: "redacted" }],
+            details: { redacted: true },
+            isError: true,
+          };
         },
       },
     });
     const events = record(agent);
     await agent.prompt("go");
     const [result] = toolResults(agent.messages);
-    expect(result).toMatchObject({ content: [{ type: "text", text: "redacted" }], details: { redacted: true }, isError: true });
+    expect(result).toMatchObject({
+      content: [{ type: "text", text: "redacted" }],
+      details: { redacted: true },
+      isError: true,
+    });
     expect(events.find((e) => e.type === "tool_execution_end")).toMatchObject({ isError: true });
   });
 
@@ -101,14 +112,23 @@ describe("tool hooks", () => {
             ? `progress:${e.text}`
             : e.type,
       ),
-    ).toEqual(["tool_execution_start", "update:one", "update:THREE", "progress:almost there", "tool_execution_end"]);
+    ).toEqual([
+      "tool_execution_start",
+      "update:one",
+      "update:THREE",
+      "progress:almost there",
+      "tool_execution_end",
+    ]);
     expect(seenAfter).toEqual(["one", "THREE"]);
     expectEventInvariants(events);
   });
 
   it("a hook that throws becomes an error result, never a crash", async () => {
     const agent = createAgent({
-      provider: scripted([{ toolCalls: [{ id: "a", name: "echo", arguments: { text: "x" } }] }, { text: "ok" }]),
+      provider: scripted([
+        { toolCalls: [{ id: "a", name: "echo", arguments: { text: "x" } }] },
+        { text: "ok" },
+      ]),
       tools: [echo],
       hooks: {
         beforeToolCall: () => {

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { createAgent, scripted, textOf } from "../index.js";
 import { expectEventInvariants, expectValidTranscript, record, sleepTool, trace } from "./helpers.js";
 
-const loop = (ms = 1) => scripted((_, call) => ({ toolCalls: [{ id: `c${call}`, name: "wait", arguments: { ms, label: "x" } }] }));
+const loop = (ms = 1) =>
+  scripted((_, call) => ({ toolCalls: [{ id: `c${call}`, name: "wait", arguments: { ms, label: "x" } }] }));
 
 describe("limits", () => {
   it("maxTurns stops before the next model call with a notice after the last turn_end", async () => {
@@ -16,7 +17,12 @@ describe("limits", () => {
     expect(textOf((notice as { content: { type: string; text?: string }[] }).content)).toBe(
       "[Agent stopped: Max turns reached (2/2)]",
     );
-    expect(trace(events).slice(-4)).toEqual(["turn_end", "message_start:assistant", "message_end:assistant", "agent_end"]);
+    expect(trace(events).slice(-4)).toEqual([
+      "turn_end",
+      "message_start:assistant",
+      "message_end:assistant",
+      "agent_end",
+    ]);
     expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "limit" });
     expect(events.filter((e) => e.type === "turn_start")).toHaveLength(2);
     expectEventInvariants(events);
@@ -34,19 +40,29 @@ describe("limits", () => {
     // 50 tokens a call: 50, 100, 150 ≥ 120 → stops after the third call.
     expect(provider.calls).toBe(3);
     const end = events.at(-1);
-    expect(end).toMatchObject({ type: "agent_end", reason: "limit", usage: { input: 30, output: 30, cacheRead: 90 } });
+    expect(end).toMatchObject({
+      type: "agent_end",
+      reason: "limit",
+      usage: { input: 30, output: 30, cacheRead: 90 },
+    });
     expect(textOf((agent.messages.at(-1) as { content: { type: string; text?: string }[] }).content)).toBe(
       "[Agent stopped: Token limit reached (150/120)]",
     );
   });
 
   it("maxDurationMs fires mid-tool, aborts the tool and ends with a limit notice", async () => {
-    const provider = scripted([{ toolCalls: [{ id: "slow", name: "wait", arguments: { ms: 10_000, label: "s" } }] }]);
+    const provider = scripted([
+      { toolCalls: [{ id: "slow", name: "wait", arguments: { ms: 10_000, label: "s" } }] },
+    ]);
     const agent = createAgent({ provider, tools: [sleepTool()], limits: { maxDurationMs: 40 } });
     const events = record(agent);
     await agent.prompt("go");
     expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "limit" });
-    expect(agent.messages.at(-2)).toMatchObject({ role: "toolResult", isError: true, content: [{ text: "Tool wait aborted" }] });
+    expect(agent.messages.at(-2)).toMatchObject({
+      role: "toolResult",
+      isError: true,
+      content: [{ text: "Tool wait aborted" }],
+    });
     expect(textOf((agent.messages.at(-1) as { content: { type: string; text?: string }[] }).content)).toBe(
       "[Agent stopped: Time limit reached (40 ms)]",
     );
@@ -64,8 +80,10 @@ describe("limits", () => {
 });
 
 describe("input filters", () => {
-  const noSecrets = (text: string) => (text.includes("password") ? { reject: "Looks like a password" } : { pass: true as const });
-  const shouting = (text: string) => (text === text.toUpperCase() ? { warn: "The user is shouting" } : { pass: true as const });
+  const noSecrets = (text: string) =>
+    text.includes("password") ? { reject: "Looks like a password" } : { pass: true as const };
+  const shouting = (text: string) =>
+    text === text.toUpperCase() ? { warn: "The user is shouting" } : { pass: true as const };
 
   it("a rejected prompt: agent_start, input_rejected, agent_end rejected, no turn, nothing added", async () => {
     const provider = scripted([{ text: "never" }]);
@@ -83,9 +101,15 @@ describe("input filters", () => {
   });
 
   it("warnings are appended to the user message; a throwing filter rejects with its message", async () => {
-    const agent = createAgent({ provider: scripted([{ text: "ok" }, { text: "ok" }]), inputFilters: [shouting] });
+    const agent = createAgent({
+      provider: scripted([{ text: "ok" }, { text: "ok" }]),
+      inputFilters: [shouting],
+    });
     await agent.prompt("HELLO");
-    expect(agent.messages[0]).toMatchObject({ role: "user", content: "HELLO\n\n[Warning: The user is shouting]" });
+    expect(agent.messages[0]).toMatchObject({
+      role: "user",
+      content: "HELLO\n\n[Warning: The user is shouting]",
+    });
 
     const broken = createAgent({
       provider: scripted([{ text: "ok" }]),
@@ -97,7 +121,10 @@ describe("input filters", () => {
     });
     const events = record(broken);
     await broken.prompt("hi");
-    expect(events.find((e) => e.type === "input_rejected")).toEqual({ type: "input_rejected", reason: "filter crashed" });
+    expect(events.find((e) => e.type === "input_rejected")).toEqual({
+      type: "input_rejected",
+      reason: "filter crashed",
+    });
   });
 
   it("a rejected steer is dropped with input_rejected alone", async () => {

@@ -33,7 +33,11 @@ describe("persisted snapshots", () => {
       },
       { text: "all done" },
     ];
-    const first = createAgent({ provider: scripted(steps), tools: [countingTool(runs)], systemPrompt: "sys" });
+    const first = createAgent({
+      provider: scripted(steps),
+      tools: [countingTool(runs)],
+      systemPrompt: "sys",
+    });
     const events = record(first);
     void first.prompt("start");
     await eventMatching(first, events, (e) => e.type === "tool_execution_end" && e.toolCallId === "quick");
@@ -62,7 +66,13 @@ describe("persisted snapshots", () => {
       ["quick", "finished quick"],
       ["long", "finished long"],
     ]);
-    expect(restored.messages.map((m: AgentMessage) => m.role)).toEqual(["user", "assistant", "toolResult", "toolResult", "assistant"]);
+    expect(restored.messages.map((m: AgentMessage) => m.role)).toEqual([
+      "user",
+      "assistant",
+      "toolResult",
+      "toolResult",
+      "assistant",
+    ]);
     expect(provider.requests[0]!.messages).toHaveLength(4);
     expect(restoredEvents.at(-1)).toMatchObject({ type: "agent_end", reason: "stop" });
     expectValidTranscript(restored.messages);
@@ -88,7 +98,10 @@ describe("persisted snapshots", () => {
     const first = createAgent({ provider: scripted([{ text: "one" }]) });
     await first.prompt("hi");
     first.followUp("later");
-    const restored = createAgent({ provider: scripted([{ text: "two" }]), snapshot: first.getPersistedSnapshot() });
+    const restored = createAgent({
+      provider: scripted([{ text: "two" }]),
+      snapshot: first.getPersistedSnapshot(),
+    });
     expect(restored.messages).toEqual(first.messages);
     const added = await restored.continue();
     expect(added.map((m) => m.role)).toEqual(["user", "assistant"]);

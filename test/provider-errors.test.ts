@@ -6,10 +6,16 @@ const fastRetry = { baseDelayMs: 1, maxDelayMs: 5, jitter: 0 };
 
 describe("provider failures", () => {
   it("an error event ends the turn with an error message and agent_end reason error", async () => {
-    const agent = createAgent({ provider: scripted([{ error: { kind: "auth", message: "invalid x-api-key" } }]) });
+    const agent = createAgent({
+      provider: scripted([{ error: { kind: "auth", message: "invalid x-api-key" } }]),
+    });
     const events = record(agent);
     const added = await agent.prompt("hi");
-    expect(added.at(-1)).toMatchObject({ role: "assistant", stopReason: "error", errorMessage: "invalid x-api-key" });
+    expect(added.at(-1)).toMatchObject({
+      role: "assistant",
+      stopReason: "error",
+      errorMessage: "invalid x-api-key",
+    });
     const end = events.at(-1);
     expect(end).toMatchObject({ type: "agent_end", reason: "error", errorMessage: "invalid x-api-key" });
     expectEventInvariants(events);
@@ -26,7 +32,10 @@ describe("provider failures", () => {
     const retry = events.find((e) => e.type === "retry");
     expect(retry).toEqual({ type: "retry", attempt: 1, delayMs: 2, error: "Overloaded" });
     expect(agent.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
-    expect(agent.messages[1]).toMatchObject({ content: [{ type: "text", text: "the full answer" }], stopReason: "stop" });
+    expect(agent.messages[1]).toMatchObject({
+      content: [{ type: "text", text: "the full answer" }],
+      stopReason: "stop",
+    });
     // message_end only for the message that was kept.
     const ends = events.filter((e) => e.type === "message_end" && e.message.role === "assistant");
     expect(ends).toHaveLength(1);
@@ -42,7 +51,9 @@ describe("provider failures", () => {
     const events = record(agent);
     await agent.prompt("hi");
     expect(limited.calls).toBe(3);
-    expect(events.filter((e) => e.type === "retry").map((e) => e.type === "retry" && e.attempt)).toEqual([1, 2]);
+    expect(events.filter((e) => e.type === "retry").map((e) => e.type === "retry" && e.attempt)).toEqual([
+      1, 2,
+    ]);
     expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "error" });
   });
 
@@ -67,11 +78,16 @@ describe("provider failures", () => {
       "socket hang up",
       "The stream ended before the model finished its answer",
     ]);
-    expect(agent.messages.at(-1)).toMatchObject({ stopReason: "stop", content: [{ type: "text", text: "finally" }] });
+    expect(agent.messages.at(-1)).toMatchObject({
+      stopReason: "stop",
+      content: [{ type: "text", text: "finally" }],
+    });
   });
 
   it("abort during a retry wait ends the run at once", async () => {
-    const provider = scripted(() => ({ error: { kind: "rate_limit", message: "slow down", retryAfterMs: 60_000 } }));
+    const provider = scripted(() => ({
+      error: { kind: "rate_limit", message: "slow down", retryAfterMs: 60_000 },
+    }));
     const agent = createAgent({ provider, retry: { maxDelayMs: 120_000 } });
     const events = record(agent);
     const run = agent.prompt("hi");
@@ -107,7 +123,11 @@ describe("provider failures", () => {
     const events = record(agent);
     await agent.prompt("hi");
     expect(provider.calls).toBe(2);
-    expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "error", errorMessage: "prompt is too long" });
+    expect(events.at(-1)).toMatchObject({
+      type: "agent_end",
+      reason: "error",
+      errorMessage: "prompt is too long",
+    });
     expect(agent.messages.filter((m) => m.role === "assistant")).toHaveLength(1);
   });
 });

@@ -14,7 +14,10 @@ import {
 // the actions the machine would execute, including the events it emits.
 
 const user = { role: "user" as const, content: "hi", timestamp: 1 };
-const answer = (content: AssistantMessage["content"], stopReason: AssistantMessage["stopReason"] = "stop"): AssistantMessage => ({
+const answer = (
+  content: AssistantMessage["content"],
+  stopReason: AssistantMessage["stopReason"] = "stop",
+): AssistantMessage => ({
   role: "assistant",
   content,
   stopReason,
@@ -41,10 +44,15 @@ function send(step: Step, event: AgentMachineEvent): Step {
   const [snapshot, actions] = transition(agentMachine, step.snapshot as never, event);
   return describeStep(snapshot, actions);
 }
-function describeStep(snapshot: AnyMachineSnapshot, actions: readonly { type: string; params?: unknown }[]): Step {
+function describeStep(
+  snapshot: AnyMachineSnapshot,
+  actions: readonly { type: string; params?: unknown }[],
+): Step {
   return {
     snapshot,
-    emitted: actions.filter((a) => a.type === "xstate.emit").map((a) => (a.params as { event: AgentEvent }).event),
+    emitted: actions
+      .filter((a) => a.type === "xstate.emit")
+      .map((a) => (a.params as { event: AgentEvent }).event),
     actions: actions.map((a) => {
       const params = a.params as { id?: string; to?: unknown; event?: { type: string } } | undefined;
       if (a.type === "xstate.spawnChild") return `spawn:${params?.id}`;
@@ -67,7 +75,11 @@ describe("agent machine transitions (pure)", () => {
   });
 
   it("a text answer ends the turn and rests in steeringCheck, which asks itself to CHECK", () => {
-    const step = send(prompt(start()), { type: "STREAM_DONE", message: answer([{ type: "text", text: "yo" }]), started: true });
+    const step = send(prompt(start()), {
+      type: "STREAM_DONE",
+      message: answer([{ type: "text", text: "yo" }]),
+      started: true,
+    });
     expect(step.snapshot.value).toEqual({ running: "steeringCheck" });
     expect(types(step)).toEqual(["message_end", "turn_end"]);
     expect(step.actions).toContain("sendTo:CHECK");
@@ -77,7 +89,12 @@ describe("agent machine transitions (pure)", () => {
     const end = send(followUp, { type: "CHECK" });
     expect(end.snapshot.value).toBe("idle");
     expect(end.emitted).toEqual([
-      { type: "agent_end", messages: [user, expect.objectContaining({ role: "assistant" })], reason: "stop", usage: expect.objectContaining({ input: 10 }) },
+      {
+        type: "agent_end",
+        messages: [user, expect.objectContaining({ role: "assistant" })],
+        reason: "stop",
+        usage: expect.objectContaining({ input: 10 }),
+      },
     ]);
   });
 
@@ -87,7 +104,11 @@ describe("agent machine transitions (pure)", () => {
   });
 
   it("tool calls go to executing, which spawns the execution machine; results then a new turn", () => {
-    let step = send(prompt(start()), { type: "STREAM_DONE", message: answer([call("a"), call("b")], "toolUse"), started: true });
+    let step = send(prompt(start()), {
+      type: "STREAM_DONE",
+      message: answer([call("a"), call("b")], "toolUse"),
+      started: true,
+    });
     expect(step.snapshot.value).toEqual({ running: "executing" });
     expect(step.actions).toContain("spawn:toolExecution");
 
@@ -95,7 +116,11 @@ describe("agent machine transitions (pure)", () => {
     expect(types(step)).toEqual(["message_start", "message_end", "message_start", "message_end"]);
     step = send(step, { type: "xstate.done.actor.toolExecution" });
     expect(step.snapshot.value).toEqual({ running: "steeringCheck" });
-    expect(step.emitted[0]).toMatchObject({ type: "turn_end", turn: 1, toolResults: [result("a"), result("b")] });
+    expect(step.emitted[0]).toMatchObject({
+      type: "turn_end",
+      turn: 1,
+      toolResults: [result("a"), result("b")],
+    });
 
     step = send(step, { type: "CHECK" });
     expect(step.snapshot.value).toEqual({ running: "streaming" });
@@ -104,14 +129,22 @@ describe("agent machine transitions (pure)", () => {
   });
 
   it("STEER while executing queues the message and tells the execution machine", () => {
-    let step = send(prompt(start()), { type: "STREAM_DONE", message: answer([call("a")], "toolUse"), started: true });
+    let step = send(prompt(start()), {
+      type: "STREAM_DONE",
+      message: answer([call("a")], "toolUse"),
+      started: true,
+    });
     step = send(step, { type: "STEER", message: { role: "user", content: "wait", timestamp: 5 } });
     expect(step.snapshot.context.steeringQueue).toHaveLength(1);
     expect(step.actions).toContain("sendTo:STEERING_QUEUED");
   });
 
   it("steering is taken at steeringCheck into the next turn", () => {
-    let step = send(prompt(start()), { type: "STREAM_DONE", message: answer([{ type: "text", text: "x" }]), started: true });
+    let step = send(prompt(start()), {
+      type: "STREAM_DONE",
+      message: answer([{ type: "text", text: "x" }]),
+      started: true,
+    });
     step = send(step, { type: "STEER", message: { role: "user", content: "more", timestamp: 5 } });
     step = send(step, { type: "CHECK" });
     expect(step.snapshot.value).toEqual({ running: "streaming" });
@@ -134,7 +167,11 @@ describe("agent machine transitions (pure)", () => {
     let step = send(prompt(start()), { type: "ABORT" });
     expect(step.snapshot.value).toEqual({ running: "streaming" });
     expect(step.actions).toContain("sendTo:ABORT");
-    step = send(step, { type: "STREAM_DONE", message: answer([{ type: "text", text: "par" }], "aborted"), started: true });
+    step = send(step, {
+      type: "STREAM_DONE",
+      message: answer([{ type: "text", text: "par" }], "aborted"),
+      started: true,
+    });
     expect(step.snapshot.value).toBe("idle");
     expect(types(step)).toEqual(["message_end", "turn_end", "agent_end"]);
     expect(step.emitted.at(-1)).toMatchObject({ reason: "aborted" });
@@ -147,7 +184,12 @@ describe("agent machine transitions (pure)", () => {
   });
 
   it("a context overflow goes back to compacting once, then ends as an error", () => {
-    const overflow = { type: "STREAM_DONE" as const, message: answer([], "error"), started: false, errorKind: "context_overflow" as const };
+    const overflow = {
+      type: "STREAM_DONE" as const,
+      message: answer([], "error"),
+      started: false,
+      errorKind: "context_overflow" as const,
+    };
     let step = send(prompt(start()), overflow);
     expect(step.snapshot.value).toEqual({ running: { compacting: "reducing" } });
     expect(step.emitted).toEqual([]);
@@ -164,6 +206,9 @@ describe("agent machine transitions (pure)", () => {
     step = send(step, { type: "STREAM_DONE", message: answer([], "aborted"), started: false });
     expect(step.snapshot.value).toBe("idle");
     expect(step.emitted.at(-1)).toMatchObject({ type: "agent_end", reason: "limit" });
-    expect(step.emitted.at(-3)).toMatchObject({ type: "message_start", message: { content: [{ text: "[Agent stopped: Time limit reached (5 ms)]" }] } });
+    expect(step.emitted.at(-3)).toMatchObject({
+      type: "message_start",
+      message: { content: [{ text: "[Agent stopped: Time limit reached (5 ms)]" }] },
+    });
   });
 });
