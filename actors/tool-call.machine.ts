@@ -1,4 +1,4 @@
-import { assign, sendParent, setup } from "xstate";
+import { assign, setup } from "xstate";
 import type { ToolResultMessage } from "../core/messages.js";
 import { runtimeOf } from "../core/runtime.js";
 import { errorResult, type ToolResult } from "../tools/define-tool.js";
@@ -21,8 +21,8 @@ export type ToolCallEvent =
   | { type: "TOOL_EXECUTED"; result: ToolResult };
 
 /** What a finished call tells its parent. */
-export interface ToolCallDoneEvent {
-  type: "TOOL_CALL_DONE";
+/** What a finished call outputs; its parent receives it as `xstate.done.actor.<toolCallId>`. */
+export interface ToolCallOutput {
   toolCallId: string;
   message: ToolResultMessage;
 }
@@ -59,6 +59,7 @@ export const toolCallMachine = setup({
     input: {} as ToolCallInput,
     context: {} as ToolCallContext,
     events: {} as ToolCallEvent,
+    output: {} as ToolCallOutput,
   },
   actors: {
     prepareToolCall: prepareToolCallActor,
@@ -108,21 +109,18 @@ export const toolCallMachine = setup({
         ...(result.childAgentId !== undefined && { childAgentId: result.childAgentId }),
       });
     },
-    reportToParent: sendParent(
-      ({ context }): ToolCallDoneEvent => ({
-        type: "TOOL_CALL_DONE",
-        toolCallId: context.toolCallId,
-        message: toolResultMessage(
-          context.toolCallId,
-          context.toolName,
-          context.result ?? errorResult(`Tool ${context.toolName} produced no result`),
-        ),
-      }),
-    ),
   },
 }).createMachine({
   id: "toolCall",
   context: ({ input }) => ({ ...input }),
+  output: ({ context }): ToolCallOutput => ({
+    toolCallId: context.toolCallId,
+    message: toolResultMessage(
+      context.toolCallId,
+      context.toolName,
+      context.result ?? errorResult(`Tool ${context.toolName} produced no result`),
+    ),
+  }),
   entry: "announceStart",
   initial: "preparing",
   states: {
@@ -181,7 +179,7 @@ export const toolCallMachine = setup({
     },
     done: {
       type: "final",
-      entry: ["announceEnd", "reportToParent"],
+      entry: "announceEnd",
     },
   },
 });

@@ -1,5 +1,5 @@
 import { assign, enqueueActions, sendParent, setup, stopChild } from "xstate";
-import { type ToolCallDoneEvent, toolCallMachine } from "../actors/tool-call.machine.js";
+import { type ToolCallOutput, toolCallMachine } from "../actors/tool-call.machine.js";
 import type { ToolResultMessage } from "../core/messages.js";
 import type { ToolExecutionStrategy } from "../core/options.js";
 import { runtimeOf } from "../core/runtime.js";
@@ -38,7 +38,8 @@ export type ToolExecutionEvent =
   | { type: "PLAN"; calls: PlannedCall[] }
   | { type: "STEERING_QUEUED" }
   | { type: "ABORT" }
-  | ToolCallDoneEvent;
+  /** A call actor reached its final state (its id is the tool call id). */
+  | { type: `xstate.done.actor.${string}`; output: ToolCallOutput };
 
 /** Results of one finished group, in the order the model asked for them. */
 export interface GroupDoneEvent {
@@ -99,7 +100,7 @@ export const toolExecutionMachine = setup({
       }
       if (toStart.length) enqueue.assign({ started: [...context.started, ...toStart] });
     }),
-    recordResult: enqueueActions(({ enqueue }, done: ToolCallDoneEvent) => {
+    recordResult: enqueueActions(({ enqueue }, done: ToolCallOutput) => {
       enqueue.assign({ results: ({ context }) => ({ ...context.results, [done.toolCallId]: done.message }) });
       enqueue(stopChild(done.toolCallId));
     }),
@@ -174,7 +175,7 @@ export const toolExecutionMachine = setup({
           { actions: { type: "noteReady", params: ({ event }) => event.call } },
         ],
         PLAN: { target: "running", actions: { type: "adoptPlan", params: ({ event }) => event.calls } },
-        TOOL_CALL_DONE: { actions: { type: "recordResult", params: ({ event }) => event } },
+        "xstate.done.actor.*": { actions: { type: "recordResult", params: ({ event }) => event.output } },
         ABORT: { target: "done", actions: "abortOpenCalls" },
       },
     },
@@ -182,7 +183,7 @@ export const toolExecutionMachine = setup({
       entry: "spawnCurrentGroup",
       always: { guard: "groupComplete", target: "groupDone" },
       on: {
-        TOOL_CALL_DONE: { actions: { type: "recordResult", params: ({ event }) => event } },
+        "xstate.done.actor.*": { actions: { type: "recordResult", params: ({ event }) => event.output } },
         ABORT: { target: "done", actions: "abortOpenCalls" },
       },
     },
