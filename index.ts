@@ -2,7 +2,42 @@
 
 export { retryDelay } from "./actors/backoff.js";
 export { toolCallMachine } from "./actors/tool-call.machine.js";
-export type { ContextConfig } from "./context/config.js";
+// --- context: token accounting and compaction ---
+export type { CompactionResult, CompactOptions } from "./context/compact.js";
+export { compactContext, isOverBudget } from "./context/compact.js";
+export type { CompactionSummaryDetails } from "./context/compaction-messages.js";
+export {
+  COMPACTION_MARKER_TEXT,
+  COMPACTION_MARKER_TYPE,
+  COMPACTION_SUMMARY_TYPE,
+  isCompactionMessage,
+  isCompactionSummary,
+  summaryTextOf,
+} from "./context/compaction-messages.js";
+export type {
+  ContextConfig,
+  ModelContextOptions,
+  ResolvedContextConfig,
+  Summarizer,
+  SummaryRequest,
+  TokenCalibration,
+} from "./context/config.js";
+export { CONTEXT_DEFAULTS, contextConfigForModel, resolveContextConfig } from "./context/config.js";
+export { digestTurns } from "./context/digest.js";
+export { dropMiddle } from "./context/drop-middle.js";
+export { summarizeOldTurns } from "./context/summarize-old-turns.js";
+export type { ProviderSummarizerOptions } from "./context/summarizer.js";
+export { summarizerFromProvider } from "./context/summarizer.js";
+export {
+  calibrationFromUsage,
+  contextBudget,
+  estimateImageTokens,
+  estimateMessageTokens,
+  estimateRequestOverhead,
+  estimateTokens,
+  measuredOverhead,
+} from "./context/tokens.js";
+export { truncateText, truncateToolOutputs } from "./context/truncate-tool-outputs.js";
 export type { Agent, AgentActor, AgentSnapshot, PendingApproval } from "./core/create-agent.js";
 
 // --- the agent ---
@@ -73,3 +108,34 @@ export type { ResolvedPath, Workspace } from "./tools/workspace.js";
 export { createWorkspace, PROTECTED_WRITE_DIRS, WorkspaceError } from "./tools/workspace.js";
 export type { WriteFileDetails, WriteFileToolOptions } from "./tools/write-file.js";
 export { createWriteFileTool } from "./tools/write-file.js";
+
+// --- visualizer: Stately inspector hook-up, live page, recordings ---
+export type { GraphEdge, GraphNode, MachineGraph } from "./visualizer/machine-graph.js";
+export { activeStateIds, layoutMachineGraph } from "./visualizer/machine-graph.js";
+export type { Recorder } from "./visualizer/recording.js";
+export { parseRecording, readRecording, recordEvents } from "./visualizer/recording.js";
+export type { SanitizeOptions } from "./visualizer/sanitize.js";
+export { sanitize } from "./visualizer/sanitize.js";
+export type { VisualizeOptions, VisualizerServer } from "./visualizer/server.js";
+export { visualize, visualizeRecording } from "./visualizer/server.js";
+export type {
+  ToolOutcome,
+  VisualizerCommand,
+  VisualizerMessage,
+  WireEvent,
+  WireMessageUpdate,
+} from "./visualizer/wire.js";
+export type {
+  InspectorRelay,
+  InspectorRelayOptions,
+  InspectorSanitizeOptions,
+  StatelyBrowserInspectorOptions,
+  StatelyInspector,
+  StatelyInspectorOptions,
+} from "./visualizer/stately.js";
+export {
+  createInspectorRelay,
+  createStatelyBrowserInspector,
+  createStatelyInspector,
+  inspectorSanitizers,
+} from "./visualizer/stately.js";
