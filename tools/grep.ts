@@ -51,7 +51,14 @@ interface Match {
   text: string;
 }
 
-/** Finds `rg` on PATH; `undefined` when it is not installed. */
+/**
+ * Finds `rg` on PATH; `undefined` when it is not installed.
+ *
+ * @example
+ * ```ts
+ * const grep = createGrepTool({ workspace, ripgrep: findRipgrep() !== undefined });
+ * ```
+ */
 export function findRipgrep(): string | undefined {
   for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
     if (!dir) continue;

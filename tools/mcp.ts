@@ -88,7 +88,15 @@ function mapContent(item: McpContent): TextContent | ImageContent {
   }
 }
 
-/** Turns an MCP `CallToolResult` into a {@link ToolResult}. */
+/**
+ * Turns an MCP `CallToolResult` into a {@link ToolResult}: text and images as they are, embedded text
+ * resources as text, other content as a short placeholder, `structuredContent` into `details`.
+ *
+ * @example
+ * ```ts
+ * const result = mapMcpResult(await client.callTool({ name: "echo", arguments: { message: "hi" } }), "echo");
+ * ```
+ */
 export function mapMcpResult(result: Record<string, unknown>, mcpTool: string): ToolResult<McpResultDetails> {
   const content = Array.isArray(result.content) ? (result.content as McpContent[]).map(mapContent) : [];
   // Old servers may answer with `toolResult` instead of `content`.

@@ -2,7 +2,14 @@ import { realpathSync } from "node:fs";
 import { readlink, realpath } from "node:fs/promises";
 import * as path from "node:path";
 
-/** Folders no tool may write into, whatever the permission rules say. */
+/**
+ * Folders no tool may write into, whatever the permission rules say.
+ *
+ * @example
+ * ```ts
+ * if (PROTECTED_WRITE_DIRS.includes(firstSegment)) console.log("read-only for the agent");
+ * ```
+ */
 export const PROTECTED_WRITE_DIRS: readonly string[] = [".git", ".husky", "node_modules"];
 
 /** A path inside the workspace, resolved and checked. */
@@ -25,7 +32,14 @@ export interface Workspace {
   relative(absolute: string): string;
 }
 
-/** Thrown when a path leaves the workspace or touches a protected folder. The model sees its message. */
+/**
+ * Thrown when a path leaves the workspace or touches a protected folder. The model sees its message.
+ *
+ * @example
+ * ```ts
+ * try { await ws.resolve("../x"); } catch (e) { if (e instanceof WorkspaceError) console.log(e.message); }
+ * ```
+ */
 export class WorkspaceError extends Error {
   override name = "WorkspaceError";
 }

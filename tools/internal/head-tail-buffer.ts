@@ -25,6 +25,27 @@ function countNewlines(buffer: Buffer, start = 0, end = buffer.length): number {
   return count;
 }
 
+/** Bytes of `buffer` to keep so that it does not end inside a UTF-8 character. */
+function utf8SafeEnd(buffer: Buffer): number {
+  let index = buffer.length - 1;
+  let continuation = 0;
+  while (index >= 0 && continuation < 3 && (buffer[index]! & 0xc0) === 0x80) {
+    index--;
+    continuation++;
+  }
+  if (index < 0) return buffer.length;
+  const lead = buffer[index]!;
+  const size = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+  return size > continuation + 1 ? index : buffer.length;
+}
+
+/** Bytes to skip at the start of `buffer` so that it does not begin inside a UTF-8 character. */
+function utf8SafeStart(buffer: Buffer): number {
+  let index = 0;
+  while (index < buffer.length && index < 3 && (buffer[index]! & 0xc0) === 0x80) index++;
+  return index;
+}
+
 /**
  * Creates a {@link HeadTailBuffer}.
  *
@@ -86,12 +107,15 @@ export function createHeadTailBuffer(options: { headBytes: number; tailBytes: nu
         return Buffer.concat([headBuffer, tailJoined]).toString("utf8");
       }
       let tailBuffer = tailJoined.subarray(Math.max(0, tailJoined.length - tailBytes));
-      // Cut both windows at line boundaries so no half line (or half UTF-8 character) is shown.
+      // Cut both windows at line boundaries so no half line is shown; a window without any line end
+      // (one line longer than the window) is cut at a character boundary instead.
       let headEnd = headBuffer.lastIndexOf(NEWLINE);
-      headEnd = headEnd === -1 ? headBuffer.length : headEnd + 1;
+      headEnd = headEnd === -1 ? utf8SafeEnd(headBuffer) : headEnd + 1;
       const firstTailNewline = tailBuffer.indexOf(NEWLINE);
       if (firstTailNewline !== -1 && firstTailNewline < tailBuffer.length - 1) {
         tailBuffer = tailBuffer.subarray(firstTailNewline + 1);
+      } else {
+        tailBuffer = tailBuffer.subarray(utf8SafeStart(tailBuffer));
       }
       const shownHead = headBuffer.subarray(0, headEnd);
       const droppedBytes = totalBytes - shownHead.length - tailBuffer.length;
