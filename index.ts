@@ -27,6 +27,34 @@ export type {
   ScriptedToolCall,
 } from "./providers/scripted.js";
 export { scripted } from "./providers/scripted.js";
+// --- tools: built-in coding tools, workspace sandbox, permissions, MCP (area: tools) ---
+export type { BashResultDetails, BashToolOptions } from "./tools/bash.js";
+export { createBashTool } from "./tools/bash.js";
+export type { CodingToolsOptions } from "./tools/coding-tools.js";
+export { codingTools } from "./tools/coding-tools.js";
 export type { Tool, ToolContext, ToolDefinition, ToolResult } from "./tools/define-tool.js";
 // --- tools ---
 export { defineTool, errorResult, toToolSpec } from "./tools/define-tool.js";
+export type { EditFileDetails, EditFileToolOptions } from "./tools/edit-file.js";
+export { createEditFileTool } from "./tools/edit-file.js";
+export type { GlobToolOptions } from "./tools/glob.js";
+export { createGlobTool } from "./tools/glob.js";
+export type { GrepDetails, GrepToolOptions } from "./tools/grep.js";
+export { createGrepTool, findRipgrep } from "./tools/grep.js";
+export type { ListFilesToolOptions } from "./tools/list-files.js";
+export { createListFilesTool } from "./tools/list-files.js";
+export type { McpResultDetails, McpStdioOptions, McpToolSet, McpUrlOptions } from "./tools/mcp.js";
+export { mapMcpResult, mcpTools } from "./tools/mcp.js";
+export type {
+  PermissionMode,
+  PermissionRules,
+  Permissions,
+  PermissionsOptions,
+} from "./tools/permissions.js";
+export { createPermissions } from "./tools/permissions.js";
+export type { ReadFileDetails, ReadFileToolOptions } from "./tools/read-file.js";
+export { createReadFileTool } from "./tools/read-file.js";
+export type { ResolvedPath, Workspace } from "./tools/workspace.js";
+export { createWorkspace, PROTECTED_WRITE_DIRS, WorkspaceError } from "./tools/workspace.js";
+export type { WriteFileDetails, WriteFileToolOptions } from "./tools/write-file.js";
+export { createWriteFileTool } from "./tools/write-file.js";
