@@ -16,6 +16,20 @@ export { agentMachine } from "./machines/agent.machine.js";
 export { groupCalls, SKIPPED_TEXT } from "./machines/tool-execution.logic.js";
 export { toolExecutionMachine } from "./machines/tool-execution.machine.js";
 
+// --- providers: anthropic, openai (chat + responses), openai-compatible, from-env, pricing ---
+export { type AnthropicOptions, anthropic } from "./providers/anthropic.js";
+export {
+  DEFAULT_MODELS,
+  PROVIDER_NAMES,
+  type ProviderFromEnvOptions,
+  type ProviderFromEnvResult,
+  type ProviderName,
+  providerFromEnv,
+} from "./providers/from-env.js";
+export { INVALID_JSON_ARGUMENTS_KEY } from "./providers/internal/tool-arguments.js";
+export { type OpenAIOptions, openai } from "./providers/openai.js";
+export { type OpenAICompatibleOptions, openaiCompatible } from "./providers/openai-compatible.js";
+export { type ModelPrice, modelPrice, setModelPrice, withCost } from "./providers/pricing.js";
 // --- providers ---
 export type * from "./providers/provider.js";
 export { isRetryableKind } from "./providers/provider.js";
