@@ -2,9 +2,43 @@
 
 export { retryDelay } from "./actors/backoff.js";
 export { toolCallMachine } from "./actors/tool-call.machine.js";
-export type { ContextConfig } from "./context/config.js";
+// --- context: token accounting and compaction ---
+export type { CompactionResult, CompactOptions } from "./context/compact.js";
+export { compactContext, isOverBudget } from "./context/compact.js";
+export type { CompactionSummaryDetails } from "./context/compaction-messages.js";
+export {
+  COMPACTION_MARKER_TEXT,
+  COMPACTION_MARKER_TYPE,
+  COMPACTION_SUMMARY_TYPE,
+  isCompactionMessage,
+  isCompactionSummary,
+  summaryTextOf,
+} from "./context/compaction-messages.js";
+export type {
+  ContextConfig,
+  ModelContextOptions,
+  ResolvedContextConfig,
+  Summarizer,
+  SummaryRequest,
+  TokenCalibration,
+} from "./context/config.js";
+export { CONTEXT_DEFAULTS, contextConfigForModel, resolveContextConfig } from "./context/config.js";
+export { digestTurns } from "./context/digest.js";
+export { dropMiddle } from "./context/drop-middle.js";
+export { summarizeOldTurns } from "./context/summarize-old-turns.js";
+export type { ProviderSummarizerOptions } from "./context/summarizer.js";
+export { summarizerFromProvider } from "./context/summarizer.js";
+export {
+  calibrationFromUsage,
+  contextBudget,
+  estimateImageTokens,
+  estimateMessageTokens,
+  estimateRequestOverhead,
+  estimateTokens,
+  measuredOverhead,
+} from "./context/tokens.js";
+export { truncateText, truncateToolOutputs } from "./context/truncate-tool-outputs.js";
 export type { Agent, AgentActor, AgentSnapshot, PendingApproval } from "./core/create-agent.js";
-
 // --- the agent ---
 export { createAgent } from "./core/create-agent.js";
 export type * from "./core/events.js";
