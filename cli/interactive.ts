@@ -68,7 +68,7 @@ export function runInteractive(options: InteractiveOptions): Promise<void> {
       approvals.shift();
       try {
         if (choice === "n") {
-          agent.deny(question.toolCallId, "The user declined this call.");
+          agent.deny(question.toolCallId);
           view.note(style.red(`✗ denied ${question.toolName}`));
         } else {
           if (choice === "a") {

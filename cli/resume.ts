@@ -14,6 +14,8 @@ export interface ResumePlan {
   interrupted: ToolCall[];
   /** Calls whose result was missing from the snapshot but found in the event log. */
   recovered: ToolCall[];
+  /** The result messages this plan added (for the event log). */
+  added: ToolResultMessage[];
 }
 
 /** The text the model sees for a call that was running when the process stopped. */
@@ -69,6 +71,7 @@ export function planResume(snapshot: unknown, events: readonly unknown[], now = 
 
   const interrupted: ToolCall[] = [];
   const recovered: ToolCall[] = [];
+  const added: ToolResultMessage[] = [];
   const messages: AgentMessage[] = [];
   for (let i = 0; i < transcript.length; i++) {
     const message = transcript[i]!;
@@ -100,6 +103,7 @@ export function planResume(snapshot: unknown, events: readonly unknown[], now = 
             timestamp: now,
           };
       (end ? recovered : interrupted).push(part);
+      added.push(result);
       messages.push(result);
     }
   }
@@ -111,5 +115,6 @@ export function planResume(snapshot: unknown, events: readonly unknown[], now = 
     wasRunning,
     interrupted,
     recovered,
+    added,
   };
 }

@@ -288,6 +288,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
       at: Date.now(),
       interrupted: plan.interrupted.map((c) => c.id),
       recovered: plan.recovered.map((c) => c.id),
+      added: plan.added,
     });
   } else if (pretty) {
     notice(style.dim(`Session ${session.id} (resume with --continue or --resume ${session.id})`));
