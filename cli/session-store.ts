@@ -9,6 +9,7 @@ import {
   readdirSync,
   readFileSync,
   renameSync,
+  rmSync,
   statSync,
   writeSync,
 } from "node:fs";
@@ -194,7 +195,12 @@ export function createSessionStore(cwd: string): SessionStore {
           `No session "${id}" in ${root}${known.length ? ` (recent: ${known.join(", ")})` : " (there are none)"}`,
         );
       }
-      return openSession(path.join(root, id), meta);
+      const dir = path.join(root, id);
+      // Temporary files of a save that a crash cut short: the real files are intact without them.
+      for (const entry of readdirSync(dir)) {
+        if (entry.startsWith(".") && entry.endsWith(".tmp")) rmSync(path.join(dir, entry), { force: true });
+      }
+      return openSession(dir, meta);
     },
     list() {
       if (!existsSync(root)) return [];
