@@ -140,14 +140,15 @@ export async function runCli(
 }
 
 async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
+  const choice = await chooseModel(args, io.env);
+  // The demo plays the user's part itself and ends by itself, in a terminal too.
   const mode: Mode = args.json
     ? "json"
     : args.print
       ? "print"
-      : io.stdin.isTTY && io.stdout.isTTY
+      : io.stdin.isTTY && io.stdout.isTTY && choice.kind !== "demo"
         ? "interactive"
         : "once";
-  const choice = await chooseModel(args, io.env);
   if (choice.kind === "none") {
     throw new Error(
       `${choice.reason}\nSet ANTHROPIC_API_KEY or OPENAI_API_KEY, or run without --provider for the demo.`,
@@ -290,7 +291,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
       recovered: plan.recovered.map((c) => c.id),
       added: plan.added,
     });
-  } else if (pretty) {
+  } else if (pretty && choice.kind !== "demo") {
     notice(style.dim(`Session ${session.id} (resume with --continue or --resume ${session.id})`));
   }
 
