@@ -106,6 +106,8 @@ export function createAgent(options: AgentOptions): Agent {
       steeringMode: options.steeringMode,
       followUpMode: options.followUpMode,
       limits: options.limits,
+      contextBudget: options.context && dataOnly(options.context),
+      concurrencySafeTools: [...tools.values()].filter((t) => t.concurrencySafe).map((t) => t.name),
     },
     ...(options.snapshot !== undefined && { snapshot: options.snapshot as AgentSnapshot }),
     ...(inspect && { inspect: typeof inspect === "function" ? inspect : toObserver(inspect) }),
@@ -258,4 +260,9 @@ function stateName(value: unknown): string {
   if (typeof value === "string") return value;
   const [key, child] = Object.entries(value as Record<string, unknown>)[0]!;
   return `${key}.${stateName(child)}`;
+}
+
+/** A copy without functions, fit for machine context (and so for persisted snapshots). */
+function dataOnly<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => typeof v !== "function")) as T;
 }
