@@ -102,6 +102,8 @@ export type {
 export { createPermissions } from "./tools/permissions.js";
 export type { ReadFileDetails, ReadFileToolOptions } from "./tools/read-file.js";
 export { createReadFileTool } from "./tools/read-file.js";
+export type { SubAgentDetails, SubAgentToolOptions } from "./tools/sub-agent.js";
+export { subAgentTool } from "./tools/sub-agent.js";
 export type { ResolvedPath, Workspace } from "./tools/workspace.js";
 export { createWorkspace, PROTECTED_WRITE_DIRS, WorkspaceError } from "./tools/workspace.js";
 export type { WriteFileDetails, WriteFileToolOptions } from "./tools/write-file.js";

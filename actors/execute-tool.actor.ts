@@ -89,6 +89,7 @@ async function runTool(
     signal: controller.signal,
     onUpdate: updates.push,
     onProgress: updates.progress,
+    ...(runtime.options.inspect && { inspect: runtime.options.inspect }),
   };
 
   let result: ToolResult;

@@ -59,13 +59,34 @@ describe("read_file", () => {
     expect(read.text).toBe("     1\ta\n     2\tb\n     3\tc");
   });
 
-  it("returns PNG, JPEG-by-content images as image content", async () => {
+  it("returns a PNG as image content", async () => {
     await writeFile(path.join(root, "dot.png"), PNG);
     const run = await runTool(createReadFileTool({ workspace: root }), { path: "dot.png" });
     expect(run.isError).toBe(false);
     expect(run.result.content).toEqual([
       { type: "image", data: PNG.toString("base64"), mimeType: "image/png" },
     ]);
+  });
+
+  it.each([
+    ["photo.jpg", Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0x10, 0x4a, 0x46, 0x49, 0x46, 0]), "image/jpeg"],
+    ["anim.gif", Buffer.concat([Buffer.from("GIF89a"), Buffer.from([1, 0, 1, 0, 0, 0, 0])]), "image/gif"],
+    [
+      "pic.webp",
+      Buffer.concat([
+        Buffer.from("RIFF"),
+        Buffer.from([4, 0, 0, 0]),
+        Buffer.from("WEBPVP8 "),
+        Buffer.from([0]),
+      ]),
+      "image/webp",
+    ],
+    // Detected by content, not by the name.
+    ["misnamed.txt", PNG, "image/png"],
+  ])("returns %s as image content", async (name, bytes, mimeType) => {
+    await writeFile(path.join(root, name), bytes);
+    const run = await runTool(createReadFileTool({ workspace: root }), { path: name });
+    expect(run.result.content).toEqual([{ type: "image", data: bytes.toString("base64"), mimeType }]);
   });
 
   it("refuses a binary file clearly", async () => {
@@ -196,6 +217,17 @@ describe("edit_file", () => {
     expect(await readFile(path.join(root, "code.ts"), "utf8")).toBe(
       "let a = 9;\nlet b = 9;\nlet c = 9;\nconst d = 2;\n",
     );
+  });
+
+  it("matches a multi-line old_string written with \\n in a CRLF file, keeping CRLF", async () => {
+    await writeFile(path.join(root, "win.txt"), "first\r\nsecond\r\nthird\r\n");
+    const run = await runTool(createEditFileTool({ workspace: root }), {
+      path: "win.txt",
+      old_string: "first\nsecond",
+      new_string: "one\ntwo",
+    });
+    expect(run.text).toBe("Edited win.txt: 1 replacement (first at line 1)");
+    expect(await readFile(path.join(root, "win.txt"), "utf8")).toBe("one\r\ntwo\r\nthird\r\n");
   });
 
   it("refuses edits in node_modules/ and of missing files", async () => {

@@ -91,7 +91,8 @@ export function createBashTool(
         cwd: workspace.root,
         detached: true, // own process group, so the whole tree can be signalled at once
         stdio: ["ignore", "pipe", "pipe"],
-        env: { ...process.env, ...options.env },
+        // No pager or prompt can wait for a terminal that is not there.
+        env: { ...process.env, PAGER: "cat", GIT_PAGER: "cat", GIT_TERMINAL_PROMPT: "0", ...options.env },
       });
       const pgid = child.pid;
 

@@ -77,7 +77,14 @@ export function createEditFileTool(
       if (args.old_string === args.new_string)
         throw new Error("old_string and new_string are the same; nothing to do");
       const text = await readFile(absolute, "utf8");
-      const count = countOccurrences(text, args.old_string);
+      let { old_string: oldString, new_string: newString } = args;
+      let count = countOccurrences(text, oldString);
+      // Models write "\n"; a Windows-style file has "\r\n". Match it the way the file spells it.
+      if (count === 0 && text.includes("\r\n") && oldString.includes("\n") && !oldString.includes("\r\n")) {
+        oldString = oldString.replace(/\n/g, "\r\n");
+        newString = newString.replace(/\r?\n/g, "\r\n");
+        count = countOccurrences(text, oldString);
+      }
       if (count === 0) {
         throw new Error(
           `old_string was not found in ${relative} (0 matches). It must match exactly, including whitespace and indentation; read the file again to copy the current text.`,
@@ -88,12 +95,12 @@ export function createEditFileTool(
           `old_string matches ${count} times in ${relative}; it must be unique. Include more surrounding lines to pick one, or set replace_all to replace all ${count}.`,
         );
       }
-      const firstIndex = text.indexOf(args.old_string);
+      const firstIndex = text.indexOf(oldString);
       const firstLine = text.slice(0, firstIndex).split("\n").length;
       // A replacer function, so "$&" or "$1" in new_string stay literal.
       const updated = args.replace_all
-        ? text.split(args.old_string).join(args.new_string)
-        : text.replace(args.old_string, () => args.new_string);
+        ? text.split(oldString).join(newString)
+        : text.replace(oldString, () => newString);
       await writeFile(absolute, updated, "utf8");
       const replacements = args.replace_all ? count : 1;
       return {

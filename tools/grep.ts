@@ -151,7 +151,6 @@ async function searchWithRipgrep(
     "--with-filename",
     "--no-heading",
     "--color=never",
-    "--null",
     "--no-ignore",
     "--hidden",
     "--no-messages",
@@ -160,7 +159,9 @@ async function searchWithRipgrep(
     "--glob=!node_modules",
   ];
   if (args.ignore_case) rgArgs.push("--ignore-case");
-  if (args.files_only) rgArgs.push("--files-with-matches");
+  // --null ends a path with NUL instead of ":" (paths may hold colons); with --files-with-matches it
+  // would replace the newline too, so paths-only output stays newline-separated.
+  rgArgs.push(args.files_only ? "--files-with-matches" : "--null");
   if (args.glob) rgArgs.push(`--glob=${args.glob}`);
   rgArgs.push("--regexp", args.pattern, "--", scope.target);
 
