@@ -8,7 +8,7 @@ import type { Provider, ProviderEvent, ProviderRequest } from "./provider.js";
 
 /** Options of {@link anthropic}. */
 export interface AnthropicOptions {
-  /** A Messages API model id, e.g. `claude-sonnet-4-5`. */
+  /** A Messages API model id, e.g. `claude-sonnet-4-6`. */
   model: string;
   /**
    * Defaults to `ANTHROPIC_API_KEY` (or `ANTHROPIC_AUTH_TOKEN`). Kept inside the SDK client, never
@@ -19,10 +19,19 @@ export interface AnthropicOptions {
   baseURL?: string;
   /** Output token cap per model call. Default 8192 (16384 with thinking on). */
   maxTokens?: number;
-  /** Extended thinking with this token budget (must be below `maxTokens`). */
-  thinking?: { budgetTokens: number };
+  /**
+   * Extended thinking: `"adaptive"` (the model decides how much to think; what newer models
+   * recommend) or a fixed token budget (must be below `maxTokens`).
+   */
+  thinking?: "adaptive" | { budgetTokens: number };
   /** Prompt caching breakpoints on the system prompt, tools and last messages. Default `true`. */
   cache?: boolean;
+}
+
+function thinkingParam(thinking: AnthropicOptions["thinking"]) {
+  if (!thinking) return {};
+  if (thinking === "adaptive") return { thinking: { type: "adaptive" as const } };
+  return { thinking: { type: "enabled" as const, budget_tokens: thinking.budgetTokens } };
 }
 
 type StopReason = Extract<ProviderEvent, { type: "done" }>["stopReason"];
@@ -70,7 +79,7 @@ function mergeUsage(usage: Usage, wire: WireUsage | null | undefined): Usage {
  * @example
  * ```ts
  * const agent = createAgent({
- *   provider: anthropic({ model: "claude-sonnet-4-5", thinking: { budgetTokens: 4000 } }),
+ *   provider: anthropic({ model: "claude-sonnet-4-6", thinking: "adaptive" }),
  *   tools: [readTool],
  * });
  * ```
@@ -107,9 +116,7 @@ export function anthropic(options: AnthropicOptions): Provider {
           model,
           max_tokens: maxTokens,
           ...parts,
-          ...(options.thinking
-            ? { thinking: { type: "enabled", budget_tokens: options.thinking.budgetTokens } }
-            : {}),
+          ...thinkingParam(options.thinking),
           stream: true,
         },
         { signal },
@@ -166,7 +173,7 @@ export function anthropic(options: AnthropicOptions): Provider {
             else if (delta.type === "signature_delta" && state) {
               state.signature += delta.signature;
               yield { type: "thinking_delta", delta: "", signature: state.signature };
-            } else if (delta.type === "input_json_delta" && state?.id) {
+            } else if (delta.type === "input_json_delta" && state?.id && delta.partial_json !== "") {
               state.json += delta.partial_json;
               yield { type: "toolcall_delta", id: state.id, delta: delta.partial_json };
             }

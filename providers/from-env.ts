@@ -9,7 +9,7 @@ export type ProviderName = (typeof PROVIDER_NAMES)[number];
 
 /** Default models when `--model` is not given. */
 export const DEFAULT_MODELS: Record<Exclude<ProviderName, "openai-compatible">, string> = {
-  anthropic: "claude-sonnet-4-5",
+  anthropic: "claude-sonnet-4-6",
   openai: "gpt-4.1",
   "openai-responses": "gpt-4.1",
 };

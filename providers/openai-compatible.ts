@@ -1,4 +1,4 @@
-import { createOpenAIProvider } from "./openai.js";
+import { createOpenAIProvider } from "./internal/openai-provider.js";
 import type { Provider } from "./provider.js";
 
 /** Options of {@link openaiCompatible}. */

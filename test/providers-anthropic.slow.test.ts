@@ -6,7 +6,7 @@ import { anthropicErrorFrame, anthropicHttpError, anthropicMessage } from "./fix
 
 const API_KEY = "sk-ant-test-0123456789abcdef";
 let server: ProviderFixtureServer;
-const provider = () => anthropic({ model: "claude-sonnet-4-5", apiKey: API_KEY, baseURL: server.url });
+const provider = () => anthropic({ model: "claude-haiku-4-5", apiKey: API_KEY, baseURL: server.url });
 const run = (request = userRequest("hi"), signal = new AbortController().signal) =>
   collect(provider().stream(request, signal));
 
@@ -56,8 +56,8 @@ describe("anthropic provider: streams", () => {
       },
     ]);
     const usage = (last(events) as Extract<ProviderEvent, { type: "done" }>).usage;
-    // claude-sonnet-4-5: $3 in, $15 out, $0.30 cache read, $3.75 cache write per million
-    expect(usage?.cost?.total).toBeCloseTo((100 * 3 + 20 * 15 + 300 * 0.3 + 50 * 3.75) / 1e6, 12);
+    // claude-haiku-4-5: $1 in, $5 out, $0.10 cache read, $1.25 cache write per million
+    expect(usage?.cost?.total).toBeCloseTo((100 * 1 + 20 * 5 + 300 * 0.1 + 50 * 1.25) / 1e6, 12);
   });
 
   it("streams one tool call as start, raw JSON fragments and end with parsed arguments", async () => {
@@ -127,18 +127,30 @@ describe("anthropic provider: streams", () => {
   it("sends thinking config and max_tokens when thinking is on", async () => {
     server.reply({ type: "sse", frames: anthropicMessage({ blocks: [{ type: "text", text: ["ok"] }] }) });
     const p = anthropic({
-      model: "claude-sonnet-4-5",
+      model: "claude-haiku-4-5",
       apiKey: API_KEY,
       baseURL: server.url,
       thinking: { budgetTokens: 2000 },
     });
     await collect(p.stream(userRequest("hi"), new AbortController().signal));
     expect(server.requests[0].body).toMatchObject({
-      model: "claude-sonnet-4-5",
+      model: "claude-haiku-4-5",
       stream: true,
       max_tokens: 16384,
       thinking: { type: "enabled", budget_tokens: 2000 },
     });
+  });
+
+  it("sends adaptive thinking when asked", async () => {
+    server.reply({ type: "sse", frames: anthropicMessage({ blocks: [{ type: "text", text: ["ok"] }] }) });
+    const p = anthropic({
+      model: "claude-haiku-4-5",
+      apiKey: API_KEY,
+      baseURL: server.url,
+      thinking: "adaptive",
+    });
+    await collect(p.stream(userRequest("hi"), new AbortController().signal));
+    expect(server.requests[0].body.thinking).toEqual({ type: "adaptive" });
   });
 
   it("passes malformed tool-call JSON on as an object that names the raw text", async () => {
@@ -278,7 +290,7 @@ describe("anthropic provider: request body", () => {
 
   it("sends no cache markers with cache off", async () => {
     server.reply({ type: "sse", frames: anthropicMessage({ blocks: [{ type: "text", text: ["ok"] }] }) });
-    const p = anthropic({ model: "claude-sonnet-4-5", apiKey: API_KEY, baseURL: server.url, cache: false });
+    const p = anthropic({ model: "claude-haiku-4-5", apiKey: API_KEY, baseURL: server.url, cache: false });
     await collect(
       p.stream(
         { systemPrompt: "x", messages: transcript, tools: [readFileSpec] },
@@ -286,6 +298,43 @@ describe("anthropic provider: request body", () => {
       ),
     );
     expect(JSON.stringify(server.requests[0].body)).not.toContain("cache_control");
+  });
+
+  it("is billed as cache reads on the next turn: the fixture server models Anthropic's prompt cache", async () => {
+    const cacheServer = await startProviderServer();
+    try {
+      const p = anthropic({ model: "claude-haiku-4-5", apiKey: API_KEY, baseURL: cacheServer.url });
+      const reply = () => ({
+        type: "sse" as const,
+        frames: anthropicMessage({ blocks: [{ type: "text", text: ["ok"] }] }),
+      });
+      cacheServer.reply(reply(), reply());
+      const first = userRequest("first question");
+      const firstUsage = (
+        last(await collect(p.stream(first, new AbortController().signal))) as {
+          usage: { cacheWrite: number; cacheRead: number };
+        }
+      ).usage;
+      const second = {
+        ...first,
+        messages: [
+          ...first.messages,
+          assistant([{ type: "text", text: "ok" }], "stop"),
+          { role: "user" as const, content: "second question", timestamp: 3 },
+        ],
+      };
+      const secondUsage = (
+        last(await collect(p.stream(second, new AbortController().signal))) as {
+          usage: { cacheRead: number; cacheWrite: number };
+        }
+      ).usage;
+      expect(firstUsage.cacheRead).toBe(0);
+      expect(firstUsage.cacheWrite).toBeGreaterThan(0);
+      expect(secondUsage.cacheRead).toBe(firstUsage.cacheWrite);
+      expect(secondUsage.cacheWrite).toBeGreaterThan(0);
+    } finally {
+      await cacheServer.close();
+    }
   });
 
   it("sends the key only as a request header and keeps it off the provider object", async () => {
@@ -458,7 +507,7 @@ describe("anthropic provider: faults", () => {
     delete process.env.ANTHROPIC_API_KEY;
     delete process.env.ANTHROPIC_AUTH_TOKEN;
     try {
-      const p = anthropic({ model: "claude-sonnet-4-5", baseURL: server.url });
+      const p = anthropic({ model: "claude-haiku-4-5", baseURL: server.url });
       expect(await collect(p.stream(userRequest("hi"), new AbortController().signal))).toEqual([
         {
           type: "error",

@@ -176,23 +176,24 @@ export function classifyProviderError(
   const rawMessage = body.message ?? (typeof e.message === "string" ? e.message : String(error));
   const message = redactSecrets(rawMessage || "Unknown provider error", secret);
   const status = typeof e.status === "number" ? e.status : undefined;
-  const typeOrCode = (e.type ?? undefined) || body.type || (e.code ?? undefined) || body.code;
-  const codeKind = kindFromType(body.code ?? e.code ?? undefined, "");
+  const code = (e.code ?? undefined) || body.code;
+  const type = (e.type ?? undefined) || body.type;
+  // The code is the more specific of the two (OpenAI: type "server_error", code "server_is_overloaded").
+  const bodyKind = kindFromType(code, rawMessage) ?? kindFromType(type, rawMessage);
 
   let kind: ProviderErrorKind;
   if (status !== undefined) {
     const emptyBody = e.error === undefined || e.error === null || e.error === "";
-    if (isContextOverflowText(rawMessage) || codeKind === "context_overflow") kind = "context_overflow";
+    if (bodyKind === "context_overflow") kind = "context_overflow";
     else if ((status === 400 || status === 413) && emptyBody) kind = "context_overflow";
-    else if (status === 429 && codeKind === "api")
+    else if (status === 429 && code === "insufficient_quota")
       kind = "api"; // out of quota: waiting will not help
-    else if (status === 400 && typeOrCode) kind = kindFromType(typeOrCode, rawMessage) ?? "api";
     else kind = kindFromStatus(status);
-  } else if (typeOrCode || body.message) {
-    // An error that arrived inside a 200 stream: only its body says what it is.
-    kind = kindFromType(typeOrCode, rawMessage) ?? "api";
   } else if (isNetworkFailure(error)) {
     kind = "network";
+  } else if (code || type || body.message) {
+    // An error that arrived inside a 200 stream: only its body says what it is.
+    kind = bodyKind ?? "api";
   } else if (error instanceof SyntaxError) {
     kind = "api"; // a malformed event: the same request would likely fail the same way
   } else {
