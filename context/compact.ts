@@ -34,7 +34,9 @@ export interface CompactOptions {
   /**
    * Compact even when the estimate says the context fits (the provider said it did not). A forced
    * compaction takes the smaller of the budget and the current size as its bound and accepts a
-   * level only once the result is within `targetRatio` of that bound.
+   * level only once the result is within `targetRatio` of that bound. When no level reaches it, a
+   * forced compaction also truncates the tool outputs of the protected turns (the one exception
+   * to keeping them verbatim: the provider has refused the request, so keeping them would fail).
    */
   force?: boolean;
   calibration?: TokenCalibration;
@@ -87,7 +89,7 @@ export async function compactContext(
   if (!options.force && tokensBefore <= budget) return undefined;
   options.signal?.throwIfAborted();
 
-  const target = Math.floor(resolved.targetRatio * Math.min(budget, tokensBefore));
+  let target = Math.floor(resolved.targetRatio * Math.min(budget, tokensBefore));
   // Forced: the provider refused what we estimated as fitting, so our bound is too generous.
   const bound = options.force ? target : budget;
   const minLevel = options.minLevel ?? 1;
@@ -111,6 +113,8 @@ export async function compactContext(
   const base = truncated ?? messages;
   const level1 = consider(1, truncated);
   if (level1) return level1;
+  // Asked for a deeper level than 1 (overflow recovery): shrink below what truncation reached too.
+  if (minLevel > 1) target = Math.min(target, Math.floor(resolved.targetRatio * estimateTokens(base)));
   if (minLevel <= 2) {
     const summarised = await summarizeOldTurns(base, resolved, {
       target,
@@ -121,7 +125,16 @@ export async function compactContext(
     const level2 = consider(2, summarised);
     if (level2) return level2;
   }
-  const level3 = consider(3, dropMiddle(base, resolved, { target }));
+  const dropped = dropMiddle(base, resolved, { target });
+  const level3 = consider(3, dropped);
   if (level3) return level3;
+  if (options.force) {
+    // Last resort of overflow recovery: the protected turns alone are too big (typically one huge
+    // tool output), so their tool outputs are truncated too rather than failing the run.
+    const smallest = dropped ?? base;
+    const everywhere = truncateToolOutputs(smallest, { ...resolved, keepFirst: 0, keepRecent: 0 });
+    const lastResort = everywhere && result(3, everywhere);
+    if (lastResort && lastResort.tokensAfter < (fallback?.tokensAfter ?? tokensBefore)) return lastResort;
+  }
   return fallback;
 }

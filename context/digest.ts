@@ -8,7 +8,11 @@ const SNIPPET_CHARS = 120;
 const OMITTED_LINE = /^\[(\d+) earlier turns omitted\]$/;
 
 function snippet(text: string): string {
-  const flat = text.replace(/\s+/g, " ").trim();
+  // Only the start can end up in the line: do not flatten a whole file's worth of text.
+  const flat = text
+    .slice(0, SNIPPET_CHARS * 4)
+    .replace(/\s+/g, " ")
+    .trim();
   return flat.length <= SNIPPET_CHARS ? flat : `${flat.slice(0, SNIPPET_CHARS - 1)}…`;
 }
 
@@ -20,14 +24,17 @@ function imageCount(content: AgentMessage["content"]): number {
 }
 
 interface TurnDigest {
-  opener?: string;
+  openers: string[];
   tools: Map<string, { calls: number; failed: number }>;
   reply?: string;
+  hasAssistant: boolean;
 }
 
+const newTurn = (): TurnDigest => ({ openers: [], tools: new Map(), hasAssistant: false });
+
 function renderTurn(turn: TurnDigest): string {
-  const parts: string[] = [];
-  if (turn.opener !== undefined) parts.push(turn.opener);
+  const parts: string[] = [...turn.openers];
+  if (turn.reply) parts.push(`assistant: ${turn.reply}`);
   if (turn.tools.size > 0) {
     const tools = [...turn.tools].map(([name, { calls, failed }]) => {
       const count = calls > 1 ? ` ×${calls}` : "";
@@ -35,19 +42,19 @@ function renderTurn(turn: TurnDigest): string {
     });
     parts.push(`tools: ${tools.join(", ")}`);
   }
-  if (turn.reply) parts.push(`assistant: ${turn.reply}`);
   return `- ${parts.length > 0 ? parts.join("; ") : "(empty turn)"}`;
 }
 
 /**
- * One line per turn of a transcript: what the user asked, which tools ran (and how many failed),
- * and how the assistant answered last. A turn starts at each user (or application) message;
- * compaction messages are skipped. The level-2 summary when no summariser is configured.
+ * One line per turn (one model call) of a transcript: the user or application messages that led
+ * to it, the start of the assistant's text, and which tools it called (and how many failed).
+ * Compaction messages are skipped. The level-2 summary when no summariser is configured.
  *
  * @example
  * ```ts
  * digestTurns(messages);
- * // ["- user: fix the test; tools: read ×2, bash (1 failed); assistant: Fixed: the mock was stale."]
+ * // ["- user: fix the test; assistant: Looking.; tools: read ×2, bash (1 failed)",
+ * //  "- assistant: Fixed: the mock was stale."]
  * ```
  */
 export function digestTurns(messages: readonly AgentMessage[]): string[] {
@@ -60,18 +67,18 @@ export function digestTurns(messages: readonly AgentMessage[]): string[] {
   for (const message of messages) {
     if (isCompactionMessage(message)) continue;
     if (message.role === "user" || message.role === "custom") {
-      flush();
+      if (turn?.hasAssistant) flush();
+      turn ??= newTurn();
       const images = imageCount(message.content);
       const label = message.role === "user" ? "user" : message.customType;
       const text = snippet(textOf(message.content));
-      turn = {
-        opener: `${label}: ${text}${images > 0 ? ` [${images} image${images > 1 ? "s" : ""}]` : ""}`,
-        tools: new Map(),
-      };
+      turn.openers.push(`${label}: ${text}${images > 0 ? ` [${images} image${images > 1 ? "s" : ""}]` : ""}`);
       continue;
     }
-    turn ??= { tools: new Map() };
     if (message.role === "assistant") {
+      if (turn?.hasAssistant) flush();
+      turn ??= newTurn();
+      turn.hasAssistant = true;
       for (const block of message.content) {
         if (block.type !== "toolCall") continue;
         const entry = turn.tools.get(block.name) ?? { calls: 0, failed: 0 };
@@ -81,6 +88,7 @@ export function digestTurns(messages: readonly AgentMessage[]): string[] {
       const text = snippet(textOf(message.content));
       if (text) turn.reply = text;
     } else if (message.isError) {
+      turn ??= newTurn();
       const entry = turn.tools.get(message.toolName) ?? { calls: 0, failed: 0 };
       entry.failed++;
       turn.tools.set(message.toolName, entry);

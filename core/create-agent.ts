@@ -1,5 +1,6 @@
 import { Observable, Subject } from "rxjs";
 import { type Actor, type AnyActorRef, createActor, type SnapshotFrom, toObserver } from "xstate";
+import { resolveContextConfig } from "../context/config.js";
 import { screenInput, toMessages } from "../machines/agent.logic.js";
 import { agentMachine } from "../machines/agent.machine.js";
 import { type Tool, toToolSpec } from "../tools/define-tool.js";
@@ -79,6 +80,8 @@ export function createAgent(options: AgentOptions): Agent {
     tools.set(tool.name, tool);
   }
   const inputFilters = options.inputFilters ?? [];
+  // A bad compaction budget is a setup error: report it here, not from inside the first turn.
+  if (options.context) resolveContextConfig(options.context);
 
   let actor!: AgentActor;
   const runtime: AgentRuntime = {

@@ -5,6 +5,7 @@ import { runDeadlineActor } from "../actors/run-deadline.actor.js";
 import type { CompactionResult } from "../context/compact.js";
 import { isOverBudget } from "../context/compact.js";
 import type { ContextConfig, TokenCalibration } from "../context/config.js";
+import { calibrationFromUsage } from "../context/tokens.js";
 import type { AgentEvent } from "../core/events.js";
 import { type AgentMessage, addUsage, type ToolResultMessage } from "../core/messages.js";
 import type { AgentLimits, QueueMode, ToolExecutionStrategy } from "../core/options.js";
@@ -195,13 +196,12 @@ export const agentMachine = setup({
         run: { ...context.run, needsCompaction: false, forceCompaction: false, lastCompactionLevel: level },
       });
     }),
-    prepareOverflowRetry: assign({
-      run: ({ context }) => ({
-        ...context.run,
-        overflowRetried: true,
-        needsCompaction: true,
-        forceCompaction: true,
-      }),
+    prepareOverflowRetry: enqueueActions(({ context, enqueue }, done: StreamDone) => {
+      // The failed attempt's message was announced: close it before the retry opens another.
+      if (done.started) enqueue.emit({ type: "message_end", message: done.message });
+      enqueue.assign({
+        run: { ...context.run, overflowRetried: true, needsCompaction: true, forceCompaction: true },
+      });
     }),
     recordAssistant: enqueueActions(({ context, enqueue }, done: StreamDone) => {
       const message = ensureUniqueToolCallIds(done.message);
@@ -213,7 +213,11 @@ export const agentMachine = setup({
         (message.stopReason === "error" ? "error" : message.stopReason === "aborted" ? "aborted" : undefined);
       enqueue.assign({
         messages: [...context.messages, message],
-        calibration: { estimated: 0, reported: usage.input + usage.cacheRead + usage.cacheWrite },
+        // What the provider counted beyond our estimate of the messages sent (system prompt, tools).
+        calibration:
+          usage.input + usage.cacheRead + usage.cacheWrite > 0
+            ? calibrationFromUsage(context.messages, usage)
+            : context.calibration,
         run: {
           ...context.run,
           usage: addUsage(context.run.usage, usage),
@@ -254,7 +258,9 @@ export const agentMachine = setup({
       enqueue.sendTo("toolExecution", { type: "CALL_READY", call: call! });
     }),
     planExecution: enqueueActions(({ context, enqueue }) => {
-      const calls = planCalls(callsOf(context.run.turnMessage), (name) => context.concurrencySafeTools.includes(name));
+      const calls = planCalls(callsOf(context.run.turnMessage), (name) =>
+        context.concurrencySafeTools.includes(name),
+      );
       if (context.run.executionSpawned) {
         enqueue.sendTo("toolExecution", { type: "PLAN", calls });
       } else {
@@ -459,7 +465,7 @@ export const agentMachine = setup({
               {
                 guard: { type: "overflowRetryable", params: ({ event }) => event },
                 target: "compacting",
-                actions: "prepareOverflowRetry",
+                actions: { type: "prepareOverflowRetry", params: ({ event }) => event },
               },
               {
                 guard: { type: "hasToolCalls", params: ({ event }) => event },

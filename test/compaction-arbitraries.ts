@@ -3,7 +3,13 @@
 // answered right after its assistant message), with deterministic ids and timestamps.
 import fc from "fast-check";
 import type { AgentMessage, AssistantMessage, ContextConfig, ToolResultMessage } from "../index.js";
-import { COMPACTION_SUMMARY_TYPE, emptyUsage } from "../index.js";
+import {
+  COMPACTION_MARKER_TEXT,
+  COMPACTION_MARKER_TYPE,
+  COMPACTION_SUMMARY_TYPE,
+  emptyUsage,
+  estimateMessageTokens,
+} from "../index.js";
 
 interface CallShape {
   name: string;
@@ -48,11 +54,21 @@ const turnArb: fc.Arbitrary<TurnShape> = fc.record({
 });
 
 function build(turns: TurnShape[]): AgentMessage[] {
-  const messages: AgentMessage[] = [];
+  return buildTurns(turns).flat();
+}
+
+function buildTurns(turns: TurnShape[]): AgentMessage[][] {
+  const byTurn: AgentMessage[][] = [];
+  let messages: AgentMessage[] = [];
   let clock = 1_700_000_000_000;
   let nextId = 0;
-  const tick = () => (clock += 1_000);
+  const tick = () => {
+    clock += 1_000;
+    return clock;
+  };
   for (const turn of turns) {
+    messages = [];
+    byTurn.push(messages);
     const text = `${turn.text} ${"word ".repeat(turn.textRepeat)}`;
     if (turn.opener === "summary") {
       messages.push({
@@ -100,7 +116,13 @@ function build(turns: TurnShape[]): AgentMessage[] {
           role: "toolResult",
           toolCallId: id,
           toolName: call.name,
-          content: [{ type: "text", text: output.join("\n") }],
+          content: [
+            { type: "text", text: output.join("\n") },
+            // Some tools (screenshots, image reads) answer with an image as well.
+            ...(call.lineChars % 5 === 0
+              ? [{ type: "image" as const, data: "B".repeat(3_000), mimeType: "image/png" }]
+              : []),
+          ],
           isError: call.isError,
           timestamp: tick(),
         };
@@ -115,7 +137,7 @@ function build(turns: TurnShape[]): AgentMessage[] {
       timestamp: tick(),
     });
   }
-  return messages;
+  return byTurn;
 }
 
 /** A random valid transcript of up to `maxTurns` turns. */
@@ -123,11 +145,9 @@ export function transcriptArb(maxTurns = 12): fc.Arbitrary<AgentMessage[]> {
   return fc.array(turnArb, { maxLength: maxTurns }).map(build);
 }
 
-/** One more random turn, for growing a transcript in a simulated agent loop. */
+/** Random turns (one message array each), for growing a transcript in a simulated agent loop. */
 export function turnsArb(maxTurns: number): fc.Arbitrary<AgentMessage[][]> {
-  return fc
-    .array(turnArb, { minLength: 1, maxLength: maxTurns })
-    .map((turns) => turns.map((t) => build([t])));
+  return fc.array(turnArb, { minLength: 1, maxLength: maxTurns }).map(buildTurns);
 }
 
 /** A random context configuration, small enough that most transcripts are over budget. */
@@ -158,4 +178,44 @@ export function pairingProblems(messages: readonly AgentMessage[]): string[] {
   });
   for (const id of open.keys()) if (!answered.has(id)) problems.push(`call ${id} without its result`);
   return problems;
+}
+
+/**
+ * Tokens of the smallest context the invariants allow: the first `keepFirst` and last `keepRecent`
+ * messages, plus whatever is paired with them, plus the marker when anything is dropped.
+ */
+export function smallestAnswerTokens(messages: readonly AgentMessage[], config: ContextConfig): number {
+  const n = messages.length;
+  const keepFirst = config.keepFirst ?? 1;
+  const keepRecent = config.keepRecent ?? 6;
+  const keep = new Set<number>();
+  for (let i = 0; i < n; i++) if (i < keepFirst || i >= n - keepRecent) keep.add(i);
+  const owner = new Map<string, number>();
+  const results = new Map<number, number[]>();
+  messages.forEach((m, i) => {
+    if (m.role === "assistant") for (const b of m.content) if (b.type === "toolCall") owner.set(b.id, i);
+    if (m.role === "toolResult") {
+      const o = owner.get(m.toolCallId)!;
+      results.set(o, [...(results.get(o) ?? []), i]);
+    }
+  });
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const i of [...keep]) {
+      const m = messages[i];
+      const linked = m.role === "toolResult" ? [owner.get(m.toolCallId)!] : (results.get(i) ?? []);
+      for (const j of linked) if (!keep.has(j)) grew = keep.add(j) !== undefined;
+    }
+  }
+  const marker: AgentMessage = {
+    role: "custom",
+    customType: COMPACTION_MARKER_TYPE,
+    content: COMPACTION_MARKER_TEXT,
+    display: "model",
+    timestamp: 0,
+  };
+  let tokens = keep.size < n ? estimateMessageTokens(marker) : 0;
+  for (const i of keep) tokens += estimateMessageTokens(messages[i]);
+  return tokens;
 }

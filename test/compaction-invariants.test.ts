@@ -1,18 +1,15 @@
 // The compaction invariants of DESIGN.md, property-tested over random transcripts and configs.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { AgentMessage, ContextConfig, Summarizer } from "../index.js";
+import type { ContextConfig, Summarizer } from "../index.js";
 import {
-  COMPACTION_MARKER_TEXT,
-  COMPACTION_MARKER_TYPE,
   compactContext,
   contextBudget,
-  estimateMessageTokens,
   estimateTokens,
   isCompactionMessage,
   isCompactionSummary,
 } from "../index.js";
-import { configArb, pairingProblems, transcriptArb } from "./compaction-arbitraries.js";
+import { configArb, pairingProblems, smallestAnswerTokens, transcriptArb } from "./compaction-arbitraries.js";
 
 // FC_RUNS=5000 npx vitest run … to search harder.
 const RUNS = { numRuns: Number(process.env.FC_RUNS ?? 300) };
@@ -25,46 +22,6 @@ const withSummarizer = (config: ContextConfig): ContextConfig => ({
   ...config,
   summarizer: countingSummarizer,
 });
-
-/**
- * Tokens of the smallest context the invariants allow: the first `keepFirst` and last `keepRecent`
- * messages, plus whatever is paired with them, plus the marker when anything is dropped.
- */
-function smallestAnswerTokens(messages: readonly AgentMessage[], config: ContextConfig): number {
-  const n = messages.length;
-  const keepFirst = config.keepFirst ?? 1;
-  const keepRecent = config.keepRecent ?? 6;
-  const keep = new Set<number>();
-  for (let i = 0; i < n; i++) if (i < keepFirst || i >= n - keepRecent) keep.add(i);
-  const owner = new Map<string, number>();
-  const results = new Map<number, number[]>();
-  messages.forEach((m, i) => {
-    if (m.role === "assistant") for (const b of m.content) if (b.type === "toolCall") owner.set(b.id, i);
-    if (m.role === "toolResult") {
-      const o = owner.get(m.toolCallId)!;
-      results.set(o, [...(results.get(o) ?? []), i]);
-    }
-  });
-  let grew = true;
-  while (grew) {
-    grew = false;
-    for (const i of [...keep]) {
-      const m = messages[i];
-      const linked = m.role === "toolResult" ? [owner.get(m.toolCallId)!] : (results.get(i) ?? []);
-      for (const j of linked) if (!keep.has(j)) grew = keep.add(j) !== undefined;
-    }
-  }
-  const marker: AgentMessage = {
-    role: "custom",
-    customType: COMPACTION_MARKER_TYPE,
-    content: COMPACTION_MARKER_TEXT,
-    display: "model",
-    timestamp: 0,
-  };
-  let tokens = keep.size < n ? estimateMessageTokens(marker) : 0;
-  for (const i of keep) tokens += estimateMessageTokens(messages[i]);
-  return tokens;
-}
 
 for (const [name, configure] of [
   ["digest", (c: ContextConfig) => c],
