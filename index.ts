@@ -108,3 +108,34 @@ export type { ResolvedPath, Workspace } from "./tools/workspace.js";
 export { createWorkspace, PROTECTED_WRITE_DIRS, WorkspaceError } from "./tools/workspace.js";
 export type { WriteFileDetails, WriteFileToolOptions } from "./tools/write-file.js";
 export { createWriteFileTool } from "./tools/write-file.js";
+
+// --- visualizer: Stately inspector hook-up, live page, recordings ---
+export type { GraphEdge, GraphNode, MachineGraph } from "./visualizer/machine-graph.js";
+export { activeStateIds, layoutMachineGraph } from "./visualizer/machine-graph.js";
+export type { Recorder } from "./visualizer/recording.js";
+export { parseRecording, readRecording, recordEvents } from "./visualizer/recording.js";
+export type { SanitizeOptions } from "./visualizer/sanitize.js";
+export { sanitize } from "./visualizer/sanitize.js";
+export type { VisualizeOptions, VisualizerServer } from "./visualizer/server.js";
+export { visualize, visualizeRecording } from "./visualizer/server.js";
+export type {
+  ToolOutcome,
+  VisualizerCommand,
+  VisualizerMessage,
+  WireEvent,
+  WireMessageUpdate,
+} from "./visualizer/wire.js";
+export type {
+  InspectorRelay,
+  InspectorRelayOptions,
+  InspectorSanitizeOptions,
+  StatelyBrowserInspectorOptions,
+  StatelyInspector,
+  StatelyInspectorOptions,
+} from "./visualizer/stately.js";
+export {
+  createInspectorRelay,
+  createStatelyBrowserInspector,
+  createStatelyInspector,
+  inspectorSanitizers,
+} from "./visualizer/stately.js";
