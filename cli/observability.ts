@@ -1,55 +1,37 @@
 import type { Agent } from "../core/create-agent.js";
+import type { AgentOptions } from "../core/options.js";
 
-/** An inspection hook for `createAgent({ inspect })`, and how to tell the user where to look. */
+/** The `--inspect` hook: pass `inspect` to `createAgent`, show `url`, `stop` on exit. */
 export interface InspectorHandle {
-  inspect: unknown;
+  inspect: AgentOptions["inspect"];
   url?: string;
+  stop(): Promise<void>;
 }
 
-/** A running visualizer page. */
+/** The `--visualize` page. */
 export interface VisualizerHandle {
-  url?: string;
-  close?: () => unknown;
+  url: string;
+  close(): Promise<void>;
 }
 
 /**
- * The visualizer area exports `createStatelyInspector` and `visualize` from the public API; the CLI
- * looks them up at run time so it builds and runs without them and says so plainly when asked for
- * one that is missing.
- */
-async function publicApi(): Promise<Record<string, unknown>> {
-  return (await import("../index.js")) as Record<string, unknown>;
-}
-
-function urlOf(value: unknown): string | undefined {
-  if (!value || typeof value !== "object") return undefined;
-  const url = (value as { url?: unknown }).url;
-  return typeof url === "string" ? url : undefined;
-}
-
-/**
- * Creates the Stately inspector hook for `--inspect`.
+ * Starts the Stately inspector relay for `--inspect` (the visualizer area's
+ * `createStatelyInspector`). Loaded on demand: a plain run never pays for it.
  *
  * @example
  * ```ts
  * const inspector = await createInspectorForCli();
- * const agent = createAgent({ provider, inspect: inspector.inspect as never });
+ * const agent = createAgent({ provider, inspect: inspector.inspect });
  * ```
  */
 export async function createInspectorForCli(): Promise<InspectorHandle> {
-  const factory = (await publicApi()).createStatelyInspector;
-  if (typeof factory !== "function") {
-    throw new Error("--inspect is not available: this build has no createStatelyInspector (visualizer/)");
-  }
-  const created = await factory({});
-  if (typeof created === "function") return { inspect: created };
-  const inspect = (created as { inspect?: unknown }).inspect;
-  if (inspect) return { inspect, url: urlOf(created) };
-  return { inspect: created, url: urlOf(created) };
+  const { createStatelyInspector } = await import("../visualizer/stately.js");
+  const inspector = await createStatelyInspector();
+  return { inspect: inspector.inspect, url: inspector.url, stop: () => inspector.stop() };
 }
 
 /**
- * Serves the live visualizer page for `--visualize` on 127.0.0.1.
+ * Serves the live visualizer page for `--visualize` on 127.0.0.1 (`port` 0: a free one).
  *
  * @example
  * ```ts
@@ -61,13 +43,7 @@ export async function startVisualizerForCli(
   agent: Agent,
   port: number | undefined,
 ): Promise<VisualizerHandle> {
-  const visualize = (await publicApi()).visualize;
-  if (typeof visualize !== "function") {
-    throw new Error("--visualize is not available: this build has no visualize() (visualizer/)");
-  }
-  const handle = await visualize(agent, { port: port ?? 0 });
-  return {
-    url: urlOf(handle),
-    close: (handle as { close?: () => unknown } | undefined)?.close?.bind(handle),
-  };
+  const { visualize } = await import("../visualizer/server.js");
+  const server = await visualize(agent, { port: port ?? 0 });
+  return { url: server.url, close: () => server.close() };
 }

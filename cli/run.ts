@@ -11,7 +11,12 @@ import { type CliArgs, parseArgs, USAGE, UsageError } from "./args.js";
 import { actDemoUser, createDemoWorkspace, DEMO_PROMPT } from "./demo.js";
 import { createEventView } from "./event-view.js";
 import { runInteractive } from "./interactive.js";
-import { createInspectorForCli, startVisualizerForCli, type VisualizerHandle } from "./observability.js";
+import {
+  createInspectorForCli,
+  type InspectorHandle,
+  startVisualizerForCli,
+  type VisualizerHandle,
+} from "./observability.js";
 import { planResume, type ResumePlan } from "./resume.js";
 import { createScreen } from "./screen.js";
 import { recordSession } from "./session-recorder.js";
@@ -222,14 +227,19 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
     cwd,
   });
 
-  let inspect: unknown;
+  let inspector: InspectorHandle | undefined;
   if (args.inspect) {
     try {
-      const inspector = await createInspectorForCli();
-      inspect = inspector.inspect;
-      notice(style.dim(`Stately inspector${inspector.url ? `: ${inspector.url}` : " attached"}`));
+      inspector = await createInspectorForCli();
+      notice(
+        style.dim(`Stately inspector: open ${inspector.url ?? "the inspector"} to watch the statechart`),
+      );
     } catch (error) {
-      notice(style.yellow(`${(error as Error).message}; going on without it.`));
+      notice(
+        style.yellow(
+          `Cannot start the Stately inspector (${(error as Error).message}); going on without it.`,
+        ),
+      );
     }
   }
 
@@ -242,7 +252,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
     limits: args.maxTurns ? { maxTurns: args.maxTurns } : undefined,
     context: choice.context,
     permissions,
-    inspect: inspect as never,
+    inspect: inspector?.inspect,
     id: `session-${session.id}`,
   });
   const stopRecording = recordSession(agent, session, (error) =>
@@ -253,9 +263,9 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
   if (args.visualize) {
     try {
       visualizer = await startVisualizerForCli(agent, args.port);
-      notice(style.dim(`Visualizer: ${visualizer.url ?? "started"}`));
+      notice(style.dim(`Visualizer: open ${visualizer.url}`));
     } catch (error) {
-      notice(style.yellow(`${(error as Error).message}; going on without it.`));
+      notice(style.yellow(`Cannot start the visualizer (${(error as Error).message}); going on without it.`));
     }
   }
 
@@ -351,7 +361,8 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
     agent.stop();
     view?.dispose();
     screen?.close();
-    await visualizer?.close?.();
+    await visualizer?.close();
+    await inspector?.stop();
     if (demoDir) rmSync(demoDir, { recursive: true, force: true });
   }
 }

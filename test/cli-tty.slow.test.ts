@@ -123,4 +123,13 @@ describe("agent-machine in a terminal", () => {
     expect(screen.indexOf("tool results: first-done")).toBeGreaterThan(-1);
     expect(screen.indexOf("tool results: first-done")).toBeLessThan(screen.indexOf("heard: then summarise"));
   });
+
+  it("--visualize serves the live page on 127.0.0.1 while the session is open", async () => {
+    const term = start(["--visualize"]);
+    const screen = await term.waitFor(/Visualizer: open (http:\/\/127\.0\.0\.1:\d+\/\S*)/);
+    const url = /Visualizer: open (http:\/\/127\.0\.0\.1:\d+\/\S*)/.exec(screen)![1]!;
+    const response = await fetch(url);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toContain("text/html");
+  });
 });
