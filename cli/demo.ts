@@ -14,7 +14,7 @@ export const DEMO_PROMPT = "The tests fail. Find out why and fix it.";
 export const DEMO_STEERING = "Also add a line about the fix to CHANGELOG.md, please.";
 
 /** A small budget, so the demo's long test log gets compacted before the last turn. */
-export const DEMO_CONTEXT: ContextConfig = { maxContextTokens: 1_200, keepRecent: 4, toolOutputMaxLines: 12 };
+export const DEMO_CONTEXT: ContextConfig = { maxContextTokens: 700, keepRecent: 4, toolOutputMaxLines: 12 };
 
 const TEST_COUNT = 60;
 

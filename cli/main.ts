@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 // The `agent-machine` command. `npm start -- [prompt]`, `npx agent-machine [prompt]`.
 
 process.on("unhandledRejection", (reason) => {
