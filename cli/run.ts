@@ -216,6 +216,8 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
       );
     }
     plan = planResume(session.loadSnapshot(), session.loadEvents());
+    // Killed again right after a resume, before the continued run's first save: meta still says so.
+    if (session.meta.status === "running") plan.wasRunning = true;
   } else {
     session = store.create({ cwd, provider: choice.provider.id, model: choice.provider.model });
   }
