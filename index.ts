@@ -119,13 +119,6 @@ export { sanitize } from "./visualizer/sanitize.js";
 export type { VisualizeOptions, VisualizerServer } from "./visualizer/server.js";
 export { visualize, visualizeRecording } from "./visualizer/server.js";
 export type {
-  ToolOutcome,
-  VisualizerCommand,
-  VisualizerMessage,
-  WireEvent,
-  WireMessageUpdate,
-} from "./visualizer/wire.js";
-export type {
   InspectorRelay,
   InspectorRelayOptions,
   InspectorSanitizeOptions,
@@ -139,3 +132,10 @@ export {
   createStatelyInspector,
   inspectorSanitizers,
 } from "./visualizer/stately.js";
+export type {
+  ToolOutcome,
+  VisualizerCommand,
+  VisualizerMessage,
+  WireEvent,
+  WireMessageUpdate,
+} from "./visualizer/wire.js";
