@@ -181,22 +181,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
   if (choice.kind === "demo") {
     demoDir = createDemoWorkspace();
     cwd = demoDir;
-    notice(
-      style.yellow(
-        [
-          `${style.bold("agent-machine demo")} — ${choice.reason}`,
-          "This is a demo on the built-in scripted model (no real model is called), in a temporary workspace:",
-          `  ${demoDir}`,
-          "It shows parallel tool calls, a steering message typed while the agent works, and context compaction.",
-          "To use a real model: export ANTHROPIC_API_KEY=... (or OPENAI_API_KEY=...), then run",
-          '  npx agent-machine "your task"',
-          ...(args.prompt ? ["Your prompt was not sent anywhere: there is no model to send it to."] : []),
-        ].join("\n"),
-      ),
-    );
     prompt = DEMO_PROMPT;
-  } else if (pretty) {
-    notice(style.dim(choice.reason));
   }
 
   const store = createSessionStore(cwd);
@@ -220,6 +205,24 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
     if (session.meta.status === "running") plan.wasRunning = true;
   } else {
     session = store.create({ cwd, provider: choice.provider.id, model: choice.provider.model });
+  }
+
+  if (choice.kind === "demo") {
+    notice(
+      style.yellow(
+        [
+          `${style.bold("agent-machine demo")} — ${choice.reason}`,
+          "This is a demo on the built-in scripted model (no real model is called), in a temporary workspace:",
+          `  ${demoDir}`,
+          "It shows parallel tool calls, a steering message typed while the agent works, and context compaction.",
+          "To use a real model: export ANTHROPIC_API_KEY=... (or OPENAI_API_KEY=...), then run",
+          '  npx agent-machine "your task"',
+          ...(args.prompt ? ["Your prompt was not sent anywhere: there is no model to send it to."] : []),
+        ].join("\n"),
+      ),
+    );
+  } else if (pretty) {
+    notice(style.dim(choice.reason));
   }
 
   const permissions = createPermissions({
@@ -296,6 +299,19 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
       );
     }
     notice(style.dim(parts.join(" · ")));
+    if (view) {
+      // Where the conversation stood: its last user message and answer.
+      const lastUser = plan.messages.findLast((m) => m.role === "user");
+      const lastAnswerText = lastAnswer(plan.messages);
+      if (lastUser?.role === "user") {
+        const text = typeof lastUser.content === "string" ? lastUser.content : textOf(lastUser.content);
+        view.note(style.dim(`› ${text.split("\n")[0]}`));
+      }
+      if (lastAnswerText)
+        view.note(
+          style.dim(lastAnswerText.length > 400 ? `${lastAnswerText.slice(0, 399)}…` : lastAnswerText),
+        );
+    }
     session.appendEvent({
       type: "session_resumed",
       at: Date.now(),
