@@ -39,7 +39,6 @@ export {
 } from "./context/tokens.js";
 export { truncateText, truncateToolOutputs } from "./context/truncate-tool-outputs.js";
 export type { Agent, AgentActor, AgentSnapshot, PendingApproval } from "./core/create-agent.js";
-
 // --- the agent ---
 export { createAgent } from "./core/create-agent.js";
 export type * from "./core/events.js";
@@ -50,6 +49,7 @@ export type { AgentContext, AgentMachineEvent, AgentMachineInput } from "./machi
 export { agentMachine } from "./machines/agent.machine.js";
 export { groupCalls, SKIPPED_TEXT } from "./machines/tool-execution.logic.js";
 export { toolExecutionMachine } from "./machines/tool-execution.machine.js";
+
 // --- providers: anthropic, openai (chat + responses), openai-compatible, from-env, pricing ---
 export { type AnthropicOptions, anthropic } from "./providers/anthropic.js";
 export {
@@ -119,13 +119,6 @@ export { sanitize } from "./visualizer/sanitize.js";
 export type { VisualizeOptions, VisualizerServer } from "./visualizer/server.js";
 export { visualize, visualizeRecording } from "./visualizer/server.js";
 export type {
-  ToolOutcome,
-  VisualizerCommand,
-  VisualizerMessage,
-  WireEvent,
-  WireMessageUpdate,
-} from "./visualizer/wire.js";
-export type {
   InspectorRelay,
   InspectorRelayOptions,
   InspectorSanitizeOptions,
@@ -139,3 +132,10 @@ export {
   createStatelyInspector,
   inspectorSanitizers,
 } from "./visualizer/stately.js";
+export type {
+  ToolOutcome,
+  VisualizerCommand,
+  VisualizerMessage,
+  WireEvent,
+  WireMessageUpdate,
+} from "./visualizer/wire.js";

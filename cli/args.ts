@@ -1,0 +1,207 @@
+import type { ToolExecutionStrategy } from "../core/options.js";
+import type { PermissionMode } from "../tools/permissions.js";
+
+/** The command line, parsed. */
+export interface CliArgs {
+  prompt?: string;
+  print: boolean;
+  json: boolean;
+  provider?: string;
+  model?: string;
+  strategy?: ToolExecutionStrategy;
+  permissionMode?: PermissionMode;
+  maxTurns?: number;
+  inspect: boolean;
+  visualize: boolean;
+  /** Port of the `--visualize` page (default: a free one). */
+  port?: number;
+  cwd?: string;
+  /** `--resume` alone is `true` (pick one); `--resume <id>` is the id. */
+  resume?: string | true;
+  continue: boolean;
+  /** Run the built-in demo even when an API key is set. */
+  demo: boolean;
+  help: boolean;
+  version: boolean;
+}
+
+export const PERMISSION_MODES: readonly PermissionMode[] = [
+  "default",
+  "acceptEdits",
+  "plan",
+  "bypass",
+  "deny",
+];
+
+export const USAGE = `Usage: agent-machine [options] [prompt]
+
+A coding agent in the current directory, with the built-in tools (bash, read_file, write_file,
+edit_file, list_files, grep, glob). Interactive when stdin is a terminal.
+
+While the agent works: type a line + Enter to steer it (taken after the current step),
+start the line with ">>" for a follow-up (taken when it would otherwise stop),
+Ctrl-C aborts the run (the transcript is kept), a second Ctrl-C quits.
+
+Options:
+  -p, --print                 run one prompt non-interactively and print the answer
+      --json                  print every event as a JSON line (non-interactive)
+      --provider <name>       anthropic | openai | openai-responses | openai-compatible
+      --model <id>            model id (default per provider)
+      --strategy <s>          tool execution: parallel | sequential | auto | batched:N (default parallel)
+      --permission-mode <m>   default | acceptEdits | plan | bypass | deny
+                              (default: "default" interactively, "deny" with --print/--json or no terminal)
+      --max-turns <n>         stop a run after n model calls
+      --inspect               send the statechart to the Stately inspector
+      --visualize [port]      serve the live visualizer page on 127.0.0.1
+      --cwd <dir>             workspace directory (default: the current one)
+  -c, --continue              resume the most recent session of this workspace
+  -r, --resume [id]           resume a session (without an id: choose from a list)
+      --demo                  run the built-in demo on the scripted model
+  -h, --help                  show this help
+  -v, --version               print the version
+
+Models: ANTHROPIC_API_KEY, OPENAI_API_KEY (and OPENAI_BASE_URL) select a real model; with none set,
+the built-in scripted model runs a demo in a temporary workspace.
+Sessions are saved under <cwd>/.agent-machine/sessions/<id>/.`;
+
+/** A usage error: the CLI prints it with a hint and exits with status 2. */
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+/** Parses `parallel | sequential | auto | batched:N`. */
+export function parseStrategy(value: string): ToolExecutionStrategy {
+  if (value === "parallel" || value === "sequential" || value === "auto") return value;
+  const batched = /^batched:(\d+)$/.exec(value);
+  if (batched && Number(batched[1]) >= 1) return { batched: Number(batched[1]) };
+  throw new UsageError(`Invalid --strategy "${value}": use parallel, sequential, auto or batched:N (N ≥ 1)`);
+}
+
+function positiveInteger(option: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1)
+    throw new UsageError(`${option} needs a positive integer, got "${value}"`);
+  return n;
+}
+
+/**
+ * Parses the command line (without `node` and the script). Options may come before or after the
+ * prompt; the words of the prompt are joined with spaces; `--` ends the options.
+ *
+ * @example
+ * ```ts
+ * parseArgs(["--print", "--strategy", "batched:2", "fix the tests"]);
+ * // { print: true, strategy: { batched: 2 }, prompt: "fix the tests", ... }
+ * ```
+ */
+export function parseArgs(argv: readonly string[]): CliArgs {
+  const args: CliArgs = {
+    print: false,
+    json: false,
+    inspect: false,
+    visualize: false,
+    continue: false,
+    demo: false,
+    help: false,
+    version: false,
+  };
+  const words: string[] = [];
+  let i = 0;
+  const value = (option: string): string => {
+    const next = argv[++i];
+    if (next === undefined || next.startsWith("-")) throw new UsageError(`${option} needs a value`);
+    return next;
+  };
+  /** The next argument when it is not an option and passes `accept` (an optional value). */
+  const optionalValue = (accept: (v: string) => boolean): string | undefined => {
+    const next = argv[i + 1];
+    if (next === undefined || next.startsWith("-") || !accept(next)) return undefined;
+    i++;
+    return next;
+  };
+
+  for (; i < argv.length; i++) {
+    const raw = argv[i]!;
+    if (raw === "--") {
+      words.push(...argv.slice(i + 1));
+      break;
+    }
+    if (!raw.startsWith("-") || raw === "-") {
+      words.push(raw);
+      continue;
+    }
+    const eq = raw.indexOf("=");
+    const [name, inline] =
+      raw.startsWith("--") && eq > 0 ? [raw.slice(0, eq), raw.slice(eq + 1)] : [raw, undefined];
+    const take = (option: string) => inline ?? value(option);
+    switch (name) {
+      case "-p":
+      case "--print":
+        args.print = true;
+        break;
+      case "--json":
+        args.json = true;
+        break;
+      case "--provider":
+        args.provider = take(name);
+        break;
+      case "--model":
+      case "-m":
+        args.model = take(name);
+        break;
+      case "--strategy":
+        args.strategy = parseStrategy(take(name));
+        break;
+      case "--permission-mode": {
+        const mode = take(name);
+        if (!(PERMISSION_MODES as readonly string[]).includes(mode)) {
+          throw new UsageError(`Invalid --permission-mode "${mode}": use ${PERMISSION_MODES.join(", ")}`);
+        }
+        args.permissionMode = mode as PermissionMode;
+        break;
+      }
+      case "--max-turns":
+        args.maxTurns = positiveInteger(name, take(name));
+        break;
+      case "--inspect":
+        args.inspect = true;
+        break;
+      case "--visualize": {
+        args.visualize = true;
+        const port = inline ?? optionalValue((v) => /^\d+$/.test(v));
+        if (port !== undefined) args.port = positiveInteger(name, port);
+        break;
+      }
+      case "--cwd":
+        args.cwd = take(name);
+        break;
+      case "-c":
+      case "--continue":
+        args.continue = true;
+        break;
+      case "-r":
+      case "--resume":
+        // An id looks like a session directory name; anything with a space is the prompt.
+        args.resume = inline ?? optionalValue((v) => /^[A-Za-z0-9._-]+$/.test(v) && /\d/.test(v)) ?? true;
+        break;
+      case "--demo":
+        args.demo = true;
+        break;
+      case "-h":
+      case "--help":
+        args.help = true;
+        break;
+      case "-v":
+      case "--version":
+        args.version = true;
+        break;
+      default:
+        throw new UsageError(`Unknown option ${name}`);
+    }
+  }
+  if (args.continue && args.resume !== undefined)
+    throw new UsageError("Use --continue or --resume, not both");
+  const prompt = words.join(" ").trim();
+  if (prompt) args.prompt = prompt;
+  return args;
+}

@@ -1,0 +1,304 @@
+import type { AgentEvent } from "../core/events.js";
+import { type AgentMessage, textOf, type Usage } from "../core/messages.js";
+import type { Screen } from "./screen.js";
+import type { Style } from "./style.js";
+
+const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+const SPINNER_MS = 80;
+
+interface ToolLine {
+  id: string;
+  name: string;
+  summary: string;
+  startedAt: number;
+  endedAt?: number;
+  status: "running" | "done" | "failed";
+  /** Latest output line or progress text while running; the error's first line when failed. */
+  detail?: string;
+}
+
+/** Renders agent events on a {@link Screen}: streamed text, one updating line per tool call, a spinner. */
+export interface EventView {
+  handle(event: AgentEvent): void;
+  /** Lines drawn under the spinner (the input line, an approval question). */
+  setFooter(lines: string[]): void;
+  /** A line of the CLI's own (notices, echoes), committed above the live region. */
+  note(text: string): void;
+  /** Whether a run is under way (between `agent_start` and `agent_end`). */
+  readonly running: boolean;
+  /** Stops the spinner timer. */
+  dispose(): void;
+}
+
+/** One line that says what a tool call is about: the command, the path, the pattern. */
+export function summarizeArgs(name: string, args: unknown): string {
+  const a = (args && typeof args === "object" ? args : {}) as Record<string, unknown>;
+  const pick = (...keys: string[]) =>
+    keys.map((k) => a[k]).find((v) => typeof v === "string") as string | undefined;
+  let text: string | undefined;
+  if (name === "bash") text = pick("description", "command");
+  else if (name === "grep" || name === "glob")
+    text = [pick("pattern"), pick("path")].filter(Boolean).join(" in ");
+  else text = pick("path", "file_path", "command", "pattern", "query", "url");
+  if (!text) text = Object.keys(a).length ? JSON.stringify(a) : "";
+  const line = text.split("\n")[0]!.trim();
+  return line.length > 70 ? `${line.slice(0, 69)}…` : line;
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)}s`;
+}
+
+function formatTokens(n: number): string {
+  return n >= 10_000 ? `${(n / 1000).toFixed(1)}k` : String(n);
+}
+
+/** The closing line of a run: why it ended, turns, tokens, cost, time. */
+export function runSummary(
+  reason: string,
+  turns: number,
+  usage: Usage,
+  elapsedMs: number,
+  errorMessage?: string,
+): string {
+  const parts = [
+    reason === "stop" ? "done" : reason,
+    `${turns} turn${turns === 1 ? "" : "s"}`,
+    `${formatTokens(usage.totalTokens)} tokens`,
+  ];
+  if (usage.cost && usage.cost.total > 0) parts.push(`$${usage.cost.total.toFixed(4)}`);
+  parts.push(seconds(elapsedMs));
+  return `— ${parts.join(" · ")}${errorMessage ? `: ${errorMessage}` : ""}`;
+}
+
+/**
+ * Creates the terminal view of an agent's events.
+ *
+ * @example
+ * ```ts
+ * const view = createEventView(createScreen(process.stdout), createStyle(true));
+ * agent.events$.subscribe((event) => view.handle(event));
+ * ```
+ */
+export function createEventView(
+  screen: Screen,
+  style: Style,
+  options: { hint?: string; now?: () => number } = {},
+): EventView {
+  const now = options.now ?? Date.now;
+  let running = false;
+  let runStartedAt = 0;
+  let phase = "";
+  let turns = 0;
+  let tools: ToolLine[] = [];
+  let streamed = false;
+  let frame = 0;
+  let footer: string[] = [];
+  let ticker: NodeJS.Timeout | undefined;
+  const thinkingStyle = (line: string) => style.dim(line);
+  const textStyle = (line: string) => line;
+
+  const toolText = (tool: ToolLine): string => {
+    const icon =
+      tool.status === "running"
+        ? style.cyan(SPINNER[frame % SPINNER.length]!)
+        : tool.status === "done"
+          ? style.green("✓")
+          : style.red("✗");
+    const elapsed = seconds((tool.endedAt ?? now()) - tool.startedAt);
+    const status =
+      tool.status === "running"
+        ? style.cyan(`running ${elapsed}`)
+        : tool.status === "done"
+          ? style.dim(`done ${elapsed}`)
+          : style.red(`failed ${elapsed}`);
+    const detail = tool.detail ? style.dim(` · ${tool.detail}`) : "";
+    return `  ${icon} ${style.bold(tool.name)} ${tool.summary}  ${status}${detail}`;
+  };
+
+  const refresh = () => {
+    if (!screen.tty) return;
+    const lines = tools.map(toolText);
+    if (running) {
+      const spin = style.cyan(SPINNER[frame % SPINNER.length]!);
+      const hint = options.hint ? style.dim(` · ${options.hint}`) : "";
+      lines.push(`${spin} ${style.dim(`${phase} ${seconds(now() - runStartedAt)}`)}${hint}`);
+    }
+    screen.setLive([...lines, ...footer]);
+  };
+
+  const startTicker = () => {
+    if (ticker || !screen.tty) return;
+    ticker = setInterval(() => {
+      frame++;
+      refresh();
+    }, SPINNER_MS);
+    ticker.unref?.();
+  };
+  const stopTicker = () => {
+    if (ticker) clearInterval(ticker);
+    ticker = undefined;
+  };
+
+  /** Commits the tool lines that are final, keeping order: a running call holds back the ones after it. */
+  const commitFinishedTools = (all = false) => {
+    let count = 0;
+    while (count < tools.length && (all || tools[count]!.status !== "running")) count++;
+    if (count === 0) return;
+    screen.endLine();
+    for (const tool of tools.slice(0, count)) screen.write(`${toolText(tool)}\n`);
+    tools = tools.slice(count);
+  };
+
+  const commit = (text: string) => {
+    screen.endLine();
+    screen.write(`${text}\n`);
+  };
+
+  const showMessageEnd = (message: AgentMessage) => {
+    if (message.role === "user") {
+      const text = typeof message.content === "string" ? message.content : textOf(message.content);
+      commit(style.cyan(`› ${text}`));
+      return;
+    }
+    if (message.role === "custom") {
+      if (message.display !== "ui-only") commit(style.dim(`[${message.customType}]`));
+      return;
+    }
+    if (message.role !== "assistant") return;
+    if (!streamed) {
+      // Not streamed (a limit notice, a resumed message): show it whole.
+      const text = textOf(message.content.filter((part) => part.type === "text"));
+      if (text) screen.write(text, textStyle);
+    }
+    screen.endLine();
+    if (message.stopReason === "error")
+      commit(style.red(`✗ model error: ${message.errorMessage ?? "unknown"}`));
+  };
+
+  const handle = (event: AgentEvent) => {
+    switch (event.type) {
+      case "agent_start":
+        running = true;
+        runStartedAt = now();
+        turns = 0;
+        phase = "starting";
+        startTicker();
+        break;
+      case "turn_start":
+        turns++;
+        phase = "waiting for the model";
+        break;
+      case "message_start":
+        if (event.message.role === "assistant") {
+          streamed = false;
+          phase = "model is answering";
+        }
+        break;
+      case "message_update":
+        if (event.kind === "text_delta" || event.kind === "thinking_delta") {
+          streamed = true;
+          screen.write(event.delta, event.kind === "text_delta" ? textStyle : thinkingStyle);
+        } else if (event.kind === "toolcall_start" || event.kind === "toolcall_delta") {
+          phase = "model is writing a tool call";
+        }
+        break;
+      case "message_end":
+        showMessageEnd(event.message);
+        break;
+      case "tool_execution_start":
+        screen.endLine();
+        tools.push({
+          id: event.toolCallId,
+          name: event.toolName,
+          summary: summarizeArgs(event.toolName, event.args),
+          startedAt: now(),
+          status: "running",
+        });
+        phase = "running tools";
+        break;
+      case "tool_execution_update": {
+        const text = textOf(event.partialResult.content).trimEnd();
+        const last = text.slice(text.lastIndexOf("\n") + 1).trim();
+        const tool = tools.find((t) => t.id === event.toolCallId);
+        if (tool && last) tool.detail = last.length > 60 ? `${last.slice(0, 59)}…` : last;
+        break;
+      }
+      case "tool_progress": {
+        const tool = tools.find((t) => t.id === event.toolCallId);
+        if (tool) tool.detail = event.text;
+        break;
+      }
+      case "tool_execution_end": {
+        let tool = tools.find((t) => t.id === event.toolCallId);
+        if (!tool) {
+          // Ended without a start we saw (e.g. resumed): show it anyway.
+          tool = {
+            id: event.toolCallId,
+            name: event.toolName,
+            summary: "",
+            startedAt: now(),
+            status: "running",
+          };
+          tools.push(tool);
+        }
+        tool.endedAt = now();
+        tool.status = event.isError ? "failed" : "done";
+        const firstLine = textOf(event.result.content).trim().split("\n")[0] ?? "";
+        tool.detail = event.isError && firstLine ? firstLine.slice(0, 100) : undefined;
+        commitFinishedTools();
+        break;
+      }
+      case "turn_end":
+        commitFinishedTools(true);
+        phase = "checking for queued messages";
+        break;
+      case "compaction":
+        commit(
+          style.magenta(
+            `⟳ context compacted (level ${event.level}: ${
+              ["", "old tool outputs truncated", "old turns summarised", "middle dropped"][event.level]
+            }) ${event.tokensBefore} → ${event.tokensAfter} tokens`,
+          ),
+        );
+        break;
+      case "retry":
+        commit(style.yellow(`↻ retry ${event.attempt} in ${seconds(event.delayMs)}: ${event.error}`));
+        break;
+      case "input_rejected":
+        commit(style.red(`✗ input rejected: ${event.reason}`));
+        break;
+      case "approval_requested":
+        phase = `waiting for your approval of ${event.toolName}`;
+        break;
+      case "agent_end":
+        commitFinishedTools(true);
+        screen.endLine();
+        running = false;
+        stopTicker();
+        commit(
+          style.dim(runSummary(event.reason, turns, event.usage, now() - runStartedAt, event.errorMessage)),
+        );
+        break;
+    }
+    refresh();
+  };
+
+  return {
+    handle,
+    setFooter(lines) {
+      footer = lines;
+      refresh();
+    },
+    note(text) {
+      commit(text);
+      refresh();
+    },
+    get running() {
+      return running;
+    },
+    dispose() {
+      stopTicker();
+    },
+  };
+}

@@ -1,0 +1,166 @@
+import type { Agent, PendingApproval } from "../core/create-agent.js";
+import type { Permissions } from "../tools/permissions.js";
+import { type EventView, summarizeArgs } from "./event-view.js";
+import { createKeyboard } from "./keyboard.js";
+import type { Style } from "./style.js";
+
+/** What the interactive loop needs. */
+export interface InteractiveOptions {
+  agent: Agent;
+  view: EventView;
+  style: Style;
+  stdin: Parameters<typeof createKeyboard>[0];
+  permissions?: Permissions;
+  /** Runs first (resume a stopped run, the prompt from the command line). */
+  start?: () => Promise<unknown>;
+}
+
+/** The prefix that makes a line a follow-up instead of a steering message. */
+export const FOLLOW_UP_PREFIX = ">>";
+
+/**
+ * The interactive session: the user types while the agent works (a line steers it; `>> line` is a
+ * follow-up), starts a new run when it is idle, answers approvals with y / n / a (always for this
+ * tool), aborts with Ctrl-C and quits with a second Ctrl-C (or Ctrl-D, or `/exit`). Resolves when
+ * the user quits; the caller then aborts whatever still runs.
+ *
+ * @example
+ * ```ts
+ * await runInteractive({ agent, view, style, stdin: process.stdin, permissions });
+ * ```
+ */
+export function runInteractive(options: InteractiveOptions): Promise<void> {
+  const { agent, view, style, permissions } = options;
+  const approvals: PendingApproval[] = [];
+  let abortedAt = 0;
+  let current = "";
+
+  return new Promise<void>((resolve) => {
+    let done = false;
+    const quit = () => {
+      if (done) return;
+      done = true;
+      subscription.unsubscribe();
+      keyboard.stop();
+      view.setFooter([]);
+      resolve();
+    };
+
+    const drawFooter = () => {
+      const question = approvals[0];
+      const lines: string[] = [];
+      if (question) {
+        lines.push(
+          style.yellow(
+            `? Allow ${question.toolName} ${summarizeArgs(question.toolName, question.args)}  [y]es / [n]o / [a]lways for ${question.toolName}`,
+          ),
+        );
+      }
+      lines.push(`${style.bold(style.cyan("›"))} ${current}`);
+      view.setFooter(lines);
+    };
+
+    const answer = (key: string): boolean => {
+      const question = approvals[0];
+      if (!question) return false;
+      const choice = key.toLowerCase();
+      if (choice !== "y" && choice !== "n" && choice !== "a") return true;
+      approvals.shift();
+      try {
+        if (choice === "n") {
+          agent.deny(question.toolCallId);
+          view.note(style.red(`✗ denied ${question.toolName}`));
+        } else {
+          if (choice === "a") {
+            permissions?.allowAlways(question.toolName);
+            // Calls of the same tool already waiting are covered by the answer too.
+            for (const other of approvals.filter((p) => p.toolName === question.toolName)) {
+              approvals.splice(approvals.indexOf(other), 1);
+              agent.approve(other.toolCallId);
+            }
+          }
+          agent.approve(question.toolCallId);
+          view.note(
+            style.green(`✓ allowed ${question.toolName}${choice === "a" ? " (always, this session)" : ""}`),
+          );
+        }
+      } catch (error) {
+        // The call was decided meanwhile (aborted run): nothing left to answer.
+        view.note(style.dim(`(${(error as Error).message})`));
+      }
+      drawFooter();
+      return true;
+    };
+
+    const submit = (line: string) => {
+      const text = line.trim();
+      if (!text) return;
+      if (text === "/exit" || text === "/quit") return quit();
+      if (text === "/help") {
+        view.note(
+          style.dim(
+            "Enter: send (steers the agent while it works) · >> text: follow-up · Ctrl-C: abort, again: quit · /exit",
+          ),
+        );
+        return;
+      }
+      const idle = agent.state === "idle";
+      if (text.startsWith(FOLLOW_UP_PREFIX)) {
+        const message = text.slice(FOLLOW_UP_PREFIX.length).trim();
+        if (!message) return;
+        if (idle) return void prompt(message);
+        agent.followUp(message);
+        view.note(style.dim(`» follow-up queued: ${message}`));
+        return;
+      }
+      if (idle) return void prompt(text);
+      agent.steer(text);
+      view.note(style.dim(`» steering queued (the agent takes it after the current step): ${text}`));
+    };
+
+    const prompt = (text: string) =>
+      agent.prompt(text).catch((error: Error) => view.note(style.red(`✗ ${error.message}`)));
+
+    const keyboard = createKeyboard(options.stdin, {
+      onLine: submit,
+      onChange(text) {
+        current = text;
+        drawFooter();
+      },
+      onKey: answer,
+      onEof: quit,
+      onInterrupt() {
+        if (agent.state !== "idle" && abortedAt === 0) {
+          abortedAt = Date.now();
+          approvals.length = 0;
+          agent.abort();
+          view.note(style.yellow("⏹ aborted (the transcript is kept) — Ctrl-C again to quit"));
+          drawFooter();
+          return;
+        }
+        if (current && agent.state === "idle" && abortedAt === 0) {
+          current = "";
+          drawFooter();
+          return;
+        }
+        quit();
+      },
+    });
+
+    const subscription = agent.events$.subscribe((event) => {
+      if (event.type === "approval_requested") {
+        approvals.push({ toolCallId: event.toolCallId, toolName: event.toolName, args: event.args });
+        drawFooter();
+      } else if (event.type === "tool_execution_end") {
+        const index = approvals.findIndex((p) => p.toolCallId === event.toolCallId);
+        if (index >= 0) approvals.splice(index, 1);
+        drawFooter();
+      } else if (event.type === "agent_start") {
+        abortedAt = 0;
+      }
+    });
+
+    drawFooter();
+    options.start?.().catch((error: Error) => view.note(style.red(`✗ ${error.message}`)));
+  });
+}

@@ -1,0 +1,386 @@
+import { readFileSync, rmSync } from "node:fs";
+import * as path from "node:path";
+import { createInterface } from "node:readline/promises";
+import { fileURLToPath } from "node:url";
+import { type Agent, createAgent } from "../core/create-agent.js";
+import type { AgentEndReason } from "../core/events.js";
+import { type AgentMessage, textOf } from "../core/messages.js";
+import { codingTools } from "../tools/coding-tools.js";
+import { createPermissions } from "../tools/permissions.js";
+import { type CliArgs, parseArgs, USAGE, UsageError } from "./args.js";
+import { actDemoUser, createDemoWorkspace, DEMO_PROMPT } from "./demo.js";
+import { createEventView } from "./event-view.js";
+import { runInteractive } from "./interactive.js";
+import {
+  createInspectorForCli,
+  type InspectorHandle,
+  startVisualizerForCli,
+  type VisualizerHandle,
+} from "./observability.js";
+import { planResume, type ResumePlan } from "./resume.js";
+import { createScreen } from "./screen.js";
+import { recordSession } from "./session-recorder.js";
+import { createSessionStore, type Session, type SessionStore } from "./session-store.js";
+import { chooseModel, codingSystemPrompt, resolveWorkspace } from "./setup.js";
+import { colorEnabled, createStyle } from "./style.js";
+
+/** The streams and environment the CLI runs with (the process's, or a test's). */
+export interface CliIO {
+  stdin: NodeJS.ReadStream;
+  stdout: NodeJS.WriteStream;
+  stderr: NodeJS.WriteStream;
+  env: Record<string, string | undefined>;
+}
+
+type Mode = "interactive" | "once" | "print" | "json";
+
+/** Exit status for how the last run ended. */
+export function exitCodeFor(reason: AgentEndReason | undefined): number {
+  switch (reason) {
+    case undefined:
+    case "stop":
+      return 0;
+    case "aborted":
+      return 130;
+    case "limit":
+      return 3;
+    default:
+      return 1;
+  }
+}
+
+function version(): string {
+  const file = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "package.json");
+  return (JSON.parse(readFileSync(file, "utf8")) as { version: string }).version;
+}
+
+async function readAll(stream: NodeJS.ReadStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
+  return Buffer.concat(chunks).toString("utf8").trim();
+}
+
+function lastAnswer(messages: readonly AgentMessage[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!;
+    if (message.role === "assistant") return textOf(message.content.filter((part) => part.type === "text"));
+  }
+  return "";
+}
+
+async function pickSession(
+  store: SessionStore,
+  io: CliIO,
+  interactive: boolean,
+): Promise<Session | undefined> {
+  const sessions = store.list().slice(0, 20);
+  if (sessions.length === 0) return undefined;
+  const lines = sessions.map(
+    (s, i) =>
+      `${String(i + 1).padStart(2)}. ${s.id}  ${s.status === "running" ? "(stopped mid-run) " : ""}${s.title ?? ""}`,
+  );
+  if (!interactive) {
+    io.stderr.write(`Sessions in ${store.root}:\n${lines.join("\n")}\nPass one: --resume <id>\n`);
+    return undefined;
+  }
+  io.stdout.write(`${lines.join("\n")}\n`);
+  const rl = createInterface({ input: io.stdin, output: io.stdout });
+  try {
+    const answer = (await rl.question("Resume which session? [1] ")).trim() || "1";
+    const chosen = sessions[Number(answer) - 1] ?? sessions.find((s) => s.id === answer);
+    if (!chosen) throw new UsageError(`No session "${answer}"`);
+    return store.open(chosen.id);
+  } finally {
+    rl.close();
+  }
+}
+
+/** Waits for the agent to settle after an abort, but never longer than `ms`. */
+async function settle(agent: Agent, ms: number): Promise<void> {
+  if (agent.state === "idle") return;
+  agent.abort();
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    agent.waitForIdle(),
+    new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))),
+  ]);
+  clearTimeout(timer);
+}
+
+/**
+ * Runs the `agent-machine` command with `argv` (without `node` and the script) and resolves with
+ * the exit status. Never throws: every failure is a message on stderr and a non-zero status.
+ *
+ * @example
+ * ```ts
+ * process.exitCode = await runCli(process.argv.slice(2));
+ * ```
+ */
+export async function runCli(
+  argv: readonly string[],
+  io: CliIO = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env },
+): Promise<number> {
+  let args: CliArgs;
+  try {
+    args = parseArgs(argv);
+  } catch (error) {
+    io.stderr.write(`agent-machine: ${(error as Error).message}\nRun agent-machine --help for usage.\n`);
+    return 2;
+  }
+  if (args.help) {
+    io.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (args.version) {
+    io.stdout.write(`${version()}\n`);
+    return 0;
+  }
+  try {
+    return await runAgent(args, io);
+  } catch (error) {
+    const status = error instanceof UsageError ? 2 : 1;
+    io.stderr.write(`agent-machine: ${(error as Error).message}\n`);
+    return status;
+  }
+}
+
+async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
+  const choice = await chooseModel(args, io.env);
+  // The demo plays the user's part itself and ends by itself, in a terminal too.
+  const mode: Mode = args.json
+    ? "json"
+    : args.print
+      ? "print"
+      : io.stdin.isTTY && io.stdout.isTTY && choice.kind !== "demo"
+        ? "interactive"
+        : "once";
+  if (choice.kind === "none") {
+    throw new Error(
+      `${choice.reason}\nSet ANTHROPIC_API_KEY or OPENAI_API_KEY, or run without --provider for the demo.`,
+    );
+  }
+  const resuming = args.continue || args.resume !== undefined;
+  if (choice.kind === "demo" && resuming) {
+    throw new Error(`${choice.reason} A session can only be resumed with a model: set an API key.`);
+  }
+
+  const pretty = mode === "interactive" || mode === "once";
+  const style = createStyle(pretty && colorEnabled(io.stdout, io.env));
+  const screen = pretty ? createScreen(io.stdout) : undefined;
+  const view = screen
+    ? createEventView(screen, style, {
+        hint: mode === "interactive" ? "Enter: steer · >>: follow-up · Ctrl-C: abort" : undefined,
+      })
+    : undefined;
+  /** CLI messages: on the screen in the pretty modes, else on stderr (stdout carries the answer / JSON). */
+  const notice = (text: string) => (view ? view.note(text) : io.stderr.write(`${text}\n`));
+
+  let cwd = resolveWorkspace(args.cwd);
+  let prompt = args.prompt;
+  let demoDir: string | undefined;
+  if (choice.kind === "demo") {
+    demoDir = createDemoWorkspace();
+    cwd = demoDir;
+    prompt = DEMO_PROMPT;
+  }
+
+  const store = createSessionStore(cwd);
+  let session: Session | undefined;
+  let plan: ResumePlan | undefined;
+  if (resuming) {
+    session = args.continue
+      ? store.latest()
+      : args.resume === true
+        ? await pickSession(store, io, mode === "interactive")
+        : store.open(args.resume as string);
+    if (!session) {
+      throw new UsageError(
+        args.resume === true && store.list().length
+          ? "No session chosen"
+          : `No sessions to resume in ${store.root}`,
+      );
+    }
+    plan = planResume(session.loadSnapshot(), session.loadEvents());
+    // Killed again right after a resume, before the continued run's first save: meta still says so.
+    if (session.meta.status === "running") plan.wasRunning = true;
+  } else {
+    session = store.create({ cwd, provider: choice.provider.id, model: choice.provider.model });
+  }
+
+  if (choice.kind === "demo") {
+    notice(
+      style.yellow(
+        [
+          `${style.bold("agent-machine demo")} — ${choice.reason}`,
+          "This is a demo on the built-in scripted model (no real model is called), in a temporary workspace:",
+          `  ${demoDir}`,
+          "It shows parallel tool calls, a steering message typed while the agent works, and context compaction.",
+          "To use a real model: export ANTHROPIC_API_KEY=... (or OPENAI_API_KEY=...), then run",
+          '  npx agent-machine "your task"',
+          ...(args.prompt ? ["Your prompt was not sent anywhere: there is no model to send it to."] : []),
+        ].join("\n"),
+      ),
+    );
+  } else if (pretty) {
+    notice(style.dim(choice.reason));
+  }
+
+  const permissions = createPermissions({
+    mode:
+      args.permissionMode ??
+      (choice.kind === "demo" ? "bypass" : mode === "interactive" ? "default" : "deny"),
+    cwd,
+  });
+
+  let inspector: InspectorHandle | undefined;
+  if (args.inspect) {
+    try {
+      inspector = await createInspectorForCli();
+      notice(
+        style.dim(`Stately inspector: open ${inspector.url ?? "the inspector"} to watch the statechart`),
+      );
+    } catch (error) {
+      notice(
+        style.yellow(
+          `Cannot start the Stately inspector (${(error as Error).message}); going on without it.`,
+        ),
+      );
+    }
+  }
+
+  const agent = createAgent({
+    provider: choice.provider,
+    systemPrompt: codingSystemPrompt(cwd),
+    tools: codingTools({ cwd }),
+    messages: plan?.messages,
+    toolExecution: args.strategy,
+    limits: args.maxTurns ? { maxTurns: args.maxTurns } : undefined,
+    context: choice.context,
+    permissions,
+    inspect: inspector?.inspect,
+    id: `session-${session.id}`,
+  });
+  const stopRecording = recordSession(agent, session, (error) =>
+    notice(style.red(`Cannot save the session (${error.message}); the agent goes on.`)),
+  );
+
+  let visualizer: VisualizerHandle | undefined;
+  if (args.visualize) {
+    try {
+      visualizer = await startVisualizerForCli(agent, args.port);
+      notice(style.dim(`Visualizer: open ${visualizer.url}`));
+    } catch (error) {
+      notice(style.yellow(`Cannot start the visualizer (${(error as Error).message}); going on without it.`));
+    }
+  }
+
+  let lastReason: AgentEndReason | undefined;
+  let lastMessages: AgentMessage[] = [];
+  const subscriptions = [
+    agent.events$.subscribe((event) => {
+      if (event.type === "agent_end") {
+        lastReason = event.reason;
+        lastMessages = event.messages;
+      }
+      if (view) view.handle(event);
+      else if (mode === "json") io.stdout.write(`${JSON.stringify(event)}\n`);
+    }),
+  ];
+  const stopDemoUser =
+    choice.kind === "demo" ? actDemoUser(agent, (text) => notice(style.yellow(text))) : undefined;
+
+  if (plan) {
+    const parts = [`Resumed session ${session.id}: ${plan.messages.length} messages`];
+    if (plan.recovered.length)
+      parts.push(`${plan.recovered.length} finished call(s) recovered from the event log`);
+    if (plan.interrupted.length) {
+      parts.push(
+        `interrupted: ${plan.interrupted.map((c) => c.name).join(", ")} (answered as interrupted; the model is told)`,
+      );
+    }
+    notice(style.dim(parts.join(" · ")));
+    if (view) {
+      // Where the conversation stood: its last user message and answer.
+      const lastUser = plan.messages.findLast((m) => m.role === "user");
+      const lastAnswerText = lastAnswer(plan.messages);
+      if (lastUser?.role === "user") {
+        const text = typeof lastUser.content === "string" ? lastUser.content : textOf(lastUser.content);
+        view.note(style.dim(`› ${text.split("\n")[0]}`));
+      }
+      if (lastAnswerText)
+        view.note(
+          style.dim(lastAnswerText.length > 400 ? `${lastAnswerText.slice(0, 399)}…` : lastAnswerText),
+        );
+    }
+    session.appendEvent({
+      type: "session_resumed",
+      at: Date.now(),
+      interrupted: plan.interrupted.map((c) => c.id),
+      recovered: plan.recovered.map((c) => c.id),
+      added: plan.added,
+    });
+  } else if (pretty && choice.kind !== "demo") {
+    notice(style.dim(`Session ${session.id} (resume with --continue or --resume ${session.id})`));
+  }
+
+  /** Picks up a stopped run, then runs the prompt from the command line. */
+  const start = async () => {
+    if (plan) {
+      for (const message of plan.steering) agent.steer(message);
+      for (const message of plan.followUps) agent.followUp(message);
+      const last = plan.messages.at(-1);
+      const queued = plan.steering.length + plan.followUps.length > 0;
+      if ((plan.wasRunning || queued) && last && (last.role !== "assistant" || queued))
+        await agent.continue();
+    }
+    if (prompt) await agent.prompt(prompt);
+  };
+
+  let interrupts = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    interrupts++;
+    if (signal === "SIGINT" && interrupts === 1 && agent.state !== "idle") {
+      notice(style.yellow("⏹ aborting (Ctrl-C again to quit at once)"));
+      agent.abort();
+      return;
+    }
+    // Abort so running commands' process groups are killed, then leave.
+    agent.abort();
+    void settle(agent, 3_000).then(() => process.exit(130));
+  };
+  const signals: NodeJS.Signals[] =
+    mode === "interactive" ? ["SIGTERM", "SIGHUP"] : ["SIGINT", "SIGTERM", "SIGHUP"];
+  for (const signal of signals) process.on(signal, onSignal);
+
+  try {
+    if (mode === "interactive") {
+      await runInteractive({ agent, view: view!, style, stdin: io.stdin, permissions, start });
+      return 0;
+    }
+    if (!prompt && !(plan?.wasRunning ?? false) && !io.stdin.isTTY) prompt = await readAll(io.stdin);
+    if (!prompt && !plan) throw new UsageError("No prompt: pass one as an argument or on stdin");
+    await start();
+    if (mode === "print") {
+      const answer = lastAnswer(lastMessages.length ? lastMessages : agent.messages);
+      if (answer) io.stdout.write(`${answer}\n`);
+      if (lastReason && lastReason !== "stop") {
+        const end = agent.messages.at(-1);
+        const detail = end?.role === "assistant" && end.errorMessage ? `: ${end.errorMessage}` : "";
+        io.stderr.write(`agent-machine: the run ended with reason "${lastReason}"${detail}\n`);
+      }
+    }
+    return exitCodeFor(lastReason);
+  } finally {
+    for (const signal of signals) process.off(signal, onSignal);
+    await settle(agent, 3_000);
+    stopDemoUser?.();
+    for (const subscription of subscriptions) subscription.unsubscribe();
+    stopRecording();
+    agent.stop();
+    view?.dispose();
+    screen?.close();
+    await visualizer?.close();
+    await inspector?.stop();
+    if (demoDir) rmSync(demoDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,92 @@
+import { existsSync, statSync } from "node:fs";
+import * as path from "node:path";
+import { type ContextConfig, contextConfigForModel } from "../context/config.js";
+import type { Provider } from "../providers/provider.js";
+import { scripted } from "../providers/scripted.js";
+import type { CliArgs } from "./args.js";
+import { DEMO_CONTEXT, demoScript } from "./demo.js";
+import { loadScriptFile, SCRIPT_ENV } from "./script-file.js";
+
+/** Which model the CLI talks to, and why. */
+export type ModelChoice =
+  | { kind: "real"; provider: Provider; reason: string; context: ContextConfig }
+  | { kind: "script"; provider: Provider; reason: string; context?: ContextConfig }
+  | { kind: "demo"; provider: Provider; reason: string; context: ContextConfig }
+  | { kind: "none"; reason: string };
+
+/**
+ * Chooses the model: `AGENT_MACHINE_SCRIPT` (a script file) first, then `--demo`, then the
+ * environment (`providerFromEnv`). With nothing configured and no explicit `--provider`, the demo;
+ * with an explicit `--provider` that cannot be used, `none` and the reason.
+ *
+ * @example
+ * ```ts
+ * const choice = await chooseModel(args, process.env);
+ * if (choice.kind === "none") throw new Error(choice.reason);
+ * ```
+ */
+export async function chooseModel(
+  args: Pick<CliArgs, "provider" | "model" | "demo">,
+  env: Record<string, string | undefined>,
+): Promise<ModelChoice> {
+  const scriptFile = env[SCRIPT_ENV];
+  if (scriptFile) {
+    const script = await loadScriptFile(scriptFile);
+    return {
+      kind: "script",
+      provider: scripted(script, { model: path.basename(scriptFile) }),
+      reason: `Using the scripted model from ${SCRIPT_ENV}=${scriptFile}.`,
+    };
+  }
+  if (args.demo) return demo("Demo requested (--demo).");
+  if (args.provider === undefined && !env.ANTHROPIC_API_KEY && !env.OPENAI_API_KEY && !env.OPENAI_BASE_URL) {
+    // Nothing configured: skip loading the SDKs (a second of start-up on a slow machine).
+    return demo(
+      "No provider configured: none of ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL is set.",
+    );
+  }
+  const { providerFromEnv } = await import("../providers/from-env.js");
+  const found = providerFromEnv({ provider: args.provider, model: args.model, env });
+  if (found.provider) {
+    const window = found.provider.id.startsWith("anthropic") ? 200_000 : 128_000;
+    return {
+      kind: "real",
+      provider: found.provider,
+      reason: found.reason,
+      context: contextConfigForModel(window),
+    };
+  }
+  if (args.provider !== undefined || (args.model !== undefined && env.OPENAI_BASE_URL)) {
+    return { kind: "none", reason: found.reason };
+  }
+  return demo(found.reason);
+}
+
+function demo(reason: string): ModelChoice {
+  return {
+    kind: "demo",
+    provider: scripted(demoScript, { id: "scripted", model: "demo" }),
+    reason,
+    context: DEMO_CONTEXT,
+  };
+}
+
+/** The system prompt of the coding agent. */
+export function codingSystemPrompt(cwd: string, now = new Date()): string {
+  return [
+    `You are agent-machine, a coding agent working in the directory ${cwd}.`,
+    "Use the tools to look at files, change them and run commands there. Read before you edit;",
+    "prefer small, targeted edits; run the project's tests when you change code.",
+    "Calls that do not depend on each other can go in one message: they run in parallel.",
+    "The user may send you messages while you work: follow the latest one.",
+    "Answer briefly, and say what you changed.",
+    `Today is ${now.toISOString().slice(0, 10)}.`,
+  ].join("\n");
+}
+
+/** Resolves `--cwd` and checks it is a directory. */
+export function resolveWorkspace(cwd: string | undefined, base = process.cwd()): string {
+  const dir = path.resolve(base, cwd ?? ".");
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new Error(`--cwd ${dir} is not a directory`);
+  return dir;
+}

@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest";
+import { parseArgs, UsageError } from "../cli/args.js";
+
+describe("agent-machine command line", () => {
+  it("joins the words of the prompt and takes options before or after it", () => {
+    const args = parseArgs(["fix", "the", "--print", "tests", "--model", "gpt-4.1"]);
+    expect(args).toMatchObject({ prompt: "fix the tests", print: true, model: "gpt-4.1" });
+  });
+
+  it("parses every strategy, --opt=value, and numbers", () => {
+    expect(parseArgs(["--strategy", "parallel"]).strategy).toBe("parallel");
+    expect(parseArgs(["--strategy=sequential"]).strategy).toBe("sequential");
+    expect(parseArgs(["--strategy", "auto"]).strategy).toBe("auto");
+    expect(parseArgs(["--strategy", "batched:3"]).strategy).toEqual({ batched: 3 });
+    expect(parseArgs(["--max-turns", "5"]).maxTurns).toBe(5);
+    expect(parseArgs(["--permission-mode", "acceptEdits"]).permissionMode).toBe("acceptEdits");
+    expect(parseArgs(["--visualize", "4000"])).toMatchObject({ visualize: true, port: 4000 });
+    expect(parseArgs(["--visualize", "explain this"])).toMatchObject({
+      visualize: true,
+      prompt: "explain this",
+    });
+  });
+
+  it("--resume takes an id when one follows, else means 'choose'", () => {
+    expect(parseArgs(["--resume", "20261122-050909-84d243"]).resume).toBe("20261122-050909-84d243");
+    expect(parseArgs(["--resume"]).resume).toBe(true);
+    expect(parseArgs(["--resume", "--print"])).toMatchObject({ resume: true, print: true });
+    expect(parseArgs(["--resume", "what next?"])).toMatchObject({ resume: true, prompt: "what next?" });
+    expect(parseArgs(["-c", "go on"])).toMatchObject({ continue: true, prompt: "go on" });
+  });
+
+  it("everything after -- is the prompt", () => {
+    expect(parseArgs(["--", "--print", "is", "text"])).toMatchObject({
+      prompt: "--print is text",
+      print: false,
+    });
+  });
+
+  it("rejects bad input with a message that says what to use", () => {
+    expect(() => parseArgs(["--strategy", "batched:0"])).toThrow(UsageError);
+    expect(() => parseArgs(["--strategy", "fast"])).toThrow(/use parallel, sequential, auto or batched:N/);
+    expect(() => parseArgs(["--permission-mode", "yolo"])).toThrow(
+      /use default, acceptEdits, plan, bypass, deny/,
+    );
+    expect(() => parseArgs(["--max-turns", "0"])).toThrow("--max-turns needs a positive integer");
+    expect(() => parseArgs(["--model"])).toThrow("--model needs a value");
+    expect(() => parseArgs(["--continue", "--resume"])).toThrow("Use --continue or --resume, not both");
+    expect(() => parseArgs(["--nope"])).toThrow("Unknown option --nope");
+  });
+});

@@ -1,0 +1,130 @@
+import { readdirSync } from "node:fs";
+import * as path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { AgentEvent } from "../index.js";
+import { cleanEnv, removeDir, runCliProcess, TEST_SCRIPT, tempDir } from "./fixtures/cli-harness.js";
+
+describe("agent-machine --print / --json", () => {
+  let dir: string | undefined;
+  afterEach(() => removeDir(dir));
+  const env = () => cleanEnv({ AGENT_MACHINE_SCRIPT: TEST_SCRIPT });
+
+  it("--print prints only the final answer on stdout and exits 0", async () => {
+    dir = tempDir();
+    const result = await runCliProcess(["--print", "hello there"], { cwd: dir, env: env() });
+    expect(result.stderr).toBe("");
+    expect(result.stdout).toBe("heard: hello there\n");
+    expect(result.code).toBe(0);
+  });
+
+  it("--print reads the prompt from stdin when none is given, and runs tools (bypass)", async () => {
+    dir = tempDir();
+    const result = await runCliProcess(["--print", "--permission-mode", "bypass"], {
+      cwd: dir,
+      env: env(),
+      input: "run: echo from-stdin-tool",
+    });
+    expect(result.stdout).toBe("tool results: from-stdin-tool | users: run: echo from-stdin-tool\n");
+    expect(result.code).toBe(0);
+  });
+
+  it("--print denies calls that need approval (nobody to ask) and the model is told", async () => {
+    dir = tempDir();
+    const result = await runCliProcess(["--print", "run: echo should-not-run"], { cwd: dir, env: env() });
+    expect(result.stdout).toContain("Permission denied: bash needs approval");
+    expect(result.stdout).not.toContain("tool results: should-not-run");
+    expect(result.code).toBe(0);
+  });
+
+  it("--json prints every event as one JSON line, in order, from agent_start to agent_end", async () => {
+    dir = tempDir();
+    const result = await runCliProcess(
+      ["--json", "--permission-mode", "bypass", "--strategy", "sequential", "run2: echo one ;; echo two"],
+      { cwd: dir, env: env() },
+    );
+    expect(result.code).toBe(0);
+    const events = result.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as AgentEvent);
+    expect(events[0]!.type).toBe("agent_start");
+    expect(events.at(-1)!.type).toBe("agent_end");
+    const lifecycle = events
+      .filter((e) => e.type !== "message_update" && e.type !== "tool_execution_update")
+      .map((e) =>
+        e.type === "message_start" || e.type === "message_end" ? `${e.type}:${e.message.role}` : e.type,
+      );
+    expect(lifecycle).toEqual([
+      "agent_start",
+      "turn_start",
+      "message_start:user",
+      "message_end:user",
+      "message_start:assistant",
+      "message_end:assistant",
+      // Sequential: each call runs and its result is appended before the next starts.
+      "tool_execution_start",
+      "tool_execution_end",
+      "message_start:toolResult",
+      "message_end:toolResult",
+      "tool_execution_start",
+      "tool_execution_end",
+      "message_start:toolResult",
+      "message_end:toolResult",
+      "turn_end",
+      "turn_start",
+      "message_start:assistant",
+      "message_end:assistant",
+      "turn_end",
+      "agent_end",
+    ]);
+    const end = events.at(-1) as Extract<AgentEvent, { type: "agent_end" }>;
+    expect(end.reason).toBe("stop");
+    const answer = end.messages.at(-1)!;
+    expect(answer.role === "assistant" && answer.content).toEqual([
+      { type: "text", text: "tool results: one / two | users: run2: echo one ;; echo two" },
+    ]);
+  });
+
+  it("--max-turns ends the run with a limit (exit status 3)", async () => {
+    dir = tempDir();
+    const result = await runCliProcess(
+      ["--print", "--max-turns", "1", "--permission-mode", "bypass", "run: echo x"],
+      {
+        cwd: dir,
+        env: env(),
+      },
+    );
+    expect(result.stdout).toContain("[Agent stopped: Max turns reached (1/1)]");
+    expect(result.stderr).toContain('reason "limit"');
+    expect(result.code).toBe(3);
+  });
+
+  it("saves the session under .agent-machine/sessions/<id>/", async () => {
+    dir = tempDir();
+    await runCliProcess(["--print", "hi"], { cwd: dir, env: env() });
+    const root = path.join(dir, ".agent-machine", "sessions");
+    const [id] = readdirSync(root);
+    expect(readdirSync(path.join(root, id!)).sort()).toEqual(["events.jsonl", "meta.json", "snapshot.json"]);
+  });
+
+  it("rejects bad options with a clear message and exit status 2", async () => {
+    dir = tempDir();
+    const bad = await runCliProcess(["--strategy", "fastest", "hi"], { cwd: dir, env: env() });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('Invalid --strategy "fastest": use parallel, sequential, auto or batched:N');
+    const unknown = await runCliProcess(["--frobnicate"], { cwd: dir, env: env() });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("Unknown option --frobnicate");
+  });
+
+  it("says plainly when an explicit --provider has no key, without falling back to the demo", async () => {
+    dir = tempDir();
+    const result = await runCliProcess(["--provider", "anthropic", "--print", "hi"], {
+      cwd: dir,
+      env: cleanEnv(),
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("Provider anthropic needs ANTHROPIC_API_KEY.");
+    expect(result.stdout).toBe("");
+  });
+});

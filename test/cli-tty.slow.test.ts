@@ -1,0 +1,140 @@
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import * as path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  cleanEnv,
+  killMatching,
+  pidsMatching,
+  removeDir,
+  startTmuxCli,
+  TEST_SCRIPT,
+  type TmuxCli,
+  tempDir,
+  waitUntil,
+} from "./fixtures/cli-harness.js";
+
+// The real binary in a pseudo-terminal (tmux): what a user types reaches the agent.
+describe("agent-machine in a terminal", () => {
+  let cli: TmuxCli | undefined;
+  let dir: string | undefined;
+  const markers: string[] = [];
+
+  afterEach(async () => {
+    await cli?.kill();
+    for (const marker of markers.splice(0)) killMatching(marker);
+    removeDir(dir);
+    cli = undefined;
+    dir = undefined;
+  });
+
+  const start = (args: string[] = []) => {
+    dir = tempDir();
+    cli = startTmuxCli(args, { cwd: dir, env: cleanEnv({ AGENT_MACHINE_SCRIPT: TEST_SCRIPT }) });
+    return cli;
+  };
+
+  it("takes a line typed while a tool runs as a steering message the model then receives", async () => {
+    const term = start(["--permission-mode", "bypass"]);
+    await term.waitFor(/^›/m);
+    term.type("run: sleep 3; echo slow-step-done");
+    term.keys("Enter");
+    await term.waitFor(/bash sleep 3; echo slow-step-done\s+running/);
+    term.type("please also check the docs");
+    term.keys("Enter");
+    await term.waitFor("steering queued");
+    // The script answers a user message with "heard: <text>": the steering text reached the model.
+    const screen = await term.waitFor("heard: please also check the docs");
+    expect(screen).toMatch(/✓ bash sleep 3; echo slow-step-done\s+done/);
+    expect(screen).toContain("— done · 2 turns");
+
+    // The model's second request held the tool result, then the steering message.
+    const [session] = readdirSync(path.join(dir!, ".agent-machine", "sessions"));
+    const events = readFileSync(
+      path.join(dir!, ".agent-machine", "sessions", session!, "events.jsonl"),
+      "utf8",
+    )
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    const ends = events.filter((e) => e.type === "message_end").map((e) => e.message.role);
+    expect(ends).toEqual(["user", "assistant", "toolResult", "user", "assistant"]);
+  });
+
+  it("aborts a running bash command on Ctrl-C, leaves no process behind, and quits on a second Ctrl-C", async () => {
+    const marker = `am-marker-${process.pid}-${Date.now()}`;
+    markers.push(marker);
+    const term = start(["--permission-mode", "bypass"]);
+    await term.waitFor(/^›/m);
+    term.type(`run: (exec -a ${marker} sleep 300); echo after`);
+    term.keys("Enter");
+    await term.waitFor(/running \d/);
+    await waitUntil(() => pidsMatching(marker).length >= 1, "the command to start");
+
+    term.keys("C-c");
+    const screen = await term.waitFor("— aborted");
+    expect(screen).toMatch(/✗ bash .* failed/);
+    expect(screen).toContain("Ctrl-C again to quit");
+    await waitUntil(() => pidsMatching(marker).length === 0, "the command's processes to end");
+
+    // The transcript is kept: the next prompt sees the aborted call's result.
+    term.type("and now?");
+    term.keys("Enter");
+    await term.waitFor("heard: and now?");
+
+    term.keys("C-c");
+    await waitUntil(() => term.exitCode() !== undefined, "the CLI to quit");
+    expect(term.exitCode()).toBe(0);
+  });
+
+  it("asks before a write: n denies one call, a allows the tool for the rest of the session", async () => {
+    const term = start();
+    await term.waitFor(/^›/m);
+    term.type("write: notes.txt");
+    term.keys("Enter");
+    // The two calls run in parallel and both ask; answer whichever question comes first with "n".
+    const first = /\? Allow write_file (notes\.txt(?:\.2)?) /.exec(
+      await term.waitFor(/\? Allow write_file notes/),
+    )![1]!;
+    const second = first === "notes.txt" ? "notes.txt.2" : "notes.txt";
+    term.type("n");
+    await term.waitFor(`? Allow write_file ${second} `);
+    term.type("a");
+    await term.waitFor("— done");
+    expect(existsSync(path.join(dir!, first))).toBe(false);
+    expect(existsSync(path.join(dir!, second))).toBe(true);
+    expect(term.screen()).toContain("✓ allowed write_file (always, this session)");
+
+    // "always" holds: the next writes run without a question.
+    term.type("write: more.txt");
+    term.keys("Enter");
+    await waitUntil(
+      () => existsSync(path.join(dir!, "more.txt.2")) && existsSync(path.join(dir!, "more.txt")),
+      "the writes",
+    );
+    expect(term.screen()).not.toContain("? Allow write_file more.txt");
+  });
+
+  it("takes a >> line as a follow-up, delivered when the agent would otherwise stop", async () => {
+    const term = start(["--permission-mode", "bypass"]);
+    await term.waitFor(/^›/m);
+    term.type("run: sleep 2; echo first-done");
+    term.keys("Enter");
+    await term.waitFor(/running \d/);
+    term.type(">> then summarise");
+    term.keys("Enter");
+    await term.waitFor("follow-up queued: then summarise");
+    const screen = await term.waitFor("heard: then summarise");
+    // The tool result reached the model first (its answer), then the follow-up.
+    expect(screen.indexOf("tool results: first-done")).toBeGreaterThan(-1);
+    expect(screen.indexOf("tool results: first-done")).toBeLessThan(screen.indexOf("heard: then summarise"));
+  });
+
+  it("--visualize serves the live page on 127.0.0.1 while the session is open", async () => {
+    const term = start(["--visualize"]);
+    const screen = await term.waitFor(/Visualizer: open (http:\/\/127\.0\.0\.1:\d+\/\S*)/);
+    const url = /Visualizer: open (http:\/\/127\.0\.0\.1:\d+\/\S*)/.exec(screen)![1]!;
+    const response = await fetch(url);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toContain("text/html");
+  });
+});

@@ -1,0 +1,117 @@
+import { describe, expect, it } from "vitest";
+import { createEventView } from "../cli/event-view.js";
+import { createScreen } from "../cli/screen.js";
+import { colorEnabled, createStyle, stripAnsi } from "../cli/style.js";
+import type { AgentEvent, AssistantMessage } from "../index.js";
+
+const usage = { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, totalTokens: 15 };
+const assistant = (text: string): AssistantMessage => ({
+  role: "assistant",
+  content: [{ type: "text", text }],
+  stopReason: "stop",
+  usage,
+  timestamp: 0,
+});
+
+function runEvents(): AgentEvent[] {
+  const partial = assistant("");
+  return [
+    { type: "agent_start" },
+    { type: "turn_start", turn: 1 },
+    { type: "message_start", message: { role: "user", content: "list it", timestamp: 0 } },
+    { type: "message_end", message: { role: "user", content: "list it", timestamp: 0 } },
+    { type: "message_start", message: partial },
+    { type: "message_update", message: partial, delta: "Looking ", kind: "text_delta" },
+    { type: "message_update", message: partial, delta: "now.", kind: "text_delta" },
+    { type: "message_end", message: assistant("Looking now.") },
+    { type: "tool_execution_start", toolCallId: "a", toolName: "bash", args: { command: "ls -la" } },
+    { type: "tool_execution_start", toolCallId: "b", toolName: "read_file", args: { path: "missing.txt" } },
+    {
+      type: "tool_execution_end",
+      toolCallId: "b",
+      toolName: "read_file",
+      result: { content: [{ type: "text", text: "File not found: missing.txt\nmore" }] },
+      isError: true,
+    },
+    {
+      type: "tool_execution_end",
+      toolCallId: "a",
+      toolName: "bash",
+      result: { content: [{ type: "text", text: "total 0" }] },
+      isError: false,
+    },
+    { type: "turn_end", turn: 1, message: assistant("Looking now."), toolResults: [] },
+    { type: "compaction", level: 1, tokensBefore: 900, tokensAfter: 400 },
+    { type: "agent_end", messages: [], reason: "stop", usage },
+  ];
+}
+
+function capture(isTTY: boolean) {
+  let text = "";
+  const out = { isTTY, columns: 100, write: (chunk: string) => (text += chunk) };
+  return { out, text: () => text };
+}
+
+describe("the terminal view of agent events", () => {
+  it("on a non-terminal: plain lines in order, tool lines once finished, no escape codes", () => {
+    const { out, text } = capture(false);
+    const screen = createScreen(out);
+    const view = createEventView(screen, createStyle(false), { now: () => 1000 });
+    for (const event of runEvents()) view.handle(event);
+    screen.close();
+    view.dispose();
+    expect(text()).not.toContain("\x1b");
+    expect(text().split("\n")).toEqual([
+      "› list it",
+      "Looking now.",
+      // Tool lines keep the order the calls started in, whatever order they finished in.
+      "  ✓ bash ls -la  done 0.0s",
+      "  ✗ read_file missing.txt  failed 0.0s · File not found: missing.txt",
+      "⟳ context compacted (level 1: old tool outputs truncated) 900 → 400 tokens",
+      "— done · 1 turn · 15 tokens · 0.0s",
+      "",
+    ]);
+  });
+
+  it("on a terminal: a running call's line is redrawn in place, then committed as done", async () => {
+    const { out, text } = capture(true);
+    const screen = createScreen(out);
+    let now = 0;
+    const view = createEventView(screen, createStyle(true), { now: () => now });
+    view.handle({ type: "agent_start" });
+    view.handle({
+      type: "tool_execution_start",
+      toolCallId: "a",
+      toolName: "bash",
+      args: { command: "sleep 1" },
+    });
+    screen.flush();
+    expect(stripAnsi(text())).toContain("bash sleep 1  running 0.0s");
+    now = 1500;
+    view.handle({
+      type: "tool_execution_end",
+      toolCallId: "a",
+      toolName: "bash",
+      result: { content: [{ type: "text", text: "" }] },
+      isError: false,
+    });
+    screen.flush();
+    // The live region is cleared (cursor up + erase) and the final line written in its place.
+    const after = text();
+    expect(after).toContain("\x1b[J");
+    expect(stripAnsi(after)).toContain("✓ bash sleep 1  done 1.5s");
+    view.handle({ type: "agent_end", messages: [], reason: "aborted", usage });
+    screen.close();
+    view.dispose();
+    expect(stripAnsi(text())).toContain("— aborted · 0 turns");
+  });
+
+  it("colours only a terminal, and never with NO_COLOR", () => {
+    expect(colorEnabled({ isTTY: true }, {})).toBe(true);
+    expect(colorEnabled({ isTTY: false }, {})).toBe(false);
+    expect(colorEnabled({ isTTY: true }, { NO_COLOR: "1" })).toBe(false);
+    expect(colorEnabled({ isTTY: false }, { FORCE_COLOR: "1" })).toBe(true);
+    expect(createStyle(false).red("x")).toBe("x");
+    expect(createStyle(true).red("x")).toBe("\x1b[31mx\x1b[39m");
+  });
+});
