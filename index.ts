@@ -41,13 +41,6 @@ export { sanitize } from "./visualizer/sanitize.js";
 export type { VisualizeOptions, VisualizerServer } from "./visualizer/server.js";
 export { visualize, visualizeRecording } from "./visualizer/server.js";
 export type {
-  ToolOutcome,
-  VisualizerCommand,
-  VisualizerMessage,
-  WireEvent,
-  WireMessageUpdate,
-} from "./visualizer/wire.js";
-export type {
   InspectorRelay,
   InspectorRelayOptions,
   InspectorSanitizeOptions,
@@ -61,3 +54,10 @@ export {
   createStatelyInspector,
   inspectorSanitizers,
 } from "./visualizer/stately.js";
+export type {
+  ToolOutcome,
+  VisualizerCommand,
+  VisualizerMessage,
+  WireEvent,
+  WireMessageUpdate,
+} from "./visualizer/wire.js";

@@ -7,8 +7,8 @@ import {
   createStatelyBrowserInspector,
   createStatelyInspector,
   defineTool,
-  scripted,
   type StatelyInspector,
+  scripted,
 } from "../index.js";
 
 const SECRET = "sk-test-DO-NOT-LEAK-4242";
@@ -53,7 +53,9 @@ function listen(url: string, origin?: string) {
   const opened = new Promise<void>((resolve, reject) => {
     socket.once("open", () => resolve());
     socket.once("error", reject);
-    socket.once("unexpected-response", (_request, response) => reject(new Error(`HTTP ${response.statusCode}`)));
+    socket.once("unexpected-response", (_request, response) =>
+      reject(new Error(`HTTP ${response.statusCode}`)),
+    );
   });
   socket.on("message", (data) => raw.push(data.toString()));
   return {
@@ -90,12 +92,23 @@ describe("the Stately inspector hook-up", () => {
     const toolIds = ["call_0_0", "call_0_1", "call_0_2"];
     await expect
       .poll(() => {
-        const done = page.events().filter((e) => e.type === "@xstate.snapshot" && e.snapshot?.value === "done");
+        const done = page
+          .events()
+          .filter((e) => e.type === "@xstate.snapshot" && e.snapshot?.value === "done");
         return toolIds.filter((id) => done.some((e) => e.sessionId === sessionOf(page.events(), id)));
       })
       .toEqual(toolIds);
     await expect
-      .poll(() => page.events().some((e) => e.type === "@xstate.snapshot" && e.snapshot?.value === "idle" && e.sessionId === agent.actor.sessionId))
+      .poll(() =>
+        page
+          .events()
+          .some(
+            (e) =>
+              e.type === "@xstate.snapshot" &&
+              e.snapshot?.value === "idle" &&
+              e.sessionId === agent.actor.sessionId,
+          ),
+      )
       .toBe(true);
 
     const events = page.events();
@@ -109,7 +122,9 @@ describe("the Stately inspector hook-up", () => {
       const actor = events.find((e) => e.type === "@xstate.actor" && e.name === id)!;
       expect(actor.parentId).toBe(execution.sessionId);
       expect(actor.rootId).toBe(agent.actor.sessionId);
-      const states = events.filter((e) => e.type === "@xstate.snapshot" && e.sessionId === actor.sessionId).map((e) => e.snapshot!.value);
+      const states = events
+        .filter((e) => e.type === "@xstate.snapshot" && e.sessionId === actor.sessionId)
+        .map((e) => e.snapshot!.value);
       expect(states).toContain("executing");
     }
     expect(events.some((e) => e.type === "@xstate.actor" && e.name === "modelStream")).toBe(true);
@@ -133,7 +148,12 @@ describe("the Stately inspector hook-up", () => {
     cleanups.push(late.close);
     await late.opened;
     await expect
-      .poll(() => late.events().filter((e) => e.type === "@xstate.actor").map((e) => e.name))
+      .poll(() =>
+        late
+          .events()
+          .filter((e) => e.type === "@xstate.actor")
+          .map((e) => e.name),
+      )
       .toEqual(expect.arrayContaining([agent.id, "toolExecution", "call_0_0", "call_0_1", "call_0_2"]));
   });
 
@@ -148,7 +168,12 @@ describe("the Stately inspector hook-up", () => {
     const detach = inspector.attach(agent);
     await agent.prompt("Go");
     await expect
-      .poll(() => page.events().filter((e) => e.type === "@xstate.actor").map((e) => e.name))
+      .poll(() =>
+        page
+          .events()
+          .filter((e) => e.type === "@xstate.actor")
+          .map((e) => e.name),
+      )
       .toEqual(expect.arrayContaining([agent.id, "call_0_0", "call_0_1", "call_0_2"]));
     const registered = page.events().find((e) => e.type === "@xstate.actor" && e.name === agent.id)!;
     expect(registered.rootId).toBe(agent.actor.sessionId);
@@ -180,7 +205,8 @@ describe("the Stately inspector hook-up", () => {
     const listeners: ((event: { data: unknown }) => void)[] = [];
     const fakeWindow = {
       open: () => ({ postMessage: (message: unknown) => posted.push(message) }),
-      addEventListener: (_type: string, listener: (event: { data: unknown }) => void) => listeners.push(listener),
+      addEventListener: (_type: string, listener: (event: { data: unknown }) => void) =>
+        listeners.push(listener),
     } as unknown as Window;
     const inspector = await createStatelyBrowserInspector({ window: fakeWindow });
     for (const listener of listeners) listener({ data: { type: "@statelyai.connected" } });

@@ -40,7 +40,13 @@ const cleanups: (() => Promise<void> | void)[] = [];
 beforeAll(async () => {
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--no-first-run",
+      "--disable-background-networking",
+    ],
   });
   await mkdir(ARTIFACTS, { recursive: true });
 });
@@ -116,24 +122,30 @@ describe("the visualizer page", () => {
     });
     await agent.prompt("Run the three checks");
 
-    await page.waitForFunction(() => document.querySelectorAll('[data-lane][data-outcome="ok"]').length === 3);
+    await page.waitForFunction(
+      () => document.querySelectorAll('[data-lane][data-outcome="ok"]').length === 3,
+    );
     const rows = await lanes(page);
     expect(rows.map((r) => r.tool)).toEqual(["sleep", "sleep", "sleep"]);
     const latestStart = Math.max(...rows.map((r) => r.start!));
     const earliestEnd = Math.min(...rows.map((r) => r.end!));
     expect(latestStart).toBeLessThan(earliestEnd);
-    await expect.poll(() => page.locator('[data-testid="transcript"]').innerText()).toContain(
-      "All three checks finished: everything is fine.",
-    );
+    await expect
+      .poll(() => page.locator('[data-testid="transcript"]').textContent())
+      .toContain("All three checks finished: everything is fine.");
     await page.locator('[data-state="agent.idle"].active').waitFor();
-    expect(await page.locator('[data-testid="state"]').innerText()).toContain("last run: stop");
-    const seen = await page.evaluate(() => (window as unknown as { seen: { states: string[]; partialTexts: string[] } }).seen);
+    expect(await page.locator('[data-testid="state"]').textContent()).toContain("last run: stop");
+    const seen = await page.evaluate(
+      () => (window as unknown as { seen: { states: string[]; partialTexts: string[] } }).seen,
+    );
     expect(seen.states).toEqual(
       expect.arrayContaining(["agent.running.streaming", "agent.running.executing", "agent.idle"]),
     );
     // The answer was shown while it streamed, before it was complete.
-    expect(seen.partialTexts.some((text) => text.includes("All three") && !text.includes("fine."))).toBe(true);
-    expect(await page.locator(".turn-head").first().innerText()).toContain("up to 3 at once");
+    expect(seen.partialTexts.some((text) => text.includes("All three") && !text.includes("fine."))).toBe(
+      true,
+    );
+    expect(await page.locator(".turn-head").first().textContent()).toContain("up to 3 at once");
     await page.screenshot({ path: join(ARTIFACTS, "visualizer.png"), fullPage: true });
   });
 
@@ -170,9 +182,13 @@ describe("the visualizer page", () => {
 
     const steer = agent.messages.find((m) => m.role === "user" && m.content === "Stop, that is enough");
     expect(steer).toBeDefined();
-    await expect.poll(async () => (await lanes(page)).map((l) => l.outcome)).toEqual(["ok", "skipped", "skipped"]);
+    await expect
+      .poll(async () => (await lanes(page)).map((l) => l.outcome))
+      .toEqual(["ok", "skipped", "skipped"]);
     expect((await lanes(page)).map((l) => l.outcome)).toEqual(["ok", "skipped", "skipped"]);
-    await expect.poll(() => page.locator('[data-testid="transcript"]').innerText()).toContain("Stop, that is enough");
+    await expect
+      .poll(() => page.locator('[data-testid="transcript"]').textContent())
+      .toContain("Stop, that is enough");
   });
 
   it("approves and denies pending calls from the page", async () => {
@@ -192,7 +208,12 @@ describe("the visualizer page", () => {
     const run = agent.prompt("Do both");
     await page.locator('[data-approval="call_risky"]').waitFor();
     await page.locator('[data-approval="call_safe"]').waitFor();
-    expect(agent.pendingApprovals().map((p) => p.toolCallId).sort()).toEqual(["call_risky", "call_safe"]);
+    expect(
+      agent
+        .pendingApprovals()
+        .map((p) => p.toolCallId)
+        .sort(),
+    ).toEqual(["call_risky", "call_safe"]);
     await page.screenshot({ path: join(ARTIFACTS, "visualizer-approval.png"), fullPage: true });
 
     await page.locator('[data-approval="call_safe"] [data-testid="approve"]').click();
@@ -205,7 +226,9 @@ describe("the visualizer page", () => {
       ["call_safe", false],
       ["call_risky", true],
     ]);
-    await page.waitForFunction(() => document.querySelector('[data-lane="call_risky"]')?.getAttribute("data-outcome") === "denied");
+    await page.waitForFunction(
+      () => document.querySelector('[data-lane="call_risky"]')?.getAttribute("data-outcome") === "denied",
+    );
     expect(await page.locator('[data-lane="call_safe"]').getAttribute("data-outcome")).toBe("ok");
     await expect.poll(() => page.locator('[data-testid="approvals"] .approval-card').count()).toBe(0);
   });
@@ -220,8 +243,12 @@ describe("the visualizer page", () => {
     await page.locator('[data-testid="abort-button"]').click();
     const newMessages = await run;
     expect(newMessages.at(-1)).toMatchObject({ role: "toolResult", isError: true });
-    await page.waitForFunction(() => document.querySelector("[data-lane]")?.getAttribute("data-outcome") === "aborted");
-    await expect.poll(() => page.locator('[data-testid="state"]').innerText()).toContain("last run: aborted");
+    await page.waitForFunction(
+      () => document.querySelector("[data-lane]")?.getAttribute("data-outcome") === "aborted",
+    );
+    await expect
+      .poll(() => page.locator('[data-testid="state"]').textContent())
+      .toContain("last run: aborted");
   });
 
   it("replays a recording step by step", async () => {
@@ -230,7 +257,12 @@ describe("the visualizer page", () => {
     const file = join(dir, "run.jsonl");
     const agent = createAgent({
       provider: scripted([
-        { toolCalls: [{ name: "sleep", arguments: { ms: 20 } }, { name: "sleep", arguments: { ms: 40 } }] },
+        {
+          toolCalls: [
+            { name: "sleep", arguments: { ms: 20 } },
+            { name: "sleep", arguments: { ms: 40 } },
+          ],
+        },
         { text: "Replayed answer." },
       ]),
       tools: [sleep],
@@ -251,7 +283,7 @@ describe("the visualizer page", () => {
     const position = () => page.locator("#replay-position").getAttribute("data-position").then(Number);
     const first = await position();
     expect(first).toBeGreaterThan(0);
-    expect(await page.locator('[data-testid="transcript"]').innerText()).not.toContain("Replayed answer.");
+    expect(await page.locator('[data-testid="transcript"]').textContent()).not.toContain("Replayed answer.");
 
     await page.locator("#replay-next").click();
     await page.locator("#replay-next").click();
@@ -261,7 +293,9 @@ describe("the visualizer page", () => {
     expect(await position()).toBeLessThan(later);
 
     await page.locator("#replay-last").click();
-    await expect.poll(() => page.locator('[data-testid="transcript"]').innerText()).toContain("Replayed answer.");
+    await expect
+      .poll(() => page.locator('[data-testid="transcript"]').textContent())
+      .toContain("Replayed answer.");
     expect((await lanes(page)).map((l) => l.outcome)).toEqual(["ok", "ok"]);
     expect(await page.locator('[data-state="agent.idle"]').getAttribute("class")).toContain("active");
     expect(await page.locator('[data-testid="steer-button"]').isDisabled()).toBe(true);

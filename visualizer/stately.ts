@@ -214,7 +214,9 @@ export interface StatelyInspectorOptions extends InspectorSanitizeOptions {
  * await inspector.stop();
  * ```
  */
-export async function createStatelyInspector(options: StatelyInspectorOptions = {}): Promise<StatelyInspector> {
+export async function createStatelyInspector(
+  options: StatelyInspectorOptions = {},
+): Promise<StatelyInspector> {
   const { createInspector } = await import("@statelyai/inspect");
   const relay = options.relayUrl
     ? undefined
@@ -349,7 +351,9 @@ export async function createStatelyBrowserInspector(
 ): Promise<{ inspect: Observer<InspectionEvent>; stop(): void }> {
   const targetWindow = options.window ?? (typeof window === "undefined" ? undefined : window);
   if (!targetWindow) {
-    throw new Error("createStatelyBrowserInspector needs a browser window; in Node use createStatelyInspector()");
+    throw new Error(
+      "createStatelyBrowserInspector needs a browser window; in Node use createStatelyInspector()",
+    );
   }
   const { createBrowserInspector } = await import("@statelyai/inspect");
   const inspector = createBrowserInspector({

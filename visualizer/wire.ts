@@ -73,17 +73,27 @@ export function toolOutcome(event: AgentEventOf<"tool_execution_end">): ToolOutc
   return "error";
 }
 
+/**
+ * Raw tool-call argument fragments cannot be redacted (a key and its value may arrive in different
+ * fragments), so they do not travel; the complete arguments follow, redacted, in `message_end`.
+ */
+function wireDelta(event: AgentEventOf<"message_update">): string {
+  return event.kind === "toolcall_delta" ? "" : event.delta;
+}
+
 /** The wire form of one agent event. */
 export function toWire(event: AgentEvent, t = Date.now()): Extract<VisualizerMessage, { kind: "event" }> {
   if (event.type === "message_update") {
-    return { kind: "event", t, event: { type: "message_update", delta: event.delta, kind: event.kind } };
+    return { kind: "event", t, event: { type: "message_update", delta: wireDelta(event), kind: event.kind } };
   }
   const wire = sanitize(event, WIRE_LIMITS) as WireEvent;
-  return event.type === "tool_execution_end" ? { kind: "event", t, event: wire, outcome: toolOutcome(event) } : {
-    kind: "event",
-    t,
-    event: wire,
-  };
+  return event.type === "tool_execution_end"
+    ? { kind: "event", t, event: wire, outcome: toolOutcome(event) }
+    : {
+        kind: "event",
+        t,
+        event: wire,
+      };
 }
 
 export interface WireFeedOptions {
@@ -126,8 +136,8 @@ export function followAgent(
   const events = agent.events$.subscribe((event) => {
     if (event.type === "message_update" && coalesceMs > 0) {
       if (pending && pending.kind !== event.kind) flush();
-      if (pending) pending.delta += event.delta;
-      else pending = { t: Date.now(), kind: event.kind, delta: event.delta };
+      if (pending) pending.delta += wireDelta(event);
+      else pending = { t: Date.now(), kind: event.kind, delta: wireDelta(event) };
       timer ??= setTimeout(flush, coalesceMs);
       return;
     }
