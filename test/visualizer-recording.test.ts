@@ -143,3 +143,72 @@ describe("sanitize", () => {
     expect(sanitize(message)).toEqual(message);
   });
 });
+
+describe("tool outcomes on the wire", () => {
+  it("name each call's fate: ok, error, not found, invalid, timed out, denied by the checker", async () => {
+    const file = await tempFile("fates.jsonl");
+    const slow = defineTool({
+      name: "slow",
+      description: "Never finishes in time",
+      parameters: z.object({}),
+      timeoutMs: 20,
+      execute: (_args, { signal }) =>
+        new Promise<string>((_resolve, reject) =>
+          signal.addEventListener("abort", () => reject(new Error("x"))),
+        ),
+    });
+    const fail = defineTool({
+      name: "fail",
+      description: "Throws",
+      parameters: z.object({}),
+      execute: () => {
+        throw new Error("broken");
+      },
+    });
+    const secret = defineTool({
+      name: "secret",
+      description: "Refused",
+      parameters: z.object({}),
+      execute: () => "no",
+    });
+    const agent = createAgent({
+      provider: scripted([
+        {
+          toolCalls: [
+            { name: "echo", arguments: { text: "a" }, id: "ok" },
+            { name: "fail", id: "error" },
+            { name: "missing", id: "missing" },
+            { name: "echo", arguments: { text: 1 }, id: "invalid" },
+            { name: "slow", id: "slow" },
+            { name: "secret", id: "refused" },
+          ],
+        },
+        { text: "done" },
+      ]),
+      tools: [echo, slow, fail, secret],
+      permissions: {
+        check: ({ toolCall }) =>
+          toolCall.name === "secret"
+            ? { behavior: "deny", reason: "Not on this machine" }
+            : { behavior: "allow" },
+      },
+    });
+    const recorder = recordEvents(agent, file);
+    await agent.prompt("Try everything");
+    await recorder.close();
+    agent.stop();
+    const outcomes = Object.fromEntries(
+      (await readRecording(file)).flatMap((m) =>
+        m.kind === "event" && m.event.type === "tool_execution_end" ? [[m.event.toolCallId, m.outcome]] : [],
+      ),
+    );
+    expect(outcomes).toEqual({
+      ok: "ok",
+      error: "error",
+      missing: "not found",
+      invalid: "invalid",
+      slow: "timed out",
+      refused: "denied",
+    });
+  });
+});

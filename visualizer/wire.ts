@@ -133,6 +133,13 @@ export function followAgent(
     send(message);
   };
 
+  // States each live tool call actor went through, to tell a refused call from a failed one.
+  const toolHistory = new Map<string, Set<string>>();
+  const refused = (toolCallId: string) => {
+    const states = toolHistory.get(toolCallId);
+    return states !== undefined && states.has("preparing") && !states.has("executing");
+  };
+
   const events = agent.events$.subscribe((event) => {
     if (event.type === "message_update" && coalesceMs > 0) {
       if (pending && pending.kind !== event.kind) flush();
@@ -141,7 +148,13 @@ export function followAgent(
       timer ??= setTimeout(flush, coalesceMs);
       return;
     }
-    emit(toWire(event));
+    const message = toWire(event);
+    // A call refused by the permission checker ends with its reason as an error, without ever executing.
+    if (message.outcome === "error" && event.type === "tool_execution_end" && refused(event.toolCallId)) {
+      message.outcome = "denied";
+    }
+    if (event.type === "tool_execution_end") toolHistory.delete(event.toolCallId);
+    emit(message);
   });
 
   let lastState = "";
@@ -161,7 +174,11 @@ export function followAgent(
     const toolCallId = actor.id;
     if (typeof value !== "string" || toolStates.get(toolCallId) === value) return;
     if (value === "done") toolStates.delete(toolCallId);
-    else toolStates.set(toolCallId, value);
+    else {
+      toolStates.set(toolCallId, value);
+      if (!toolHistory.has(toolCallId)) toolHistory.set(toolCallId, new Set());
+      toolHistory.get(toolCallId)!.add(value);
+    }
     emit({ kind: "tool_state", t: Date.now(), toolCallId, value });
   });
 

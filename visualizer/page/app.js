@@ -491,7 +491,7 @@ function renderTimeline() {
             ? "skipped"
             : "running";
       const duration = lane.startAt !== undefined ? fmtMs(end - lane.startAt) : "";
-      info.innerHTML = `<span class="outcome ${infoClass}">${escapeHtml(state)}</span> ${duration}`;
+      info.innerHTML = `<span class="outcome ${infoClass}">${escapeHtml(state)}</span> ${duration}${lane.childAgentId ? ` · ↳ ${escapeHtml(lane.childAgentId)}` : ""}`;
       info.title = lane.progress || lane.resultText || state;
       row.append(name, track, info);
       section.appendChild(row);
