@@ -490,7 +490,10 @@ function renderTimeline() {
           : state === "queued"
             ? "skipped"
             : "running";
-      const duration = lane.startAt !== undefined ? fmtMs(end - lane.startAt) : "";
+      const ranFrom = lane.approvalAt !== undefined ? lane.execAt : lane.startAt;
+      let duration = ranFrom !== undefined ? fmtMs(end - ranFrom) : "";
+      if (lane.approvalAt !== undefined) duration += ` · waited ${fmtMs((lane.execAt ?? end) - lane.approvalAt)}`;
+      if (!lane.outcome && lane.progress) duration += ` · ${escapeHtml(lane.progress)}`;
       info.innerHTML = `<span class="outcome ${infoClass}">${escapeHtml(state)}</span> ${duration}${lane.childAgentId ? ` · ↳ ${escapeHtml(lane.childAgentId)}` : ""}`;
       info.title = lane.progress || lane.resultText || state;
       row.append(name, track, info);
