@@ -144,6 +144,12 @@ function applyEvent(event, t, outcome) {
     case "tool_progress":
       laneFor(event.toolCallId, event.toolName, t).progress = event.text;
       break;
+    case "tool_execution_update": {
+      // Streamed output (e.g. a sub-agent's answer so far): its last line says what the call is doing.
+      const lines = textOf(event.partialResult?.content).trim().split("\n");
+      laneFor(event.toolCallId, event.toolName, t).progress = (lines[lines.length - 1] ?? "").slice(-120);
+      break;
+    }
     case "approval_requested": {
       const lane = laneFor(event.toolCallId, event.toolName, t);
       lane.approvalAt ??= t;
@@ -492,7 +498,8 @@ function renderTimeline() {
             : "running";
       const ranFrom = lane.approvalAt !== undefined ? lane.execAt : lane.startAt;
       let duration = ranFrom !== undefined ? fmtMs(end - ranFrom) : "";
-      if (lane.approvalAt !== undefined) duration += ` · waited ${fmtMs((lane.execAt ?? end) - lane.approvalAt)}`;
+      if (lane.approvalAt !== undefined)
+        duration += ` · waited ${fmtMs((lane.execAt ?? end) - lane.approvalAt)}`;
       if (!lane.outcome && lane.progress) duration += ` · ${escapeHtml(lane.progress)}`;
       info.innerHTML = `<span class="outcome ${infoClass}">${escapeHtml(state)}</span> ${duration}${lane.childAgentId ? ` · ↳ ${escapeHtml(lane.childAgentId)}` : ""}`;
       info.title = lane.progress || lane.resultText || state;
