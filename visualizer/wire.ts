@@ -137,7 +137,7 @@ export function followAgent(
   const toolHistory = new Map<string, Set<string>>();
   const refused = (toolCallId: string) => {
     const states = toolHistory.get(toolCallId);
-    return states !== undefined && states.has("preparing") && !states.has("executing");
+    return states?.has("preparing") === true && !states.has("executing");
   };
 
   const events = agent.events$.subscribe((event) => {
