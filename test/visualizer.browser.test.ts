@@ -289,8 +289,12 @@ describe("the visualizer page", () => {
     await page.locator("#replay-next").click();
     const later = await position();
     expect(later).toBeGreaterThan(first);
+    for (let i = 0; i < 8; i++) await page.locator("#replay-next").click();
+    const further = await position();
+    expect(further).toBeGreaterThan(later);
+    await page.screenshot({ path: join(ARTIFACTS, "visualizer-replay.png"), fullPage: true });
     await page.locator("#replay-prev").click();
-    expect(await position()).toBeLessThan(later);
+    expect(await position()).toBeLessThan(further);
 
     await page.locator("#replay-last").click();
     await expect
