@@ -223,9 +223,10 @@ export async function createStatelyInspector(
     : await createInspectorRelay({ port: options.port ?? 0, inspectorUrl: options.inspectorUrl });
   const relayUrl = options.relayUrl ?? relay!.wsUrl;
   const adapter = new RelaySocketAdapter(relayUrl);
-  const inspector = createInspector(adapter, { ...inspectorSanitizers(options), autoStart: false });
+  const sanitizers = inspectorSanitizers(options);
+  const inspector = createInspector(adapter, { ...sanitizers, autoStart: false });
   inspector.start();
-  const observer = inspector.inspect;
+  const observer = shrinkingObserver(inspector.inspect, sanitizers);
   const detachers = new Set<() => void>();
 
   return {
@@ -325,6 +326,39 @@ class RelaySocketAdapter {
   }
 }
 
+/**
+ * Cuts contexts and events down before `@statelyai/inspect` serializes them: it stringifies each
+ * snapshot whole (a long transcript, every time) before its own `sanitizeContext` runs. Cutting first
+ * keeps the cost per inspection event bounded by the limits, not by the transcript's length.
+ */
+function shrinkingObserver(
+  target: Observer<InspectionEvent>,
+  sanitizers: ReturnType<typeof inspectorSanitizers>,
+): Observer<InspectionEvent> {
+  return {
+    next(event) {
+      if (event.type === "@xstate.snapshot") {
+        const snapshot = event.snapshot as { context?: MachineContext };
+        const shrunk =
+          snapshot && typeof snapshot === "object" && snapshot.context !== undefined
+            ? { ...snapshot, context: sanitizers.sanitizeContext(snapshot.context) }
+            : snapshot;
+        target.next?.({
+          ...event,
+          snapshot: shrunk as typeof event.snapshot,
+          event: sanitizers.sanitizeEvent(event.event),
+        });
+        return;
+      }
+      if (event.type === "@xstate.event") {
+        target.next?.({ ...event, event: sanitizers.sanitizeEvent(event.event) });
+        return;
+      }
+      target.next?.(event);
+    },
+  };
+}
+
 /** Options of {@link createStatelyBrowserInspector}. */
 export interface StatelyBrowserInspectorOptions extends InspectorSanitizeOptions {
   /** The inspector UI to open. Default `https://stately.ai/inspect`. */
@@ -356,13 +390,14 @@ export async function createStatelyBrowserInspector(
     );
   }
   const { createBrowserInspector } = await import("@statelyai/inspect");
+  const sanitizers = inspectorSanitizers(options);
   const inspector = createBrowserInspector({
-    ...inspectorSanitizers(options),
+    ...sanitizers,
     // The last line of defence, as in Node: nothing named like a secret leaves, at any depth.
     serialize: (event) => sanitize(event, ENVELOPE_LIMITS) as StatelyInspectionEvent,
     window: targetWindow,
     ...(options.url !== undefined && { url: options.url }),
     ...(options.iframe !== undefined && { iframe: options.iframe }),
   });
-  return { inspect: inspector.inspect, stop: () => inspector.stop() };
+  return { inspect: shrinkingObserver(inspector.inspect, sanitizers), stop: () => inspector.stop() };
 }
