@@ -159,3 +159,15 @@ describe("the visualizer server", () => {
     );
   });
 });
+
+describe("a port that is taken", () => {
+  it("is reported clearly", async () => {
+    const agent = createAgent({ provider: scripted([]) });
+    cleanups.push(() => agent.stop());
+    const first = await visualize(agent);
+    cleanups.push(() => first.close());
+    await expect(visualize(agent, { port: first.port })).rejects.toThrow(
+      `The visualizer cannot listen on 127.0.0.1:${first.port}: the port is in use`,
+    );
+  });
+});

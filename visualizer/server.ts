@@ -58,7 +58,13 @@ export async function visualize(agent: Agent, options: VisualizeOptions = {}): P
   };
   const stopFollowing = followAgent(agent, broadcast);
 
-  const site = await serveSite({ port: options.port ?? 0 });
+  let site: Site;
+  try {
+    site = await serveSite({ port: options.port ?? 0 });
+  } catch (error) {
+    stopFollowing();
+    throw error;
+  }
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_COMMAND_BYTES });
   site.server.on("upgrade", (request, socket, head) => {
     if (request.url !== "/ws" || !site.trusted(request)) {
@@ -233,9 +239,17 @@ async function serveSite(options: { port: number; extra?: Record<string, Asset> 
     );
   });
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
+    server.once("error", (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === "EADDRINUSE"
+          ? new Error(`The visualizer cannot listen on 127.0.0.1:${options.port}: the port is in use`)
+          : error,
+      ),
+    );
     server.listen(options.port, HOST, () => {
-      server.off("error", reject);
+      server.removeAllListeners("error");
+      // A listening server's later errors must not crash the host process.
+      server.on("error", () => undefined);
       resolve();
     });
   });

@@ -128,9 +128,19 @@ export async function createInspectorRelay(options: InspectorRelayOptions = {}):
   });
 
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
+    server.once("error", (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === "EADDRINUSE"
+          ? new Error(
+              `The inspector relay cannot listen on 127.0.0.1:${options.port ?? 0}: the port is in use`,
+            )
+          : error,
+      ),
+    );
     server.listen(options.port ?? 0, HOST, () => {
-      server.off("error", reject);
+      server.removeAllListeners("error");
+      // A listening server's later errors must not crash the host process.
+      server.on("error", () => undefined);
       resolve();
     });
   });
