@@ -98,6 +98,48 @@ export function digestTurns(messages: readonly AgentMessage[]): string[] {
   return lines;
 }
 
+/** Where each turn of `digestTurns` starts, found without rendering anything. */
+function turnStartsOf(messages: readonly AgentMessage[]): number[] {
+  const starts: number[] = [];
+  let inTurn = false;
+  let hasAssistant = false;
+  messages.forEach((message, index) => {
+    if (isCompactionMessage(message)) return;
+    const opensTurn = message.role !== "toolResult" || message.isError;
+    if (!opensTurn) return;
+    if (!inTurn || (hasAssistant && message.role !== "toolResult")) {
+      starts.push(index);
+      inTurn = true;
+      hasAssistant = false;
+    }
+    if (message.role === "assistant") hasAssistant = true;
+  });
+  return starts;
+}
+
+/**
+ * The digest summary of `messages` following an earlier summary: `mergeDigest(previous,
+ * digestTurns(messages), maxTokens)`, but only the newest turns that could possibly fit are
+ * rendered, so digesting a million-token transcript costs a count, not 5,000 lines.
+ *
+ * @example
+ * ```ts
+ * digestSummary(undefined, oldTurns, 2_000);
+ * ```
+ */
+export function digestSummary(
+  previous: string | undefined,
+  messages: readonly AgentMessage[],
+  maxTokens: number,
+): string {
+  // The shortest line ("- user: " and its newline) is 9 characters: more lines than this never fit.
+  const maxLines = Math.ceil((maxTokens * CHARS_PER_TOKEN) / 9) + 1;
+  const starts = turnStartsOf(messages);
+  if (starts.length <= maxLines) return mergeDigest(previous, digestTurns(messages), maxTokens);
+  const skipped = starts.length - maxLines;
+  return mergeDigest(previous, digestTurns(messages.slice(starts[skipped])), maxTokens, skipped);
+}
+
 /**
  * Appends new digest lines to an earlier summary's lines and keeps the newest that fit in
  * `maxTokens`, counting the dropped ones in a leading `[N earlier turns omitted]` line. The size is
@@ -113,6 +155,8 @@ export function mergeDigest(
   previous: string | undefined,
   lines: readonly string[],
   maxTokens: number,
+  /** Turns older than `lines` (newer than `previous`) known not to fit, so never rendered. */
+  skippedTurns = 0,
 ): string {
   let omitted = 0;
   const entries: string[] = [];
@@ -120,6 +164,11 @@ export function mergeDigest(
     const match = OMITTED_LINE.exec(line);
     if (match) omitted += Number(match[1]);
     else if (line.trim()) entries.push(line);
+  }
+  if (skippedTurns > 0) {
+    // Turns newer than the previous summary's were dropped, so all of its lines go too.
+    omitted += entries.length + skippedTurns;
+    entries.length = 0;
   }
   entries.push(...lines);
   const maxChars = maxTokens * CHARS_PER_TOKEN;

@@ -7,7 +7,7 @@ import {
   summaryTextOf,
 } from "./compaction-messages.js";
 import type { ResolvedContextConfig, Summarizer } from "./config.js";
-import { clampToTokens, digestTurns, mergeDigest } from "./digest.js";
+import { clampToTokens, digestSummary, digestTurns } from "./digest.js";
 import {
   estimateMessageTokens,
   estimateTextTokens,
@@ -107,7 +107,7 @@ async function writeSummary(
   options: SummarizeOldTurnsOptions,
 ): Promise<WrittenSummary> {
   const digest = (error?: string): WrittenSummary => ({
-    text: mergeDigest(previous, digestTurns(messages), cap),
+    text: digestSummary(previous, messages, cap),
     method: "digest",
     error,
   });

@@ -1,6 +1,7 @@
 // Each compaction level on its own: what it cuts, what it keeps, and when it declines.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { digestSummary, mergeDigest } from "../context/digest.js";
 import type { AgentMessage, AssistantMessage, Summarizer, ToolResultMessage } from "../index.js";
 import {
   COMPACTION_MARKER_TEXT,
@@ -16,6 +17,7 @@ import {
   truncateText,
   truncateToolOutputs,
 } from "../index.js";
+import { transcriptArb } from "./compaction-arbitraries.js";
 
 let clock = 1_000;
 const tick = () => {
@@ -250,6 +252,32 @@ describe("level 3: dropMiddle", () => {
     const twice = dropMiddle(grown, config, { target: 10 })!;
     expect(twice[1]).toEqual(once[1]);
     expect(dropMiddle(twice, config, { target: 10 })).toBeUndefined();
+  });
+});
+
+describe("digestSummary", () => {
+  it("renders only the turns that can fit, with the same result as digesting everything", () => {
+    fc.assert(
+      fc.property(
+        transcriptArb(40),
+        fc.option(fc.string({ maxLength: 200 }), { nil: undefined }),
+        fc.integer({ min: 1, max: 200 }),
+        (messages, previous, maxTokens) => {
+          expect(digestSummary(previous, messages, maxTokens)).toBe(
+            mergeDigest(previous, digestTurns(messages), maxTokens),
+          );
+        },
+      ),
+    );
+  });
+
+  it("counts what it leaves out", () => {
+    const messages = Array.from({ length: 500 }, (_, i) => turn(i, 1)).flat();
+    const digest = digestSummary("[7 earlier turns omitted]\n- user: older", messages, 50);
+    expect(digest.length).toBeLessThanOrEqual(200);
+    // 500 turns of two model calls each, plus the 8 of the earlier summary, minus what is shown.
+    const shown = digest.split("\n").length - 1;
+    expect(digest.split("\n")[0]).toBe(`[${1_000 + 8 - shown} earlier turns omitted]`);
   });
 });
 

@@ -14,6 +14,8 @@ import {
 } from "../index.js";
 import { configArb, pairingProblems, smallestAnswerTokens, turnsArb } from "./compaction-arbitraries.js";
 
+// A deep search (FC_RUNS) gets the time it needs.
+const TIMEOUT = process.env.FC_RUNS ? 600_000 : undefined;
 const RUNS = { numRuns: Number(process.env.FC_RUNS ?? 100) };
 
 function scriptedTurn(t: number): AgentMessage[] {
@@ -86,29 +88,33 @@ describe("compaction in the agent loop", () => {
     expect(Math.max(...summaryTokens)).toBeLessThanOrEqual(600 + 30);
   });
 
-  it("stays within budget over random sessions whenever the protected turns fit", async () => {
-    await fc.assert(
-      fc.asyncProperty(turnsArb(25), configArb, async (turns, config) => {
-        const budget = contextBudget(config);
-        let messages: AgentMessage[] = [];
-        for (const turn of turns) {
-          messages = [...messages, ...turn];
-          const result = await compactContext(messages, config);
-          if (result) messages = result.messages;
-          if (smallestAnswerTokens(messages, config) <= budget) {
-            expect(isOverBudget(messages, config)).toBe(false);
+  it(
+    "stays within budget over random sessions whenever the protected turns fit",
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(turnsArb(25), configArb, async (turns, config) => {
+          const budget = contextBudget(config);
+          let messages: AgentMessage[] = [];
+          for (const turn of turns) {
+            messages = [...messages, ...turn];
+            const result = await compactContext(messages, config);
+            if (result) messages = result.messages;
+            if (smallestAnswerTokens(messages, config) <= budget) {
+              expect(isOverBudget(messages, config)).toBe(false);
+            }
+            expect(pairingProblems(messages)).toEqual([]);
+            for (const summary of messages.filter(isCompactionSummary)) {
+              expect(estimateMessageTokens(summary)).toBeLessThanOrEqual(
+                Math.max(config.summaryMaxTokens!, estimateMessageTokens(summary) - 1) + 30,
+              );
+            }
           }
-          expect(pairingProblems(messages)).toEqual([]);
-          for (const summary of messages.filter(isCompactionSummary)) {
-            expect(estimateMessageTokens(summary)).toBeLessThanOrEqual(
-              Math.max(config.summaryMaxTokens!, estimateMessageTokens(summary) - 1) + 30,
-            );
-          }
-        }
-      }),
-      RUNS,
-    );
-  });
+        }),
+        RUNS,
+      );
+    },
+    TIMEOUT,
+  );
 });
 
 describe("forced compaction (the provider reported a context overflow)", () => {

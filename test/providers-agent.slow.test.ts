@@ -2,10 +2,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
   type AgentEvent,
+  type AgentMessage,
   type AssistantMessage,
   anthropic,
   createAgent,
   defineTool,
+  emptyUsage,
   openai,
   openaiCompatible,
   type Provider,
@@ -34,6 +36,8 @@ interface ApiCase {
   overloadMidStream: (partial: string) => FixtureReply;
   rateLimited: FixtureReply;
   overflow: FixtureReply;
+  unauthorized: FixtureReply;
+  apiKey: string;
   /** The tool result for `callId` as it appears in a later request body. */
   toolResultIn: (body: any, callId: string) => unknown;
 }
@@ -41,7 +45,9 @@ interface ApiCase {
 const cases: ApiCase[] = [
   {
     name: "anthropic",
+    apiKey: "sk-ant-test-key-000",
     provider: (s) => anthropic({ model: "claude-haiku-4-5", apiKey: "sk-ant-test-key-000", baseURL: s.url }),
+    unauthorized: anthropicHttpError(401, "authentication_error", "invalid x-api-key sk-ant-test-key-000"),
     text: (text) => ({ type: "sse", frames: anthropicMessage({ blocks: [{ type: "text", text }] }) }),
     toolCall: (id, name, json) => ({
       type: "sse",
@@ -72,7 +78,9 @@ const cases: ApiCase[] = [
   },
   {
     name: "openai chat",
+    apiKey: "sk-test-key-000000",
     provider: (s) => openai({ model: "gpt-4.1", apiKey: "sk-test-key-000000", baseURL: s.openaiURL }),
+    unauthorized: openaiHttpError(401, "Incorrect API key provided: sk-test-key-000000.", "invalid_api_key"),
     text: (text) => ({ type: "sse", frames: chatStream({ text }) }),
     toolCall: (id, name, json) => ({
       type: "sse",
@@ -106,8 +114,10 @@ const cases: ApiCase[] = [
   },
   {
     name: "openai responses",
+    apiKey: "sk-test-key-000000",
     provider: (s) =>
       openai({ model: "gpt-4.1", api: "responses", apiKey: "sk-test-key-000000", baseURL: s.openaiURL }),
+    unauthorized: openaiHttpError(401, "Incorrect API key provided: sk-test-key-000000.", "invalid_api_key"),
     text: (text) => ({ type: "sse", frames: responsesStream({ text }) }),
     toolCall: (id, name, json) => ({
       type: "sse",
@@ -148,7 +158,10 @@ const cases: ApiCase[] = [
   },
   {
     name: "openai-compatible (llama.cpp)",
-    provider: (s) => openaiCompatible({ baseURL: s.openaiURL, model: "qwen3-8b" }),
+    apiKey: "local-secret-token-123",
+    provider: (s) =>
+      openaiCompatible({ baseURL: s.openaiURL, model: "qwen3-8b", apiKey: "local-secret-token-123" }),
+    unauthorized: openaiHttpError(401, "Invalid token local-secret-token-123", null, "authentication_error"),
     text: (text) => ({ type: "sse", frames: chatStream({ text }) }),
     toolCall: (id, name, json) => ({
       type: "sse",
@@ -279,5 +292,91 @@ describe.each(cases)("a whole agent run against $name", (api) => {
     expect(last?.errorMessage).toMatch(/context|too long/i);
     expect(events.some((e) => e.type === "retry")).toBe(false);
     expect(server.requests).toHaveLength(2);
+  });
+
+  it("a 401 ends the run at once, and the key appears in no event, message or snapshot", async () => {
+    server.reply(api.unauthorized);
+    const { agent, events } = agentFor(api);
+    await agent.prompt("Hi");
+    expect(events.some((e) => e.type === "retry")).toBe(false);
+    expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "error" });
+    expect(assistants(agent.messages).at(-1)?.stopReason).toBe("error");
+    expect(server.requests).toHaveLength(1);
+    const seen = JSON.stringify([events, agent.messages, agent.getPersistedSnapshot()]);
+    expect(seen).not.toContain(api.apiKey);
+  });
+
+  it("abort while the model's stream stalls ends the run promptly as aborted", async () => {
+    const stalled = api.text(["Thinking about it", "never sent"]);
+    server.reply({
+      ...(stalled as Extract<FixtureReply, { type: "sse" }>),
+      stallAfter: 3,
+      resetAfter: undefined,
+    });
+    const { agent, events } = agentFor(api);
+    agent.events$.subscribe((e) => {
+      // The assistant's message starts at the provider's first streamed event.
+      if (e.type === "message_start" && e.message.role === "assistant") agent.abort();
+    });
+    await agent.prompt("Hi");
+    expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "aborted" });
+    expect(assistants(agent.messages).at(-1)?.stopReason).toBe("aborted");
+  });
+
+  it("with compaction configured, an overflow compacts the context and the turn succeeds", async () => {
+    server.reply(api.overflow, api.text(["Fits now."]));
+    const history: AgentMessage[] = [];
+    for (let i = 0; i < 4; i++) {
+      const id = `old_${i}`;
+      history.push(
+        { role: "user", content: `Read file ${i}`, timestamp: 1 },
+        {
+          role: "assistant",
+          content: [{ type: "toolCall", id, name: "read_file", arguments: { path: `f${i}.txt` } }],
+          stopReason: "toolUse",
+          usage: emptyUsage(),
+          timestamp: 1,
+        },
+        {
+          role: "toolResult",
+          toolCallId: id,
+          toolName: "read_file",
+          content: [
+            { type: "text", text: Array.from({ length: 400 }, (_, n) => `f${i} line ${n}`).join("\n") },
+          ],
+          isError: false,
+          timestamp: 1,
+        },
+        {
+          role: "assistant",
+          content: [{ type: "text", text: `File ${i} read.` }],
+          stopReason: "stop",
+          usage: emptyUsage(),
+          timestamp: 1,
+        },
+      );
+    }
+    const agent = createAgent({
+      provider: api.provider(server),
+      tools: [readFile],
+      messages: history,
+      // The window looks big enough to us; only the provider's overflow triggers compaction.
+      context: { maxContextTokens: 1_000_000 },
+      retry: { baseDelayMs: 1, maxDelayMs: 5 },
+    });
+    const events: AgentEvent[] = [];
+    agent.events$.subscribe((e) => events.push(e));
+    await agent.prompt("And now?");
+
+    expect(events.some((e) => e.type === "compaction")).toBe(true);
+    expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "stop" });
+    expect(assistants(agent.messages).at(-1)).toMatchObject({
+      stopReason: "stop",
+      content: [{ type: "text", text: "Fits now." }],
+    });
+    expect(server.requests).toHaveLength(2);
+    expect(JSON.stringify(server.requests[1].body).length).toBeLessThan(
+      JSON.stringify(server.requests[0].body).length,
+    );
   });
 });

@@ -109,3 +109,27 @@ describe("bad tool calls give the model an error result and the run goes on", ()
     expect((reason as Error).name).toBe("TimeoutError");
   });
 });
+
+describe("arguments a provider could not parse", () => {
+  it("tell the model its JSON was broken, even for a tool whose arguments are all optional", async () => {
+    const optional = defineTool({
+      name: "opt",
+      description: "optional args",
+      parameters: z.object({ path: z.string().optional() }),
+      execute: () => "ran",
+    });
+    const agent = createAgent({
+      provider: scripted([
+        { toolCalls: [{ id: "j", name: "opt", arguments: { __invalid_json: '{"path": "a' } }] },
+        { text: "ok" },
+      ]),
+      tools: [optional],
+    });
+    await agent.prompt("go");
+    const [result] = toolResults(agent.messages);
+    expect(result?.isError).toBe(true);
+    expect(resultText(result!)).toBe(
+      'Validation failed for tool "opt": the arguments are not valid JSON: {"path": "a',
+    );
+  });
+});
