@@ -303,5 +303,15 @@ describe("the visualizer page", () => {
     expect((await lanes(page)).map((l) => l.outcome)).toEqual(["ok", "ok"]);
     expect(await page.locator('[data-state="agent.idle"]').getAttribute("class")).toContain("active");
     expect(await page.locator('[data-testid="steer-button"]').isDisabled()).toBe(true);
+
+    // A live page opens the same file from its file picker and switches to replay.
+    const { page: livePage } = await open({ provider: scripted([]) });
+    await livePage.locator("#file-input").setInputFiles(file);
+    await livePage.locator("#replay-bar:not([hidden])").waitFor();
+    expect(await livePage.locator("#replay-name").textContent()).toContain("run.jsonl");
+    await livePage.locator("#replay-last").click();
+    await expect
+      .poll(() => livePage.locator('[data-testid="transcript"]').textContent())
+      .toContain("Replayed answer.");
   });
 });
