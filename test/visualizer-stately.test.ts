@@ -9,6 +9,7 @@ import {
   defineTool,
   type StatelyInspector,
   scripted,
+  subAgentTool,
 } from "../index.js";
 
 const SECRET = "sk-test-DO-NOT-LEAK-4242";
@@ -136,6 +137,40 @@ describe("the Stately inspector hook-up", () => {
     // The 5,000-character prompt is cut in every context and event that carries it.
     expect(everything).not.toContain("x".repeat(600));
     expect(everything).toContain("more characters]");
+  });
+
+  it("shows a sub-agent as an actor of its own, next to its parent", async () => {
+    const inspector = await started();
+    const page = listen(inspector.relayUrl);
+    cleanups.push(page.close);
+    await page.opened;
+    const researcher = subAgentTool({
+      name: "researcher",
+      description: "Looks things up",
+      provider: scripted([{ toolCalls: [{ name: "sleep", arguments: { ms: 5 } }] }, { text: "Found it." }]),
+      tools: [sleep],
+    });
+    const agent = createAgent({
+      provider: scripted([
+        { toolCalls: [{ name: "researcher", arguments: { task: "Find it" }, id: "delegate" }] },
+        { text: "The researcher found it." },
+      ]),
+      tools: [researcher],
+      inspect: inspector.inspect,
+    });
+    cleanups.push(() => agent.stop());
+    await agent.prompt("Ask the researcher");
+
+    const actors = () => page.events().filter((e) => e.type === "@xstate.actor");
+    await expect
+      .poll(() => actors().map((e) => e.name))
+      .toEqual(expect.arrayContaining([agent.id, "delegate", "researcher-delegate"]));
+    const child = actors().find((e) => e.name === "researcher-delegate")!;
+    expect(child.rootId).toBe(child.sessionId);
+    // The child's own tool call actor belongs to the child's tree.
+    await expect
+      .poll(() => actors().some((e) => e.name === "call_0_0" && e.rootId === child.sessionId))
+      .toBe(true);
   });
 
   it("gives a page that connects late every actor registration", async () => {

@@ -131,10 +131,10 @@ describe("the visualizer page", () => {
     const earliestEnd = Math.min(...rows.map((r) => r.end!));
     expect(latestStart).toBeLessThan(earliestEnd);
     await expect
-      .poll(() => page.locator('[data-testid="transcript"]').innerText())
+      .poll(() => page.locator('[data-testid="transcript"]').textContent())
       .toContain("All three checks finished: everything is fine.");
     await page.locator('[data-state="agent.idle"].active').waitFor();
-    expect(await page.locator('[data-testid="state"]').innerText()).toContain("last run: stop");
+    expect(await page.locator('[data-testid="state"]').textContent()).toContain("last run: stop");
     const seen = await page.evaluate(
       () => (window as unknown as { seen: { states: string[]; partialTexts: string[] } }).seen,
     );
@@ -145,7 +145,7 @@ describe("the visualizer page", () => {
     expect(seen.partialTexts.some((text) => text.includes("All three") && !text.includes("fine."))).toBe(
       true,
     );
-    expect(await page.locator(".turn-head").first().innerText()).toContain("up to 3 at once");
+    expect(await page.locator(".turn-head").first().textContent()).toContain("up to 3 at once");
     await page.screenshot({ path: join(ARTIFACTS, "visualizer.png"), fullPage: true });
   });
 
@@ -187,7 +187,7 @@ describe("the visualizer page", () => {
       .toEqual(["ok", "skipped", "skipped"]);
     expect((await lanes(page)).map((l) => l.outcome)).toEqual(["ok", "skipped", "skipped"]);
     await expect
-      .poll(() => page.locator('[data-testid="transcript"]').innerText())
+      .poll(() => page.locator('[data-testid="transcript"]').textContent())
       .toContain("Stop, that is enough");
   });
 
@@ -246,7 +246,9 @@ describe("the visualizer page", () => {
     await page.waitForFunction(
       () => document.querySelector("[data-lane]")?.getAttribute("data-outcome") === "aborted",
     );
-    await expect.poll(() => page.locator('[data-testid="state"]').innerText()).toContain("last run: aborted");
+    await expect
+      .poll(() => page.locator('[data-testid="state"]').textContent())
+      .toContain("last run: aborted");
   });
 
   it("replays a recording step by step", async () => {
@@ -281,21 +283,35 @@ describe("the visualizer page", () => {
     const position = () => page.locator("#replay-position").getAttribute("data-position").then(Number);
     const first = await position();
     expect(first).toBeGreaterThan(0);
-    expect(await page.locator('[data-testid="transcript"]').innerText()).not.toContain("Replayed answer.");
+    expect(await page.locator('[data-testid="transcript"]').textContent()).not.toContain("Replayed answer.");
 
     await page.locator("#replay-next").click();
     await page.locator("#replay-next").click();
     const later = await position();
     expect(later).toBeGreaterThan(first);
+    for (let i = 0; i < 8; i++) await page.locator("#replay-next").click();
+    const further = await position();
+    expect(further).toBeGreaterThan(later);
+    await page.screenshot({ path: join(ARTIFACTS, "visualizer-replay.png"), fullPage: true });
     await page.locator("#replay-prev").click();
-    expect(await position()).toBeLessThan(later);
+    expect(await position()).toBeLessThan(further);
 
     await page.locator("#replay-last").click();
     await expect
-      .poll(() => page.locator('[data-testid="transcript"]').innerText())
+      .poll(() => page.locator('[data-testid="transcript"]').textContent())
       .toContain("Replayed answer.");
     expect((await lanes(page)).map((l) => l.outcome)).toEqual(["ok", "ok"]);
     expect(await page.locator('[data-state="agent.idle"]').getAttribute("class")).toContain("active");
     expect(await page.locator('[data-testid="steer-button"]').isDisabled()).toBe(true);
+
+    // A live page opens the same file from its file picker and switches to replay.
+    const { page: livePage } = await open({ provider: scripted([]) });
+    await livePage.locator("#file-input").setInputFiles(file);
+    await livePage.locator("#replay-bar:not([hidden])").waitFor();
+    expect(await livePage.locator("#replay-name").textContent()).toContain("run.jsonl");
+    await livePage.locator("#replay-last").click();
+    await expect
+      .poll(() => livePage.locator('[data-testid="transcript"]').textContent())
+      .toContain("Replayed answer.");
   });
 });

@@ -113,7 +113,12 @@ export function layoutMachineGraph(machine: AnyStateMachine): MachineGraph {
         internal.push(actions ? `${label}: ${actions}` : label);
       }
       for (const target of targets) {
-        transitions.push({ source: state.id, target: target.id, label, eventless: transition.eventType === "" });
+        transitions.push({
+          source: state.id,
+          target: target.id,
+          label,
+          eventless: transition.eventType === "",
+        });
       }
     }
     nodes.set(state.id, {
@@ -152,6 +157,7 @@ export function layoutMachineGraph(machine: AnyStateMachine): MachineGraph {
     edge.labelY += dy;
     edge.path = shiftPath(edge.path, dy);
   }
+  rootNode.y = MARGIN;
   rootNode.height = bottom - top;
   return {
     id: root.id,
@@ -179,7 +185,9 @@ function extentOf(edge: GraphEdge): { top: number; bottom: number } {
 /** Moves every y coordinate of a path made of `M x y`, `L x y` and `C x y, x y, x y`. */
 function shiftPath(path: string, dy: number): string {
   let index = 0;
-  return path.replace(/-?\d+(\.\d+)?/g, (number) => (index++ % 2 === 1 ? String(Number(number) + dy) : number));
+  return path.replace(/-?\d+(\.\d+)?/g, (number) =>
+    index++ % 2 === 1 ? String(Number(number) + dy) : number,
+  );
 }
 
 /** Grows each compound state's box to hold the arcs that run between its own states. */
@@ -192,7 +200,8 @@ function encloseArcs(nodes: Map<string, GraphNode>, edges: GraphEdge[]): void {
     let top = compound.y + HEADER;
     let bottom = compound.y + compound.height - PAD;
     for (const edge of edges) {
-      if (!isAncestor(compound.id, edge.source, nodes) || !isAncestor(compound.id, edge.target, nodes)) continue;
+      if (!isAncestor(compound.id, edge.source, nodes) || !isAncestor(compound.id, edge.target, nodes))
+        continue;
       const extent = extentOf(edge);
       top = Math.min(top, extent.top - 6);
       bottom = Math.max(bottom, extent.bottom + 8);
@@ -286,7 +295,11 @@ function columnsOf(
     return best;
   };
   const columns: GraphNode[][] = [];
-  for (const child of children) (columns[rankOf(child.id)] ??= []).push(child);
+  for (const child of children) {
+    const rank = rankOf(child.id);
+    columns[rank] ??= [];
+    columns[rank].push(child);
+  }
   return columns.filter(Boolean);
 }
 
@@ -390,10 +403,7 @@ function isAncestor(ancestor: string, id: string, nodes: Map<string, GraphNode>)
   return false;
 }
 
-function routeEdges(
-  transitions: Transition[],
-  nodes: Map<string, GraphNode>,
-): GraphEdge[] {
+function routeEdges(transitions: Transition[], nodes: Map<string, GraphNode>): GraphEdge[] {
   const merged = new Map<string, { source: string; target: string; labels: string[]; eventless: boolean }>();
   for (const t of transitions) {
     if (t.source === t.target) continue;
@@ -466,9 +476,7 @@ function routeEdges(
       const tx = t.x + t.width / 2 + (above ? -10 : 10);
       const sy = above ? s.y : s.y + s.height;
       const ty = above ? t.y : t.y + t.height;
-      const between = obstacles.filter(
-        (b) => b.x + b.width > Math.min(sx, tx) && b.x < Math.max(sx, tx),
-      );
+      const between = obstacles.filter((b) => b.x + b.width > Math.min(sx, tx) && b.x < Math.max(sx, tx));
       const bound = above
         ? Math.min(sy, ty, ...between.map((b) => b.y))
         : Math.max(sy, ty, ...between.map((b) => b.y + b.height));
@@ -528,7 +536,9 @@ function placeArcs(
     const cy = edgeY + (apex - edgeY) / 0.75;
     const peak = 0.125 * (sy + ty) + 0.75 * cy;
     const labelY = above ? peak - 4 : peak + 13;
-    const extent = above ? labelY - LINE_HEIGHT * lines.length + 2 : labelY + LINE_HEIGHT * Math.max(0, lines.length - 1) + 4;
+    const extent = above
+      ? labelY - LINE_HEIGHT * lines.length + 2
+      : labelY + LINE_HEIGHT * Math.max(0, lines.length - 1) + 4;
     placed.push({ above, from, to, extent: lines.length ? extent : apex });
     edges.push({
       ...base,

@@ -9,7 +9,8 @@ export interface SanitizeOptions {
 }
 
 /** Keys whose values are replaced by `"[redacted]"` wherever they appear, at any depth. */
-export const SECRET_KEY_PATTERN = /api[-_]?key|authorization|secret|password|passwd|token(?!s)|cookie|credential/i;
+export const SECRET_KEY_PATTERN =
+  /api[-_]?key|authorization|secret|password|passwd|token(?!s)|cookie|credential/i;
 
 export const REDACTED = "[redacted]";
 

@@ -58,7 +58,13 @@ export async function visualize(agent: Agent, options: VisualizeOptions = {}): P
   };
   const stopFollowing = followAgent(agent, broadcast);
 
-  const site = await serveSite({ port: options.port ?? 0 });
+  let site: Site;
+  try {
+    site = await serveSite({ port: options.port ?? 0 });
+  } catch (error) {
+    stopFollowing();
+    throw error;
+  }
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_COMMAND_BYTES });
   site.server.on("upgrade", (request, socket, head) => {
     if (request.url !== "/ws" || !site.trusted(request)) {
@@ -130,7 +136,8 @@ export function runCommand(agent: Agent, data: string): VisualizerMessage | unde
     switch (command?.kind) {
       case "steer":
       case "prompt": {
-        if (typeof command.text !== "string" || command.text.trim() === "") return fail("Type a message first");
+        if (typeof command.text !== "string" || command.text.trim() === "")
+          return fail("Type a message first");
         if (command.kind === "steer" || agent.state !== "idle") agent.steer(command.text);
         // Lost a race with another prompt: the text still reaches the agent, as steering.
         else agent.prompt(command.text).catch(() => agent.steer(command.text));
@@ -145,7 +152,10 @@ export function runCommand(agent: Agent, data: string): VisualizerMessage | unde
         return undefined;
       case "deny":
         if (typeof command.toolCallId !== "string") return fail("deny needs a toolCallId");
-        agent.deny(command.toolCallId, typeof command.reason === "string" && command.reason ? command.reason : undefined);
+        agent.deny(
+          command.toolCallId,
+          typeof command.reason === "string" && command.reason ? command.reason : undefined,
+        );
         return undefined;
       default:
         return fail(`Unknown command ${JSON.stringify((command as { kind?: unknown })?.kind)}`);
@@ -168,19 +178,26 @@ interface Site {
 
 /** The page's directory: next to this file in the source tree, or in the package when run from `dist/`. */
 export function pageDirectory(): string {
-  const candidates = [new URL("./page/", import.meta.url), new URL("../../visualizer/page/", import.meta.url)];
+  const candidates = [
+    new URL("./page/", import.meta.url),
+    new URL("../../visualizer/page/", import.meta.url),
+  ];
   for (const candidate of candidates) {
     const path = fileURLToPath(candidate);
     if (existsSync(`${path}index.html`)) return path;
   }
-  throw new Error(`The visualizer page is missing (looked in ${candidates.map((c) => fileURLToPath(c)).join(", ")})`);
+  throw new Error(
+    `The visualizer page is missing (looked in ${candidates.map((c) => fileURLToPath(c)).join(", ")})`,
+  );
 }
 
 let graphJson: string | undefined;
 
 async function serveSite(options: { port: number; extra?: Record<string, Asset> }): Promise<Site> {
   const dir = pageDirectory();
-  const file = (name: string, type: string): Asset => async () => ({ type, body: await readFile(dir + name) });
+  const file =
+    (name: string, type: string): Asset =>
+    async () => ({ type, body: await readFile(dir + name) });
   const assets: Record<string, Asset> = {
     "/": file("index.html", "text/html; charset=utf-8"),
     "/index.html": file("index.html", "text/html; charset=utf-8"),
@@ -222,9 +239,17 @@ async function serveSite(options: { port: number; extra?: Record<string, Asset> 
     );
   });
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
+    server.once("error", (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === "EADDRINUSE"
+          ? new Error(`The visualizer cannot listen on 127.0.0.1:${options.port}: the port is in use`)
+          : error,
+      ),
+    );
     server.listen(options.port, HOST, () => {
-      server.off("error", reject);
+      server.removeAllListeners("error");
+      // A listening server's later errors must not crash the host process.
+      server.on("error", () => undefined);
       resolve();
     });
   });

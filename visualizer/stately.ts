@@ -128,9 +128,19 @@ export async function createInspectorRelay(options: InspectorRelayOptions = {}):
   });
 
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
+    server.once("error", (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === "EADDRINUSE"
+          ? new Error(
+              `The inspector relay cannot listen on 127.0.0.1:${options.port ?? 0}: the port is in use`,
+            )
+          : error,
+      ),
+    );
     server.listen(options.port ?? 0, HOST, () => {
-      server.off("error", reject);
+      server.removeAllListeners("error");
+      // A listening server's later errors must not crash the host process.
+      server.on("error", () => undefined);
       resolve();
     });
   });
@@ -214,16 +224,19 @@ export interface StatelyInspectorOptions extends InspectorSanitizeOptions {
  * await inspector.stop();
  * ```
  */
-export async function createStatelyInspector(options: StatelyInspectorOptions = {}): Promise<StatelyInspector> {
+export async function createStatelyInspector(
+  options: StatelyInspectorOptions = {},
+): Promise<StatelyInspector> {
   const { createInspector } = await import("@statelyai/inspect");
   const relay = options.relayUrl
     ? undefined
     : await createInspectorRelay({ port: options.port ?? 0, inspectorUrl: options.inspectorUrl });
   const relayUrl = options.relayUrl ?? relay!.wsUrl;
   const adapter = new RelaySocketAdapter(relayUrl);
-  const inspector = createInspector(adapter, { ...inspectorSanitizers(options), autoStart: false });
+  const sanitizers = inspectorSanitizers(options);
+  const inspector = createInspector(adapter, { ...sanitizers, autoStart: false });
   inspector.start();
-  const observer = inspector.inspect;
+  const observer = shrinkingObserver(inspector.inspect, sanitizers);
   const detachers = new Set<() => void>();
 
   return {
@@ -323,6 +336,39 @@ class RelaySocketAdapter {
   }
 }
 
+/**
+ * Cuts contexts and events down before `@statelyai/inspect` serializes them: it stringifies each
+ * snapshot whole (a long transcript, every time) before its own `sanitizeContext` runs. Cutting first
+ * keeps the cost per inspection event bounded by the limits, not by the transcript's length.
+ */
+function shrinkingObserver(
+  target: Observer<InspectionEvent>,
+  sanitizers: ReturnType<typeof inspectorSanitizers>,
+): Observer<InspectionEvent> {
+  return {
+    next(event) {
+      if (event.type === "@xstate.snapshot") {
+        const snapshot = event.snapshot as { context?: MachineContext };
+        const shrunk =
+          snapshot && typeof snapshot === "object" && snapshot.context !== undefined
+            ? { ...snapshot, context: sanitizers.sanitizeContext(snapshot.context) }
+            : snapshot;
+        target.next?.({
+          ...event,
+          snapshot: shrunk as typeof event.snapshot,
+          event: sanitizers.sanitizeEvent(event.event),
+        });
+        return;
+      }
+      if (event.type === "@xstate.event") {
+        target.next?.({ ...event, event: sanitizers.sanitizeEvent(event.event) });
+        return;
+      }
+      target.next?.(event);
+    },
+  };
+}
+
 /** Options of {@link createStatelyBrowserInspector}. */
 export interface StatelyBrowserInspectorOptions extends InspectorSanitizeOptions {
   /** The inspector UI to open. Default `https://stately.ai/inspect`. */
@@ -349,16 +395,19 @@ export async function createStatelyBrowserInspector(
 ): Promise<{ inspect: Observer<InspectionEvent>; stop(): void }> {
   const targetWindow = options.window ?? (typeof window === "undefined" ? undefined : window);
   if (!targetWindow) {
-    throw new Error("createStatelyBrowserInspector needs a browser window; in Node use createStatelyInspector()");
+    throw new Error(
+      "createStatelyBrowserInspector needs a browser window; in Node use createStatelyInspector()",
+    );
   }
   const { createBrowserInspector } = await import("@statelyai/inspect");
+  const sanitizers = inspectorSanitizers(options);
   const inspector = createBrowserInspector({
-    ...inspectorSanitizers(options),
+    ...sanitizers,
     // The last line of defence, as in Node: nothing named like a secret leaves, at any depth.
     serialize: (event) => sanitize(event, ENVELOPE_LIMITS) as StatelyInspectionEvent,
     window: targetWindow,
     ...(options.url !== undefined && { url: options.url }),
     ...(options.iframe !== undefined && { iframe: options.iframe }),
   });
-  return { inspect: inspector.inspect, stop: () => inspector.stop() };
+  return { inspect: shrinkingObserver(inspector.inspect, sanitizers), stop: () => inspector.stop() };
 }

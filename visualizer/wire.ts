@@ -73,17 +73,27 @@ export function toolOutcome(event: AgentEventOf<"tool_execution_end">): ToolOutc
   return "error";
 }
 
+/**
+ * Raw tool-call argument fragments cannot be redacted (a key and its value may arrive in different
+ * fragments), so they do not travel; the complete arguments follow, redacted, in `message_end`.
+ */
+function wireDelta(event: AgentEventOf<"message_update">): string {
+  return event.kind === "toolcall_delta" ? "" : event.delta;
+}
+
 /** The wire form of one agent event. */
 export function toWire(event: AgentEvent, t = Date.now()): Extract<VisualizerMessage, { kind: "event" }> {
   if (event.type === "message_update") {
-    return { kind: "event", t, event: { type: "message_update", delta: event.delta, kind: event.kind } };
+    return { kind: "event", t, event: { type: "message_update", delta: wireDelta(event), kind: event.kind } };
   }
   const wire = sanitize(event, WIRE_LIMITS) as WireEvent;
-  return event.type === "tool_execution_end" ? { kind: "event", t, event: wire, outcome: toolOutcome(event) } : {
-    kind: "event",
-    t,
-    event: wire,
-  };
+  return event.type === "tool_execution_end"
+    ? { kind: "event", t, event: wire, outcome: toolOutcome(event) }
+    : {
+        kind: "event",
+        t,
+        event: wire,
+      };
 }
 
 export interface WireFeedOptions {
@@ -123,15 +133,28 @@ export function followAgent(
     send(message);
   };
 
+  // States each live tool call actor went through, to tell a refused call from a failed one.
+  const toolHistory = new Map<string, Set<string>>();
+  const refused = (toolCallId: string) => {
+    const states = toolHistory.get(toolCallId);
+    return states?.has("preparing") === true && !states.has("executing");
+  };
+
   const events = agent.events$.subscribe((event) => {
     if (event.type === "message_update" && coalesceMs > 0) {
       if (pending && pending.kind !== event.kind) flush();
-      if (pending) pending.delta += event.delta;
-      else pending = { t: Date.now(), kind: event.kind, delta: event.delta };
+      if (pending) pending.delta += wireDelta(event);
+      else pending = { t: Date.now(), kind: event.kind, delta: wireDelta(event) };
       timer ??= setTimeout(flush, coalesceMs);
       return;
     }
-    emit(toWire(event));
+    const message = toWire(event);
+    // A call refused by the permission checker ends with its reason as an error, without ever executing.
+    if (message.outcome === "error" && event.type === "tool_execution_end" && refused(event.toolCallId)) {
+      message.outcome = "denied";
+    }
+    if (event.type === "tool_execution_end") toolHistory.delete(event.toolCallId);
+    emit(message);
   });
 
   let lastState = "";
@@ -151,7 +174,11 @@ export function followAgent(
     const toolCallId = actor.id;
     if (typeof value !== "string" || toolStates.get(toolCallId) === value) return;
     if (value === "done") toolStates.delete(toolCallId);
-    else toolStates.set(toolCallId, value);
+    else {
+      toolStates.set(toolCallId, value);
+      if (!toolHistory.has(toolCallId)) toolHistory.set(toolCallId, new Set());
+      toolHistory.get(toolCallId)!.add(value);
+    }
     emit({ kind: "tool_state", t: Date.now(), toolCallId, value });
   });
 

@@ -1,7 +1,6 @@
 // The agent-machine visualizer page: plain browser JavaScript, no build step, no network but the page's own
 // server. Live mode follows an agent over a WebSocket; replay mode steps through a recording (.jsonl).
 // Both feed the same messages ({ kind: "hello" | "event" | "state" | "tool_state" | "error", t, … }) to apply().
-"use strict";
 
 const $ = (id) => document.getElementById(id);
 const SVG = "http://www.w3.org/2000/svg";
@@ -43,8 +42,20 @@ function stateName(value) {
 function laneFor(id, name, t) {
   let lane = model.lanes.get(id);
   if (!lane) {
-    lane = { id, name: name ?? "?", turn: model.turn, queuedAt: t, startAt: undefined, approvalAt: undefined,
-      execAt: undefined, endAt: undefined, outcome: undefined, resultText: "", progress: "", childAgentId: undefined };
+    lane = {
+      id,
+      name: name ?? "?",
+      turn: model.turn,
+      queuedAt: t,
+      startAt: undefined,
+      approvalAt: undefined,
+      execAt: undefined,
+      endAt: undefined,
+      outcome: undefined,
+      resultText: "",
+      progress: "",
+      childAgentId: undefined,
+    };
     model.lanes.set(id, lane);
   }
   if (name && lane.name === "?") lane.name = name;
@@ -54,7 +65,9 @@ function laneFor(id, name, t) {
 function textOf(content) {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
-  return content.map((part) => (part.type === "text" ? part.text : part.type === "image" ? "[image]" : "")).join("");
+  return content
+    .map((part) => (part.type === "text" ? part.text : part.type === "image" ? "[image]" : ""))
+    .join("");
 }
 
 /** Applies one server message to the model. Pure bookkeeping: rendering happens later, once per frame. */
@@ -111,7 +124,8 @@ function applyEvent(event, t, outcome) {
         model.streaming = null;
         const usage = message.usage;
         if (usage) {
-          for (const key of ["input", "output", "cacheRead", "cacheWrite", "totalTokens"]) model.usage[key] += usage[key] ?? 0;
+          for (const key of ["input", "output", "cacheRead", "cacheWrite", "totalTokens"])
+            model.usage[key] += usage[key] ?? 0;
           model.usage.cost += usage.cost?.total ?? (typeof usage.cost === "number" ? usage.cost : 0);
           model.turns += 1;
         }
@@ -130,6 +144,12 @@ function applyEvent(event, t, outcome) {
     case "tool_progress":
       laneFor(event.toolCallId, event.toolName, t).progress = event.text;
       break;
+    case "tool_execution_update": {
+      // Streamed output (e.g. a sub-agent's answer so far): its last line says what the call is doing.
+      const lines = textOf(event.partialResult?.content).trim().split("\n");
+      laneFor(event.toolCallId, event.toolName, t).progress = (lines[lines.length - 1] ?? "").slice(-120);
+      break;
+    }
     case "approval_requested": {
       const lane = laneFor(event.toolCallId, event.toolName, t);
       lane.approvalAt ??= t;
@@ -236,9 +256,21 @@ function drawChart() {
   const host = $("chart");
   host.textContent = "";
   if (!graph) return;
-  const svg = el("svg", { viewBox: `0 0 ${graph.width} ${graph.height}`, role: "img", "aria-label": "Agent statechart" });
+  const svg = el("svg", {
+    viewBox: `0 0 ${graph.width} ${graph.height}`,
+    role: "img",
+    "aria-label": "Agent statechart",
+  });
   const defs = el("defs");
-  const marker = el("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" });
+  const marker = el("marker", {
+    id: "arrow",
+    viewBox: "0 0 10 10",
+    refX: 9,
+    refY: 5,
+    markerWidth: 7,
+    markerHeight: 7,
+    orient: "auto-start-reverse",
+  });
   marker.appendChild(el("path", { d: "M 0 0 L 10 5 L 0 10 z", fill: "#8b95a5" }));
   defs.appendChild(marker);
   svg.appendChild(defs);
@@ -247,17 +279,47 @@ function drawChart() {
   const depth = (n) => (n.parent ? depth(byId.get(n.parent)) + 1 : 0);
   for (const node of [...graph.nodes].sort((a, b) => depth(a) - depth(b))) {
     const compound = graph.nodes.some((n) => n.parent === node.id);
-    const g = el("g", { class: `node ${compound ? "compound" : "leaf"} ${node.parent ? "" : "root"}`, "data-state": node.id });
-    const tooltip = [node.id, node.invokes.length ? `invokes: ${node.invokes.join(", ")}` : "",
-      node.entry.length ? `entry: ${node.entry.join(", ")}` : "", ...node.internal.map((i) => `on ${i}`)].filter(Boolean).join("\n");
+    const g = el("g", {
+      class: `node ${compound ? "compound" : "leaf"} ${node.parent ? "" : "root"}`,
+      "data-state": node.id,
+    });
+    const tooltip = [
+      node.id,
+      node.invokes.length ? `invokes: ${node.invokes.join(", ")}` : "",
+      node.entry.length ? `entry: ${node.entry.join(", ")}` : "",
+      ...node.internal.map((i) => `on ${i}`),
+    ]
+      .filter(Boolean)
+      .join("\n");
     g.appendChild(el("title", {}, tooltip));
-    g.appendChild(el("rect", { x: node.x, y: node.y, width: node.width, height: node.height, rx: compound ? 12 : 8 }));
+    g.appendChild(
+      el("rect", { x: node.x, y: node.y, width: node.width, height: node.height, rx: compound ? 12 : 8 }),
+    );
     if (compound && node.parent) {
-      g.appendChild(el("text", { x: node.x + 12, y: node.y + 17, class: "title" }, node.key + (node.invokes.length ? `  ⇢ ${node.invokes.join(", ")}` : "")));
+      g.appendChild(
+        el(
+          "text",
+          { x: node.x + 12, y: node.y + 17, class: "title" },
+          node.key + (node.invokes.length ? `  ⇢ ${node.invokes.join(", ")}` : ""),
+        ),
+      );
     } else if (!compound) {
       const hasSub = node.invokes.length > 0;
-      g.appendChild(el("text", { x: node.x + node.width / 2, y: node.y + (hasSub ? 20 : 25), "text-anchor": "middle" }, node.key));
-      if (hasSub) g.appendChild(el("text", { x: node.x + node.width / 2, y: node.y + 37, "text-anchor": "middle", class: "subtitle" }, `⇢ ${node.invokes.join(", ")}`));
+      g.appendChild(
+        el(
+          "text",
+          { x: node.x + node.width / 2, y: node.y + (hasSub ? 20 : 25), "text-anchor": "middle" },
+          node.key,
+        ),
+      );
+      if (hasSub)
+        g.appendChild(
+          el(
+            "text",
+            { x: node.x + node.width / 2, y: node.y + 37, "text-anchor": "middle", class: "subtitle" },
+            `⇢ ${node.invokes.join(", ")}`,
+          ),
+        );
     }
     svg.appendChild(g);
     nodeElements.set(node.id, g);
@@ -265,7 +327,14 @@ function drawChart() {
       const child = byId.get(node.initial);
       const cy = child.y + child.height / 2;
       svg.appendChild(el("circle", { cx: child.x - 16, cy, r: 4, class: "initial" }));
-      svg.appendChild(el("path", { d: `M ${child.x - 12} ${cy} L ${child.x - 1} ${cy}`, stroke: "#4b5563", "stroke-width": 1.3, "marker-end": "url(#arrow)" }));
+      svg.appendChild(
+        el("path", {
+          d: `M ${child.x - 12} ${cy} L ${child.x - 1} ${cy}`,
+          stroke: "#4b5563",
+          "stroke-width": 1.3,
+          "marker-end": "url(#arrow)",
+        }),
+      );
     }
   }
   for (const edge of graph.edges) {
@@ -273,8 +342,24 @@ function drawChart() {
     g.appendChild(el("path", { d: edge.path, "marker-end": "url(#arrow)" }));
     const lines = edge.lines;
     lines.forEach((line, index) => {
-      const y = edge.route === "below" ? edge.labelY + index * 12 : edge.labelY - (lines.length - 1 - index) * 12;
-      g.appendChild(el("text", { x: edge.labelX, y, "text-anchor": edge.route === "straight" && edge.path.includes("L") && !isVertical(edge.path) ? "middle" : edge.route === "straight" ? "start" : "middle" }, line));
+      const y =
+        edge.route === "below" ? edge.labelY + index * 12 : edge.labelY - (lines.length - 1 - index) * 12;
+      g.appendChild(
+        el(
+          "text",
+          {
+            x: edge.labelX,
+            y,
+            "text-anchor":
+              edge.route === "straight" && edge.path.includes("L") && !isVertical(edge.path)
+                ? "middle"
+                : edge.route === "straight"
+                  ? "start"
+                  : "middle",
+          },
+          line,
+        ),
+      );
     });
     svg.appendChild(g);
   }
@@ -300,7 +385,16 @@ function paintChart() {
 
 // ---------- timeline ----------
 
-const OUTCOME_CLASS = { ok: "ok", error: "error", skipped: "skipped", denied: "denied", "timed out": "timedout", aborted: "aborted", "not found": "notfound", invalid: "invalid" };
+const OUTCOME_CLASS = {
+  ok: "ok",
+  error: "error",
+  skipped: "skipped",
+  denied: "denied",
+  "timed out": "timedout",
+  aborted: "aborted",
+  "not found": "notfound",
+  invalid: "invalid",
+};
 
 function now() {
   return replay.active ? model.now : Math.max(Date.now(), model.now);
@@ -332,7 +426,7 @@ function renderTimeline() {
     const to = Math.max(from + 1, ...group.map((l) => l.endAt ?? clock));
     const span = to - from;
     const pct = (t) => `${(((t - from) / span) * 100).toFixed(3)}%`;
-    const width = (a, b) => `${(Math.max(0, b - a) / span * 100).toFixed(3)}%`;
+    const width = (a, b) => `${((Math.max(0, b - a) / span) * 100).toFixed(3)}%`;
     const section = document.createElement("div");
     section.className = "turn";
     section.dataset.turn = String(turn);
@@ -345,7 +439,13 @@ function renderTimeline() {
       row.dataset.tool = lane.name;
       if (lane.startAt !== undefined) row.dataset.start = String(lane.startAt);
       if (lane.endAt !== undefined) row.dataset.end = String(lane.endAt);
-      row.dataset.outcome = lane.outcome ?? (lane.approvalAt !== undefined && lane.execAt === undefined ? "awaiting approval" : lane.startAt !== undefined ? "running" : "queued");
+      row.dataset.outcome =
+        lane.outcome ??
+        (lane.approvalAt !== undefined && lane.execAt === undefined
+          ? "awaiting approval"
+          : lane.startAt !== undefined
+            ? "running"
+            : "queued");
       const name = document.createElement("div");
       name.className = "lane-name";
       name.title = `${lane.name} ${lane.id}\n${JSON.stringify(lane.args ?? {}, null, 1)}`;
@@ -361,25 +461,47 @@ function renderTimeline() {
         track.appendChild(seg);
       };
       const end = lane.endAt ?? clock;
-      const cls = lane.outcome ? OUTCOME_CLASS[lane.outcome] ?? "error" : "running";
+      const cls = lane.outcome ? (OUTCOME_CLASS[lane.outcome] ?? "error") : "running";
       if (lane.startAt === undefined) {
         segment("queued", lane.queuedAt, end, `queued ${fmtMs(end - lane.queuedAt)}`);
       } else {
-        if (lane.startAt > lane.queuedAt) segment("queued", lane.queuedAt, lane.startAt, `queued ${fmtMs(lane.startAt - lane.queuedAt)}`);
+        if (lane.startAt > lane.queuedAt)
+          segment("queued", lane.queuedAt, lane.startAt, `queued ${fmtMs(lane.startAt - lane.queuedAt)}`);
         if (lane.approvalAt !== undefined) {
           const decided = lane.execAt ?? end;
-          segment("approval", lane.approvalAt, decided, `awaiting approval ${fmtMs(decided - lane.approvalAt)}`);
+          segment(
+            "approval",
+            lane.approvalAt,
+            decided,
+            `awaiting approval ${fmtMs(decided - lane.approvalAt)}`,
+          );
         }
         const runFrom = lane.approvalAt !== undefined ? lane.execAt : lane.startAt;
-        if (runFrom !== undefined) segment(cls, runFrom, end, `${lane.outcome ?? "running"} ${fmtMs(end - runFrom)}\n${lane.resultText}`);
+        if (runFrom !== undefined)
+          segment(
+            cls,
+            runFrom,
+            end,
+            `${lane.outcome ?? "running"} ${fmtMs(end - runFrom)}\n${lane.resultText}`,
+          );
         else if (lane.endAt !== undefined) segment(cls, end, end, `${lane.outcome}\n${lane.resultText}`);
       }
       const info = document.createElement("div");
       info.className = "lane-info";
       const state = row.dataset.outcome;
-      const infoClass = lane.outcome ? cls : state === "awaiting approval" ? "approval" : state === "queued" ? "skipped" : "running";
-      const duration = lane.startAt !== undefined ? fmtMs(end - lane.startAt) : "";
-      info.innerHTML = `<span class="outcome ${infoClass}">${escapeHtml(state)}</span> ${duration}`;
+      const infoClass = lane.outcome
+        ? cls
+        : state === "awaiting approval"
+          ? "approval"
+          : state === "queued"
+            ? "skipped"
+            : "running";
+      const ranFrom = lane.approvalAt !== undefined ? lane.execAt : lane.startAt;
+      let duration = ranFrom !== undefined ? fmtMs(end - ranFrom) : "";
+      if (lane.approvalAt !== undefined)
+        duration += ` · waited ${fmtMs((lane.execAt ?? end) - lane.approvalAt)}`;
+      if (!lane.outcome && lane.progress) duration += ` · ${escapeHtml(lane.progress)}`;
+      info.innerHTML = `<span class="outcome ${infoClass}">${escapeHtml(state)}</span> ${duration}${lane.childAgentId ? ` · ↳ ${escapeHtml(lane.childAgentId)}` : ""}`;
       info.title = lane.progress || lane.resultText || state;
       row.append(name, track, info);
       section.appendChild(row);
@@ -403,14 +525,20 @@ function maxOverlap(lanes, clock) {
   points.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   let current = 0;
   let best = 0;
-  for (const [, step] of points) best = Math.max(best, (current += step));
+  for (const [, step] of points) {
+    current += step;
+    best = Math.max(best, current);
+  }
   return best;
 }
 
 // ---------- transcript, usage, approvals, log ----------
 
 function escapeHtml(text) {
-  return String(text ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+  return String(text ?? "").replace(
+    /[&<>"']/g,
+    (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c],
+  );
 }
 
 let renderedMessages = 0;
@@ -454,7 +582,9 @@ function messageElement(message) {
     div.appendChild(document.createTextNode(text.length > 1200 ? `${text.slice(0, 1200)}…` : text));
   } else {
     role.textContent = message.role ?? "message";
-    div.appendChild(document.createTextNode(textOf(message.content) || JSON.stringify(message).slice(0, 500)));
+    div.appendChild(
+      document.createTextNode(textOf(message.content) || JSON.stringify(message).slice(0, 500)),
+    );
   }
   return div;
 }
@@ -482,7 +612,8 @@ function renderTranscript() {
       div.appendChild(thinking);
     }
     div.appendChild(document.createTextNode(model.streaming.text));
-    if (model.streaming.calls) div.appendChild(document.createTextNode(`\n[${model.streaming.calls} tool call(s) streaming]`));
+    if (model.streaming.calls)
+      div.appendChild(document.createTextNode(`\n[${model.streaming.calls} tool call(s) streaming]`));
     const cursor = document.createElement("span");
     cursor.className = "cursor";
     div.appendChild(cursor);
@@ -494,12 +625,22 @@ function renderTranscript() {
 function renderUsage() {
   const u = model.usage;
   const n = (x) => Number(x ?? 0).toLocaleString("en-US");
-  $("usage").textContent = `${n(u.totalTokens)} tokens · ${model.turns} model call${model.turns === 1 ? "" : "s"}`;
-  $("usage-table").innerHTML = [
-    ["input", u.input], ["output", u.output], ["cache read", u.cacheRead], ["cache write", u.cacheWrite], ["total", u.totalTokens],
-  ].map(([k, v]) => `<tr><td>${k}</td><td>${n(v)}</td></tr>`).join("") + (u.cost ? `<tr><td>cost</td><td>$${u.cost.toFixed(4)}</td></tr>` : "");
+  $("usage").textContent =
+    `${n(u.totalTokens)} tokens · ${model.turns} model call${model.turns === 1 ? "" : "s"}`;
+  $("usage-table").innerHTML =
+    [
+      ["input", u.input],
+      ["output", u.output],
+      ["cache read", u.cacheRead],
+      ["cache write", u.cacheWrite],
+      ["total", u.totalTokens],
+    ]
+      .map(([k, v]) => `<tr><td>${k}</td><td>${n(v)}</td></tr>`)
+      .join("") + (u.cost ? `<tr><td>cost</td><td>$${u.cost.toFixed(4)}</td></tr>` : "");
   $("compactions").innerHTML = model.compactions.length
-    ? model.compactions.map((c) => `<div>level ${c.level}: ${n(c.before)} → ${n(c.after)} tokens</div>`).join("")
+    ? model.compactions
+        .map((c) => `<div>level ${c.level}: ${n(c.before)} → ${n(c.after)} tokens</div>`)
+        .join("")
     : '<p class="empty">None.</p>';
 }
 
@@ -532,10 +673,16 @@ function renderLog() {
   const host = $("log");
   const origin = model.log[0]?.t ?? 0;
   const atBottom = host.scrollTop + host.clientHeight >= host.scrollHeight - 8;
-  host.innerHTML = model.log.slice(-300).map((entry) => {
-    const detail = entry.type === "message_update" ? `${entry.detail} ×${entry.count} (${entry.chars} chars)` : entry.detail;
-    return `<li><span class="time">${((entry.t - origin) / 1000).toFixed(3)}s</span> ${escapeHtml(entry.type)} <span class="muted">${escapeHtml(detail)}</span></li>`;
-  }).join("");
+  host.innerHTML = model.log
+    .slice(-300)
+    .map((entry) => {
+      const detail =
+        entry.type === "message_update"
+          ? `${entry.detail} ×${entry.count} (${entry.chars} chars)`
+          : entry.detail;
+      return `<li><span class="time">${((entry.t - origin) / 1000).toFixed(3)}s</span> ${escapeHtml(entry.type)} <span class="muted">${escapeHtml(detail)}</span></li>`;
+    })
+    .join("");
   host.lastElementChild?.classList.add("current");
   if (atBottom) host.scrollTop = host.scrollHeight;
 }
@@ -723,17 +870,41 @@ function renderReplayBar() {
   $("replay-position").dataset.position = String(replay.position);
 }
 
-$("replay-first").onclick = () => { pause(); seek(0); next(); };
-$("replay-prev").onclick = () => { pause(); prev(); };
-$("replay-next").onclick = () => { pause(); next(); };
-$("replay-last").onclick = () => { pause(); seek(replay.entries.length); };
+$("replay-first").onclick = () => {
+  pause();
+  seek(0);
+  next();
+};
+$("replay-prev").onclick = () => {
+  pause();
+  prev();
+};
+$("replay-next").onclick = () => {
+  pause();
+  next();
+};
+$("replay-last").onclick = () => {
+  pause();
+  seek(replay.entries.length);
+};
 $("replay-play").onclick = () => play();
-$("replay-slider").oninput = (event) => { pause(); seek(Number(event.target.value)); };
+$("replay-slider").oninput = (event) => {
+  pause();
+  seek(Number(event.target.value));
+};
 document.addEventListener("keydown", (event) => {
-  if (!replay.active || event.target instanceof HTMLTextAreaElement || event.target instanceof HTMLInputElement) return;
+  if (
+    !replay.active ||
+    event.target instanceof HTMLTextAreaElement ||
+    event.target instanceof HTMLInputElement
+  )
+    return;
   if (event.key === "ArrowRight") next();
   if (event.key === "ArrowLeft") prev();
-  if (event.key === " ") { event.preventDefault(); play(); }
+  if (event.key === " ") {
+    event.preventDefault();
+    play();
+  }
 });
 
 $("file-input").addEventListener("change", async (event) => {

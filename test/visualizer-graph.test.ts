@@ -1,0 +1,98 @@
+import { describe, expect, it } from "vitest";
+import { createMachine } from "xstate";
+import { activeStateIds, agentMachine, layoutMachineGraph } from "../index.js";
+
+describe("the statechart drawn from the machine definition", () => {
+  const graph = layoutMachineGraph(agentMachine);
+  const node = (id: string) => graph.nodes.find((n) => n.id === id)!;
+  const edge = (source: string, target: string) =>
+    graph.edges.find((e) => e.source === source && e.target === target);
+
+  it("has every state of agentMachine, nested as in the machine", () => {
+    const running = Object.keys(agentMachine.root.states.running!.states);
+    expect(running).toEqual(
+      expect.arrayContaining(["turnGate", "compacting", "streaming", "executing", "steeringCheck"]),
+    );
+    for (const key of running) expect(node(`agent.running.${key}`).parent).toBe("agent.running");
+    expect(node("agent.running.compacting.reducing").parent).toBe("agent.running.compacting");
+    expect(node("agent.running").initial).toBe("agent.running.turnGate");
+    expect(node("agent.running.streaming").invokes).toEqual(["modelStream"]);
+    expect(node("agent.running.executing").internal).toContain(
+      "STEER: enqueueSteering, tellExecutionAboutSteering",
+    );
+  });
+
+  it("draws the loop's transitions with their events and guards", () => {
+    expect(edge("agent.idle", "agent.running")?.labels).toEqual(["PROMPT", "CONTINUE"]);
+    expect(edge("agent.running.streaming", "agent.running.executing")?.labels).toEqual([
+      "STREAM_DONE [hasToolCalls]",
+    ]);
+    expect(edge("agent.running.steeringCheck", "agent.running.turnGate")?.labels).toEqual([
+      "CHECK [hasSteering]",
+      "CHECK [turnHadToolCalls]",
+    ]);
+    expect(edge("agent.running.turnGate", "agent.running.ending")).toMatchObject({
+      labels: ["always [limitReached]"],
+      eventless: true,
+    });
+    expect(edge("agent.running.ending", "agent.idle")?.route).toBe("below");
+  });
+
+  it("lays the main flow out left to right, inside its parent, without overlapping boxes", () => {
+    const flow = [
+      "turnGate",
+      "compacting",
+      "streaming",
+      "executing",
+      "steeringCheck",
+      "followUpCheck",
+      "ending",
+    ].map((key) => node(`agent.running.${key}`));
+    for (let i = 1; i < flow.length; i++)
+      expect(flow[i]!.x).toBeGreaterThanOrEqual(flow[i - 1]!.x + flow[i - 1]!.width);
+    const inside = (child: string, parent: string) => {
+      const c = node(child);
+      const p = node(parent);
+      return c.x >= p.x && c.y >= p.y && c.x + c.width <= p.x + p.width && c.y + c.height <= p.y + p.height;
+    };
+    for (const n of graph.nodes)
+      if (n.parent && n.parent !== "agent") expect(inside(n.id, n.parent), n.id).toBe(true);
+    const leaves = graph.nodes.filter((n) => !graph.nodes.some((m) => m.parent === n.id));
+    for (const a of leaves) {
+      for (const b of leaves) {
+        if (a === b) continue;
+        const apart =
+          a.x + a.width <= b.x || b.x + b.width <= a.x || a.y + a.height <= b.y || b.y + b.height <= a.y;
+        expect(apart, `${a.id} / ${b.id}`).toBe(true);
+      }
+    }
+    for (const n of graph.nodes) expect(n.y + n.height).toBeLessThanOrEqual(graph.height);
+  });
+
+  it("follows a machine that changes: a new state appears without touching the visualizer", () => {
+    const machine = createMachine({
+      id: "m",
+      initial: "a",
+      states: {
+        a: { on: { GO: "b" } },
+        b: { always: { target: "c", guard: "ready" } },
+        c: { type: "final" },
+      },
+    });
+    const small = layoutMachineGraph(machine);
+    expect(small.nodes.map((n) => n.id)).toEqual(["m", "m.a", "m.b", "m.c"]);
+    expect(small.edges.map((e) => [e.source, e.target, e.labels])).toEqual([
+      ["m.a", "m.b", ["GO"]],
+      ["m.b", "m.c", ["always [ready]"]],
+    ]);
+  });
+
+  it("turns a state value into the active state ids", () => {
+    expect(activeStateIds("agent", "idle")).toEqual(["agent.idle"]);
+    expect(activeStateIds("agent", { running: { compacting: "reducing" } })).toEqual([
+      "agent.running",
+      "agent.running.compacting",
+      "agent.running.compacting.reducing",
+    ]);
+  });
+});
