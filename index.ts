@@ -2,7 +2,42 @@
 
 export { retryDelay } from "./actors/backoff.js";
 export { toolCallMachine } from "./actors/tool-call.machine.js";
-export type { ContextConfig } from "./context/config.js";
+// --- context: token accounting and compaction ---
+export type { CompactionResult, CompactOptions } from "./context/compact.js";
+export { compactContext, isOverBudget } from "./context/compact.js";
+export type { CompactionSummaryDetails } from "./context/compaction-messages.js";
+export {
+  COMPACTION_MARKER_TEXT,
+  COMPACTION_MARKER_TYPE,
+  COMPACTION_SUMMARY_TYPE,
+  isCompactionMessage,
+  isCompactionSummary,
+  summaryTextOf,
+} from "./context/compaction-messages.js";
+export type {
+  ContextConfig,
+  ModelContextOptions,
+  ResolvedContextConfig,
+  Summarizer,
+  SummaryRequest,
+  TokenCalibration,
+} from "./context/config.js";
+export { CONTEXT_DEFAULTS, contextConfigForModel, resolveContextConfig } from "./context/config.js";
+export { digestTurns } from "./context/digest.js";
+export { dropMiddle } from "./context/drop-middle.js";
+export { summarizeOldTurns } from "./context/summarize-old-turns.js";
+export type { ProviderSummarizerOptions } from "./context/summarizer.js";
+export { summarizerFromProvider } from "./context/summarizer.js";
+export {
+  calibrationFromUsage,
+  contextBudget,
+  estimateImageTokens,
+  estimateMessageTokens,
+  estimateRequestOverhead,
+  estimateTokens,
+  measuredOverhead,
+} from "./context/tokens.js";
+export { truncateText, truncateToolOutputs } from "./context/truncate-tool-outputs.js";
 export type { Agent, AgentActor, AgentSnapshot, PendingApproval } from "./core/create-agent.js";
 
 // --- the agent ---
@@ -15,7 +50,20 @@ export type { AgentContext, AgentMachineEvent, AgentMachineInput } from "./machi
 export { agentMachine } from "./machines/agent.machine.js";
 export { groupCalls, SKIPPED_TEXT } from "./machines/tool-execution.logic.js";
 export { toolExecutionMachine } from "./machines/tool-execution.machine.js";
-
+// --- providers: anthropic, openai (chat + responses), openai-compatible, from-env, pricing ---
+export { type AnthropicOptions, anthropic } from "./providers/anthropic.js";
+export {
+  DEFAULT_MODELS,
+  PROVIDER_NAMES,
+  type ProviderFromEnvOptions,
+  type ProviderFromEnvResult,
+  type ProviderName,
+  providerFromEnv,
+} from "./providers/from-env.js";
+export { INVALID_JSON_ARGUMENTS_KEY } from "./providers/internal/tool-arguments.js";
+export { type OpenAIOptions, openai } from "./providers/openai.js";
+export { type OpenAICompatibleOptions, openaiCompatible } from "./providers/openai-compatible.js";
+export { type ModelPrice, modelPrice, setModelPrice, withCost } from "./providers/pricing.js";
 // --- providers ---
 export type * from "./providers/provider.js";
 export { isRetryableKind } from "./providers/provider.js";
@@ -27,6 +75,67 @@ export type {
   ScriptedToolCall,
 } from "./providers/scripted.js";
 export { scripted } from "./providers/scripted.js";
+// --- tools: built-in coding tools, workspace sandbox, permissions, MCP (area: tools) ---
+export type { BashResultDetails, BashToolOptions } from "./tools/bash.js";
+export { createBashTool } from "./tools/bash.js";
+export type { CodingToolsOptions } from "./tools/coding-tools.js";
+export { codingTools } from "./tools/coding-tools.js";
 export type { Tool, ToolContext, ToolDefinition, ToolResult } from "./tools/define-tool.js";
 // --- tools ---
 export { defineTool, errorResult, toToolSpec } from "./tools/define-tool.js";
+export type { EditFileDetails, EditFileToolOptions } from "./tools/edit-file.js";
+export { createEditFileTool } from "./tools/edit-file.js";
+export type { GlobToolOptions } from "./tools/glob.js";
+export { createGlobTool } from "./tools/glob.js";
+export type { GrepDetails, GrepToolOptions } from "./tools/grep.js";
+export { createGrepTool, findRipgrep } from "./tools/grep.js";
+export type { ListFilesToolOptions } from "./tools/list-files.js";
+export { createListFilesTool } from "./tools/list-files.js";
+export type { McpResultDetails, McpStdioOptions, McpToolSet, McpUrlOptions } from "./tools/mcp.js";
+export { mapMcpResult, mcpTools } from "./tools/mcp.js";
+export type {
+  PermissionMode,
+  PermissionRules,
+  Permissions,
+  PermissionsOptions,
+} from "./tools/permissions.js";
+export { createPermissions } from "./tools/permissions.js";
+export type { ReadFileDetails, ReadFileToolOptions } from "./tools/read-file.js";
+export { createReadFileTool } from "./tools/read-file.js";
+export type { SubAgentDetails, SubAgentToolOptions } from "./tools/sub-agent.js";
+export { subAgentTool } from "./tools/sub-agent.js";
+export type { ResolvedPath, Workspace } from "./tools/workspace.js";
+export { createWorkspace, PROTECTED_WRITE_DIRS, WorkspaceError } from "./tools/workspace.js";
+export type { WriteFileDetails, WriteFileToolOptions } from "./tools/write-file.js";
+export { createWriteFileTool } from "./tools/write-file.js";
+
+// --- visualizer: Stately inspector hook-up, live page, recordings ---
+export type { GraphEdge, GraphNode, MachineGraph } from "./visualizer/machine-graph.js";
+export { activeStateIds, layoutMachineGraph } from "./visualizer/machine-graph.js";
+export type { Recorder } from "./visualizer/recording.js";
+export { parseRecording, readRecording, recordEvents } from "./visualizer/recording.js";
+export type { SanitizeOptions } from "./visualizer/sanitize.js";
+export { sanitize } from "./visualizer/sanitize.js";
+export type { VisualizeOptions, VisualizerServer } from "./visualizer/server.js";
+export { visualize, visualizeRecording } from "./visualizer/server.js";
+export type {
+  ToolOutcome,
+  VisualizerCommand,
+  VisualizerMessage,
+  WireEvent,
+  WireMessageUpdate,
+} from "./visualizer/wire.js";
+export type {
+  InspectorRelay,
+  InspectorRelayOptions,
+  InspectorSanitizeOptions,
+  StatelyBrowserInspectorOptions,
+  StatelyInspector,
+  StatelyInspectorOptions,
+} from "./visualizer/stately.js";
+export {
+  createInspectorRelay,
+  createStatelyBrowserInspector,
+  createStatelyInspector,
+  inspectorSanitizers,
+} from "./visualizer/stately.js";

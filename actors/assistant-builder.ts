@@ -37,14 +37,7 @@ export class AssistantBuilder {
         this.openText.text += event.delta;
         return;
       case "thinking_delta":
-        this.openText = undefined;
-        if (!this.openThinking) {
-          this.openThinking = { type: "thinking", thinking: "" };
-          this.message.content.push(this.openThinking);
-        }
-        this.openThinking.thinking += event.delta;
-        if (event.signature !== undefined) this.openThinking.signature = event.signature;
-        if (event.redacted) this.openThinking.redacted = true;
+        this.applyThinking(event);
         return;
       case "toolcall_start":
         this.openText = undefined;
@@ -74,6 +67,34 @@ export class AssistantBuilder {
       default:
         return;
     }
+  }
+
+  /**
+   * Thinking arrives as deltas, then the block's signature (Anthropic signs a block last; a later
+   * signature event replaces the earlier one). Text after a signature starts a new block, and
+   * redacted thinking is always a block of its own, so every signature stays with its own text.
+   */
+  private applyThinking(event: Extract<ProviderEvent, { type: "thinking_delta" }>): void {
+    this.openText = undefined;
+    if (event.redacted) {
+      this.message.content.push({
+        type: "thinking",
+        thinking: event.delta,
+        signature: event.signature,
+        redacted: true,
+      });
+      this.openThinking = undefined;
+      return;
+    }
+    const isSignature = event.delta === "" && event.signature !== undefined;
+    if (this.openThinking && this.openThinking.signature !== undefined && !isSignature)
+      this.openThinking = undefined;
+    if (!this.openThinking) {
+      this.openThinking = { type: "thinking", thinking: "" };
+      this.message.content.push(this.openThinking);
+    }
+    this.openThinking.thinking += event.delta;
+    if (event.signature !== undefined) this.openThinking.signature = event.signature;
   }
 
   /** Ends the message as failed: keeps what arrived, drops tool calls whose arguments never completed. */

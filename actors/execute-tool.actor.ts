@@ -88,11 +88,8 @@ async function runTool(
     toolCallId: input.toolCallId,
     signal: controller.signal,
     onUpdate: updates.push,
-    onProgress: (text) => {
-      if (!state.finished) {
-        runtime.publish({ type: "tool_progress", toolCallId: toolCall.id, toolName: toolCall.name, text });
-      }
-    },
+    onProgress: updates.progress,
+    ...(runtime.options.inspect && { inspect: runtime.options.inspect }),
   };
 
   let result: ToolResult;
@@ -138,11 +135,23 @@ function createUpdateChannel(runtime: AgentRuntime, toolCall: ToolCall, state: {
       partialResult,
     });
 
+  const hooked = beforeToolUpdate !== undefined || afterToolUpdate !== undefined;
   return {
+    /** Progress notes keep their place among the updates the tool published before them. */
+    progress(text: string) {
+      if (state.finished) return;
+      const note = () => {
+        if (!state.finished) {
+          runtime.publish({ type: "tool_progress", toolCallId: toolCall.id, toolName: toolCall.name, text });
+        }
+      };
+      if (!hooked) return note();
+      chain = chain.then(note);
+    },
     push(partial: ToolResult | string) {
       if (state.finished) return;
       const partialResult = normalizeToolResult(partial);
-      if (!beforeToolUpdate && !afterToolUpdate) return publish(partialResult);
+      if (!hooked) return publish(partialResult);
       chain = chain
         .then(async () => {
           let update = partialResult;

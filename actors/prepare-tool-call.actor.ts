@@ -1,6 +1,7 @@
 import { fromPromise } from "xstate";
 import { z } from "zod";
 import { runtimeOf } from "../core/runtime.js";
+import { INVALID_JSON_ARGUMENTS_KEY } from "../providers/internal/tool-arguments.js";
 import { errorResult, type ToolResult } from "../tools/define-tool.js";
 
 export interface PrepareToolCallInput {
@@ -25,6 +26,15 @@ export const prepareToolCallActor = fromPromise<Preparation, PrepareToolCallInpu
     const tool = runtime.tools.get(input.toolName);
     if (!tool) return { outcome: "settled", result: errorResult(`Tool ${input.toolName} not found`) };
 
+    const rawJson = unparsedArguments(input.args);
+    if (rawJson !== undefined) {
+      return {
+        outcome: "settled",
+        result: errorResult(
+          `Validation failed for tool "${input.toolName}": the arguments are not valid JSON: ${rawJson}`,
+        ),
+      };
+    }
     const parsed = tool.parameters.safeParse(input.args);
     if (!parsed.success) {
       return {
@@ -47,3 +57,9 @@ export const prepareToolCallActor = fromPromise<Preparation, PrepareToolCallInpu
     return { outcome: decision.behavior === "ask" ? "ask" : "run", args: parsed.data };
   },
 );
+
+/** Providers pass arguments they could not parse as `{ __invalid_json: raw }`; the raw text, if so. */
+function unparsedArguments(args: unknown): string | undefined {
+  if (!args || typeof args !== "object" || !(INVALID_JSON_ARGUMENTS_KEY in args)) return undefined;
+  return String((args as Record<string, unknown>)[INVALID_JSON_ARGUMENTS_KEY]);
+}

@@ -76,13 +76,21 @@ export const toolCallMachine = setup({
         toolName: context.toolName,
         args: context.args,
       }),
-    announceApprovalRequest: ({ context, system }) =>
-      runtimeOf(system).publish({
-        type: "approval_requested",
-        toolCallId: context.toolCallId,
-        toolName: context.toolName,
-        args: context.args,
-      }),
+    announceApprovalRequest: ({ context, system, self }) => {
+      // Published once the new state is committed: an entry action runs before the snapshot shows
+      // `awaitingApproval`, so a listener answering at once (approve/deny inside the subscriber)
+      // would be refused as "not waiting for approval".
+      queueMicrotask(() => {
+        const snapshot = self.getSnapshot();
+        if (snapshot.status !== "active" || !snapshot.matches("awaitingApproval")) return;
+        runtimeOf(system).publish({
+          type: "approval_requested",
+          toolCallId: context.toolCallId,
+          toolName: context.toolName,
+          args: context.args,
+        });
+      });
+    },
     adoptPreparation: assign(({ context }, preparation: Preparation) =>
       preparation.outcome === "settled"
         ? { result: preparation.result }

@@ -1,29 +1,205 @@
+import type { AgentMessage } from "../core/messages.js";
+
+/**
+ * What a summariser is asked: condense `messages` (whole turns: a tool call always comes with its
+ * results) into one text of at most `maxTokens` tokens. `previousSummary` is the text of the summary
+ * an earlier compaction wrote; the answer replaces it, so it must carry over what still matters.
+ *
+ * @example
+ * ```ts
+ * const request: SummaryRequest = { messages: oldTurns, previousSummary: "…", maxTokens: 2_000 };
+ * ```
+ */
+export interface SummaryRequest {
+  messages: AgentMessage[];
+  previousSummary?: string;
+  maxTokens: number;
+}
+
+/**
+ * Writes the level-2 summary. Throwing (other than on abort) makes compaction fall back to the
+ * one-line-per-turn digest, so a failing summariser never stops the agent.
+ *
+ * @example
+ * ```ts
+ * const summarizer: Summarizer = async ({ messages, previousSummary }) =>
+ *   `${previousSummary ?? ""}\n${messages.length} more messages`;
+ * ```
+ */
+export type Summarizer = (request: SummaryRequest, signal: AbortSignal) => Promise<string>;
+
 /**
  * How much context the model may see. Compaction keeps the prompt at or under
  * `maxContextTokens - systemPromptTokens`.
+ *
+ * @example
+ * ```ts
+ * const context: ContextConfig = { maxContextTokens: 100_000, keepRecent: 10 };
+ * ```
  */
 export interface ContextConfig {
   /** The model's context window, in tokens, minus what you reserve for its answer. */
   maxContextTokens: number;
-  /** Tokens the system prompt and tool schemas take; measured from provider usage when omitted. */
+  /**
+   * Tokens the system prompt and tool schemas take. When the provider has reported usage, the
+   * measured overhead is used instead if it is larger (see `TokenCalibration`).
+   */
   systemPromptTokens?: number;
-  /** Messages at the start that are always kept verbatim. */
+  /** Messages at the start that are always kept verbatim (default 1: the task). */
   keepFirst?: number;
-  /** Messages at the end that are always kept verbatim. */
+  /** Messages at the end that are always kept verbatim (default 6). */
   keepRecent?: number;
-  /** Old tool outputs longer than this are truncated to head + tail (level 1). */
+  /** Old tool outputs longer than this are truncated to head + tail (level 1; default 80). */
   toolOutputMaxLines?: number;
-  /** Levels 2 and 3 aim at `targetRatio × budget`, leaving headroom for the next turns. */
+  /** Old tool outputs longer than this many characters are truncated too (default 8,000). */
+  toolOutputMaxChars?: number;
+  /** Levels 2 and 3 aim at `targetRatio × budget`, leaving headroom for the next turns (default 0.6). */
   targetRatio?: number;
+  /** Writes level-2 summaries; without it level 2 writes a one-line digest per turn. */
+  summarizer?: Summarizer;
+  /** Upper bound of a level-2 summary (default 2,000, and never more than a sixth of the budget). */
+  summaryMaxTokens?: number;
 }
 
 /**
  * How the last model call's prompt compared with our estimate, so the next estimate can include
  * what we cannot see (system prompt, tool schemas, provider framing).
+ *
+ * @example
+ * ```ts
+ * const calibration: TokenCalibration = { estimated: 12_000, reported: 14_500 };
+ * ```
  */
 export interface TokenCalibration {
-  /** Our estimate of the messages we sent. */
+  /** Our estimate (`estimateTokens`) of the messages we sent. */
   estimated: number;
   /** What the provider reported as the prompt: input + cacheRead + cacheWrite. */
   reported: number;
+}
+
+/**
+ * A `ContextConfig` with every default filled in.
+ *
+ * @example
+ * ```ts
+ * const resolved: ResolvedContextConfig = resolveContextConfig({ maxContextTokens: 32_000 });
+ * ```
+ */
+export type ResolvedContextConfig = Required<Omit<ContextConfig, "summarizer" | "systemPromptTokens">> &
+  Pick<ContextConfig, "summarizer" | "systemPromptTokens">;
+
+/**
+ * The defaults `resolveContextConfig` fills in.
+ *
+ * @example
+ * ```ts
+ * CONTEXT_DEFAULTS.keepRecent; // 6
+ * ```
+ */
+export const CONTEXT_DEFAULTS = {
+  keepFirst: 1,
+  keepRecent: 6,
+  toolOutputMaxLines: 80,
+  toolOutputMaxChars: 8_000,
+  targetRatio: 0.6,
+  summaryMaxTokens: 2_000,
+} as const;
+
+function nonNegativeInteger(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value < 0) {
+    throw new RangeError(`ContextConfig.${name} must be a non-negative number, got ${value}`);
+  }
+  return Math.floor(value);
+}
+
+/**
+ * Fills in the defaults of a `ContextConfig` and checks its numbers, throwing a `RangeError` that
+ * names the bad field. Limits below what truncation can honour are raised to the smallest that work
+ * (3 lines, 200 characters).
+ *
+ * @example
+ * ```ts
+ * resolveContextConfig({ maxContextTokens: 32_000 }).keepRecent; // 6
+ * ```
+ */
+export function resolveContextConfig(config: ContextConfig): ResolvedContextConfig {
+  if (!config || !Number.isFinite(config.maxContextTokens) || config.maxContextTokens <= 0) {
+    throw new RangeError(
+      `ContextConfig.maxContextTokens must be a positive number, got ${config?.maxContextTokens}`,
+    );
+  }
+  const targetRatio = config.targetRatio ?? CONTEXT_DEFAULTS.targetRatio;
+  if (!(targetRatio > 0 && targetRatio <= 1)) {
+    throw new RangeError(`ContextConfig.targetRatio must be in (0, 1], got ${targetRatio}`);
+  }
+  return {
+    maxContextTokens: Math.floor(config.maxContextTokens),
+    systemPromptTokens:
+      config.systemPromptTokens === undefined
+        ? undefined
+        : nonNegativeInteger(config.systemPromptTokens, 0, "systemPromptTokens"),
+    keepFirst: nonNegativeInteger(config.keepFirst, CONTEXT_DEFAULTS.keepFirst, "keepFirst"),
+    keepRecent: nonNegativeInteger(config.keepRecent, CONTEXT_DEFAULTS.keepRecent, "keepRecent"),
+    toolOutputMaxLines: Math.max(
+      3,
+      nonNegativeInteger(
+        config.toolOutputMaxLines,
+        CONTEXT_DEFAULTS.toolOutputMaxLines,
+        "toolOutputMaxLines",
+      ),
+    ),
+    toolOutputMaxChars: Math.max(
+      200,
+      nonNegativeInteger(
+        config.toolOutputMaxChars,
+        CONTEXT_DEFAULTS.toolOutputMaxChars,
+        "toolOutputMaxChars",
+      ),
+    ),
+    targetRatio,
+    summarizer: config.summarizer,
+    summaryMaxTokens: Math.max(
+      1,
+      nonNegativeInteger(config.summaryMaxTokens, CONTEXT_DEFAULTS.summaryMaxTokens, "summaryMaxTokens"),
+    ),
+  };
+}
+
+/**
+ * Options of `contextConfigForModel`: the tokens kept for the answer, and any other field.
+ *
+ * @example
+ * ```ts
+ * const options: ModelContextOptions = { reserveForOutput: 8_000, keepRecent: 10 };
+ * ```
+ */
+export interface ModelContextOptions extends Omit<ContextConfig, "maxContextTokens"> {
+  /** Tokens kept free for the model's answer (default: a fifth of the window, at most 16,384). */
+  reserveForOutput?: number;
+}
+
+/**
+ * Derives a `ContextConfig` from a model's context window: the window minus the tokens reserved
+ * for the answer, with the other fields at their defaults unless given.
+ *
+ * @example
+ * ```ts
+ * const agent = createAgent({ provider, context: contextConfigForModel(200_000) });
+ * // maxContextTokens: 183_616 (16,384 kept for the answer)
+ * ```
+ */
+export function contextConfigForModel(
+  contextWindow: number,
+  options: ModelContextOptions = {},
+): ContextConfig {
+  if (!Number.isFinite(contextWindow) || contextWindow <= 0) {
+    throw new RangeError(`contextWindow must be a positive number, got ${contextWindow}`);
+  }
+  const { reserveForOutput, ...rest } = options;
+  const reserve = reserveForOutput ?? Math.min(16_384, Math.floor(contextWindow / 5));
+  if (!Number.isFinite(reserve) || reserve < 0 || reserve >= contextWindow) {
+    throw new RangeError(`reserveForOutput must be in [0, ${contextWindow}), got ${reserve}`);
+  }
+  return { ...rest, maxContextTokens: Math.floor(contextWindow - reserve) };
 }

@@ -1,5 +1,6 @@
 import { Observable, Subject } from "rxjs";
 import { type Actor, type AnyActorRef, createActor, type SnapshotFrom, toObserver } from "xstate";
+import { resolveContextConfig } from "../context/config.js";
 import { screenInput, toMessages } from "../machines/agent.logic.js";
 import { agentMachine } from "../machines/agent.machine.js";
 import { type Tool, toToolSpec } from "../tools/define-tool.js";
@@ -79,6 +80,8 @@ export function createAgent(options: AgentOptions): Agent {
     tools.set(tool.name, tool);
   }
   const inputFilters = options.inputFilters ?? [];
+  // A bad compaction budget is a setup error: report it here, not from inside the first turn.
+  if (options.context) resolveContextConfig(options.context);
 
   let actor!: AgentActor;
   const runtime: AgentRuntime = {
@@ -106,6 +109,8 @@ export function createAgent(options: AgentOptions): Agent {
       steeringMode: options.steeringMode,
       followUpMode: options.followUpMode,
       limits: options.limits,
+      contextBudget: options.context && dataOnly(options.context),
+      concurrencySafeTools: [...tools.values()].filter((t) => t.concurrencySafe).map((t) => t.name),
     },
     ...(options.snapshot !== undefined && { snapshot: options.snapshot as AgentSnapshot }),
     ...(inspect && { inspect: typeof inspect === "function" ? inspect : toObserver(inspect) }),
@@ -258,4 +263,9 @@ function stateName(value: unknown): string {
   if (typeof value === "string") return value;
   const [key, child] = Object.entries(value as Record<string, unknown>)[0]!;
   return `${key}.${stateName(child)}`;
+}
+
+/** A copy without functions, fit for machine context (and so for persisted snapshots). */
+function dataOnly<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => typeof v !== "function")) as T;
 }

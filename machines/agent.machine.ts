@@ -4,11 +4,11 @@ import { type ModelStreamEvent, modelStreamActor } from "../actors/model-stream.
 import { runDeadlineActor } from "../actors/run-deadline.actor.js";
 import type { CompactionResult } from "../context/compact.js";
 import { isOverBudget } from "../context/compact.js";
-import type { TokenCalibration } from "../context/config.js";
+import type { ContextConfig, TokenCalibration } from "../context/config.js";
+import { calibrationFromUsage } from "../context/tokens.js";
 import type { AgentEvent } from "../core/events.js";
 import { type AgentMessage, addUsage, type ToolResultMessage } from "../core/messages.js";
 import type { AgentLimits, QueueMode, ToolExecutionStrategy } from "../core/options.js";
-import { runtimeOf } from "../core/runtime.js";
 import {
   callsOf,
   durationLimitText,
@@ -25,6 +25,10 @@ import { type GroupDoneEvent, toolExecutionMachine } from "./tool-execution.mach
 
 export interface AgentMachineInput {
   messages?: AgentMessage[];
+  /** The data of the compaction budget (functions such as a summariser stay in the runtime). */
+  contextBudget?: ContextConfig;
+  /** Names of the tools that may run side by side (strategy `"auto"`). */
+  concurrencySafeTools?: string[];
   strategy?: ToolExecutionStrategy;
   steeringMode?: QueueMode;
   followUpMode?: QueueMode;
@@ -42,6 +46,8 @@ export interface AgentContext {
   steeringMode: QueueMode;
   followUpMode: QueueMode;
   limits: AgentLimits;
+  contextBudget?: ContextConfig;
+  concurrencySafeTools: string[];
   run: RunState;
   calibration?: TokenCalibration;
 }
@@ -156,8 +162,7 @@ export const agentMachine = setup({
       run: ({ context }) => (context.run.endReason ? context.run : { ...context.run, endReason: "aborted" }),
     }),
 
-    startTurn: enqueueActions(({ context, enqueue, system }) => {
-      const runtime = runtimeOf(system);
+    startTurn: enqueueActions(({ context, enqueue }) => {
       const turn = context.run.turn + 1;
       enqueue.emit({ type: "turn_start", turn });
       for (const message of context.pending) {
@@ -165,7 +170,7 @@ export const agentMachine = setup({
         enqueue.emit({ type: "message_end", message });
       }
       const messages = context.pending.length ? [...context.messages, ...context.pending] : context.messages;
-      const config = runtime.options.context;
+      const config = context.contextBudget;
       enqueue.assign({
         messages,
         pending: [],
@@ -191,13 +196,12 @@ export const agentMachine = setup({
         run: { ...context.run, needsCompaction: false, forceCompaction: false, lastCompactionLevel: level },
       });
     }),
-    prepareOverflowRetry: assign({
-      run: ({ context }) => ({
-        ...context.run,
-        overflowRetried: true,
-        needsCompaction: true,
-        forceCompaction: true,
-      }),
+    prepareOverflowRetry: enqueueActions(({ context, enqueue }, done: StreamDone) => {
+      // The failed attempt's message was announced: close it before the retry opens another.
+      if (done.started) enqueue.emit({ type: "message_end", message: done.message });
+      enqueue.assign({
+        run: { ...context.run, overflowRetried: true, needsCompaction: true, forceCompaction: true },
+      });
     }),
     recordAssistant: enqueueActions(({ context, enqueue }, done: StreamDone) => {
       const message = ensureUniqueToolCallIds(done.message);
@@ -209,7 +213,11 @@ export const agentMachine = setup({
         (message.stopReason === "error" ? "error" : message.stopReason === "aborted" ? "aborted" : undefined);
       enqueue.assign({
         messages: [...context.messages, message],
-        calibration: { estimated: 0, reported: usage.input + usage.cacheRead + usage.cacheWrite },
+        // What the provider counted beyond our estimate of the messages sent (system prompt, tools).
+        calibration:
+          usage.input + usage.cacheRead + usage.cacheWrite > 0
+            ? calibrationFromUsage(context.messages, usage)
+            : context.calibration,
         run: {
           ...context.run,
           usage: addUsage(context.run.usage, usage),
@@ -238,9 +246,8 @@ export const agentMachine = setup({
       },
     ),
 
-    startEagerCall: enqueueActions(({ context, enqueue, system }, toolCall: StreamReady["toolCall"]) => {
-      const runtime = runtimeOf(system);
-      const [call] = planCalls([toolCall], (name) => runtime.tools.get(name)?.concurrencySafe ?? false);
+    startEagerCall: enqueueActions(({ context, enqueue }, toolCall: StreamReady["toolCall"]) => {
+      const [call] = planCalls([toolCall], (name) => context.concurrencySafeTools.includes(name));
       if (!context.run.executionSpawned) {
         enqueue.spawnChild("toolExecution", {
           id: "toolExecution",
@@ -250,11 +257,9 @@ export const agentMachine = setup({
       }
       enqueue.sendTo("toolExecution", { type: "CALL_READY", call: call! });
     }),
-    planExecution: enqueueActions(({ context, enqueue, system }) => {
-      const runtime = runtimeOf(system);
-      const calls = planCalls(
-        callsOf(context.run.turnMessage),
-        (name) => runtime.tools.get(name)?.concurrencySafe ?? false,
+    planExecution: enqueueActions(({ context, enqueue }) => {
+      const calls = planCalls(callsOf(context.run.turnMessage), (name) =>
+        context.concurrencySafeTools.includes(name),
       );
       if (context.run.executionSpawned) {
         enqueue.sendTo("toolExecution", { type: "PLAN", calls });
@@ -360,6 +365,8 @@ export const agentMachine = setup({
     steeringMode: input.steeringMode ?? "one-at-a-time",
     followUpMode: input.followUpMode ?? "one-at-a-time",
     limits: input.limits ?? {},
+    contextBudget: input.contextBudget,
+    concurrencySafeTools: input.concurrencySafeTools ?? [],
     run: newRun(),
   }),
   initial: "idle",
@@ -411,6 +418,7 @@ export const agentMachine = setup({
             },
             reducing: {
               invoke: {
+                id: "compaction",
                 src: "compaction",
                 input: ({ context }) => ({
                   force: context.run.forceCompaction,
@@ -457,7 +465,7 @@ export const agentMachine = setup({
               {
                 guard: { type: "overflowRetryable", params: ({ event }) => event },
                 target: "compacting",
-                actions: "prepareOverflowRetry",
+                actions: { type: "prepareOverflowRetry", params: ({ event }) => event },
               },
               {
                 guard: { type: "hasToolCalls", params: ({ event }) => event },

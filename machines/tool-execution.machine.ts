@@ -120,11 +120,16 @@ export const toolExecutionMachine = setup({
       enqueue.sendParent({ type: "GROUP_DONE", results } satisfies GroupDoneEvent);
     }),
     abortOpenCalls: enqueueActions(({ context, enqueue }) => {
-      const calls = context.planned ? context.calls : context.ready;
-      const open = calls.filter((c) => !context.results[c.id]);
+      // Everything not yet reported to the parent: finished results of the current group as they
+      // are, open calls answered as aborted, in the order the model asked for them.
+      const reported = new Set(context.groups.slice(0, context.groupIndex).flat());
+      const calls = (context.planned ? context.calls : context.ready).filter((c) => !reported.has(c.id));
       const results: ToolResultMessage[] = [];
-      for (const call of open) {
-        if (context.started.includes(call.id)) {
+      for (const call of calls) {
+        const finished = context.results[call.id];
+        if (finished) {
+          results.push(finished);
+        } else if (context.started.includes(call.id)) {
           enqueue(stopChild(call.id));
           results.push(endUnfinished(enqueue, call, abortedText(call.name)));
         } else {

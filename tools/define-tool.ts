@@ -1,3 +1,4 @@
+import type { Observer } from "xstate";
 import { z } from "zod";
 import type { ImageContent, TextContent, ToolCall } from "../core/messages.js";
 import type { ToolSpec } from "../providers/provider.js";
@@ -20,6 +21,11 @@ export interface ToolContext {
   onUpdate(partialResult: ToolResult | string): void;
   /** Publishes a one-line progress note (`tool_progress`). */
   onProgress(text: string): void;
+  /**
+   * The agent's inspection observer (`createAgent({ inspect })`), for tools that run actors of their
+   * own (the sub-agent tool) so those appear in the same inspector. Absent when the agent has none.
+   */
+  inspect?: Observer<any> | ((event: any) => void);
 }
 
 /** A tool the agent can call. Build one with {@link defineTool}. */

@@ -1,0 +1,219 @@
+import type { ProviderErrorKind, ProviderEvent } from "../provider.js";
+
+/** The one `error` event a failed stream ends with. */
+export type ProviderErrorEvent = Extract<ProviderEvent, { type: "error" }>;
+
+/**
+ * Texts by which the supported APIs say "the prompt does not fit the context window", in HTTP
+ * errors and in-stream errors alike.
+ */
+const CONTEXT_OVERFLOW_PATTERNS: RegExp[] = [
+  /prompt is too long/i, // Anthropic
+  /context_length_exceeded/i, // OpenAI error code
+  /exceeds the context window/i, // OpenAI Responses
+  /exceeds the available context size/i, // llama.cpp server
+  /maximum context length/i, // OpenAI chat, vLLM, OpenRouter
+  /greater than the context length/i, // LM Studio
+  /context length exceeded/i,
+  /too many tokens/i,
+  /input is too long/i,
+  /reduce the length of the messages/i,
+];
+
+/** Whether an error text says the prompt is larger than the model's context window. */
+export function isContextOverflowText(text: string | undefined | null): boolean {
+  if (!text) return false;
+  return CONTEXT_OVERFLOW_PATTERNS.some((pattern) => pattern.test(text));
+}
+
+interface HeaderSource {
+  get(name: string): string | null;
+}
+
+/**
+ * The delay a server asks for: `retry-after-ms` (milliseconds), else `retry-after` (seconds or an
+ * HTTP date). `undefined` when neither is present or parseable.
+ */
+export function parseRetryAfterMs(headers: HeaderSource | undefined, now = Date.now()): number | undefined {
+  if (!headers) return undefined;
+  const ms = headers.get("retry-after-ms");
+  if (ms != null && ms.trim() !== "") {
+    const value = Number(ms);
+    if (Number.isFinite(value) && value >= 0) return Math.round(value);
+  }
+  const after = headers.get("retry-after");
+  if (after == null || after.trim() === "") return undefined;
+  const seconds = Number(after);
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.round(seconds * 1000);
+  const date = Date.parse(after);
+  if (!Number.isNaN(date)) return Math.max(0, date - now);
+  return undefined;
+}
+
+/** Replaces anything that looks like an API key (and the configured key itself) with `[redacted]`. */
+export function redactSecrets(text: string, secret?: string): string {
+  let out = text;
+  if (secret && secret.length >= 4) out = out.split(secret).join("[redacted]");
+  return out.replace(/\b(sk-(?:ant-)?[A-Za-z0-9_*-]{6,})/g, "[redacted]");
+}
+
+/** Error codes Node and undici use for a connection that failed or was cut. */
+const NETWORK_CODES = new Set([
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ENETUNREACH",
+  "EHOSTUNREACH",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CLOSED",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "UND_ERR_HEADERS_TIMEOUT",
+  "UND_ERR_BODY_TIMEOUT",
+]);
+
+function isNetworkFailure(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const err = e as { code?: unknown; name?: unknown; message?: unknown };
+    if (typeof err.code === "string" && NETWORK_CODES.has(err.code)) return true;
+    const name = typeof err.name === "string" ? err.name : "";
+    if (name === "APIConnectionError" || name === "APIConnectionTimeoutError") return true;
+    const message = typeof err.message === "string" ? err.message : "";
+    if (/^(terminated|fetch failed|other side closed|socket hang up)/i.test(message)) return true;
+  }
+  return false;
+}
+
+function isAbortLike(error: unknown): boolean {
+  const name = (error as { name?: unknown })?.name;
+  return name === "AbortError" || name === "APIUserAbortError";
+}
+
+/** The shape of an SDK `APIError` (both SDKs), read structurally so one classifier serves both. */
+interface ApiErrorLike {
+  status?: number;
+  headers?: HeaderSource;
+  error?: unknown;
+  message?: string;
+  type?: string | null;
+  code?: string | null;
+}
+
+/** The `type` / `code` / `message` of an error body, wherever the API nests them. */
+function describeBody(body: unknown): { type?: string; code?: string; message?: string } {
+  if (!body || typeof body !== "object") return typeof body === "string" ? { message: body } : {};
+  const b = body as Record<string, unknown>;
+  const inner = (b.error && typeof b.error === "object" ? b.error : b) as Record<string, unknown>;
+  const str = (v: unknown) => (typeof v === "string" ? v : undefined);
+  return { type: str(inner.type), code: str(inner.code), message: str(inner.message) };
+}
+
+/** Which kind a bare error `type`/`code` from a body (HTTP or in-stream) means, if it says. */
+function kindFromType(type: string | undefined, text: string): ProviderErrorKind | undefined {
+  if (isContextOverflowText(type) || isContextOverflowText(text)) return "context_overflow";
+  switch (type) {
+    case "overloaded_error":
+    case "server_is_overloaded":
+    case "slow_down":
+      return "overloaded";
+    case "rate_limit_error":
+    case "rate_limit_exceeded":
+    case "tokens":
+    case "requests":
+      return "rate_limit";
+    case "insufficient_quota":
+      return "api";
+    case "authentication_error":
+    case "permission_error":
+    case "invalid_api_key":
+      return "auth";
+    case "api_error":
+    case "server_error":
+    case "internal_error":
+      return "network";
+    case "request_too_large":
+      return "context_overflow";
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Which kind an HTTP status means. 5xx are transient: 503 and Anthropic's 529 say "overloaded";
+ * 500, 502 and 504 (a failure somewhere between us and the model) count as `network`. Both retry.
+ */
+function kindFromStatus(status: number): ProviderErrorKind {
+  if (status === 401 || status === 403) return "auth";
+  if (status === 413) return "context_overflow";
+  if (status === 429) return "rate_limit";
+  if (status === 503 || status === 529) return "overloaded";
+  if (status === 408 || status === 500 || status === 502 || status === 504) return "network";
+  if (status >= 500) return "overloaded";
+  return "api";
+}
+
+/**
+ * Maps anything an SDK call or its stream threw to the single `error` event the stream ends with.
+ *
+ * @param secret the API key, so it is scrubbed from the message should a server echo it.
+ * @example
+ * ```ts
+ * try { ... } catch (error) { yield classifyProviderError(error, signal, apiKey); }
+ * ```
+ */
+export function classifyProviderError(
+  error: unknown,
+  signal: AbortSignal,
+  secret?: string,
+): ProviderErrorEvent {
+  if (signal.aborted || isAbortLike(error))
+    return { type: "error", kind: "aborted", message: "Request aborted" };
+  const e = (error ?? {}) as ApiErrorLike;
+  const body = describeBody(e.error);
+  const rawMessage = body.message ?? (typeof e.message === "string" ? e.message : String(error));
+  const message = redactSecrets(rawMessage || "Unknown provider error", secret);
+  const status = typeof e.status === "number" ? e.status : undefined;
+  const code = (e.code ?? undefined) || body.code;
+  const type = (e.type ?? undefined) || body.type;
+  // The code is the more specific of the two (OpenAI: type "server_error", code "server_is_overloaded").
+  const bodyKind = kindFromType(code, rawMessage) ?? kindFromType(type, rawMessage);
+
+  let kind: ProviderErrorKind;
+  if (status !== undefined) {
+    const emptyBody = e.error === undefined || e.error === null || e.error === "";
+    if (bodyKind === "context_overflow") kind = "context_overflow";
+    else if ((status === 400 || status === 413) && emptyBody) kind = "context_overflow";
+    else if (status === 429 && code === "insufficient_quota")
+      kind = "api"; // out of quota: waiting will not help
+    else kind = kindFromStatus(status);
+  } else if (isNetworkFailure(error)) {
+    kind = "network";
+  } else if (code || type || body.message) {
+    // An error that arrived inside a 200 stream: only its body says what it is.
+    kind = bodyKind ?? "api";
+  } else if (error instanceof SyntaxError) {
+    kind = "api"; // a malformed event: the same request would likely fail the same way
+  } else {
+    // Not a failure we recognise (possibly a bug): retrying would only repeat it.
+    kind = isContextOverflowText(rawMessage) ? "context_overflow" : "api";
+  }
+
+  const event: ProviderErrorEvent = {
+    type: "error",
+    kind,
+    message: status ? `${status} ${message}` : message,
+  };
+  const retryAfterMs = parseRetryAfterMs(e.headers);
+  if (retryAfterMs !== undefined && (kind === "rate_limit" || kind === "overloaded" || kind === "network")) {
+    event.retryAfterMs = retryAfterMs;
+  }
+  return event;
+}
+
+/** The error a stream ends with when the connection closed before the API's final event. */
+export function truncatedStreamError(): ProviderErrorEvent {
+  return { type: "error", kind: "network", message: "Stream ended before the response was complete" };
+}

@@ -1,0 +1,107 @@
+import OpenAI from "openai";
+import type { Usage } from "../../core/messages.js";
+import { withCost } from "../pricing.js";
+import type { Provider, ProviderEvent, ProviderRequest } from "../provider.js";
+import { chatStreamEvents, guardedStream, toChatRequest } from "./openai-chat.js";
+import { responsesStreamEvents, toResponsesRequest } from "./openai-responses.js";
+
+/** Reasoning effort for OpenAI reasoning models. */
+export type ReasoningEffort = "minimal" | "low" | "medium" | "high";
+
+/**
+ * The provider behind `openai()` and `openaiCompatible()`: one SDK client (no retries), streaming
+ * either Chat Completions or the Responses API.
+ *
+ * @example
+ * ```ts
+ * createOpenAIProvider({ id: "openai", model: "gpt-4.1", api: "chat", apiKey, baseURL: undefined });
+ * ```
+ */
+export function createOpenAIProvider(config: {
+  id: string;
+  model: string;
+  api: "chat" | "responses";
+  apiKey: string | undefined;
+  baseURL: string | undefined;
+  maxTokens?: number;
+  reasoningEffort?: ReasoningEffort;
+  /** Chat only: the `max_tokens` field name older OpenAI-compatible servers understand. */
+  legacyMaxTokens?: boolean;
+  missingKeyMessage?: string;
+}): Provider {
+  const { model, apiKey } = config;
+  // The client (and the key inside it) lives only in this closure.
+  const client = apiKey
+    ? new OpenAI({ apiKey, baseURL: config.baseURL, maxRetries: 0, timeout: 10 * 60 * 1000 })
+    : undefined;
+  const finish = (usage: Usage | undefined) => (usage ? withCost(usage, model) : undefined);
+  const withReasoning = config.reasoningEffort !== undefined;
+
+  function streamChat(c: OpenAI, request: ProviderRequest, signal: AbortSignal) {
+    const { messages, tools } = toChatRequest(request);
+    return guardedStream(
+      async () => {
+        const chunks = await c.chat.completions.create(
+          {
+            model,
+            messages,
+            ...(tools ? { tools } : {}),
+            stream: true,
+            stream_options: { include_usage: true },
+            ...(config.maxTokens
+              ? config.legacyMaxTokens
+                ? { max_tokens: config.maxTokens }
+                : { max_completion_tokens: config.maxTokens }
+              : {}),
+            ...(config.reasoningEffort ? { reasoning_effort: config.reasoningEffort } : {}),
+          },
+          { signal },
+        );
+        return chatStreamEvents(chunks, signal, finish);
+      },
+      signal,
+      apiKey,
+    );
+  }
+
+  function streamResponses(c: OpenAI, request: ProviderRequest, signal: AbortSignal) {
+    const { input, tools, instructions } = toResponsesRequest(request, { withReasoning });
+    return guardedStream(
+      async () => {
+        const events = await c.responses.create(
+          {
+            model,
+            input,
+            ...(instructions ? { instructions } : {}),
+            ...(tools ? { tools } : {}),
+            stream: true,
+            store: false,
+            ...(config.maxTokens ? { max_output_tokens: config.maxTokens } : {}),
+            ...(withReasoning
+              ? {
+                  reasoning: { effort: config.reasoningEffort, summary: "auto" as const },
+                  include: ["reasoning.encrypted_content" as const],
+                }
+              : {}),
+          },
+          { signal },
+        );
+        return responsesStreamEvents(events, signal, { withReasoning, secret: apiKey }, finish);
+      },
+      signal,
+      apiKey,
+    );
+  }
+
+  async function* stream(request: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
+    if (!client) {
+      yield { type: "error", kind: "auth", message: config.missingKeyMessage ?? "No API key" };
+      return;
+    }
+    yield* config.api === "responses"
+      ? streamResponses(client, request, signal)
+      : streamChat(client, request, signal);
+  }
+
+  return { id: config.id, model, stream: (request, signal) => stream(request, signal) };
+}

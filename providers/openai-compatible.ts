@@ -1,0 +1,37 @@
+import { createOpenAIProvider } from "./internal/openai-provider.js";
+import type { Provider } from "./provider.js";
+
+/** Options of {@link openaiCompatible}. */
+export interface OpenAICompatibleOptions {
+  /** The server's OpenAI-style base URL, e.g. `http://localhost:11434/v1` (Ollama). */
+  baseURL: string;
+  /** The model name the server knows, e.g. `llama3.1:8b`. */
+  model: string;
+  /** Most local servers need none; a placeholder is sent then. */
+  apiKey?: string;
+  /** Output token cap per call, sent as `max_tokens` (what these servers understand). */
+  maxTokens?: number;
+}
+
+/**
+ * A provider for any server that speaks OpenAI's Chat Completions API: Ollama, vLLM, llama.cpp
+ * server, LM Studio, OpenRouter. Reasoning these servers stream as `reasoning_content` or
+ * `reasoning` becomes thinking; their context-overflow errors are recognised. Cost is computed
+ * only for models in the price table (see `setModelPrice`).
+ *
+ * @example
+ * ```ts
+ * const provider = openaiCompatible({ baseURL: "http://localhost:11434/v1", model: "qwen3:8b" });
+ * ```
+ */
+export function openaiCompatible(options: OpenAICompatibleOptions): Provider {
+  return createOpenAIProvider({
+    id: "openai-compatible",
+    model: options.model,
+    api: "chat",
+    apiKey: options.apiKey ?? "not-needed",
+    baseURL: options.baseURL,
+    maxTokens: options.maxTokens,
+    legacyMaxTokens: true,
+  });
+}

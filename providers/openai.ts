@@ -1,0 +1,45 @@
+import { createOpenAIProvider, type ReasoningEffort } from "./internal/openai-provider.js";
+import type { Provider } from "./provider.js";
+
+/** Options of {@link openai}. */
+export interface OpenAIOptions {
+  /** A model id, e.g. `gpt-4.1` or `o4-mini`. */
+  model: string;
+  /** `"chat"` (Chat Completions, the default) or `"responses"` (the Responses API). */
+  api?: "chat" | "responses";
+  /** Defaults to `OPENAI_API_KEY`. Kept inside the SDK client, never on the provider object. */
+  apiKey?: string;
+  /** Defaults to `OPENAI_BASE_URL`, else OpenAI's API. */
+  baseURL?: string;
+  /** Output token cap per model call (`max_completion_tokens` / `max_output_tokens`). */
+  maxTokens?: number;
+  /**
+   * Reasoning effort for reasoning models. With the Responses API this also asks for reasoning
+   * summaries (shown as thinking) and keeps the encrypted reasoning so it round-trips.
+   */
+  reasoningEffort?: ReasoningEffort;
+}
+
+/**
+ * A provider for OpenAI, streamed through the official SDK: the Chat Completions API by default,
+ * or the Responses API with `api: "responses"`. The SDK never retries (the agent does, once, with
+ * backoff); every failure ends the stream with one `error` event.
+ *
+ * @example
+ * ```ts
+ * const agent = createAgent({ provider: openai({ model: "gpt-4.1", api: "responses" }), tools });
+ * ```
+ */
+export function openai(options: OpenAIOptions): Provider {
+  const api = options.api ?? "chat";
+  return createOpenAIProvider({
+    id: api === "responses" ? "openai-responses" : "openai",
+    model: options.model,
+    api,
+    apiKey: options.apiKey ?? process.env.OPENAI_API_KEY,
+    baseURL: options.baseURL ?? process.env.OPENAI_BASE_URL,
+    maxTokens: options.maxTokens,
+    reasoningEffort: options.reasoningEffort,
+    missingKeyMessage: "No OpenAI API key: set OPENAI_API_KEY or pass apiKey",
+  });
+}

@@ -1,0 +1,92 @@
+import type { Usage } from "../core/messages.js";
+
+/** Prices of one model in US dollars per million tokens. */
+export interface ModelPrice {
+  input: number;
+  output: number;
+  /** Price of a token read from the prompt cache. Defaults to `input`. */
+  cacheRead?: number;
+  /** Price of a token written to the prompt cache. Defaults to `input`. */
+  cacheWrite?: number;
+}
+
+/**
+ * List prices (USD per million tokens) at the time of writing. Check your provider's price page;
+ * add or override models with {@link setModelPrice}. Keys match a model id exactly or as a prefix
+ * (`claude-sonnet-4-5` prices `claude-sonnet-4-5-20250929`); the longest matching key wins.
+ */
+const prices = new Map<string, ModelPrice>(
+  Object.entries({
+    "claude-opus-4-5": { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 },
+    "claude-opus-4-1": { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 },
+    "claude-opus-4": { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 },
+    "claude-sonnet-4-5": { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+    "claude-sonnet-4": { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+    "claude-3-7-sonnet": { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+    "claude-haiku-4-5": { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 },
+    "claude-3-5-haiku": { input: 0.8, output: 4, cacheRead: 0.08, cacheWrite: 1 },
+    "gpt-5": { input: 1.25, output: 10, cacheRead: 0.125 },
+    "gpt-5-mini": { input: 0.25, output: 2, cacheRead: 0.025 },
+    "gpt-5-nano": { input: 0.05, output: 0.4, cacheRead: 0.005 },
+    "gpt-4.1": { input: 2, output: 8, cacheRead: 0.5 },
+    "gpt-4.1-mini": { input: 0.4, output: 1.6, cacheRead: 0.1 },
+    "gpt-4.1-nano": { input: 0.1, output: 0.4, cacheRead: 0.025 },
+    "gpt-4o": { input: 2.5, output: 10, cacheRead: 1.25 },
+    "gpt-4o-mini": { input: 0.15, output: 0.6, cacheRead: 0.075 },
+    o3: { input: 2, output: 8, cacheRead: 0.5 },
+    "o4-mini": { input: 1.1, output: 4.4, cacheRead: 0.275 },
+  }),
+);
+
+/**
+ * Adds or replaces the price of a model (or of every model whose id starts with `model`).
+ *
+ * @example
+ * ```ts
+ * setModelPrice("my-finetune", { input: 3, output: 12 });
+ * setModelPrice("llama3.1", { input: 0, output: 0 }); // a local model is free
+ * ```
+ */
+export function setModelPrice(model: string, price: ModelPrice): void {
+  prices.set(model, price);
+}
+
+/**
+ * The price of a model: an exact match, else the longest key the id starts with, else `undefined`.
+ *
+ * @example
+ * ```ts
+ * modelPrice("claude-sonnet-4-5-20250929"); // { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 }
+ * ```
+ */
+export function modelPrice(model: string): ModelPrice | undefined {
+  const exact = prices.get(model);
+  if (exact) return exact;
+  let best: string | undefined;
+  for (const key of prices.keys()) {
+    if (model.startsWith(key) && (!best || key.length > best.length)) best = key;
+  }
+  return best ? prices.get(best) : undefined;
+}
+
+/**
+ * The usage with its `cost` filled in from the model's price; unchanged when the price is unknown.
+ *
+ * @example
+ * ```ts
+ * withCost({ input: 1000, output: 500, cacheRead: 0, cacheWrite: 0, totalTokens: 1500 }, "gpt-4o").cost?.total;
+ * ```
+ */
+export function withCost(usage: Usage, model: string): Usage {
+  const price = modelPrice(model);
+  if (!price) return usage;
+  const perToken = (perMillion: number) => perMillion / 1_000_000;
+  const input = usage.input * perToken(price.input);
+  const output = usage.output * perToken(price.output);
+  const cacheRead = usage.cacheRead * perToken(price.cacheRead ?? price.input);
+  const cacheWrite = usage.cacheWrite * perToken(price.cacheWrite ?? price.input);
+  return {
+    ...usage,
+    cost: { input, output, cacheRead, cacheWrite, total: input + output + cacheRead + cacheWrite },
+  };
+}

@@ -1,0 +1,114 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { createAgent, defineTool, scripted } from "../index.js";
+import {
+  eventMatching,
+  expectEventInvariants,
+  expectValidTranscript,
+  record,
+  resultText,
+  sleepTool,
+  toolResults,
+} from "./helpers.js";
+
+const wait = (id: string, ms: number) => ({ id, name: "wait", arguments: { ms, label: id } });
+
+describe("abort", () => {
+  it("during streaming: the stream stops, the partial message is kept as aborted, the next prompt works", async () => {
+    const provider = scripted([
+      { text: "a long answer that streams slowly", chunkSize: 2, delayMs: 10 },
+      { text: "fresh" },
+    ]);
+    const agent = createAgent({ provider });
+    const events = record(agent);
+    const run = agent.prompt("go");
+    await eventMatching(agent, events, (e) => e.type === "message_update");
+    agent.abort();
+    const added = await run;
+
+    const end = events.at(-1);
+    expect(end?.type === "agent_end" && end.reason).toBe("aborted");
+    const assistant = added.at(-1);
+    expect(assistant).toMatchObject({ role: "assistant", stopReason: "aborted" });
+    expect(assistant?.role === "assistant" && assistant.content[0]?.type).toBe("text");
+    expectEventInvariants(events);
+
+    await agent.prompt("again");
+    expect(agent.messages.at(-1)).toMatchObject({ role: "assistant", stopReason: "stop" });
+  });
+
+  it("during a slow tool: its signal fires, every open call is answered, reason aborted", async () => {
+    const aborted: string[] = [];
+    const provider = scripted([
+      { toolCalls: [wait("fast", 1), wait("slow", 10_000), wait("slower", 20_000)] },
+      { text: "after abort" },
+    ]);
+    const tool = sleepTool({ onAbort: () => aborted.push("signal") });
+    const agent = createAgent({ provider, tools: [tool] });
+    const events = record(agent);
+    const run = agent.prompt("go");
+    await eventMatching(agent, events, (e) => e.type === "tool_execution_end" && e.toolCallId === "fast");
+    agent.abort();
+    await run;
+
+    expect(aborted).toEqual(["signal", "signal"]);
+    const results = toolResults(agent.messages);
+    expect(results.map((r) => [r.toolCallId, r.isError, resultText(r)])).toEqual([
+      ["fast", false, "done fast"],
+      ["slow", true, "Tool wait aborted"],
+      ["slower", true, "Tool wait aborted"],
+    ]);
+    const end = events.at(-1);
+    expect(end?.type === "agent_end" && end.reason).toBe("aborted");
+    expectValidTranscript(agent.messages);
+    expectEventInvariants(events);
+    expect(agent.state).toBe("idle");
+  });
+
+  it("sequential: calls that never started are answered as aborted, with start and end events", async () => {
+    const agent = createAgent({
+      provider: scripted([{ toolCalls: [wait("a", 10_000), wait("b", 1)] }]),
+      tools: [sleepTool()],
+      toolExecution: "sequential",
+    });
+    const events = record(agent);
+    const run = agent.prompt("go");
+    await eventMatching(agent, events, (e) => e.type === "tool_execution_start");
+    agent.abort();
+    await run;
+    expect(toolResults(agent.messages).map((r) => resultText(r))).toEqual([
+      "Tool wait aborted",
+      "Tool wait aborted",
+    ]);
+    expectEventInvariants(events);
+    expectValidTranscript(agent.messages);
+  });
+
+  it("a tool that ignores its signal cannot hold the run", async () => {
+    const stubborn = defineTool({
+      name: "stubborn",
+      description: "never stops",
+      parameters: z.object({}),
+      execute: () => new Promise<string>(() => {}),
+    });
+    const agent = createAgent({
+      provider: scripted([{ toolCalls: [{ id: "s", name: "stubborn" }] }]),
+      tools: [stubborn],
+    });
+    const events = record(agent);
+    const run = agent.prompt("go");
+    await eventMatching(agent, events, (e) => e.type === "tool_execution_start");
+    agent.abort();
+    await run;
+    expect(resultText(toolResults(agent.messages)[0]!)).toBe("Tool stubborn aborted");
+  });
+
+  it("abort while idle does nothing; prompt while running is rejected", async () => {
+    const agent = createAgent({ provider: scripted([{ text: "slow", delayMs: 20 }]) });
+    agent.abort();
+    const run = agent.prompt("go");
+    await expect(agent.prompt("again")).rejects.toThrow("Agent is already running");
+    await run;
+    expect(agent.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+  });
+});

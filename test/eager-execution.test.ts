@@ -1,0 +1,103 @@
+import { describe, expect, it } from "vitest";
+import { createAgent, scripted } from "../index.js";
+import { expectEventInvariants, expectValidTranscript, record, sleepTool, trace } from "./helpers.js";
+
+const wait = (id: string) => ({ id, name: "wait", arguments: { ms: 1, label: id } });
+
+describe("eager tool execution", () => {
+  it("parallel: a call starts as soon as its arguments are complete, before the message ends", async () => {
+    const provider = scripted([
+      { text: "calling", toolCalls: [wait("a"), wait("b")], delayMs: 15 },
+      { text: "ok" },
+    ]);
+    const agent = createAgent({ provider, tools: [sleepTool()], eagerToolExecution: true });
+    const events = record(agent);
+    await agent.prompt("go");
+    const order = trace(events);
+    expect(order.indexOf("tool_execution_start:a")).toBeLessThan(order.indexOf("message_end:assistant"));
+    expect(order.indexOf("tool_execution_start:b")).toBeLessThan(order.indexOf("message_end:assistant"));
+    expectValidTranscript(agent.messages);
+    expectEventInvariants(events);
+  });
+
+  it("sequential: only the first call may start early", async () => {
+    const provider = scripted([{ toolCalls: [wait("a"), wait("b")], delayMs: 15 }, { text: "ok" }]);
+    const agent = createAgent({
+      provider,
+      tools: [sleepTool()],
+      eagerToolExecution: true,
+      toolExecution: "sequential",
+    });
+    const events = record(agent);
+    await agent.prompt("go");
+    const order = trace(events);
+    expect(order.indexOf("tool_execution_start:a")).toBeLessThan(order.indexOf("message_end:assistant"));
+    expect(order.indexOf("tool_execution_start:b")).toBeGreaterThan(order.indexOf("message_end:assistant"));
+    expectEventInvariants(events);
+  });
+
+  it("auto: the leading run of concurrency-safe calls starts early, a mutating call waits", async () => {
+    const read = sleepTool({ name: "read", readOnly: true });
+    const write = sleepTool({ name: "write" });
+    const c = (id: string, name: string) => ({ id, name, arguments: { ms: 1, label: id } });
+    const provider = scripted([
+      { toolCalls: [c("r1", "read"), c("w1", "write")], delayMs: 15 },
+      { text: "ok" },
+    ]);
+    const agent = createAgent({
+      provider,
+      tools: [read, write],
+      eagerToolExecution: true,
+      toolExecution: "auto",
+    });
+    const events = record(agent);
+    await agent.prompt("go");
+    const order = trace(events);
+    expect(order.indexOf("tool_execution_start:r1")).toBeLessThan(order.indexOf("message_end:assistant"));
+    expect(order.indexOf("tool_execution_start:w1")).toBeGreaterThan(order.indexOf("message_end:assistant"));
+    expect(
+      agent.messages
+        .filter((m) => m.role === "toolResult")
+        .map((m) => m.role === "toolResult" && m.toolCallId),
+    ).toEqual(["r1", "w1"]);
+  });
+
+  it("abort mid-stream answers the calls that already started", async () => {
+    const provider = scripted([
+      {
+        toolCalls: [{ id: "slow", name: "wait", arguments: { ms: 10_000, label: "s" } }, wait("b")],
+        delayMs: 20,
+      },
+    ]);
+    const agent = createAgent({ provider, tools: [sleepTool()], eagerToolExecution: true });
+    const events = record(agent);
+    const run = agent.prompt("go");
+    await new Promise<void>((resolve) => {
+      const sub = agent.events$.subscribe((e) => {
+        if (e.type === "tool_execution_start") {
+          sub.unsubscribe();
+          resolve();
+        }
+      });
+    });
+    agent.abort();
+    await run;
+    expectValidTranscript(agent.messages);
+    expectEventInvariants(events);
+    expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "aborted" });
+  });
+});
+
+describe("snapshot$", () => {
+  it("emits the current snapshot on subscribe, then every new one", async () => {
+    const agent = createAgent({ provider: scripted([{ text: "hi" }]) });
+    const states: string[] = [];
+    agent.snapshot$.subscribe((s) => states.push(JSON.stringify(s.value)));
+    expect(states).toEqual(['"idle"']);
+    await agent.prompt("go");
+    expect(states).toContain('{"running":"streaming"}');
+    expect(states).toContain('{"running":"steeringCheck"}');
+    expect(states).toContain('{"running":"followUpCheck"}');
+    expect(states.at(-1)).toBe('"idle"');
+  });
+});

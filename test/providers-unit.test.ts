@@ -1,0 +1,149 @@
+import { describe, expect, it } from "vitest";
+import { modelPrice, providerFromEnv, setModelPrice, withCost } from "../index.js";
+import {
+  classifyProviderError,
+  isContextOverflowText,
+  parseRetryAfterMs,
+  redactSecrets,
+} from "../providers/internal/errors.js";
+import { parseToolArguments } from "../providers/internal/tool-arguments.js";
+
+const headers = (entries: Record<string, string>) => new Headers(entries);
+const live = new AbortController().signal;
+
+describe("retry-after parsing", () => {
+  it("reads retry-after-ms first, then retry-after in seconds or as an HTTP date", () => {
+    expect(parseRetryAfterMs(headers({ "retry-after-ms": "250.4", "retry-after": "9" }))).toBe(250);
+    expect(parseRetryAfterMs(headers({ "retry-after": "1.5" }))).toBe(1500);
+    const now = Date.parse("2026-01-01T00:00:00Z");
+    expect(parseRetryAfterMs(headers({ "retry-after": "Thu, 01 Jan 2026 00:00:12 GMT" }), now)).toBe(12_000);
+    expect(parseRetryAfterMs(headers({ "retry-after": "Wed, 31 Dec 2025 23:59:00 GMT" }), now)).toBe(0);
+    expect(parseRetryAfterMs(headers({ "retry-after": "soon" }))).toBeUndefined();
+    expect(parseRetryAfterMs(headers({}))).toBeUndefined();
+  });
+});
+
+describe("error classification", () => {
+  it("names every provider's context-overflow text", () => {
+    for (const text of [
+      "prompt is too long: 208467 tokens > 200000 maximum",
+      "Your input exceeds the context window of this model.",
+      "the request exceeds the available context size, try increasing it",
+      "This model's maximum context length is 8192 tokens.",
+      "the model is loaded with context length of 4096, which is greater than the context length",
+      "context_length_exceeded",
+    ]) {
+      expect(isContextOverflowText(text), text).toBe(true);
+    }
+    expect(isContextOverflowText("Invalid value for tools[0].name")).toBe(false);
+  });
+
+  it("maps connection failures to network, malformed events and unknown errors to api, aborts to aborted", () => {
+    const reset = Object.assign(new TypeError("terminated"), {
+      cause: Object.assign(new Error("other side closed"), { code: "UND_ERR_SOCKET" }),
+    });
+    expect(classifyProviderError(reset, live).kind).toBe("network");
+    expect(
+      classifyProviderError(Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }), live)
+        .kind,
+    ).toBe("network");
+    expect(classifyProviderError(new SyntaxError("Unexpected token"), live).kind).toBe("api");
+    expect(classifyProviderError(new RangeError("bug"), live).kind).toBe("api");
+    const aborted = new AbortController();
+    aborted.abort();
+    expect(classifyProviderError(new Error("whatever"), aborted.signal)).toEqual({
+      type: "error",
+      kind: "aborted",
+      message: "Request aborted",
+    });
+  });
+
+  it("never lets an API key through, configured or look-alike", () => {
+    expect(redactSecrets("bad key sk-ant-api03-AbCdEf123456 given", undefined)).toBe(
+      "bad key [redacted] given",
+    );
+    expect(redactSecrets("token my-secret-token rejected", "my-secret-token")).toBe(
+      "token [redacted] rejected",
+    );
+    const event = classifyProviderError(
+      { status: 401, error: { error: { type: "authentication_error", message: "key sk-live-0123456789" } } },
+      live,
+    );
+    expect(event).toEqual({ type: "error", kind: "auth", message: "401 key [redacted]" });
+  });
+});
+
+describe("tool-call arguments", () => {
+  it("parses objects, treats empty as {}, and wraps anything else under __invalid_json", () => {
+    expect(parseToolArguments('{"a":1}')).toEqual({ a: 1 });
+    expect(parseToolArguments("  ")).toEqual({});
+    expect(parseToolArguments("[1,2]")).toEqual({ __invalid_json: "[1,2]" });
+    expect(parseToolArguments('{"a":')).toEqual({ __invalid_json: '{"a":' });
+  });
+});
+
+describe("pricing", () => {
+  it("prices by exact id or the longest prefix, and users can add models", () => {
+    expect(modelPrice("claude-sonnet-4-5-20250929")).toMatchObject({ input: 3, output: 15 });
+    expect(modelPrice("gpt-4.1-mini-2025-04-14")).toMatchObject({ input: 0.4 });
+    expect(modelPrice("my-finetune-v2")).toBeUndefined();
+    setModelPrice("my-finetune", { input: 10, output: 20 });
+    const usage = {
+      input: 1_000_000,
+      output: 500_000,
+      cacheRead: 1_000_000,
+      cacheWrite: 0,
+      totalTokens: 2_500_000,
+    };
+    expect(withCost(usage, "my-finetune-v2").cost).toEqual({
+      input: 10,
+      output: 10,
+      cacheRead: 10,
+      cacheWrite: 0,
+      total: 30,
+    });
+    expect(withCost(usage, "unknown-model").cost).toBeUndefined();
+  });
+});
+
+describe("providerFromEnv", () => {
+  it("picks Anthropic, then OpenAI, then an OpenAI-compatible server, in that order", () => {
+    const both = providerFromEnv({ env: { ANTHROPIC_API_KEY: "sk-ant-x", OPENAI_API_KEY: "sk-o" } });
+    expect(both.provider).toMatchObject({ id: "anthropic", model: "claude-sonnet-4-6" });
+    expect(both.reason).not.toContain("sk-ant-x");
+    expect(providerFromEnv({ env: { OPENAI_API_KEY: "sk-o" } }).provider).toMatchObject({
+      id: "openai",
+      model: "gpt-4.1",
+    });
+    const local = providerFromEnv({
+      model: "llama3.1",
+      env: { OPENAI_BASE_URL: "http://127.0.0.1:11434/v1" },
+    });
+    expect(local.provider).toMatchObject({ id: "openai-compatible", model: "llama3.1" });
+  });
+
+  it("honours --provider and --model", () => {
+    const env = { ANTHROPIC_API_KEY: "a", OPENAI_API_KEY: "o" };
+    expect(providerFromEnv({ provider: "openai-responses", model: "o4-mini", env }).provider).toMatchObject({
+      id: "openai-responses",
+      model: "o4-mini",
+    });
+    expect(providerFromEnv({ provider: "anthropic", model: "claude-opus-4-5", env }).provider?.model).toBe(
+      "claude-opus-4-5",
+    );
+  });
+
+  it("returns no provider and a plain reason when nothing fits", () => {
+    expect(providerFromEnv({ env: {} })).toEqual({
+      provider: undefined,
+      reason: "No provider configured: none of ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL is set.",
+    });
+    expect(providerFromEnv({ provider: "anthropic", env: { OPENAI_API_KEY: "o" } }).reason).toBe(
+      "Provider anthropic needs ANTHROPIC_API_KEY.",
+    );
+    expect(providerFromEnv({ provider: "gemini", env: {} }).reason).toMatch(/^Unknown provider "gemini"/);
+    expect(providerFromEnv({ env: { OPENAI_BASE_URL: "http://127.0.0.1:8080/v1" } }).reason).toMatch(
+      /no model/,
+    );
+  });
+});

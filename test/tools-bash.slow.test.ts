@@ -1,0 +1,133 @@
+import { writeFile } from "node:fs/promises";
+import * as path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createBashTool, type ToolResult } from "../index.js";
+import { processAlive } from "../tools/internal/process-group.js";
+import { runTool, tempDir } from "./fixtures/tools-helpers.js";
+
+let root: string;
+let cleanup: () => Promise<void>;
+beforeAll(async () => {
+  ({ dir: root, cleanup } = await tempDir("am-bash-"));
+});
+afterAll(() => cleanup());
+
+function textOf(result: ToolResult): string {
+  return result.content.map((part) => (part.type === "text" ? part.text : "")).join("");
+}
+
+/** Resolves with the first number printed after `label=` in the streamed output. */
+function pidFromUpdates(label: string) {
+  let resolvePid!: (pid: number) => void;
+  const pid = new Promise<number>((resolve) => {
+    resolvePid = resolve;
+  });
+  const onUpdate = (partial: ToolResult) => {
+    const match = new RegExp(`${label}=(\\d+)`).exec(textOf(partial));
+    if (match) resolvePid(Number(match[1]));
+  };
+  return { pid, onUpdate };
+}
+
+// A child that ignores SIGTERM (the disposition survives exec, so `sleep` ignores it too).
+const STUBBORN_CHILD = `(trap '' TERM; echo child=$BASHPID; while true; do sleep 0.05; done) & wait`;
+
+describe("bash tool", () => {
+  it("runs in the workspace and returns combined stdout and stderr", async () => {
+    await writeFile(path.join(root, "hello.txt"), "hi\n");
+    const run = await runTool(createBashTool({ workspace: root }), {
+      command: "cat hello.txt; echo oops >&2",
+    });
+    expect(run.isError).toBe(false);
+    expect(run.text).toBe("hi\noops\n");
+    expect(run.result.details).toMatchObject({ exitCode: 0, timedOut: false, truncated: false });
+  });
+
+  it("reports a non-zero exit as a normal result with the code", async () => {
+    const run = await runTool(createBashTool({ workspace: root }), { command: "echo failing; exit 3" });
+    expect(run.isError).toBe(false);
+    expect(run.text).toBe("failing\n\n[Exit code: 3]");
+    expect(run.result.details).toMatchObject({ exitCode: 3 });
+  });
+
+  it("streams output through onUpdate while the command runs", async () => {
+    const bash = createBashTool({ workspace: root, updateIntervalMs: 10 });
+    const run = await runTool(bash, { command: "echo first; sleep 0.3; echo second" });
+    expect(run.text).toBe("first\nsecond\n");
+    expect(run.updates.length).toBeGreaterThanOrEqual(1);
+    expect(textOf(run.updates[0]!)).toBe("first\n");
+  });
+
+  it("kills the whole process group on timeout, including a child that ignores SIGTERM", async () => {
+    const bash = createBashTool({ workspace: root, killGraceMs: 300, updateIntervalMs: 10 });
+    const { pid, onUpdate } = pidFromUpdates("child");
+    const run = await runTool(bash, { command: STUBBORN_CHILD, timeout_seconds: 0.5 }, { onUpdate });
+    const childPid = await pid;
+    expect(run.isError).toBe(true);
+    expect(run.text).toMatch(/\[Command timed out after 0\.5 s; its process group was killed\]/);
+    expect(run.result.details).toMatchObject({ timedOut: true });
+    expect(processAlive(childPid)).toBe(false);
+  });
+
+  it("kills the whole process group on abort, SIGKILL after the grace period", async () => {
+    const bash = createBashTool({ workspace: root, killGraceMs: 300, updateIntervalMs: 10 });
+    const controller = new AbortController();
+    const { pid, onUpdate } = pidFromUpdates("child");
+    const running = runTool(bash, { command: STUBBORN_CHILD }, { signal: controller.signal, onUpdate });
+    const childPid = await pid;
+    expect(processAlive(childPid)).toBe(true);
+    controller.abort();
+    const run = await running;
+    expect(run.isError).toBe(true);
+    expect(run.text).toMatch(/aborted/);
+    expect(processAlive(childPid)).toBe(false);
+  });
+
+  it("ends background processes left behind by a finished command", async () => {
+    const bash = createBashTool({ workspace: root, killGraceMs: 300 });
+    const run = await runTool(bash, { command: "sleep 30 & echo bg=$!" });
+    const bgPid = Number(/bg=(\d+)/.exec(run.text)![1]);
+    expect(run.result.details).toMatchObject({ exitCode: 0 });
+    expect(processAlive(bgPid)).toBe(false);
+  });
+
+  it("caps 100 MB of output to head + tail with a truncation marker, in bounded memory", async () => {
+    const bash = createBashTool({ workspace: root, maxOutputBytes: 2000, updateIntervalMs: 1000 });
+    const before = process.memoryUsage();
+    // 10-byte lines "000000001\n".. : 10 million of them = 100 MB.
+    const run = await runTool(bash, {
+      command: `awk 'BEGIN { for (i = 1; i <= 10000000; i++) printf "%09d\\n", i }'`,
+      timeout_seconds: 120,
+    });
+    const after = process.memoryUsage();
+    expect(run.isError).toBe(false);
+    expect(run.result.details).toMatchObject({ exitCode: 0, outputBytes: 100_000_000, truncated: true });
+    const lines = run.text.split("\n");
+    expect(lines[0]).toBe("000000001");
+    expect(lines.at(-2)).toBe("010000000");
+    const marker = lines.find((line) => line.startsWith("[... "));
+    expect(marker).toMatch(/^\[\.\.\. (\d+) lines truncated \(\d+ bytes\) \.\.\.\]$/);
+    const dropped = Number(/(\d+) lines/.exec(marker!)![1]);
+    const shown = lines.filter((line) => /^\d{9}$/.test(line)).length;
+    expect(dropped + shown).toBe(10_000_000);
+    expect(run.text.length).toBeLessThan(2200);
+    const grown = after.heapUsed + after.arrayBuffers - (before.heapUsed + before.arrayBuffers);
+    expect(grown).toBeLessThan(30 * 1024 * 1024);
+  });
+
+  it("says (no output) for a silent command and refuses to start when already aborted", async () => {
+    const bash = createBashTool({ workspace: root });
+    expect((await runTool(bash, { command: "true" })).text).toBe("(no output)");
+    const controller = new AbortController();
+    controller.abort();
+    const run = await runTool(bash, { command: "touch should-not-exist" }, { signal: controller.signal });
+    expect(run.isError).toBe(true);
+    expect(run.text).toMatch(/not started/);
+  });
+
+  it("validates arguments: the timeout must be positive", async () => {
+    const run = await runTool(createBashTool({ workspace: root }), { command: "echo", timeout_seconds: -1 });
+    expect(run.isError).toBe(true);
+    expect(run.text).toMatch(/Validation failed for tool "bash"/);
+  });
+});

@@ -1,0 +1,128 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import * as path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createGrepTool, findRipgrep } from "../index.js";
+import { runTool, tempDir } from "./fixtures/tools-helpers.js";
+
+let root: string;
+let cleanup: () => Promise<void>;
+
+beforeAll(async () => {
+  ({ dir: root, cleanup } = await tempDir("am-grep-"));
+  await mkdir(path.join(root, "src/lib"), { recursive: true });
+  await mkdir(path.join(root, "node_modules/dep"), { recursive: true });
+  await mkdir(path.join(root, ".git"), { recursive: true });
+  await writeFile(
+    path.join(root, "src/a.ts"),
+    "import x from 'y';\nexport function alpha() {}\nconst TODO = 1;\n",
+  );
+  await writeFile(path.join(root, "src/lib/b.ts"), "// todo: refactor\nexport function beta() {}\n");
+  await writeFile(path.join(root, "src/lib/c.js"), "function gamma() {}\r\nexport { gamma };\r\n");
+  await writeFile(path.join(root, "notes.md"), "TODO list\n- export docs\n");
+  await writeFile(path.join(root, ".hidden.ts"), "export const hidden = 1;\n");
+  await writeFile(path.join(root, "node_modules/dep/index.ts"), "export function dep() {}\n");
+  await writeFile(path.join(root, ".git/HEAD"), "export ref: refs/heads/main\n");
+  await writeFile(path.join(root, "blob.bin"), Buffer.from([0x65, 0x78, 0x70, 0x6f, 0x72, 0x74, 0, 0, 1]));
+  await writeFile(path.join(root, "long.txt"), `export ${"z".repeat(2000)}\n`);
+});
+afterAll(() => cleanup());
+
+const cases: { name: string; args: Record<string, unknown>; expected: string }[] = [
+  {
+    name: "a regex over the whole workspace, sorted by path and line, skipping .git, node_modules and binaries",
+    args: { pattern: "^export (function|const)" },
+    expected: [
+      ".hidden.ts:1:export const hidden = 1;",
+      "src/a.ts:2:export function alpha() {}",
+      "src/lib/b.ts:2:export function beta() {}",
+    ].join("\n"),
+  },
+  {
+    name: "case-insensitive",
+    args: { pattern: "todo", ignore_case: true },
+    expected: ["notes.md:1:TODO list", "src/a.ts:3:const TODO = 1;", "src/lib/b.ts:1:// todo: refactor"].join(
+      "\n",
+    ),
+  },
+  {
+    name: "a glob filter and a sub-folder",
+    args: { pattern: "function", path: "src", glob: "*.js" },
+    expected: "src/lib/c.js:1:function gamma() {}",
+  },
+  {
+    name: "one file",
+    args: { pattern: "export", path: "src/lib/c.js" },
+    expected: "src/lib/c.js:2:export { gamma };",
+  },
+  {
+    name: "files only",
+    args: { pattern: "export", files_only: true, glob: "*.ts" },
+    expected: [".hidden.ts", "src/a.ts", "src/lib/b.ts"].join("\n"),
+  },
+  {
+    name: "a limit with the truncation notice",
+    args: { pattern: "export", limit: 2 },
+    expected: [
+      ".hidden.ts:1:export const hidden = 1;",
+      `long.txt:1:export ${"z".repeat(493)} [... line cut ...]`,
+      "[... results cut at 2 matches; narrow the pattern, path or glob ...]",
+    ].join("\n"),
+  },
+  {
+    name: "no match",
+    args: { pattern: "nothing-here-at-all" },
+    expected: 'No matches for "nothing-here-at-all"',
+  },
+];
+
+const rg = findRipgrep();
+const engines = [
+  { engine: "javascript" as const, ripgrep: false as const },
+  ...(rg ? [{ engine: "ripgrep" as const, ripgrep: true as const }] : []),
+];
+
+describe.each(engines)("grep with the $engine engine", ({ engine, ripgrep }) => {
+  const grep = () => createGrepTool({ workspace: root, ripgrep });
+
+  it.each(cases)("$name", async ({ args, expected }) => {
+    const run = await runTool(grep(), args);
+    expect(run.isError).toBe(false);
+    expect(run.text).toBe(expected);
+    expect(run.result.details).toMatchObject({ engine });
+  });
+
+  it("refuses a path outside the workspace", async () => {
+    const run = await runTool(grep(), { pattern: "x", path: "../" });
+    expect(run.isError).toBe(true);
+    expect(run.text).toMatch(/outside the workspace/);
+  });
+});
+
+describe("grep engines", () => {
+  it("reports an invalid regular expression clearly", async () => {
+    const run = await runTool(createGrepTool({ workspace: root, ripgrep: false }), { pattern: "(unclosed" });
+    expect(run.isError).toBe(true);
+    expect(run.text).toMatch(/^Invalid regular expression "\(unclosed"/);
+  });
+
+  it.runIf(rg)("give byte-identical output for every case (rg on PATH)", async () => {
+    for (const { args } of cases) {
+      const js = await runTool(createGrepTool({ workspace: root, ripgrep: false }), args);
+      const native = await runTool(createGrepTool({ workspace: root, ripgrep: true }), args);
+      expect(native.text).toBe(js.text);
+    }
+  });
+
+  it("falls back to JavaScript when rg is not on PATH", async () => {
+    const savedPath = process.env.PATH;
+    process.env.PATH = "/nonexistent";
+    try {
+      const grep = createGrepTool({ workspace: root });
+      const run = await runTool(grep, { pattern: "beta" });
+      expect(run.text).toBe("src/lib/b.ts:2:export function beta() {}");
+      expect(run.result.details).toMatchObject({ engine: "javascript" });
+    } finally {
+      process.env.PATH = savedPath;
+    }
+  });
+});

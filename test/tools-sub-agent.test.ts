@@ -1,0 +1,231 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import {
+  type AgentEvent,
+  createAgent,
+  defineTool,
+  scripted,
+  subAgentTool,
+  type ToolResultMessage,
+} from "../index.js";
+
+const lookup = defineTool({
+  name: "lookup",
+  description: "Looks a key up",
+  parameters: z.object({ key: z.string() }),
+  readOnly: true,
+  execute: ({ key }) => `${key} = 42`,
+});
+
+function parentScript(task: string) {
+  return scripted((request, call) => {
+    if (call === 0) return { toolCalls: [{ id: "call_sub", name: "researcher", arguments: { task } }] };
+    const result = request.messages.find((m) => m.role === "toolResult") as ToolResultMessage;
+    const text = result.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+    return { text: `Parent got: ${text}` };
+  });
+}
+
+function recordEvents(agent: ReturnType<typeof createAgent>) {
+  const events: AgentEvent[] = [];
+  agent.events$.subscribe((event) => events.push(event));
+  return events;
+}
+
+const textOf = (result: { content: { type: string; text?: string }[] }) =>
+  result.content.map((c) => c.text ?? "").join("");
+
+describe("subAgentTool", () => {
+  it("streams the child's text and progress into the parent and reports its id", async () => {
+    const childProvider = scripted([
+      { text: "Let me look.", toolCalls: [{ name: "lookup", arguments: { key: "answer" } }] },
+      { text: "The answer is 42.", chunkSize: 4, delayMs: 1 },
+    ]);
+    const researcher = subAgentTool({
+      name: "researcher",
+      description: "Researches",
+      systemPrompt: "You research.",
+      tools: [lookup],
+      provider: childProvider,
+      updateIntervalMs: 0,
+    });
+    expect(researcher.readOnly).toBe(true);
+    const parent = createAgent({ provider: parentScript("what is the answer?"), tools: [researcher] });
+    const events = recordEvents(parent);
+    await parent.prompt("ask the researcher");
+
+    // The child saw the task and its system prompt.
+    expect(childProvider.requests[0]!.systemPrompt).toBe("You research.");
+    expect(childProvider.requests[0]!.messages[0]).toMatchObject({
+      role: "user",
+      content: "what is the answer?",
+    });
+
+    const progress = events.filter((e) => e.type === "tool_progress");
+    expect(progress.map((e) => e.text)).toEqual(['lookup {"key":"answer"}']);
+    const updates = events.filter((e) => e.type === "tool_execution_update");
+    expect(updates.length).toBeGreaterThan(1);
+    expect(textOf(updates.at(-1)!.partialResult)).toBe("Let me look.\n\nThe answer is 42.");
+    expect(updates.every((e) => e.toolCallId === "call_sub")).toBe(true);
+
+    const end = events.find((e) => e.type === "tool_execution_end")!;
+    expect(end).toMatchObject({
+      toolCallId: "call_sub",
+      childAgentId: "researcher-call_sub",
+      isError: false,
+    });
+    expect(textOf(end.result)).toBe("The answer is 42.");
+    expect(end.result.details).toMatchObject({
+      childAgentId: "researcher-call_sub",
+      reason: "stop",
+      turns: 2,
+    });
+    // Every update precedes the end.
+    expect(events.indexOf(updates.at(-1)!)).toBeLessThan(events.indexOf(end));
+    expect(textOf(parent.messages.at(-1) as never)).toBe("Parent got: The answer is 42.");
+  });
+
+  it("returns a child's partial work with the [Agent stopped: …] notice when it hits its turn limit", async () => {
+    const researcher = subAgentTool({
+      name: "researcher",
+      description: "Researches",
+      tools: [lookup],
+      provider: scripted([
+        { text: "First I check the key.", toolCalls: [{ name: "lookup", arguments: { key: "a" } }] },
+        { text: "Now the second key.", toolCalls: [{ name: "lookup", arguments: { key: "b" } }] },
+        { text: "never reached" },
+      ]),
+      limits: { maxTurns: 2 },
+    });
+    const parent = createAgent({ provider: parentScript("check both"), tools: [researcher] });
+    const events = recordEvents(parent);
+    await parent.prompt("go");
+    const end = events.find((e) => e.type === "tool_execution_end")!;
+    expect(end.isError).toBe(false);
+    expect(textOf(end.result)).toBe(
+      "First I check the key.\n\nNow the second key.\n\n[Agent stopped: Max turns reached (2/2)]",
+    );
+    expect(end.result.details).toMatchObject({ reason: "limit", turns: 2 });
+  });
+
+  it("aborts the child, and its running tool, when the parent is aborted mid-tool", async () => {
+    let childToolAborted!: () => void;
+    const aborted = new Promise<void>((resolve) => {
+      childToolAborted = resolve;
+    });
+    let childToolStarted!: () => void;
+    const started = new Promise<void>((resolve) => {
+      childToolStarted = resolve;
+    });
+    const slow = defineTool({
+      name: "slow_scan",
+      description: "Scans for a long time",
+      parameters: z.object({}),
+      readOnly: true,
+      execute: (_args, ctx) =>
+        new Promise<string>((_resolve, reject) => {
+          childToolStarted();
+          ctx.signal.addEventListener("abort", () => {
+            childToolAborted();
+            reject(new Error("scan stopped"));
+          });
+        }),
+    });
+    const childProvider = scripted([
+      { toolCalls: [{ name: "slow_scan" }] },
+      { text: "should never be asked" },
+    ]);
+    const researcher = subAgentTool({
+      name: "researcher",
+      description: "Researches",
+      tools: [slow],
+      provider: childProvider,
+    });
+    const parent = createAgent({ provider: parentScript("scan"), tools: [researcher] });
+    const events = recordEvents(parent);
+    const run = parent.prompt("go");
+    await started;
+    parent.abort();
+    await run;
+    await aborted;
+
+    const agentEnd = events.find((e) => e.type === "agent_end")!;
+    expect(agentEnd).toMatchObject({ reason: "aborted" });
+    const end = events.find((e) => e.type === "tool_execution_end")!;
+    expect(end).toMatchObject({ toolCallId: "call_sub", isError: true });
+    expect(textOf(end.result)).toBe("Tool researcher aborted");
+    // The child made no further model call after its tool was stopped.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(childProvider.calls).toBe(1);
+  });
+
+  it("reports the child to the parent's inspector as an actor of its own", async () => {
+    const inspected = new Set<string>();
+    const researcher = subAgentTool({
+      name: "researcher",
+      description: "Researches",
+      provider: scripted([{ text: "done" }]),
+    });
+    const parent = createAgent({
+      id: "parent",
+      provider: parentScript("hi"),
+      tools: [researcher],
+      inspect: (event: { type: string; actorRef?: { id: string } }) => {
+        if (event.type === "@xstate.actor" && event.actorRef) inspected.add(event.actorRef.id);
+      },
+    });
+    await parent.prompt("go");
+    expect(inspected.has("parent")).toBe(true);
+    expect(inspected.has("researcher-call_sub")).toBe(true);
+  });
+
+  it("marks a child that fails as an error result with the child's error", async () => {
+    const researcher = subAgentTool({
+      name: "researcher",
+      description: "Researches",
+      provider: scripted([{ error: { kind: "auth", message: "bad key" } }]),
+    });
+    const parent = createAgent({ provider: parentScript("hi"), tools: [researcher] });
+    const events = recordEvents(parent);
+    await parent.prompt("go");
+    const end = events.find((e) => e.type === "tool_execution_end")!;
+    expect(end.isError).toBe(true);
+    expect(textOf(end.result)).toMatch(/\[Sub-agent failed: .*bad key/);
+    expect(end.childAgentId).toBe("researcher-call_sub");
+  });
+});
+
+describe("subAgentTool permissions", () => {
+  it("denies a child's call that would ask for approval instead of hanging", async () => {
+    const { createPermissions } = await import("../index.js");
+    let ran = false;
+    const mutate = defineTool({
+      name: "mutate",
+      description: "Changes something",
+      parameters: z.object({}),
+      execute: () => {
+        ran = true;
+        return "changed";
+      },
+    });
+    const childProvider = scripted([{ toolCalls: [{ name: "mutate" }] }, { text: "could not change it" }]);
+    const researcher = subAgentTool({
+      name: "researcher",
+      description: "Researches",
+      tools: [mutate],
+      provider: childProvider,
+      agentOptions: { permissions: createPermissions({ mode: "default" }) },
+    });
+    expect(researcher.readOnly).toBe(false);
+    const parent = createAgent({ provider: parentScript("change it"), tools: [researcher] });
+    const events = recordEvents(parent);
+    await parent.prompt("go");
+    expect(ran).toBe(false);
+    const childSaw = childProvider.requests[1]!.messages.find(
+      (m) => m.role === "toolResult",
+    ) as ToolResultMessage;
+    expect(textOf(childSaw)).toMatch(/^The user denied this tool call: a sub-agent cannot ask for approval/);
+    const end = events.find((e) => e.type === "tool_execution_end")!;
+    expect(textOf(end.result)).toBe("could not change it");
+  });
+});

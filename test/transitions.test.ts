@@ -1,0 +1,214 @@
+import { describe, expect, it } from "vitest";
+import { type AnyMachineSnapshot, initialTransition, transition } from "xstate";
+import {
+  type AgentEvent,
+  type AgentMachineEvent,
+  type AgentMachineInput,
+  type AssistantMessage,
+  agentMachine,
+  emptyUsage,
+  type ToolResultMessage,
+} from "../index.js";
+
+// Pure transitions: no actors run, no provider, no clock. Each step returns the next snapshot and
+// the actions the machine would execute, including the events it emits.
+
+const user = { role: "user" as const, content: "hi", timestamp: 1 };
+const answer = (
+  content: AssistantMessage["content"],
+  stopReason: AssistantMessage["stopReason"] = "stop",
+): AssistantMessage => ({
+  role: "assistant",
+  content,
+  stopReason,
+  usage: { ...emptyUsage(), input: 10, output: 5, totalTokens: 15 },
+  timestamp: 2,
+});
+const call = (id: string) => ({ type: "toolCall" as const, id, name: "t", arguments: {} });
+const result = (id: string): ToolResultMessage => ({
+  role: "toolResult",
+  toolCallId: id,
+  toolName: "t",
+  content: [{ type: "text", text: "ok" }],
+  isError: false,
+  timestamp: 3,
+});
+
+type Step = { snapshot: AnyMachineSnapshot; emitted: AgentEvent[]; actions: string[] };
+
+function start(input: AgentMachineInput = {}): Step {
+  const [snapshot, actions] = initialTransition(agentMachine, input);
+  return describeStep(snapshot, actions);
+}
+function send(step: Step, event: AgentMachineEvent): Step {
+  const [snapshot, actions] = transition(agentMachine, step.snapshot as never, event);
+  return describeStep(snapshot, actions);
+}
+function describeStep(
+  snapshot: AnyMachineSnapshot,
+  actions: readonly { type: string; params?: unknown }[],
+): Step {
+  return {
+    snapshot,
+    emitted: actions
+      .filter((a) => a.type === "xstate.emit")
+      .map((a) => (a.params as { event: AgentEvent }).event),
+    actions: actions.map((a) => {
+      const params = a.params as { id?: string; to?: unknown; event?: { type: string } } | undefined;
+      if (a.type === "xstate.spawnChild") return `spawn:${params?.id}`;
+      if (a.type === "xstate.sendTo") return `sendTo:${(params?.event as { type: string })?.type}`;
+      if (a.type === "xstate.stopChild") return "stopChild";
+      return a.type;
+    }),
+  };
+}
+const types = (step: Step) => step.emitted.map((e) => e.type);
+const prompt = (step: Step) => send(step, { type: "PROMPT", messages: [user] });
+
+describe("agent machine transitions (pure)", () => {
+  it("PROMPT starts a run and a turn, appends the prompt and invokes the model stream", () => {
+    const step = prompt(start());
+    expect(step.snapshot.value).toEqual({ running: "streaming" });
+    expect(types(step)).toEqual(["agent_start", "turn_start", "message_start", "message_end"]);
+    expect(step.actions).toContain("spawn:modelStream");
+    expect(step.snapshot.context.messages).toEqual([user]);
+  });
+
+  it("a text answer ends the turn and rests in steeringCheck, which asks itself to CHECK", () => {
+    const step = send(prompt(start()), {
+      type: "STREAM_DONE",
+      message: answer([{ type: "text", text: "yo" }]),
+      started: true,
+    });
+    expect(step.snapshot.value).toEqual({ running: "steeringCheck" });
+    expect(types(step)).toEqual(["message_end", "turn_end"]);
+    expect(step.actions).toContain("sendTo:CHECK");
+
+    const followUp = send(step, { type: "CHECK" });
+    expect(followUp.snapshot.value).toEqual({ running: "followUpCheck" });
+    const end = send(followUp, { type: "CHECK" });
+    expect(end.snapshot.value).toBe("idle");
+    expect(end.emitted).toEqual([
+      {
+        type: "agent_end",
+        messages: [user, expect.objectContaining({ role: "assistant" })],
+        reason: "stop",
+        usage: expect.objectContaining({ input: 10 }),
+      },
+    ]);
+  });
+
+  it("a message that was never started gets its message_start before message_end", () => {
+    const step = send(prompt(start()), { type: "STREAM_DONE", message: answer([], "error"), started: false });
+    expect(types(step)).toEqual(["message_start", "message_end", "turn_end", "agent_end"]);
+  });
+
+  it("tool calls go to executing, which spawns the execution machine; results then a new turn", () => {
+    let step = send(prompt(start()), {
+      type: "STREAM_DONE",
+      message: answer([call("a"), call("b")], "toolUse"),
+      started: true,
+    });
+    expect(step.snapshot.value).toEqual({ running: "executing" });
+    expect(step.actions).toContain("spawn:toolExecution");
+
+    step = send(step, { type: "GROUP_DONE", results: [result("a"), result("b")] });
+    expect(types(step)).toEqual(["message_start", "message_end", "message_start", "message_end"]);
+    step = send(step, { type: "xstate.done.actor.toolExecution" });
+    expect(step.snapshot.value).toEqual({ running: "steeringCheck" });
+    expect(step.emitted[0]).toMatchObject({
+      type: "turn_end",
+      turn: 1,
+      toolResults: [result("a"), result("b")],
+    });
+
+    step = send(step, { type: "CHECK" });
+    expect(step.snapshot.value).toEqual({ running: "streaming" });
+    expect(types(step)).toEqual(["turn_start"]);
+    expect(step.snapshot.context.run.turn).toBe(2);
+  });
+
+  it("STEER while executing queues the message and tells the execution machine", () => {
+    let step = send(prompt(start()), {
+      type: "STREAM_DONE",
+      message: answer([call("a")], "toolUse"),
+      started: true,
+    });
+    step = send(step, { type: "STEER", message: { role: "user", content: "wait", timestamp: 5 } });
+    expect(step.snapshot.context.steeringQueue).toHaveLength(1);
+    expect(step.actions).toContain("sendTo:STEERING_QUEUED");
+  });
+
+  it("steering is taken at steeringCheck into the next turn", () => {
+    let step = send(prompt(start()), {
+      type: "STREAM_DONE",
+      message: answer([{ type: "text", text: "x" }]),
+      started: true,
+    });
+    step = send(step, { type: "STEER", message: { role: "user", content: "more", timestamp: 5 } });
+    step = send(step, { type: "CHECK" });
+    expect(step.snapshot.value).toEqual({ running: "streaming" });
+    expect(types(step)).toEqual(["turn_start", "message_start", "message_end"]);
+    expect(step.snapshot.context.messages.at(-1)).toMatchObject({ content: "more" });
+  });
+
+  it("maxTurns ends the run at the turn gate with the notice, after the last turn_end", () => {
+    let step = prompt(start({ limits: { maxTurns: 1 } }));
+    step = send(step, { type: "STREAM_DONE", message: answer([call("a")], "toolUse"), started: true });
+    step = send(step, { type: "GROUP_DONE", results: [result("a")] });
+    step = send(step, { type: "xstate.done.actor.toolExecution" });
+    step = send(step, { type: "CHECK" });
+    expect(step.snapshot.value).toBe("idle");
+    expect(types(step)).toEqual(["message_start", "message_end", "agent_end"]);
+    expect(step.emitted.at(-1)).toMatchObject({ reason: "limit" });
+  });
+
+  it("ABORT while streaming asks the stream to stop; its aborted message ends the run", () => {
+    let step = send(prompt(start()), { type: "ABORT" });
+    expect(step.snapshot.value).toEqual({ running: "streaming" });
+    expect(step.actions).toContain("sendTo:ABORT");
+    step = send(step, {
+      type: "STREAM_DONE",
+      message: answer([{ type: "text", text: "par" }], "aborted"),
+      started: true,
+    });
+    expect(step.snapshot.value).toBe("idle");
+    expect(types(step)).toEqual(["message_end", "turn_end", "agent_end"]);
+    expect(step.emitted.at(-1)).toMatchObject({ reason: "aborted" });
+  });
+
+  it("a rejected prompt never leaves idle", () => {
+    const step = send(start(), { type: "PROMPT_REJECTED", reason: "no" });
+    expect(step.snapshot.value).toBe("idle");
+    expect(types(step)).toEqual(["agent_start", "input_rejected", "agent_end"]);
+  });
+
+  it("a context overflow goes back to compacting once, then ends as an error", () => {
+    const overflow = {
+      type: "STREAM_DONE" as const,
+      message: answer([], "error"),
+      started: false,
+      errorKind: "context_overflow" as const,
+    };
+    let step = send(prompt(start()), overflow);
+    expect(step.snapshot.value).toEqual({ running: { compacting: "reducing" } });
+    expect(step.emitted).toEqual([]);
+    step = send(step, { type: "xstate.done.actor.compaction", output: undefined } as never);
+    expect(step.snapshot.value).toEqual({ running: "streaming" });
+    step = send(step, overflow);
+    expect(step.snapshot.value).toBe("idle");
+    expect(step.emitted.at(-1)).toMatchObject({ type: "agent_end", reason: "error" });
+  });
+
+  it("DEADLINE ends the run like an abort, with reason limit", () => {
+    let step = send(prompt(start({ limits: { maxDurationMs: 5 } })), { type: "DEADLINE" });
+    expect(step.actions).toContain("sendTo:ABORT");
+    step = send(step, { type: "STREAM_DONE", message: answer([], "aborted"), started: false });
+    expect(step.snapshot.value).toBe("idle");
+    expect(step.emitted.at(-1)).toMatchObject({ type: "agent_end", reason: "limit" });
+    expect(step.emitted.at(-3)).toMatchObject({
+      type: "message_start",
+      message: { content: [{ text: "[Agent stopped: Time limit reached (5 ms)]" }] },
+    });
+  });
+});

@@ -1,0 +1,117 @@
+import { readFile, stat, writeFile } from "node:fs/promises";
+import { z } from "zod";
+import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
+import { createWorkspace, type Workspace } from "./workspace.js";
+
+/** Options of {@link createEditFileTool}. */
+export interface EditFileToolOptions {
+  /** Workspace root (a path) or a {@link Workspace}. */
+  workspace: string | Workspace;
+  /** Largest file edited in memory. Default 10 MB. */
+  maxFileBytes?: number;
+}
+
+/** `details` of an edit_file result. */
+export interface EditFileDetails {
+  path: string;
+  replacements: number;
+  /** 1-based line of the first replacement. */
+  firstLine: number;
+}
+
+const parameters = z.object({
+  path: z.string().describe("File path, relative to the workspace root"),
+  old_string: z
+    .string()
+    .min(1)
+    .describe("The exact text to replace; it must occur exactly once unless replace_all"),
+  new_string: z.string().describe("The replacement text"),
+  replace_all: z.boolean().optional().describe("Replace every occurrence instead of exactly one"),
+});
+
+function countOccurrences(haystack: string, needle: string): number {
+  let count = 0;
+  let index = haystack.indexOf(needle);
+  while (index !== -1) {
+    count++;
+    index = haystack.indexOf(needle, index + needle.length);
+  }
+  return count;
+}
+
+/**
+ * The `edit_file` tool: replaces an exact piece of text in a file. The text must occur exactly once
+ * (or `replace_all` is set); otherwise the model gets an error that says how often it occurred, and
+ * the file is left unchanged.
+ *
+ * @example
+ * ```ts
+ * const edit = createEditFileTool({ workspace: process.cwd() });
+ * ```
+ */
+export function createEditFileTool(
+  options: EditFileToolOptions,
+): Tool<z.output<typeof parameters>, EditFileDetails> {
+  const workspace =
+    typeof options.workspace === "string" ? createWorkspace(options.workspace) : options.workspace;
+  const maxFileBytes = options.maxFileBytes ?? 10 * 1024 * 1024;
+  return defineTool({
+    name: "edit_file",
+    description:
+      "Replaces old_string with new_string in a file of the workspace. old_string must match the file exactly (whitespace included) and occur exactly once; include surrounding lines to make it unique, or set replace_all to change every occurrence.",
+    parameters,
+    readOnly: false,
+    async execute(args): Promise<ToolResult<EditFileDetails>> {
+      const { absolute, relative } = await workspace.resolveForWrite(args.path);
+      const info = await stat(absolute).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === "ENOENT")
+          throw new Error(`File not found: ${args.path} (use write_file to create it)`);
+        throw error;
+      });
+      if (!info.isFile()) throw new Error(`${args.path} is not a regular file`);
+      if (info.size > maxFileBytes) {
+        throw new Error(
+          `${args.path} has ${info.size} bytes, more than the ${maxFileBytes} bytes edit_file edits`,
+        );
+      }
+      if (args.old_string === args.new_string)
+        throw new Error("old_string and new_string are the same; nothing to do");
+      const text = await readFile(absolute, "utf8");
+      let { old_string: oldString, new_string: newString } = args;
+      let count = countOccurrences(text, oldString);
+      // Models write "\n"; a Windows-style file has "\r\n". Match it the way the file spells it.
+      if (count === 0 && text.includes("\r\n") && oldString.includes("\n") && !oldString.includes("\r\n")) {
+        oldString = oldString.replace(/\n/g, "\r\n");
+        newString = newString.replace(/\r?\n/g, "\r\n");
+        count = countOccurrences(text, oldString);
+      }
+      if (count === 0) {
+        throw new Error(
+          `old_string was not found in ${relative} (0 matches). It must match exactly, including whitespace and indentation; read the file again to copy the current text.`,
+        );
+      }
+      if (count > 1 && !args.replace_all) {
+        throw new Error(
+          `old_string matches ${count} times in ${relative}; it must be unique. Include more surrounding lines to pick one, or set replace_all to replace all ${count}.`,
+        );
+      }
+      const firstIndex = text.indexOf(oldString);
+      const firstLine = text.slice(0, firstIndex).split("\n").length;
+      // A replacer function, so "$&" or "$1" in new_string stay literal.
+      const updated = args.replace_all
+        ? text.split(oldString).join(newString)
+        : text.replace(oldString, () => newString);
+      await writeFile(absolute, updated, "utf8");
+      const replacements = args.replace_all ? count : 1;
+      return {
+        content: [
+          {
+            type: "text",
+            text: `Edited ${relative}: ${replacements} replacement${replacements === 1 ? "" : "s"} (first at line ${firstLine})`,
+          },
+        ],
+        details: { path: relative, replacements, firstLine },
+      };
+    },
+  });
+}

@@ -1,0 +1,68 @@
+import { stat } from "node:fs/promises";
+import * as path from "node:path";
+import { z } from "zod";
+import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
+import { globToRegExp } from "./internal/glob-pattern.js";
+import { walk } from "./internal/walk.js";
+import { createWorkspace, type Workspace } from "./workspace.js";
+
+/** Options of {@link createGlobTool}. */
+export interface GlobToolOptions {
+  /** Workspace root (a path) or a {@link Workspace}. */
+  workspace: string | Workspace;
+  /** Paths returned when the model gives no `limit`. Default 1 000. */
+  defaultLimit?: number;
+}
+
+const parameters = z.object({
+  pattern: z
+    .string()
+    .min(1)
+    .describe(
+      'Glob such as "**/*.ts" or "src/**/test_*.py"; a pattern without / matches file names anywhere',
+    ),
+  path: z.string().optional().describe("Folder the pattern is relative to (default: the workspace root)"),
+  limit: z.number().int().min(1).optional().describe("Maximum number of paths (default 1000)"),
+});
+
+/**
+ * The `glob` tool: finds files whose path matches a glob (`**`, `*`, `?`, `{a,b}`, `[abc]`), sorted,
+ * relative to the workspace root. `.git` and `node_modules` are skipped.
+ *
+ * @example
+ * ```ts
+ * const glob = createGlobTool({ workspace: process.cwd() });
+ * ```
+ */
+export function createGlobTool(options: GlobToolOptions): Tool<z.output<typeof parameters>> {
+  const workspace =
+    typeof options.workspace === "string" ? createWorkspace(options.workspace) : options.workspace;
+  const defaultLimit = options.defaultLimit ?? 1000;
+  return defineTool({
+    name: "glob",
+    description:
+      'Finds files by glob pattern (e.g. "**/*.ts", "src/**/*.{js,jsx}"); returns matching paths relative to the workspace root, sorted. Skips .git and node_modules.',
+    parameters,
+    readOnly: true,
+    async execute(args, ctx): Promise<ToolResult> {
+      const base = await workspace.resolve(args.path ?? ".");
+      const info = await stat(base.absolute).catch(() => undefined);
+      if (!info?.isDirectory()) throw new Error(`Folder not found: ${args.path}`);
+      const matcher = globToRegExp(args.pattern);
+      const limit = args.limit ?? defaultLimit;
+      const matches: string[] = [];
+      for await (const entry of walk(workspace.root, base.absolute, { signal: ctx.signal })) {
+        if (entry.isDirectory) continue;
+        const relativeToBase = path.relative(base.absolute, entry.absolute).split(path.sep).join("/");
+        if (matcher.test(relativeToBase)) matches.push(entry.relative);
+      }
+      matches.sort();
+      const shown = matches.slice(0, limit);
+      let text = shown.length === 0 ? `No files match ${args.pattern}` : shown.join("\n");
+      if (matches.length > limit) {
+        text += `\n[... ${matches.length - limit} more paths not shown; narrow the pattern or raise limit ...]`;
+      }
+      return { content: [{ type: "text", text }], details: { matches: matches.length } };
+    },
+  });
+}

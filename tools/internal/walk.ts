@@ -1,0 +1,54 @@
+import type { Dirent } from "node:fs";
+import { readdir } from "node:fs/promises";
+import * as path from "node:path";
+
+/** Folders the listing and search tools skip unless asked for explicitly. */
+export const SKIPPED_DIRS: ReadonlySet<string> = new Set([".git", "node_modules"]);
+
+/** One entry found by {@link walk}. */
+export interface WalkEntry {
+  /** Path relative to the workspace root, `/`-separated. */
+  relative: string;
+  absolute: string;
+  isDirectory: boolean;
+}
+
+/**
+ * Walks `startAbsolute` depth-first in sorted order, yielding files and folders. Skips `.git` and
+ * `node_modules` below the start, does not follow symlinked folders (so it cannot leave the workspace
+ * or loop), and stops between entries when `signal` fires.
+ *
+ * @example
+ * ```ts
+ * for await (const entry of walk(ws.root, ws.root)) console.log(entry.relative);
+ * ```
+ */
+export async function* walk(
+  root: string,
+  startAbsolute: string,
+  options: { maxDepth?: number; signal?: AbortSignal } = {},
+): AsyncGenerator<WalkEntry> {
+  const maxDepth = options.maxDepth ?? Number.POSITIVE_INFINITY;
+  const stack: { dir: string; depth: number }[] = [{ dir: startAbsolute, depth: 1 }];
+  while (stack.length > 0) {
+    if (options.signal?.aborted) return;
+    const { dir, depth } = stack.pop()!;
+    let entries: Dirent[];
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch {
+      continue; // unreadable folder: skip it, as rg does
+    }
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const subdirs: string[] = [];
+    for (const entry of entries) {
+      const absolute = path.join(dir, entry.name);
+      const relative = path.relative(root, absolute).split(path.sep).join("/");
+      const isDirectory = entry.isDirectory();
+      if (isDirectory && SKIPPED_DIRS.has(entry.name)) continue;
+      yield { relative, absolute, isDirectory };
+      if (isDirectory && depth < maxDepth) subdirs.push(absolute);
+    }
+    for (let i = subdirs.length - 1; i >= 0; i--) stack.push({ dir: subdirs[i]!, depth: depth + 1 });
+  }
+}

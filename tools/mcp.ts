@@ -1,0 +1,218 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { z } from "zod";
+import type { ImageContent, TextContent } from "../core/messages.js";
+import type { Tool, ToolResult } from "./define-tool.js";
+
+interface McpCommonOptions {
+  /** Prefix for tool names (`prefix__tool`), to keep several servers' tools apart. Default: none. */
+  prefix?: string;
+  /** Timeout of one tool call, reset by the server's progress notifications. Default 600 000 ms. */
+  callTimeoutMs?: number;
+  /** Client name announced to the server. Default `agent-machine`. */
+  clientName?: string;
+}
+
+/** Options of {@link mcpTools} for a server started as a process and spoken to over stdio. */
+export interface McpStdioOptions extends McpCommonOptions {
+  command: string;
+  args?: string[];
+  /** Environment of the server process (added to a minimal safe default environment, as the SDK does). */
+  env?: Record<string, string>;
+  cwd?: string;
+  /** What happens to the server's stderr. Default `"inherit"`. */
+  stderr?: "inherit" | "ignore" | "pipe";
+}
+
+/** Options of {@link mcpTools} for a server reached over HTTP (Streamable HTTP, falling back to SSE). */
+export interface McpUrlOptions extends McpCommonOptions {
+  url: string | URL;
+  /** Extra HTTP headers, e.g. an authorization header. */
+  headers?: Record<string, string>;
+}
+
+/** What {@link mcpTools} returns. */
+export interface McpToolSet {
+  /** The server's tools as agent tools. */
+  tools: Tool[];
+  /** The connected MCP client, for resources, prompts or a fresh `listTools`. */
+  client: Client;
+  /** Closes the connection; for a stdio server, ends its process. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** `details` of an MCP tool result. */
+export interface McpResultDetails {
+  /** The server's `structuredContent`, when it sent one. */
+  structuredContent?: unknown;
+  /** The original MCP tool name (before prefixing / sanitising). */
+  mcpTool: string;
+}
+
+// Model arguments are validated by the server against its own JSON Schema; here they only need to be an object.
+const permissiveParameters = z.record(z.string(), z.unknown());
+
+function toolName(prefix: string | undefined, name: string): string {
+  const full = prefix ? `${prefix}__${name}` : name;
+  return full.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 64);
+}
+
+type McpContent = { type: string; [key: string]: unknown };
+
+function mapContent(item: McpContent): TextContent | ImageContent {
+  switch (item.type) {
+    case "text":
+      return { type: "text", text: String(item.text ?? "") };
+    case "image":
+      return { type: "image", data: String(item.data ?? ""), mimeType: String(item.mimeType ?? "image/png") };
+    case "resource": {
+      const resource = (item.resource ?? {}) as { uri?: string; text?: string; mimeType?: string };
+      if (typeof resource.text === "string") return { type: "text", text: resource.text };
+      return {
+        type: "text",
+        text: `[binary resource ${resource.uri ?? ""} (${resource.mimeType ?? "unknown type"})]`,
+      };
+    }
+    case "resource_link":
+      return {
+        type: "text",
+        text: `[resource ${String(item.uri ?? "")}${item.name ? ` "${String(item.name)}"` : ""}]`,
+      };
+    case "audio":
+      return { type: "text", text: `[audio content (${String(item.mimeType ?? "unknown type")}) not shown]` };
+    default:
+      return { type: "text", text: `[unsupported MCP content type "${item.type}"]` };
+  }
+}
+
+/** Turns an MCP `CallToolResult` into a {@link ToolResult}. */
+export function mapMcpResult(result: Record<string, unknown>, mcpTool: string): ToolResult<McpResultDetails> {
+  const content = Array.isArray(result.content) ? (result.content as McpContent[]).map(mapContent) : [];
+  // Old servers may answer with `toolResult` instead of `content`.
+  if (content.length === 0 && "toolResult" in result) {
+    content.push({ type: "text", text: JSON.stringify(result.toolResult) });
+  }
+  if (content.length === 0 && result.structuredContent !== undefined) {
+    content.push({ type: "text", text: JSON.stringify(result.structuredContent) });
+  }
+  return {
+    content,
+    details: {
+      mcpTool,
+      ...(result.structuredContent !== undefined ? { structuredContent: result.structuredContent } : {}),
+    },
+    isError: result.isError === true,
+  };
+}
+
+async function connect(options: McpStdioOptions | McpUrlOptions): Promise<Client> {
+  const newClient = () => new Client({ name: options.clientName ?? "agent-machine", version: "0.1.0" });
+  const client = newClient();
+  if ("command" in options) {
+    const transport = new StdioClientTransport({
+      command: options.command,
+      args: options.args,
+      env: options.env,
+      cwd: options.cwd,
+      stderr: options.stderr ?? "inherit",
+    });
+    await client.connect(transport);
+    return client;
+  }
+  const url = typeof options.url === "string" ? new URL(options.url) : options.url;
+  const requestInit = options.headers ? { headers: options.headers } : undefined;
+  try {
+    await client.connect(new StreamableHTTPClientTransport(url, { requestInit }));
+    return client;
+  } catch (streamableError) {
+    // Servers from before Streamable HTTP speak SSE only; a failed client is not reused.
+    await client.close().catch(() => undefined);
+    const sseClient = newClient();
+    try {
+      await sseClient.connect(new SSEClientTransport(url, { requestInit }) as Transport);
+      return sseClient;
+    } catch {
+      throw streamableError;
+    }
+  }
+}
+
+/**
+ * Connects to an MCP server and turns its tools into agent tools. The server's JSON Schemas go to the
+ * model unchanged (the server validates the arguments); results are mapped to text and image content,
+ * `structuredContent` goes to `details`; a result with `isError` and a failed request (protocol
+ * error, timeout, closed connection) both become error results the model sees. A tool is read-only
+ * (and concurrency-safe) when the server says so with `annotations.readOnlyHint`.
+ *
+ * @example
+ * ```ts
+ * const fs = await mcpTools({
+ *   command: "npx",
+ *   args: ["-y", "@modelcontextprotocol/server-filesystem", process.cwd()],
+ *   prefix: "fs",
+ * });
+ * const agent = createAgent({ provider, tools: [...fs.tools] });
+ * // ... when done:
+ * await fs.close();
+ * ```
+ */
+export async function mcpTools(options: McpStdioOptions | McpUrlOptions): Promise<McpToolSet> {
+  const client = await connect(options);
+  let closed: Promise<void> | undefined;
+  const close = () => {
+    closed ??= client.close();
+    return closed;
+  };
+  try {
+    const listed: Awaited<ReturnType<Client["listTools"]>>["tools"] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : undefined);
+      listed.push(...page.tools);
+      cursor = page.nextCursor;
+    } while (cursor);
+
+    const callTimeoutMs = options.callTimeoutMs ?? 600_000;
+    const tools = listed.map((mcpTool): Tool<Record<string, unknown>, McpResultDetails> => {
+      const readOnly = mcpTool.annotations?.readOnlyHint === true;
+      const { $schema: _ignored, ...jsonSchema } = mcpTool.inputSchema as Record<string, unknown>;
+      return {
+        name: toolName(options.prefix, mcpTool.name),
+        description: mcpTool.description ?? mcpTool.annotations?.title ?? mcpTool.name,
+        parameters: permissiveParameters,
+        jsonSchema,
+        readOnly,
+        concurrencySafe: readOnly,
+        async execute(args, ctx): Promise<ToolResult<McpResultDetails>> {
+          try {
+            const result = await client.callTool({ name: mcpTool.name, arguments: args }, undefined, {
+              signal: ctx.signal,
+              timeout: callTimeoutMs,
+              resetTimeoutOnProgress: true,
+              onprogress: (progress) => {
+                const total = progress.total !== undefined ? `/${progress.total}` : "";
+                ctx.onProgress(progress.message ?? `${progress.progress}${total}`);
+              },
+            });
+            return mapMcpResult(result as Record<string, unknown>, mcpTool.name);
+          } catch (error) {
+            if (ctx.signal.aborted) throw error;
+            const message = error instanceof Error ? error.message : String(error);
+            return {
+              content: [{ type: "text", text: `MCP tool ${mcpTool.name} failed: ${message}` }],
+              details: { mcpTool: mcpTool.name },
+              isError: true,
+            };
+          }
+        },
+      };
+    });
+    return { tools, client, close };
+  } catch (error) {
+    await close().catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,215 @@
+import { createReadStream } from "node:fs";
+import { open, stat } from "node:fs/promises";
+import { z } from "zod";
+import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
+import { createWorkspace, type Workspace } from "./workspace.js";
+
+/** Options of {@link createReadFileTool}. */
+export interface ReadFileToolOptions {
+  /** Workspace root (a path) or a {@link Workspace}. */
+  workspace: string | Workspace;
+  /** Lines returned when the model gives no `limit`. Default 2 000. */
+  defaultLimit?: number;
+  /** Characters kept of one line; the rest is cut with a marker. Default 2 000. */
+  maxLineLength?: number;
+  /** Largest image returned as image content. Default 5 MB. */
+  maxImageBytes?: number;
+}
+
+/** `details` of a read_file result. */
+export interface ReadFileDetails {
+  path: string;
+  /** First line shown (1-based). */
+  offset: number;
+  linesShown: number;
+  /** More lines follow the ones shown. */
+  hasMore: boolean;
+  /** Set for images. */
+  mimeType?: string;
+}
+
+const parameters = z.object({
+  path: z.string().describe("File path, relative to the workspace root"),
+  offset: z.number().int().min(1).optional().describe("First line to read, 1-based (default 1)"),
+  limit: z.number().int().min(1).optional().describe("Number of lines to read (default 2000)"),
+});
+
+const IMAGE_SIGNATURES: { mimeType: string; matches: (head: Buffer) => boolean }[] = [
+  { mimeType: "image/png", matches: (h) => h.subarray(0, 8).equals(Buffer.from("89504e470d0a1a0a", "hex")) },
+  { mimeType: "image/jpeg", matches: (h) => h[0] === 0xff && h[1] === 0xd8 && h[2] === 0xff },
+  { mimeType: "image/gif", matches: (h) => /^GIF8[79]a/.test(h.subarray(0, 6).toString("latin1")) },
+  {
+    mimeType: "image/webp",
+    matches: (h) =>
+      h.subarray(0, 4).toString("latin1") === "RIFF" && h.subarray(8, 12).toString("latin1") === "WEBP",
+  },
+];
+
+const SNIFF_BYTES = 8192;
+
+/**
+ * The `read_file` tool: returns a text file with line numbers (`cat -n` style), paged by
+ * `offset` / `limit`; PNG, JPEG, GIF and WebP images come back as image content; other binary files
+ * are refused. It streams the file and stops after the requested page, so a 50 MB file costs no
+ * more memory than the page shown.
+ *
+ * @example
+ * ```ts
+ * const read = createReadFileTool({ workspace: process.cwd() });
+ * ```
+ */
+export function createReadFileTool(
+  options: ReadFileToolOptions,
+): Tool<z.output<typeof parameters>, ReadFileDetails> {
+  const workspace =
+    typeof options.workspace === "string" ? createWorkspace(options.workspace) : options.workspace;
+  const defaultLimit = options.defaultLimit ?? 2000;
+  const maxLineLength = options.maxLineLength ?? 2000;
+  const maxImageBytes = options.maxImageBytes ?? 5 * 1024 * 1024;
+
+  return defineTool({
+    name: "read_file",
+    description: [
+      "Reads a file of the workspace. Text comes back with line numbers;",
+      `at most ${defaultLimit} lines per call: use offset and limit to page through long files.`,
+      "PNG, JPEG, GIF and WebP images come back as images. Other binary files are refused.",
+    ].join(" "),
+    parameters,
+    readOnly: true,
+    async execute(args, ctx): Promise<ToolResult<ReadFileDetails>> {
+      const { absolute, relative } = await workspace.resolve(args.path);
+      const info = await stat(absolute).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === "ENOENT") throw new Error(`File not found: ${args.path}`);
+        throw error;
+      });
+      if (info.isDirectory())
+        throw new Error(`${args.path} is a directory; use list_files to see its entries`);
+      if (!info.isFile()) throw new Error(`${args.path} is not a regular file`);
+
+      const head = await readHead(absolute);
+      const image = IMAGE_SIGNATURES.find((signature) => signature.matches(head));
+      if (image) {
+        if (info.size > maxImageBytes) {
+          throw new Error(
+            `${args.path} is an image of ${info.size} bytes, larger than the ${maxImageBytes} bytes read_file returns`,
+          );
+        }
+        const handle = await open(absolute, "r");
+        const data = await handle.readFile().finally(() => handle.close());
+        return {
+          content: [{ type: "image", data: data.toString("base64"), mimeType: image.mimeType }],
+          details: { path: relative, offset: 1, linesShown: 0, hasMore: false, mimeType: image.mimeType },
+        };
+      }
+      if (head.includes(0)) {
+        throw new Error(
+          `${args.path} is a binary file (${info.size} bytes); read_file shows text files and PNG, JPEG, GIF or WebP images only`,
+        );
+      }
+
+      const offset = args.offset ?? 1;
+      const limit = args.limit ?? defaultLimit;
+      const { lines, hasMore, reachedOffset } = await readLines(absolute, {
+        offset,
+        limit,
+        maxLineLength,
+        signal: ctx.signal,
+      });
+      if (!reachedOffset) {
+        throw new Error(`${args.path} has fewer than ${offset} lines (offset ${offset} is past the end)`);
+      }
+      const width = String(offset + lines.length - 1).length;
+      let text = lines
+        .map((line, i) => `${String(offset + i).padStart(Math.max(width, 6))}\t${line}`)
+        .join("\n");
+      if (info.size === 0) text = "(empty file)";
+      if (hasMore) {
+        text += `\n\n[More lines follow. Read on with offset=${offset + lines.length}.]`;
+      }
+      return {
+        content: [{ type: "text", text }],
+        details: { path: relative, offset, linesShown: lines.length, hasMore },
+      };
+    },
+  });
+}
+
+async function readHead(absolute: string): Promise<Buffer> {
+  const handle = await open(absolute, "r");
+  try {
+    const buffer = Buffer.alloc(SNIFF_BYTES);
+    const { bytesRead } = await handle.read(buffer, 0, SNIFF_BYTES, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Reads lines `offset .. offset + limit - 1` by streaming, keeping at most `maxLineLength` bytes of
+ * any line (so even one 50 MB line costs little), and stops at the first line past the page.
+ */
+async function readLines(
+  absolute: string,
+  options: { offset: number; limit: number; maxLineLength: number; signal: AbortSignal },
+): Promise<{ lines: string[]; hasMore: boolean; reachedOffset: boolean }> {
+  const { offset, limit, maxLineLength } = options;
+  const lines: string[] = [];
+  let lineNumber = 1;
+  let current: Buffer[] = [];
+  let currentKept = 0;
+  let currentDropped = 0;
+  let hasMore = false;
+
+  const finishLine = () => {
+    if (lineNumber >= offset && lines.length < limit) {
+      let text = Buffer.concat(current).toString("utf8").replace(/\r$/, "");
+      if (currentDropped > 0) text += ` [... line cut: ${currentDropped} more bytes]`;
+      lines.push(text);
+    }
+    lineNumber++;
+    current = [];
+    currentKept = 0;
+    currentDropped = 0;
+  };
+  const keep = (part: Buffer) => {
+    if (lineNumber < offset) return; // a line before the page: only counted
+    const room = maxLineLength - currentKept;
+    if (room > 0) {
+      const kept = part.subarray(0, room);
+      current.push(Buffer.from(kept));
+      currentKept += kept.length;
+    }
+    currentDropped += Math.max(0, part.length - Math.max(room, 0));
+  };
+
+  const stream = createReadStream(absolute, { highWaterMark: 64 * 1024, signal: options.signal });
+  try {
+    outer: for await (const chunk of stream as AsyncIterable<Buffer>) {
+      let start = 0;
+      for (;;) {
+        if (lines.length >= limit) {
+          // Any byte past the page means more lines follow.
+          if (start < chunk.length) {
+            hasMore = true;
+            break outer;
+          }
+          break;
+        }
+        const newline = chunk.indexOf(0x0a, start);
+        if (newline === -1) {
+          keep(chunk.subarray(start));
+          break;
+        }
+        keep(chunk.subarray(start, newline));
+        finishLine();
+        start = newline + 1;
+      }
+    }
+    // A last line without a trailing newline.
+    if (!hasMore && lines.length < limit && (currentKept > 0 || currentDropped > 0)) finishLine();
+  } finally {
+    stream.destroy();
+  }
+  return { lines, hasMore, reachedOffset: offset === 1 || lines.length > 0 };
+}

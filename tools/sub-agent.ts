@@ -1,0 +1,213 @@
+import { z } from "zod";
+import { createAgent } from "../core/create-agent.js";
+import type { AgentEvent, AgentEventOf } from "../core/events.js";
+import type { AgentMessage, AssistantMessage, Usage } from "../core/messages.js";
+import type { AgentLimits, AgentOptions } from "../core/options.js";
+import type { Provider } from "../providers/provider.js";
+import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
+
+/** Options of {@link subAgentTool}. */
+export interface SubAgentToolOptions {
+  /** The tool's name, e.g. `"researcher"`. */
+  name: string;
+  /** What the parent model reads to decide when to delegate. */
+  description: string;
+  /** The child agent's system prompt. */
+  systemPrompt?: string;
+  /** The child's tools. */
+  tools?: Tool[];
+  /** The child's provider (may be the parent's, or a cheaper model). */
+  provider: Provider;
+  /** The child's limits; a child that hits one returns its partial work with the `[Agent stopped: …]` notice. */
+  limits?: AgentLimits;
+  /**
+   * Anything else of the child's options (tool execution strategy, hooks, permissions...). No one
+   * answers a child's approvals: a call its permissions would ask about is denied (the child's model
+   * reads why), so give it rules that allow what it needs.
+   */
+  agentOptions?: Omit<
+    AgentOptions,
+    "provider" | "systemPrompt" | "tools" | "limits" | "messages" | "snapshot" | "id"
+  >;
+  /** The tool is read-only (and may run in parallel with other safe calls). Default: all child tools are. */
+  readOnly?: boolean;
+  /** Minimum time between two streamed `tool_execution_update`s of the child's text. Default 100 ms. */
+  updateIntervalMs?: number;
+  /** Timeout of the whole sub-agent call; overrides the parent's `toolTimeoutMs`. */
+  timeoutMs?: number;
+}
+
+/** `details` of a sub-agent result (and of its partial results). */
+export interface SubAgentDetails {
+  childAgentId: string;
+  /** Why the child's run ended (`agent_end.reason`); absent in partial results. */
+  reason?: "stop" | "aborted" | "error" | "limit" | "rejected";
+  usage?: Usage;
+  /** Model calls the child made. */
+  turns?: number;
+}
+
+const parameters = z.object({
+  task: z.string().min(1).describe("The task for the sub-agent, with everything it needs to know"),
+});
+
+function textOf(message: AgentMessage): string {
+  if (message.role !== "assistant") return "";
+  return message.content
+    .filter((part) => part.type === "text")
+    .map((part) => (part as { text: string }).text)
+    .join("");
+}
+
+/**
+ * A tool that hands a task to a child agent (its own agent machine, with its own tools, system
+ * prompt, provider and limits) and returns the child's answer. While the child works, its text
+ * streams to the parent as `tool_execution_update` and each of its tool calls as `tool_progress`;
+ * the child's id comes back as `childAgentId` in `tool_execution_end`. Aborting the parent (or the
+ * call timing out) aborts the child. A child that hits a limit returns its partial work followed by
+ * the `[Agent stopped: …]` notice. The child runs in its own actor system, reported to the parent
+ * agent's inspector (`createAgent({ inspect })`) under its own id, so it shows up next to the parent.
+ *
+ * @example
+ * ```ts
+ * const researcher = subAgentTool({
+ *   name: "researcher",
+ *   description: "Investigates a question in the code base and reports back",
+ *   systemPrompt: "You read code and answer precisely.",
+ *   tools: [createReadFileTool({ workspace }), createGrepTool({ workspace })],
+ *   provider,
+ *   limits: { maxTurns: 10 },
+ * });
+ * const agent = createAgent({ provider, tools: [researcher, ...codingTools({ cwd })] });
+ * ```
+ */
+export function subAgentTool(
+  options: SubAgentToolOptions,
+): Tool<z.output<typeof parameters>, SubAgentDetails> {
+  const childTools = options.tools ?? [];
+  const readOnly = options.readOnly ?? childTools.every((tool) => tool.readOnly);
+  const updateIntervalMs = options.updateIntervalMs ?? 100;
+
+  return defineTool({
+    name: options.name,
+    description: options.description,
+    parameters,
+    readOnly,
+    timeoutMs: options.timeoutMs,
+    async execute(args, ctx): Promise<ToolResult<SubAgentDetails>> {
+      if (ctx.signal.aborted) throw new Error("Sub-agent not started: the call was aborted");
+      const childAgentId = `${options.name}-${ctx.toolCallId}`;
+      const inspect = options.agentOptions?.inspect ?? ctx.inspect;
+      const child = createAgent({
+        ...options.agentOptions,
+        id: childAgentId,
+        provider: options.provider,
+        systemPrompt: options.systemPrompt,
+        tools: childTools,
+        limits: options.limits,
+        ...(inspect && { inspect }),
+      });
+
+      let streamed = "";
+      let lastUpdate = 0;
+      let pendingUpdate: NodeJS.Timeout | undefined;
+      const publish = () => {
+        pendingUpdate = undefined;
+        lastUpdate = Date.now();
+        ctx.onUpdate({ content: [{ type: "text", text: streamed.trimEnd() }], details: { childAgentId } });
+      };
+      const schedule = () => {
+        if (pendingUpdate) return;
+        pendingUpdate = setTimeout(publish, Math.max(0, updateIntervalMs - (Date.now() - lastUpdate)));
+      };
+      let turns = 0;
+      const subscription = child.events$.subscribe((event: AgentEvent) => {
+        switch (event.type) {
+          case "turn_start":
+            turns++;
+            break;
+          case "message_update":
+            if (event.kind === "text_delta" && event.delta) {
+              streamed += event.delta;
+              schedule();
+            }
+            break;
+          case "message_end":
+            // Separate the texts of successive turns in the stream.
+            if (event.message.role === "assistant" && textOf(event.message) !== "") streamed += "\n\n";
+            break;
+          case "tool_execution_start":
+            ctx.onProgress(`${event.toolName} ${summarize(event.args)}`.trim());
+            break;
+          case "tool_execution_end":
+            if (event.isError) ctx.onProgress(`${event.toolName} failed`);
+            break;
+          case "approval_requested":
+            // Nobody can answer inside a sub-agent; waiting would hang the parent's call.
+            child.deny(
+              event.toolCallId,
+              "a sub-agent cannot ask for approval; this call is not allowed by its permission rules",
+            );
+            break;
+        }
+      });
+      const onAbort = () => child.abort();
+      ctx.signal.addEventListener("abort", onAbort, { once: true });
+
+      try {
+        // Listen before prompting: a rejected task ends the run synchronously.
+        let endSubscription: { unsubscribe(): void } | undefined;
+        const ended = new Promise<AgentEventOf<"agent_end">>((resolve) => {
+          endSubscription = child.events$.subscribe((event) => {
+            if (event.type === "agent_end") resolve(event);
+          });
+        });
+        const end = await Promise.race([ended, child.prompt(args.task).then(() => ended)]).finally(() =>
+          endSubscription?.unsubscribe(),
+        );
+        // The last streamed text goes out before the result, so the final update is complete.
+        if (pendingUpdate && !ctx.signal.aborted) {
+          clearTimeout(pendingUpdate);
+          publish();
+        }
+        const details: SubAgentDetails = { childAgentId, reason: end.reason, usage: end.usage, turns };
+        const assistantMessages = end.messages.filter((m): m is AssistantMessage => m.role === "assistant");
+        const last = assistantMessages.at(-1);
+
+        if (end.reason === "stop") {
+          return { content: [{ type: "text", text: last ? textOf(last) : "" }], details, childAgentId };
+        }
+        // Partial work: every text the child wrote, the stop notice (if any) last.
+        const partial = assistantMessages.map(textOf).filter((text) => text !== "");
+        if (end.reason === "error") {
+          const error = end.errorMessage ?? last?.errorMessage ?? "unknown error";
+          partial.push(`[Sub-agent failed: ${error}]`);
+          return {
+            content: [{ type: "text", text: partial.join("\n\n") }],
+            details,
+            childAgentId,
+            isError: true,
+          };
+        }
+        if (end.reason === "aborted") partial.push("[Sub-agent aborted]");
+        if (end.reason === "rejected") partial.push("[Sub-agent rejected its task by an input filter]");
+        return {
+          content: [{ type: "text", text: partial.join("\n\n") }],
+          details,
+          childAgentId,
+          isError: end.reason !== "limit",
+        };
+      } finally {
+        if (pendingUpdate) clearTimeout(pendingUpdate);
+        ctx.signal.removeEventListener("abort", onAbort);
+        subscription.unsubscribe();
+        child.stop();
+      }
+    },
+  });
+}
+
+function summarize(args: unknown): string {
+  const json = JSON.stringify(args ?? {});
+  return json.length > 120 ? `${json.slice(0, 117)}...` : json;
+}

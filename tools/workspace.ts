@@ -1,0 +1,119 @@
+import { realpathSync } from "node:fs";
+import { readlink, realpath } from "node:fs/promises";
+import * as path from "node:path";
+
+/** Folders no tool may write into, whatever the permission rules say. */
+export const PROTECTED_WRITE_DIRS: readonly string[] = [".git", ".husky", "node_modules"];
+
+/** A path inside the workspace, resolved and checked. */
+export interface ResolvedPath {
+  /** Absolute path (symlinks in the parents resolved). */
+  absolute: string;
+  /** Path relative to the workspace root, with `/` separators; `.` for the root itself. */
+  relative: string;
+}
+
+/** A sandbox root: every file tool resolves its paths through one. */
+export interface Workspace {
+  /** The workspace root, absolute and with symlinks resolved. */
+  readonly root: string;
+  /** Resolves `input` for reading: refuses anything outside the root (`..`, absolute paths, symlinks out). */
+  resolve(input: string): Promise<ResolvedPath>;
+  /** Like {@link Workspace.resolve}, and also refuses writes into `.git/`, `.husky/`, `node_modules/`. */
+  resolveForWrite(input: string): Promise<ResolvedPath>;
+  /** The workspace-relative form of an absolute path already known to be inside. */
+  relative(absolute: string): string;
+}
+
+/** Thrown when a path leaves the workspace or touches a protected folder. The model sees its message. */
+export class WorkspaceError extends Error {
+  override name = "WorkspaceError";
+}
+
+/**
+ * Creates a workspace sandbox rooted at `root`. Relative paths resolve against the root; absolute
+ * paths are accepted only when they lie inside it. Symlinks are followed with `realpath`, and for a
+ * file that does not exist yet the nearest existing parent is checked, so a link pointing out of the
+ * workspace cannot be used to read or write outside it.
+ *
+ * @example
+ * ```ts
+ * const ws = createWorkspace("/home/me/project");
+ * const { absolute } = await ws.resolve("src/index.ts");
+ * await ws.resolveForWrite(".git/config"); // throws WorkspaceError
+ * ```
+ */
+export function createWorkspace(root: string): Workspace {
+  const realRoot = realpathSync(path.resolve(root));
+
+  const relative = (absolute: string): string => {
+    const rel = path.relative(realRoot, absolute);
+    return rel === "" ? "." : rel.split(path.sep).join("/");
+  };
+
+  const isInside = (absolute: string): boolean => {
+    const rel = path.relative(realRoot, absolute);
+    return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
+  };
+
+  const resolve = async (input: string): Promise<ResolvedPath> => {
+    if (typeof input !== "string" || input.trim() === "") throw new WorkspaceError("Path is empty");
+    if (input.includes("\0")) throw new WorkspaceError("Path contains a NUL byte");
+    const lexical = path.resolve(realRoot, input);
+    if (!isInside(lexical)) {
+      throw new WorkspaceError(
+        `Path "${input}" is outside the workspace (${realRoot}); use a path inside it, relative to the workspace root`,
+      );
+    }
+    const real = await realpathOfNearest(lexical);
+    if (!isInside(real)) {
+      throw new WorkspaceError(
+        `Path "${input}" resolves through a symlink to ${real}, which is outside the workspace (${realRoot})`,
+      );
+    }
+    return { absolute: real, relative: relative(real) };
+  };
+
+  const resolveForWrite = async (input: string): Promise<ResolvedPath> => {
+    const resolved = await resolve(input);
+    // Any component, so nested folders (packages/x/node_modules) and the folders themselves count.
+    const protectedDir = resolved.relative.split("/").find((part) => PROTECTED_WRITE_DIRS.includes(part));
+    if (protectedDir !== undefined) {
+      throw new WorkspaceError(
+        `Writing into ${protectedDir}/ is not allowed ("${input}"): ${PROTECTED_WRITE_DIRS.map((d) => `${d}/`).join(", ")} are protected`,
+      );
+    }
+    return resolved;
+  };
+
+  return { root: realRoot, resolve, resolveForWrite, relative };
+}
+
+/**
+ * The real path of `absolute`; for a path that does not exist, the real path of its nearest existing
+ * parent joined with the missing rest, so not-yet-created files are checked too.
+ */
+async function realpathOfNearest(absolute: string, depth = 0): Promise<string> {
+  if (depth > 40) throw new WorkspaceError(`Too many levels of symbolic links in ${absolute}`);
+  const missing: string[] = [];
+  let current = absolute;
+  for (;;) {
+    try {
+      const real = await realpath(current);
+      return missing.length === 0 ? real : path.join(real, ...missing.reverse());
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== "ENOENT" && code !== "ENOTDIR") throw error;
+      // A dangling symlink: writing to it would create its target, so follow the target instead.
+      const link = await readlink(current).catch(() => undefined);
+      if (link !== undefined) {
+        const target = path.resolve(path.dirname(current), link);
+        return realpathOfNearest(path.join(target, ...missing.reverse()), depth + 1);
+      }
+      const parent = path.dirname(current);
+      if (parent === current) return absolute;
+      missing.push(path.basename(current));
+      current = parent;
+    }
+  }
+}

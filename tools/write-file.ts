@@ -1,0 +1,61 @@
+import { mkdir, stat, writeFile } from "node:fs/promises";
+import * as path from "node:path";
+import { z } from "zod";
+import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
+import { createWorkspace, type Workspace } from "./workspace.js";
+
+/** Options of {@link createWriteFileTool}. */
+export interface WriteFileToolOptions {
+  /** Workspace root (a path) or a {@link Workspace}. */
+  workspace: string | Workspace;
+}
+
+/** `details` of a write_file result. */
+export interface WriteFileDetails {
+  path: string;
+  bytes: number;
+  created: boolean;
+}
+
+const parameters = z.object({
+  path: z.string().describe("File path, relative to the workspace root"),
+  content: z.string().describe("The complete new content of the file"),
+});
+
+/**
+ * The `write_file` tool: creates or overwrites a file inside the workspace, creating missing parent
+ * folders. Refuses paths outside the workspace and writes into `.git/`, `.husky/`, `node_modules/`.
+ *
+ * @example
+ * ```ts
+ * const write = createWriteFileTool({ workspace: process.cwd() });
+ * ```
+ */
+export function createWriteFileTool(
+  options: WriteFileToolOptions,
+): Tool<z.output<typeof parameters>, WriteFileDetails> {
+  const workspace =
+    typeof options.workspace === "string" ? createWorkspace(options.workspace) : options.workspace;
+  return defineTool({
+    name: "write_file",
+    description:
+      "Creates or overwrites a file of the workspace with the given content (parent folders are created). Prefer edit_file to change part of an existing file.",
+    parameters,
+    readOnly: false,
+    async execute(args): Promise<ToolResult<WriteFileDetails>> {
+      const { absolute, relative } = await workspace.resolveForWrite(args.path);
+      const existing = await stat(absolute).catch(() => undefined);
+      if (existing?.isDirectory()) throw new Error(`${args.path} is a directory`);
+      await mkdir(path.dirname(absolute), { recursive: true });
+      await writeFile(absolute, args.content, "utf8");
+      const bytes = Buffer.byteLength(args.content);
+      const created = existing === undefined;
+      return {
+        content: [
+          { type: "text", text: `${created ? "Created" : "Overwrote"} ${relative} (${bytes} bytes)` },
+        ],
+        details: { path: relative, bytes, created },
+      };
+    },
+  });
+}

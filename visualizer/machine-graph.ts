@@ -1,0 +1,562 @@
+import type { AnyStateMachine } from "xstate";
+
+/** One state of a machine, as drawn by the visualizer. */
+export interface GraphNode {
+  /** The state node id, e.g. `"agent.running.streaming"`. */
+  id: string;
+  /** The state's key, e.g. `"streaming"`. */
+  key: string;
+  parent?: string;
+  type: "atomic" | "compound" | "parallel" | "final" | "history";
+  /** Id of the initial child state, for compound states. */
+  initial?: string;
+  /** Sources of the actors the state invokes (e.g. `"modelStream"`). */
+  invokes: string[];
+  entry: string[];
+  exit: string[];
+  /** Transitions that change no state (e.g. `STEER` while executing), as `"EVENT: action, …"`. */
+  internal: string[];
+  /** Box, in layout units (see {@link layoutMachineGraph}). */
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+/** One drawn transition: every transition between the same two states, merged. */
+export interface GraphEdge {
+  id: string;
+  source: string;
+  target: string;
+  /** One line per transition, e.g. `"CHECK [hasSteering]"`, `"always [limitReached]"`. */
+  labels: string[];
+  /** Only eventless (`always`) transitions. */
+  eventless: boolean;
+  /** The label as drawn, line by line (a straight edge puts a guard on its own line). */
+  lines: string[];
+  /** SVG path data. */
+  path: string;
+  /** Where the label goes: its last line sits on `labelY` above or beside the edge, its first line below it. */
+  labelX: number;
+  labelY: number;
+  /** Which side of the boxes the edge runs on: a label above the arc, below it, or beside a straight line. */
+  route: "straight" | "above" | "below";
+}
+
+/** A machine's states and transitions with a layout, derived from the machine definition itself. */
+export interface MachineGraph {
+  id: string;
+  nodes: GraphNode[];
+  edges: GraphEdge[];
+  width: number;
+  height: number;
+}
+
+interface StateNodeLike {
+  id: string;
+  key: string;
+  type: GraphNode["type"];
+  parent?: StateNodeLike;
+  states: Record<string, StateNodeLike>;
+  initial?: { target?: readonly StateNodeLike[] };
+  invoke: readonly { src: unknown; id?: string }[];
+  entry: readonly unknown[];
+  exit: readonly unknown[];
+  transitions: Map<string, readonly TransitionLike[]>;
+  always?: readonly TransitionLike[];
+}
+
+interface TransitionLike {
+  eventType: string;
+  target?: readonly StateNodeLike[];
+  guard?: unknown;
+  actions: readonly unknown[];
+}
+
+const LEAF_HEIGHT = 40;
+const GAP_X = 44;
+/** Approximate width of one label character at the page's 11px label font. */
+const CHAR_WIDTH = 6.4;
+const GAP_Y = 24;
+const PAD = 18;
+const HEADER = 24;
+const ARC_ROOM = 0;
+const MARGIN = 24;
+
+/**
+ * Derives the nodes and edges of a machine from its definition (`machine.root`) and lays them out
+ * left to right: each compound state's children in columns by their longest path from the initial
+ * state, so the main flow reads left to right, back edges arc below and long jumps arc above.
+ *
+ * @example
+ * ```ts
+ * const graph = layoutMachineGraph(agentMachine);
+ * graph.nodes.find((n) => n.id === "agent.running.streaming"); // { x, y, width, height, invokes: ["modelStream"], … }
+ * ```
+ */
+export function layoutMachineGraph(machine: AnyStateMachine): MachineGraph {
+  const root = machine.root as unknown as StateNodeLike;
+  const nodes = new Map<string, GraphNode>();
+  const transitions: Transition[] = [];
+
+  const collect = (state: StateNodeLike) => {
+    const internal: string[] = [];
+    const all = [
+      ...[...state.transitions.values()].flat(),
+      ...(state.always ?? []).map((t) => ({ ...t, eventType: "" })),
+    ];
+    for (const transition of all) {
+      const label = transitionLabel(transition);
+      const targets = transition.target ?? [];
+      if (targets.length === 0) {
+        const actions = transition.actions.map(actionName).filter(Boolean).join(", ");
+        internal.push(actions ? `${label}: ${actions}` : label);
+      }
+      for (const target of targets) {
+        transitions.push({ source: state.id, target: target.id, label, eventless: transition.eventType === "" });
+      }
+    }
+    nodes.set(state.id, {
+      id: state.id,
+      key: state.key,
+      ...(state.parent && { parent: state.parent.id }),
+      type: state.type,
+      ...(state.initial?.target?.[0] && { initial: state.initial.target[0].id }),
+      invokes: state.invoke.map((i) => (typeof i.src === "string" ? i.src : (i.id ?? "actor"))),
+      entry: state.entry.map(actionName).filter(Boolean),
+      exit: state.exit.map(actionName).filter(Boolean),
+      internal,
+      x: 0,
+      y: 0,
+      width: 0,
+      height: 0,
+    });
+    for (const child of Object.values(state.states)) collect(child);
+  };
+  collect(root);
+
+  const childrenOf = (id: string) => [...nodes.values()].filter((n) => n.parent === id);
+  measure(root.id, nodes, childrenOf, transitions);
+  const rootNode = nodes.get(root.id)!;
+  place(root.id, MARGIN, MARGIN + ARC_ROOM, nodes, childrenOf, transitions);
+
+  const edges = routeEdges(transitions, nodes);
+  encloseArcs(nodes, edges);
+  // Shift everything so the topmost box or arc sits at the margin.
+  const boxes = [...nodes.values()].filter((n) => n.parent !== undefined);
+  const top = Math.min(...boxes.map((n) => n.y), ...edges.map((e) => extentOf(e).top));
+  const bottom = Math.max(...boxes.map((n) => n.y + n.height), ...edges.map((e) => extentOf(e).bottom));
+  const dy = MARGIN - top;
+  for (const node of nodes.values()) node.y += dy;
+  for (const edge of edges) {
+    edge.labelY += dy;
+    edge.path = shiftPath(edge.path, dy);
+  }
+  rootNode.height = bottom - top;
+  return {
+    id: root.id,
+    nodes: [...nodes.values()],
+    edges,
+    width: rootNode.width + MARGIN * 2,
+    height: bottom - top + MARGIN * 2,
+  };
+}
+
+/** How far up and down an edge and its label reach. */
+function extentOf(edge: GraphEdge): { top: number; bottom: number } {
+  const numbers = edge.path.match(/-?\d+(\.\d+)?/g)!.map(Number);
+  const ys = numbers.filter((_, i) => i % 2 === 1);
+  const lines = Math.max(1, edge.lines.length);
+  if (edge.route === "above") {
+    return { top: Math.min(edge.labelY - LINE_HEIGHT * lines, ...ys), bottom: Math.max(...ys) };
+  }
+  if (edge.route === "below") {
+    return { top: Math.min(...ys), bottom: Math.max(edge.labelY + LINE_HEIGHT * (lines - 1) + 4, ...ys) };
+  }
+  return { top: Math.min(edge.labelY - LINE_HEIGHT * lines, ...ys), bottom: Math.max(...ys) };
+}
+
+/** Moves every y coordinate of a path made of `M x y`, `L x y` and `C x y, x y, x y`. */
+function shiftPath(path: string, dy: number): string {
+  let index = 0;
+  return path.replace(/-?\d+(\.\d+)?/g, (number) => (index++ % 2 === 1 ? String(Number(number) + dy) : number));
+}
+
+/** Grows each compound state's box to hold the arcs that run between its own states. */
+function encloseArcs(nodes: Map<string, GraphNode>, edges: GraphEdge[]): void {
+  const compounds = [...nodes.values()].filter((n) => n.parent !== undefined && n.type === "compound");
+  // Innermost first, so an outer box also holds its inner boxes once they have grown.
+  const depth = (n: GraphNode): number => (n.parent ? depth(nodes.get(n.parent)!) + 1 : 0);
+  compounds.sort((a, b) => depth(b) - depth(a));
+  for (const compound of compounds) {
+    let top = compound.y + HEADER;
+    let bottom = compound.y + compound.height - PAD;
+    for (const edge of edges) {
+      if (!isAncestor(compound.id, edge.source, nodes) || !isAncestor(compound.id, edge.target, nodes)) continue;
+      const extent = extentOf(edge);
+      top = Math.min(top, extent.top - 6);
+      bottom = Math.max(bottom, extent.bottom + 8);
+    }
+    for (const child of nodes.values()) {
+      if (child.parent !== compound.id) continue;
+      top = Math.min(top, child.y - 10);
+      bottom = Math.max(bottom, child.y + child.height + PAD);
+    }
+    const newTop = Math.min(compound.y, top - HEADER);
+    compound.height = Math.max(compound.y + compound.height, bottom) - newTop;
+    compound.y = newTop;
+  }
+}
+
+function actionName(action: unknown): string {
+  if (typeof action === "string") return action;
+  if (typeof action === "function") return (action as { type?: string }).type ?? action.name ?? "";
+  if (action && typeof action === "object" && "type" in action) return String(action.type);
+  return "";
+}
+
+function guardName(guard: unknown): string | undefined {
+  if (guard === undefined) return undefined;
+  if (typeof guard === "string") return guard;
+  if (typeof guard === "function") return guard.name || "guard";
+  if (guard && typeof guard === "object" && "type" in guard) return String(guard.type);
+  return "guard";
+}
+
+function transitionLabel(transition: TransitionLike): string {
+  const event = transition.eventType;
+  const name = event.startsWith("xstate.done.actor.")
+    ? "done"
+    : event.startsWith("xstate.error.actor.")
+      ? "error"
+      : event === ""
+        ? "always"
+        : event;
+  const guard = guardName(transition.guard);
+  return guard ? `${name} [${guard}]` : name;
+}
+
+/** The child of `ancestorId` that contains (or is) `id`, if any. */
+function childUnder(id: string, ancestorId: string, nodes: Map<string, GraphNode>): string | undefined {
+  let current = nodes.get(id);
+  while (current?.parent !== undefined) {
+    if (current.parent === ancestorId) return current.id;
+    current = nodes.get(current.parent);
+  }
+  return undefined;
+}
+
+/** Columns of a compound state's children: longest path from the initial child, back edges ignored. */
+function columnsOf(
+  id: string,
+  nodes: Map<string, GraphNode>,
+  childrenOf: (id: string) => GraphNode[],
+  transitions: { source: string; target: string }[],
+): GraphNode[][] {
+  const children = childrenOf(id);
+  const successors = new Map<string, string[]>(children.map((c) => [c.id, []]));
+  for (const t of transitions) {
+    const from = childUnder(t.source, id, nodes);
+    const to = childUnder(t.target, id, nodes);
+    if (from && to && from !== to && !successors.get(from)!.includes(to)) successors.get(from)!.push(to);
+  }
+  // Depth-first from the initial child marks back edges; the rest is a DAG ranked by longest path.
+  const forward = new Map<string, string[]>(children.map((c) => [c.id, []]));
+  const state = new Map<string, "open" | "done">();
+  const visit = (node: string) => {
+    state.set(node, "open");
+    for (const next of successors.get(node)!) {
+      if (state.get(next) === "open") continue;
+      forward.get(node)!.push(next);
+      if (!state.has(next)) visit(next);
+    }
+    state.set(node, "done");
+  };
+  const initial = nodes.get(id)?.initial;
+  if (initial) visit(initial);
+  for (const child of children) if (!state.has(child.id)) visit(child.id);
+
+  const rank = new Map<string, number>();
+  const rankOf = (node: string): number => {
+    const known = rank.get(node);
+    if (known !== undefined) return known;
+    let best = 0;
+    for (const [from, tos] of forward) if (tos.includes(node)) best = Math.max(best, rankOf(from) + 1);
+    rank.set(node, best);
+    return best;
+  };
+  const columns: GraphNode[][] = [];
+  for (const child of children) (columns[rankOf(child.id)] ??= []).push(child);
+  return columns.filter(Boolean);
+}
+
+type Transition = { source: string; target: string; label: string; eventless: boolean };
+
+/** The lines a label is drawn on: the event, then its guard. */
+export function labelLines(label: string): string[] {
+  const at = label.indexOf(" [");
+  return at < 0 ? [label] : [label.slice(0, at), label.slice(at + 1)];
+}
+
+/** Gaps between columns, wide enough for the labels of the straight edges that cross them. */
+function gapsOf(
+  id: string,
+  columns: GraphNode[][],
+  nodes: Map<string, GraphNode>,
+  transitions: Transition[],
+): number[] {
+  const columnOf = new Map<string, number>();
+  columns.forEach((column, index) => {
+    for (const node of column) columnOf.set(node.id, index);
+  });
+  const gaps = columns.slice(1).map(() => GAP_X);
+  for (const t of transitions) {
+    const from = childUnder(t.source, id, nodes);
+    const to = childUnder(t.target, id, nodes);
+    if (!from || !to || t.label === "always") continue;
+    const a = columnOf.get(from)!;
+    if (columnOf.get(to) !== a + 1) continue;
+    const longest = Math.max(...labelLines(t.label).map((line) => line.length));
+    gaps[a] = Math.max(gaps[a]!, Math.ceil(longest * CHAR_WIDTH + 16));
+  }
+  return gaps;
+}
+
+function measure(
+  id: string,
+  nodes: Map<string, GraphNode>,
+  childrenOf: (id: string) => GraphNode[],
+  transitions: Transition[],
+): void {
+  const node = nodes.get(id)!;
+  const children = childrenOf(id);
+  if (children.length === 0) {
+    const subtitle = node.invokes.length ? `⇢ ${node.invokes.join(", ")}` : "";
+    node.width = Math.max(104, node.key.length * 8.4 + 28, subtitle.length * 6.4 + 24);
+    node.height = subtitle ? LEAF_HEIGHT + 10 : LEAF_HEIGHT;
+    return;
+  }
+  for (const child of children) measure(child.id, nodes, childrenOf, transitions);
+  const columns = columnsOf(id, nodes, childrenOf, transitions);
+  const gaps = gapsOf(id, columns, nodes, transitions);
+  let width = gaps.reduce((sum, gap) => sum + gap, 0);
+  let height = 0;
+  for (const column of columns) {
+    width += Math.max(...column.map((c) => c.width));
+    height = Math.max(height, column.reduce((sum, c) => sum + c.height, 0) + GAP_Y * (column.length - 1));
+  }
+  const isRoot = node.parent === undefined;
+  node.width = width + (isRoot ? 0 : PAD * 2);
+  node.height = height + (isRoot ? 0 : HEADER + PAD + ARC_ROOM * 2);
+}
+
+function place(
+  id: string,
+  x: number,
+  y: number,
+  nodes: Map<string, GraphNode>,
+  childrenOf: (id: string) => GraphNode[],
+  transitions: Transition[],
+): void {
+  const node = nodes.get(id)!;
+  node.x = x;
+  node.y = y;
+  const children = childrenOf(id);
+  if (children.length === 0) return;
+  const isRoot = node.parent === undefined;
+  const top = isRoot ? y : y + HEADER + ARC_ROOM;
+  const inner = isRoot ? node.height : node.height - HEADER - PAD - ARC_ROOM * 2;
+  let cursor = isRoot ? x : x + PAD;
+  const columns = columnsOf(id, nodes, childrenOf, transitions);
+  const gaps = gapsOf(id, columns, nodes, transitions);
+  for (const [index, column] of columns.entries()) {
+    const columnWidth = Math.max(...column.map((c) => c.width));
+    const columnHeight = column.reduce((sum, c) => sum + c.height, 0) + GAP_Y * (column.length - 1);
+    let cy = top + (inner - columnHeight) / 2;
+    for (const child of column) {
+      place(child.id, cursor + (columnWidth - child.width) / 2, cy, nodes, childrenOf, transitions);
+      cy += child.height + GAP_Y;
+    }
+    cursor += columnWidth + (gaps[index] ?? 0);
+  }
+}
+
+function isAncestor(ancestor: string, id: string, nodes: Map<string, GraphNode>): boolean {
+  let current = nodes.get(id);
+  while (current?.parent !== undefined) {
+    if (current.parent === ancestor) return true;
+    current = nodes.get(current.parent);
+  }
+  return false;
+}
+
+function routeEdges(
+  transitions: Transition[],
+  nodes: Map<string, GraphNode>,
+): GraphEdge[] {
+  const merged = new Map<string, { source: string; target: string; labels: string[]; eventless: boolean }>();
+  for (const t of transitions) {
+    if (t.source === t.target) continue;
+    const key = `${t.source}->${t.target}`;
+    const entry = merged.get(key) ?? { source: t.source, target: t.target, labels: [], eventless: true };
+    if (!entry.labels.includes(t.label)) entry.labels.push(t.label);
+    entry.eventless &&= t.eventless;
+    merged.set(key, entry);
+  }
+  // Unguarded `always` hops say nothing beyond the arrow itself.
+  for (const entry of merged.values()) {
+    entry.labels = entry.labels.filter((l) => l !== "always");
+  }
+
+  const boxes = [...nodes.values()].filter((n) => n.parent !== undefined);
+  const edges: GraphEdge[] = [];
+  const arcs: {
+    base: Omit<GraphEdge, "path" | "labelX" | "labelY" | "lines" | "route">;
+    sx: number;
+    tx: number;
+    sy: number;
+    ty: number;
+    above: boolean;
+    bound: number;
+  }[] = [];
+  for (const { source, target, labels, eventless } of merged.values()) {
+    const s = nodes.get(source)!;
+    const t = nodes.get(target)!;
+    const base = { id: `${source}->${target}`, source, target, labels, eventless };
+    if (isAncestor(source, target, nodes) || isAncestor(target, source, nodes)) continue;
+
+    const obstacles = boxes.filter(
+      (b) =>
+        b.id !== source &&
+        b.id !== target &&
+        !isAncestor(b.id, source, nodes) &&
+        !isAncestor(b.id, target, nodes) &&
+        !isAncestor(source, b.id, nodes),
+    );
+    const forward = t.x >= s.x + s.width - 1;
+    const backward = t.x + t.width <= s.x + 1;
+    if (forward || backward) {
+      const overlapTop = Math.max(s.y, t.y);
+      const overlapBottom = Math.min(s.y + s.height, t.y + t.height);
+      const lineY = (overlapTop + overlapBottom) / 2;
+      const x1 = forward ? s.x + s.width : s.x;
+      const x2 = forward ? t.x : t.x + t.width;
+      const blocked =
+        overlapBottom - overlapTop < 12 ||
+        obstacles.some(
+          (b) =>
+            b.x < Math.max(x1, x2) &&
+            b.x + b.width > Math.min(x1, x2) &&
+            b.y < lineY &&
+            b.y + b.height > lineY,
+        );
+      if (forward && !blocked) {
+        edges.push({
+          ...base,
+          path: `M ${x1} ${lineY} L ${x2} ${lineY}`,
+          labelX: (x1 + x2) / 2,
+          lines: labels.flatMap(labelLines),
+          labelY: lineY - 6,
+          route: "straight",
+        });
+        continue;
+      }
+      const above = forward;
+      const sx = s.x + s.width / 2 + (above ? 10 : -10);
+      const tx = t.x + t.width / 2 + (above ? -10 : 10);
+      const sy = above ? s.y : s.y + s.height;
+      const ty = above ? t.y : t.y + t.height;
+      const between = obstacles.filter(
+        (b) => b.x + b.width > Math.min(sx, tx) && b.x < Math.max(sx, tx),
+      );
+      const bound = above
+        ? Math.min(sy, ty, ...between.map((b) => b.y))
+        : Math.max(sy, ty, ...between.map((b) => b.y + b.height));
+      arcs.push({ base, sx, tx, sy, ty, above, bound });
+      continue;
+    }
+    // Stacked boxes in one column: a straight vertical line between the facing sides.
+    const down = t.y > s.y;
+    const x = (Math.max(s.x, t.x) + Math.min(s.x + s.width, t.x + t.width)) / 2;
+    const y1 = down ? s.y + s.height : s.y;
+    const y2 = down ? t.y : t.y + t.height;
+    edges.push({
+      ...base,
+      path: `M ${x} ${y1} L ${x} ${y2}`,
+      lines: labels,
+      labelX: x + 6,
+      labelY: (y1 + y2) / 2,
+      route: "straight",
+    });
+  }
+  edges.push(...placeArcs(arcs));
+  return edges;
+}
+
+const LINE_HEIGHT = 12;
+
+/**
+ * Places arcs shortest first, each clear of the boxes it passes and of the arcs (with their labels)
+ * already placed over the same stretch, so nested arcs and their labels do not overlap.
+ */
+function placeArcs(
+  arcs: {
+    base: Omit<GraphEdge, "path" | "labelX" | "labelY" | "lines" | "route">;
+    sx: number;
+    tx: number;
+    sy: number;
+    ty: number;
+    above: boolean;
+    bound: number;
+  }[],
+): GraphEdge[] {
+  const placed: { above: boolean; from: number; to: number; extent: number }[] = [];
+  const edges: GraphEdge[] = [];
+  for (const arc of [...arcs].sort((a, b) => Math.abs(a.tx - a.sx) - Math.abs(b.tx - b.sx))) {
+    const { sx, tx, sy, ty, above, base } = arc;
+    const lines = base.labels;
+    const labelX = (sx + tx) / 2;
+    const labelWidth = Math.max(0, ...lines.map((line) => line.length * CHAR_WIDTH));
+    const from = Math.min(sx, tx, labelX - labelWidth / 2);
+    const to = Math.max(sx, tx, labelX + labelWidth / 2);
+    const crossing = placed.filter((p) => p.above === above && p.from < to && p.to > from);
+    const apex = above
+      ? Math.min(arc.bound - 14, ...crossing.map((p) => p.extent - 6))
+      : Math.max(arc.bound + 14, ...crossing.map((p) => p.extent + 6));
+    // A cubic with both control points at `cy` peaks at 3/4 of the way from its ends to `cy`.
+    const edgeY = above ? Math.min(sy, ty) : Math.max(sy, ty);
+    const cy = edgeY + (apex - edgeY) / 0.75;
+    const peak = 0.125 * (sy + ty) + 0.75 * cy;
+    const labelY = above ? peak - 4 : peak + 13;
+    const extent = above ? labelY - LINE_HEIGHT * lines.length + 2 : labelY + LINE_HEIGHT * Math.max(0, lines.length - 1) + 4;
+    placed.push({ above, from, to, extent: lines.length ? extent : apex });
+    edges.push({
+      ...base,
+      path: `M ${sx} ${sy} C ${sx} ${cy}, ${tx} ${cy}, ${tx} ${ty}`,
+      lines,
+      labelX,
+      labelY,
+      route: above ? "above" : "below",
+    });
+  }
+  return edges;
+}
+
+/** Ids of the active state nodes for a state value, e.g. `{ running: "executing" }` → `["agent.running", "agent.running.executing"]`. */
+export function activeStateIds(rootId: string, value: unknown): string[] {
+  const ids: string[] = [];
+  const walk = (prefix: string, v: unknown) => {
+    if (typeof v === "string") {
+      ids.push(`${prefix}.${v}`);
+      return;
+    }
+    if (v && typeof v === "object") {
+      for (const [key, child] of Object.entries(v)) {
+        ids.push(`${prefix}.${key}`);
+        walk(`${prefix}.${key}`, child);
+      }
+    }
+  };
+  walk(rootId, value);
+  return ids;
+}

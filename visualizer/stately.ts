@@ -1,0 +1,364 @@
+import { createServer, type IncomingMessage } from "node:http";
+import type { StatelyInspectionEvent } from "@statelyai/inspect";
+import { WebSocket, WebSocketServer } from "ws";
+import type { AnyActorRef, AnyEventObject, InspectionEvent, MachineContext, Observer } from "xstate";
+import type { Agent } from "../core/create-agent.js";
+import { type SanitizeOptions, safeJson, sanitize } from "./sanitize.js";
+
+const HOST = "127.0.0.1";
+/** Limits for a whole inspection event: loose, since the sanitizers already cut contexts and events. */
+const ENVELOPE_LIMITS: SanitizeOptions = { maxStringLength: 1_000_000, maxArrayLength: 10_000, maxDepth: 32 };
+const STATELY_INSPECTOR_URL = "https://stately.ai/inspect";
+
+/** How much of each machine context and event reaches the inspector. */
+export interface InspectorSanitizeOptions {
+  /** Longest string kept in contexts and events (messages are cut). Default 500. */
+  maxStringLength?: number;
+  /** Longest array kept (a transcript keeps its first and last messages). Default 20. */
+  maxArrayLength?: number;
+  /** Deepest nesting kept. Default 8. */
+  maxDepth?: number;
+}
+
+const inspectorLimits = (options: InspectorSanitizeOptions): SanitizeOptions => ({
+  maxStringLength: options.maxStringLength ?? 500,
+  maxArrayLength: options.maxArrayLength ?? 20,
+  maxDepth: options.maxDepth ?? 8,
+});
+
+/**
+ * The `sanitizeContext` / `sanitizeEvent` pair given to `@statelyai/inspect`: transcripts shrink to
+ * their first and last messages with long texts cut, and anything named like a secret (`apiKey`,
+ * `authorization`, `token`, `password`…) becomes `"[redacted]"`.
+ *
+ * @example
+ * ```ts
+ * const inspector = createBrowserInspector({ ...inspectorSanitizers({ maxStringLength: 200 }) });
+ * ```
+ */
+export function inspectorSanitizers(options: InspectorSanitizeOptions = {}): {
+  sanitizeContext: (context: MachineContext) => MachineContext;
+  sanitizeEvent: (event: AnyEventObject) => AnyEventObject;
+} {
+  const limits = inspectorLimits(options);
+  return {
+    sanitizeContext: (context) => sanitize(context, limits) as MachineContext,
+    sanitizeEvent: (event) => {
+      const clean = sanitize(event, limits) as AnyEventObject;
+      return { ...clean, type: String(event.type) };
+    },
+  };
+}
+
+/** A local relay that carries inspection events from this process to the Stately inspector page. */
+export interface InspectorRelay {
+  /** Open this in a browser: a bridge page that embeds the Stately inspector and feeds it the events. */
+  readonly url: string;
+  /** Where inspectors send events and receivers listen, e.g. `ws://127.0.0.1:40123`. */
+  readonly wsUrl: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/** Options of {@link createInspectorRelay}. */
+export interface InspectorRelayOptions {
+  /** Port on 127.0.0.1; 0 (the default) picks a free one. */
+  port?: number;
+  /** The inspector UI the bridge page embeds. Default `https://stately.ai/inspect`. */
+  inspectorUrl?: string;
+  /** Non-registration events kept for pages that connect later. Default 1,000 (actor registrations are always kept). */
+  bufferSize?: number;
+}
+
+/**
+ * Starts a WebSocket relay on 127.0.0.1 that speaks the protocol of `@statelyai/inspect/server`
+ * (every message from one client goes to all the others; late clients get a backlog) and serves the
+ * bridge page that hands the events to the Stately inspector. Unlike the package's own server it binds
+ * loopback only, accepts port 0, refuses other web origins, never opens a browser by itself, and keeps
+ * every actor registration in its backlog so a page opened late still knows all actors.
+ *
+ * @example
+ * ```ts
+ * const relay = await createInspectorRelay();
+ * console.log(`Open ${relay.url}`);
+ * ```
+ */
+export async function createInspectorRelay(options: InspectorRelayOptions = {}): Promise<InspectorRelay> {
+  const inspectorUrl = options.inspectorUrl ?? STATELY_INSPECTOR_URL;
+  const bufferSize = options.bufferSize ?? 1_000;
+  const backlog: { data: string; registration: boolean }[] = [];
+  let others = 0;
+  let port = 0;
+
+  const hosts = () => [`${HOST}:${port}`, `localhost:${port}`];
+  const trusted = (request: IncomingMessage) =>
+    hosts().includes(request.headers.host ?? "") &&
+    (request.headers.origin === undefined || hosts().some((h) => request.headers.origin === `http://${h}`));
+
+  const server = createServer((request, response) => {
+    if (!trusted(request)) return void response.writeHead(403).end("Forbidden");
+    if ((request.url ?? "/").split("?")[0] !== "/") return void response.writeHead(404).end("Not found");
+    response
+      .writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" })
+      .end(bridgePage(`ws://${HOST}:${port}`, inspectorUrl));
+  });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 16 * 1024 * 1024 });
+  server.on("upgrade", (request, socket, head) => {
+    if (!trusted(request)) return void socket.end("HTTP/1.1 403 Forbidden\r\n\r\n");
+    wss.handleUpgrade(request, socket, head, (ws) => wss.emit("connection", ws, request));
+  });
+  wss.on("connection", (ws) => {
+    ws.on("error", () => ws.terminate());
+    for (const { data } of backlog) ws.send(data);
+    ws.on("message", (raw) => {
+      const data = raw.toString();
+      const registration = data.includes('"type":"@xstate.actor"');
+      backlog.push({ data, registration });
+      if (!registration && ++others > bufferSize) {
+        backlog.splice(
+          backlog.findIndex((entry) => !entry.registration),
+          1,
+        );
+        others--;
+      }
+      for (const client of wss.clients) {
+        if (client !== ws && client.readyState === WebSocket.OPEN) client.send(data);
+      }
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, HOST, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  port = typeof address === "object" && address ? address.port : (options.port ?? 0);
+  return {
+    url: `http://${HOST}:${port}/`,
+    wsUrl: `ws://${HOST}:${port}`,
+    port,
+    async close() {
+      for (const client of wss.clients) client.terminate();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** The bridge page of `@statelyai/inspect/server`, pointed at our relay. */
+function bridgePage(wsUrl: string, inspectorUrl: string): string {
+  return `<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>Stately Inspector · agent-machine</title>
+<style>*{margin:0;padding:0}html,body{height:100%}iframe{width:100%;height:100%;border:none}</style></head>
+<body><iframe id="inspector" src="${encodeURI(inspectorUrl)}"></iframe>
+<script>
+  const iframe = document.getElementById("inspector");
+  const buffer = [];
+  let connected = false;
+  window.addEventListener("message", (e) => {
+    if (e.data && e.data.type === "@statelyai.connected") {
+      connected = true;
+      for (const event of buffer.splice(0)) iframe.contentWindow.postMessage(event, "*");
+    }
+  });
+  const ws = new WebSocket(${JSON.stringify(wsUrl)});
+  ws.onmessage = (event) => {
+    const data = JSON.parse(event.data);
+    if (connected) iframe.contentWindow.postMessage(data, "*");
+    else buffer.push(data);
+  };
+</script></body></html>`;
+}
+
+/** An inspector wired to the Stately inspector. Pass `inspect` to `createAgent`, or `attach` an agent. */
+export interface StatelyInspector {
+  /** The XState inspection observer: `createAgent({ ..., inspect: inspector.inspect })`. */
+  readonly inspect: Observer<InspectionEvent>;
+  /** The page to open (the relay's bridge page), when this inspector started the relay. */
+  readonly url?: string;
+  /** The relay the events go to. */
+  readonly relayUrl: string;
+  /** Inspects an agent created without `inspect`: registers its actors now and follows the rest. Returns a detach function. */
+  attach(agent: Agent): () => void;
+  /** Sends what is still queued, disconnects and closes the relay it started, so the process can exit. */
+  stop(): Promise<void>;
+}
+
+/** Options of {@link createStatelyInspector}. */
+export interface StatelyInspectorOptions extends InspectorSanitizeOptions {
+  /** Send to this relay (e.g. one from `createInspectorRelay`, or `@statelyai/inspect/server`) instead of starting one. */
+  relayUrl?: string;
+  /** Port of the relay this inspector starts; 0 (the default) picks a free one. */
+  port?: number;
+  /** The inspector UI the bridge page embeds. Default `https://stately.ai/inspect`. */
+  inspectorUrl?: string;
+}
+
+/**
+ * Connects agents to the Stately inspector from Node, through `@statelyai/inspect`: starts a local
+ * relay (unless given `relayUrl`) and returns an inspection observer. The agent machine, its tool
+ * execution and tool-call actors, its model stream and every agent that shares the observer
+ * (sub-agents too) appear as actors. Contexts and events are sanitized: transcripts are cut, secrets
+ * redacted. Opt-in: nothing is inspected unless you pass `inspect` or call `attach`.
+ *
+ * @example
+ * ```ts
+ * const inspector = await createStatelyInspector();
+ * console.log(`Open ${inspector.url} to watch the agent`);
+ * const agent = createAgent({ provider, tools, inspect: inspector.inspect });
+ * await agent.prompt("Hi");
+ * await inspector.stop();
+ * ```
+ */
+export async function createStatelyInspector(options: StatelyInspectorOptions = {}): Promise<StatelyInspector> {
+  const { createInspector } = await import("@statelyai/inspect");
+  const relay = options.relayUrl
+    ? undefined
+    : await createInspectorRelay({ port: options.port ?? 0, inspectorUrl: options.inspectorUrl });
+  const relayUrl = options.relayUrl ?? relay!.wsUrl;
+  const adapter = new RelaySocketAdapter(relayUrl);
+  const inspector = createInspector(adapter, { ...inspectorSanitizers(options), autoStart: false });
+  inspector.start();
+  const observer = inspector.inspect;
+  const detachers = new Set<() => void>();
+
+  return {
+    inspect: observer,
+    ...(relay && { url: relay.url }),
+    relayUrl,
+    attach(agent) {
+      const rootId = agent.actor.sessionId;
+      const register = (actorRef: AnyActorRef) => {
+        observer.next?.({ type: "@xstate.actor", actorRef, rootId } as InspectionEvent);
+        const children = (actorRef.getSnapshot() as { children?: Record<string, AnyActorRef> }).children;
+        for (const child of Object.values(children ?? {})) register(child);
+      };
+      register(agent.actor as unknown as AnyActorRef);
+      const subscription = agent.actor.system.inspect(observer);
+      const detach = () => {
+        subscription.unsubscribe();
+        detachers.delete(detach);
+      };
+      detachers.add(detach);
+      return detach;
+    },
+    async stop() {
+      for (const detach of [...detachers]) detach();
+      // The inspector converts events in a zero-delay timer; let the last ones reach the adapter.
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await adapter.close();
+      await relay?.close();
+    },
+  };
+}
+
+/**
+ * The Node side of the inspector's transport: one WebSocket to the relay, events queued until it is
+ * open (and while it reconnects), every event JSON-encoded with secrets redacted by key name. Unlike
+ * the package's own WebSocket adapter, its retry timer never keeps the process alive and `close()`
+ * flushes the queue first.
+ */
+class RelaySocketAdapter {
+  private socket: WebSocket | undefined;
+  private queue: string[] = [];
+  private stopped = false;
+  private retry: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(private readonly url: string) {}
+
+  start(): void {
+    if (this.stopped || this.socket) return;
+    const socket = new WebSocket(this.url);
+    this.socket = socket;
+    socket.on("open", () => {
+      for (const data of this.queue.splice(0)) socket.send(data);
+    });
+    socket.on("error", () => undefined);
+    socket.on("close", () => {
+      this.socket = undefined;
+      if (this.stopped) return;
+      this.retry = setTimeout(() => this.start(), 1_000);
+      this.retry.unref();
+    });
+  }
+
+  stop(): void {
+    void this.close();
+  }
+
+  send(event: StatelyInspectionEvent): void {
+    if (this.stopped) return;
+    // The machine definition is one long string; contexts and events were already cut by the sanitizers.
+    const data = safeJson(event, ENVELOPE_LIMITS);
+    if (this.socket?.readyState === WebSocket.OPEN) this.socket.send(data);
+    else {
+      this.queue.push(data);
+      if (this.queue.length > 5_000) this.queue.shift();
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    clearTimeout(this.retry);
+    const socket = this.socket;
+    if (!socket) return;
+    if (socket.readyState === WebSocket.CONNECTING) {
+      await new Promise<void>((resolve) => {
+        socket.once("open", () => resolve());
+        socket.once("close", () => resolve());
+      });
+    }
+    if (socket.readyState === WebSocket.OPEN) {
+      for (const data of this.queue.splice(0)) socket.send(data);
+      await new Promise<void>((resolve) => {
+        socket.once("close", () => resolve());
+        socket.close();
+      });
+    }
+  }
+}
+
+/** Options of {@link createStatelyBrowserInspector}. */
+export interface StatelyBrowserInspectorOptions extends InspectorSanitizeOptions {
+  /** The inspector UI to open. Default `https://stately.ai/inspect`. */
+  url?: string;
+  /** Show the inspector in this iframe instead of a new window. */
+  iframe?: HTMLIFrameElement | null;
+  /** The window to run in (default: the global `window`). */
+  window?: Window;
+}
+
+/**
+ * The browser variant, for apps that run agents in a web page: `@statelyai/inspect`'s
+ * `createBrowserInspector` (it opens the Stately inspector in a window or an iframe) with the same
+ * sanitizers. Throws outside a browser; use {@link createStatelyInspector} in Node.
+ *
+ * @example
+ * ```ts
+ * const inspector = await createStatelyBrowserInspector();
+ * const agent = createAgent({ provider, inspect: inspector.inspect });
+ * ```
+ */
+export async function createStatelyBrowserInspector(
+  options: StatelyBrowserInspectorOptions = {},
+): Promise<{ inspect: Observer<InspectionEvent>; stop(): void }> {
+  const targetWindow = options.window ?? (typeof window === "undefined" ? undefined : window);
+  if (!targetWindow) {
+    throw new Error("createStatelyBrowserInspector needs a browser window; in Node use createStatelyInspector()");
+  }
+  const { createBrowserInspector } = await import("@statelyai/inspect");
+  const inspector = createBrowserInspector({
+    ...inspectorSanitizers(options),
+    // The last line of defence, as in Node: nothing named like a secret leaves, at any depth.
+    serialize: (event) => sanitize(event, ENVELOPE_LIMITS) as StatelyInspectionEvent,
+    window: targetWindow,
+    ...(options.url !== undefined && { url: options.url }),
+    ...(options.iframe !== undefined && { iframe: options.iframe }),
+  });
+  return { inspect: inspector.inspect, stop: () => inspector.stop() };
+}

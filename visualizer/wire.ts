@@ -1,0 +1,164 @@
+import type { AnyActorRef, InspectionEvent, StateValue } from "xstate";
+import { toolCallMachine } from "../actors/tool-call.machine.js";
+import type { Agent } from "../core/create-agent.js";
+import type { AgentEvent, AgentEventOf } from "../core/events.js";
+import { SKIPPED_TEXT } from "../machines/tool-execution.logic.js";
+import { type SanitizeOptions, sanitize } from "./sanitize.js";
+
+/**
+ * `message_update` as it travels to the page and into recordings: the delta only. The page rebuilds
+ * the partial message from the deltas; `message_end` carries the final message in full.
+ */
+export interface WireMessageUpdate {
+  type: "message_update";
+  delta: string;
+  kind: AgentEventOf<"message_update">["kind"];
+}
+
+/** An agent event made JSON-safe (secrets redacted, huge strings cut), `message_update` slimmed. */
+export type WireEvent = Exclude<AgentEvent, { type: "message_update" }> | WireMessageUpdate;
+
+/** What became of a tool call, from its `tool_execution_end`. */
+export type ToolOutcome =
+  | "ok"
+  | "error"
+  | "skipped"
+  | "denied"
+  | "timed out"
+  | "aborted"
+  | "not found"
+  | "invalid";
+
+/** One message from the visualizer server to the page; also one line of a recording. */
+export type VisualizerMessage =
+  | {
+      kind: "hello";
+      t: number;
+      agentId: string;
+      /** `"live"` from `visualize()`, `"replay"` in recordings. */
+      mode: "live" | "replay";
+    }
+  | { kind: "event"; t: number; event: WireEvent; outcome?: ToolOutcome }
+  /** The agent machine's state value, sent when it changes. */
+  | { kind: "state"; t: number; value: StateValue }
+  /** A tool call actor's state (`preparing`, `awaitingApproval`, `executing`, `done`). */
+  | { kind: "tool_state"; t: number; toolCallId: string; value: string }
+  /** The answer to a page command that failed (e.g. approving a call that is no longer pending). */
+  | { kind: "error"; t: number; message: string };
+
+/** What the page may ask of a live agent. */
+export type VisualizerCommand =
+  | { kind: "steer"; text: string }
+  | { kind: "prompt"; text: string }
+  | { kind: "abort" }
+  | { kind: "approve"; toolCallId: string }
+  | { kind: "deny"; toolCallId: string; reason?: string };
+
+/** Limits for what goes on the wire: big enough for real transcripts, small enough for a browser. */
+export const WIRE_LIMITS: SanitizeOptions = { maxStringLength: 100_000, maxArrayLength: 5_000, maxDepth: 24 };
+
+/** Classifies a finished tool call by the texts the runtime gives each fate (see DESIGN.md). */
+export function toolOutcome(event: AgentEventOf<"tool_execution_end">): ToolOutcome {
+  if (!event.isError) return "ok";
+  const text = event.result.content
+    .map((part) => (part.type === "text" ? part.text : ""))
+    .join("")
+    .trim();
+  if (text === SKIPPED_TEXT) return "skipped";
+  if (text.startsWith("The user denied this tool call")) return "denied";
+  if (/^Tool \S+ timed out after \d+ ms$/.test(text)) return "timed out";
+  if (/^Tool \S+ aborted$/.test(text)) return "aborted";
+  if (/^Tool \S+ not found$/.test(text)) return "not found";
+  if (text.startsWith("Validation failed for tool ")) return "invalid";
+  return "error";
+}
+
+/** The wire form of one agent event. */
+export function toWire(event: AgentEvent, t = Date.now()): Extract<VisualizerMessage, { kind: "event" }> {
+  if (event.type === "message_update") {
+    return { kind: "event", t, event: { type: "message_update", delta: event.delta, kind: event.kind } };
+  }
+  const wire = sanitize(event, WIRE_LIMITS) as WireEvent;
+  return event.type === "tool_execution_end" ? { kind: "event", t, event: wire, outcome: toolOutcome(event) } : {
+    kind: "event",
+    t,
+    event: wire,
+  };
+}
+
+export interface WireFeedOptions {
+  /** Consecutive text deltas of one kind arriving within this window travel as one. Default 40 ms; 0 sends each. */
+  coalesceMs?: number;
+}
+
+/**
+ * Follows an agent and turns everything the page needs into {@link VisualizerMessage}s: its events,
+ * its state value when it changes, and the state of each tool call actor. Deltas are coalesced, never
+ * dropped: a pending delta is flushed before any other message. Returns the function that stops it.
+ *
+ * @example
+ * ```ts
+ * const stop = followAgent(agent, (message) => socket.send(JSON.stringify(message)));
+ * ```
+ */
+export function followAgent(
+  agent: Agent,
+  send: (message: VisualizerMessage) => void,
+  options: WireFeedOptions = {},
+): () => void {
+  const coalesceMs = options.coalesceMs ?? 40;
+  let pending: { t: number; kind: WireMessageUpdate["kind"]; delta: string } | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+
+  const flush = () => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    if (!pending) return;
+    const { t, kind, delta } = pending;
+    pending = undefined;
+    send({ kind: "event", t, event: { type: "message_update", delta, kind } });
+  };
+  const emit = (message: VisualizerMessage) => {
+    flush();
+    send(message);
+  };
+
+  const events = agent.events$.subscribe((event) => {
+    if (event.type === "message_update" && coalesceMs > 0) {
+      if (pending && pending.kind !== event.kind) flush();
+      if (pending) pending.delta += event.delta;
+      else pending = { t: Date.now(), kind: event.kind, delta: event.delta };
+      timer ??= setTimeout(flush, coalesceMs);
+      return;
+    }
+    emit(toWire(event));
+  });
+
+  let lastState = "";
+  const states = agent.snapshot$.subscribe((snapshot) => {
+    const key = JSON.stringify(snapshot.value);
+    if (key === lastState) return;
+    lastState = key;
+    emit({ kind: "state", t: Date.now(), value: snapshot.value });
+  });
+
+  const toolStates = new Map<string, string>();
+  const inspection = agent.actor.system.inspect((event: InspectionEvent) => {
+    if (event.type !== "@xstate.snapshot") return;
+    const actor = event.actorRef as AnyActorRef & { logic?: unknown };
+    if (actor.logic !== toolCallMachine) return;
+    const value = (event.snapshot as { value?: unknown }).value;
+    const toolCallId = actor.id;
+    if (typeof value !== "string" || toolStates.get(toolCallId) === value) return;
+    if (value === "done") toolStates.delete(toolCallId);
+    else toolStates.set(toolCallId, value);
+    emit({ kind: "tool_state", t: Date.now(), toolCallId, value });
+  });
+
+  return () => {
+    flush();
+    events.unsubscribe();
+    states.unsubscribe();
+    inspection.unsubscribe();
+  };
+}
