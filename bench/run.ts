@@ -54,6 +54,9 @@ for (const file of files) {
 }
 
 console.log();
+// Figures are named "(a) …", "(b) …": sorting by name lists them in the order.
+const letter = (result: BenchResult) => /^\((\w)\)/.exec(result.name)?.[1] ?? "~";
+results.sort((x, y) => letter(x).localeCompare(letter(y)));
 console.log(formatTable(results));
 if (json) console.log(JSON.stringify({ machine: machineDescription(), results }, null, 2));
 if (failures.length) {
