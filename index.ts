@@ -1,88 +1,22 @@
-// The public API of agent-machine: named exports only. Internals stay in their folders.
+// The public API of agent-machine: named exports only, grouped by audience. Internals stay in
+// their folders (`*/internal/`, the actors' and machines' helpers).
 
-export { retryDelay } from "./actors/backoff.js";
-export { toolCallMachine } from "./actors/tool-call.machine.js";
-// --- context: token accounting and compaction ---
-export type { CompactionResult, CompactOptions } from "./context/compact.js";
-export { compactContext, isOverBudget } from "./context/compact.js";
-export type { CompactionSummaryDetails } from "./context/compaction-messages.js";
-export {
-  COMPACTION_MARKER_TEXT,
-  COMPACTION_MARKER_TYPE,
-  COMPACTION_SUMMARY_TYPE,
-  isCompactionMessage,
-  isCompactionSummary,
-  summaryTextOf,
-} from "./context/compaction-messages.js";
-export type {
-  ContextConfig,
-  ModelContextOptions,
-  ResolvedContextConfig,
-  Summarizer,
-  SummaryRequest,
-  TokenCalibration,
-} from "./context/config.js";
-export { CONTEXT_DEFAULTS, contextConfigForModel, resolveContextConfig } from "./context/config.js";
-export { digestTurns } from "./context/digest.js";
-export { dropMiddle } from "./context/drop-middle.js";
-export { summarizeOldTurns } from "./context/summarize-old-turns.js";
-export type { ProviderSummarizerOptions } from "./context/summarizer.js";
-export { summarizerFromProvider } from "./context/summarizer.js";
-export {
-  calibrationFromUsage,
-  contextBudget,
-  estimateImageTokens,
-  estimateMessageTokens,
-  estimateRequestOverhead,
-  estimateTokens,
-  measuredOverhead,
-} from "./context/tokens.js";
-export { truncateText, truncateToolOutputs } from "./context/truncate-tool-outputs.js";
+// --- The agent: create one, prompt it, watch it ---
 export type { Agent, AgentActor, AgentSnapshot, PendingApproval } from "./core/create-agent.js";
-// --- the agent ---
 export { createAgent } from "./core/create-agent.js";
+
+// --- Messages, events and options ---
 export type * from "./core/events.js";
-// --- core: messages, events, options ---
 export * from "./core/messages.js";
 export type * from "./core/options.js";
-export type { AgentContext, AgentMachineEvent, AgentMachineInput } from "./machines/agent.machine.js";
-export { agentMachine } from "./machines/agent.machine.js";
-export { groupCalls, SKIPPED_TEXT } from "./machines/tool-execution.logic.js";
-export { toolExecutionMachine } from "./machines/tool-execution.machine.js";
 
-// --- providers: anthropic, openai (chat + responses), openai-compatible, from-env, pricing ---
-export { type AnthropicOptions, anthropic } from "./providers/anthropic.js";
-export {
-  DEFAULT_MODELS,
-  PROVIDER_NAMES,
-  type ProviderFromEnvOptions,
-  type ProviderFromEnvResult,
-  type ProviderName,
-  providerFromEnv,
-} from "./providers/from-env.js";
-export { INVALID_JSON_ARGUMENTS_KEY } from "./providers/internal/tool-arguments.js";
-export { type OpenAIOptions, openai } from "./providers/openai.js";
-export { type OpenAICompatibleOptions, openaiCompatible } from "./providers/openai-compatible.js";
-export { type ModelPrice, modelPrice, setModelPrice, withCost } from "./providers/pricing.js";
-// --- providers ---
-export type * from "./providers/provider.js";
-export { isRetryableKind } from "./providers/provider.js";
-export type {
-  Script,
-  ScriptedOptions,
-  ScriptedProvider,
-  ScriptedStep,
-  ScriptedToolCall,
-} from "./providers/scripted.js";
-export { scripted } from "./providers/scripted.js";
-// --- tools: built-in coding tools, workspace sandbox, permissions, MCP (area: tools) ---
+// --- Tools: define your own, or use the built-in coding tools, permissions, sub-agents and MCP ---
+export type { Tool, ToolContext, ToolDefinition, ToolResult } from "./tools/define-tool.js";
+export { defineTool, errorResult, toToolSpec } from "./tools/define-tool.js";
 export type { BashResultDetails, BashToolOptions } from "./tools/bash.js";
 export { createBashTool } from "./tools/bash.js";
 export type { CodingToolsOptions } from "./tools/coding-tools.js";
 export { codingTools } from "./tools/coding-tools.js";
-export type { Tool, ToolContext, ToolDefinition, ToolResult } from "./tools/define-tool.js";
-// --- tools ---
-export { defineTool, errorResult, toToolSpec } from "./tools/define-tool.js";
 export type { EditFileDetails, EditFileToolOptions } from "./tools/edit-file.js";
 export { createEditFileTool } from "./tools/edit-file.js";
 export type { GlobToolOptions } from "./tools/glob.js";
@@ -109,7 +43,69 @@ export { createWorkspace, PROTECTED_WRITE_DIRS, WorkspaceError } from "./tools/w
 export type { WriteFileDetails, WriteFileToolOptions } from "./tools/write-file.js";
 export { createWriteFileTool } from "./tools/write-file.js";
 
-// --- visualizer: Stately inspector hook-up, live page, recordings ---
+// --- Providers: Anthropic, OpenAI (chat + responses), OpenAI-compatible servers, scripted ---
+export type * from "./providers/provider.js";
+export { isRetryableKind } from "./providers/provider.js";
+export type {
+  Script,
+  ScriptedOptions,
+  ScriptedProvider,
+  ScriptedStep,
+  ScriptedToolCall,
+} from "./providers/scripted.js";
+export { scripted } from "./providers/scripted.js";
+export { type AnthropicOptions, anthropic } from "./providers/anthropic.js";
+export {
+  DEFAULT_MODELS,
+  PROVIDER_NAMES,
+  type ProviderFromEnvOptions,
+  type ProviderFromEnvResult,
+  type ProviderName,
+  providerFromEnv,
+} from "./providers/from-env.js";
+export { INVALID_JSON_ARGUMENTS_KEY } from "./providers/internal/tool-arguments.js";
+export { type OpenAICompatibleOptions, openaiCompatible } from "./providers/openai-compatible.js";
+export { type OpenAIOptions, openai } from "./providers/openai.js";
+export { type ModelPrice, modelPrice, setModelPrice, withCost } from "./providers/pricing.js";
+
+// --- Context: token accounting and compaction ---
+export type { CompactionResult, CompactOptions } from "./context/compact.js";
+export { compactContext, isOverBudget } from "./context/compact.js";
+export type {
+  ContextConfig,
+  ModelContextOptions,
+  ResolvedContextConfig,
+  Summarizer,
+  SummaryRequest,
+  TokenCalibration,
+} from "./context/config.js";
+export { CONTEXT_DEFAULTS, contextConfigForModel, resolveContextConfig } from "./context/config.js";
+export type { CompactionSummaryDetails } from "./context/compaction-messages.js";
+export {
+  COMPACTION_MARKER_TEXT,
+  COMPACTION_MARKER_TYPE,
+  COMPACTION_SUMMARY_TYPE,
+  isCompactionMessage,
+  isCompactionSummary,
+  summaryTextOf,
+} from "./context/compaction-messages.js";
+export { digestTurns } from "./context/digest.js";
+export { dropMiddle } from "./context/drop-middle.js";
+export { summarizeOldTurns } from "./context/summarize-old-turns.js";
+export type { ProviderSummarizerOptions } from "./context/summarizer.js";
+export { summarizerFromProvider } from "./context/summarizer.js";
+export {
+  calibrationFromUsage,
+  contextBudget,
+  estimateImageTokens,
+  estimateMessageTokens,
+  estimateRequestOverhead,
+  estimateTokens,
+  measuredOverhead,
+} from "./context/tokens.js";
+export { truncateText, truncateToolOutputs } from "./context/truncate-tool-outputs.js";
+
+// --- Seeing the agent: the Stately inspector, our live page, recordings ---
 export type { GraphEdge, GraphNode, MachineGraph } from "./visualizer/machine-graph.js";
 export { activeStateIds, layoutMachineGraph } from "./visualizer/machine-graph.js";
 export type { Recorder } from "./visualizer/recording.js";
@@ -139,3 +135,11 @@ export type {
   WireEvent,
   WireMessageUpdate,
 } from "./visualizer/wire.js";
+
+// --- The statecharts and their pure logic, for tests and inspection ---
+export { retryDelay } from "./actors/backoff.js";
+export { toolCallMachine } from "./actors/tool-call.machine.js";
+export type { AgentContext, AgentMachineEvent, AgentMachineInput } from "./machines/agent.machine.js";
+export { agentMachine } from "./machines/agent.machine.js";
+export { groupCalls, SKIPPED_TEXT } from "./machines/tool-execution.logic.js";
+export { toolExecutionMachine } from "./machines/tool-execution.machine.js";

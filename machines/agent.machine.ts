@@ -214,8 +214,9 @@ export const agentMachine = setup({
       enqueue.assign({
         messages: [...context.messages, message],
         // What the provider counted beyond our estimate of the messages sent (system prompt, tools).
+        // Only agents with a budget need it: measuring walks the transcript.
         calibration:
-          usage.input + usage.cacheRead + usage.cacheWrite > 0
+          context.contextBudget !== undefined && usage.input + usage.cacheRead + usage.cacheWrite > 0
             ? calibrationFromUsage(context.messages, usage)
             : context.calibration,
         run: {

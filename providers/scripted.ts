@@ -146,15 +146,22 @@ function pause(ms: number, signal: AbortSignal): Promise<boolean> | boolean {
 }
 
 function scriptedUsage(request: ProviderRequest, step: ScriptedStep): Usage {
-  let inputChars = request.systemPrompt?.length ?? 0;
-  for (const m of request.messages) {
-    inputChars += typeof m.content === "string" ? m.content.length : JSON.stringify(m.content).length;
-  }
-  const outputChars =
-    (step.text?.length ?? 0) + (step.thinking?.length ?? 0) + JSON.stringify(step.toolCalls ?? []).length;
-  const input = step.usage?.input ?? Math.ceil(inputChars / 4);
-  const output = step.usage?.output ?? Math.ceil(outputChars / 4);
+  const input = step.usage?.input ?? Math.ceil(requestChars(request) / 4);
+  const output = step.usage?.output ?? Math.ceil(answerChars(step) / 4);
   const cacheRead = step.usage?.cacheRead ?? 0;
   const cacheWrite = step.usage?.cacheWrite ?? 0;
   return { input, output, cacheRead, cacheWrite, totalTokens: input + output + cacheRead + cacheWrite };
+}
+
+/** Measured only when a step gives no usage of its own: it walks the whole request. */
+function requestChars(request: ProviderRequest): number {
+  let chars = request.systemPrompt?.length ?? 0;
+  for (const m of request.messages) {
+    chars += typeof m.content === "string" ? m.content.length : JSON.stringify(m.content).length;
+  }
+  return chars;
+}
+
+function answerChars(step: ScriptedStep): number {
+  return (step.text?.length ?? 0) + (step.thinking?.length ?? 0) + JSON.stringify(step.toolCalls ?? []).length;
 }
