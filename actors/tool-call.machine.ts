@@ -16,9 +16,7 @@ export interface ToolCallContext extends ToolCallInput {
 }
 
 export type ToolCallEvent =
-  | { type: "APPROVE" }
-  | { type: "DENY"; reason?: string }
-  | { type: "TOOL_EXECUTED"; result: ToolResult };
+  { type: "APPROVE" } | { type: "DENY"; reason?: string } | { type: "TOOL_EXECUTED"; result: ToolResult };
 
 /** What a finished call tells its parent. */
 /** What a finished call outputs; its parent receives it as `xstate.done.actor.<toolCallId>`. */

@@ -12,9 +12,8 @@ export const TOOL_MS = 50;
 /** One turn asking for 100 sleeps at once, then a text answer. */
 function parallelTurn() {
   const toolCalls = Array.from({ length: CALLS }, () => ({ name: "sleep", arguments: { ms: TOOL_MS } }));
-  return leanScripted(
-    (_request, call): ScriptedStep =>
-      call === 0 ? { toolCalls, usage: stepUsage } : { text: "all done", usage: stepUsage },
+  return leanScripted((_request, call): ScriptedStep =>
+    call === 0 ? { toolCalls, usage: stepUsage } : { text: "all done", usage: stepUsage },
   );
 }
 

@@ -8,11 +8,10 @@ import { createPiAgent } from "./pi-adapter.js";
 export const TURNS = 2_000;
 
 function oneToolTurns(turns: number) {
-  return leanScripted(
-    (_request, call): ScriptedStep =>
-      call < turns - 1
-        ? { toolCalls: [{ name: "noop", arguments: {} }], usage: stepUsage }
-        : { text: "done", usage: stepUsage },
+  return leanScripted((_request, call): ScriptedStep =>
+    call < turns - 1
+      ? { toolCalls: [{ name: "noop", arguments: {} }], usage: stepUsage }
+      : { text: "done", usage: stepUsage },
   );
 }
 

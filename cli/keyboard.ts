@@ -28,7 +28,7 @@ interface RawInput {
   pause(): unknown;
 }
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: escape sequences are control characters
+// eslint-disable-next-line no-control-regex -- escape sequences are control characters
 const ESCAPE_SEQUENCE = /^\x1b(?:\[[0-9;?]*[ -/]*[@-~]|O.|.)?/;
 
 /**

@@ -24,7 +24,7 @@ export async function loadScriptFile(file: string): Promise<Script> {
     try {
       parsed = JSON.parse(readFileSync(absolute, "utf8"));
     } catch (error) {
-      throw new Error(`Cannot read the script ${file}: ${(error as Error).message}`);
+      throw new Error(`Cannot read the script ${file}: ${(error as Error).message}`, { cause: error });
     }
     script = Array.isArray(parsed) ? parsed : (parsed as { steps?: unknown })?.steps;
   } else {
@@ -32,7 +32,7 @@ export async function loadScriptFile(file: string): Promise<Script> {
     try {
       module = await import(pathToFileURL(absolute).href);
     } catch (error) {
-      throw new Error(`Cannot load the script ${file}: ${(error as Error).message}`);
+      throw new Error(`Cannot load the script ${file}: ${(error as Error).message}`, { cause: error });
     }
     script = module.default;
   }

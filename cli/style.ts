@@ -58,6 +58,6 @@ export function createStyle(enabled: boolean): Style {
 
 /** Removes ANSI escape sequences (for measuring what a line occupies on screen). */
 export function stripAnsi(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching escape sequences is the point
+  // eslint-disable-next-line no-control-regex -- matching escape sequences is the point
   return text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "");
 }

@@ -83,7 +83,6 @@ export function createAgent(options: AgentOptions): Agent {
   // A bad compaction budget is a setup error: report it here, not from inside the first turn.
   if (options.context) resolveContextConfig(options.context);
 
-  let actor!: AgentActor;
   const runtime: AgentRuntime = {
     provider: options.provider,
     tools,
@@ -101,7 +100,8 @@ export function createAgent(options: AgentOptions): Agent {
   };
 
   const inspect = options.inspect;
-  actor = createActor(agentMachine, {
+  // `runtime.transcript` reads `actor` only once the actor runs, after this line.
+  const actor: AgentActor = createActor(agentMachine, {
     id,
     input: {
       messages: options.messages,

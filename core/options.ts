@@ -40,9 +40,7 @@ export interface RetryPolicy {
 
 /** What a permission check decides for one call. */
 export type PermissionDecision =
-  | { behavior: "allow" }
-  | { behavior: "ask" }
-  | { behavior: "deny"; reason: string };
+  { behavior: "allow" } | { behavior: "ask" } | { behavior: "deny"; reason: string };
 
 /** Decides, before a call runs, whether it may (`allow`), must be approved (`ask`), or may not (`deny`). */
 export interface PermissionChecker {
@@ -67,9 +65,7 @@ export interface AfterToolCallContext {
   isError: boolean;
 }
 export type AfterToolCallResult =
-  | { content?: (TextContent | ImageContent)[]; details?: unknown; isError?: boolean }
-  | undefined
-  | void;
+  { content?: (TextContent | ImageContent)[]; details?: unknown; isError?: boolean } | undefined | void;
 
 export interface ToolUpdateContext {
   toolCall: ToolCall;

@@ -104,12 +104,10 @@ export const toolExecutionMachine = setup({
       enqueue.assign({ results: ({ context }) => ({ ...context.results, [done.toolCallId]: done.message }) });
       enqueue(stopChild(done.toolCallId));
     }),
-    reportGroup: sendParent(
-      ({ context }): GroupDoneEvent => ({
-        type: "GROUP_DONE",
-        results: currentGroup(context).map((id) => context.results[id]!),
-      }),
-    ),
+    reportGroup: sendParent(({ context }): GroupDoneEvent => ({
+      type: "GROUP_DONE",
+      results: currentGroup(context).map((id) => context.results[id]!),
+    })),
     nextGroup: assign({ groupIndex: ({ context }) => context.groupIndex + 1 }),
     noteSteering: assign({ steeringQueued: true }),
     skipRemaining: enqueueActions(({ context, enqueue }) => {

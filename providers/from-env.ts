@@ -16,8 +16,7 @@ export const DEFAULT_MODELS: Record<Exclude<ProviderName, "openai-compatible">, 
 
 /** What {@link providerFromEnv} found: a provider and a sentence saying which, or why none. */
 export type ProviderFromEnvResult =
-  | { provider: Provider; reason: string }
-  | { provider: undefined; reason: string };
+  { provider: Provider; reason: string } | { provider: undefined; reason: string };
 
 /** Options of {@link providerFromEnv}: the CLI's `--provider` / `--model`, and the environment to read. */
 export interface ProviderFromEnvOptions {

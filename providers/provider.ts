@@ -15,13 +15,7 @@ export interface ProviderRequest {
 }
 
 export type ProviderErrorKind =
-  | "context_overflow"
-  | "rate_limit"
-  | "overloaded"
-  | "auth"
-  | "network"
-  | "aborted"
-  | "api";
+  "context_overflow" | "rate_limit" | "overloaded" | "auth" | "network" | "aborted" | "api";
 
 /** One event of a provider's stream. A stream ends with exactly one `done` or `error`. */
 export type ProviderEvent =

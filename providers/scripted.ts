@@ -163,5 +163,7 @@ function requestChars(request: ProviderRequest): number {
 }
 
 function answerChars(step: ScriptedStep): number {
-  return (step.text?.length ?? 0) + (step.thinking?.length ?? 0) + JSON.stringify(step.toolCalls ?? []).length;
+  return (
+    (step.text?.length ?? 0) + (step.thinking?.length ?? 0) + JSON.stringify(step.toolCalls ?? []).length
+  );
 }

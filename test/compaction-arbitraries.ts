@@ -59,7 +59,7 @@ function build(turns: TurnShape[]): AgentMessage[] {
 
 function buildTurns(turns: TurnShape[]): AgentMessage[][] {
   const byTurn: AgentMessage[][] = [];
-  let messages: AgentMessage[] = [];
+  let messages: AgentMessage[];
   let clock = 1_700_000_000_000;
   let nextId = 0;
   const tick = () => {

@@ -149,54 +149,58 @@ function checkPath(events: readonly AgentMachineEvent[], machineInput = input) {
   return snapshot;
 }
 
-describe("model-based: every path through the agent machine keeps the invariants", {
-  timeout: 60_000,
-}, () => {
-  it("shortest paths to every reachable state", () => {
-    const paths = getShortestPaths(agentMachine, {
-      events: possibleEvents,
-      serializeState: serialize,
-      input,
-      limit: 50_000,
+describe(
+  "model-based: every path through the agent machine keeps the invariants",
+  {
+    timeout: 60_000,
+  },
+  () => {
+    it("shortest paths to every reachable state", () => {
+      const paths = getShortestPaths(agentMachine, {
+        events: possibleEvents,
+        serializeState: serialize,
+        input,
+        limit: 50_000,
+      });
+      console.log(`model-based: ${paths.length} shortest paths`);
+      expect(paths.length).toBeGreaterThan(40);
+      const reached = new Set<string>();
+      for (const path of paths) {
+        const snapshot = checkPath(path.steps.map((s) => s.event as AgentMachineEvent));
+        reached.add(JSON.stringify(snapshot.value));
+      }
+      // Every resting state of the diagram is visited.
+      for (const state of [
+        '"idle"',
+        '{"running":"streaming"}',
+        '{"running":"executing"}',
+        '{"running":"steeringCheck"}',
+        '{"running":"followUpCheck"}',
+        '{"running":{"compacting":"reducing"}}',
+      ]) {
+        expect(reached, state).toContain(state);
+      }
     });
-    console.log(`model-based: ${paths.length} shortest paths`);
-    expect(paths.length).toBeGreaterThan(40);
-    const reached = new Set<string>();
-    for (const path of paths) {
-      const snapshot = checkPath(path.steps.map((s) => s.event as AgentMachineEvent));
-      reached.add(JSON.stringify(snapshot.value));
-    }
-    // Every resting state of the diagram is visited.
-    for (const state of [
-      '"idle"',
-      '{"running":"streaming"}',
-      '{"running":"executing"}',
-      '{"running":"steeringCheck"}',
-      '{"running":"followUpCheck"}',
-      '{"running":{"compacting":"reducing"}}',
-    ]) {
-      expect(reached, state).toContain(state);
-    }
-  });
 
-  it("every simple path of a one-turn run, from the prompt to its agent_end", () => {
-    const oneTurn = { limits: { maxTurns: 1 } };
-    const paths = getSimplePaths(agentMachine, {
-      events: (snapshot) =>
-        possibleEvents(snapshot).filter((e) => e.type !== "STEER" && e.type !== "FOLLOW_UP"),
-      serializeState: serialize,
-      input: oneTurn,
-      limit: 50_000,
-      toState: (s) => s.matches("idle") && s.context.messages.length > 0,
+    it("every simple path of a one-turn run, from the prompt to its agent_end", () => {
+      const oneTurn = { limits: { maxTurns: 1 } };
+      const paths = getSimplePaths(agentMachine, {
+        events: (snapshot) =>
+          possibleEvents(snapshot).filter((e) => e.type !== "STEER" && e.type !== "FOLLOW_UP"),
+        serializeState: serialize,
+        input: oneTurn,
+        limit: 50_000,
+        toState: (s) => s.matches("idle") && s.context.messages.length > 0,
+      });
+      expect(paths.length).toBeGreaterThan(10);
+      console.log(`model-based: ${paths.length} simple paths`);
+      for (const path of paths) {
+        const snapshot = checkPath(
+          path.steps.map((s) => s.event as AgentMachineEvent),
+          oneTurn,
+        );
+        expect(snapshot.matches("idle")).toBe(true);
+      }
     });
-    expect(paths.length).toBeGreaterThan(10);
-    console.log(`model-based: ${paths.length} simple paths`);
-    for (const path of paths) {
-      const snapshot = checkPath(
-        path.steps.map((s) => s.event as AgentMachineEvent),
-        oneTurn,
-      );
-      expect(snapshot.matches("idle")).toBe(true);
-    }
-  });
-});
+  },
+);

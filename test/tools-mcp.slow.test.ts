@@ -107,9 +107,19 @@ describe("mcpTools over stdio (a real MCP server process)", () => {
 describe("mcpTools lifecycle", () => {
   it("turns a protocol failure (the server dies mid-call) into an error result, and close() ends the process", async () => {
     const own = await mcpTools(stdioServer);
-    const pid = Number((await runTool(own.tools.find((t) => t.name === "pid")!, {})).text);
+    const pid = Number(
+      (
+        await runTool(
+          own.tools.find((t) => t.name === "pid")!,
+          {},
+        )
+      ).text,
+    );
     expect(processAlive(pid)).toBe(true);
-    const crashed = await runTool(own.tools.find((t) => t.name === "crash")!, {});
+    const crashed = await runTool(
+      own.tools.find((t) => t.name === "crash")!,
+      {},
+    );
     expect(crashed.isError).toBe(true);
     expect(crashed.text).toMatch(/^MCP tool crash failed: .*(closed|Connection)/i);
     await own.close();
@@ -118,7 +128,14 @@ describe("mcpTools lifecycle", () => {
 
   it("close() ends the server process", async () => {
     const own = await mcpTools(stdioServer);
-    const pid = Number((await runTool(own.tools.find((t) => t.name === "pid")!, {})).text);
+    const pid = Number(
+      (
+        await runTool(
+          own.tools.find((t) => t.name === "pid")!,
+          {},
+        )
+      ).text,
+    );
     expect(processAlive(pid)).toBe(true);
     await own.close();
     for (let i = 0; i < 100 && processAlive(pid); i++) await new Promise((r) => setTimeout(r, 20));
@@ -134,9 +151,8 @@ describe("mcpTools over Streamable HTTP ({ url })", () => {
   it("connects to a server on 127.0.0.1, calls its tools and closes", async () => {
     const { createServer } = await import("node:http");
     const { McpServer } = await import("@modelcontextprotocol/sdk/server/mcp.js");
-    const { StreamableHTTPServerTransport } = await import(
-      "@modelcontextprotocol/sdk/server/streamableHttp.js"
-    );
+    const { StreamableHTTPServerTransport } =
+      await import("@modelcontextprotocol/sdk/server/streamableHttp.js");
     const { z } = await import("zod");
     const http = createServer(async (req, res) => {
       // Stateless: a fresh server and transport per request.

@@ -112,6 +112,7 @@ export function createGrepTool(options: GrepToolOptions): Tool<GrepArgs, GrepDet
       } catch (error) {
         throw new Error(
           `Invalid regular expression ${JSON.stringify(args.pattern)}: ${(error as Error).message}`,
+          { cause: error },
         );
       }
       const limit = args.limit ?? defaultLimit;

@@ -95,7 +95,7 @@ export function parseRecording(text: string, source = "recording"): VisualizerMe
     try {
       message = JSON.parse(line);
     } catch (error) {
-      throw new Error(`${source}:${index + 1}: not JSON (${(error as Error).message})`);
+      throw new Error(`${source}:${index + 1}: not JSON (${(error as Error).message})`, { cause: error });
     }
     if (!isMessage(message)) {
       throw new Error(`${source}:${index + 1}: not a visualizer message (it needs "kind" and a numeric "t")`);

@@ -20,14 +20,7 @@ export type WireEvent = Exclude<AgentEvent, { type: "message_update" }> | WireMe
 
 /** What became of a tool call, from its `tool_execution_end`. */
 export type ToolOutcome =
-  | "ok"
-  | "error"
-  | "skipped"
-  | "denied"
-  | "timed out"
-  | "aborted"
-  | "not found"
-  | "invalid";
+  "ok" | "error" | "skipped" | "denied" | "timed out" | "aborted" | "not found" | "invalid";
 
 /** One message from the visualizer server to the page; also one line of a recording. */
 export type VisualizerMessage =

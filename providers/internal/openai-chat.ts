@@ -22,11 +22,10 @@ function textOnly(content: (TextContent | ImageContent)[]): string {
 function userContent(content: string | (TextContent | ImageContent)[]): string | ContentPart[] {
   if (typeof content === "string") return content;
   if (content.every((c) => c.type === "text")) return textOnly(content);
-  return content.map(
-    (c): ContentPart =>
-      c.type === "text"
-        ? { type: "text", text: c.text }
-        : { type: "image_url", image_url: { url: dataUrl(c) } },
+  return content.map((c): ContentPart =>
+    c.type === "text"
+      ? { type: "text", text: c.text }
+      : { type: "image_url", image_url: { url: dataUrl(c) } },
   );
 }
 
@@ -51,9 +50,10 @@ export function toChatRequest(request: ProviderRequest): { messages: ChatMessage
       role: "user",
       content: [
         { type: "text", text: "Images returned by the tool calls above:" },
-        ...pendingImages.map(
-          (image): ContentPart => ({ type: "image_url", image_url: { url: dataUrl(image) } }),
-        ),
+        ...pendingImages.map((image): ContentPart => ({
+          type: "image_url",
+          image_url: { url: dataUrl(image) },
+        })),
       ],
     });
     pendingImages = [];
@@ -98,12 +98,10 @@ export function toChatRequest(request: ProviderRequest): { messages: ChatMessage
   flushImages();
 
   if (request.tools.length === 0) return { messages };
-  const tools = request.tools.map(
-    (tool): ChatTool => ({
-      type: "function",
-      function: { name: tool.name, description: tool.description, parameters: tool.parameters },
-    }),
-  );
+  const tools = request.tools.map((tool): ChatTool => ({
+    type: "function",
+    function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+  }));
   return { messages, tools };
 }
 

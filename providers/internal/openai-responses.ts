@@ -13,11 +13,10 @@ const dataUrl = (image: ImageContent) => `data:${image.mimeType};base64,${image.
 
 function inputContent(content: string | (TextContent | ImageContent)[]): InputContent[] {
   if (typeof content === "string") return [{ type: "input_text", text: content }];
-  return content.map(
-    (c): InputContent =>
-      c.type === "text"
-        ? { type: "input_text", text: c.text }
-        : { type: "input_image", image_url: dataUrl(c), detail: "auto" },
+  return content.map((c): InputContent =>
+    c.type === "text"
+      ? { type: "input_text", text: c.text }
+      : { type: "input_image", image_url: dataUrl(c), detail: "auto" },
   );
 }
 
