@@ -1,5 +1,6 @@
 import { fromPromise } from "xstate";
 import { z } from "zod";
+import type { AgentRuntime } from "../core/runtime.js";
 import { runtimeOf } from "../core/runtime.js";
 import { INVALID_JSON_ARGUMENTS_KEY } from "../providers/internal/tool-arguments.js";
 import { errorResult, type ToolResult } from "../tools/define-tool.js";
@@ -16,25 +17,32 @@ export type Preparation =
   | { outcome: "ask"; args: unknown }
   | { outcome: "run"; args: unknown };
 
-/**
- * Looks the tool up, validates the arguments with its zod schema, and asks the permission checker.
- * Every refusal is a result the model can read, never an exception.
- */
-export const prepareToolCallActor = fromPromise<Preparation, PrepareToolCallInput>(
-  async ({ input, system }) => {
-    const runtime = runtimeOf(system);
-    const tool = runtime.tools.get(input.toolName);
-    if (!tool) return { outcome: "settled", result: errorResult(`Tool ${input.toolName} not found`) };
+/** Preparation so far: `check` when validated arguments still wait for the permission checker. */
+export type Validation = Preparation | { outcome: "check"; args: unknown };
 
-    const rawJson = unparsedArguments(input.args);
-    if (rawJson !== undefined) {
-      return {
-        outcome: "settled",
-        result: errorResult(
-          `Validation failed for tool "${input.toolName}": the arguments are not valid JSON: ${rawJson}`,
-        ),
-      };
-    }
+/**
+ * Looks the tool up and validates the arguments with its zod schema, synchronously. Every refusal
+ * is a result the model can read, never an exception.
+ *
+ * @example
+ * ```ts
+ * validateToolCall(runtime, { toolCallId: "c1", toolName: "nope", args: {} });
+ * // { outcome: "settled", result: { content: [{ type: "text", text: "Tool nope not found" }], isError: true } }
+ * ```
+ */
+export function validateToolCall(runtime: AgentRuntime, input: PrepareToolCallInput): Validation {
+  const tool = runtime.tools.get(input.toolName);
+  if (!tool) return { outcome: "settled", result: errorResult(`Tool ${input.toolName} not found`) };
+  const rawJson = unparsedArguments(input.args);
+  if (rawJson !== undefined) {
+    return {
+      outcome: "settled",
+      result: errorResult(
+        `Validation failed for tool "${input.toolName}": the arguments are not valid JSON: ${rawJson}`,
+      ),
+    };
+  }
+  try {
     const parsed = tool.parameters.safeParse(input.args);
     if (!parsed.success) {
       return {
@@ -44,17 +52,30 @@ export const prepareToolCallActor = fromPromise<Preparation, PrepareToolCallInpu
         ),
       };
     }
-    if (!runtime.permissions) return { outcome: "run", args: parsed.data };
+    return { outcome: runtime.permissions ? "check" : "run", args: parsed.data };
+  } catch (error) {
+    return {
+      outcome: "settled",
+      result: errorResult(`Validation failed for tool "${input.toolName}": ${(error as Error).message}`),
+    };
+  }
+}
 
+/** Asks the agent's permission checker about validated arguments (`args`). */
+export const checkPermissionActor = fromPromise<Preparation, PrepareToolCallInput & { rawArgs: unknown }>(
+  async ({ input, system }) => {
+    const runtime = runtimeOf(system);
+    const tool = runtime.tools.get(input.toolName);
+    if (!tool || !runtime.permissions) return { outcome: "run", args: input.args };
     const toolCall = {
       type: "toolCall" as const,
       id: input.toolCallId,
       name: input.toolName,
-      arguments: (input.args ?? {}) as Record<string, unknown>,
+      arguments: (input.rawArgs ?? {}) as Record<string, unknown>,
     };
-    const decision = await runtime.permissions.check({ toolCall, tool, args: parsed.data });
+    const decision = await runtime.permissions.check({ toolCall, tool, args: input.args });
     if (decision.behavior === "deny") return { outcome: "settled", result: errorResult(decision.reason) };
-    return { outcome: decision.behavior === "ask" ? "ask" : "run", args: parsed.data };
+    return { outcome: decision.behavior === "ask" ? "ask" : "run", args: input.args };
   },
 );
 

@@ -3,7 +3,12 @@ import type { ToolResultMessage } from "../core/messages.js";
 import { runtimeOf } from "../core/runtime.js";
 import { errorResult, type ToolResult } from "../tools/define-tool.js";
 import { executeToolActor } from "./execute-tool.actor.js";
-import { type Preparation, prepareToolCallActor } from "./prepare-tool-call.actor.js";
+import {
+  checkPermissionActor,
+  type Preparation,
+  type Validation,
+  validateToolCall,
+} from "./prepare-tool-call.actor.js";
 
 export interface ToolCallInput {
   toolCallId: string;
@@ -12,6 +17,8 @@ export interface ToolCallInput {
 }
 
 export interface ToolCallContext extends ToolCallInput {
+  /** Lookup and validation, done when the actor starts (they need no waiting). */
+  validation: Validation;
   result?: ToolResult;
 }
 
@@ -60,11 +67,12 @@ export const toolCallMachine = setup({
     output: {} as ToolCallOutput,
   },
   actors: {
-    prepareToolCall: prepareToolCallActor,
+    checkPermission: checkPermissionActor,
     executeTool: executeToolActor,
   },
   guards: {
-    isSettled: (_, preparation: Preparation) => preparation.outcome === "settled",
+    isSettled: (_, preparation: Validation) => preparation.outcome === "settled",
+    isValidToRun: (_, preparation: Validation) => preparation.outcome === "run",
     needsApproval: (_, preparation: Preparation) => preparation.outcome === "ask",
   },
   actions: {
@@ -110,7 +118,7 @@ export const toolCallMachine = setup({
   },
 }).createMachine({
   id: "toolCall",
-  context: ({ input }) => ({ ...input }),
+  context: ({ input, self }) => ({ ...input, validation: validateToolCall(runtimeOf(self.system), input) }),
   output: ({ context }): ToolCallOutput => ({
     toolCallId: context.toolCallId,
     message: toolResultMessage(
@@ -123,12 +131,28 @@ export const toolCallMachine = setup({
   initial: "preparing",
   states: {
     preparing: {
+      always: [
+        {
+          guard: { type: "isSettled", params: ({ context }) => context.validation },
+          target: "done",
+          actions: { type: "adoptPreparation", params: ({ context }) => context.validation as Preparation },
+        },
+        {
+          guard: { type: "isValidToRun", params: ({ context }) => context.validation },
+          target: "executing",
+          actions: { type: "adoptPreparation", params: ({ context }) => context.validation as Preparation },
+        },
+        { target: "checkingPermission" },
+      ],
+    },
+    checkingPermission: {
       invoke: {
-        src: "prepareToolCall",
+        src: "checkPermission",
         input: ({ context }) => ({
           toolCallId: context.toolCallId,
           toolName: context.toolName,
-          args: context.args,
+          args: "args" in context.validation ? context.validation.args : context.args,
+          rawArgs: context.args,
         }),
         onDone: [
           {

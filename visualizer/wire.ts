@@ -34,7 +34,7 @@ export type VisualizerMessage =
   | { kind: "event"; t: number; event: WireEvent; outcome?: ToolOutcome }
   /** The agent machine's state value, sent when it changes. */
   | { kind: "state"; t: number; value: StateValue }
-  /** A tool call actor's state (`preparing`, `awaitingApproval`, `executing`, `done`). */
+  /** A tool call actor's resting state (`checkingPermission`, `awaitingApproval`, `executing`, `done`). */
   | { kind: "tool_state"; t: number; toolCallId: string; value: string }
   /** The answer to a page command that failed (e.g. approving a call that is no longer pending). */
   | { kind: "error"; t: number; message: string };
@@ -130,7 +130,7 @@ export function followAgent(
   const toolHistory = new Map<string, Set<string>>();
   const refused = (toolCallId: string) => {
     const states = toolHistory.get(toolCallId);
-    return states?.has("preparing") === true && !states.has("executing");
+    return states?.has("checkingPermission") === true && !states.has("executing");
   };
 
   const events = agent.events$.subscribe((event) => {

@@ -87,7 +87,7 @@ function apply(message) {
     }
     case "tool_state": {
       const lane = laneFor(message.toolCallId, undefined, t);
-      if (message.value === "preparing") lane.startAt ??= t;
+      if (message.value === "checkingPermission") lane.startAt ??= t;
       if (message.value === "awaitingApproval") lane.approvalAt ??= t;
       if (message.value === "executing") lane.execAt ??= t;
       break;
