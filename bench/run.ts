@@ -1,5 +1,6 @@
 // Runs every bench/*.bench.ts file (or those whose name contains one of the arguments) and prints
 // one table. Usage: npm run bench [-- turn deltas] [-- --json]. BENCH_RUNS=n sets the runs per figure.
+import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { loadavg } from "node:os";
 import { dirname, join } from "node:path";
@@ -23,7 +24,12 @@ const files = readdirSync(here)
   .filter((name) => filters.length === 0 || filters.some((filter) => name.includes(filter)))
   .sort();
 
-if (files.length === 0) {
+// Figures that are not comparisons with pi-agent-core: scripts that print their own report.
+const reports = ["compaction.ts", "provider-cache.ts"].filter(
+  (name) => filters.length === 0 || filters.some((filter) => name.includes(filter)),
+);
+
+if (files.length === 0 && reports.length === 0) {
   console.error(`No bench file matches ${filters.join(", ")}`);
   process.exit(1);
 }
@@ -62,4 +68,15 @@ if (json) console.log(JSON.stringify({ machine: machineDescription(), results },
 if (failures.length) {
   console.error(`\n${failures.length} bench file(s) failed:\n${failures.join("\n")}`);
   process.exitCode = 1;
+}
+
+for (const report of reports) {
+  console.log(`\n── ${report} ──`);
+  const { status } = spawnSync(process.execPath, ["--import", "tsx", join(here, report)], {
+    stdio: "inherit",
+  });
+  if (status !== 0) {
+    console.error(`${report} failed (exit status ${status})`);
+    process.exitCode = 1;
+  }
 }
