@@ -12,8 +12,8 @@ export interface CompactionInput {
 
 /** Compacts the agent's transcript to its context budget; `undefined` when nothing changed. */
 export const compactionActor = fromPromise<CompactionResult | undefined, CompactionInput>(
-  async ({ input, system, signal }) => {
-    const runtime = runtimeOf(system);
+  async ({ input, self, signal }) => {
+    const runtime = runtimeOf(self);
     const config = runtime.options.context;
     if (!config) return undefined;
     return compactContext(runtime.transcript(), config, {

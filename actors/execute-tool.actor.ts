@@ -18,8 +18,8 @@ export type ExecuteToolEvent = { type: "TOOL_EXECUTED"; result: ToolResult };
  * error result with its message; nothing the tool does escapes. Stopping the actor aborts the tool.
  */
 export const executeToolActor = fromCallback<EventObject, ExecuteToolInput, ExecuteToolEvent>(
-  ({ input, system, sendBack }) => {
-    const runtime = runtimeOf(system);
+  ({ input, self, sendBack }) => {
+    const runtime = runtimeOf(self);
     const controller = new AbortController();
     const state = { finished: false, timer: undefined as ReturnType<typeof setTimeout> | undefined };
     const toolCall: ToolCall = {

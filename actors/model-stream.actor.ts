@@ -28,8 +28,8 @@ export interface ModelStreamInput {
  * answers at once with what arrived so far, marked `aborted`.
  */
 export const modelStreamActor = fromCallback<{ type: "ABORT" }, ModelStreamInput, ModelStreamEvent>(
-  ({ system, sendBack, receive }) => {
-    const runtime = runtimeOf(system);
+  ({ self, sendBack, receive }) => {
+    const runtime = runtimeOf(self);
     const controller = new AbortController();
     const call: CallState = { finished: false, builder: undefined, started: false, announcedCalls: false };
 

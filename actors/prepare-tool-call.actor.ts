@@ -63,8 +63,8 @@ export function validateToolCall(runtime: AgentRuntime, input: PrepareToolCallIn
 
 /** Asks the agent's permission checker about validated arguments (`args`). */
 export const checkPermissionActor = fromPromise<Preparation, PrepareToolCallInput & { rawArgs: unknown }>(
-  async ({ input, system }) => {
-    const runtime = runtimeOf(system);
+  async ({ input, self }) => {
+    const runtime = runtimeOf(self);
     const tool = runtime.tools.get(input.toolName);
     if (!tool || !runtime.permissions) return { outcome: "run", args: input.args };
     const toolCall = {

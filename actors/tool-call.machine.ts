@@ -76,21 +76,21 @@ export const toolCallMachine = setup({
     needsApproval: (_, preparation: Preparation) => preparation.outcome === "ask",
   },
   actions: {
-    announceStart: ({ context, system }) =>
-      runtimeOf(system).publish({
+    announceStart: ({ context, self }) =>
+      runtimeOf(self).publish({
         type: "tool_execution_start",
         toolCallId: context.toolCallId,
         toolName: context.toolName,
         args: context.args,
       }),
-    announceApprovalRequest: ({ context, system, self }) => {
+    announceApprovalRequest: ({ context, self }) => {
       // Published once the new state is committed: an entry action runs before the snapshot shows
       // `awaitingApproval`, so a listener answering at once (approve/deny inside the subscriber)
       // would be refused as "not waiting for approval".
       queueMicrotask(() => {
         const snapshot = self.getSnapshot();
         if (snapshot.status !== "active" || !snapshot.matches("awaitingApproval")) return;
-        runtimeOf(system).publish({
+        runtimeOf(self).publish({
           type: "approval_requested",
           toolCallId: context.toolCallId,
           toolName: context.toolName,
@@ -104,9 +104,9 @@ export const toolCallMachine = setup({
         : { args: preparation.args, result: context.result },
     ),
     recordResult: assign({ result: (_, result: ToolResult) => result }),
-    announceEnd: ({ context, system }) => {
+    announceEnd: ({ context, self }) => {
       const result = context.result ?? errorResult(`Tool ${context.toolName} produced no result`);
-      runtimeOf(system).publish({
+      runtimeOf(self).publish({
         type: "tool_execution_end",
         toolCallId: context.toolCallId,
         toolName: context.toolName,
@@ -118,7 +118,7 @@ export const toolCallMachine = setup({
   },
 }).createMachine({
   id: "toolCall",
-  context: ({ input, self }) => ({ ...input, validation: validateToolCall(runtimeOf(self.system), input) }),
+  context: ({ input, self }) => ({ ...input, validation: validateToolCall(runtimeOf(self), input) }),
   output: ({ context }): ToolCallOutput => ({
     toolCallId: context.toolCallId,
     message: toolResultMessage(

@@ -115,7 +115,7 @@ export function createAgent(options: AgentOptions): Agent {
     ...(options.snapshot !== undefined && { snapshot: options.snapshot as AgentSnapshot }),
     ...(inspect && { inspect: typeof inspect === "function" ? inspect : toObserver(inspect) }),
   });
-  bindRuntime(actor.system, runtime);
+  bindRuntime(actor, runtime);
   actor.on("*", (event) => events.next(event as AgentEvent));
 
   const failures = new Set<(error: unknown) => void>();

@@ -1,6 +1,4 @@
-import type { ActorSystem } from "xstate";
-
-type AnyActorSystem = ActorSystem<any>;
+import type { AnyActorRef } from "xstate";
 
 import type { Provider, ToolSpec } from "../providers/provider.js";
 import type { Tool } from "../tools/define-tool.js";
@@ -11,7 +9,7 @@ import type { AgentHooks, AgentOptions, PermissionChecker, RetryPolicy } from ".
 /**
  * Everything an agent's actors need that must not live in machine context: functions, the provider
  * (and with it the API key), the event bus. Machine definitions are shared by all agents; each
- * agent's actor system is bound to its own runtime, so persisted snapshots stay small, JSON-safe and
+ * agent's root actor is bound to its own runtime, so persisted snapshots stay small, JSON-safe and
  * free of secrets.
  */
 export interface AgentRuntime {
@@ -32,18 +30,23 @@ export interface AgentRuntime {
   transcript(): readonly AgentMessage[];
 }
 
-const runtimes = new WeakMap<AnyActorSystem, AgentRuntime>();
+const runtimes = new WeakMap<object, AgentRuntime>();
 
-/** Binds an actor system (one agent's tree of actors) to its runtime. */
-export function bindRuntime(system: AnyActorSystem, runtime: AgentRuntime): void {
-  runtimes.set(system, runtime);
+/** Binds an agent's root actor to its runtime; every actor below it finds the runtime through it. */
+export function bindRuntime(agentActor: AnyActorRef, runtime: AgentRuntime): void {
+  runtimes.set(agentActor, runtime);
 }
 
-/** The runtime of the agent an actor belongs to. */
-export function runtimeOf(system: AnyActorSystem): AgentRuntime {
-  const runtime = runtimes.get(system);
-  if (!runtime) throw new Error("This actor is not part of an agent created by createAgent()");
-  return runtime;
+/**
+ * The runtime of the agent an actor belongs to: the nearest agent above it (or itself). A sub-agent
+ * is an agent inside another agent's tree, so the nearest one is its own.
+ */
+export function runtimeOf(actor: AnyActorRef): AgentRuntime {
+  for (let current: unknown = actor; current; current = (current as { _parent?: unknown })._parent) {
+    const runtime = runtimes.get(current as object);
+    if (runtime) return runtime;
+  }
+  throw new Error("This actor is not part of an agent created by createAgent()");
 }
 
 export const defaultRetryPolicy: Required<RetryPolicy> = {

@@ -201,13 +201,13 @@ export const toolExecutionMachine = setup({
   },
 });
 
-type Enqueue = (action: (args: { system: Parameters<typeof runtimeOf>[0] }) => void) => void;
+type Enqueue = (action: (args: { self: Parameters<typeof runtimeOf>[0] }) => void) => void;
 
 /** An error result for a call that ran no further, and the `tool_execution_end` that announces it. */
 function endUnfinished(enqueue: Enqueue, call: PlannedCall, text: string): ToolResultMessage {
   const message = unranResult(call, text);
-  enqueue(({ system }) =>
-    runtimeOf(system).publish({
+  enqueue(({ self }) =>
+    runtimeOf(self).publish({
       type: "tool_execution_end",
       toolCallId: call.id,
       toolName: call.name,
@@ -220,8 +220,8 @@ function endUnfinished(enqueue: Enqueue, call: PlannedCall, text: string): ToolR
 
 /** Start and end events plus an error result for a call that never ran (skipped or aborted). */
 function endUnstarted(enqueue: Enqueue, call: PlannedCall, text: string): ToolResultMessage {
-  enqueue(({ system }) =>
-    runtimeOf(system).publish({
+  enqueue(({ self }) =>
+    runtimeOf(self).publish({
       type: "tool_execution_start",
       toolCallId: call.id,
       toolName: call.name,
