@@ -1,4 +1,4 @@
-import { type EventObject, fromCallback } from "xstate";
+import { type AnyActorRef, type EventObject, fromCallback } from "xstate";
 import type { ToolCall } from "../core/messages.js";
 import { type AgentRuntime, runtimeOf } from "../core/runtime.js";
 import { errorResult, normalizeToolResult, type ToolContext, type ToolResult } from "../tools/define-tool.js";
@@ -36,7 +36,7 @@ export const executeToolActor = fromCallback<EventObject, ExecuteToolInput, Exec
       sendBack({ type: "TOOL_EXECUTED", result });
     };
 
-    runTool(runtime, input, toolCall, controller, state, finish).catch((error: unknown) => {
+    runTool(runtime, self, input, toolCall, controller, state, finish).catch((error: unknown) => {
       finish(errorResult(error instanceof Error ? error.message : String(error)));
     });
 
@@ -53,6 +53,7 @@ export const executeToolActor = fromCallback<EventObject, ExecuteToolInput, Exec
 
 async function runTool(
   runtime: AgentRuntime,
+  self: AnyActorRef,
   input: ExecuteToolInput,
   toolCall: ToolCall,
   controller: AbortController,
@@ -89,6 +90,7 @@ async function runTool(
     signal: controller.signal,
     onUpdate: updates.push,
     onProgress: updates.progress,
+    actor: self,
     ...(runtime.options.inspect && { inspect: runtime.options.inspect }),
   };
 

@@ -99,7 +99,8 @@ export function createAgent(options: AgentOptions): Agent {
     transcript: () => actor.getSnapshot().context.messages,
   };
 
-  const inspect = options.inspect;
+  // A child agent reports to the inspector of the tree it joins; a root agent to its own.
+  const inspect = options.parentActor ? undefined : options.inspect;
   // `runtime.transcript` reads `actor` only once the actor runs, after this line.
   const actor: AgentActor = createActor(agentMachine, {
     id,
@@ -113,6 +114,7 @@ export function createAgent(options: AgentOptions): Agent {
       concurrencySafeTools: [...tools.values()].filter((t) => t.concurrencySafe).map((t) => t.name),
     },
     ...(options.snapshot !== undefined && { snapshot: options.snapshot as AgentSnapshot }),
+    ...(options.parentActor && { parent: options.parentActor }),
     ...(inspect && { inspect: typeof inspect === "function" ? inspect : toObserver(inspect) }),
   });
   bindRuntime(actor, runtime);
@@ -242,7 +244,10 @@ export function createAgent(options: AgentOptions): Agent {
       actor.send({ type: "ABORT" });
     },
     stop() {
-      actor.stop();
+      // XState lets only a parent stop a child actor; a child agent's owner (its tool call) stops it
+      // the way a parent would, so it also leaves the tree's actor system.
+      if (options.parentActor) (actor as unknown as { _stop(): void })._stop();
+      else actor.stop();
       events.complete();
     },
     getPersistedSnapshot() {

@@ -1,4 +1,4 @@
-import type { Observer } from "xstate";
+import type { AnyActorRef, Observer } from "xstate";
 import type { ContextConfig } from "../context/config.js";
 import type { Provider } from "../providers/provider.js";
 import type { Tool, ToolResult } from "../tools/define-tool.js";
@@ -115,6 +115,11 @@ export interface AgentOptions {
   convertToLlm?: (messages: readonly AgentMessage[]) => Message[];
   /** A persisted snapshot (`agent.getPersistedSnapshot()`) to resume from. */
   snapshot?: unknown;
+  /**
+   * Runs the agent as a child of this actor (sub-agents pass `ctx.actor`): it joins the parent's
+   * actor tree, so the parent's inspector shows it under the tool call that runs it.
+   */
+  parentActor?: AnyActorRef;
   /** An id for this agent (shown in the inspector, used as `childAgentId` for sub-agents). */
   id?: string;
 }

@@ -1,3 +1,4 @@
+import type { AnyActorRef } from "xstate";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
@@ -227,5 +228,41 @@ describe("subAgentTool permissions", () => {
     expect(textOf(childSaw)).toMatch(/^The user denied this tool call: a sub-agent cannot ask for approval/);
     const end = events.find((e) => e.type === "tool_execution_end")!;
     expect(textOf(end.result)).toBe("could not change it");
+  });
+});
+
+describe("subAgentTool in the actor tree", () => {
+  it("runs the child agent as an actor below the call that runs it, and stops it when the call ends", async () => {
+    const actors: AnyActorRef[] = [];
+    const researcher = subAgentTool({
+      name: "researcher",
+      description: "Looks keys up",
+      provider: scripted([
+        { toolCalls: [{ name: "lookup", arguments: { key: "answer" } }] },
+        { text: "answer = 42" },
+      ]),
+      tools: [lookup],
+    });
+    const parent = createAgent({
+      provider: parentScript("find the answer"),
+      tools: [researcher],
+      inspect: (event: { type: string; actorRef: AnyActorRef }) => {
+        if (event.type === "@xstate.actor") actors.push(event.actorRef);
+      },
+    });
+    await parent.prompt("delegate");
+
+    const child = actors.find((a) => a.id === "researcher-call_sub")!;
+    expect(child).toBeDefined();
+    // Same tree: the child's parent is the execution of the parent's tool call "call_sub".
+    expect(child.system).toBe(parent.actor.system);
+    const callActor = actors.find((a) => a.id === "call_sub")!;
+    expect((child as unknown as { _parent: { _parent: unknown } })._parent._parent).toBe(callActor);
+    // Its own tool call ran below it, and everything is stopped once the call is answered.
+    expect(actors.some((a) => a.id === "call_0_0")).toBe(true);
+    expect(child.getSnapshot().status).toBe("stopped");
+    expect(parent.messages.at(-1)).toMatchObject({
+      content: [{ type: "text", text: "Parent got: answer = 42" }],
+    });
   });
 });

@@ -139,7 +139,7 @@ describe("the Stately inspector hook-up", () => {
     expect(everything).toContain("more characters]");
   });
 
-  it("shows a sub-agent as an actor of its own, next to its parent", async () => {
+  it("shows a sub-agent as an actor in its parent's tree, under the tool call that runs it", async () => {
     const inspector = await started();
     const page = listen(inspector.relayUrl);
     cleanups.push(page.close);
@@ -165,11 +165,18 @@ describe("the Stately inspector hook-up", () => {
     await expect
       .poll(() => actors().map((e) => e.name))
       .toEqual(expect.arrayContaining([agent.id, "delegate", "researcher-delegate"]));
-    const child = actors().find((e) => e.name === "researcher-delegate")!;
-    expect(child.rootId).toBe(child.sessionId);
-    // The child's own tool call actor belongs to the child's tree.
+    const all = actors();
+    const child = all.find((e) => e.name === "researcher-delegate")!;
+    const delegate = all.find((e) => e.name === "delegate")!;
+    const runner = all.find((e) => e.sessionId === child.parentId)!;
+    // agent → toolExecution → toolCall "delegate" → its execution → the sub-agent, one tree.
+    expect(child.rootId).toBe(agent.actor.sessionId);
+    expect(runner.parentId).toBe(delegate.sessionId);
+    // The child's own tool call actors sit below the child, in the same tree.
+    const childExecution = all.find((e) => e.name === "toolExecution" && e.parentId === child.sessionId);
+    expect(childExecution).toBeDefined();
     await expect
-      .poll(() => actors().some((e) => e.name === "call_0_0" && e.rootId === child.sessionId))
+      .poll(() => actors().some((e) => e.name === "call_0_0" && e.parentId === childExecution!.sessionId))
       .toBe(true);
   });
 

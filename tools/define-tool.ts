@@ -1,4 +1,4 @@
-import type { Observer } from "xstate";
+import type { AnyActorRef, Observer } from "xstate";
 import { z } from "zod";
 import type { ImageContent, TextContent, ToolCall } from "../core/messages.js";
 import type { ToolSpec } from "../providers/provider.js";
@@ -21,6 +21,11 @@ export interface ToolContext {
   onUpdate(partialResult: ToolResult | string): void;
   /** Publishes a one-line progress note (`tool_progress`). */
   onProgress(text: string): void;
+  /**
+   * The actor running this call, for tools that run actors of their own (the sub-agent tool passes
+   * it as `parentActor`, so the child agent is an actor in the parent's tree).
+   */
+  actor?: AnyActorRef;
   /**
    * The agent's inspection observer (`createAgent({ inspect })`), for tools that run actors of their
    * own (the sub-agent tool) so those appear in the same inspector. Absent when the agent has none.

@@ -97,6 +97,7 @@ export function subAgentTool(
     async execute(args, ctx): Promise<ToolResult<SubAgentDetails>> {
       if (ctx.signal.aborted) throw new Error("Sub-agent not started: the call was aborted");
       const childAgentId = `${options.name}-${ctx.toolCallId}`;
+      // Inside the parent's tree (under this call's actor) when there is one; else its own root.
       const inspect = options.agentOptions?.inspect ?? ctx.inspect;
       const child = createAgent({
         ...options.agentOptions,
@@ -105,7 +106,7 @@ export function subAgentTool(
         systemPrompt: options.systemPrompt,
         tools: childTools,
         limits: options.limits,
-        ...(inspect && { inspect }),
+        ...(ctx.actor ? { parentActor: ctx.actor } : inspect && { inspect }),
       });
 
       let streamed = "";

@@ -163,6 +163,8 @@ export function followAgent(
     if (event.type !== "@xstate.snapshot") return;
     const actor = event.actorRef as AnyActorRef & { logic?: unknown };
     if (actor.logic !== toolCallMachine) return;
+    // Only this agent's own calls (agent → toolExecution → toolCall), not a sub-agent's in its tree.
+    if ((actor as { _parent?: { _parent?: unknown } })._parent?._parent !== agent.actor) return;
     const value = (event.snapshot as { value?: unknown }).value;
     const toolCallId = actor.id;
     if (typeof value !== "string" || toolStates.get(toolCallId) === value) return;
