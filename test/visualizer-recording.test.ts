@@ -99,6 +99,22 @@ describe("recordings", () => {
     expect(() => parseRecording('{"kind":"event"}', "r")).toThrow("r:1: not a visualizer message");
   });
 
+  it("replays a CLI session log (agent events stamped `at`) as well", () => {
+    const log = [
+      { type: "agent_start", at: 10 },
+      { type: "turn_start", turn: 1, at: 11 },
+      { type: "session_resumed", at: 12, from: "snapshot" },
+      { type: "agent_end", messages: [], reason: "stop", usage: {}, at: 13 },
+    ]
+      .map((line) => JSON.stringify(line))
+      .join("\n");
+    expect(parseRecording(log, "events.jsonl")).toEqual([
+      { kind: "event", t: 10, event: { type: "agent_start" } },
+      { kind: "event", t: 11, event: { type: "turn_start", turn: 1 } },
+      { kind: "event", t: 13, event: { type: "agent_end", messages: [], reason: "stop", usage: {} } },
+    ]);
+  });
+
   it("reports a file it cannot write when closed, without crashing the agent", async () => {
     const dir = await tempFile("dir");
     await writeFile(dir, "a file where a directory should be");

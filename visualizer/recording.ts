@@ -97,12 +97,30 @@ export function parseRecording(text: string, source = "recording"): VisualizerMe
     } catch (error) {
       throw new Error(`${source}:${index + 1}: not JSON (${(error as Error).message})`, { cause: error });
     }
+    if (isSessionLogLine(message)) {
+      // A CLI session log (.agent-machine/sessions/<id>/events.jsonl): agent events stamped `at`.
+      const { at, ...event } = message;
+      if (!SESSION_ONLY_RECORDS.has(event.type))
+        messages.push({ kind: "event", t: at, event } as VisualizerMessage);
+      continue;
+    }
     if (!isMessage(message)) {
-      throw new Error(`${source}:${index + 1}: not a visualizer message (it needs "kind" and a numeric "t")`);
+      throw new Error(
+        `${source}:${index + 1}: not a visualizer message (it needs "kind" and a numeric "t") nor a session log line`,
+      );
     }
     messages.push(message);
   }
   return messages;
+}
+
+/** Records a CLI session log holds besides agent events. */
+const SESSION_ONLY_RECORDS = new Set(["session_resumed"]);
+
+function isSessionLogLine(value: unknown): value is { type: string; at: number } {
+  if (!value || typeof value !== "object") return false;
+  const { type, at, kind } = value as { type?: unknown; at?: unknown; kind?: unknown };
+  return typeof type === "string" && typeof at === "number" && kind === undefined;
 }
 
 function isMessage(value: unknown): value is VisualizerMessage {
