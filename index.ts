@@ -39,7 +39,7 @@ export { createReadFileTool } from "./tools/read-file.js";
 export type { SubAgentDetails, SubAgentToolOptions } from "./tools/sub-agent.js";
 export { subAgentTool } from "./tools/sub-agent.js";
 export type { ResolvedPath, Workspace } from "./tools/workspace.js";
-export { createWorkspace, PROTECTED_WRITE_DIRS, WorkspaceError } from "./tools/workspace.js";
+export { createWorkspace, PROTECTED_WRITE_DIRS, toWorkspace, WorkspaceError } from "./tools/workspace.js";
 export type { WriteFileDetails, WriteFileToolOptions } from "./tools/write-file.js";
 export { createWriteFileTool } from "./tools/write-file.js";
 

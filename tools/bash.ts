@@ -3,7 +3,7 @@ import { z } from "zod";
 import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
 import { createHeadTailBuffer } from "./internal/head-tail-buffer.js";
 import { killProcessGroup } from "./internal/process-group.js";
-import { createWorkspace, type Workspace } from "./workspace.js";
+import { toWorkspace, type Workspace } from "./workspace.js";
 
 /** Options of {@link createBashTool}. */
 export interface BashToolOptions {
@@ -61,8 +61,7 @@ const parameters = z.object({
 export function createBashTool(
   options: BashToolOptions,
 ): Tool<z.output<typeof parameters>, BashResultDetails> {
-  const workspace =
-    typeof options.workspace === "string" ? createWorkspace(options.workspace) : options.workspace;
+  const workspace = toWorkspace(options.workspace);
   const defaultTimeout = options.defaultTimeoutSeconds ?? 120;
   const maxTimeout = options.maxTimeoutSeconds ?? 600;
   const maxOutputBytes = options.maxOutputBytes ?? 30_000;

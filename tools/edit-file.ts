@@ -1,7 +1,7 @@
 import { readFile, stat, writeFile } from "node:fs/promises";
 import { z } from "zod";
 import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
-import { createWorkspace, type Workspace } from "./workspace.js";
+import { toWorkspace, type Workspace } from "./workspace.js";
 
 /** Options of {@link createEditFileTool}. */
 export interface EditFileToolOptions {
@@ -52,8 +52,7 @@ function countOccurrences(haystack: string, needle: string): number {
 export function createEditFileTool(
   options: EditFileToolOptions,
 ): Tool<z.output<typeof parameters>, EditFileDetails> {
-  const workspace =
-    typeof options.workspace === "string" ? createWorkspace(options.workspace) : options.workspace;
+  const workspace = toWorkspace(options.workspace);
   const maxFileBytes = options.maxFileBytes ?? 10 * 1024 * 1024;
   return defineTool({
     name: "edit_file",

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
 import { globToRegExp } from "./internal/glob-pattern.js";
 import { walk } from "./internal/walk.js";
-import { createWorkspace, type Workspace } from "./workspace.js";
+import { toWorkspace, type Workspace } from "./workspace.js";
 
 /** Options of {@link createGlobTool}. */
 export interface GlobToolOptions {
@@ -35,8 +35,7 @@ const parameters = z.object({
  * ```
  */
 export function createGlobTool(options: GlobToolOptions): Tool<z.output<typeof parameters>> {
-  const workspace =
-    typeof options.workspace === "string" ? createWorkspace(options.workspace) : options.workspace;
+  const workspace = toWorkspace(options.workspace);
   const defaultLimit = options.defaultLimit ?? 1000;
   return defineTool({
     name: "glob",

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
 import { globToRegExp } from "./internal/glob-pattern.js";
 import { walk } from "./internal/walk.js";
-import { createWorkspace, type Workspace } from "./workspace.js";
+import { toWorkspace, type Workspace } from "./workspace.js";
 
 /** Options of {@link createGrepTool}. */
 export interface GrepToolOptions {
@@ -85,8 +85,7 @@ export function findRipgrep(): string | undefined {
  * ```
  */
 export function createGrepTool(options: GrepToolOptions): Tool<GrepArgs, GrepDetails> {
-  const workspace =
-    typeof options.workspace === "string" ? createWorkspace(options.workspace) : options.workspace;
+  const workspace = toWorkspace(options.workspace);
   const defaultLimit = options.defaultLimit ?? 200;
   const maxLineLength = options.maxLineLength ?? 500;
   let rgPath: string | undefined;

@@ -2,7 +2,7 @@ import { stat } from "node:fs/promises";
 import { z } from "zod";
 import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
 import { walk } from "./internal/walk.js";
-import { createWorkspace, type Workspace } from "./workspace.js";
+import { toWorkspace, type Workspace } from "./workspace.js";
 
 /** Options of {@link createListFilesTool}. */
 export interface ListFilesToolOptions {
@@ -28,8 +28,7 @@ const parameters = z.object({
  * ```
  */
 export function createListFilesTool(options: ListFilesToolOptions): Tool<z.output<typeof parameters>> {
-  const workspace =
-    typeof options.workspace === "string" ? createWorkspace(options.workspace) : options.workspace;
+  const workspace = toWorkspace(options.workspace);
   const defaultLimit = options.defaultLimit ?? 500;
   return defineTool({
     name: "list_files",

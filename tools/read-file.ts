@@ -2,7 +2,7 @@ import { createReadStream } from "node:fs";
 import { open, stat } from "node:fs/promises";
 import { z } from "zod";
 import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
-import { createWorkspace, type Workspace } from "./workspace.js";
+import { toWorkspace, type Workspace } from "./workspace.js";
 
 /** Options of {@link createReadFileTool}. */
 export interface ReadFileToolOptions {
@@ -61,8 +61,7 @@ const SNIFF_BYTES = 8192;
 export function createReadFileTool(
   options: ReadFileToolOptions,
 ): Tool<z.output<typeof parameters>, ReadFileDetails> {
-  const workspace =
-    typeof options.workspace === "string" ? createWorkspace(options.workspace) : options.workspace;
+  const workspace = toWorkspace(options.workspace);
   const defaultLimit = options.defaultLimit ?? 2000;
   const maxLineLength = options.maxLineLength ?? 2000;
   const maxImageBytes = options.maxImageBytes ?? 5 * 1024 * 1024;

@@ -45,6 +45,19 @@ export class WorkspaceError extends Error {
 }
 
 /**
+ * A workspace from a root folder, or the workspace itself: what every built-in tool's `workspace`
+ * option accepts.
+ *
+ * @example
+ * ```ts
+ * const workspace = toWorkspace(process.cwd());
+ * ```
+ */
+export function toWorkspace(workspace: string | Workspace): Workspace {
+  return typeof workspace === "string" ? createWorkspace(workspace) : workspace;
+}
+
+/**
  * Creates a workspace sandbox rooted at `root`. Relative paths resolve against the root; absolute
  * paths are accepted only when they lie inside it. Symlinks are followed with `realpath`, and for a
  * file that does not exist yet the nearest existing parent is checked, so a link pointing out of the

@@ -2,7 +2,7 @@ import { mkdir, stat, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { z } from "zod";
 import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
-import { createWorkspace, type Workspace } from "./workspace.js";
+import { toWorkspace, type Workspace } from "./workspace.js";
 
 /** Options of {@link createWriteFileTool}. */
 export interface WriteFileToolOptions {
@@ -34,8 +34,7 @@ const parameters = z.object({
 export function createWriteFileTool(
   options: WriteFileToolOptions,
 ): Tool<z.output<typeof parameters>, WriteFileDetails> {
-  const workspace =
-    typeof options.workspace === "string" ? createWorkspace(options.workspace) : options.workspace;
+  const workspace = toWorkspace(options.workspace);
   return defineTool({
     name: "write_file",
     description:
