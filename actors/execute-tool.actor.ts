@@ -91,7 +91,6 @@ async function runTool(
     onUpdate: updates.push,
     onProgress: updates.progress,
     actor: self,
-    ...(runtime.options.inspect && { inspect: runtime.options.inspect }),
   };
 
   let result: ToolResult;

@@ -274,20 +274,9 @@ export const agentMachine = setup({
       // A failed or aborted message's completed calls are answered, not run.
       if (context.run.endReason) enqueue.sendTo("toolExecution", { type: "ABORT" });
     }),
-    appendToolResults: enqueueActions(({ context, enqueue }, results: ToolResultMessage[]) => {
-      for (const message of results) {
-        enqueue.emit({ type: "message_start", message });
-        enqueue.emit({ type: "message_end", message });
-      }
-      enqueue.assign({
-        messages: [...context.messages, ...results],
-        run: {
-          ...context.run,
-          newMessages: [...context.run.newMessages, ...results],
-          turnResults: [...context.run.turnResults, ...results],
-        },
-      });
-    }),
+    appendToolResults: enqueueActions(({ context, enqueue }, results: ToolResultMessage[]) =>
+      appendResults(context, enqueue, results),
+    ),
     answerMissingResults: enqueueActions(({ context, enqueue }, error: unknown) => {
       const answered = new Set(context.run.turnResults.map((r) => r.toolCallId));
       const text = `Tool execution failed: ${error instanceof Error ? error.message : String(error)}`;
@@ -304,18 +293,7 @@ export const agentMachine = setup({
           isError: true,
         });
       }
-      enqueue.assign({
-        messages: [...context.messages, ...missing],
-        run: {
-          ...context.run,
-          newMessages: [...context.run.newMessages, ...missing],
-          turnResults: [...context.run.turnResults, ...missing],
-        },
-      });
-      for (const message of missing) {
-        enqueue.emit({ type: "message_start", message });
-        enqueue.emit({ type: "message_end", message });
-      }
+      appendResults(context, enqueue, missing);
     }),
     stopExecution: enqueueActions(({ context, enqueue }) => {
       if (!context.run.executionSpawned) return;
@@ -538,6 +516,29 @@ export const agentMachine = setup({
 });
 
 type StreamReady = Extract<ModelStreamEvent, { type: "TOOL_CALL_READY" }>;
+
+/** Tool results enter the transcript, the run and the turn, each announced with message_start/end. */
+function appendResults(
+  context: AgentContext,
+  enqueue: {
+    emit(event: AgentEvent): void;
+    assign(values: Partial<AgentContext>): void;
+  },
+  results: ToolResultMessage[],
+): void {
+  for (const message of results) {
+    enqueue.emit({ type: "message_start", message });
+    enqueue.emit({ type: "message_end", message });
+  }
+  enqueue.assign({
+    messages: [...context.messages, ...results],
+    run: {
+      ...context.run,
+      newMessages: [...context.run.newMessages, ...results],
+      turnResults: [...context.run.turnResults, ...results],
+    },
+  });
+}
 
 /** Overflow recovery compacts at least one level deeper than the last compaction of this run. */
 function nextLevel(run: RunState): 1 | 2 | 3 | undefined {

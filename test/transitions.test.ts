@@ -128,6 +128,28 @@ describe("agent machine transitions (pure)", () => {
     expect(step.snapshot.context.run.turn).toBe(2);
   });
 
+  it("if the execution machine fails, every call still unanswered gets an error result", () => {
+    let step = send(prompt(start()), {
+      type: "STREAM_DONE",
+      message: answer([call("a"), call("b")], "toolUse"),
+      started: true,
+    });
+    step = send(step, { type: "GROUP_DONE", results: [result("a")] });
+    step = send(step, { type: "xstate.error.actor.toolExecution", error: new Error("boom") });
+    expect(step.snapshot.value).toEqual({ running: "steeringCheck" });
+    expect(types(step)).toEqual(["tool_execution_end", "message_start", "message_end", "turn_end"]);
+    expect(step.snapshot.context.messages.at(-1)).toMatchObject({
+      role: "toolResult",
+      toolCallId: "b",
+      isError: true,
+      content: [{ type: "text", text: "Tool execution failed: boom" }],
+    });
+    expect(step.emitted.at(-1)).toMatchObject({
+      type: "turn_end",
+      toolResults: [result("a"), expect.objectContaining({ toolCallId: "b" })],
+    });
+  });
+
   it("STEER while executing queues the message and tells the execution machine", () => {
     let step = send(prompt(start()), {
       type: "STREAM_DONE",

@@ -1,4 +1,4 @@
-import type { AnyActorRef, Observer } from "xstate";
+import type { AnyActorRef } from "xstate";
 import { z } from "zod";
 import type { ImageContent, TextContent, ToolCall } from "../core/messages.js";
 import type { ToolSpec } from "../providers/provider.js";
@@ -26,11 +26,6 @@ export interface ToolContext {
    * it as `parentActor`, so the child agent is an actor in the parent's tree).
    */
   actor?: AnyActorRef;
-  /**
-   * The agent's inspection observer (`createAgent({ inspect })`), for tools that run actors of their
-   * own (the sub-agent tool) so those appear in the same inspector. Absent when the agent has none.
-   */
-  inspect?: Observer<any> | ((event: any) => void);
 }
 
 /** A tool the agent can call. Build one with {@link defineTool}. */

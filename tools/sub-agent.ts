@@ -65,8 +65,8 @@ function textOf(message: AgentMessage): string {
  * streams to the parent as `tool_execution_update` and each of its tool calls as `tool_progress`;
  * the child's id comes back as `childAgentId` in `tool_execution_end`. Aborting the parent (or the
  * call timing out) aborts the child. A child that hits a limit returns its partial work followed by
- * the `[Agent stopped: …]` notice. The child runs in its own actor system, reported to the parent
- * agent's inspector (`createAgent({ inspect })`) under its own id, so it shows up next to the parent.
+ * the `[Agent stopped: …]` notice. The child is an actor in the parent's tree, under the call that
+ * runs it (so the parent's inspector shows it there), and is stopped when the call ends.
  *
  * @example
  * ```ts
@@ -97,8 +97,6 @@ export function subAgentTool(
     async execute(args, ctx): Promise<ToolResult<SubAgentDetails>> {
       if (ctx.signal.aborted) throw new Error("Sub-agent not started: the call was aborted");
       const childAgentId = `${options.name}-${ctx.toolCallId}`;
-      // Inside the parent's tree (under this call's actor) when there is one; else its own root.
-      const inspect = options.agentOptions?.inspect ?? ctx.inspect;
       const child = createAgent({
         ...options.agentOptions,
         id: childAgentId,
@@ -106,7 +104,8 @@ export function subAgentTool(
         systemPrompt: options.systemPrompt,
         tools: childTools,
         limits: options.limits,
-        ...(ctx.actor ? { parentActor: ctx.actor } : inspect && { inspect }),
+        // In the parent's tree, under this call's actor (and so in its inspector), when run by an agent.
+        ...(ctx.actor && { parentActor: ctx.actor }),
       });
 
       let streamed = "";
