@@ -2,8 +2,8 @@
 // their folders (`*/internal/`, the actors' and machines' helpers).
 
 // --- The agent: create one, prompt it, watch it ---
-export type { Agent, AgentActor, AgentSnapshot, PendingApproval } from "./core/create-agent.js";
-export { createAgent } from "./core/create-agent.js";
+export type { Agent, AgentActor, AgentSnapshot, PendingApproval } from "./agent/create-agent.js";
+export { createAgent } from "./agent/create-agent.js";
 
 // --- Messages, events and options ---
 export type * from "./core/events.js";
@@ -36,8 +36,8 @@ export type {
 export { createPermissions } from "./tools/permissions.js";
 export type { ReadFileDetails, ReadFileToolOptions } from "./tools/read-file.js";
 export { createReadFileTool } from "./tools/read-file.js";
-export type { SubAgentDetails, SubAgentToolOptions } from "./tools/sub-agent.js";
-export { subAgentTool } from "./tools/sub-agent.js";
+export type { SubAgentDetails, SubAgentToolOptions } from "./agent/sub-agent-tool.js";
+export { subAgentTool } from "./agent/sub-agent-tool.js";
 export type { ResolvedPath, Workspace } from "./tools/workspace.js";
 export { createWorkspace, PROTECTED_WRITE_DIRS, toWorkspace, WorkspaceError } from "./tools/workspace.js";
 export type { WriteFileDetails, WriteFileToolOptions } from "./tools/write-file.js";

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import type { ContextConfig } from "../context/config.js";
-import type { Agent } from "../core/create-agent.js";
+import type { Agent } from "../agent/create-agent.js";
 import { type AgentMessage, textOf } from "../core/messages.js";
 import type { ProviderRequest } from "../providers/provider.js";
 import type { ScriptedStep } from "../providers/scripted.js";

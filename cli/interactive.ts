@@ -1,4 +1,4 @@
-import type { Agent, PendingApproval } from "../core/create-agent.js";
+import type { Agent, PendingApproval } from "../agent/create-agent.js";
 import type { Permissions } from "../tools/permissions.js";
 import { type EventView, summarizeArgs } from "./event-view.js";
 import { createKeyboard } from "./keyboard.js";

@@ -1,4 +1,4 @@
-import type { Agent } from "../core/create-agent.js";
+import type { Agent } from "../agent/create-agent.js";
 import type { AgentOptions } from "../core/options.js";
 
 /** The `--inspect` hook: pass `inspect` to `createAgent`, show `url`, `stop` on exit. */

@@ -2,7 +2,7 @@ import { readFileSync, rmSync } from "node:fs";
 import * as path from "node:path";
 import { createInterface } from "node:readline/promises";
 import { fileURLToPath } from "node:url";
-import { type Agent, createAgent } from "../core/create-agent.js";
+import { type Agent, createAgent } from "../agent/create-agent.js";
 import type { AgentEndReason } from "../core/events.js";
 import { type AgentMessage, textOf } from "../core/messages.js";
 import { codingTools } from "../tools/coding-tools.js";

@@ -1,4 +1,4 @@
-import type { Agent } from "../core/create-agent.js";
+import type { Agent } from "../agent/create-agent.js";
 import { textOf } from "../core/messages.js";
 import type { Session } from "./session-store.js";
 

@@ -2,7 +2,7 @@
 // turn with three parallel tools of different lengths, a call that needs approval, and a streamed answer,
 // again and again until you stop it (Ctrl+C). No network, no API key.
 import { z } from "zod";
-import { createAgent } from "../core/create-agent.js";
+import { createAgent } from "../agent/create-agent.js";
 import { scripted } from "../providers/scripted.js";
 import { defineTool } from "../tools/define-tool.js";
 import { visualize } from "./server.js";

@@ -1,7 +1,7 @@
 import { createWriteStream } from "node:fs";
 import { mkdir, readFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import type { Agent } from "../core/create-agent.js";
+import type { Agent } from "../agent/create-agent.js";
 import { followAgent, type VisualizerMessage } from "./wire.js";
 
 /** A recording in progress. */

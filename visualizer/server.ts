@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { fileURLToPath } from "node:url";
 import { type WebSocket, WebSocketServer } from "ws";
-import type { Agent } from "../core/create-agent.js";
+import type { Agent } from "../agent/create-agent.js";
 import { agentMachine } from "../machines/agent.machine.js";
 import { layoutMachineGraph } from "./machine-graph.js";
 import { readRecording } from "./recording.js";

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage } from "node:http";
 import type { StatelyInspectionEvent } from "@statelyai/inspect";
 import { WebSocket, WebSocketServer } from "ws";
 import type { AnyActorRef, AnyEventObject, InspectionEvent, MachineContext, Observer } from "xstate";
-import type { Agent } from "../core/create-agent.js";
+import type { Agent } from "../agent/create-agent.js";
 import { type SanitizeOptions, safeJson, sanitize } from "./sanitize.js";
 
 const HOST = "127.0.0.1";

@@ -1,6 +1,6 @@
 import type { AnyActorRef, InspectionEvent, StateValue } from "xstate";
 import { toolCallMachine } from "../actors/tool-call.machine.js";
-import type { Agent } from "../core/create-agent.js";
+import type { Agent } from "../agent/create-agent.js";
 import type { AgentEvent, AgentEventOf } from "../core/events.js";
 import { SKIPPED_TEXT } from "../machines/tool-execution.logic.js";
 import { type SanitizeOptions, sanitize } from "./sanitize.js";

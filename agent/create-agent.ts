@@ -4,10 +4,10 @@ import { resolveContextConfig } from "../context/config.js";
 import { screenInput, toMessages } from "../machines/agent.logic.js";
 import { agentMachine } from "../machines/agent.machine.js";
 import { type Tool, toToolSpec } from "../tools/define-tool.js";
-import type { AgentEvent } from "./events.js";
-import { type AgentMessage, defaultConvertToLlm } from "./messages.js";
-import type { AgentOptions, PromptInput } from "./options.js";
-import { type AgentRuntime, bindRuntime, defaultRetryPolicy } from "./runtime.js";
+import type { AgentEvent } from "../core/events.js";
+import { type AgentMessage, defaultConvertToLlm } from "../core/messages.js";
+import type { AgentOptions, PromptInput } from "../core/options.js";
+import { type AgentRuntime, bindRuntime, defaultRetryPolicy } from "../core/runtime.js";
 
 export type AgentActor = Actor<typeof agentMachine>;
 export type AgentSnapshot = SnapshotFrom<typeof agentMachine>;

@@ -1,10 +1,10 @@
 import { z } from "zod";
-import { createAgent } from "../core/create-agent.js";
+import { createAgent } from "./create-agent.js";
 import type { AgentEvent, AgentEventOf } from "../core/events.js";
 import type { AgentMessage, AssistantMessage, Usage } from "../core/messages.js";
 import type { AgentLimits, AgentOptions } from "../core/options.js";
 import type { Provider } from "../providers/provider.js";
-import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
+import { defineTool, type Tool, type ToolResult } from "../tools/define-tool.js";
 
 /** Options of {@link subAgentTool}. */
 export interface SubAgentToolOptions {
