@@ -1,8 +1,9 @@
 import { Observable, Subject } from "rxjs";
-import { type Actor, type AnyActorRef, createActor, type SnapshotFrom, toObserver } from "xstate";
+import { type Actor, createActor, type SnapshotFrom, toObserver } from "xstate";
 import { resolveContextConfig } from "../context/config.js";
 import { screenInput, toMessages } from "../machines/agent.logic.js";
 import { agentMachine } from "../machines/agent.machine.js";
+import { toolCallActorOf, toolCallActorsOf } from "../machines/tool-call-actors.js";
 import { type Tool, toToolSpec } from "../tools/define-tool.js";
 import type { AgentEvent } from "../core/events.js";
 import { type AgentMessage, defaultConvertToLlm } from "../core/messages.js";
@@ -150,13 +151,8 @@ export function createAgent(options: AgentOptions): Agent {
     });
   }
 
-  function toolCallActors(): Record<string, AnyActorRef> {
-    const execution = actor.getSnapshot().children.toolExecution as AnyActorRef | undefined;
-    return (execution?.getSnapshot().children ?? {}) as Record<string, AnyActorRef>;
-  }
-
   function pendingApprovals(): PendingApproval[] {
-    return Object.values(toolCallActors())
+    return toolCallActorsOf(actor)
       .map((child) => child.getSnapshot())
       .filter((snapshot) => snapshot.status === "active" && snapshot.matches?.("awaitingApproval"))
       .map(({ context }) => ({
@@ -167,7 +163,7 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   function decide(toolCallId: string, event: { type: "APPROVE" } | { type: "DENY"; reason?: string }) {
-    const child = toolCallActors()[toolCallId];
+    const child = toolCallActorOf(actor, toolCallId);
     const snapshot = child?.getSnapshot();
     if (!child || snapshot.status !== "active") {
       throw new Error(`No pending approval for tool call "${toolCallId}": it is unknown or already finished`);
