@@ -7,7 +7,7 @@ import { type Tool, toToolSpec } from "../tools/define-tool.js";
 import type { AgentEvent } from "../core/events.js";
 import { type AgentMessage, defaultConvertToLlm } from "../core/messages.js";
 import type { AgentOptions, PromptInput } from "../core/options.js";
-import { type AgentRuntime, bindRuntime, defaultRetryPolicy } from "../core/runtime.js";
+import { type AgentRuntime, bindRuntime, defaultRetryPolicy, defaultStallTimeout } from "../core/runtime.js";
 import { BUILT_IN_MIGRATIONS } from "./snapshot-migrations.js";
 import { prepareSnapshotForRestore, stampSnapshot } from "./snapshot-version.js";
 
@@ -104,6 +104,8 @@ export function createAgent(options: AgentOptions): Agent {
     hooks: options.hooks ?? {},
     permissions: options.permissions,
     retry: { ...defaultRetryPolicy, ...options.retry },
+    stallTimeout:
+      options.stallTimeout === false ? undefined : { ...defaultStallTimeout, ...options.stallTimeout },
     toolTimeoutMs: options.toolTimeoutMs,
     eagerToolExecution: options.eagerToolExecution ?? false,
     options,
