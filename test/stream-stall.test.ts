@@ -212,4 +212,10 @@ describe("stream stall watchdog", () => {
     await unwatched.waitForIdle();
     expect(unwatchedEvents.at(-1)).toMatchObject({ type: "agent_end", reason: "aborted" });
   });
+
+  it("a misspelt watchdog option is refused, not silently left at its default", () => {
+    expect(() => createAgent({ provider: scripted([]), stallTimeout: { idelMs: 5 } as never })).toThrow(
+      /createAgent stallTimeout: unknown option "idelMs" \(did you mean "idleMs"\?\)/,
+    );
+  });
 });
