@@ -44,16 +44,7 @@ const BASH_TOOL_KEYS: OptionKeys<BashToolOptions> = {
   updateIntervalMs: true,
   shell: true,
   env: true,
-};
-
-/**
- * Options that look right but are not implemented yet: refused with the reason, never ignored
- * (an option that silently does nothing would let commands run unconfined while the user thinks
- * otherwise).
- */
-const NOT_YET_IMPLEMENTED = {
-  sandbox:
-    "this build has no OS sandbox for bash yet, so commands would run with all of your rights. Remove the option to run unsandboxed knowingly, or run the agent in a container",
+  sandbox: true,
 };
 
 /** `details` of a bash result. */
@@ -92,7 +83,7 @@ const parameters = z.object({
 export function createBashTool(
   options: BashToolOptions,
 ): Tool<z.output<typeof parameters>, BashResultDetails> {
-  checkOptionKeys("createBashTool", options, BASH_TOOL_KEYS, NOT_YET_IMPLEMENTED);
+  checkOptionKeys("createBashTool", options, BASH_TOOL_KEYS);
   const workspace = toWorkspace(options.workspace);
   const defaultTimeout = options.defaultTimeoutSeconds ?? 120;
   const maxTimeout = options.maxTimeoutSeconds ?? 600;

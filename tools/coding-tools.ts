@@ -39,7 +39,7 @@ export interface CodingToolsOptions {
  * ```
  */
 export function codingTools(options: CodingToolsOptions): Tool[] {
-  checkOptionKeys("codingTools", options, { cwd: true, bash: true, grep: true });
+  checkOptionKeys("codingTools", options, { cwd: true, sandbox: true, bash: true, grep: true });
   const workspace = createWorkspace(options.cwd);
   return [
     createBashTool({ ...options.bash, sandbox: options.sandbox ?? options.bash?.sandbox, workspace }),

@@ -10,6 +10,7 @@ import {
   resolvConfUnderRun,
 } from "./internal/bwrap.js";
 import { toWorkspace, type Workspace } from "./workspace.js";
+import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
 
 /**
  * Paths a sandboxed command may not read (replaced by an unreadable empty file or folder): the
@@ -86,6 +87,16 @@ export interface SandboxOptions {
   /** The bubblewrap executable. Default `bwrap` on `PATH`. */
   bwrapPath?: string;
 }
+
+const SANDBOX_KEYS: OptionKeys<SandboxOptions & { workspace: unknown }> = {
+  workspace: true,
+  network: true,
+  allowWrite: true,
+  denyRead: true,
+  denyWrite: true,
+  denyEnv: true,
+  bwrapPath: true,
+};
 
 /** A sandbox for one workspace: runs commands confined by bubblewrap. */
 export interface Sandbox {
@@ -186,6 +197,7 @@ function checkSupport(wanted: string): SandboxSupport {
  * ```
  */
 export function createSandbox(options: SandboxOptions & { workspace: string | Workspace }): Sandbox {
+  checkOptionKeys("createSandbox", options, SANDBOX_KEYS);
   const support = sandboxSupport({ bwrapPath: options.bwrapPath });
   if (!support.available) {
     throw new SandboxUnavailableError(
