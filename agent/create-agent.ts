@@ -14,8 +14,9 @@ import {
   type AgentOptions,
   type PromptInput,
   RETRY_POLICY_KEYS,
+  STALL_TIMEOUT_KEYS,
 } from "../core/options.js";
-import { type AgentRuntime, bindRuntime, defaultRetryPolicy } from "../core/runtime.js";
+import { type AgentRuntime, bindRuntime, defaultRetryPolicy, defaultStallTimeout } from "../core/runtime.js";
 import { BUILT_IN_MIGRATIONS } from "./snapshot-migrations.js";
 import { prepareSnapshotForRestore, stampSnapshot } from "./snapshot-version.js";
 
@@ -113,6 +114,8 @@ export function createAgent(options: AgentOptions): Agent {
     hooks: options.hooks ?? {},
     permissions: options.permissions,
     retry: { ...defaultRetryPolicy, ...options.retry },
+    stallTimeout:
+      options.stallTimeout === false ? undefined : { ...defaultStallTimeout, ...options.stallTimeout },
     toolTimeoutMs: options.toolTimeoutMs,
     eagerToolExecution: options.eagerToolExecution ?? false,
     options,
@@ -298,6 +301,9 @@ function checkAgentOptions(options: AgentOptions): void {
   checkOptionKeys("createAgent limits", options.limits, AGENT_LIMIT_KEYS);
   checkOptionKeys("createAgent retry", options.retry, RETRY_POLICY_KEYS);
   checkOptionKeys("createAgent hooks", options.hooks, AGENT_HOOK_KEYS);
+  if (options.stallTimeout !== false) {
+    checkOptionKeys("createAgent stallTimeout", options.stallTimeout, STALL_TIMEOUT_KEYS);
+  }
 }
 
 function stateName(value: unknown): string {
