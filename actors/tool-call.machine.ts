@@ -164,6 +164,7 @@ export const toolCallMachine = setup({
     },
     checkingPermission: {
       invoke: {
+        id: "checkPermission",
         src: "checkPermission",
         input: ({ context }) => ({
           toolCallId: context.toolCallId,
@@ -202,6 +203,7 @@ export const toolCallMachine = setup({
     },
     executing: {
       invoke: {
+        id: "executeTool",
         src: "executeTool",
         input: ({ context }) => ({
           toolCallId: context.toolCallId,

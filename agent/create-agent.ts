@@ -8,8 +8,19 @@ import { type Tool, toToolSpec } from "../tools/define-tool.js";
 import type { EffectJournal } from "../core/effect-journal.js";
 import type { AgentEvent } from "../core/events.js";
 import { type AgentMessage, defaultConvertToLlm } from "../core/messages.js";
-import type { AgentOptions, PromptInput } from "../core/options.js";
-import { type AgentRuntime, bindRuntime, defaultRetryPolicy } from "../core/runtime.js";
+import { checkOptionKeys } from "../core/option-keys.js";
+import {
+  AGENT_HOOK_KEYS,
+  AGENT_LIMIT_KEYS,
+  AGENT_OPTION_KEYS,
+  type AgentOptions,
+  type PromptInput,
+  RETRY_POLICY_KEYS,
+  STALL_TIMEOUT_KEYS,
+} from "../core/options.js";
+import { type AgentRuntime, bindRuntime, defaultRetryPolicy, defaultStallTimeout } from "../core/runtime.js";
+import { BUILT_IN_MIGRATIONS } from "./snapshot-migrations.js";
+import { prepareSnapshotForRestore, stampSnapshot } from "./snapshot-version.js";
 
 export type AgentActor = Actor<typeof agentMachine>;
 export type AgentSnapshot = SnapshotFrom<typeof agentMachine>;
@@ -48,7 +59,10 @@ export interface Agent {
   abort(): void;
   /** Stops the actor for good (aborting anything running) and completes `events$`. */
   stop(): void;
-  /** A JSON-safe snapshot; `createAgent({ ...options, snapshot })` resumes it, mid-run too. */
+  /**
+   * A JSON-safe snapshot, stamped with the machine version that wrote it (`snapshotVersion`);
+   * `createAgent({ ...options, snapshot })` resumes it, mid-run too, in this release or a later one.
+   */
   getPersistedSnapshot(): unknown;
   /** Calls waiting for approval. */
   pendingApprovals(): PendingApproval[];
@@ -92,6 +106,7 @@ export function createJournaledAgent(options: AgentOptions, journal: EffectJourn
 }
 
 function buildAgent(options: AgentOptions, journal: EffectJournal | undefined): Agent {
+  checkAgentOptions(options);
   const id = options.id ?? `agent-${++agentCounter}`;
   const events = new Subject<AgentEvent>();
   const tools = new Map<string, Tool>();
@@ -102,6 +117,14 @@ function buildAgent(options: AgentOptions, journal: EffectJournal | undefined): 
   const inputFilters = options.inputFilters ?? [];
   // A bad compaction budget is a setup error: report it here, not from inside the first turn.
   if (options.context) resolveContextConfig(options.context);
+  // A snapshot of another machine version is migrated or refused (SnapshotVersionError) here.
+  const snapshot =
+    options.snapshot === undefined
+      ? undefined
+      : prepareSnapshotForRestore(options.snapshot, agentMachine, [
+          ...BUILT_IN_MIGRATIONS,
+          ...(options.snapshotMigrations ?? []),
+        ]);
 
   const runtime: AgentRuntime = {
     provider: options.provider,
@@ -111,6 +134,8 @@ function buildAgent(options: AgentOptions, journal: EffectJournal | undefined): 
     hooks: options.hooks ?? {},
     permissions: options.permissions,
     retry: { ...defaultRetryPolicy, ...options.retry },
+    stallTimeout:
+      options.stallTimeout === false ? undefined : { ...defaultStallTimeout, ...options.stallTimeout },
     toolTimeoutMs: options.toolTimeoutMs,
     // A journaled model call is one step whose final message is recorded: its calls start after it.
     eagerToolExecution: journal ? false : (options.eagerToolExecution ?? false),
@@ -136,7 +161,7 @@ function buildAgent(options: AgentOptions, journal: EffectJournal | undefined): 
       contextBudget: options.context && dataOnly(options.context),
       concurrencySafeTools: [...tools.values()].filter((t) => t.concurrencySafe).map((t) => t.name),
     },
-    ...(options.snapshot !== undefined && { snapshot: options.snapshot as AgentSnapshot }),
+    ...(snapshot !== undefined && { snapshot: snapshot as unknown as AgentSnapshot }),
     ...(options.parentActor && { parent: options.parentActor }),
     ...(inspect && { inspect: typeof inspect === "function" ? inspect : toObserver(inspect) }),
   });
@@ -152,7 +177,7 @@ function buildAgent(options: AgentOptions, journal: EffectJournal | undefined): 
   });
   actor.start();
 
-  if (options.snapshot !== undefined) {
+  if (snapshot !== undefined) {
     // Approvals pending when the snapshot was taken are asked again, once listeners are attached.
     queueMicrotask(() => {
       for (const pending of pendingApprovals()) events.next({ type: "approval_requested", ...pending });
@@ -274,7 +299,7 @@ function buildAgent(options: AgentOptions, journal: EffectJournal | undefined): 
       events.complete();
     },
     getPersistedSnapshot() {
-      return JSON.parse(JSON.stringify(actor.getPersistedSnapshot()));
+      return stampSnapshot(JSON.parse(JSON.stringify(actor.getPersistedSnapshot())), agentMachine);
     },
     pendingApprovals,
     approve(toolCallId) {
@@ -285,6 +310,23 @@ function buildAgent(options: AgentOptions, journal: EffectJournal | undefined): 
     },
   };
   return agent;
+}
+
+/**
+ * Refuses unknown keys in the options and their nested option objects: a typo must be an error,
+ * never an option silently left at its default.
+ */
+function checkAgentOptions(options: AgentOptions): void {
+  if (options === null || typeof options !== "object") {
+    throw new TypeError("createAgent: options must be an object with at least a provider");
+  }
+  checkOptionKeys("createAgent", options, AGENT_OPTION_KEYS);
+  checkOptionKeys("createAgent limits", options.limits, AGENT_LIMIT_KEYS);
+  checkOptionKeys("createAgent retry", options.retry, RETRY_POLICY_KEYS);
+  checkOptionKeys("createAgent hooks", options.hooks, AGENT_HOOK_KEYS);
+  if (options.stallTimeout !== false) {
+    checkOptionKeys("createAgent stallTimeout", options.stallTimeout, STALL_TIMEOUT_KEYS);
+  }
 }
 
 function stateName(value: unknown): string {
