@@ -101,8 +101,12 @@ export function doneActorId(event: { type: string }): string {
 }
 
 /** An error result message for a call that never ran (skipped or aborted). */
-export function unranResult(call: Pick<PlannedCall, "id" | "name">, text: string): ToolResultMessage {
-  return toolResultMessage(call.id, call.name, errorResult(text));
+export function unranResult(
+  call: Pick<PlannedCall, "id" | "name">,
+  text: string,
+  timestamp = Date.now(),
+): ToolResultMessage {
+  return toolResultMessage(call.id, call.name, errorResult(text), timestamp);
 }
 
 /** Planned calls from an assistant message's tool calls. */
@@ -130,9 +134,9 @@ export function answerUnran(
   enqueue: EnqueueEffect,
   call: PlannedCall,
   text: string,
-  { started }: { started: boolean },
+  { started, timestamp }: { started: boolean; timestamp: number },
 ): ToolResultMessage {
-  const message = unranResult(call, text);
+  const message = unranResult(call, text, timestamp);
   enqueue(({ self }) => {
     const runtime = runtimeOf(self);
     if (!started) {

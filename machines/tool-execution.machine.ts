@@ -1,6 +1,7 @@
 import { assign, enqueueActions, sendParent, setup, stopChild } from "xstate";
 import { type ToolCallOutput, toolCallMachine } from "../actors/tool-call.machine.js";
 import type { ToolResultMessage } from "../core/messages.js";
+import { nowFor } from "../core/runtime.js";
 import type { ToolExecutionStrategy } from "../core/options.js";
 import {
   abortedText,
@@ -130,7 +131,7 @@ export const toolExecutionMachine = setup({
         });
       },
     ),
-    stopCalls: enqueueActions(({ context, enqueue }, calls: PlannedCall[]) => {
+    stopCalls: enqueueActions(({ context, enqueue, self }, calls: PlannedCall[]) => {
       // Started calls that will not finish: each is stopped and answered as aborted where it runs.
       let hosted = context.hosted;
       for (const call of calls) {
@@ -141,7 +142,10 @@ export const toolExecutionMachine = setup({
           continue;
         }
         enqueue(stopChild(call.id));
-        context.results[call.id] = answerUnran(enqueue, call, abortedText(call.name), { started: true });
+        context.results[call.id] = answerUnran(enqueue, call, abortedText(call.name), {
+          started: true,
+          timestamp: nowFor(self),
+        });
         hosted--;
       }
       enqueue.assign({ hosted });
@@ -178,9 +182,11 @@ export const toolExecutionMachine = setup({
     })),
     nextGroup: assign({ groupIndex: ({ context }) => context.groupIndex + 1 }),
     noteSteering: assign({ steeringQueued: true }),
-    skipRemaining: enqueueActions(({ context, enqueue }) => {
+    skipRemaining: enqueueActions(({ context, enqueue, self }) => {
       const remaining = context.calls.filter((c) => !context.results[c.id]);
-      const results = remaining.map((call) => answerUnran(enqueue, call, SKIPPED_TEXT, { started: false }));
+      const results = remaining.map((call) =>
+        answerUnran(enqueue, call, SKIPPED_TEXT, { started: false, timestamp: nowFor(self) }),
+      );
       for (const result of results) context.results[result.toolCallId] = result;
       enqueue.sendParent({ type: "GROUP_DONE", results } satisfies GroupDoneEvent);
     }),
@@ -188,14 +194,15 @@ export const toolExecutionMachine = setup({
       // Each shard answers its open calls as aborted, then finishes with all its results.
       for (const shard of context.shards) enqueue.sendTo(shard, { type: "ABORT" });
     }),
-    reportAborted: enqueueActions(({ context, enqueue }) => {
+    reportAborted: enqueueActions(({ context, enqueue, self }) => {
       // Everything not yet reported to the parent: finished results as they are, calls that never
       // started answered as aborted, in the order the model asked for them.
       const reported = new Set(context.groups.slice(0, context.groupIndex).flat());
       const calls = (context.planned ? context.calls : context.ready).filter((c) => !reported.has(c.id));
       const results = calls.map(
         (call) =>
-          context.results[call.id] ?? answerUnran(enqueue, call, abortedText(call.name), { started: false }),
+          context.results[call.id] ??
+          answerUnran(enqueue, call, abortedText(call.name), { started: false, timestamp: nowFor(self) }),
       );
       for (const result of results) context.results[result.toolCallId] = result;
       if (results.length) enqueue.sendParent({ type: "GROUP_DONE", results } satisfies GroupDoneEvent);

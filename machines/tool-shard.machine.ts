@@ -1,6 +1,7 @@
 import { assign, enqueueActions, setup, stopChild } from "xstate";
 import { type ToolCallOutput, toolCallMachine } from "../actors/tool-call.machine.js";
 import type { ToolResultMessage } from "../core/messages.js";
+import { nowFor } from "../core/runtime.js";
 import { abortedText, answerUnran, doneActorId, type PlannedCall } from "./tool-execution.logic.js";
 
 export interface ToolShardInput {
@@ -61,18 +62,24 @@ export const toolShardMachine = setup({
       enqueue.assign({ open: context.open - 1 });
       enqueue(stopChild(doneActorId(event)));
     }),
-    dropCall: enqueueActions(({ context, enqueue }, toolCallId: string) => {
+    dropCall: enqueueActions(({ context, enqueue, self }, toolCallId: string) => {
       const call = context.calls.find((c) => c.id === toolCallId);
       if (!call || context.results[toolCallId]) return;
       enqueue(stopChild(toolCallId));
-      context.results[toolCallId] = answerUnran(enqueue, call, abortedText(call.name), { started: true });
+      context.results[toolCallId] = answerUnran(enqueue, call, abortedText(call.name), {
+        started: true,
+        timestamp: nowFor(self),
+      });
       enqueue.assign({ open: context.open - 1 });
     }),
-    abortOpenCalls: enqueueActions(({ context, enqueue }) => {
+    abortOpenCalls: enqueueActions(({ context, enqueue, self }) => {
       for (const call of context.calls) {
         if (context.results[call.id]) continue;
         enqueue(stopChild(call.id));
-        context.results[call.id] = answerUnran(enqueue, call, abortedText(call.name), { started: true });
+        context.results[call.id] = answerUnran(enqueue, call, abortedText(call.name), {
+          started: true,
+          timestamp: nowFor(self),
+        });
       }
       enqueue.assign({ open: 0, sealed: true });
     }),
