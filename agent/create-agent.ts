@@ -3,7 +3,8 @@ import { type Actor, type AnyActorRef, createActor, type SnapshotFrom, toObserve
 import { resolveContextConfig } from "../context/config.js";
 import { screenInput, toMessages } from "../machines/agent.logic.js";
 import { agentMachine } from "../machines/agent.machine.js";
-import { type Tool, toToolSpec } from "../tools/define-tool.js";
+import { checkedBudget, type Tool, toToolSpec } from "../tools/define-tool.js";
+import { DEFAULT_TOOL_RESULT_MAX_CHARS } from "../tools/result-budget.js";
 import type { AgentEvent } from "../core/events.js";
 import { type AgentMessage, defaultConvertToLlm } from "../core/messages.js";
 import { checkOptionKeys } from "../core/option-keys.js";
@@ -15,6 +16,7 @@ import {
   type PromptInput,
   RETRY_POLICY_KEYS,
   STALL_TIMEOUT_KEYS,
+  TOOL_RESULT_BUDGET_KEYS,
 } from "../core/options.js";
 import { type AgentRuntime, bindRuntime, defaultRetryPolicy, defaultStallTimeout } from "../core/runtime.js";
 import { BUILT_IN_MIGRATIONS } from "./snapshot-migrations.js";
@@ -117,6 +119,15 @@ export function createAgent(options: AgentOptions): Agent {
     stallTimeout:
       options.stallTimeout === false ? undefined : { ...defaultStallTimeout, ...options.stallTimeout },
     toolTimeoutMs: options.toolTimeoutMs,
+    toolResultMaxChars:
+      options.toolResultBudget === false
+        ? Infinity
+        : (checkedBudget("createAgent toolResultBudget.maxChars", options.toolResultBudget?.maxChars) ??
+          DEFAULT_TOOL_RESULT_MAX_CHARS),
+    spillWorkspace:
+      options.toolResultBudget !== false && options.toolResultBudget?.spill !== false
+        ? tools.get("read_file")?.workspace
+        : undefined,
     eagerToolExecution: options.eagerToolExecution ?? false,
     options,
     convertToLlm: options.convertToLlm ?? defaultConvertToLlm,
@@ -301,6 +312,9 @@ function checkAgentOptions(options: AgentOptions): void {
   checkOptionKeys("createAgent limits", options.limits, AGENT_LIMIT_KEYS);
   checkOptionKeys("createAgent retry", options.retry, RETRY_POLICY_KEYS);
   checkOptionKeys("createAgent hooks", options.hooks, AGENT_HOOK_KEYS);
+  if (options.toolResultBudget !== false) {
+    checkOptionKeys("createAgent toolResultBudget", options.toolResultBudget, TOOL_RESULT_BUDGET_KEYS);
+  }
   if (options.stallTimeout !== false) {
     checkOptionKeys("createAgent stallTimeout", options.stallTimeout, STALL_TIMEOUT_KEYS);
   }
