@@ -8,7 +8,7 @@ import type { ContextConfig, TokenCalibration } from "../context/config.js";
 import { calibrationFromUsage } from "../context/tokens.js";
 import type { AgentEvent } from "../core/events.js";
 import { type AgentMessage, addUsage, type ToolResultMessage } from "../core/messages.js";
-import type { AgentLimits, QueueMode, ToolExecutionStrategy } from "../core/options.js";
+import type { AgentLimits, LoopDetectionOptions, QueueMode, ToolExecutionStrategy } from "../core/options.js";
 import {
   callsOf,
   durationLimitText,
@@ -20,6 +20,13 @@ import {
   stopNotice,
   takeFromQueue,
 } from "./agent.logic.js";
+import {
+  isLoopNotice,
+  loopNotice,
+  loopStopText,
+  recordToolResults,
+  resolveLoopDetection,
+} from "./loop-detection.logic.js";
 import { planCalls, unranResult } from "./tool-execution.logic.js";
 import { type GroupDoneEvent, toolExecutionMachine } from "./tool-execution.machine.js";
 
@@ -33,6 +40,8 @@ export interface AgentMachineInput {
   steeringMode?: QueueMode;
   followUpMode?: QueueMode;
   limits?: AgentLimits;
+  /** Loop detection thresholds, or `false` for none; absent = the defaults. */
+  loopDetection?: LoopDetectionOptions | false;
 }
 
 export interface AgentContext {
@@ -50,6 +59,8 @@ export interface AgentContext {
   concurrencySafeTools: string[];
   run: RunState;
   calibration?: TokenCalibration;
+  /** Absent = the default thresholds (see `LOOP_DETECTION_DEFAULTS`). */
+  loopDetection?: LoopDetectionOptions | false;
 }
 
 export type AgentMachineEvent =
@@ -315,7 +326,7 @@ export const agentMachine = setup({
     finishRun: enqueueActions(({ context, enqueue }) => {
       let run = context.run;
       let messages = context.messages;
-      if (run.endReason === "limit" && run.limitText) {
+      if ((run.endReason === "limit" || run.endReason === "loop") && run.limitText) {
         const notice = stopNotice(run.limitText);
         enqueue.emit({ type: "message_start", message: notice });
         enqueue.emit({ type: "message_end", message: notice });
@@ -330,7 +341,12 @@ export const agentMachine = setup({
         ...(run.errorMessage !== undefined &&
           run.endReason === "error" && { errorMessage: run.errorMessage }),
       });
-      enqueue.assign({ messages, run: { ...run, endReason: run.endReason ?? "stop" } });
+      enqueue.assign({
+        messages,
+        run: { ...run, endReason: run.endReason ?? "stop" },
+        // A loop notice belongs to the run that looped, not to the next one.
+        pending: context.pending.filter((message) => !isLoopNotice(message)),
+      });
     }),
   },
 }).createMachine({
@@ -347,6 +363,8 @@ export const agentMachine = setup({
     contextBudget: input.contextBudget,
     concurrencySafeTools: input.concurrencySafeTools ?? [],
     run: newRun(),
+    // Only when set: the context's shape (and so the snapshot version) stays that of older releases.
+    ...(input.loopDetection !== undefined && { loopDetection: input.loopDetection }),
   }),
   initial: "idle",
   on: {
@@ -521,7 +539,11 @@ export const agentMachine = setup({
 
 type StreamReady = Extract<ModelStreamEvent, { type: "TOOL_CALL_READY" }>;
 
-/** Tool results enter the transcript, the run and the turn, each announced with message_start/end. */
+/**
+ * Tool results enter the transcript, the run and the turn, each announced with message_start/end;
+ * then loop detection counts them (a warning queues a notice for the next turn; a repeat after
+ * a warning marks the run to end with reason "loop" before another turn starts).
+ */
 function appendResults(
   context: AgentContext,
   enqueue: {
@@ -534,14 +556,26 @@ function appendResults(
     enqueue.emit({ type: "message_start", message });
     enqueue.emit({ type: "message_end", message });
   }
-  enqueue.assign({
-    messages: [...context.messages, ...results],
-    run: {
-      ...context.run,
-      newMessages: [...context.run.newMessages, ...results],
-      turnResults: [...context.run.turnResults, ...results],
-    },
-  });
+  let run: RunState = {
+    ...context.run,
+    newMessages: [...context.run.newMessages, ...results],
+    turnResults: [...context.run.turnResults, ...results],
+  };
+  let pending = context.pending;
+  const thresholds = resolveLoopDetection(context.loopDetection);
+  if (thresholds && results.length > 0) {
+    const verdict = recordToolResults(run.loop, thresholds, callsOf(run.turnMessage), results, run.turn);
+    run = { ...run, loop: verdict.state };
+    for (const hit of verdict.warnings) {
+      enqueue.emit({ type: "loop_detected", action: "warned", ...hit });
+      pending = [...pending, loopNotice(hit)];
+    }
+    if (verdict.stop && !run.endReason) {
+      enqueue.emit({ type: "loop_detected", action: "stopped", ...verdict.stop });
+      run = { ...run, endReason: "loop", limitText: loopStopText(verdict.stop) };
+    }
+  }
+  enqueue.assign({ messages: [...context.messages, ...results], run, pending });
 }
 
 /** Overflow recovery compacts at least one level deeper than the last compaction of this run. */
