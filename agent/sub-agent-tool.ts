@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { createAgent } from "./create-agent.js";
 import type { AgentEvent, AgentEventOf } from "../core/events.js";
 import type { AgentMessage, AssistantMessage, Usage } from "../core/messages.js";

@@ -11,6 +11,11 @@ export interface OpenAICompatibleOptions {
   apiKey?: string;
   /** Output token cap per call, sent as `max_tokens` (what these servers understand). */
   maxTokens?: number;
+  /**
+   * Lets the SDK run in a browser (the SDK's own option, off by default): the key, if any, is
+   * visible to whoever uses the page.
+   */
+  dangerouslyAllowBrowser?: boolean;
 }
 
 /**
@@ -33,5 +38,6 @@ export function openaiCompatible(options: OpenAICompatibleOptions): Provider {
     baseURL: options.baseURL,
     maxTokens: options.maxTokens,
     legacyMaxTokens: true,
+    dangerouslyAllowBrowser: options.dangerouslyAllowBrowser,
   });
 }
