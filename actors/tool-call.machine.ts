@@ -147,6 +147,7 @@ export const toolCallMachine = setup({
     },
     checkingPermission: {
       invoke: {
+        id: "checkPermission",
         src: "checkPermission",
         input: ({ context }) => ({
           toolCallId: context.toolCallId,
@@ -185,6 +186,7 @@ export const toolCallMachine = setup({
     },
     executing: {
       invoke: {
+        id: "executeTool",
         src: "executeTool",
         input: ({ context }) => ({
           toolCallId: context.toolCallId,

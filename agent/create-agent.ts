@@ -8,6 +8,8 @@ import type { AgentEvent } from "../core/events.js";
 import { type AgentMessage, defaultConvertToLlm } from "../core/messages.js";
 import type { AgentOptions, PromptInput } from "../core/options.js";
 import { type AgentRuntime, bindRuntime, defaultRetryPolicy } from "../core/runtime.js";
+import { BUILT_IN_MIGRATIONS } from "./snapshot-migrations.js";
+import { prepareSnapshotForRestore, stampSnapshot } from "./snapshot-version.js";
 
 export type AgentActor = Actor<typeof agentMachine>;
 export type AgentSnapshot = SnapshotFrom<typeof agentMachine>;
@@ -46,7 +48,10 @@ export interface Agent {
   abort(): void;
   /** Stops the actor for good (aborting anything running) and completes `events$`. */
   stop(): void;
-  /** A JSON-safe snapshot; `createAgent({ ...options, snapshot })` resumes it, mid-run too. */
+  /**
+   * A JSON-safe snapshot, stamped with the machine version that wrote it (`snapshotVersion`);
+   * `createAgent({ ...options, snapshot })` resumes it, mid-run too, in this release or a later one.
+   */
   getPersistedSnapshot(): unknown;
   /** Calls waiting for approval. */
   pendingApprovals(): PendingApproval[];
@@ -82,6 +87,14 @@ export function createAgent(options: AgentOptions): Agent {
   const inputFilters = options.inputFilters ?? [];
   // A bad compaction budget is a setup error: report it here, not from inside the first turn.
   if (options.context) resolveContextConfig(options.context);
+  // A snapshot of another machine version is migrated or refused (SnapshotVersionError) here.
+  const snapshot =
+    options.snapshot === undefined
+      ? undefined
+      : prepareSnapshotForRestore(options.snapshot, agentMachine, [
+          ...BUILT_IN_MIGRATIONS,
+          ...(options.snapshotMigrations ?? []),
+        ]);
 
   const runtime: AgentRuntime = {
     provider: options.provider,
@@ -113,7 +126,7 @@ export function createAgent(options: AgentOptions): Agent {
       contextBudget: options.context && dataOnly(options.context),
       concurrencySafeTools: [...tools.values()].filter((t) => t.concurrencySafe).map((t) => t.name),
     },
-    ...(options.snapshot !== undefined && { snapshot: options.snapshot as AgentSnapshot }),
+    ...(snapshot !== undefined && { snapshot: snapshot as unknown as AgentSnapshot }),
     ...(options.parentActor && { parent: options.parentActor }),
     ...(inspect && { inspect: typeof inspect === "function" ? inspect : toObserver(inspect) }),
   });
@@ -129,7 +142,7 @@ export function createAgent(options: AgentOptions): Agent {
   });
   actor.start();
 
-  if (options.snapshot !== undefined) {
+  if (snapshot !== undefined) {
     // Approvals pending when the snapshot was taken are asked again, once listeners are attached.
     queueMicrotask(() => {
       for (const pending of pendingApprovals()) events.next({ type: "approval_requested", ...pending });
@@ -251,7 +264,7 @@ export function createAgent(options: AgentOptions): Agent {
       events.complete();
     },
     getPersistedSnapshot() {
-      return JSON.parse(JSON.stringify(actor.getPersistedSnapshot()));
+      return stampSnapshot(JSON.parse(JSON.stringify(actor.getPersistedSnapshot())), agentMachine);
     },
     pendingApprovals,
     approve(toolCallId) {

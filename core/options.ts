@@ -3,6 +3,7 @@ import type { ContextConfig } from "../context/config.js";
 import type { Provider } from "../providers/provider.js";
 import type { Tool, ToolResult } from "../tools/define-tool.js";
 import type { AgentMessage, ImageContent, Message, TextContent, ToolCall, UserMessage } from "./messages.js";
+import type { SnapshotMigration } from "./snapshot-version.js";
 
 /** How the calls of one assistant message run. See DESIGN.md, "Tool execution". */
 export type ToolExecutionStrategy = "parallel" | "sequential" | "auto" | { batched: number };
@@ -113,8 +114,13 @@ export interface AgentOptions {
   retry?: RetryPolicy;
   /** Turns the transcript into what the provider receives. Default: {@link defaultConvertToLlm}. */
   convertToLlm?: (messages: readonly AgentMessage[]) => Message[];
-  /** A persisted snapshot (`agent.getPersistedSnapshot()`) to resume from. */
+  /**
+   * A persisted snapshot (`agent.getPersistedSnapshot()`) to resume from. One written by another
+   * machine version is migrated, or refused with a `SnapshotVersionError` that carries its transcript.
+   */
   snapshot?: unknown;
+  /** Migrations besides the built-in ones, for snapshots of machine versions they do not cover. */
+  snapshotMigrations?: SnapshotMigration[];
   /**
    * Runs the agent as a child of this actor (sub-agents pass `ctx.actor`): it joins the parent's
    * actor tree, so the parent's inspector shows it under the tool call that runs it.

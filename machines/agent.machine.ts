@@ -365,7 +365,11 @@ export const agentMachine = setup({
       },
     },
     running: {
-      invoke: { src: "runDeadline", input: ({ context }) => ({ ms: context.limits.maxDurationMs }) },
+      invoke: {
+        id: "runDeadline",
+        src: "runDeadline",
+        input: ({ context }) => ({ ms: context.limits.maxDurationMs }),
+      },
       on: {
         DEADLINE: { actions: ["noteDeadline", "raiseAbort"] },
       },

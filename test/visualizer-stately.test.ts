@@ -139,6 +139,31 @@ describe("the Stately inspector hook-up", () => {
     expect(everything).toContain("more characters]");
   });
 
+  it("names every actor the agent starts, invoked ones too (no generated 0.agent.running ids)", async () => {
+    const names: string[] = [];
+    const agent = createAgent({
+      provider: providerWithKey(),
+      tools: [sleep],
+      permissions: { check: () => ({ behavior: "allow" }) },
+      limits: { maxDurationMs: 60_000 },
+      inspect: (event) => {
+        if (event.type === "@xstate.actor") names.push(event.actorRef.id);
+      },
+    });
+    cleanups.push(() => agent.stop());
+    await agent.prompt("Go");
+    expect(names).toEqual(
+      expect.arrayContaining([
+        "runDeadline",
+        "modelStream",
+        "toolExecution",
+        "checkPermission",
+        "executeTool",
+      ]),
+    );
+    expect(names.filter((name) => /^\d+\./.test(name))).toEqual([]);
+  });
+
   it("shows a sub-agent as an actor in its parent's tree, under the tool call that runs it", async () => {
     const inspector = await started();
     const page = listen(inspector.relayUrl);

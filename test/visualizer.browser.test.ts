@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
@@ -15,6 +15,7 @@ import {
   visualize,
   visualizeRecording,
 } from "../index.js";
+import { launchBrowser } from "./browser.js";
 
 const ARTIFACTS = join(import.meta.dirname, "..", "test-artifacts");
 
@@ -38,16 +39,7 @@ let browser: Browser;
 const cleanups: (() => Promise<void> | void)[] = [];
 
 beforeAll(async () => {
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--no-first-run",
-      "--disable-background-networking",
-    ],
-  });
+  browser = await launchBrowser();
   await mkdir(ARTIFACTS, { recursive: true });
 });
 

@@ -703,19 +703,24 @@ function renderHeader() {
 }
 
 let frame = 0;
+/** Renders on the next animation frame, once however many messages arrive before it. */
 function render() {
   if (frame) return;
-  frame = requestAnimationFrame(() => {
-    frame = 0;
-    renderHeader();
-    paintChart();
-    renderTimeline();
-    renderTranscript();
-    renderUsage();
-    renderApprovals();
-    renderLog();
-    if (replay.active) renderReplayBar();
-  });
+  frame = requestAnimationFrame(renderNow);
+}
+
+/** Renders at once: after a replay step, so what the page shows is settled when the click returns. */
+function renderNow() {
+  if (frame) cancelAnimationFrame(frame);
+  frame = 0;
+  renderHeader();
+  paintChart();
+  renderTimeline();
+  renderTranscript();
+  renderUsage();
+  renderApprovals();
+  renderLog();
+  if (replay.active) renderReplayBar();
 }
 
 // Running lanes and fading "visited" states move with the clock.
@@ -821,7 +826,7 @@ function seek(position) {
     replay.position = 0;
   }
   for (; replay.position < position; replay.position++) apply(replay.entries[replay.position]);
-  render();
+  renderNow();
 }
 
 function next() {
