@@ -9,6 +9,17 @@
 export type { Agent, AgentActor, AgentSnapshot, PendingApproval } from "./agent/create-agent.js";
 export { createAgent } from "./agent/create-agent.js";
 
+// --- Snapshots across releases: version stamps, migrations, the transcript of any snapshot ---
+export type { PersistedSnapshotData, SnapshotMigration, SnapshotVersion } from "./core/snapshot-version.js";
+export { SNAPSHOT_FORMAT, SNAPSHOT_VERSION_KEY } from "./core/snapshot-version.js";
+export {
+  type MachineStructure,
+  describeMachineStructure,
+  machineStructureHash,
+} from "./agent/machine-structure.js";
+export { messagesOfSnapshot } from "./agent/snapshot-transcript.js";
+export { SnapshotVersionError, snapshotVersionOf } from "./agent/snapshot-version.js";
+
 // --- Messages, events and options ---
 export type * from "./core/events.js";
 export * from "./core/messages.js";

@@ -1,9 +1,13 @@
-import { describe, expect, it } from "vitest";
+import { fileURLToPath } from "node:url";
+import * as esbuild from "esbuild";
+import { afterAll, describe, expect, it } from "vitest";
 import * as browser from "../browser.js";
 import * as codingTools from "../coding-tools.js";
 import * as main from "../index.js";
 import * as mcp from "../mcp.js";
 import * as visualizer from "../visualizer.js";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
 // The package's entries (docs/package.md): in Node, `agent-machine` is everything a library user
 // gets; `agent-machine/browser` (what bundlers get for a web page) and the Node-only entries are its
@@ -49,5 +53,49 @@ describe("the package's entries", () => {
       expect(browser, name).not.toHaveProperty(name);
       expect(main, name).toHaveProperty(name);
     }
+  });
+});
+
+describe("the browser entry", () => {
+  afterAll(() => esbuild.stop());
+
+  /** Bundles `source` (resolved from the repository root) as a web app would, minified. */
+  async function bundleForBrowser(source: string) {
+    const result = await esbuild.build({
+      stdin: { contents: source, resolveDir: ROOT, loader: "ts" },
+      bundle: true,
+      platform: "browser",
+      format: "esm",
+      minify: true,
+      write: false,
+      metafile: true,
+      logLevel: "silent",
+    });
+    // The files that put code in the bundle (the metafile also lists those tree-shaking dropped).
+    const [output] = Object.values(result.metafile.outputs);
+    return Object.entries(output!.inputs)
+      .filter(([, input]) => input.bytesInOutput > 0)
+      .map(([file]) => file);
+  }
+
+  it("bundles for the browser: nothing it reaches imports a node: module", async () => {
+    // esbuild refuses node: built-ins on platform=browser, naming the file that imports one.
+    const inputs = await bundleForBrowser(`export * from "./browser.ts";`);
+    expect(inputs).toContain("agent/create-agent.ts");
+  });
+
+  it("lets an app that uses only the loop leave out the provider SDKs and zod's locales", async () => {
+    const inputs = await bundleForBrowser(`
+      import * as z from "zod";
+      import { createAgent, defineTool, scripted } from "./browser.ts";
+      const add = defineTool({ name: "add", description: "Adds", parameters: z.object({ a: z.number() }), execute: ({ a }) => String(a + 1) });
+      createAgent({ provider: scripted([{ text: "hi" }]), tools: [add] }).prompt("hi");
+    `);
+    const packages = new Set(inputs.map((file) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(file)?.[1]));
+    expect(packages).not.toContain("openai");
+    expect(packages).not.toContain("@anthropic-ai/sdk");
+    // `import { z } from "zod"` in one of our modules would pull every locale (≈ 370 KB minified).
+    const locales = inputs.filter((file) => file.includes("zod/v4/locales/"));
+    expect(locales.map((file) => file.replace(/.*locales\//, ""))).toEqual(["en.js"]);
   });
 });
