@@ -5,6 +5,7 @@ import { isRetryableKind, type ProviderErrorKind, type ProviderEvent } from "../
 import { abortReason } from "./abort-reason.js";
 import { AssistantBuilder } from "./assistant-builder.js";
 import { retryDelay } from "./backoff.js";
+import { createStallWatchdog, type Stall } from "./stall-watchdog.js";
 
 /** What the model-stream actor tells the agent machine. */
 export type ModelStreamEvent =
@@ -25,7 +26,9 @@ export interface ModelStreamInput {
  * One model call: streams the provider's answer, publishing `message_start` and every
  * `message_update` straight to the event bus (deltas are not machine events), retries transient
  * failures with backoff, and reports the finished message with `STREAM_DONE`. On `ABORT` it
- * answers at once with what arrived so far, marked `aborted`.
+ * answers at once with what arrived so far, marked `aborted`. A stream silent for longer than the
+ * agent's `stallTimeout` is abandoned and retried as a network failure; a call that stalls on
+ * every attempt ends with an error naming the stall and none of its partial output.
  */
 export const modelStreamActor = fromCallback<{ type: "ABORT" }, ModelStreamInput, ModelStreamEvent>(
   ({ self, sendBack, receive }) => {
@@ -93,7 +96,7 @@ async function streamWithRetries(
     const builder = new AssistantBuilder(runtime.provider.id, runtime.provider.model);
     call.builder = builder;
     call.started = false;
-    const failure = await streamOnce(runtime, builder, signal, call, notifyReady);
+    const failure = await streamWatched(runtime, builder, signal, call, notifyReady);
     if (call.finished) return;
     if (!failure) {
       finish({ type: "STREAM_DONE", message: builder.message, started: call.started });
@@ -106,17 +109,64 @@ async function streamWithRetries(
       continue;
     }
     const stopReason = failure.kind === "aborted" ? "aborted" : "error";
-    finish({
-      type: "STREAM_DONE",
-      message: builder.fail(stopReason, failure.message),
-      started: call.started,
-      errorKind: failure.kind,
-    });
+    const failed = failure.stalled
+      ? withoutPartialOutput(
+          builder.fail(stopReason, gaveUpText(failure.message, attempt)),
+          call.announcedCalls,
+        )
+      : builder.fail(stopReason, failure.message);
+    finish({ type: "STREAM_DONE", message: failed, started: call.started, errorKind: failure.kind });
     return;
   }
 }
 
-type Failure = Extract<ProviderEvent, { type: "error" }>;
+/** A failed attempt; `stalled` when the watchdog gave it up. */
+type Failure = Extract<ProviderEvent, { type: "error" }> & { stalled?: boolean };
+
+/** What one attempt's stream loop needs to know besides the call: whether it was given up. */
+interface Attempt {
+  abandoned: boolean;
+  /** Called on every provider event. */
+  onEvent?: () => void;
+}
+
+/**
+ * One attempt under the stall watchdog. The watchdog does not rely on the provider honouring its
+ * signal: a stalled attempt is abandoned at once (its loop publishes nothing more, whatever
+ * arrives later) and its own signal is aborted so a well-behaved provider closes the connection.
+ */
+async function streamWatched(
+  runtime: AgentRuntime,
+  builder: AssistantBuilder,
+  signal: AbortSignal,
+  call: CallState,
+  notifyReady: (toolCall: ToolCall) => void,
+): Promise<Failure | undefined> {
+  if (!runtime.stallTimeout)
+    return streamOnce(runtime, builder, signal, call, notifyReady, { abandoned: false });
+  const watchdog = createStallWatchdog(runtime.stallTimeout);
+  const controller = new AbortController();
+  const forwardAbort = () => controller.abort(abortReason);
+  signal.addEventListener("abort", forwardAbort, { once: true });
+  const attempt: Attempt = { abandoned: false, onEvent: watchdog.touch };
+  try {
+    const outcome = await Promise.race([
+      streamOnce(runtime, builder, controller.signal, call, notifyReady, attempt),
+      watchdog.stalled,
+    ]);
+    if (!isStall(outcome)) return outcome;
+    attempt.abandoned = true;
+    controller.abort(abortReason);
+    return { type: "error", kind: "network", message: outcome.message, stalled: true };
+  } finally {
+    watchdog.stop();
+    signal.removeEventListener("abort", forwardAbort);
+  }
+}
+
+function isStall(outcome: Failure | Stall | undefined): outcome is Stall {
+  return outcome !== undefined && "phase" in outcome;
+}
 
 async function streamOnce(
   runtime: AgentRuntime,
@@ -124,6 +174,7 @@ async function streamOnce(
   signal: AbortSignal,
   call: CallState,
   notifyReady: (toolCall: ToolCall) => void,
+  attempt: Attempt,
 ): Promise<Failure | undefined> {
   const request = {
     systemPrompt: runtime.systemPrompt,
@@ -132,7 +183,8 @@ async function streamOnce(
   };
   try {
     for await (const event of runtime.provider.stream(request, signal)) {
-      if (call.finished) return undefined;
+      if (call.finished || attempt.abandoned) return undefined;
+      attempt.onEvent?.();
       if (event.type === "error") return event;
       if (!call.started) {
         call.started = true;
@@ -167,6 +219,21 @@ async function streamOnce(
   }
   if (signal.aborted) return { type: "error", kind: "aborted", message: "Request was aborted" };
   return { type: "error", kind: "network", message: "The stream ended before the model finished its answer" };
+}
+
+/**
+ * A stalled call's final message, without what the abandoned stream said. Calls that already started
+ * (eager execution) stay, so their results still answer them; nothing else of the attempt does.
+ */
+function withoutPartialOutput(message: AssistantMessage, callsStarted: boolean): AssistantMessage {
+  return {
+    ...message,
+    content: callsStarted ? message.content.filter((block) => block.type === "toolCall") : [],
+  };
+}
+
+function gaveUpText(stall: string, retries: number): string {
+  return retries === 0 ? stall : `${stall}; gave up after ${retries} ${retries === 1 ? "retry" : "retries"}`;
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<boolean> {

@@ -6,8 +6,17 @@ import { agentMachine } from "../machines/agent.machine.js";
 import { type Tool, toToolSpec } from "../tools/define-tool.js";
 import type { AgentEvent } from "../core/events.js";
 import { type AgentMessage, defaultConvertToLlm } from "../core/messages.js";
-import type { AgentOptions, PromptInput } from "../core/options.js";
-import { type AgentRuntime, bindRuntime, defaultRetryPolicy } from "../core/runtime.js";
+import { checkOptionKeys } from "../core/option-keys.js";
+import {
+  AGENT_HOOK_KEYS,
+  AGENT_LIMIT_KEYS,
+  AGENT_OPTION_KEYS,
+  type AgentOptions,
+  type PromptInput,
+  RETRY_POLICY_KEYS,
+  STALL_TIMEOUT_KEYS,
+} from "../core/options.js";
+import { type AgentRuntime, bindRuntime, defaultRetryPolicy, defaultStallTimeout } from "../core/runtime.js";
 import { BUILT_IN_MIGRATIONS } from "./snapshot-migrations.js";
 import { prepareSnapshotForRestore, stampSnapshot } from "./snapshot-version.js";
 
@@ -77,6 +86,7 @@ let agentCounter = 0;
  * ```
  */
 export function createAgent(options: AgentOptions): Agent {
+  checkAgentOptions(options);
   const id = options.id ?? `agent-${++agentCounter}`;
   const events = new Subject<AgentEvent>();
   const tools = new Map<string, Tool>();
@@ -104,6 +114,8 @@ export function createAgent(options: AgentOptions): Agent {
     hooks: options.hooks ?? {},
     permissions: options.permissions,
     retry: { ...defaultRetryPolicy, ...options.retry },
+    stallTimeout:
+      options.stallTimeout === false ? undefined : { ...defaultStallTimeout, ...options.stallTimeout },
     toolTimeoutMs: options.toolTimeoutMs,
     eagerToolExecution: options.eagerToolExecution ?? false,
     options,
@@ -275,6 +287,23 @@ export function createAgent(options: AgentOptions): Agent {
     },
   };
   return agent;
+}
+
+/**
+ * Refuses unknown keys in the options and their nested option objects: a typo must be an error,
+ * never an option silently left at its default.
+ */
+function checkAgentOptions(options: AgentOptions): void {
+  if (options === null || typeof options !== "object") {
+    throw new TypeError("createAgent: options must be an object with at least a provider");
+  }
+  checkOptionKeys("createAgent", options, AGENT_OPTION_KEYS);
+  checkOptionKeys("createAgent limits", options.limits, AGENT_LIMIT_KEYS);
+  checkOptionKeys("createAgent retry", options.retry, RETRY_POLICY_KEYS);
+  checkOptionKeys("createAgent hooks", options.hooks, AGENT_HOOK_KEYS);
+  if (options.stallTimeout !== false) {
+    checkOptionKeys("createAgent stallTimeout", options.stallTimeout, STALL_TIMEOUT_KEYS);
+  }
 }
 
 function stateName(value: unknown): string {

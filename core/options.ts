@@ -3,6 +3,7 @@ import type { ContextConfig } from "../context/config.js";
 import type { Provider } from "../providers/provider.js";
 import type { Tool, ToolResult } from "../tools/define-tool.js";
 import type { AgentMessage, ImageContent, Message, TextContent, ToolCall, UserMessage } from "./messages.js";
+import type { OptionKeys } from "./option-keys.js";
 import type { SnapshotMigration } from "./snapshot-version.js";
 
 /** How the calls of one assistant message run. See DESIGN.md, "Tool execution". */
@@ -37,6 +38,17 @@ export interface RetryPolicy {
   maxDelayMs?: number;
   /** ± share of random jitter. Default 0.2. */
   jitter?: number;
+}
+
+/**
+ * The stream watchdog: a model call whose stream stays silent too long is aborted and retried as a
+ * network failure (with the agent's `retry` policy). 0 or `Infinity` turns a check off.
+ */
+export interface StallTimeout {
+  /** Longest wait for the stream's first event. Default 180 000 ms. */
+  firstEventMs?: number;
+  /** Longest silence between two events once the stream has begun. Default 180 000 ms. */
+  idleMs?: number;
 }
 
 /** What a permission check decides for one call. */
@@ -112,6 +124,8 @@ export interface AgentOptions {
   inspect?: Observer<any> | ((event: any) => void);
   permissions?: PermissionChecker;
   retry?: RetryPolicy;
+  /** The stream watchdog (see {@link StallTimeout}); `false` turns it off. */
+  stallTimeout?: StallTimeout | false;
   /** Turns the transcript into what the provider receives. Default: {@link defaultConvertToLlm}. */
   convertToLlm?: (messages: readonly AgentMessage[]) => Message[];
   /**
@@ -129,6 +143,64 @@ export interface AgentOptions {
   /** An id for this agent (shown in the inspector, used as `childAgentId` for sub-agents). */
   id?: string;
 }
+
+/**
+ * The keys `createAgent` accepts; any other is refused (`checkOptionKeys`). A new option goes into
+ * {@link AgentOptions} and here (the compiler insists).
+ */
+export const AGENT_OPTION_KEYS: OptionKeys<AgentOptions> = {
+  provider: true,
+  systemPrompt: true,
+  tools: true,
+  messages: true,
+  toolExecution: true,
+  steeringMode: true,
+  followUpMode: true,
+  hooks: true,
+  inputFilters: true,
+  limits: true,
+  context: true,
+  toolTimeoutMs: true,
+  eagerToolExecution: true,
+  inspect: true,
+  permissions: true,
+  retry: true,
+  stallTimeout: true,
+  convertToLlm: true,
+  snapshot: true,
+  snapshotMigrations: true,
+  parentActor: true,
+  id: true,
+};
+
+/** The keys of {@link AgentLimits}. */
+export const AGENT_LIMIT_KEYS: OptionKeys<AgentLimits> = {
+  maxTurns: true,
+  maxTokens: true,
+  maxDurationMs: true,
+};
+
+/** The keys of {@link RetryPolicy}. */
+export const RETRY_POLICY_KEYS: OptionKeys<RetryPolicy> = {
+  maxRetries: true,
+  baseDelayMs: true,
+  maxDelayMs: true,
+  jitter: true,
+};
+
+/** The keys of {@link StallTimeout}. */
+export const STALL_TIMEOUT_KEYS: OptionKeys<StallTimeout> = {
+  firstEventMs: true,
+  idleMs: true,
+};
+
+/** The keys of {@link AgentHooks}. */
+export const AGENT_HOOK_KEYS: OptionKeys<AgentHooks> = {
+  beforeToolCall: true,
+  afterToolCall: true,
+  beforeToolUpdate: true,
+  afterToolUpdate: true,
+};
 
 /** What `prompt()` accepts. */
 export type PromptInput = string | UserMessage | AgentMessage | AgentMessage[];

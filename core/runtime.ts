@@ -4,7 +4,7 @@ import type { Provider, ToolSpec } from "../providers/provider.js";
 import type { Tool } from "../tools/define-tool.js";
 import type { AgentEvent } from "./events.js";
 import type { AgentMessage, Message } from "./messages.js";
-import type { AgentHooks, AgentOptions, PermissionChecker, RetryPolicy } from "./options.js";
+import type { AgentHooks, AgentOptions, PermissionChecker, RetryPolicy, StallTimeout } from "./options.js";
 
 /**
  * Everything an agent's actors need that must not live in machine context: functions, the provider
@@ -20,6 +20,8 @@ export interface AgentRuntime {
   readonly hooks: AgentHooks;
   readonly permissions?: PermissionChecker;
   readonly retry: Required<RetryPolicy>;
+  /** The stream watchdog's limits; `undefined` when it is off. */
+  readonly stallTimeout?: Required<StallTimeout>;
   readonly toolTimeoutMs?: number;
   readonly eagerToolExecution: boolean;
   readonly options: AgentOptions;
@@ -54,4 +56,13 @@ export const defaultRetryPolicy: Required<RetryPolicy> = {
   baseDelayMs: 1000,
   maxDelayMs: 60_000,
   jitter: 0.2,
+};
+
+/**
+ * Three minutes of silence, before the first event or between two: longer than reasoning models
+ * think silently at high effort, far shorter than the forever a held socket would last.
+ */
+export const defaultStallTimeout: Required<StallTimeout> = {
+  firstEventMs: 180_000,
+  idleMs: 180_000,
 };

@@ -1,5 +1,6 @@
 import Anthropic from "@anthropic-ai/sdk";
 import type { Usage } from "../core/messages.js";
+import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
 import { toAnthropicRequest } from "./internal/anthropic-request.js";
 import { processEnv } from "./internal/env.js";
 import { classifyProviderError, truncatedStreamError } from "./internal/errors.js";
@@ -33,6 +34,15 @@ export interface AnthropicOptions {
    */
   dangerouslyAllowBrowser?: boolean;
 }
+
+const ANTHROPIC_KEYS: OptionKeys<AnthropicOptions> = {
+  model: true,
+  apiKey: true,
+  baseURL: true,
+  maxTokens: true,
+  thinking: true,
+  cache: true,
+};
 
 function thinkingParam(thinking: AnthropicOptions["thinking"]) {
   if (!thinking) return {};
@@ -91,6 +101,7 @@ function mergeUsage(usage: Usage, wire: WireUsage | null | undefined): Usage {
  * ```
  */
 export function anthropic(options: AnthropicOptions): Provider {
+  checkOptionKeys("anthropic", options, ANTHROPIC_KEYS);
   const model = options.model;
   // Kept for the missing-key check and to scrub error texts; the SDK reads the environment itself
   // (ANTHROPIC_API_KEY, or ANTHROPIC_AUTH_TOKEN for bearer tokens) when no key is passed.

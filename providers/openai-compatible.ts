@@ -1,5 +1,6 @@
 import { createOpenAIProvider } from "./internal/openai-provider.js";
 import type { Provider } from "./provider.js";
+import { checkOptionKeys } from "../core/option-keys.js";
 
 /** Options of {@link openaiCompatible}. */
 export interface OpenAICompatibleOptions {
@@ -30,6 +31,7 @@ export interface OpenAICompatibleOptions {
  * ```
  */
 export function openaiCompatible(options: OpenAICompatibleOptions): Provider {
+  checkOptionKeys("openaiCompatible", options, { baseURL: true, model: true, apiKey: true, maxTokens: true });
   return createOpenAIProvider({
     id: "openai-compatible",
     model: options.model,

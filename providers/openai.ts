@@ -1,6 +1,7 @@
 import { processEnv } from "./internal/env.js";
 import { createOpenAIProvider, type ReasoningEffort } from "./internal/openai-provider.js";
 import type { Provider } from "./provider.js";
+import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
 
 /** Options of {@link openai}. */
 export interface OpenAIOptions {
@@ -26,6 +27,15 @@ export interface OpenAIOptions {
   dangerouslyAllowBrowser?: boolean;
 }
 
+const OPENAI_KEYS: OptionKeys<OpenAIOptions> = {
+  model: true,
+  api: true,
+  apiKey: true,
+  baseURL: true,
+  maxTokens: true,
+  reasoningEffort: true,
+};
+
 /**
  * A provider for OpenAI, streamed through the official SDK: the Chat Completions API by default,
  * or the Responses API with `api: "responses"`. The SDK never retries (the agent does, once, with
@@ -37,6 +47,7 @@ export interface OpenAIOptions {
  * ```
  */
 export function openai(options: OpenAIOptions): Provider {
+  checkOptionKeys("openai", options, OPENAI_KEYS);
   const api = options.api ?? "chat";
   return createOpenAIProvider({
     id: api === "responses" ? "openai-responses" : "openai",

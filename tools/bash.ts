@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { z } from "zod";
+import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
 import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
 import { createHeadTailBuffer } from "./internal/head-tail-buffer.js";
 import { killProcessGroup } from "./internal/process-group.js";
@@ -24,6 +25,27 @@ export interface BashToolOptions {
   /** Extra environment variables (merged over `process.env`). */
   env?: Record<string, string>;
 }
+
+const BASH_TOOL_KEYS: OptionKeys<BashToolOptions> = {
+  workspace: true,
+  defaultTimeoutSeconds: true,
+  maxTimeoutSeconds: true,
+  maxOutputBytes: true,
+  killGraceMs: true,
+  updateIntervalMs: true,
+  shell: true,
+  env: true,
+};
+
+/**
+ * Options that look right but are not implemented yet: refused with the reason, never ignored
+ * (an option that silently does nothing would let commands run unconfined while the user thinks
+ * otherwise).
+ */
+const NOT_YET_IMPLEMENTED = {
+  sandbox:
+    "this build has no OS sandbox for bash yet, so commands would run with all of your rights. Remove the option to run unsandboxed knowingly, or run the agent in a container",
+};
 
 /** `details` of a bash result. */
 export interface BashResultDetails {
@@ -61,6 +83,7 @@ const parameters = z.object({
 export function createBashTool(
   options: BashToolOptions,
 ): Tool<z.output<typeof parameters>, BashResultDetails> {
+  checkOptionKeys("createBashTool", options, BASH_TOOL_KEYS, NOT_YET_IMPLEMENTED);
   const workspace = toWorkspace(options.workspace);
   const defaultTimeout = options.defaultTimeoutSeconds ?? 120;
   const maxTimeout = options.maxTimeoutSeconds ?? 600;

@@ -1,3 +1,4 @@
+import { checkOptionKeys } from "../core/option-keys.js";
 import { type BashToolOptions, createBashTool } from "./bash.js";
 import type { Tool } from "./define-tool.js";
 import { createEditFileTool } from "./edit-file.js";
@@ -32,6 +33,7 @@ export interface CodingToolsOptions {
  * ```
  */
 export function codingTools(options: CodingToolsOptions): Tool[] {
+  checkOptionKeys("codingTools", options, { cwd: true, bash: true, grep: true });
   const workspace = createWorkspace(options.cwd);
   return [
     createBashTool({ ...options.bash, workspace }),
