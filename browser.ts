@@ -30,6 +30,7 @@ export type { Tool, ToolContext, ToolDefinition, ToolResult } from "./tools/defi
 export { defineTool, errorResult, toToolSpec } from "./tools/define-tool.js";
 export type { SubAgentDetails, SubAgentToolOptions } from "./agent/sub-agent-tool.js";
 export { subAgentTool } from "./agent/sub-agent-tool.js";
+export { narrowPermissions } from "./tools/narrow-permissions.js";
 
 // --- Providers: Anthropic, OpenAI (chat + responses), OpenAI-compatible servers (all over fetch), scripted ---
 export type * from "./providers/provider.js";

@@ -7,7 +7,7 @@ import { AGENT_OPTION_KEYS, type AgentLimits, type AgentOptions } from "../core/
 import { runtimeOf } from "../core/runtime.js";
 import type { Provider } from "../providers/provider.js";
 import { defineTool, type Tool, type ToolResult } from "../tools/define-tool.js";
-import { narrowPermissions } from "../tools/permissions.js";
+import { narrowPermissions } from "../tools/narrow-permissions.js";
 
 /** Options of {@link subAgentTool}. */
 export interface SubAgentToolOptions {

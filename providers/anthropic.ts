@@ -42,6 +42,7 @@ const ANTHROPIC_KEYS: OptionKeys<AnthropicOptions> = {
   maxTokens: true,
   thinking: true,
   cache: true,
+  dangerouslyAllowBrowser: true,
 };
 
 function thinkingParam(thinking: AnthropicOptions["thinking"]) {

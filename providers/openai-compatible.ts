@@ -31,7 +31,13 @@ export interface OpenAICompatibleOptions {
  * ```
  */
 export function openaiCompatible(options: OpenAICompatibleOptions): Provider {
-  checkOptionKeys("openaiCompatible", options, { baseURL: true, model: true, apiKey: true, maxTokens: true });
+  checkOptionKeys("openaiCompatible", options, {
+    baseURL: true,
+    model: true,
+    apiKey: true,
+    maxTokens: true,
+    dangerouslyAllowBrowser: true,
+  });
   return createOpenAIProvider({
     id: "openai-compatible",
     model: options.model,

@@ -34,6 +34,7 @@ const OPENAI_KEYS: OptionKeys<OpenAIOptions> = {
   baseURL: true,
   maxTokens: true,
   reasoningEffort: true,
+  dangerouslyAllowBrowser: true,
 };
 
 /**
