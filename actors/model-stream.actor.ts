@@ -1,4 +1,5 @@
 import { fromCallback } from "xstate";
+import type { ModelCallOutcome } from "../core/effect-journal.js";
 import type { AssistantMessage, ToolCall } from "../core/messages.js";
 import { type AgentRuntime, runtimeOf } from "../core/runtime.js";
 import { isRetryableKind, type ProviderErrorKind, type ProviderEvent } from "../providers/provider.js";
@@ -28,11 +29,14 @@ export interface ModelStreamInput {
  * failures with backoff, and reports the finished message with `STREAM_DONE`. On `ABORT` it
  * answers at once with what arrived so far, marked `aborted`. A stream silent for longer than the
  * agent's `stallTimeout` is abandoned and retried as a network failure; a call that stalls on
- * every attempt ends with an error naming the stall and none of its partial output.
+ * every attempt ends with an error naming the stall and none of its partial output. With a journal
+ * (a durable agent) the whole call is one journaled step whose final message is recorded; an abort
+ * then ends the step, and the actor answers with what the journal recorded.
  */
 export const modelStreamActor = fromCallback<{ type: "ABORT" }, ModelStreamInput, ModelStreamEvent>(
-  ({ self, sendBack, receive }) => {
+  ({ input, self, sendBack, receive }) => {
     const runtime = runtimeOf(self);
+    const { journal } = runtime;
     const controller = new AbortController();
     const call: CallState = { finished: false, builder: undefined, started: false, announcedCalls: false };
 
@@ -41,15 +45,16 @@ export const modelStreamActor = fromCallback<{ type: "ABORT" }, ModelStreamInput
       call.finished = true;
       sendBack(event);
     };
+    const fail = (stopReason: "aborted" | "error", text: string) => {
+      const builder = call.builder ?? newBuilder(runtime);
+      return builder.fail(stopReason, text);
+    };
 
     receive((event) => {
       if (event.type !== "ABORT" || call.finished) return;
-      const builder = call.builder ?? new AssistantBuilder(runtime.provider.id, runtime.provider.model);
-      finish({
-        type: "STREAM_DONE",
-        message: builder.fail("aborted", "Request was aborted"),
-        started: call.started,
-      });
+      // A journaled call ends with what its journal recorded, so a replay keeps the same partial answer.
+      if (!journal)
+        finish({ type: "STREAM_DONE", message: fail("aborted", ABORTED_TEXT), started: call.started });
       controller.abort(abortReason);
     });
 
@@ -58,14 +63,22 @@ export const modelStreamActor = fromCallback<{ type: "ABORT" }, ModelStreamInput
       call.announcedCalls = true;
       sendBack({ type: "TOOL_CALL_READY", toolCall });
     };
-    streamWithRetries(runtime, controller.signal, call, finish, notifyReady).catch((error: unknown) => {
-      const builder = call.builder ?? new AssistantBuilder(runtime.provider.id, runtime.provider.model);
-      finish({
-        type: "STREAM_DONE",
-        message: builder.fail("error", `Model stream failed: ${errorText(error)}`),
-        started: call.started,
-      });
-    });
+    const stream = () => streamWithRetries(runtime, controller.signal, call, notifyReady);
+    const outcome = journal
+      ? journal.modelCall(input.turn, () =>
+          untilAborted(stream(), controller.signal, () => fail("aborted", ABORTED_TEXT)),
+        )
+      : stream();
+    outcome.then(
+      ({ message, errorKind }) =>
+        finish({ type: "STREAM_DONE", message, started: call.started, ...(errorKind && { errorKind }) }),
+      (error: unknown) =>
+        finish({
+          type: "STREAM_DONE",
+          message: fail("error", `Model stream failed: ${errorText(error)}`),
+          started: call.started,
+        }),
+    );
 
     return () => {
       // Only a stream still running is aborted: aborting a finished one would keep it alive.
@@ -77,6 +90,35 @@ export const modelStreamActor = fromCallback<{ type: "ABORT" }, ModelStreamInput
   },
 );
 
+const ABORTED_TEXT = "Request was aborted";
+
+function newBuilder(runtime: AgentRuntime): AssistantBuilder {
+  return new AssistantBuilder(runtime.provider.id, runtime.provider.model, runtime.now());
+}
+
+/** Resolves with `aborted()` as soon as `signal` fires, even when `work` never settles (a provider that ignores it). */
+function untilAborted<T extends ModelCallOutcome>(
+  work: Promise<T>,
+  signal: AbortSignal,
+  aborted: () => AssistantMessage,
+): Promise<ModelCallOutcome> {
+  if (signal.aborted) return Promise.resolve({ message: aborted() });
+  return new Promise((resolve, reject) => {
+    const onAbort = () => resolve({ message: aborted() });
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
 interface CallState {
   finished: boolean;
   builder: AssistantBuilder | undefined;
@@ -85,27 +127,27 @@ interface CallState {
   announcedCalls: boolean;
 }
 
+/** Streams the call to its outcome, retrying transient failures; an aborted call ends `aborted`. */
 async function streamWithRetries(
   runtime: AgentRuntime,
   signal: AbortSignal,
   call: CallState,
-  finish: (event: ModelStreamEvent) => void,
   notifyReady: (toolCall: ToolCall) => void,
-): Promise<void> {
+): Promise<ModelCallOutcome> {
   for (let attempt = 0; ; attempt++) {
-    const builder = new AssistantBuilder(runtime.provider.id, runtime.provider.model);
+    const builder = newBuilder(runtime);
     call.builder = builder;
     call.started = false;
     const failure = await streamWatched(runtime, builder, signal, call, notifyReady);
-    if (call.finished) return;
-    if (!failure) {
-      finish({ type: "STREAM_DONE", message: builder.message, started: call.started });
-      return;
-    }
+    // Finished from outside (abort, stop): the actor has answered already; nothing more to stream.
+    if (call.finished) return { message: builder.message };
+    if (!failure) return { message: builder.message };
     if (isRetryableKind(failure.kind) && attempt < runtime.retry.maxRetries && !call.announcedCalls) {
       const delayMs = retryDelay(attempt, runtime.retry, failure.retryAfterMs);
       runtime.publish({ type: "retry", attempt: attempt + 1, delayMs, error: failure.message });
-      if (!(await sleep(delayMs, signal)) || call.finished) return;
+      if (!(await sleep(delayMs, signal)) || call.finished) {
+        return { message: call.finished ? builder.message : builder.fail("aborted", ABORTED_TEXT) };
+      }
       continue;
     }
     const stopReason = failure.kind === "aborted" ? "aborted" : "error";
@@ -115,8 +157,7 @@ async function streamWithRetries(
           call.announcedCalls,
         )
       : builder.fail(stopReason, failure.message);
-    finish({ type: "STREAM_DONE", message: failed, started: call.started, errorKind: failure.kind });
-    return;
+    return { message: failed, errorKind: failure.kind };
   }
 }
 

@@ -3,7 +3,6 @@ import { createInterface } from "node:readline/promises";
 import { type Agent, createAgent } from "../agent/create-agent.js";
 import type { AgentEndReason } from "../core/events.js";
 import { type AgentMessage, textOf } from "../core/messages.js";
-import { codingTools } from "../tools/coding-tools.js";
 import { createPermissions } from "../tools/permissions.js";
 import { type CliArgs, UsageError } from "./args.js";
 import { earlyExit } from "./early-exit.js";
@@ -17,6 +16,7 @@ import {
   type VisualizerHandle,
 } from "./observability.js";
 import { planResume, type ResumePlan } from "./resume.js";
+import { chooseBashSetup, codingToolsFor } from "./sandbox.js";
 import { createScreen } from "./screen.js";
 import { recordSession } from "./session-recorder.js";
 import { createSessionStore, type Session, type SessionStore } from "./session-store.js";
@@ -207,6 +207,13 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
     notice(style.dim(choice.reason));
   }
 
+  const bashSetup = chooseBashSetup(args, choice);
+  if (bashSetup.kind === "refused" || (bashSetup.kind === "unsandboxed" && bashSetup.warn)) {
+    notice(style.yellow(bashSetup.notice));
+  } else if (pretty) {
+    notice(style.dim(bashSetup.notice));
+  }
+
   const permissions = createPermissions({
     mode:
       args.permissionMode ??
@@ -233,7 +240,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
   const agent = createAgent({
     provider: choice.provider,
     systemPrompt: codingSystemPrompt(cwd),
-    tools: codingTools({ cwd }),
+    tools: codingToolsFor(cwd, bashSetup),
     messages: plan?.messages,
     toolExecution: args.strategy,
     limits: args.maxTurns ? { maxTurns: args.maxTurns } : undefined,

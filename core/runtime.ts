@@ -2,6 +2,7 @@ import type { AnyActorRef } from "xstate";
 
 import type { Provider, ToolSpec } from "../providers/provider.js";
 import type { Tool } from "../tools/define-tool.js";
+import type { EffectJournal } from "./effect-journal.js";
 import type { AgentEvent } from "./events.js";
 import type { AgentMessage, Message } from "./messages.js";
 import type { AgentHooks, AgentOptions, PermissionChecker, RetryPolicy, StallTimeout } from "./options.js";
@@ -30,6 +31,10 @@ export interface AgentRuntime {
   publish(event: AgentEvent): void;
   /** The root machine's current transcript. */
   transcript(): readonly AgentMessage[];
+  /** The clock of every timestamp the loop writes: `Date.now`, or the journal's. */
+  now(): number;
+  /** Set only for agents a durable engine runs: every effect goes through it. */
+  readonly journal?: EffectJournal;
 }
 
 const runtimes = new WeakMap<object, AgentRuntime>();
@@ -44,11 +49,25 @@ export function bindRuntime(agentActor: AnyActorRef, runtime: AgentRuntime): voi
  * is an agent inside another agent's tree, so the nearest one is its own.
  */
 export function runtimeOf(actor: AnyActorRef): AgentRuntime {
+  const runtime = findRuntime(actor);
+  if (!runtime) throw new Error("This actor is not part of an agent created by createAgent()");
+  return runtime;
+}
+
+/**
+ * The time for a timestamp an actor writes: its agent's clock (a durable agent's is its journal's),
+ * or `Date.now()` for a machine run without an agent (pure `transition()` in tests).
+ */
+export function nowFor(actor: AnyActorRef): number {
+  return findRuntime(actor)?.now() ?? Date.now();
+}
+
+function findRuntime(actor: AnyActorRef): AgentRuntime | undefined {
   for (let current: unknown = actor; current; current = (current as { _parent?: unknown })._parent) {
     const runtime = runtimes.get(current as object);
     if (runtime) return runtime;
   }
-  throw new Error("This actor is not part of an agent created by createAgent()");
+  return undefined;
 }
 
 export const defaultRetryPolicy: Required<RetryPolicy> = {
