@@ -1,6 +1,6 @@
 // agent-machine/coding-tools (Node only): the built-in coding tools (bash, read, write, edit, list,
-// grep, glob), the workspace they are confined to, and the permission rules that gate them. Also
-// part of the main entry, `import { codingTools } from "agent-machine"`, in Node.
+// grep, glob), the workspace they are confined to, the OS sandbox for bash, and the permission rules
+// that gate them. Also part of the main entry, `import { codingTools } from "agent-machine"`, in Node.
 
 export type { BashResultDetails, BashToolOptions } from "./tools/bash.js";
 export { createBashTool } from "./tools/bash.js";
@@ -23,6 +23,15 @@ export type {
 export { createPermissions } from "./tools/permissions.js";
 export type { ReadFileDetails, ReadFileToolOptions } from "./tools/read-file.js";
 export { createReadFileTool } from "./tools/read-file.js";
+export type { Sandbox, SandboxOptions, SandboxSupport } from "./tools/sandbox.js";
+export {
+  createSandbox,
+  DEFAULT_DENY_ENV,
+  DEFAULT_DENY_READ,
+  DEFAULT_DENY_WRITE,
+  SandboxUnavailableError,
+  sandboxSupport,
+} from "./tools/sandbox.js";
 export type { ResolvedPath, Workspace } from "./tools/workspace.js";
 export { createWorkspace, PROTECTED_WRITE_DIRS, toWorkspace, WorkspaceError } from "./tools/workspace.js";
 export type { WriteFileDetails, WriteFileToolOptions } from "./tools/write-file.js";
