@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
@@ -124,6 +124,22 @@ describe("tool result budget", () => {
     expect(resultText(page!)).toContain("log line 050002");
     expect(resultText(page!)).not.toContain("log line 050003");
     expectValidTranscript(agent.messages);
+  });
+
+  it("a .agent-machine folder that links out of the workspace is not written through", async () => {
+    const { dir, cleanup } = await tempDir();
+    const { dir: outside, cleanup: cleanupOutside } = await tempDir();
+    cleanups.push(cleanup, cleanupOutside);
+    symlinkSync(outside, path.join(dir, ".agent-machine"));
+    const agent = createAgent({
+      provider: scripted([callDump, { text: "ok" }]),
+      tools: [hugeTool(), ...codingTools({ cwd: dir })],
+    });
+    await agent.prompt("go");
+    const [result] = toolResults(agent.messages);
+    expect((result!.details as { fullOutput: string }).fullOutput).toBe(HUGE);
+    expect(resultText(result!)).toContain("only its start and end are shown");
+    expect(readdirSync(outside)).toEqual([]);
   });
 
   it("the budget is per agent and per tool; false or Infinity turns it off", async () => {

@@ -1,6 +1,3 @@
-import { randomBytes } from "node:crypto";
-import { mkdir, writeFile } from "node:fs/promises";
-import * as path from "node:path";
 import type { ImageContent, TextContent } from "../core/messages.js";
 import type { ToolResult } from "./define-tool.js";
 import type { Workspace } from "./workspace.js";
@@ -12,9 +9,6 @@ import type { Workspace } from "./workspace.js";
  * test run's failures or a long diff still arrive whole.
  */
 export const DEFAULT_TOOL_RESULT_MAX_CHARS = 50_000;
-
-/** Where a cut result's full output went. */
-export const SPILL_DIR = ".agent-machine/tool-output";
 
 /** What the budget cut from one result; kept in the result's `details.outputCut`. */
 export interface OutputCut {
@@ -41,8 +35,8 @@ export interface SpillTarget {
  * Fits a tool result into `maxChars` characters of text before it enters the history: a result
  * within budget comes back unchanged (the same object); a longer one keeps its head and its tail
  * (cut at line ends where one is near) around a marker saying how much was cut and where the full
- * output is. The full text is spilled to a file under {@link SPILL_DIR} when `spill` is given and
- * the write succeeds (the marker tells the model to page it with `read_file`), else kept in
+ * output is. The full text is spilled to a workspace file (`Workspace.saveToolOutput`, under
+ * `.agent-machine/tool-output/`) when `spill` is given and the write succeeds (the marker tells the model to page it with `read_file`), else kept in
  * `details.fullOutput`; `details.outputCut` says what was cut. The tool's own details stay: merged
  * when they are an object, else under `details.toolDetails`. Images are not counted or cut.
  *
@@ -178,9 +172,8 @@ function withDetails(details: unknown, extra: Record<string, unknown>): Record<s
 }
 
 /**
- * Writes the full output under {@link SPILL_DIR} in the workspace (with a `.gitignore` so it stays
- * out of commits), resolving the path through the workspace so a symlink cannot lead it outside.
- * Returns the workspace-relative path, or `undefined` when the write failed (the caller keeps the
+ * Saves the full output with the workspace (`saveToolOutput`). Returns the workspace-relative path,
+ * or `undefined` when the workspace cannot save files or the write failed (the caller keeps the
  * output in `details` instead: a full disk never fails the call).
  */
 async function spill(
@@ -188,18 +181,20 @@ async function spill(
   target: SpillTarget,
   names: { toolName: string; toolCallId: string },
 ): Promise<string | undefined> {
+  if (!target.workspace.saveToolOutput) return undefined;
+  const name = `${safe(names.toolName)}-${safe(names.toolCallId)}-${randomHex(6)}.txt`;
   try {
-    const dir = await target.workspace.resolveForWrite(SPILL_DIR);
-    await mkdir(dir.absolute, { recursive: true });
-    const ignore = await target.workspace.resolveForWrite(`${path.posix.dirname(SPILL_DIR)}/.gitignore`);
-    await writeFile(ignore.absolute, "*\n", { flag: "wx" }).catch(() => {});
-    const name = `${safe(names.toolName)}-${safe(names.toolCallId)}-${randomBytes(3).toString("hex")}.txt`;
-    const file = await target.workspace.resolveForWrite(`${SPILL_DIR}/${name}`);
-    await writeFile(file.absolute, text, { flag: "wx" });
-    return file.relative;
+    return await target.workspace.saveToolOutput(name, text);
   } catch {
     return undefined;
   }
+}
+
+function randomHex(digits: number): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(Math.ceil(digits / 2)));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0"))
+    .join("")
+    .slice(0, digits);
 }
 
 function safe(part: string): string {
