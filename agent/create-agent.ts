@@ -1,9 +1,10 @@
 import { Observable, Subject } from "rxjs";
-import { type Actor, type AnyActorRef, createActor, type SnapshotFrom, toObserver } from "xstate";
+import { type Actor, createActor, type SnapshotFrom, toObserver } from "xstate";
 import { resolveContextConfig } from "../context/config.js";
 import { screenInput, toMessages } from "../machines/agent.logic.js";
 import { agentMachine } from "../machines/agent.machine.js";
 import { journaledAgentMachine } from "../machines/journaled-agent.machine.js";
+import { toolCallActorOf, toolCallActorsOf } from "../machines/tool-call-actors.js";
 import { type Tool, toToolSpec } from "../tools/define-tool.js";
 import type { EffectJournal } from "../core/effect-journal.js";
 import type { AgentEvent } from "../core/events.js";
@@ -16,8 +17,10 @@ import {
   type AgentOptions,
   type PromptInput,
   RETRY_POLICY_KEYS,
+  LOOP_DETECTION_KEYS,
   STALL_TIMEOUT_KEYS,
 } from "../core/options.js";
+import { checkLoopDetection } from "../machines/loop-detection.logic.js";
 import { type AgentRuntime, bindRuntime, defaultRetryPolicy, defaultStallTimeout } from "../core/runtime.js";
 import { BUILT_IN_MIGRATIONS } from "./snapshot-migrations.js";
 import { prepareSnapshotForRestore, stampSnapshot } from "./snapshot-version.js";
@@ -158,6 +161,7 @@ function buildAgent(options: AgentOptions, journal: EffectJournal | undefined): 
       steeringMode: options.steeringMode,
       followUpMode: options.followUpMode,
       limits: options.limits,
+      ...(options.loopDetection !== undefined && { loopDetection: options.loopDetection }),
       contextBudget: options.context && dataOnly(options.context),
       concurrencySafeTools: [...tools.values()].filter((t) => t.concurrencySafe).map((t) => t.name),
     },
@@ -198,13 +202,8 @@ function buildAgent(options: AgentOptions, journal: EffectJournal | undefined): 
     });
   }
 
-  function toolCallActors(): Record<string, AnyActorRef> {
-    const execution = actor.getSnapshot().children.toolExecution as AnyActorRef | undefined;
-    return (execution?.getSnapshot().children ?? {}) as Record<string, AnyActorRef>;
-  }
-
   function pendingApprovals(): PendingApproval[] {
-    return Object.values(toolCallActors())
+    return toolCallActorsOf(actor)
       .map((child) => child.getSnapshot())
       .filter((snapshot) => snapshot.status === "active" && snapshot.matches?.("awaitingApproval"))
       .map(({ context }) => ({
@@ -215,7 +214,7 @@ function buildAgent(options: AgentOptions, journal: EffectJournal | undefined): 
   }
 
   function decide(toolCallId: string, event: { type: "APPROVE" } | { type: "DENY"; reason?: string }) {
-    const child = toolCallActors()[toolCallId];
+    const child = toolCallActorOf(actor, toolCallId);
     const snapshot = child?.getSnapshot();
     if (!child || snapshot.status !== "active") {
       throw new Error(`No pending approval for tool call "${toolCallId}": it is unknown or already finished`);
@@ -327,6 +326,10 @@ function checkAgentOptions(options: AgentOptions): void {
   if (options.stallTimeout !== false) {
     checkOptionKeys("createAgent stallTimeout", options.stallTimeout, STALL_TIMEOUT_KEYS);
   }
+  if (options.loopDetection !== false) {
+    checkOptionKeys("createAgent loopDetection", options.loopDetection, LOOP_DETECTION_KEYS);
+  }
+  checkLoopDetection(options.loopDetection);
 }
 
 function stateName(value: unknown): string {

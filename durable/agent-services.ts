@@ -1,4 +1,3 @@
-import "./polyfill.js";
 import * as restate from "@restatedev/restate-sdk";
 import {
   type InvocationId,
@@ -13,6 +12,7 @@ import type { AgentEvent, AgentEventOf } from "../core/events.js";
 import type { AgentMessage } from "../core/messages.js";
 import type { AgentOptions, QueueMode } from "../core/options.js";
 import { screenInput, takeFromQueue } from "../machines/agent.logic.js";
+import { ensurePromiseWithResolvers } from "./polyfill.js";
 import { createRestateJournal } from "./restate-journal.js";
 import { createRestatePump } from "./restate-pump.js";
 import {
@@ -120,6 +120,7 @@ const DEFAULT_ABORT_TIMEOUT_MS = 60 * 60 * 1000;
  * ```
  */
 export function createAgentServices(options: AgentServicesOptions): AgentServices {
+  ensurePromiseWithResolvers();
   const names = {
     session: options.names?.session ?? "AgentSession",
     inbox: options.names?.inbox ?? "SessionInbox",

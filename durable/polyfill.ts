@@ -1,16 +1,22 @@
-// Node 20 lacks Promise.withResolvers (Node 22 has it); the Restate SDK (>= 1.14) calls it without
-// declaring an engine. Imported before the SDK by every file of this entry; defined only when missing.
+// Node 20 lacks Promise.withResolvers (Node 22 has it); the Restate SDK (>= 1.14) calls it while it
+// serves an invocation, without declaring an engine. createAgentServices and serveAgents install it
+// before anything of the SDK runs (a call, not an import for its side effect: bundlers keep calls).
 
 interface WithResolvers {
-  withResolvers?: <T>() => {
-    promise: Promise<T>;
-    resolve: (value: T) => void;
-    reject: (reason?: unknown) => void;
-  };
+  withResolvers?: unknown;
 }
 
-const PromiseConstructor = Promise as unknown as WithResolvers;
-if (typeof PromiseConstructor.withResolvers !== "function") {
+/**
+ * Defines `Promise.withResolvers` when the runtime lacks it (Node 20); does nothing otherwise.
+ *
+ * @example
+ * ```ts
+ * ensurePromiseWithResolvers();
+ * const { promise, resolve } = Promise.withResolvers<number>();
+ * ```
+ */
+export function ensurePromiseWithResolvers(): void {
+  if (typeof (Promise as unknown as WithResolvers).withResolvers === "function") return;
   Object.defineProperty(Promise, "withResolvers", {
     configurable: true,
     writable: true,
@@ -25,5 +31,3 @@ if (typeof PromiseConstructor.withResolvers !== "function") {
     },
   });
 }
-
-export {};

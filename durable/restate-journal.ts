@@ -1,4 +1,3 @@
-import "./polyfill.js";
 import type { ObjectContext, RestatePromise } from "@restatedev/restate-sdk";
 import type { ApprovalDecision, EffectJournal, InboxKind } from "../core/effect-journal.js";
 import type { AgentMessage } from "../core/messages.js";

@@ -1,4 +1,3 @@
-import "./polyfill.js";
 import { CancelledError, RestatePromise, type TerminalError } from "@restatedev/restate-sdk";
 
 /** What the pump hands a waiter: the step's value, or the terminal failure Restate recorded. */

@@ -1,8 +1,8 @@
-import "./polyfill.js";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { createEndpointHandler, type LoggerTransport } from "@restatedev/restate-sdk";
 import type { AgentServices } from "./agent-services.js";
+import { ensurePromiseWithResolvers } from "./polyfill.js";
 
 /** Options of {@link serveAgents}. */
 export interface ServeAgentsOptions {
@@ -38,6 +38,7 @@ export interface AgentServer {
  * ```
  */
 export async function serveAgents(options: ServeAgentsOptions): Promise<AgentServer> {
+  ensurePromiseWithResolvers();
   const handler = createEndpointHandler({
     services: options.services.services,
     ...(options.identityKeys && { identityKeys: options.identityKeys }),

@@ -1,4 +1,3 @@
-import "./polyfill.js";
 import { TerminalError } from "@restatedev/restate-sdk";
 import { z } from "zod";
 import type { AgentMessage, CustomMessage, UserMessage } from "../core/messages.js";

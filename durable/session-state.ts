@@ -1,4 +1,3 @@
-import "./polyfill.js";
 import {
   type ObjectContext,
   type ObjectSharedContext,

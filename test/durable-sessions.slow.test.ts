@@ -12,7 +12,7 @@ import {
   type SessionUpdate,
   serveAgents,
   startRestateServer,
-} from "../durable/index.js";
+} from "../restate.js";
 import { type AgentEvent, createAgent } from "../index.js";
 import { durableTestAgent } from "./fixtures/durable-agent.js";
 import {
