@@ -7,7 +7,8 @@ import { journaledAgentMachine } from "../machines/journaled-agent.machine.js";
 import { toolCallActorOf, toolCallActorsOf } from "../machines/tool-call-actors.js";
 import { readTranscript } from "../machines/transcript.js";
 import { createLlmMessages } from "../core/llm-messages.js";
-import { type Tool, toToolSpec } from "../tools/define-tool.js";
+import { checkedBudget, type Tool, toToolSpec } from "../tools/define-tool.js";
+import { DEFAULT_TOOL_RESULT_MAX_CHARS } from "../tools/result-budget.js";
 import type { EffectJournal } from "../core/effect-journal.js";
 import type { AgentEvent } from "../core/events.js";
 import { type AgentMessage, defaultConvertToLlm } from "../core/messages.js";
@@ -19,8 +20,11 @@ import {
   type AgentOptions,
   type PromptInput,
   RETRY_POLICY_KEYS,
+  LOOP_DETECTION_KEYS,
   STALL_TIMEOUT_KEYS,
+  TOOL_RESULT_BUDGET_KEYS,
 } from "../core/options.js";
+import { checkLoopDetection } from "../machines/loop-detection.logic.js";
 import { type AgentRuntime, bindRuntime, defaultRetryPolicy, defaultStallTimeout } from "../core/runtime.js";
 import { BUILT_IN_MIGRATIONS } from "./snapshot-migrations.js";
 import { prepareSnapshotForRestore, stampSnapshot } from "./snapshot-version.js";
@@ -140,6 +144,15 @@ function buildAgent(options: AgentOptions, journal: EffectJournal | undefined): 
     stallTimeout:
       options.stallTimeout === false ? undefined : { ...defaultStallTimeout, ...options.stallTimeout },
     toolTimeoutMs: options.toolTimeoutMs,
+    toolResultMaxChars:
+      options.toolResultBudget === false
+        ? Infinity
+        : (checkedBudget("createAgent toolResultBudget.maxChars", options.toolResultBudget?.maxChars) ??
+          DEFAULT_TOOL_RESULT_MAX_CHARS),
+    spillWorkspace:
+      options.toolResultBudget !== false && options.toolResultBudget?.spill !== false
+        ? tools.get("read_file")?.workspace
+        : undefined,
     // A journaled model call is one step whose final message is recorded: its calls start after it.
     eagerToolExecution: journal ? false : (options.eagerToolExecution ?? false),
     options,
@@ -162,6 +175,7 @@ function buildAgent(options: AgentOptions, journal: EffectJournal | undefined): 
       steeringMode: options.steeringMode,
       followUpMode: options.followUpMode,
       limits: options.limits,
+      ...(options.loopDetection !== undefined && { loopDetection: options.loopDetection }),
       contextBudget: options.context && dataOnly(options.context),
       concurrencySafeTools: [...tools.values()].filter((t) => t.concurrencySafe).map((t) => t.name),
     },
@@ -323,9 +337,16 @@ function checkAgentOptions(options: AgentOptions): void {
   checkOptionKeys("createAgent limits", options.limits, AGENT_LIMIT_KEYS);
   checkOptionKeys("createAgent retry", options.retry, RETRY_POLICY_KEYS);
   checkOptionKeys("createAgent hooks", options.hooks, AGENT_HOOK_KEYS);
+  if (options.toolResultBudget !== false) {
+    checkOptionKeys("createAgent toolResultBudget", options.toolResultBudget, TOOL_RESULT_BUDGET_KEYS);
+  }
   if (options.stallTimeout !== false) {
     checkOptionKeys("createAgent stallTimeout", options.stallTimeout, STALL_TIMEOUT_KEYS);
   }
+  if (options.loopDetection !== false) {
+    checkOptionKeys("createAgent loopDetection", options.loopDetection, LOOP_DETECTION_KEYS);
+  }
+  checkLoopDetection(options.loopDetection);
 }
 
 function stateName(value: unknown): string {

@@ -1,13 +1,13 @@
-import { z } from "zod";
+import * as z from "zod";
 import { createAgent } from "./create-agent.js";
-import type { AgentEvent, AgentEventOf } from "../core/events.js";
+import type { AgentEndReason, AgentEvent, AgentEventOf } from "../core/events.js";
 import type { AgentMessage, AssistantMessage, Usage } from "../core/messages.js";
 import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
 import { AGENT_OPTION_KEYS, type AgentLimits, type AgentOptions } from "../core/options.js";
 import { runtimeOf } from "../core/runtime.js";
 import type { Provider } from "../providers/provider.js";
 import { defineTool, type Tool, type ToolResult } from "../tools/define-tool.js";
-import { narrowPermissions } from "../tools/permissions.js";
+import { narrowPermissions } from "../tools/narrow-permissions.js";
 
 /** Options of {@link subAgentTool}. */
 export interface SubAgentToolOptions {
@@ -46,7 +46,7 @@ export interface SubAgentToolOptions {
 export interface SubAgentDetails {
   childAgentId: string;
   /** Why the child's run ended (`agent_end.reason`); absent in partial results. */
-  reason?: "stop" | "aborted" | "error" | "limit" | "rejected";
+  reason?: AgentEndReason;
   usage?: Usage;
   /** Model calls the child made. */
   turns?: number;

@@ -28,6 +28,17 @@ export interface AgentLimits {
   maxDurationMs?: number;
 }
 
+/**
+ * When a run counts as stuck in a loop (see `createAgent({ loopDetection })`). A call is the tool
+ * name plus its arguments in canonical JSON (key order does not matter).
+ */
+export interface LoopDetectionOptions {
+  /** The same call answered with the same result this many times in one run. Default 5. */
+  maxIdenticalCalls?: number;
+  /** The same call failing this many times in one run. Default 3. */
+  maxIdenticalFailures?: number;
+}
+
 /** Backoff for transient provider failures (429, 5xx, overloaded, dropped connection). */
 export interface RetryPolicy {
   /** Retries after the first attempt. Default 4. */
@@ -49,6 +60,19 @@ export interface StallTimeout {
   firstEventMs?: number;
   /** Longest silence between two events once the stream has begun. Default 180 000 ms. */
   idleMs?: number;
+}
+
+/**
+ * The size budget every tool result meets before it enters the history (see docs/tools.md,
+ * "Result budget"). A longer result keeps its head and tail around a marker saying how much was
+ * cut; its full output is spilled to a file `read_file` can page (when the agent has a `read_file`
+ * tool with a workspace) or kept in the result's `details.fullOutput`.
+ */
+export interface ToolResultBudget {
+  /** Characters of text per result; a tool's own `maxResultChars` wins. Default 50,000. */
+  maxChars?: number;
+  /** Spill cut outputs into the workspace (`.agent-machine/tool-output/`). Default `true`. */
+  spill?: boolean;
 }
 
 /** What a permission check decides for one call. */
@@ -118,12 +142,20 @@ export interface AgentOptions {
   context?: ContextConfig;
   /** Default timeout of every tool call; a tool's own `timeoutMs` wins. */
   toolTimeoutMs?: number;
+  /** The size budget of tool results (see {@link ToolResultBudget}); `false`: results are never cut. */
+  toolResultBudget?: ToolResultBudget | false;
   /** Start a call as soon as its arguments are complete in the stream, when the strategy allows. */
   eagerToolExecution?: boolean;
   /** An XState inspection observer (e.g. from `createStatelyInspector`). */
   inspect?: Observer<any> | ((event: any) => void);
   permissions?: PermissionChecker;
   retry?: RetryPolicy;
+  /**
+   * Loop detection, on by default: when the same tool call keeps getting the same result (or keeps
+   * failing), the model is first told (a `[Loop detected: …]` user message), and if it repeats the
+   * call again the run ends with `agent_end.reason === "loop"`. `false` turns it off.
+   */
+  loopDetection?: LoopDetectionOptions | false;
   /** The stream watchdog (see {@link StallTimeout}); `false` turns it off. */
   stallTimeout?: StallTimeout | false;
   /** Turns the transcript into what the provider receives. Default: {@link defaultConvertToLlm}. */
@@ -161,11 +193,13 @@ export const AGENT_OPTION_KEYS: OptionKeys<AgentOptions> = {
   limits: true,
   context: true,
   toolTimeoutMs: true,
+  toolResultBudget: true,
   eagerToolExecution: true,
   inspect: true,
   permissions: true,
   retry: true,
   stallTimeout: true,
+  loopDetection: true,
   convertToLlm: true,
   snapshot: true,
   snapshotMigrations: true,
@@ -186,6 +220,18 @@ export const RETRY_POLICY_KEYS: OptionKeys<RetryPolicy> = {
   baseDelayMs: true,
   maxDelayMs: true,
   jitter: true,
+};
+
+/** The keys of {@link ToolResultBudget}. */
+export const TOOL_RESULT_BUDGET_KEYS: OptionKeys<ToolResultBudget> = {
+  maxChars: true,
+  spill: true,
+};
+
+/** The keys of {@link LoopDetectionOptions}. */
+export const LOOP_DETECTION_KEYS: OptionKeys<LoopDetectionOptions> = {
+  maxIdenticalCalls: true,
+  maxIdenticalFailures: true,
 };
 
 /** The keys of {@link StallTimeout}. */
