@@ -49,6 +49,15 @@ export type { ReadFileDetails, ReadFileToolOptions } from "./tools/read-file.js"
 export { createReadFileTool } from "./tools/read-file.js";
 export type { SubAgentDetails, SubAgentToolOptions } from "./agent/sub-agent-tool.js";
 export { subAgentTool } from "./agent/sub-agent-tool.js";
+export type { Sandbox, SandboxOptions, SandboxSupport } from "./tools/sandbox.js";
+export {
+  createSandbox,
+  DEFAULT_DENY_ENV,
+  DEFAULT_DENY_READ,
+  DEFAULT_DENY_WRITE,
+  SandboxUnavailableError,
+  sandboxSupport,
+} from "./tools/sandbox.js";
 export type { ResolvedPath, Workspace } from "./tools/workspace.js";
 export { createWorkspace, PROTECTED_WRITE_DIRS, toWorkspace, WorkspaceError } from "./tools/workspace.js";
 export type { WriteFileDetails, WriteFileToolOptions } from "./tools/write-file.js";

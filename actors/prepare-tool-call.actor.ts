@@ -73,7 +73,9 @@ export const checkPermissionActor = fromPromise<Preparation, PrepareToolCallInpu
       name: input.toolName,
       arguments: (input.rawArgs ?? {}) as Record<string, unknown>,
     };
-    const decision = await runtime.permissions.check({ toolCall, tool, args: input.args });
+    const { permissions, journal } = runtime;
+    const check = async () => permissions.check({ toolCall, tool, args: input.args });
+    const decision = journal ? await journal.permission(input.toolCallId, check) : await check();
     if (decision.behavior === "deny") return { outcome: "settled", result: errorResult(decision.reason) };
     return { outcome: decision.behavior === "ask" ? "ask" : "run", args: input.args };
   },

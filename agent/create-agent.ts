@@ -3,7 +3,9 @@ import { type Actor, type AnyActorRef, createActor, type SnapshotFrom, toObserve
 import { resolveContextConfig } from "../context/config.js";
 import { screenInput, toMessages } from "../machines/agent.logic.js";
 import { agentMachine } from "../machines/agent.machine.js";
+import { journaledAgentMachine } from "../machines/journaled-agent.machine.js";
 import { type Tool, toToolSpec } from "../tools/define-tool.js";
+import type { EffectJournal } from "../core/effect-journal.js";
 import type { AgentEvent } from "../core/events.js";
 import { type AgentMessage, defaultConvertToLlm } from "../core/messages.js";
 import { checkOptionKeys } from "../core/option-keys.js";
@@ -14,8 +16,9 @@ import {
   type AgentOptions,
   type PromptInput,
   RETRY_POLICY_KEYS,
+  STALL_TIMEOUT_KEYS,
 } from "../core/options.js";
-import { type AgentRuntime, bindRuntime, defaultRetryPolicy } from "../core/runtime.js";
+import { type AgentRuntime, bindRuntime, defaultRetryPolicy, defaultStallTimeout } from "../core/runtime.js";
 import { BUILT_IN_MIGRATIONS } from "./snapshot-migrations.js";
 import { prepareSnapshotForRestore, stampSnapshot } from "./snapshot-version.js";
 
@@ -85,6 +88,24 @@ let agentCounter = 0;
  * ```
  */
 export function createAgent(options: AgentOptions): Agent {
+  return buildAgent(options, undefined);
+}
+
+/**
+ * An agent whose effects (model calls, tool calls, approvals, checks, time) all go through
+ * `journal`: what a durable engine runs (`agent-machine/restate`). Not part of the public API.
+ *
+ * @example
+ * ```ts
+ * const agent = createJournaledAgent({ ...options, eagerToolExecution: false }, restateJournal);
+ * await agent.prompt("Hi");
+ * ```
+ */
+export function createJournaledAgent(options: AgentOptions, journal: EffectJournal): Agent {
+  return buildAgent(options, journal);
+}
+
+function buildAgent(options: AgentOptions, journal: EffectJournal | undefined): Agent {
   checkAgentOptions(options);
   const id = options.id ?? `agent-${++agentCounter}`;
   const events = new Subject<AgentEvent>();
@@ -113,18 +134,23 @@ export function createAgent(options: AgentOptions): Agent {
     hooks: options.hooks ?? {},
     permissions: options.permissions,
     retry: { ...defaultRetryPolicy, ...options.retry },
+    stallTimeout:
+      options.stallTimeout === false ? undefined : { ...defaultStallTimeout, ...options.stallTimeout },
     toolTimeoutMs: options.toolTimeoutMs,
-    eagerToolExecution: options.eagerToolExecution ?? false,
+    // A journaled model call is one step whose final message is recorded: its calls start after it.
+    eagerToolExecution: journal ? false : (options.eagerToolExecution ?? false),
     options,
     convertToLlm: options.convertToLlm ?? defaultConvertToLlm,
     publish: (event) => events.next(event),
     transcript: () => actor.getSnapshot().context.messages,
+    now: journal ? () => journal.now() : Date.now,
+    ...(journal && { journal }),
   };
 
   // A child agent reports to the inspector of the tree it joins; a root agent to its own.
   const inspect = options.parentActor ? undefined : options.inspect;
   // `runtime.transcript` reads `actor` only once the actor runs, after this line.
-  const actor: AgentActor = createActor(agentMachine, {
+  const actor: AgentActor = createActor(journal ? journaledAgentMachine : agentMachine, {
     id,
     input: {
       messages: options.messages,
@@ -203,7 +229,7 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   function screened(input: string | AgentMessage) {
-    const screening = screenInput(inputFilters, toMessages(input));
+    const screening = screenInput(inputFilters, toMessages(input, runtime.now()));
     if (!screening.ok) events.next({ type: "input_rejected", reason: screening.reason });
     return screening.ok ? screening.messages : [];
   }
@@ -229,7 +255,7 @@ export function createAgent(options: AgentOptions): Agent {
     },
     prompt(input) {
       if (!isIdle()) return Promise.reject(new Error("Agent is already running"));
-      const messages = toMessages(input);
+      const messages = toMessages(input, runtime.now());
       const done = nextRunEnd();
       const screening = screenInput(inputFilters, messages);
       actor.send(
@@ -298,6 +324,9 @@ function checkAgentOptions(options: AgentOptions): void {
   checkOptionKeys("createAgent limits", options.limits, AGENT_LIMIT_KEYS);
   checkOptionKeys("createAgent retry", options.retry, RETRY_POLICY_KEYS);
   checkOptionKeys("createAgent hooks", options.hooks, AGENT_HOOK_KEYS);
+  if (options.stallTimeout !== false) {
+    checkOptionKeys("createAgent stallTimeout", options.stallTimeout, STALL_TIMEOUT_KEYS);
+  }
 }
 
 function stateName(value: unknown): string {

@@ -5,7 +5,6 @@ import { fileURLToPath } from "node:url";
 import { type Agent, createAgent } from "../agent/create-agent.js";
 import type { AgentEndReason } from "../core/events.js";
 import { type AgentMessage, textOf } from "../core/messages.js";
-import { codingTools } from "../tools/coding-tools.js";
 import { createPermissions } from "../tools/permissions.js";
 import { type CliArgs, parseArgs, USAGE, UsageError } from "./args.js";
 import { actDemoUser, createDemoWorkspace, DEMO_PROMPT } from "./demo.js";
@@ -18,6 +17,7 @@ import {
   type VisualizerHandle,
 } from "./observability.js";
 import { planResume, type ResumePlan } from "./resume.js";
+import { chooseBashSetup, codingToolsFor } from "./sandbox.js";
 import { createScreen } from "./screen.js";
 import { recordSession } from "./session-recorder.js";
 import { createSessionStore, type Session, type SessionStore } from "./session-store.js";
@@ -225,6 +225,13 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
     notice(style.dim(choice.reason));
   }
 
+  const bashSetup = chooseBashSetup(args, choice);
+  if (bashSetup.kind === "refused" || (bashSetup.kind === "unsandboxed" && bashSetup.warn)) {
+    notice(style.yellow(bashSetup.notice));
+  } else if (pretty) {
+    notice(style.dim(bashSetup.notice));
+  }
+
   const permissions = createPermissions({
     mode:
       args.permissionMode ??
@@ -251,7 +258,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
   const agent = createAgent({
     provider: choice.provider,
     systemPrompt: codingSystemPrompt(cwd),
-    tools: codingTools({ cwd }),
+    tools: codingToolsFor(cwd, bashSetup),
     messages: plan?.messages,
     toolExecution: args.strategy,
     limits: args.maxTurns ? { maxTurns: args.maxTurns } : undefined,

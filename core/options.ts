@@ -40,6 +40,17 @@ export interface RetryPolicy {
   jitter?: number;
 }
 
+/**
+ * The stream watchdog: a model call whose stream stays silent too long is aborted and retried as a
+ * network failure (with the agent's `retry` policy). 0 or `Infinity` turns a check off.
+ */
+export interface StallTimeout {
+  /** Longest wait for the stream's first event. Default 180 000 ms. */
+  firstEventMs?: number;
+  /** Longest silence between two events once the stream has begun. Default 180 000 ms. */
+  idleMs?: number;
+}
+
 /** What a permission check decides for one call. */
 export type PermissionDecision =
   { behavior: "allow" } | { behavior: "ask" } | { behavior: "deny"; reason: string };
@@ -113,6 +124,8 @@ export interface AgentOptions {
   inspect?: Observer<any> | ((event: any) => void);
   permissions?: PermissionChecker;
   retry?: RetryPolicy;
+  /** The stream watchdog (see {@link StallTimeout}); `false` turns it off. */
+  stallTimeout?: StallTimeout | false;
   /** Turns the transcript into what the provider receives. Default: {@link defaultConvertToLlm}. */
   convertToLlm?: (messages: readonly AgentMessage[]) => Message[];
   /**
@@ -152,6 +165,7 @@ export const AGENT_OPTION_KEYS: OptionKeys<AgentOptions> = {
   inspect: true,
   permissions: true,
   retry: true,
+  stallTimeout: true,
   convertToLlm: true,
   snapshot: true,
   snapshotMigrations: true,
@@ -172,6 +186,12 @@ export const RETRY_POLICY_KEYS: OptionKeys<RetryPolicy> = {
   baseDelayMs: true,
   maxDelayMs: true,
   jitter: true,
+};
+
+/** The keys of {@link StallTimeout}. */
+export const STALL_TIMEOUT_KEYS: OptionKeys<StallTimeout> = {
+  firstEventMs: true,
+  idleMs: true,
 };
 
 /** The keys of {@link AgentHooks}. */

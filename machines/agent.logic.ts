@@ -91,14 +91,18 @@ export function stopNotice(limitText: string, timestamp = Date.now()): Assistant
 }
 
 /** An assistant message with no content, for a turn that ended before the model answered. */
-export function emptyAssistant(stopReason: "aborted" | "error", errorMessage: string): AssistantMessage {
+export function emptyAssistant(
+  stopReason: "aborted" | "error",
+  errorMessage: string,
+  timestamp = Date.now(),
+): AssistantMessage {
   return {
     role: "assistant",
     content: [],
     stopReason,
     usage: emptyUsage(),
     errorMessage,
-    timestamp: Date.now(),
+    timestamp,
   };
 }
 

@@ -6,9 +6,11 @@ import type { CompactionResult } from "../context/compact.js";
 import { isOverBudget } from "../context/compact.js";
 import type { ContextConfig, TokenCalibration } from "../context/config.js";
 import { calibrationFromUsage } from "../context/tokens.js";
+import type { InboxKind } from "../core/effect-journal.js";
 import type { AgentEvent } from "../core/events.js";
 import { type AgentMessage, addUsage, type ToolResultMessage } from "../core/messages.js";
 import type { AgentLimits, QueueMode, ToolExecutionStrategy } from "../core/options.js";
+import { nowFor } from "../core/runtime.js";
 import {
   callsOf,
   durationLimitText,
@@ -230,8 +232,8 @@ export const agentMachine = setup({
       });
     }),
     recordEmptyTurn: enqueueActions(
-      ({ context, enqueue }, failure: { stopReason: "aborted" | "error"; error: string }) => {
-        const message = emptyAssistant(failure.stopReason, failure.error);
+      ({ context, enqueue, self }, failure: { stopReason: "aborted" | "error"; error: string }) => {
+        const message = emptyAssistant(failure.stopReason, failure.error, nowFor(self));
         enqueue.emit({ type: "message_start", message });
         enqueue.emit({ type: "message_end", message });
         enqueue.assign({
@@ -277,12 +279,13 @@ export const agentMachine = setup({
     appendToolResults: enqueueActions(({ context, enqueue }, results: ToolResultMessage[]) =>
       appendResults(context, enqueue, results),
     ),
-    answerMissingResults: enqueueActions(({ context, enqueue }, error: unknown) => {
+    answerMissingResults: enqueueActions(({ context, enqueue, self }, error: unknown) => {
       const answered = new Set(context.run.turnResults.map((r) => r.toolCallId));
       const text = `Tool execution failed: ${error instanceof Error ? error.message : String(error)}`;
+      const now = nowFor(self);
       const missing = callsOf(context.run.turnMessage)
         .filter((c) => !answered.has(c.id))
-        .map((c) => unranResult(c, text));
+        .map((c) => unranResult(c, text, now));
       for (const message of missing) {
         const { toolCallId, toolName, content } = message;
         enqueue.emit({
@@ -304,19 +307,21 @@ export const agentMachine = setup({
     forwardAbortToExecution: sendTo("toolExecution", { type: "ABORT" }),
     raiseAbort: raise({ type: "ABORT" }),
 
-    publishTurnEnd: emit(({ context }) => ({
+    publishTurnEnd: emit(({ context, self }) => ({
       type: "turn_end" as const,
       turn: context.run.turn,
       message:
-        context.run.turnMessage ?? emptyAssistant("aborted", "The turn ended before the model answered"),
+        context.run.turnMessage ??
+        emptyAssistant("aborted", "The turn ended before the model answered", nowFor(self)),
       toolResults: context.run.turnResults,
     })),
+    // Agents with a journal drain the queue of this check (`params`) first: see journaled-agent.machine.ts.
     scheduleCheck: sendTo(({ self }) => self, { type: "CHECK" }),
-    finishRun: enqueueActions(({ context, enqueue }) => {
+    finishRun: enqueueActions(({ context, enqueue, self }) => {
       let run = context.run;
       let messages = context.messages;
       if (run.endReason === "limit" && run.limitText) {
-        const notice = stopNotice(run.limitText);
+        const notice = stopNotice(run.limitText, nowFor(self));
         enqueue.emit({ type: "message_start", message: notice });
         enqueue.emit({ type: "message_end", message: notice });
         messages = [...messages, notice];
@@ -404,6 +409,7 @@ export const agentMachine = setup({
                 id: "compaction",
                 src: "compaction",
                 input: ({ context }) => ({
+                  turn: context.run.turn,
                   force: context.run.forceCompaction,
                   minLevel: nextLevel(context.run),
                   calibration: context.calibration,
@@ -490,7 +496,7 @@ export const agentMachine = setup({
           ],
         },
         steeringCheck: {
-          entry: "scheduleCheck",
+          entry: { type: "scheduleCheck", params: "steering" satisfies InboxKind },
           on: {
             CHECK: [
               { guard: "hasSteering", target: "turnGate", actions: "takeSteering" },
@@ -501,7 +507,7 @@ export const agentMachine = setup({
           },
         },
         followUpCheck: {
-          entry: "scheduleCheck",
+          entry: { type: "scheduleCheck", params: "followUp" satisfies InboxKind },
           on: {
             CHECK: [
               { guard: "hasFollowUp", target: "turnGate", actions: "takeFollowUp" },

@@ -73,8 +73,12 @@ export function startsEagerly(
 }
 
 /** An error result message for a call that never ran (skipped or aborted). */
-export function unranResult(call: Pick<PlannedCall, "id" | "name">, text: string): ToolResultMessage {
-  return toolResultMessage(call.id, call.name, errorResult(text));
+export function unranResult(
+  call: Pick<PlannedCall, "id" | "name">,
+  text: string,
+  timestamp = Date.now(),
+): ToolResultMessage {
+  return toolResultMessage(call.id, call.name, errorResult(text), timestamp);
 }
 
 /** Planned calls from an assistant message's tool calls. */

@@ -2,7 +2,7 @@ import { assign, enqueueActions, sendParent, setup, stopChild } from "xstate";
 import { type ToolCallOutput, toolCallMachine } from "../actors/tool-call.machine.js";
 import type { ToolResultMessage } from "../core/messages.js";
 import type { ToolExecutionStrategy } from "../core/options.js";
-import { runtimeOf } from "../core/runtime.js";
+import { nowFor, runtimeOf } from "../core/runtime.js";
 import {
   abortedText,
   groupCalls,
@@ -78,13 +78,13 @@ export const toolExecutionMachine = setup({
       });
       enqueue.assign({ started: ({ context }) => [...context.started, call.id] });
     }),
-    adoptPlan: enqueueActions(({ context, enqueue }, calls: PlannedCall[]) => {
+    adoptPlan: enqueueActions(({ context, enqueue, self }, calls: PlannedCall[]) => {
       // Calls started eagerly from a stream that was then retried are not in the final message.
       const planned = new Set(calls.map((c) => c.id));
       for (const call of context.ready) {
         if (planned.has(call.id) || !context.started.includes(call.id) || context.results[call.id]) continue;
         enqueue(stopChild(call.id));
-        endUnfinished(enqueue, call, abortedText(call.name));
+        endUnfinished(enqueue, call, abortedText(call.name), nowFor(self));
       }
       enqueue.assign({ planned: true, calls, groups: groupCalls(calls, context.strategy), groupIndex: 0 });
     }),
@@ -110,29 +110,31 @@ export const toolExecutionMachine = setup({
     })),
     nextGroup: assign({ groupIndex: ({ context }) => context.groupIndex + 1 }),
     noteSteering: assign({ steeringQueued: true }),
-    skipRemaining: enqueueActions(({ context, enqueue }) => {
+    skipRemaining: enqueueActions(({ context, enqueue, self }) => {
       const remaining = context.calls.filter((c) => !context.results[c.id]);
-      const results = remaining.map((call) => endUnstarted(enqueue, call, SKIPPED_TEXT));
+      const now = nowFor(self);
+      const results = remaining.map((call) => endUnstarted(enqueue, call, SKIPPED_TEXT, now));
       enqueue.assign({
         results: { ...context.results, ...Object.fromEntries(results.map((r) => [r.toolCallId, r])) },
       });
       enqueue.sendParent({ type: "GROUP_DONE", results } satisfies GroupDoneEvent);
     }),
-    abortOpenCalls: enqueueActions(({ context, enqueue }) => {
+    abortOpenCalls: enqueueActions(({ context, enqueue, self }) => {
       // Everything not yet reported to the parent: finished results of the current group as they
       // are, open calls answered as aborted, in the order the model asked for them.
       const reported = new Set(context.groups.slice(0, context.groupIndex).flat());
       const calls = (context.planned ? context.calls : context.ready).filter((c) => !reported.has(c.id));
       const results: ToolResultMessage[] = [];
+      const now = nowFor(self);
       for (const call of calls) {
         const finished = context.results[call.id];
         if (finished) {
           results.push(finished);
         } else if (context.started.includes(call.id)) {
           enqueue(stopChild(call.id));
-          results.push(endUnfinished(enqueue, call, abortedText(call.name)));
+          results.push(endUnfinished(enqueue, call, abortedText(call.name), now));
         } else {
-          results.push(endUnstarted(enqueue, call, abortedText(call.name)));
+          results.push(endUnstarted(enqueue, call, abortedText(call.name), now));
         }
       }
       enqueue.assign({
@@ -204,8 +206,13 @@ export const toolExecutionMachine = setup({
 type Enqueue = (action: (args: { self: Parameters<typeof runtimeOf>[0] }) => void) => void;
 
 /** An error result for a call that ran no further, and the `tool_execution_end` that announces it. */
-function endUnfinished(enqueue: Enqueue, call: PlannedCall, text: string): ToolResultMessage {
-  const message = unranResult(call, text);
+function endUnfinished(
+  enqueue: Enqueue,
+  call: PlannedCall,
+  text: string,
+  timestamp: number,
+): ToolResultMessage {
+  const message = unranResult(call, text, timestamp);
   enqueue(({ self }) =>
     runtimeOf(self).publish({
       type: "tool_execution_end",
@@ -219,7 +226,12 @@ function endUnfinished(enqueue: Enqueue, call: PlannedCall, text: string): ToolR
 }
 
 /** Start and end events plus an error result for a call that never ran (skipped or aborted). */
-function endUnstarted(enqueue: Enqueue, call: PlannedCall, text: string): ToolResultMessage {
+function endUnstarted(
+  enqueue: Enqueue,
+  call: PlannedCall,
+  text: string,
+  timestamp: number,
+): ToolResultMessage {
   enqueue(({ self }) =>
     runtimeOf(self).publish({
       type: "tool_execution_start",
@@ -228,5 +240,5 @@ function endUnstarted(enqueue: Enqueue, call: PlannedCall, text: string): ToolRe
       args: call.args,
     }),
   );
-  return endUnfinished(enqueue, call, text);
+  return endUnfinished(enqueue, call, text, timestamp);
 }
