@@ -145,7 +145,8 @@ async function openDirBeneath(root: string, relativeDir: string, create: boolean
             });
             continue;
           }
-          if (code === "ELOOP" || code === "ENOTDIR" || (code === "ENOENT" && create)) {
+          if (code === "ENOENT") throw changedError(walked, "a folder on its path was removed");
+          if (code === "ELOOP" || code === "ENOTDIR") {
             throw changedError(
               walked,
               "it is no longer a folder inside the workspace (a symbolic link or a file took its place)",
