@@ -1,9 +1,10 @@
 import { Observable, Subject } from "rxjs";
-import { type Actor, type AnyActorRef, createActor, type SnapshotFrom, toObserver } from "xstate";
+import { type Actor, createActor, type SnapshotFrom, toObserver } from "xstate";
 import { resolveContextConfig } from "../context/config.js";
 import { screenInput, toMessages } from "../machines/agent.logic.js";
 import { agentMachine } from "../machines/agent.machine.js";
 import { journaledAgentMachine } from "../machines/journaled-agent.machine.js";
+import { toolCallActorOf, toolCallActorsOf } from "../machines/tool-call-actors.js";
 import { type Tool, toToolSpec } from "../tools/define-tool.js";
 import type { EffectJournal } from "../core/effect-journal.js";
 import type { AgentEvent } from "../core/events.js";
@@ -198,13 +199,8 @@ function buildAgent(options: AgentOptions, journal: EffectJournal | undefined): 
     });
   }
 
-  function toolCallActors(): Record<string, AnyActorRef> {
-    const execution = actor.getSnapshot().children.toolExecution as AnyActorRef | undefined;
-    return (execution?.getSnapshot().children ?? {}) as Record<string, AnyActorRef>;
-  }
-
   function pendingApprovals(): PendingApproval[] {
-    return Object.values(toolCallActors())
+    return toolCallActorsOf(actor)
       .map((child) => child.getSnapshot())
       .filter((snapshot) => snapshot.status === "active" && snapshot.matches?.("awaitingApproval"))
       .map(({ context }) => ({
@@ -215,7 +211,7 @@ function buildAgent(options: AgentOptions, journal: EffectJournal | undefined): 
   }
 
   function decide(toolCallId: string, event: { type: "APPROVE" } | { type: "DENY"; reason?: string }) {
-    const child = toolCallActors()[toolCallId];
+    const child = toolCallActorOf(actor, toolCallId);
     const snapshot = child?.getSnapshot();
     if (!child || snapshot.status !== "active") {
       throw new Error(`No pending approval for tool call "${toolCallId}": it is unknown or already finished`);

@@ -2,6 +2,7 @@ import type { AnyActorRef, InspectionEvent, StateValue } from "xstate";
 import { toolCallMachine } from "../actors/tool-call.machine.js";
 import type { Agent } from "../agent/create-agent.js";
 import type { AgentEvent, AgentEventOf } from "../core/events.js";
+import { isToolCallOf } from "../machines/tool-call-actors.js";
 import { SKIPPED_TEXT } from "../machines/tool-execution.logic.js";
 import { type SanitizeOptions, sanitize } from "./sanitize.js";
 
@@ -163,8 +164,8 @@ export function followAgent(
     if (event.type !== "@xstate.snapshot") return;
     const actor = event.actorRef as AnyActorRef & { logic?: unknown };
     if (actor.logic !== toolCallMachine) return;
-    // Only this agent's own calls (agent → toolExecution → toolCall), not a sub-agent's in its tree.
-    if ((actor as { _parent?: { _parent?: unknown } })._parent?._parent !== agent.actor) return;
+    // Only this agent's own calls, not a sub-agent's in its tree.
+    if (!isToolCallOf(agent.actor, actor)) return;
     const value = (event.snapshot as { value?: unknown }).value;
     const toolCallId = actor.id;
     if (typeof value !== "string" || toolStates.get(toolCallId) === value) return;
