@@ -17,8 +17,10 @@ import {
   type AgentOptions,
   type PromptInput,
   RETRY_POLICY_KEYS,
+  LOOP_DETECTION_KEYS,
   STALL_TIMEOUT_KEYS,
 } from "../core/options.js";
+import { checkLoopDetection } from "../machines/loop-detection.logic.js";
 import { type AgentRuntime, bindRuntime, defaultRetryPolicy, defaultStallTimeout } from "../core/runtime.js";
 import { BUILT_IN_MIGRATIONS } from "./snapshot-migrations.js";
 import { prepareSnapshotForRestore, stampSnapshot } from "./snapshot-version.js";
@@ -159,6 +161,7 @@ function buildAgent(options: AgentOptions, journal: EffectJournal | undefined): 
       steeringMode: options.steeringMode,
       followUpMode: options.followUpMode,
       limits: options.limits,
+      ...(options.loopDetection !== undefined && { loopDetection: options.loopDetection }),
       contextBudget: options.context && dataOnly(options.context),
       concurrencySafeTools: [...tools.values()].filter((t) => t.concurrencySafe).map((t) => t.name),
     },
@@ -323,6 +326,10 @@ function checkAgentOptions(options: AgentOptions): void {
   if (options.stallTimeout !== false) {
     checkOptionKeys("createAgent stallTimeout", options.stallTimeout, STALL_TIMEOUT_KEYS);
   }
+  if (options.loopDetection !== false) {
+    checkOptionKeys("createAgent loopDetection", options.loopDetection, LOOP_DETECTION_KEYS);
+  }
+  checkLoopDetection(options.loopDetection);
 }
 
 function stateName(value: unknown): string {

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { createAgent } from "./create-agent.js";
-import type { AgentEvent, AgentEventOf } from "../core/events.js";
+import type { AgentEndReason, AgentEvent, AgentEventOf } from "../core/events.js";
 import type { AgentMessage, AssistantMessage, Usage } from "../core/messages.js";
 import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
 import { AGENT_OPTION_KEYS, type AgentLimits, type AgentOptions } from "../core/options.js";
@@ -46,7 +46,7 @@ export interface SubAgentToolOptions {
 export interface SubAgentDetails {
   childAgentId: string;
   /** Why the child's run ended (`agent_end.reason`); absent in partial results. */
-  reason?: "stop" | "aborted" | "error" | "limit" | "rejected";
+  reason?: AgentEndReason;
   usage?: Usage;
   /** Model calls the child made. */
   turns?: number;

@@ -43,6 +43,7 @@ export function exitCodeFor(reason: AgentEndReason | undefined): number {
     case "aborted":
       return 130;
     case "limit":
+    case "loop":
       return 3;
     default:
       return 1;

@@ -28,6 +28,17 @@ export interface AgentLimits {
   maxDurationMs?: number;
 }
 
+/**
+ * When a run counts as stuck in a loop (see `createAgent({ loopDetection })`). A call is the tool
+ * name plus its arguments in canonical JSON (key order does not matter).
+ */
+export interface LoopDetectionOptions {
+  /** The same call answered with the same result this many times in one run. Default 5. */
+  maxIdenticalCalls?: number;
+  /** The same call failing this many times in one run. Default 3. */
+  maxIdenticalFailures?: number;
+}
+
 /** Backoff for transient provider failures (429, 5xx, overloaded, dropped connection). */
 export interface RetryPolicy {
   /** Retries after the first attempt. Default 4. */
@@ -124,6 +135,12 @@ export interface AgentOptions {
   inspect?: Observer<any> | ((event: any) => void);
   permissions?: PermissionChecker;
   retry?: RetryPolicy;
+  /**
+   * Loop detection, on by default: when the same tool call keeps getting the same result (or keeps
+   * failing), the model is first told (a `[Loop detected: …]` user message), and if it repeats the
+   * call again the run ends with `agent_end.reason === "loop"`. `false` turns it off.
+   */
+  loopDetection?: LoopDetectionOptions | false;
   /** The stream watchdog (see {@link StallTimeout}); `false` turns it off. */
   stallTimeout?: StallTimeout | false;
   /** Turns the transcript into what the provider receives. Default: {@link defaultConvertToLlm}. */
@@ -166,6 +183,7 @@ export const AGENT_OPTION_KEYS: OptionKeys<AgentOptions> = {
   permissions: true,
   retry: true,
   stallTimeout: true,
+  loopDetection: true,
   convertToLlm: true,
   snapshot: true,
   snapshotMigrations: true,
@@ -186,6 +204,12 @@ export const RETRY_POLICY_KEYS: OptionKeys<RetryPolicy> = {
   baseDelayMs: true,
   maxDelayMs: true,
   jitter: true,
+};
+
+/** The keys of {@link LoopDetectionOptions}. */
+export const LOOP_DETECTION_KEYS: OptionKeys<LoopDetectionOptions> = {
+  maxIdenticalCalls: true,
+  maxIdenticalFailures: true,
 };
 
 /** The keys of {@link StallTimeout}. */

@@ -9,7 +9,7 @@ import { calibrationFromUsage } from "../context/tokens.js";
 import type { InboxKind } from "../core/effect-journal.js";
 import type { AgentEvent } from "../core/events.js";
 import { type AgentMessage, addUsage, type ToolResultMessage } from "../core/messages.js";
-import type { AgentLimits, QueueMode, ToolExecutionStrategy } from "../core/options.js";
+import type { AgentLimits, LoopDetectionOptions, QueueMode, ToolExecutionStrategy } from "../core/options.js";
 import { nowFor } from "../core/runtime.js";
 import {
   callsOf,
@@ -22,6 +22,13 @@ import {
   stopNotice,
   takeFromQueue,
 } from "./agent.logic.js";
+import {
+  isLoopNotice,
+  loopNotice,
+  loopStopText,
+  recordToolResults,
+  resolveLoopDetection,
+} from "./loop-detection.logic.js";
 import { planCalls, unranResult } from "./tool-execution.logic.js";
 import { type GroupDoneEvent, toolExecutionMachine } from "./tool-execution.machine.js";
 
@@ -35,6 +42,8 @@ export interface AgentMachineInput {
   steeringMode?: QueueMode;
   followUpMode?: QueueMode;
   limits?: AgentLimits;
+  /** Loop detection thresholds, or `false` for none; absent = the defaults. */
+  loopDetection?: LoopDetectionOptions | false;
 }
 
 export interface AgentContext {
@@ -52,6 +61,8 @@ export interface AgentContext {
   concurrencySafeTools: string[];
   run: RunState;
   calibration?: TokenCalibration;
+  /** Absent = the default thresholds (see `LOOP_DETECTION_DEFAULTS`). */
+  loopDetection?: LoopDetectionOptions | false;
 }
 
 export type AgentMachineEvent =
@@ -276,8 +287,8 @@ export const agentMachine = setup({
       // A failed or aborted message's completed calls are answered, not run.
       if (context.run.endReason) enqueue.sendTo("toolExecution", { type: "ABORT" });
     }),
-    appendToolResults: enqueueActions(({ context, enqueue }, results: ToolResultMessage[]) =>
-      appendResults(context, enqueue, results),
+    appendToolResults: enqueueActions(({ context, enqueue, self }, results: ToolResultMessage[]) =>
+      appendResults(context, enqueue, results, () => nowFor(self)),
     ),
     answerMissingResults: enqueueActions(({ context, enqueue, self }, error: unknown) => {
       const answered = new Set(context.run.turnResults.map((r) => r.toolCallId));
@@ -296,7 +307,7 @@ export const agentMachine = setup({
           isError: true,
         });
       }
-      appendResults(context, enqueue, missing);
+      appendResults(context, enqueue, missing, () => nowFor(self));
     }),
     stopExecution: enqueueActions(({ context, enqueue }) => {
       if (!context.run.executionSpawned) return;
@@ -320,7 +331,7 @@ export const agentMachine = setup({
     finishRun: enqueueActions(({ context, enqueue, self }) => {
       let run = context.run;
       let messages = context.messages;
-      if (run.endReason === "limit" && run.limitText) {
+      if ((run.endReason === "limit" || run.endReason === "loop") && run.limitText) {
         const notice = stopNotice(run.limitText, nowFor(self));
         enqueue.emit({ type: "message_start", message: notice });
         enqueue.emit({ type: "message_end", message: notice });
@@ -335,7 +346,12 @@ export const agentMachine = setup({
         ...(run.errorMessage !== undefined &&
           run.endReason === "error" && { errorMessage: run.errorMessage }),
       });
-      enqueue.assign({ messages, run: { ...run, endReason: run.endReason ?? "stop" } });
+      enqueue.assign({
+        messages,
+        run: { ...run, endReason: run.endReason ?? "stop" },
+        // A loop notice belongs to the run that looped, not to the next one.
+        pending: context.pending.filter((message) => !isLoopNotice(message)),
+      });
     }),
   },
 }).createMachine({
@@ -352,6 +368,8 @@ export const agentMachine = setup({
     contextBudget: input.contextBudget,
     concurrencySafeTools: input.concurrencySafeTools ?? [],
     run: newRun(),
+    // Only when set: the context's shape (and so the snapshot version) stays that of older releases.
+    ...(input.loopDetection !== undefined && { loopDetection: input.loopDetection }),
   }),
   initial: "idle",
   on: {
@@ -527,7 +545,11 @@ export const agentMachine = setup({
 
 type StreamReady = Extract<ModelStreamEvent, { type: "TOOL_CALL_READY" }>;
 
-/** Tool results enter the transcript, the run and the turn, each announced with message_start/end. */
+/**
+ * Tool results enter the transcript, the run and the turn, each announced with message_start/end;
+ * then loop detection counts them (a warning queues a notice for the next turn; a repeat after
+ * a warning marks the run to end with reason "loop" before another turn starts).
+ */
 function appendResults(
   context: AgentContext,
   enqueue: {
@@ -535,19 +557,32 @@ function appendResults(
     assign(values: Partial<AgentContext>): void;
   },
   results: ToolResultMessage[],
+  now: () => number,
 ): void {
   for (const message of results) {
     enqueue.emit({ type: "message_start", message });
     enqueue.emit({ type: "message_end", message });
   }
-  enqueue.assign({
-    messages: [...context.messages, ...results],
-    run: {
-      ...context.run,
-      newMessages: [...context.run.newMessages, ...results],
-      turnResults: [...context.run.turnResults, ...results],
-    },
-  });
+  let run: RunState = {
+    ...context.run,
+    newMessages: [...context.run.newMessages, ...results],
+    turnResults: [...context.run.turnResults, ...results],
+  };
+  let pending = context.pending;
+  const thresholds = resolveLoopDetection(context.loopDetection);
+  if (thresholds && results.length > 0) {
+    const verdict = recordToolResults(run.loop, thresholds, callsOf(run.turnMessage), results, run.turn);
+    run = { ...run, loop: verdict.state };
+    for (const hit of verdict.warnings) {
+      enqueue.emit({ type: "loop_detected", action: "warned", ...hit });
+      pending = [...pending, loopNotice(hit, now())];
+    }
+    if (verdict.stop && !run.endReason) {
+      enqueue.emit({ type: "loop_detected", action: "stopped", ...verdict.stop });
+      run = { ...run, endReason: "loop", limitText: loopStopText(verdict.stop) };
+    }
+  }
+  enqueue.assign({ messages: [...context.messages, ...results], run, pending });
 }
 
 /** Overflow recovery compacts at least one level deeper than the last compaction of this run. */
