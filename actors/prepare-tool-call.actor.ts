@@ -1,5 +1,5 @@
 import { fromPromise } from "xstate";
-import { z } from "zod";
+import * as z from "zod";
 import type { AgentRuntime } from "../core/runtime.js";
 import { runtimeOf } from "../core/runtime.js";
 import { INVALID_JSON_ARGUMENTS_KEY } from "../providers/internal/tool-arguments.js";

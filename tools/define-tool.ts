@@ -1,5 +1,5 @@
 import type { AnyActorRef } from "xstate";
-import { z } from "zod";
+import * as z from "zod";
 import type { ImageContent, TextContent, ToolCall } from "../core/messages.js";
 import type { ToolSpec } from "../providers/provider.js";
 
