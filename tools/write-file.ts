@@ -42,6 +42,7 @@ export function createWriteFileTool(
       "Creates or overwrites a file of the workspace with the given content (parent folders are created). Prefer edit_file to change part of an existing file.",
     parameters,
     readOnly: false,
+    workspace,
     async execute(args): Promise<ToolResult<WriteFileDetails>> {
       const { relative } = await workspace.resolveForWrite(args.path);
       if (relative === ".") throw new Error(`${args.path} is a directory`);
