@@ -13,6 +13,16 @@ export const BUILT_IN_MIGRATIONS: readonly SnapshotMigration[] = [
       "the tool execution keeps where each call runs (hosts, shards of 50 calls) and counts instead of scanning",
     migrate: (snapshot) => withToolExecution(snapshot, shardedExecutionContext),
   },
+  {
+    from: { format: 1, machine: "25385449ca03" },
+    to: { format: 1, machine: "c950640b0e29" },
+    description: "the run knows whether its turn is the answer a limit asked for (run.answeringLimit)",
+    // No snapshot of an older release was taken during such a turn: false is always right.
+    migrate: (snapshot) => ({
+      ...snapshot,
+      context: { ...snapshot.context, run: { ...snapshot.context.run, answeringLimit: false } },
+    }),
+  },
 ];
 
 type Json = Record<string, any>;

@@ -33,6 +33,8 @@ export interface RunState {
   lastCompactionLevel?: 1 | 2 | 3;
   /** Loop detection's memory of this run's calls (absent until the first result). */
   loop?: LoopState;
+  /** A limit was reached and this turn asks the model for its answer, without tools. */
+  answeringLimit: boolean;
 }
 
 /** A fresh run. */
@@ -46,6 +48,7 @@ export function newRun(): RunState {
     needsCompaction: false,
     forceCompaction: false,
     overflowRetried: false,
+    answeringLimit: false,
   };
 }
 
