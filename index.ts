@@ -5,6 +5,17 @@
 export type { Agent, AgentActor, AgentSnapshot, PendingApproval } from "./agent/create-agent.js";
 export { createAgent } from "./agent/create-agent.js";
 
+// --- Snapshots across releases: version stamps, migrations, the transcript of any snapshot ---
+export type { PersistedSnapshotData, SnapshotMigration, SnapshotVersion } from "./core/snapshot-version.js";
+export { SNAPSHOT_FORMAT, SNAPSHOT_VERSION_KEY } from "./core/snapshot-version.js";
+export {
+  type MachineStructure,
+  describeMachineStructure,
+  machineStructureHash,
+} from "./agent/machine-structure.js";
+export { messagesOfSnapshot } from "./agent/snapshot-transcript.js";
+export { SnapshotVersionError, snapshotVersionOf } from "./agent/snapshot-version.js";
+
 // --- Messages, events and options ---
 export type * from "./core/events.js";
 export * from "./core/messages.js";
@@ -34,10 +45,20 @@ export type {
   PermissionsOptions,
 } from "./tools/permissions.js";
 export { createPermissions } from "./tools/permissions.js";
+export { narrowPermissions } from "./tools/narrow-permissions.js";
 export type { ReadFileDetails, ReadFileToolOptions } from "./tools/read-file.js";
 export { createReadFileTool } from "./tools/read-file.js";
 export type { SubAgentDetails, SubAgentToolOptions } from "./agent/sub-agent-tool.js";
 export { subAgentTool } from "./agent/sub-agent-tool.js";
+export type { Sandbox, SandboxOptions, SandboxSupport } from "./tools/sandbox.js";
+export {
+  createSandbox,
+  DEFAULT_DENY_ENV,
+  DEFAULT_DENY_READ,
+  DEFAULT_DENY_WRITE,
+  SandboxUnavailableError,
+  sandboxSupport,
+} from "./tools/sandbox.js";
 export type { ResolvedPath, Workspace } from "./tools/workspace.js";
 export { createWorkspace, PROTECTED_WRITE_DIRS, toWorkspace, WorkspaceError } from "./tools/workspace.js";
 export type { WriteFileDetails, WriteFileToolOptions } from "./tools/write-file.js";

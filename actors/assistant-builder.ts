@@ -13,7 +13,7 @@ export class AssistantBuilder {
   private readonly completedCalls = new Set<string>();
   done = false;
 
-  constructor(provider: string, model: string) {
+  constructor(provider: string, model: string, timestamp = Date.now()) {
     this.message = {
       role: "assistant",
       content: [],
@@ -21,7 +21,7 @@ export class AssistantBuilder {
       usage: emptyUsage(),
       provider,
       model,
-      timestamp: Date.now(),
+      timestamp,
     };
   }
 

@@ -8,6 +8,8 @@ export interface CompactionInput {
   force: boolean;
   minLevel?: 1 | 2 | 3;
   calibration?: TokenCalibration;
+  /** The run's turn (names the step in a durable agent's journal). */
+  turn: number;
 }
 
 /** Compacts the agent's transcript to its context budget; `undefined` when nothing changed. */
@@ -16,11 +18,13 @@ export const compactionActor = fromPromise<CompactionResult | undefined, Compact
     const runtime = runtimeOf(self);
     const config = runtime.options.context;
     if (!config) return undefined;
-    return compactContext(runtime.transcript(), config, {
-      force: input.force,
-      minLevel: input.minLevel,
-      calibration: input.calibration,
-      signal,
-    });
+    const compact = () =>
+      compactContext(runtime.transcript(), config, {
+        force: input.force,
+        minLevel: input.minLevel,
+        calibration: input.calibration,
+        signal,
+      });
+    return runtime.journal ? runtime.journal.compaction(input.turn, compact) : compact();
   },
 );

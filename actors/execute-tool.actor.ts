@@ -16,40 +16,70 @@ export type ExecuteToolEvent = { type: "TOOL_EXECUTED"; result: ToolResult };
  * Runs one approved call: `beforeToolCall` (may block or replace the arguments) → `execute` with an
  * AbortSignal, a timeout, `onUpdate` and `onProgress` → `afterToolCall`. A thrown error becomes an
  * error result with its message; nothing the tool does escapes. Stopping the actor aborts the tool.
+ * With a journal (a durable agent) the whole call is one journaled step named by the tool call id.
  */
 export const executeToolActor = fromCallback<EventObject, ExecuteToolInput, ExecuteToolEvent>(
   ({ input, self, sendBack }) => {
     const runtime = runtimeOf(self);
-    const controller = new AbortController();
-    const state = { finished: false, timer: undefined as ReturnType<typeof setTimeout> | undefined };
-    const toolCall: ToolCall = {
-      type: "toolCall",
-      id: input.toolCallId,
-      name: input.toolName,
-      arguments: asRecord(input.args),
-    };
-
-    const finish = (result: ToolResult) => {
-      if (state.finished) return;
-      state.finished = true;
-      clearTimeout(state.timer);
+    const execution = createExecution(runtime, self, input);
+    let answered = false;
+    const answer = (result: ToolResult) => {
+      if (answered) return;
+      answered = true;
       sendBack({ type: "TOOL_EXECUTED", result });
     };
 
-    runTool(runtime, self, input, toolCall, controller, state, finish).catch((error: unknown) => {
-      finish(errorResult(error instanceof Error ? error.message : String(error)));
-    });
+    const result = runtime.journal
+      ? runtime.journal.toolCall(input.toolCallId, execution.run)
+      : execution.run();
+    result.then(answer, (error: unknown) => answer(errorResult(errorText(error))));
 
     return () => {
-      clearTimeout(state.timer);
       // A finished tool is never aborted: its abort would only keep it alive.
-      if (!state.finished) {
-        state.finished = true;
-        controller.abort(abortReason);
-      }
+      if (answered) return;
+      answered = true;
+      execution.stop();
     };
   },
 );
+
+interface ExecutionState {
+  /** The call's result is decided (finished, timed out or stopped): the tool's later output is ignored. */
+  settled: boolean;
+  timer: ReturnType<typeof setTimeout> | undefined;
+}
+
+/** One execution of a call: `run` resolves with its result (never rejects); `stop` aborts it. */
+function createExecution(runtime: AgentRuntime, self: AnyActorRef, input: ExecuteToolInput) {
+  const controller = new AbortController();
+  const state: ExecutionState = { settled: false, timer: undefined };
+  let resolveResult: (result: ToolResult) => void = () => {};
+  const settle = (result: ToolResult) => {
+    if (state.settled) return;
+    state.settled = true;
+    clearTimeout(state.timer);
+    resolveResult(result);
+  };
+  const toolCall: ToolCall = {
+    type: "toolCall",
+    id: input.toolCallId,
+    name: input.toolName,
+    arguments: asRecord(input.args),
+  };
+  return {
+    run(): Promise<ToolResult> {
+      const result = new Promise<ToolResult>((resolve) => (resolveResult = resolve));
+      runTool(runtime, self, input, toolCall, controller, state, settle).catch((error: unknown) =>
+        settle(errorResult(errorText(error))),
+      );
+      return result;
+    },
+    stop() {
+      settle(errorResult(`Tool ${input.toolName} aborted`));
+      controller.abort(abortReason);
+    },
+  };
+}
 
 async function runTool(
   runtime: AgentRuntime,
@@ -57,7 +87,7 @@ async function runTool(
   input: ExecuteToolInput,
   toolCall: ToolCall,
   controller: AbortController,
-  state: { finished: boolean; timer: ReturnType<typeof setTimeout> | undefined },
+  state: ExecutionState,
   finish: (result: ToolResult) => void,
 ): Promise<void> {
   const { hooks } = runtime;
@@ -71,7 +101,7 @@ async function runTool(
       args,
       context: { systemPrompt: runtime.systemPrompt, messages: runtime.transcript() },
     });
-    if (state.finished) return;
+    if (state.settled) return;
     if (verdict?.block) return finish(errorResult(verdict.reason ?? `Tool ${input.toolName} was blocked`));
     if (verdict && "args" in verdict && verdict.args !== undefined) args = verdict.args;
   }
@@ -87,6 +117,7 @@ async function runTool(
   const updates = createUpdateChannel(runtime, toolCall, state);
   const ctx: ToolContext = {
     toolCallId: input.toolCallId,
+    idempotencyKey: input.toolCallId,
     signal: controller.signal,
     onUpdate: updates.push,
     onProgress: updates.progress,
@@ -97,17 +128,17 @@ async function runTool(
   try {
     result = normalizeToolResult(await tool.execute(args, ctx));
   } catch (error) {
-    if (state.finished) return;
-    result = errorResult(error instanceof Error ? error.message : String(error));
+    if (state.settled) return;
+    result = errorResult(errorText(error));
   }
-  if (state.finished) return;
+  if (state.settled) return;
   await updates.drained();
-  if (state.finished) return;
+  if (state.settled) return;
 
   if (hooks.afterToolCall) {
     const isError = result.isError ?? false;
     const override = await hooks.afterToolCall({ toolCall, args, result, isError });
-    if (state.finished) return;
+    if (state.settled) return;
     if (override) {
       result = {
         ...result,
@@ -125,7 +156,7 @@ async function runTool(
  * Without hooks an update is published at once; with them, updates queue so that every update of
  * a call precedes its end.
  */
-function createUpdateChannel(runtime: AgentRuntime, toolCall: ToolCall, state: { finished: boolean }) {
+function createUpdateChannel(runtime: AgentRuntime, toolCall: ToolCall, state: { settled: boolean }) {
   const { beforeToolUpdate, afterToolUpdate } = runtime.hooks;
   let chain: Promise<void> = Promise.resolve();
   const publish = (partialResult: ToolResult) =>
@@ -140,9 +171,9 @@ function createUpdateChannel(runtime: AgentRuntime, toolCall: ToolCall, state: {
   return {
     /** Progress notes keep their place among the updates the tool published before them. */
     progress(text: string) {
-      if (state.finished) return;
+      if (state.settled) return;
       const note = () => {
-        if (!state.finished) {
+        if (!state.settled) {
           runtime.publish({ type: "tool_progress", toolCallId: toolCall.id, toolName: toolCall.name, text });
         }
       };
@@ -150,7 +181,7 @@ function createUpdateChannel(runtime: AgentRuntime, toolCall: ToolCall, state: {
       chain = chain.then(note);
     },
     push(partial: ToolResult | string) {
-      if (state.finished) return;
+      if (state.settled) return;
       const partialResult = normalizeToolResult(partial);
       if (!hooked) return publish(partialResult);
       chain = chain
@@ -161,7 +192,7 @@ function createUpdateChannel(runtime: AgentRuntime, toolCall: ToolCall, state: {
             if (verdict === false) return;
             if (verdict?.partialResult) update = verdict.partialResult;
           }
-          if (state.finished) return;
+          if (state.settled) return;
           publish(update);
           await afterToolUpdate?.({ toolCall, partialResult: update });
         })
@@ -177,4 +208,8 @@ function asRecord(value: unknown): Record<string, unknown> {
   return value && typeof value === "object" && !Array.isArray(value)
     ? (value as Record<string, unknown>)
     : {};
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -1,10 +1,12 @@
 import { fromCallback } from "xstate";
+import type { ModelCallOutcome } from "../core/effect-journal.js";
 import type { AssistantMessage, ToolCall } from "../core/messages.js";
 import { type AgentRuntime, runtimeOf } from "../core/runtime.js";
 import { isRetryableKind, type ProviderErrorKind, type ProviderEvent } from "../providers/provider.js";
 import { abortReason } from "./abort-reason.js";
 import { AssistantBuilder } from "./assistant-builder.js";
 import { retryDelay } from "./backoff.js";
+import { createStallWatchdog, type Stall } from "./stall-watchdog.js";
 
 /** What the model-stream actor tells the agent machine. */
 export type ModelStreamEvent =
@@ -25,11 +27,16 @@ export interface ModelStreamInput {
  * One model call: streams the provider's answer, publishing `message_start` and every
  * `message_update` straight to the event bus (deltas are not machine events), retries transient
  * failures with backoff, and reports the finished message with `STREAM_DONE`. On `ABORT` it
- * answers at once with what arrived so far, marked `aborted`.
+ * answers at once with what arrived so far, marked `aborted`. A stream silent for longer than the
+ * agent's `stallTimeout` is abandoned and retried as a network failure; a call that stalls on
+ * every attempt ends with an error naming the stall and none of its partial output. With a journal
+ * (a durable agent) the whole call is one journaled step whose final message is recorded; an abort
+ * then ends the step, and the actor answers with what the journal recorded.
  */
 export const modelStreamActor = fromCallback<{ type: "ABORT" }, ModelStreamInput, ModelStreamEvent>(
-  ({ self, sendBack, receive }) => {
+  ({ input, self, sendBack, receive }) => {
     const runtime = runtimeOf(self);
+    const { journal } = runtime;
     const controller = new AbortController();
     const call: CallState = { finished: false, builder: undefined, started: false, announcedCalls: false };
 
@@ -38,15 +45,16 @@ export const modelStreamActor = fromCallback<{ type: "ABORT" }, ModelStreamInput
       call.finished = true;
       sendBack(event);
     };
+    const fail = (stopReason: "aborted" | "error", text: string) => {
+      const builder = call.builder ?? newBuilder(runtime);
+      return builder.fail(stopReason, text);
+    };
 
     receive((event) => {
       if (event.type !== "ABORT" || call.finished) return;
-      const builder = call.builder ?? new AssistantBuilder(runtime.provider.id, runtime.provider.model);
-      finish({
-        type: "STREAM_DONE",
-        message: builder.fail("aborted", "Request was aborted"),
-        started: call.started,
-      });
+      // A journaled call ends with what its journal recorded, so a replay keeps the same partial answer.
+      if (!journal)
+        finish({ type: "STREAM_DONE", message: fail("aborted", ABORTED_TEXT), started: call.started });
       controller.abort(abortReason);
     });
 
@@ -55,14 +63,22 @@ export const modelStreamActor = fromCallback<{ type: "ABORT" }, ModelStreamInput
       call.announcedCalls = true;
       sendBack({ type: "TOOL_CALL_READY", toolCall });
     };
-    streamWithRetries(runtime, controller.signal, call, finish, notifyReady).catch((error: unknown) => {
-      const builder = call.builder ?? new AssistantBuilder(runtime.provider.id, runtime.provider.model);
-      finish({
-        type: "STREAM_DONE",
-        message: builder.fail("error", `Model stream failed: ${errorText(error)}`),
-        started: call.started,
-      });
-    });
+    const stream = () => streamWithRetries(runtime, controller.signal, call, notifyReady);
+    const outcome = journal
+      ? journal.modelCall(input.turn, () =>
+          untilAborted(stream(), controller.signal, () => fail("aborted", ABORTED_TEXT)),
+        )
+      : stream();
+    outcome.then(
+      ({ message, errorKind }) =>
+        finish({ type: "STREAM_DONE", message, started: call.started, ...(errorKind && { errorKind }) }),
+      (error: unknown) =>
+        finish({
+          type: "STREAM_DONE",
+          message: fail("error", `Model stream failed: ${errorText(error)}`),
+          started: call.started,
+        }),
+    );
 
     return () => {
       // Only a stream still running is aborted: aborting a finished one would keep it alive.
@@ -74,6 +90,35 @@ export const modelStreamActor = fromCallback<{ type: "ABORT" }, ModelStreamInput
   },
 );
 
+const ABORTED_TEXT = "Request was aborted";
+
+function newBuilder(runtime: AgentRuntime): AssistantBuilder {
+  return new AssistantBuilder(runtime.provider.id, runtime.provider.model, runtime.now());
+}
+
+/** Resolves with `aborted()` as soon as `signal` fires, even when `work` never settles (a provider that ignores it). */
+function untilAborted<T extends ModelCallOutcome>(
+  work: Promise<T>,
+  signal: AbortSignal,
+  aborted: () => AssistantMessage,
+): Promise<ModelCallOutcome> {
+  if (signal.aborted) return Promise.resolve({ message: aborted() });
+  return new Promise((resolve, reject) => {
+    const onAbort = () => resolve({ message: aborted() });
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
 interface CallState {
   finished: boolean;
   builder: AssistantBuilder | undefined;
@@ -82,41 +127,87 @@ interface CallState {
   announcedCalls: boolean;
 }
 
+/** Streams the call to its outcome, retrying transient failures; an aborted call ends `aborted`. */
 async function streamWithRetries(
   runtime: AgentRuntime,
   signal: AbortSignal,
   call: CallState,
-  finish: (event: ModelStreamEvent) => void,
   notifyReady: (toolCall: ToolCall) => void,
-): Promise<void> {
+): Promise<ModelCallOutcome> {
   for (let attempt = 0; ; attempt++) {
-    const builder = new AssistantBuilder(runtime.provider.id, runtime.provider.model);
+    const builder = newBuilder(runtime);
     call.builder = builder;
     call.started = false;
-    const failure = await streamOnce(runtime, builder, signal, call, notifyReady);
-    if (call.finished) return;
-    if (!failure) {
-      finish({ type: "STREAM_DONE", message: builder.message, started: call.started });
-      return;
-    }
+    const failure = await streamWatched(runtime, builder, signal, call, notifyReady);
+    // Finished from outside (abort, stop): the actor has answered already; nothing more to stream.
+    if (call.finished) return { message: builder.message };
+    if (!failure) return { message: builder.message };
     if (isRetryableKind(failure.kind) && attempt < runtime.retry.maxRetries && !call.announcedCalls) {
       const delayMs = retryDelay(attempt, runtime.retry, failure.retryAfterMs);
       runtime.publish({ type: "retry", attempt: attempt + 1, delayMs, error: failure.message });
-      if (!(await sleep(delayMs, signal)) || call.finished) return;
+      if (!(await sleep(delayMs, signal)) || call.finished) {
+        return { message: call.finished ? builder.message : builder.fail("aborted", ABORTED_TEXT) };
+      }
       continue;
     }
     const stopReason = failure.kind === "aborted" ? "aborted" : "error";
-    finish({
-      type: "STREAM_DONE",
-      message: builder.fail(stopReason, failure.message),
-      started: call.started,
-      errorKind: failure.kind,
-    });
-    return;
+    const failed = failure.stalled
+      ? withoutPartialOutput(
+          builder.fail(stopReason, gaveUpText(failure.message, attempt)),
+          call.announcedCalls,
+        )
+      : builder.fail(stopReason, failure.message);
+    return { message: failed, errorKind: failure.kind };
   }
 }
 
-type Failure = Extract<ProviderEvent, { type: "error" }>;
+/** A failed attempt; `stalled` when the watchdog gave it up. */
+type Failure = Extract<ProviderEvent, { type: "error" }> & { stalled?: boolean };
+
+/** What one attempt's stream loop needs to know besides the call: whether it was given up. */
+interface Attempt {
+  abandoned: boolean;
+  /** Called on every provider event. */
+  onEvent?: () => void;
+}
+
+/**
+ * One attempt under the stall watchdog. The watchdog does not rely on the provider honouring its
+ * signal: a stalled attempt is abandoned at once (its loop publishes nothing more, whatever
+ * arrives later) and its own signal is aborted so a well-behaved provider closes the connection.
+ */
+async function streamWatched(
+  runtime: AgentRuntime,
+  builder: AssistantBuilder,
+  signal: AbortSignal,
+  call: CallState,
+  notifyReady: (toolCall: ToolCall) => void,
+): Promise<Failure | undefined> {
+  if (!runtime.stallTimeout)
+    return streamOnce(runtime, builder, signal, call, notifyReady, { abandoned: false });
+  const watchdog = createStallWatchdog(runtime.stallTimeout);
+  const controller = new AbortController();
+  const forwardAbort = () => controller.abort(abortReason);
+  signal.addEventListener("abort", forwardAbort, { once: true });
+  const attempt: Attempt = { abandoned: false, onEvent: watchdog.touch };
+  try {
+    const outcome = await Promise.race([
+      streamOnce(runtime, builder, controller.signal, call, notifyReady, attempt),
+      watchdog.stalled,
+    ]);
+    if (!isStall(outcome)) return outcome;
+    attempt.abandoned = true;
+    controller.abort(abortReason);
+    return { type: "error", kind: "network", message: outcome.message, stalled: true };
+  } finally {
+    watchdog.stop();
+    signal.removeEventListener("abort", forwardAbort);
+  }
+}
+
+function isStall(outcome: Failure | Stall | undefined): outcome is Stall {
+  return outcome !== undefined && "phase" in outcome;
+}
 
 async function streamOnce(
   runtime: AgentRuntime,
@@ -124,6 +215,7 @@ async function streamOnce(
   signal: AbortSignal,
   call: CallState,
   notifyReady: (toolCall: ToolCall) => void,
+  attempt: Attempt,
 ): Promise<Failure | undefined> {
   const request = {
     systemPrompt: runtime.systemPrompt,
@@ -132,7 +224,8 @@ async function streamOnce(
   };
   try {
     for await (const event of runtime.provider.stream(request, signal)) {
-      if (call.finished) return undefined;
+      if (call.finished || attempt.abandoned) return undefined;
+      attempt.onEvent?.();
       if (event.type === "error") return event;
       if (!call.started) {
         call.started = true;
@@ -167,6 +260,21 @@ async function streamOnce(
   }
   if (signal.aborted) return { type: "error", kind: "aborted", message: "Request was aborted" };
   return { type: "error", kind: "network", message: "The stream ended before the model finished its answer" };
+}
+
+/**
+ * A stalled call's final message, without what the abandoned stream said. Calls that already started
+ * (eager execution) stay, so their results still answer them; nothing else of the attempt does.
+ */
+function withoutPartialOutput(message: AssistantMessage, callsStarted: boolean): AssistantMessage {
+  return {
+    ...message,
+    content: callsStarted ? message.content.filter((block) => block.type === "toolCall") : [],
+  };
+}
+
+function gaveUpText(stall: string, retries: number): string {
+  return retries === 0 ? stall : `${stall}; gave up after ${retries} ${retries === 1 ? "retry" : "retries"}`;
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<boolean> {

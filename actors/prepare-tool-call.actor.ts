@@ -1,5 +1,5 @@
 import { fromPromise } from "xstate";
-import { z } from "zod";
+import * as z from "zod";
 import type { AgentRuntime } from "../core/runtime.js";
 import { runtimeOf } from "../core/runtime.js";
 import { INVALID_JSON_ARGUMENTS_KEY } from "../providers/internal/tool-arguments.js";
@@ -73,7 +73,9 @@ export const checkPermissionActor = fromPromise<Preparation, PrepareToolCallInpu
       name: input.toolName,
       arguments: (input.rawArgs ?? {}) as Record<string, unknown>,
     };
-    const decision = await runtime.permissions.check({ toolCall, tool, args: input.args });
+    const { permissions, journal } = runtime;
+    const check = async () => permissions.check({ toolCall, tool, args: input.args });
+    const decision = journal ? await journal.permission(input.toolCallId, check) : await check();
     if (decision.behavior === "deny") return { outcome: "settled", result: errorResult(decision.reason) };
     return { outcome: decision.behavior === "ask" ? "ask" : "run", args: input.args };
   },

@@ -1,6 +1,6 @@
 import { assign, setup } from "xstate";
 import type { ToolResultMessage } from "../core/messages.js";
-import { runtimeOf } from "../core/runtime.js";
+import { nowFor, runtimeOf } from "../core/runtime.js";
 import { errorResult, type ToolResult } from "../tools/define-tool.js";
 import { executeToolActor } from "./execute-tool.actor.js";
 import {
@@ -42,6 +42,7 @@ export function toolResultMessage(
   toolCallId: string,
   toolName: string,
   result: ToolResult,
+  timestamp = Date.now(),
 ): ToolResultMessage {
   const message: ToolResultMessage = {
     role: "toolResult",
@@ -49,7 +50,7 @@ export function toolResultMessage(
     toolName,
     content: result.content,
     isError: result.isError ?? false,
-    timestamp: Date.now(),
+    timestamp,
   };
   if (result.details !== undefined) message.details = result.details;
   return message;
@@ -84,6 +85,21 @@ export const toolCallMachine = setup({
         args: context.args,
       }),
     announceApprovalRequest: ({ context, self }) => {
+      const { journal } = runtimeOf(self);
+      if (journal) {
+        // A durable agent waits on its journal, where the decision arrives from outside.
+        const { toolCallId, toolName, args } = context;
+        journal.approval({ toolCallId, toolName, args }).then(
+          (decision) => {
+            if (self.getSnapshot().status !== "active") return;
+            self.send(decision.approved ? { type: "APPROVE" } : { type: "DENY", reason: decision.reason });
+          },
+          (error: unknown) => {
+            if (self.getSnapshot().status !== "active") return;
+            self.send({ type: "DENY", reason: `The approval failed: ${errorMessage(error)}` });
+          },
+        );
+      }
       // Published once the new state is committed: an entry action runs before the snapshot shows
       // `awaitingApproval`, so a listener answering at once (approve/deny inside the subscriber)
       // would be refused as "not waiting for approval".
@@ -119,12 +135,13 @@ export const toolCallMachine = setup({
 }).createMachine({
   id: "toolCall",
   context: ({ input, self }) => ({ ...input, validation: validateToolCall(runtimeOf(self), input) }),
-  output: ({ context }): ToolCallOutput => ({
+  output: ({ context, self }): ToolCallOutput => ({
     toolCallId: context.toolCallId,
     message: toolResultMessage(
       context.toolCallId,
       context.toolName,
       context.result ?? errorResult(`Tool ${context.toolName} produced no result`),
+      nowFor(self),
     ),
   }),
   entry: "announceStart",

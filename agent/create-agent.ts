@@ -1,13 +1,29 @@
 import { Observable, Subject } from "rxjs";
-import { type Actor, type AnyActorRef, createActor, type SnapshotFrom, toObserver } from "xstate";
+import { type Actor, createActor, type SnapshotFrom, toObserver } from "xstate";
 import { resolveContextConfig } from "../context/config.js";
 import { screenInput, toMessages } from "../machines/agent.logic.js";
 import { agentMachine } from "../machines/agent.machine.js";
+import { journaledAgentMachine } from "../machines/journaled-agent.machine.js";
+import { toolCallActorOf, toolCallActorsOf } from "../machines/tool-call-actors.js";
 import { type Tool, toToolSpec } from "../tools/define-tool.js";
+import type { EffectJournal } from "../core/effect-journal.js";
 import type { AgentEvent } from "../core/events.js";
 import { type AgentMessage, defaultConvertToLlm } from "../core/messages.js";
-import type { AgentOptions, PromptInput } from "../core/options.js";
-import { type AgentRuntime, bindRuntime, defaultRetryPolicy } from "../core/runtime.js";
+import { checkOptionKeys } from "../core/option-keys.js";
+import {
+  AGENT_HOOK_KEYS,
+  AGENT_LIMIT_KEYS,
+  AGENT_OPTION_KEYS,
+  type AgentOptions,
+  type PromptInput,
+  RETRY_POLICY_KEYS,
+  LOOP_DETECTION_KEYS,
+  STALL_TIMEOUT_KEYS,
+} from "../core/options.js";
+import { checkLoopDetection } from "../machines/loop-detection.logic.js";
+import { type AgentRuntime, bindRuntime, defaultRetryPolicy, defaultStallTimeout } from "../core/runtime.js";
+import { BUILT_IN_MIGRATIONS } from "./snapshot-migrations.js";
+import { prepareSnapshotForRestore, stampSnapshot } from "./snapshot-version.js";
 
 export type AgentActor = Actor<typeof agentMachine>;
 export type AgentSnapshot = SnapshotFrom<typeof agentMachine>;
@@ -46,7 +62,10 @@ export interface Agent {
   abort(): void;
   /** Stops the actor for good (aborting anything running) and completes `events$`. */
   stop(): void;
-  /** A JSON-safe snapshot; `createAgent({ ...options, snapshot })` resumes it, mid-run too. */
+  /**
+   * A JSON-safe snapshot, stamped with the machine version that wrote it (`snapshotVersion`);
+   * `createAgent({ ...options, snapshot })` resumes it, mid-run too, in this release or a later one.
+   */
   getPersistedSnapshot(): unknown;
   /** Calls waiting for approval. */
   pendingApprovals(): PendingApproval[];
@@ -72,6 +91,25 @@ let agentCounter = 0;
  * ```
  */
 export function createAgent(options: AgentOptions): Agent {
+  return buildAgent(options, undefined);
+}
+
+/**
+ * An agent whose effects (model calls, tool calls, approvals, checks, time) all go through
+ * `journal`: what a durable engine runs (`agent-machine/restate`). Not part of the public API.
+ *
+ * @example
+ * ```ts
+ * const agent = createJournaledAgent({ ...options, eagerToolExecution: false }, restateJournal);
+ * await agent.prompt("Hi");
+ * ```
+ */
+export function createJournaledAgent(options: AgentOptions, journal: EffectJournal): Agent {
+  return buildAgent(options, journal);
+}
+
+function buildAgent(options: AgentOptions, journal: EffectJournal | undefined): Agent {
+  checkAgentOptions(options);
   const id = options.id ?? `agent-${++agentCounter}`;
   const events = new Subject<AgentEvent>();
   const tools = new Map<string, Tool>();
@@ -82,6 +120,14 @@ export function createAgent(options: AgentOptions): Agent {
   const inputFilters = options.inputFilters ?? [];
   // A bad compaction budget is a setup error: report it here, not from inside the first turn.
   if (options.context) resolveContextConfig(options.context);
+  // A snapshot of another machine version is migrated or refused (SnapshotVersionError) here.
+  const snapshot =
+    options.snapshot === undefined
+      ? undefined
+      : prepareSnapshotForRestore(options.snapshot, agentMachine, [
+          ...BUILT_IN_MIGRATIONS,
+          ...(options.snapshotMigrations ?? []),
+        ]);
 
   const runtime: AgentRuntime = {
     provider: options.provider,
@@ -91,18 +137,23 @@ export function createAgent(options: AgentOptions): Agent {
     hooks: options.hooks ?? {},
     permissions: options.permissions,
     retry: { ...defaultRetryPolicy, ...options.retry },
+    stallTimeout:
+      options.stallTimeout === false ? undefined : { ...defaultStallTimeout, ...options.stallTimeout },
     toolTimeoutMs: options.toolTimeoutMs,
-    eagerToolExecution: options.eagerToolExecution ?? false,
+    // A journaled model call is one step whose final message is recorded: its calls start after it.
+    eagerToolExecution: journal ? false : (options.eagerToolExecution ?? false),
     options,
     convertToLlm: options.convertToLlm ?? defaultConvertToLlm,
     publish: (event) => events.next(event),
     transcript: () => actor.getSnapshot().context.messages,
+    now: journal ? () => journal.now() : Date.now,
+    ...(journal && { journal }),
   };
 
   // A child agent reports to the inspector of the tree it joins; a root agent to its own.
   const inspect = options.parentActor ? undefined : options.inspect;
   // `runtime.transcript` reads `actor` only once the actor runs, after this line.
-  const actor: AgentActor = createActor(agentMachine, {
+  const actor: AgentActor = createActor(journal ? journaledAgentMachine : agentMachine, {
     id,
     input: {
       messages: options.messages,
@@ -110,10 +161,11 @@ export function createAgent(options: AgentOptions): Agent {
       steeringMode: options.steeringMode,
       followUpMode: options.followUpMode,
       limits: options.limits,
+      ...(options.loopDetection !== undefined && { loopDetection: options.loopDetection }),
       contextBudget: options.context && dataOnly(options.context),
       concurrencySafeTools: [...tools.values()].filter((t) => t.concurrencySafe).map((t) => t.name),
     },
-    ...(options.snapshot !== undefined && { snapshot: options.snapshot as AgentSnapshot }),
+    ...(snapshot !== undefined && { snapshot: snapshot as unknown as AgentSnapshot }),
     ...(options.parentActor && { parent: options.parentActor }),
     ...(inspect && { inspect: typeof inspect === "function" ? inspect : toObserver(inspect) }),
   });
@@ -129,7 +181,7 @@ export function createAgent(options: AgentOptions): Agent {
   });
   actor.start();
 
-  if (options.snapshot !== undefined) {
+  if (snapshot !== undefined) {
     // Approvals pending when the snapshot was taken are asked again, once listeners are attached.
     queueMicrotask(() => {
       for (const pending of pendingApprovals()) events.next({ type: "approval_requested", ...pending });
@@ -150,13 +202,8 @@ export function createAgent(options: AgentOptions): Agent {
     });
   }
 
-  function toolCallActors(): Record<string, AnyActorRef> {
-    const execution = actor.getSnapshot().children.toolExecution as AnyActorRef | undefined;
-    return (execution?.getSnapshot().children ?? {}) as Record<string, AnyActorRef>;
-  }
-
   function pendingApprovals(): PendingApproval[] {
-    return Object.values(toolCallActors())
+    return toolCallActorsOf(actor)
       .map((child) => child.getSnapshot())
       .filter((snapshot) => snapshot.status === "active" && snapshot.matches?.("awaitingApproval"))
       .map(({ context }) => ({
@@ -167,7 +214,7 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   function decide(toolCallId: string, event: { type: "APPROVE" } | { type: "DENY"; reason?: string }) {
-    const child = toolCallActors()[toolCallId];
+    const child = toolCallActorOf(actor, toolCallId);
     const snapshot = child?.getSnapshot();
     if (!child || snapshot.status !== "active") {
       throw new Error(`No pending approval for tool call "${toolCallId}": it is unknown or already finished`);
@@ -181,7 +228,7 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   function screened(input: string | AgentMessage) {
-    const screening = screenInput(inputFilters, toMessages(input));
+    const screening = screenInput(inputFilters, toMessages(input, runtime.now()));
     if (!screening.ok) events.next({ type: "input_rejected", reason: screening.reason });
     return screening.ok ? screening.messages : [];
   }
@@ -207,7 +254,7 @@ export function createAgent(options: AgentOptions): Agent {
     },
     prompt(input) {
       if (!isIdle()) return Promise.reject(new Error("Agent is already running"));
-      const messages = toMessages(input);
+      const messages = toMessages(input, runtime.now());
       const done = nextRunEnd();
       const screening = screenInput(inputFilters, messages);
       actor.send(
@@ -251,7 +298,7 @@ export function createAgent(options: AgentOptions): Agent {
       events.complete();
     },
     getPersistedSnapshot() {
-      return JSON.parse(JSON.stringify(actor.getPersistedSnapshot()));
+      return stampSnapshot(JSON.parse(JSON.stringify(actor.getPersistedSnapshot())), agentMachine);
     },
     pendingApprovals,
     approve(toolCallId) {
@@ -262,6 +309,27 @@ export function createAgent(options: AgentOptions): Agent {
     },
   };
   return agent;
+}
+
+/**
+ * Refuses unknown keys in the options and their nested option objects: a typo must be an error,
+ * never an option silently left at its default.
+ */
+function checkAgentOptions(options: AgentOptions): void {
+  if (options === null || typeof options !== "object") {
+    throw new TypeError("createAgent: options must be an object with at least a provider");
+  }
+  checkOptionKeys("createAgent", options, AGENT_OPTION_KEYS);
+  checkOptionKeys("createAgent limits", options.limits, AGENT_LIMIT_KEYS);
+  checkOptionKeys("createAgent retry", options.retry, RETRY_POLICY_KEYS);
+  checkOptionKeys("createAgent hooks", options.hooks, AGENT_HOOK_KEYS);
+  if (options.stallTimeout !== false) {
+    checkOptionKeys("createAgent stallTimeout", options.stallTimeout, STALL_TIMEOUT_KEYS);
+  }
+  if (options.loopDetection !== false) {
+    checkOptionKeys("createAgent loopDetection", options.loopDetection, LOOP_DETECTION_KEYS);
+  }
+  checkLoopDetection(options.loopDetection);
 }
 
 function stateName(value: unknown): string {

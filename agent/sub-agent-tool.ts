@@ -1,10 +1,13 @@
-import { z } from "zod";
+import * as z from "zod";
 import { createAgent } from "./create-agent.js";
-import type { AgentEvent, AgentEventOf } from "../core/events.js";
+import type { AgentEndReason, AgentEvent, AgentEventOf } from "../core/events.js";
 import type { AgentMessage, AssistantMessage, Usage } from "../core/messages.js";
-import type { AgentLimits, AgentOptions } from "../core/options.js";
+import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
+import { AGENT_OPTION_KEYS, type AgentLimits, type AgentOptions } from "../core/options.js";
+import { runtimeOf } from "../core/runtime.js";
 import type { Provider } from "../providers/provider.js";
 import { defineTool, type Tool, type ToolResult } from "../tools/define-tool.js";
+import { narrowPermissions } from "../tools/narrow-permissions.js";
 
 /** Options of {@link subAgentTool}. */
 export interface SubAgentToolOptions {
@@ -21,9 +24,11 @@ export interface SubAgentToolOptions {
   /** The child's limits; a child that hits one returns its partial work with the `[Agent stopped: …]` notice. */
   limits?: AgentLimits;
   /**
-   * Anything else of the child's options (tool execution strategy, hooks, permissions...). No one
-   * answers a child's approvals: a call its permissions would ask about is denied (the child's model
-   * reads why), so give it rules that allow what it needs.
+   * Anything else of the child's options (tool execution strategy, hooks, permissions...). The
+   * child's `permissions` can only narrow what the parent allows: the parent's rules and mode always
+   * apply inside the child as well. No one answers a child's approvals: a call the parent's or the
+   * child's permissions would ask about is denied (the child's model reads why), so give the parent
+   * rules that allow what the child needs.
    */
   agentOptions?: Omit<
     AgentOptions,
@@ -41,11 +46,48 @@ export interface SubAgentToolOptions {
 export interface SubAgentDetails {
   childAgentId: string;
   /** Why the child's run ended (`agent_end.reason`); absent in partial results. */
-  reason?: "stop" | "aborted" | "error" | "limit" | "rejected";
+  reason?: AgentEndReason;
   usage?: Usage;
   /** Model calls the child made. */
   turns?: number;
 }
+
+/** Options set on the sub-agent tool itself, not inside `agentOptions`. */
+type OwnAgentOptions = "provider" | "systemPrompt" | "tools" | "limits" | "messages" | "snapshot" | "id";
+
+const SUB_AGENT_TOOL_KEYS: OptionKeys<SubAgentToolOptions> = {
+  name: true,
+  description: true,
+  systemPrompt: true,
+  tools: true,
+  provider: true,
+  limits: true,
+  agentOptions: true,
+  readOnly: true,
+  updateIntervalMs: true,
+  timeoutMs: true,
+};
+
+const {
+  provider: _provider,
+  systemPrompt: _systemPrompt,
+  tools: _tools,
+  limits: _limits,
+  messages: _messages,
+  snapshot: _snapshot,
+  id: _id,
+  ...CHILD_AGENT_OPTION_KEYS
+} = AGENT_OPTION_KEYS;
+
+const OWN_OPTION_HINTS: Record<OwnAgentOptions, string> = {
+  provider: "set provider on subAgentTool itself",
+  systemPrompt: "set systemPrompt on subAgentTool itself",
+  tools: "set tools on subAgentTool itself",
+  limits: "set limits on subAgentTool itself",
+  messages: "each delegation starts from its task alone",
+  snapshot: "each delegation starts from its task alone",
+  id: "the child's id is <name>-<toolCallId>",
+};
 
 const parameters = z.object({
   task: z.string().min(1).describe("The task for the sub-agent, with everything it needs to know"),
@@ -84,6 +126,13 @@ function textOf(message: AgentMessage): string {
 export function subAgentTool(
   options: SubAgentToolOptions,
 ): Tool<z.output<typeof parameters>, SubAgentDetails> {
+  checkOptionKeys("subAgentTool", options, SUB_AGENT_TOOL_KEYS);
+  checkOptionKeys(
+    "subAgentTool agentOptions",
+    options.agentOptions,
+    CHILD_AGENT_OPTION_KEYS,
+    OWN_OPTION_HINTS,
+  );
   const childTools = options.tools ?? [];
   const readOnly = options.readOnly ?? childTools.every((tool) => tool.readOnly);
   const updateIntervalMs = options.updateIntervalMs ?? 100;
@@ -97,8 +146,13 @@ export function subAgentTool(
     async execute(args, ctx): Promise<ToolResult<SubAgentDetails>> {
       if (ctx.signal.aborted) throw new Error("Sub-agent not started: the call was aborted");
       const childAgentId = `${options.name}-${ctx.toolCallId}`;
+      // A child never has more rights than its parent: the parent's permissions, read live, narrowed
+      // by the child's own.
+      const parentPermissions = ctx.actor ? parentRuntime(ctx.actor)?.permissions : undefined;
+      const permissions = narrowPermissions(parentPermissions, options.agentOptions?.permissions);
       const child = createAgent({
         ...options.agentOptions,
+        ...(permissions && { permissions }),
         id: childAgentId,
         provider: options.provider,
         systemPrompt: options.systemPrompt,
@@ -146,7 +200,7 @@ export function subAgentTool(
             // Nobody can answer inside a sub-agent; waiting would hang the parent's call.
             child.deny(
               event.toolCallId,
-              "a sub-agent cannot ask for approval; this call is not allowed by its permission rules",
+              "a sub-agent cannot ask for approval, and this call needs one under its own or its parent agent's permissions; the parent's rules must allow it",
             );
             break;
         }
@@ -205,6 +259,15 @@ export function subAgentTool(
       }
     },
   });
+}
+
+/** The runtime of the agent running this call; none when the tool is run by hand, outside an agent. */
+function parentRuntime(actor: Parameters<typeof runtimeOf>[0]) {
+  try {
+    return runtimeOf(actor);
+  } catch {
+    return undefined;
+  }
 }
 
 function summarize(args: unknown): string {

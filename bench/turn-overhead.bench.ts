@@ -10,7 +10,8 @@ export const TURNS = 2_000;
 function oneToolTurns(turns: number) {
   return leanScripted((_request, call): ScriptedStep =>
     call < turns - 1
-      ? { toolCalls: [{ name: "noop", arguments: {} }], usage: stepUsage }
+      ? // A new argument each turn: the same call 2,000 times would be a loop (loop detection stops it).
+        { toolCalls: [{ name: "noop", arguments: { turn: call } }], usage: stepUsage }
       : { text: "done", usage: stepUsage },
   );
 }

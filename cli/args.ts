@@ -21,6 +21,10 @@ export interface CliArgs {
   continue: boolean;
   /** Run the built-in demo even when an API key is set. */
   demo: boolean;
+  /** Run bash in the OS sandbox (default); `--no-sandbox` turns it off. */
+  sandbox: boolean;
+  /** Let sandboxed commands reach the network (`--allow-network`). */
+  allowNetwork: boolean;
   help: boolean;
   version: boolean;
 }
@@ -54,6 +58,8 @@ Options:
       --inspect               send the statechart to the Stately inspector
       --visualize [port]      serve the live visualizer page on 127.0.0.1
       --cwd <dir>             workspace directory (default: the current one)
+      --no-sandbox            run bash without the OS sandbox (bubblewrap), with all of your rights
+      --allow-network         let sandboxed bash commands use the network (off by default)
   -c, --continue              resume the most recent session of this workspace
   -r, --resume [id]           resume a session (without an id: choose from a list)
       --demo                  run the built-in demo on the scripted model
@@ -62,7 +68,10 @@ Options:
 
 Models: ANTHROPIC_API_KEY, OPENAI_API_KEY (and OPENAI_BASE_URL) select a real model; with none set,
 the built-in scripted model runs a demo in a temporary workspace.
-Sessions are saved under <cwd>/.agent-machine/sessions/<id>/.`;
+Sessions are saved under <cwd>/.agent-machine/sessions/<id>/.
+bash runs in a bubblewrap sandbox: it writes only in the workspace and a private /tmp, cannot read
+~/.ssh, .env and other credentials, and has no network. Without bwrap (apt-get install bubblewrap)
+bash commands are refused until you install it or pass --no-sandbox.`;
 
 /** A usage error: the CLI prints it with a hint and exits with status 2. */
 export class UsageError extends Error {
@@ -102,6 +111,8 @@ export function parseArgs(argv: readonly string[]): CliArgs {
     visualize: false,
     continue: false,
     demo: false,
+    sandbox: true,
+    allowNetwork: false,
     help: false,
     version: false,
   };
@@ -187,6 +198,12 @@ export function parseArgs(argv: readonly string[]): CliArgs {
       case "--demo":
         args.demo = true;
         break;
+      case "--no-sandbox":
+        args.sandbox = false;
+        break;
+      case "--allow-network":
+        args.allowNetwork = true;
+        break;
       case "-h":
       case "--help":
         args.help = true;
@@ -198,6 +215,11 @@ export function parseArgs(argv: readonly string[]): CliArgs {
       default:
         throw new UsageError(`Unknown option ${name}`);
     }
+  }
+  if (args.allowNetwork && !args.sandbox) {
+    throw new UsageError(
+      "--allow-network is for the sandbox; without it (--no-sandbox) bash has the network anyway",
+    );
   }
   if (args.continue && args.resume !== undefined)
     throw new UsageError("Use --continue or --resume, not both");

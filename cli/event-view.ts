@@ -265,6 +265,15 @@ export function createEventView(
       case "retry":
         commit(style.yellow(`↻ retry ${event.attempt} in ${seconds(event.delayMs)}: ${event.error}`));
         break;
+      case "loop_detected":
+        commit(
+          style.yellow(
+            `⟲ loop: ${event.toolName} ${event.kind === "failing" ? "failed" : "repeated"} ${event.count}× with the same arguments${
+              event.action === "warned" ? " — the model is told" : " — stopping the run"
+            }`,
+          ),
+        );
+        break;
       case "input_rejected":
         commit(style.red(`✗ input rejected: ${event.reason}`));
         break;

@@ -1,13 +1,11 @@
-import { readFileSync, rmSync } from "node:fs";
-import * as path from "node:path";
+import { rmSync } from "node:fs";
 import { createInterface } from "node:readline/promises";
-import { fileURLToPath } from "node:url";
 import { type Agent, createAgent } from "../agent/create-agent.js";
 import type { AgentEndReason } from "../core/events.js";
 import { type AgentMessage, textOf } from "../core/messages.js";
-import { codingTools } from "../tools/coding-tools.js";
 import { createPermissions } from "../tools/permissions.js";
-import { type CliArgs, parseArgs, USAGE, UsageError } from "./args.js";
+import { type CliArgs, UsageError } from "./args.js";
+import { earlyExit } from "./early-exit.js";
 import { actDemoUser, createDemoWorkspace, DEMO_PROMPT } from "./demo.js";
 import { createEventView } from "./event-view.js";
 import { runInteractive } from "./interactive.js";
@@ -18,6 +16,7 @@ import {
   type VisualizerHandle,
 } from "./observability.js";
 import { planResume, type ResumePlan } from "./resume.js";
+import { chooseBashSetup, codingToolsFor } from "./sandbox.js";
 import { createScreen } from "./screen.js";
 import { recordSession } from "./session-recorder.js";
 import { createSessionStore, type Session, type SessionStore } from "./session-store.js";
@@ -43,15 +42,11 @@ export function exitCodeFor(reason: AgentEndReason | undefined): number {
     case "aborted":
       return 130;
     case "limit":
+    case "loop":
       return 3;
     default:
       return 1;
   }
-}
-
-function version(): string {
-  const file = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "package.json");
-  return (JSON.parse(readFileSync(file, "utf8")) as { version: string }).version;
 }
 
 async function readAll(stream: NodeJS.ReadStream): Promise<string> {
@@ -120,21 +115,9 @@ export async function runCli(
   argv: readonly string[],
   io: CliIO = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env },
 ): Promise<number> {
-  let args: CliArgs;
-  try {
-    args = parseArgs(argv);
-  } catch (error) {
-    io.stderr.write(`agent-machine: ${(error as Error).message}\nRun agent-machine --help for usage.\n`);
-    return 2;
-  }
-  if (args.help) {
-    io.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
-  if (args.version) {
-    io.stdout.write(`${version()}\n`);
-    return 0;
-  }
+  const early = earlyExit(argv, io);
+  if ("status" in early) return early.status;
+  const { args } = early;
   try {
     return await runAgent(args, io);
   } catch (error) {
@@ -225,6 +208,13 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
     notice(style.dim(choice.reason));
   }
 
+  const bashSetup = chooseBashSetup(args, choice);
+  if (bashSetup.kind === "refused" || (bashSetup.kind === "unsandboxed" && bashSetup.warn)) {
+    notice(style.yellow(bashSetup.notice));
+  } else if (pretty) {
+    notice(style.dim(bashSetup.notice));
+  }
+
   const permissions = createPermissions({
     mode:
       args.permissionMode ??
@@ -251,7 +241,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
   const agent = createAgent({
     provider: choice.provider,
     systemPrompt: codingSystemPrompt(cwd),
-    tools: codingTools({ cwd }),
+    tools: codingToolsFor(cwd, bashSetup),
     messages: plan?.messages,
     toolExecution: args.strategy,
     limits: args.maxTurns ? { maxTurns: args.maxTurns } : undefined,

@@ -1,4 +1,5 @@
 import type { AgentMessage } from "../core/messages.js";
+import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
 
 /**
  * What a summariser is asked: condense `messages` (whole turns: a tool call always comes with its
@@ -105,6 +106,19 @@ export const CONTEXT_DEFAULTS = {
   summaryMaxTokens: 2_000,
 } as const;
 
+/** The keys of {@link ContextConfig}; any other is refused. */
+const CONTEXT_CONFIG_KEYS: OptionKeys<ContextConfig> = {
+  maxContextTokens: true,
+  systemPromptTokens: true,
+  keepFirst: true,
+  keepRecent: true,
+  toolOutputMaxLines: true,
+  toolOutputMaxChars: true,
+  targetRatio: true,
+  summarizer: true,
+  summaryMaxTokens: true,
+};
+
 function nonNegativeInteger(value: number | undefined, fallback: number, name: string): number {
   if (value === undefined) return fallback;
   if (!Number.isFinite(value) || value < 0) {
@@ -129,6 +143,7 @@ export function resolveContextConfig(config: ContextConfig): ResolvedContextConf
       `ContextConfig.maxContextTokens must be a positive number, got ${config?.maxContextTokens}`,
     );
   }
+  checkOptionKeys("ContextConfig", config, CONTEXT_CONFIG_KEYS);
   const targetRatio = config.targetRatio ?? CONTEXT_DEFAULTS.targetRatio;
   if (!(targetRatio > 0 && targetRatio <= 1)) {
     throw new RangeError(`ContextConfig.targetRatio must be in (0, 1], got ${targetRatio}`);
@@ -196,6 +211,8 @@ export function contextConfigForModel(
   if (!Number.isFinite(contextWindow) || contextWindow <= 0) {
     throw new RangeError(`contextWindow must be a positive number, got ${contextWindow}`);
   }
+  const { maxContextTokens: _window, ...keys } = CONTEXT_CONFIG_KEYS;
+  checkOptionKeys("contextConfigForModel", options, { ...keys, reserveForOutput: true });
   const { reserveForOutput, ...rest } = options;
   const reserve = reserveForOutput ?? Math.min(16_384, Math.floor(contextWindow / 5));
   if (!Number.isFinite(reserve) || reserve < 0 || reserve >= contextWindow) {

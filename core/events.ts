@@ -3,7 +3,7 @@ import type { ToolResult } from "../tools/define-tool.js";
 import type { AgentMessage, AssistantMessage, ToolResultMessage, Usage } from "./messages.js";
 
 /** Why a run ended. */
-export type AgentEndReason = "stop" | "aborted" | "error" | "limit" | "rejected";
+export type AgentEndReason = "stop" | "aborted" | "error" | "limit" | "rejected" | "loop";
 
 /** Every event `agent.events$` publishes, discriminated by `type`. */
 export type AgentEvent =
@@ -39,7 +39,17 @@ export type AgentEvent =
   | { type: "input_rejected"; reason: string }
   | { type: "compaction"; level: 1 | 2 | 3; tokensBefore: number; tokensAfter: number }
   | { type: "retry"; attempt: number; delayMs: number; error: string }
-  | { type: "approval_requested"; toolCallId: string; toolName: string; args: unknown };
+  | { type: "approval_requested"; toolCallId: string; toolName: string; args: unknown }
+  | {
+      /** A tool call repeats: `warned` (the model is told), then `stopped` (the run ends with reason `loop`). */
+      type: "loop_detected";
+      action: "warned" | "stopped";
+      toolCallId: string;
+      toolName: string;
+      /** `repeated`: same call, same result; `failing`: same call, an error each time. */
+      kind: "repeated" | "failing";
+      count: number;
+    };
 
 export type AgentEventType = AgentEvent["type"];
 

@@ -3,6 +3,8 @@ import type { ContextConfig } from "../context/config.js";
 import type { Provider } from "../providers/provider.js";
 import type { Tool, ToolResult } from "../tools/define-tool.js";
 import type { AgentMessage, ImageContent, Message, TextContent, ToolCall, UserMessage } from "./messages.js";
+import type { OptionKeys } from "./option-keys.js";
+import type { SnapshotMigration } from "./snapshot-version.js";
 
 /** How the calls of one assistant message run. See DESIGN.md, "Tool execution". */
 export type ToolExecutionStrategy = "parallel" | "sequential" | "auto" | { batched: number };
@@ -26,6 +28,17 @@ export interface AgentLimits {
   maxDurationMs?: number;
 }
 
+/**
+ * When a run counts as stuck in a loop (see `createAgent({ loopDetection })`). A call is the tool
+ * name plus its arguments in canonical JSON (key order does not matter).
+ */
+export interface LoopDetectionOptions {
+  /** The same call answered with the same result this many times in one run. Default 5. */
+  maxIdenticalCalls?: number;
+  /** The same call failing this many times in one run. Default 3. */
+  maxIdenticalFailures?: number;
+}
+
 /** Backoff for transient provider failures (429, 5xx, overloaded, dropped connection). */
 export interface RetryPolicy {
   /** Retries after the first attempt. Default 4. */
@@ -36,6 +49,17 @@ export interface RetryPolicy {
   maxDelayMs?: number;
   /** ± share of random jitter. Default 0.2. */
   jitter?: number;
+}
+
+/**
+ * The stream watchdog: a model call whose stream stays silent too long is aborted and retried as a
+ * network failure (with the agent's `retry` policy). 0 or `Infinity` turns a check off.
+ */
+export interface StallTimeout {
+  /** Longest wait for the stream's first event. Default 180 000 ms. */
+  firstEventMs?: number;
+  /** Longest silence between two events once the stream has begun. Default 180 000 ms. */
+  idleMs?: number;
 }
 
 /** What a permission check decides for one call. */
@@ -111,10 +135,23 @@ export interface AgentOptions {
   inspect?: Observer<any> | ((event: any) => void);
   permissions?: PermissionChecker;
   retry?: RetryPolicy;
+  /**
+   * Loop detection, on by default: when the same tool call keeps getting the same result (or keeps
+   * failing), the model is first told (a `[Loop detected: …]` user message), and if it repeats the
+   * call again the run ends with `agent_end.reason === "loop"`. `false` turns it off.
+   */
+  loopDetection?: LoopDetectionOptions | false;
+  /** The stream watchdog (see {@link StallTimeout}); `false` turns it off. */
+  stallTimeout?: StallTimeout | false;
   /** Turns the transcript into what the provider receives. Default: {@link defaultConvertToLlm}. */
   convertToLlm?: (messages: readonly AgentMessage[]) => Message[];
-  /** A persisted snapshot (`agent.getPersistedSnapshot()`) to resume from. */
+  /**
+   * A persisted snapshot (`agent.getPersistedSnapshot()`) to resume from. One written by another
+   * machine version is migrated, or refused with a `SnapshotVersionError` that carries its transcript.
+   */
   snapshot?: unknown;
+  /** Migrations besides the built-in ones, for snapshots of machine versions they do not cover. */
+  snapshotMigrations?: SnapshotMigration[];
   /**
    * Runs the agent as a child of this actor (sub-agents pass `ctx.actor`): it joins the parent's
    * actor tree, so the parent's inspector shows it under the tool call that runs it.
@@ -123,6 +160,71 @@ export interface AgentOptions {
   /** An id for this agent (shown in the inspector, used as `childAgentId` for sub-agents). */
   id?: string;
 }
+
+/**
+ * The keys `createAgent` accepts; any other is refused (`checkOptionKeys`). A new option goes into
+ * {@link AgentOptions} and here (the compiler insists).
+ */
+export const AGENT_OPTION_KEYS: OptionKeys<AgentOptions> = {
+  provider: true,
+  systemPrompt: true,
+  tools: true,
+  messages: true,
+  toolExecution: true,
+  steeringMode: true,
+  followUpMode: true,
+  hooks: true,
+  inputFilters: true,
+  limits: true,
+  context: true,
+  toolTimeoutMs: true,
+  eagerToolExecution: true,
+  inspect: true,
+  permissions: true,
+  retry: true,
+  stallTimeout: true,
+  loopDetection: true,
+  convertToLlm: true,
+  snapshot: true,
+  snapshotMigrations: true,
+  parentActor: true,
+  id: true,
+};
+
+/** The keys of {@link AgentLimits}. */
+export const AGENT_LIMIT_KEYS: OptionKeys<AgentLimits> = {
+  maxTurns: true,
+  maxTokens: true,
+  maxDurationMs: true,
+};
+
+/** The keys of {@link RetryPolicy}. */
+export const RETRY_POLICY_KEYS: OptionKeys<RetryPolicy> = {
+  maxRetries: true,
+  baseDelayMs: true,
+  maxDelayMs: true,
+  jitter: true,
+};
+
+/** The keys of {@link LoopDetectionOptions}. */
+export const LOOP_DETECTION_KEYS: OptionKeys<LoopDetectionOptions> = {
+  maxIdenticalCalls: true,
+  maxIdenticalFailures: true,
+};
+
+/** The keys of {@link StallTimeout}. */
+export const STALL_TIMEOUT_KEYS: OptionKeys<StallTimeout> = {
+  firstEventMs: true,
+  idleMs: true,
+};
+
+/** The keys of {@link AgentHooks}. */
+export const AGENT_HOOK_KEYS: OptionKeys<AgentHooks> = {
+  beforeToolCall: true,
+  afterToolCall: true,
+  beforeToolUpdate: true,
+  afterToolUpdate: true,
+};
 
 /** What `prompt()` accepts. */
 export type PromptInput = string | UserMessage | AgentMessage | AgentMessage[];

@@ -2,9 +2,10 @@ import type { AnyActorRef } from "xstate";
 
 import type { Provider, ToolSpec } from "../providers/provider.js";
 import type { Tool } from "../tools/define-tool.js";
+import type { EffectJournal } from "./effect-journal.js";
 import type { AgentEvent } from "./events.js";
 import type { AgentMessage, Message } from "./messages.js";
-import type { AgentHooks, AgentOptions, PermissionChecker, RetryPolicy } from "./options.js";
+import type { AgentHooks, AgentOptions, PermissionChecker, RetryPolicy, StallTimeout } from "./options.js";
 
 /**
  * Everything an agent's actors need that must not live in machine context: functions, the provider
@@ -20,6 +21,8 @@ export interface AgentRuntime {
   readonly hooks: AgentHooks;
   readonly permissions?: PermissionChecker;
   readonly retry: Required<RetryPolicy>;
+  /** The stream watchdog's limits; `undefined` when it is off. */
+  readonly stallTimeout?: Required<StallTimeout>;
   readonly toolTimeoutMs?: number;
   readonly eagerToolExecution: boolean;
   readonly options: AgentOptions;
@@ -28,6 +31,10 @@ export interface AgentRuntime {
   publish(event: AgentEvent): void;
   /** The root machine's current transcript. */
   transcript(): readonly AgentMessage[];
+  /** The clock of every timestamp the loop writes: `Date.now`, or the journal's. */
+  now(): number;
+  /** Set only for agents a durable engine runs: every effect goes through it. */
+  readonly journal?: EffectJournal;
 }
 
 const runtimes = new WeakMap<object, AgentRuntime>();
@@ -42,11 +49,25 @@ export function bindRuntime(agentActor: AnyActorRef, runtime: AgentRuntime): voi
  * is an agent inside another agent's tree, so the nearest one is its own.
  */
 export function runtimeOf(actor: AnyActorRef): AgentRuntime {
+  const runtime = findRuntime(actor);
+  if (!runtime) throw new Error("This actor is not part of an agent created by createAgent()");
+  return runtime;
+}
+
+/**
+ * The time for a timestamp an actor writes: its agent's clock (a durable agent's is its journal's),
+ * or `Date.now()` for a machine run without an agent (pure `transition()` in tests).
+ */
+export function nowFor(actor: AnyActorRef): number {
+  return findRuntime(actor)?.now() ?? Date.now();
+}
+
+function findRuntime(actor: AnyActorRef): AgentRuntime | undefined {
   for (let current: unknown = actor; current; current = (current as { _parent?: unknown })._parent) {
     const runtime = runtimes.get(current as object);
     if (runtime) return runtime;
   }
-  throw new Error("This actor is not part of an agent created by createAgent()");
+  return undefined;
 }
 
 export const defaultRetryPolicy: Required<RetryPolicy> = {
@@ -54,4 +75,13 @@ export const defaultRetryPolicy: Required<RetryPolicy> = {
   baseDelayMs: 1000,
   maxDelayMs: 60_000,
   jitter: 0.2,
+};
+
+/**
+ * Three minutes of silence, before the first event or between two: longer than reasoning models
+ * think silently at high effort, far shorter than the forever a held socket would last.
+ */
+export const defaultStallTimeout: Required<StallTimeout> = {
+  firstEventMs: 180_000,
+  idleMs: 180_000,
 };

@@ -10,6 +10,7 @@ import {
   type UserMessage,
 } from "../core/messages.js";
 import type { AgentLimits, InputFilter, PromptInput, QueueMode } from "../core/options.js";
+import type { LoopState } from "./loop-detection.logic.js";
 
 /** What one run (prompt or continue, to its `agent_end`) has done so far. */
 export interface RunState {
@@ -30,6 +31,8 @@ export interface RunState {
   forceCompaction: boolean;
   overflowRetried: boolean;
   lastCompactionLevel?: 1 | 2 | 3;
+  /** Loop detection's memory of this run's calls (absent until the first result). */
+  loop?: LoopState;
 }
 
 /** A fresh run. */
@@ -91,14 +94,18 @@ export function stopNotice(limitText: string, timestamp = Date.now()): Assistant
 }
 
 /** An assistant message with no content, for a turn that ended before the model answered. */
-export function emptyAssistant(stopReason: "aborted" | "error", errorMessage: string): AssistantMessage {
+export function emptyAssistant(
+  stopReason: "aborted" | "error",
+  errorMessage: string,
+  timestamp = Date.now(),
+): AssistantMessage {
   return {
     role: "assistant",
     content: [],
     stopReason,
     usage: emptyUsage(),
     errorMessage,
-    timestamp: Date.now(),
+    timestamp,
   };
 }
 

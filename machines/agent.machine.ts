@@ -6,9 +6,11 @@ import type { CompactionResult } from "../context/compact.js";
 import { isOverBudget } from "../context/compact.js";
 import type { ContextConfig, TokenCalibration } from "../context/config.js";
 import { calibrationFromUsage } from "../context/tokens.js";
+import type { InboxKind } from "../core/effect-journal.js";
 import type { AgentEvent } from "../core/events.js";
 import { type AgentMessage, addUsage, type ToolResultMessage } from "../core/messages.js";
-import type { AgentLimits, QueueMode, ToolExecutionStrategy } from "../core/options.js";
+import type { AgentLimits, LoopDetectionOptions, QueueMode, ToolExecutionStrategy } from "../core/options.js";
+import { nowFor } from "../core/runtime.js";
 import {
   callsOf,
   durationLimitText,
@@ -20,6 +22,13 @@ import {
   stopNotice,
   takeFromQueue,
 } from "./agent.logic.js";
+import {
+  isLoopNotice,
+  loopNotice,
+  loopStopText,
+  recordToolResults,
+  resolveLoopDetection,
+} from "./loop-detection.logic.js";
 import { planCalls, unranResult } from "./tool-execution.logic.js";
 import { type GroupDoneEvent, toolExecutionMachine } from "./tool-execution.machine.js";
 
@@ -33,6 +42,8 @@ export interface AgentMachineInput {
   steeringMode?: QueueMode;
   followUpMode?: QueueMode;
   limits?: AgentLimits;
+  /** Loop detection thresholds, or `false` for none; absent = the defaults. */
+  loopDetection?: LoopDetectionOptions | false;
 }
 
 export interface AgentContext {
@@ -50,6 +61,8 @@ export interface AgentContext {
   concurrencySafeTools: string[];
   run: RunState;
   calibration?: TokenCalibration;
+  /** Absent = the default thresholds (see `LOOP_DETECTION_DEFAULTS`). */
+  loopDetection?: LoopDetectionOptions | false;
 }
 
 export type AgentMachineEvent =
@@ -230,8 +243,8 @@ export const agentMachine = setup({
       });
     }),
     recordEmptyTurn: enqueueActions(
-      ({ context, enqueue }, failure: { stopReason: "aborted" | "error"; error: string }) => {
-        const message = emptyAssistant(failure.stopReason, failure.error);
+      ({ context, enqueue, self }, failure: { stopReason: "aborted" | "error"; error: string }) => {
+        const message = emptyAssistant(failure.stopReason, failure.error, nowFor(self));
         enqueue.emit({ type: "message_start", message });
         enqueue.emit({ type: "message_end", message });
         enqueue.assign({
@@ -274,15 +287,16 @@ export const agentMachine = setup({
       // A failed or aborted message's completed calls are answered, not run.
       if (context.run.endReason) enqueue.sendTo("toolExecution", { type: "ABORT" });
     }),
-    appendToolResults: enqueueActions(({ context, enqueue }, results: ToolResultMessage[]) =>
-      appendResults(context, enqueue, results),
+    appendToolResults: enqueueActions(({ context, enqueue, self }, results: ToolResultMessage[]) =>
+      appendResults(context, enqueue, results, () => nowFor(self)),
     ),
-    answerMissingResults: enqueueActions(({ context, enqueue }, error: unknown) => {
+    answerMissingResults: enqueueActions(({ context, enqueue, self }, error: unknown) => {
       const answered = new Set(context.run.turnResults.map((r) => r.toolCallId));
       const text = `Tool execution failed: ${error instanceof Error ? error.message : String(error)}`;
+      const now = nowFor(self);
       const missing = callsOf(context.run.turnMessage)
         .filter((c) => !answered.has(c.id))
-        .map((c) => unranResult(c, text));
+        .map((c) => unranResult(c, text, now));
       for (const message of missing) {
         const { toolCallId, toolName, content } = message;
         enqueue.emit({
@@ -293,7 +307,7 @@ export const agentMachine = setup({
           isError: true,
         });
       }
-      appendResults(context, enqueue, missing);
+      appendResults(context, enqueue, missing, () => nowFor(self));
     }),
     stopExecution: enqueueActions(({ context, enqueue }) => {
       if (!context.run.executionSpawned) return;
@@ -304,19 +318,21 @@ export const agentMachine = setup({
     forwardAbortToExecution: sendTo("toolExecution", { type: "ABORT" }),
     raiseAbort: raise({ type: "ABORT" }),
 
-    publishTurnEnd: emit(({ context }) => ({
+    publishTurnEnd: emit(({ context, self }) => ({
       type: "turn_end" as const,
       turn: context.run.turn,
       message:
-        context.run.turnMessage ?? emptyAssistant("aborted", "The turn ended before the model answered"),
+        context.run.turnMessage ??
+        emptyAssistant("aborted", "The turn ended before the model answered", nowFor(self)),
       toolResults: context.run.turnResults,
     })),
+    // Agents with a journal drain the queue of this check (`params`) first: see journaled-agent.machine.ts.
     scheduleCheck: sendTo(({ self }) => self, { type: "CHECK" }),
-    finishRun: enqueueActions(({ context, enqueue }) => {
+    finishRun: enqueueActions(({ context, enqueue, self }) => {
       let run = context.run;
       let messages = context.messages;
-      if (run.endReason === "limit" && run.limitText) {
-        const notice = stopNotice(run.limitText);
+      if ((run.endReason === "limit" || run.endReason === "loop") && run.limitText) {
+        const notice = stopNotice(run.limitText, nowFor(self));
         enqueue.emit({ type: "message_start", message: notice });
         enqueue.emit({ type: "message_end", message: notice });
         messages = [...messages, notice];
@@ -330,7 +346,12 @@ export const agentMachine = setup({
         ...(run.errorMessage !== undefined &&
           run.endReason === "error" && { errorMessage: run.errorMessage }),
       });
-      enqueue.assign({ messages, run: { ...run, endReason: run.endReason ?? "stop" } });
+      enqueue.assign({
+        messages,
+        run: { ...run, endReason: run.endReason ?? "stop" },
+        // A loop notice belongs to the run that looped, not to the next one.
+        pending: context.pending.filter((message) => !isLoopNotice(message)),
+      });
     }),
   },
 }).createMachine({
@@ -347,6 +368,8 @@ export const agentMachine = setup({
     contextBudget: input.contextBudget,
     concurrencySafeTools: input.concurrencySafeTools ?? [],
     run: newRun(),
+    // Only when set: the context's shape (and so the snapshot version) stays that of older releases.
+    ...(input.loopDetection !== undefined && { loopDetection: input.loopDetection }),
   }),
   initial: "idle",
   on: {
@@ -404,6 +427,7 @@ export const agentMachine = setup({
                 id: "compaction",
                 src: "compaction",
                 input: ({ context }) => ({
+                  turn: context.run.turn,
                   force: context.run.forceCompaction,
                   minLevel: nextLevel(context.run),
                   calibration: context.calibration,
@@ -490,7 +514,7 @@ export const agentMachine = setup({
           ],
         },
         steeringCheck: {
-          entry: "scheduleCheck",
+          entry: { type: "scheduleCheck", params: "steering" satisfies InboxKind },
           on: {
             CHECK: [
               { guard: "hasSteering", target: "turnGate", actions: "takeSteering" },
@@ -501,7 +525,7 @@ export const agentMachine = setup({
           },
         },
         followUpCheck: {
-          entry: "scheduleCheck",
+          entry: { type: "scheduleCheck", params: "followUp" satisfies InboxKind },
           on: {
             CHECK: [
               { guard: "hasFollowUp", target: "turnGate", actions: "takeFollowUp" },
@@ -521,7 +545,11 @@ export const agentMachine = setup({
 
 type StreamReady = Extract<ModelStreamEvent, { type: "TOOL_CALL_READY" }>;
 
-/** Tool results enter the transcript, the run and the turn, each announced with message_start/end. */
+/**
+ * Tool results enter the transcript, the run and the turn, each announced with message_start/end;
+ * then loop detection counts them (a warning queues a notice for the next turn; a repeat after
+ * a warning marks the run to end with reason "loop" before another turn starts).
+ */
 function appendResults(
   context: AgentContext,
   enqueue: {
@@ -529,19 +557,32 @@ function appendResults(
     assign(values: Partial<AgentContext>): void;
   },
   results: ToolResultMessage[],
+  now: () => number,
 ): void {
   for (const message of results) {
     enqueue.emit({ type: "message_start", message });
     enqueue.emit({ type: "message_end", message });
   }
-  enqueue.assign({
-    messages: [...context.messages, ...results],
-    run: {
-      ...context.run,
-      newMessages: [...context.run.newMessages, ...results],
-      turnResults: [...context.run.turnResults, ...results],
-    },
-  });
+  let run: RunState = {
+    ...context.run,
+    newMessages: [...context.run.newMessages, ...results],
+    turnResults: [...context.run.turnResults, ...results],
+  };
+  let pending = context.pending;
+  const thresholds = resolveLoopDetection(context.loopDetection);
+  if (thresholds && results.length > 0) {
+    const verdict = recordToolResults(run.loop, thresholds, callsOf(run.turnMessage), results, run.turn);
+    run = { ...run, loop: verdict.state };
+    for (const hit of verdict.warnings) {
+      enqueue.emit({ type: "loop_detected", action: "warned", ...hit });
+      pending = [...pending, loopNotice(hit, now())];
+    }
+    if (verdict.stop && !run.endReason) {
+      enqueue.emit({ type: "loop_detected", action: "stopped", ...verdict.stop });
+      run = { ...run, endReason: "loop", limitText: loopStopText(verdict.stop) };
+    }
+  }
+  enqueue.assign({ messages: [...context.messages, ...results], run, pending });
 }
 
 /** Overflow recovery compacts at least one level deeper than the last compaction of this run. */

@@ -1,6 +1,8 @@
+import type { AnyActorRef } from "xstate";
 import { toolResultMessage } from "../actors/tool-call.machine.js";
 import type { ToolCall, ToolResultMessage } from "../core/messages.js";
 import type { ToolExecutionStrategy } from "../core/options.js";
+import { runtimeOf } from "../core/runtime.js";
 import { errorResult } from "../tools/define-tool.js";
 
 /** A call as the execution machine plans it. */
@@ -11,6 +13,12 @@ export interface PlannedCall {
   /** The tool exists and is concurrency-safe (strategy `"auto"`). */
   concurrencySafe: boolean;
 }
+
+/**
+ * The most tool-call actors one parent holds. XState copies a parent's `children` on every spawn
+ * and stop, so a bigger fan-out is spread over shards of this size (see `tool-shard.machine.ts`).
+ */
+export const SHARD_SIZE = 50;
 
 /** The text of a call skipped because the user queued a message. */
 export const SKIPPED_TEXT = "Skipped due to queued user message.";
@@ -35,12 +43,7 @@ export function groupCalls(calls: readonly PlannedCall[], strategy: ToolExecutio
   const ids = calls.map((c) => c.id);
   if (strategy === "parallel") return [ids];
   if (strategy === "sequential") return ids.map((id) => [id]);
-  if (typeof strategy === "object") {
-    const size = Math.max(1, Math.floor(strategy.batched));
-    const groups: string[][] = [];
-    for (let i = 0; i < ids.length; i += size) groups.push(ids.slice(i, i + size));
-    return groups;
-  }
+  if (typeof strategy === "object") return chunk(ids, Math.max(1, Math.floor(strategy.batched)));
   const groups: string[][] = [];
   let run: string[] = [];
   for (const call of calls) {
@@ -58,23 +61,52 @@ export function groupCalls(calls: readonly PlannedCall[], strategy: ToolExecutio
 
 /**
  * Whether a call whose arguments just completed in the stream (it is call number `index`, 0-based;
- * `earlier` are the calls completed before it) belongs to the first group, and so may start eagerly.
+ * `earlierAllSafe`: every call completed before it is concurrency-safe) belongs to the first group,
+ * and so may start eagerly.
+ *
+ * @example
+ * ```ts
+ * startsEagerly("sequential", 1, call, true); // false: only the first call of a sequential run
+ * ```
  */
 export function startsEagerly(
   strategy: ToolExecutionStrategy,
   index: number,
   call: PlannedCall,
-  earlier: readonly PlannedCall[],
+  earlierAllSafe: boolean,
 ): boolean {
   if (strategy === "parallel") return true;
   if (strategy === "sequential") return index === 0;
   if (typeof strategy === "object") return index < Math.max(1, Math.floor(strategy.batched));
-  return call.concurrencySafe && earlier.every((c) => c.concurrencySafe);
+  return call.concurrencySafe && earlierAllSafe;
+}
+
+/**
+ * Splits items into chunks of at most `size`.
+ *
+ * @example
+ * ```ts
+ * chunk([1, 2, 3], 2); // [[1, 2], [3]]
+ * ```
+ */
+export function chunk<T>(items: readonly T[], size: number): T[][] {
+  const chunks: T[][] = [];
+  for (let i = 0; i < items.length; i += size) chunks.push(items.slice(i, i + size));
+  return chunks;
+}
+
+/** The id of the child actor a `xstate.done.actor.<id>` event comes from. */
+export function doneActorId(event: { type: string }): string {
+  return event.type.slice("xstate.done.actor.".length);
 }
 
 /** An error result message for a call that never ran (skipped or aborted). */
-export function unranResult(call: Pick<PlannedCall, "id" | "name">, text: string): ToolResultMessage {
-  return toolResultMessage(call.id, call.name, errorResult(text));
+export function unranResult(
+  call: Pick<PlannedCall, "id" | "name">,
+  text: string,
+  timestamp = Date.now(),
+): ToolResultMessage {
+  return toolResultMessage(call.id, call.name, errorResult(text), timestamp);
 }
 
 /** Planned calls from an assistant message's tool calls. */
@@ -88,4 +120,93 @@ export function planCalls(
     args: c.arguments,
     concurrencySafe: isConcurrencySafe(c.name),
   }));
+}
+
+/** The `enqueue` of an `enqueueActions` block, for custom actions that need the actor. */
+export type EnqueueEffect = (action: (args: { self: AnyActorRef }) => void) => void;
+
+/**
+ * Answers a call that ran no further (skipped, aborted, dropped) with an error result, and
+ * publishes its `tool_execution_end` — preceded by its `tool_execution_start` when the call never
+ * started (so every call has exactly one of each).
+ */
+export function answerUnran(
+  enqueue: EnqueueEffect,
+  call: PlannedCall,
+  text: string,
+  { started, timestamp }: { started: boolean; timestamp: number },
+): ToolResultMessage {
+  const message = unranResult(call, text, timestamp);
+  enqueue(({ self }) => {
+    const runtime = runtimeOf(self);
+    if (!started) {
+      runtime.publish({
+        type: "tool_execution_start",
+        toolCallId: call.id,
+        toolName: call.name,
+        args: call.args,
+      });
+    }
+    runtime.publish({
+      type: "tool_execution_end",
+      toolCallId: call.id,
+      toolName: call.name,
+      result: { content: message.content, isError: true },
+      isError: true,
+    });
+  });
+  return message;
+}
+
+/** Where new call actors go: see {@link placeCalls}. */
+export interface Placement {
+  /** Calls that become children of the execution machine. */
+  here: PlannedCall[];
+  /** Eager calls that join a shard still open for them. */
+  joins: { shard: string; call: PlannedCall }[];
+  /** New shards: sealed ones hold planned calls, open ones eager calls (more may join until the plan). */
+  newShards: { id: string; calls: PlannedCall[]; sealed: boolean }[];
+  /** Calls in the last open shard afterwards. */
+  eagerShardSize: number;
+}
+
+/**
+ * Places calls that start now: as children of the execution machine while it holds fewer than
+ * `SHARD_SIZE`, the rest in shards of `SHARD_SIZE`. Eager calls fill the last open shard first.
+ *
+ * @example
+ * ```ts
+ * placeCalls({ hosted: 49, shardCount: 0, eagerShards: [], eagerShardSize: 0 }, [a, b], false);
+ * // { here: [a], joins: [], newShards: [{ id: "shard:1", calls: [b], sealed: true }], eagerShardSize: 0 }
+ * ```
+ */
+export function placeCalls(
+  state: { hosted: number; shardCount: number; eagerShards: readonly string[]; eagerShardSize: number },
+  calls: readonly PlannedCall[],
+  eager: boolean,
+): Placement {
+  const room = Math.max(0, SHARD_SIZE - state.hosted);
+  const here = calls.slice(0, room);
+  const rest = calls.slice(room);
+  const newShards: Placement["newShards"] = [];
+  const nextId = () => `shard:${state.shardCount + newShards.length + 1}`;
+  if (!eager) {
+    for (const part of chunk(rest, SHARD_SIZE)) newShards.push({ id: nextId(), calls: part, sealed: true });
+    return { here, joins: [], newShards, eagerShardSize: state.eagerShardSize };
+  }
+  const joins: Placement["joins"] = [];
+  let open = state.eagerShards.at(-1);
+  let size = state.eagerShardSize;
+  for (const call of rest) {
+    const fresh = newShards.at(-1);
+    if (open !== undefined && size < SHARD_SIZE && fresh?.id === open) fresh.calls.push(call);
+    else if (open !== undefined && size < SHARD_SIZE) joins.push({ shard: open, call });
+    else {
+      open = nextId();
+      newShards.push({ id: open, calls: [call], sealed: false });
+      size = 0;
+    }
+    size++;
+  }
+  return { here, joins, newShards, eagerShardSize: size };
 }

@@ -1,16 +1,19 @@
 import { assign, enqueueActions, sendParent, setup, stopChild } from "xstate";
 import { type ToolCallOutput, toolCallMachine } from "../actors/tool-call.machine.js";
 import type { ToolResultMessage } from "../core/messages.js";
+import { nowFor } from "../core/runtime.js";
 import type { ToolExecutionStrategy } from "../core/options.js";
-import { runtimeOf } from "../core/runtime.js";
 import {
   abortedText,
+  answerUnran,
+  doneActorId,
   groupCalls,
   type PlannedCall,
+  placeCalls,
   SKIPPED_TEXT,
   startsEagerly,
-  unranResult,
 } from "./tool-execution.logic.js";
+import { toolShardMachine } from "./tool-shard.machine.js";
 
 export interface ToolExecutionInput {
   strategy: ToolExecutionStrategy;
@@ -19,17 +22,37 @@ export interface ToolExecutionInput {
   calls?: PlannedCall[];
 }
 
+/**
+ * The execution's bookkeeping. The records (`hosts`, `results`, `groupOf`) and the lists `ready`
+ * and `shards` are filled in place: a copy per finished call would make n calls cost O(n²).
+ */
 export interface ToolExecutionContext {
   strategy: ToolExecutionStrategy;
   steeringQueued: boolean;
   planned: boolean;
+  /** The message's calls, in order (empty until the plan arrives). */
   calls: PlannedCall[];
   groups: string[][];
   groupIndex: number;
-  /** Ids of calls whose actor was spawned. */
-  started: string[];
-  /** Calls that arrived eagerly, before the plan. */
+  /** The group of each planned call. */
+  groupOf: Record<string, number>;
+  /** Calls of the current group still without a result. */
+  open: number;
+  /** Where each started call's actor lives: `""` as a child of this machine, else in that shard. */
+  hosts: Record<string, string>;
+  /** Call actors that are children of this machine right now (at most `SHARD_SIZE`). */
+  hosted: number;
+  /** Shards still running, by id. */
+  shards: string[];
+  /** Shards spawned so far (their ids count up). */
+  shardCount: number;
+  /** Shards holding eager calls: they wait for the plan (`SEAL`); the last takes calls until full. */
+  eagerShards: string[];
+  eagerShardSize: number;
+  /** Calls that arrived eagerly, before the plan, in order. */
   ready: PlannedCall[];
+  /** Every call in `ready` is concurrency-safe (strategy `"auto"` starts calls eagerly only then). */
+  readyAllSafe: boolean;
   results: Record<string, ToolResultMessage>;
 }
 
@@ -38,8 +61,8 @@ export type ToolExecutionEvent =
   | { type: "PLAN"; calls: PlannedCall[] }
   | { type: "STEERING_QUEUED" }
   | { type: "ABORT" }
-  /** A call actor reached its final state (its id is the tool call id). */
-  | { type: `xstate.done.actor.${string}`; output: ToolCallOutput };
+  /** A call actor (output: its result) or a shard (output: its calls' results) finished. */
+  | { type: `xstate.done.actor.${string}`; output: ToolCallOutput | ToolResultMessage[] };
 
 /** Results of one finished group, in the order the model asked for them. */
 export interface GroupDoneEvent {
@@ -51,8 +74,11 @@ const currentGroup = (context: ToolExecutionContext) => context.groups[context.g
 
 /**
  * Runs the tool calls of one assistant message with a strategy (parallel, sequential, batched,
- * auto): one `toolCall` child per call, id = the tool call id, stopped as soon as its result is
- * recorded. Between groups it checks whether the user queued a message and skips the rest if so.
+ * auto): one `toolCall` actor per call, id = the tool call id, stopped as soon as its result is
+ * recorded. Up to `SHARD_SIZE` call actors are children of this machine; a bigger fan-out goes to
+ * shards of `SHARD_SIZE` calls each (`tool-shard.machine.ts`), so its cost stays linear in the
+ * number of calls. Between groups it checks whether the user queued a message and skips the rest
+ * if so.
  */
 export const toolExecutionMachine = setup({
   types: {
@@ -60,84 +86,125 @@ export const toolExecutionMachine = setup({
     context: {} as ToolExecutionContext,
     events: {} as ToolExecutionEvent,
   },
-  actors: { toolCall: toolCallMachine },
+  actors: { toolCall: toolCallMachine, toolShard: toolShardMachine },
   guards: {
     isPlanned: ({ context }) => context.planned,
     startsEagerly: ({ context }, call: PlannedCall) =>
-      startsEagerly(context.strategy, context.ready.length, call, context.ready),
-    groupComplete: ({ context }) => currentGroup(context).every((id) => context.results[id]),
+      startsEagerly(context.strategy, context.ready.length, call, context.readyAllSafe),
+    groupComplete: ({ context }) => context.open === 0,
     allGroupsDone: ({ context }) => context.groupIndex >= context.groups.length - 1,
     steeringQueued: ({ context }) => context.steeringQueued,
+    noShardRunning: ({ context }) => context.shards.length === 0,
   },
   actions: {
-    noteReady: assign({ ready: ({ context }, call: PlannedCall) => [...context.ready, call] }),
-    spawnCall: enqueueActions(({ enqueue }, call: PlannedCall) => {
-      enqueue.spawnChild("toolCall", {
-        id: call.id,
-        input: { toolCallId: call.id, toolName: call.name, args: call.args },
-      });
-      enqueue.assign({ started: ({ context }) => [...context.started, call.id] });
+    noteReady: enqueueActions(({ context, enqueue }, call: PlannedCall) => {
+      context.ready.push(call);
+      if (!call.concurrencySafe && context.readyAllSafe) enqueue.assign({ readyAllSafe: false });
+    }),
+    startCalls: enqueueActions(
+      ({ context, enqueue }, { calls, eager }: { calls: PlannedCall[]; eager: boolean }) => {
+        const placement = placeCalls(context, calls, eager);
+        for (const call of placement.here) {
+          context.hosts[call.id] = "";
+          enqueue.spawnChild("toolCall", {
+            id: call.id,
+            input: { toolCallId: call.id, toolName: call.name, args: call.args },
+          });
+        }
+        for (const { shard, call } of placement.joins) {
+          context.hosts[call.id] = shard;
+          enqueue.sendTo(shard, { type: "ADD", call });
+        }
+        for (const shard of placement.newShards) {
+          for (const call of shard.calls) context.hosts[call.id] = shard.id;
+          context.shards.push(shard.id);
+          if (!shard.sealed) context.eagerShards.push(shard.id);
+          enqueue.spawnChild("toolShard", {
+            id: shard.id,
+            input: { calls: shard.calls, sealed: shard.sealed },
+          });
+        }
+        enqueue.assign({
+          hosted: context.hosted + placement.here.length,
+          shardCount: context.shardCount + placement.newShards.length,
+          eagerShardSize: placement.eagerShardSize,
+        });
+      },
+    ),
+    stopCalls: enqueueActions(({ context, enqueue, self }, calls: PlannedCall[]) => {
+      // Started calls that will not finish: each is stopped and answered as aborted where it runs.
+      let hosted = context.hosted;
+      for (const call of calls) {
+        const host = context.hosts[call.id];
+        if (host === undefined || context.results[call.id]) continue;
+        if (host !== "") {
+          enqueue.sendTo(host, { type: "DROP", toolCallId: call.id });
+          continue;
+        }
+        enqueue(stopChild(call.id));
+        context.results[call.id] = answerUnran(enqueue, call, abortedText(call.name), {
+          started: true,
+          timestamp: nowFor(self),
+        });
+        hosted--;
+      }
+      enqueue.assign({ hosted });
     }),
     adoptPlan: enqueueActions(({ context, enqueue }, calls: PlannedCall[]) => {
-      // Calls started eagerly from a stream that was then retried are not in the final message.
-      const planned = new Set(calls.map((c) => c.id));
-      for (const call of context.ready) {
-        if (planned.has(call.id) || !context.started.includes(call.id) || context.results[call.id]) continue;
-        enqueue(stopChild(call.id));
-        endUnfinished(enqueue, call, abortedText(call.name));
-      }
-      enqueue.assign({ planned: true, calls, groups: groupCalls(calls, context.strategy), groupIndex: 0 });
+      for (const shard of context.eagerShards) enqueue.sendTo(shard, { type: "SEAL" });
+      enqueue.assign({ ...planOf(calls, context.strategy), eagerShards: [] });
     }),
-    spawnCurrentGroup: enqueueActions(({ context, enqueue }) => {
-      const byId = new Map(context.calls.map((c) => [c.id, c]));
-      const toStart = currentGroup(context).filter((id) => !context.started.includes(id));
-      for (const id of toStart) {
-        const call = byId.get(id)!;
-        enqueue.spawnChild("toolCall", {
-          id,
-          input: { toolCallId: id, toolName: call.name, args: call.args },
-        });
-      }
-      if (toStart.length) enqueue.assign({ started: [...context.started, ...toStart] });
+    countOpenCalls: assign({
+      open: ({ context }) => currentGroup(context).filter((id) => !context.results[id]).length,
     }),
-    recordResult: enqueueActions(({ enqueue }, done: ToolCallOutput) => {
-      enqueue.assign({ results: ({ context }) => ({ ...context.results, [done.toolCallId]: done.message }) });
-      enqueue(stopChild(done.toolCallId));
-    }),
+    recordDone: enqueueActions(
+      ({ context, enqueue, event }, output: ToolCallOutput | ToolResultMessage[]) => {
+        const id = doneActorId(event);
+        const fromShard = Array.isArray(output);
+        let open = context.open;
+        for (const message of fromShard ? output : [output.message]) {
+          // The first answer stands (a call stopped by an abort may still have finished just before).
+          if (context.results[message.toolCallId]) continue;
+          context.results[message.toolCallId] = message;
+          if (context.planned && context.groupOf[message.toolCallId] === context.groupIndex) open--;
+        }
+        enqueue.assign(
+          fromShard
+            ? { open, shards: context.shards.filter((s) => s !== id) }
+            : { open, hosted: context.hosted - 1 },
+        );
+        enqueue(stopChild(id));
+      },
+    ),
     reportGroup: sendParent(({ context }): GroupDoneEvent => ({
       type: "GROUP_DONE",
       results: currentGroup(context).map((id) => context.results[id]!),
     })),
     nextGroup: assign({ groupIndex: ({ context }) => context.groupIndex + 1 }),
     noteSteering: assign({ steeringQueued: true }),
-    skipRemaining: enqueueActions(({ context, enqueue }) => {
+    skipRemaining: enqueueActions(({ context, enqueue, self }) => {
       const remaining = context.calls.filter((c) => !context.results[c.id]);
-      const results = remaining.map((call) => endUnstarted(enqueue, call, SKIPPED_TEXT));
-      enqueue.assign({
-        results: { ...context.results, ...Object.fromEntries(results.map((r) => [r.toolCallId, r])) },
-      });
+      const results = remaining.map((call) =>
+        answerUnran(enqueue, call, SKIPPED_TEXT, { started: false, timestamp: nowFor(self) }),
+      );
+      for (const result of results) context.results[result.toolCallId] = result;
       enqueue.sendParent({ type: "GROUP_DONE", results } satisfies GroupDoneEvent);
     }),
-    abortOpenCalls: enqueueActions(({ context, enqueue }) => {
-      // Everything not yet reported to the parent: finished results of the current group as they
-      // are, open calls answered as aborted, in the order the model asked for them.
+    abortShards: enqueueActions(({ context, enqueue }) => {
+      // Each shard answers its open calls as aborted, then finishes with all its results.
+      for (const shard of context.shards) enqueue.sendTo(shard, { type: "ABORT" });
+    }),
+    reportAborted: enqueueActions(({ context, enqueue, self }) => {
+      // Everything not yet reported to the parent: finished results as they are, calls that never
+      // started answered as aborted, in the order the model asked for them.
       const reported = new Set(context.groups.slice(0, context.groupIndex).flat());
       const calls = (context.planned ? context.calls : context.ready).filter((c) => !reported.has(c.id));
-      const results: ToolResultMessage[] = [];
-      for (const call of calls) {
-        const finished = context.results[call.id];
-        if (finished) {
-          results.push(finished);
-        } else if (context.started.includes(call.id)) {
-          enqueue(stopChild(call.id));
-          results.push(endUnfinished(enqueue, call, abortedText(call.name)));
-        } else {
-          results.push(endUnstarted(enqueue, call, abortedText(call.name)));
-        }
-      }
-      enqueue.assign({
-        results: { ...context.results, ...Object.fromEntries(results.map((r) => [r.toolCallId, r])) },
-      });
+      const results = calls.map(
+        (call) =>
+          context.results[call.id] ??
+          answerUnran(enqueue, call, abortedText(call.name), { started: false, timestamp: nowFor(self) }),
+      );
+      for (const result of results) context.results[result.toolCallId] = result;
       if (results.length) enqueue.sendParent({ type: "GROUP_DONE", results } satisfies GroupDoneEvent);
     }),
   },
@@ -146,12 +213,18 @@ export const toolExecutionMachine = setup({
   context: ({ input }) => ({
     strategy: input.strategy,
     steeringQueued: input.steeringQueued,
-    planned: input.calls !== undefined,
-    calls: input.calls ?? [],
-    groups: input.calls ? groupCalls(input.calls, input.strategy) : [],
-    groupIndex: 0,
-    started: [],
+    ...(input.calls
+      ? planOf(input.calls, input.strategy)
+      : { planned: false, calls: [], groups: [], groupIndex: 0, groupOf: {} }),
+    open: 0,
+    hosts: {},
+    hosted: 0,
+    shards: [],
+    shardCount: 0,
+    eagerShards: [],
+    eagerShardSize: 0,
     ready: [],
+    readyAllSafe: true,
     results: {},
   }),
   initial: "collecting",
@@ -166,23 +239,33 @@ export const toolExecutionMachine = setup({
           {
             guard: { type: "startsEagerly", params: ({ event }) => event.call },
             actions: [
-              { type: "spawnCall", params: ({ event }) => event.call },
+              { type: "startCalls", params: ({ event }) => ({ calls: [event.call], eager: true }) },
               { type: "noteReady", params: ({ event }) => event.call },
             ],
           },
           { actions: { type: "noteReady", params: ({ event }) => event.call } },
         ],
-        PLAN: { target: "running", actions: { type: "adoptPlan", params: ({ event }) => event.calls } },
-        "xstate.done.actor.*": { actions: { type: "recordResult", params: ({ event }) => event.output } },
-        ABORT: { target: "done", actions: "abortOpenCalls" },
+        PLAN: {
+          target: "running",
+          actions: [
+            // Calls started eagerly from a stream that was then retried are not in the final message.
+            { type: "stopCalls", params: ({ context, event }) => notPlanned(context.ready, event.calls) },
+            { type: "adoptPlan", params: ({ event }) => event.calls },
+          ],
+        },
+        "xstate.done.actor.*": { actions: { type: "recordDone", params: ({ event }) => event.output } },
+        ABORT: { target: "aborting" },
       },
     },
     running: {
-      entry: "spawnCurrentGroup",
+      entry: [
+        "countOpenCalls",
+        { type: "startCalls", params: ({ context }) => ({ calls: unstarted(context), eager: false }) },
+      ],
       always: { guard: "groupComplete", target: "groupDone" },
       on: {
-        "xstate.done.actor.*": { actions: { type: "recordResult", params: ({ event }) => event.output } },
-        ABORT: { target: "done", actions: "abortOpenCalls" },
+        "xstate.done.actor.*": { actions: { type: "recordDone", params: ({ event }) => event.output } },
+        ABORT: { target: "aborting" },
       },
     },
     groupDone: {
@@ -197,36 +280,40 @@ export const toolExecutionMachine = setup({
       entry: "skipRemaining",
       always: "done",
     },
+    aborting: {
+      entry: [{ type: "stopCalls", params: ({ context }) => startedHere(context) }, "abortShards"],
+      always: { guard: "noShardRunning", target: "done", actions: "reportAborted" },
+      on: {
+        "xstate.done.actor.*": { actions: { type: "recordDone", params: ({ event }) => event.output } },
+      },
+    },
     done: { type: "final" },
   },
 });
 
-type Enqueue = (action: (args: { self: Parameters<typeof runtimeOf>[0] }) => void) => void;
-
-/** An error result for a call that ran no further, and the `tool_execution_end` that announces it. */
-function endUnfinished(enqueue: Enqueue, call: PlannedCall, text: string): ToolResultMessage {
-  const message = unranResult(call, text);
-  enqueue(({ self }) =>
-    runtimeOf(self).publish({
-      type: "tool_execution_end",
-      toolCallId: call.id,
-      toolName: call.name,
-      result: { content: message.content, isError: true },
-      isError: true,
-    }),
-  );
-  return message;
+/** What the plan sets: the calls, their groups, and the group of each call. */
+function planOf(calls: PlannedCall[], strategy: ToolExecutionStrategy) {
+  const groups = groupCalls(calls, strategy);
+  const groupOf: Record<string, number> = {};
+  groups.forEach((group, index) => {
+    for (const id of group) groupOf[id] = index;
+  });
+  return { planned: true, calls, groups, groupIndex: 0, groupOf };
 }
 
-/** Start and end events plus an error result for a call that never ran (skipped or aborted). */
-function endUnstarted(enqueue: Enqueue, call: PlannedCall, text: string): ToolResultMessage {
-  enqueue(({ self }) =>
-    runtimeOf(self).publish({
-      type: "tool_execution_start",
-      toolCallId: call.id,
-      toolName: call.name,
-      args: call.args,
-    }),
-  );
-  return endUnfinished(enqueue, call, text);
+/** Calls of the current group that have no actor yet. */
+function unstarted(context: ToolExecutionContext): PlannedCall[] {
+  const group = new Set(currentGroup(context));
+  return context.calls.filter((c) => group.has(c.id) && context.hosts[c.id] === undefined);
+}
+
+/** Calls that started eagerly but are not in the final plan. */
+function notPlanned(ready: readonly PlannedCall[], plan: readonly PlannedCall[]): PlannedCall[] {
+  const planned = new Set(plan.map((c) => c.id));
+  return ready.filter((c) => !planned.has(c.id));
+}
+
+/** Calls whose actor is a child of this machine (shards answer for their own). */
+function startedHere(context: ToolExecutionContext): PlannedCall[] {
+  return (context.planned ? context.calls : context.ready).filter((c) => context.hosts[c.id] === "");
 }

@@ -1,5 +1,6 @@
 import { createOpenAIProvider } from "./internal/openai-provider.js";
 import type { Provider } from "./provider.js";
+import { checkOptionKeys } from "../core/option-keys.js";
 
 /** Options of {@link openaiCompatible}. */
 export interface OpenAICompatibleOptions {
@@ -11,6 +12,11 @@ export interface OpenAICompatibleOptions {
   apiKey?: string;
   /** Output token cap per call, sent as `max_tokens` (what these servers understand). */
   maxTokens?: number;
+  /**
+   * Lets the SDK run in a browser (the SDK's own option, off by default): the key, if any, is
+   * visible to whoever uses the page.
+   */
+  dangerouslyAllowBrowser?: boolean;
 }
 
 /**
@@ -25,6 +31,13 @@ export interface OpenAICompatibleOptions {
  * ```
  */
 export function openaiCompatible(options: OpenAICompatibleOptions): Provider {
+  checkOptionKeys("openaiCompatible", options, {
+    baseURL: true,
+    model: true,
+    apiKey: true,
+    maxTokens: true,
+    dangerouslyAllowBrowser: true,
+  });
   return createOpenAIProvider({
     id: "openai-compatible",
     model: options.model,
@@ -33,5 +46,6 @@ export function openaiCompatible(options: OpenAICompatibleOptions): Provider {
     baseURL: options.baseURL,
     maxTokens: options.maxTokens,
     legacyMaxTokens: true,
+    dangerouslyAllowBrowser: options.dangerouslyAllowBrowser,
   });
 }

@@ -1,5 +1,7 @@
+import { processEnv } from "./internal/env.js";
 import { createOpenAIProvider, type ReasoningEffort } from "./internal/openai-provider.js";
 import type { Provider } from "./provider.js";
+import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
 
 /** Options of {@link openai}. */
 export interface OpenAIOptions {
@@ -18,7 +20,22 @@ export interface OpenAIOptions {
    * summaries (shown as thinking) and keeps the encrypted reasoning so it round-trips.
    */
   reasoningEffort?: ReasoningEffort;
+  /**
+   * Lets the SDK run in a browser, where the key is visible to whoever uses the page (the SDK's own
+   * option, off by default). Prefer a `baseURL` on your server that adds the key.
+   */
+  dangerouslyAllowBrowser?: boolean;
 }
+
+const OPENAI_KEYS: OptionKeys<OpenAIOptions> = {
+  model: true,
+  api: true,
+  apiKey: true,
+  baseURL: true,
+  maxTokens: true,
+  reasoningEffort: true,
+  dangerouslyAllowBrowser: true,
+};
 
 /**
  * A provider for OpenAI, streamed through the official SDK: the Chat Completions API by default,
@@ -31,15 +48,17 @@ export interface OpenAIOptions {
  * ```
  */
 export function openai(options: OpenAIOptions): Provider {
+  checkOptionKeys("openai", options, OPENAI_KEYS);
   const api = options.api ?? "chat";
   return createOpenAIProvider({
     id: api === "responses" ? "openai-responses" : "openai",
     model: options.model,
     api,
-    apiKey: options.apiKey ?? process.env.OPENAI_API_KEY,
-    baseURL: options.baseURL ?? process.env.OPENAI_BASE_URL,
+    apiKey: options.apiKey ?? processEnv().OPENAI_API_KEY,
+    baseURL: options.baseURL ?? processEnv().OPENAI_BASE_URL,
     maxTokens: options.maxTokens,
     reasoningEffort: options.reasoningEffort,
+    dangerouslyAllowBrowser: options.dangerouslyAllowBrowser,
     missingKeyMessage: "No OpenAI API key: set OPENAI_API_KEY or pass apiKey",
   });
 }

@@ -265,6 +265,8 @@ describe.each(cases)("a whole agent run against $name", (api) => {
       stopReason: "stop",
       content: [{ type: "text", text: "Whole answer." }],
     });
+    // Shown live while it streamed, never kept.
+    expect(events.some((e) => e.type === "message_update" && e.delta === "Half an ans")).toBe(true);
     expect(JSON.stringify(agent.messages)).not.toContain("Half an ans");
     expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "stop" });
     expect(server.requests).toHaveLength(3);
@@ -321,6 +323,34 @@ describe.each(cases)("a whole agent run against $name", (api) => {
     await agent.prompt("Hi");
     expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "aborted" });
     expect(assistants(agent.messages).at(-1)?.stopReason).toBe("aborted");
+  });
+
+  it("a stream the server holds open after its first delta is abandoned and retried through the SDK", async () => {
+    const stalled = api.text(["Half an ans", "never sent"]) as Extract<FixtureReply, { type: "sse" }>;
+    // Everything up to the frame that carries the first delta, then silence on an open connection.
+    const stallAfter = stalled.frames.findIndex((f) => JSON.stringify(f.data).includes("Half an ans")) + 1;
+    expect(stallAfter).toBeGreaterThan(0);
+    server.reply({ ...stalled, stallAfter, resetAfter: undefined }, api.text(["The whole answer."]));
+    const agent = createAgent({
+      provider: api.provider(server),
+      retry: { baseDelayMs: 1, maxDelayMs: 5 },
+      stallTimeout: { idleMs: 300 },
+    });
+    const events: AgentEvent[] = [];
+    agent.events$.subscribe((e) => events.push(e));
+    await agent.prompt("Hi");
+    expect(server.requests).toHaveLength(2);
+    expect(events.filter((e) => e.type === "retry").map((e) => e.type === "retry" && e.error)).toEqual([
+      "The model stream stalled: no event for 300 ms after the last one (stallTimeout.idleMs)",
+    ]);
+    expect(agent.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+    expect(assistants(agent.messages)[0]).toMatchObject({
+      stopReason: "stop",
+      content: [{ type: "text", text: "The whole answer." }],
+    });
+    // Shown live while it streamed, never kept.
+    expect(events.some((e) => e.type === "message_update" && e.delta === "Half an ans")).toBe(true);
+    expect(JSON.stringify(agent.messages)).not.toContain("Half an ans");
   });
 
   it("with compaction configured, an overflow compacts the context and the turn succeeds", async () => {

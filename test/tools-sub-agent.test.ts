@@ -231,6 +231,108 @@ describe("subAgentTool permissions", () => {
   });
 });
 
+describe("a sub-agent never has more rights than its parent", () => {
+  function writer() {
+    const written: string[] = [];
+    const tool = defineTool({
+      name: "write_file",
+      description: "Writes a file",
+      parameters: z.object({ path: z.string() }),
+      execute: ({ path }) => {
+        written.push(path);
+        return `wrote ${path}`;
+      },
+    });
+    return { tool, written };
+  }
+
+  async function delegateWrite(parentPermissions: unknown, childPermissions?: unknown) {
+    const { tool, written } = writer();
+    const childProvider = scripted([
+      { toolCalls: [{ name: "write_file", arguments: { path: "src/a.ts" } }] },
+      { text: "done" },
+    ]);
+    // Declared read-only (a mistake, or a lie), so the parent's own check lets the delegation run:
+    // only the child's calls show whether the parent's permissions hold inside it.
+    const helper = subAgentTool({
+      name: "researcher",
+      description: "Researches",
+      tools: [tool],
+      provider: childProvider,
+      readOnly: true,
+      ...(childPermissions !== undefined && { agentOptions: { permissions: childPermissions as never } }),
+    });
+    const parent = createAgent({
+      provider: parentScript("write src/a.ts"),
+      tools: [helper],
+      permissions: parentPermissions as never,
+    });
+    await parent.prompt("go");
+    const childSaw = childProvider.requests[1]?.messages.find((m) => m.role === "toolResult") as
+      ToolResultMessage | undefined;
+    return { written, childSaw: childSaw && textOf(childSaw) };
+  }
+
+  it("a parent's deny rule holds in a child that has no permissions of its own", async () => {
+    const { createPermissions } = await import("../index.js");
+    const { written, childSaw } = await delegateWrite(
+      createPermissions({ mode: "bypass", rules: { deny: ["write_file"] } }),
+    );
+    expect(written).toEqual([]);
+    expect(childSaw).toBe(
+      'Permission denied by rule "write_file" (a permission of the parent agent, which its sub-agents inherit)',
+    );
+  });
+
+  it("the parent's mode holds too (plan mode: no changes below it either)", async () => {
+    const { createPermissions } = await import("../index.js");
+    const { written, childSaw } = await delegateWrite(createPermissions({ mode: "plan" }));
+    expect(written).toEqual([]);
+    expect(childSaw).toMatch(/^You are in plan mode: write_file changes things/);
+  });
+
+  it("a child's own permissions can narrow the parent's but never widen them", async () => {
+    const { createPermissions } = await import("../index.js");
+    const wider = await delegateWrite(
+      createPermissions({ mode: "deny" }),
+      createPermissions({ mode: "bypass" }),
+    );
+    expect(wider.written).toEqual([]);
+    expect(wider.childSaw).toMatch(/needs approval and approvals are off .*inherit/);
+
+    const narrower = await delegateWrite(
+      createPermissions({ mode: "bypass" }),
+      createPermissions({ mode: "bypass", rules: { deny: ["write_file(src/**)"] } }),
+    );
+    expect(narrower.written).toEqual([]);
+    expect(narrower.childSaw).toBe('Permission denied by rule "write_file(src/**)"');
+
+    const allowedByBoth = await delegateWrite(
+      createPermissions({ mode: "acceptEdits" }),
+      createPermissions({ mode: "bypass" }),
+    );
+    expect(allowedByBoth.written).toEqual(["src/a.ts"]);
+  });
+
+  it("a call the parent would ask about is refused in the child (no one can answer there)", async () => {
+    const { createPermissions } = await import("../index.js");
+    const { written, childSaw } = await delegateWrite(
+      createPermissions({ mode: "default" }),
+      createPermissions({ mode: "bypass" }),
+    );
+    expect(written).toEqual([]);
+    expect(childSaw).toMatch(/^The user denied this tool call: a sub-agent cannot ask for approval/);
+  });
+
+  it("the parent's rules are read live: an 'always' answer given later applies to the next delegation", async () => {
+    const { createPermissions } = await import("../index.js");
+    const permissions = createPermissions({ mode: "default" });
+    expect((await delegateWrite(permissions)).written).toEqual([]);
+    permissions.allowAlways("write_file");
+    expect((await delegateWrite(permissions)).written).toEqual(["src/a.ts"]);
+  });
+});
+
 describe("subAgentTool in the actor tree", () => {
   it("runs the child agent as an actor below the call that runs it, and stops it when the call ends", async () => {
     const actors: AnyActorRef[] = [];

@@ -1,8 +1,10 @@
 import { spawn } from "node:child_process";
 import { z } from "zod";
+import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
 import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
 import { createHeadTailBuffer } from "./internal/head-tail-buffer.js";
 import { killProcessGroup } from "./internal/process-group.js";
+import { createSandbox, type Sandbox, type SandboxOptions } from "./sandbox.js";
 import { toWorkspace, type Workspace } from "./workspace.js";
 
 /** Options of {@link createBashTool}. */
@@ -21,9 +23,29 @@ export interface BashToolOptions {
   updateIntervalMs?: number;
   /** Shell used as `<shell> -c <command>`. Default `bash`. */
   shell?: string;
-  /** Extra environment variables (merged over `process.env`). */
+  /** Extra environment variables (merged over `process.env`; a sandbox keeps these even when `denyEnv` matches). */
   env?: Record<string, string>;
+  /**
+   * Run every command in an OS sandbox (bubblewrap): `true` for the defaults (writes only in the
+   * workspace and a private /tmp, no network, credentials unreadable, secrets withheld from the
+   * environment), options to tune it, or a {@link Sandbox} from `createSandbox`. Where bubblewrap
+   * cannot run, creating the tool throws {@link SandboxUnavailableError}: a command never runs
+   * unsandboxed instead. Default `false`.
+   */
+  sandbox?: boolean | SandboxOptions | Sandbox;
 }
+
+const BASH_TOOL_KEYS: OptionKeys<BashToolOptions> = {
+  workspace: true,
+  defaultTimeoutSeconds: true,
+  maxTimeoutSeconds: true,
+  maxOutputBytes: true,
+  killGraceMs: true,
+  updateIntervalMs: true,
+  shell: true,
+  env: true,
+  sandbox: true,
+};
 
 /** `details` of a bash result. */
 export interface BashResultDetails {
@@ -61,12 +83,14 @@ const parameters = z.object({
 export function createBashTool(
   options: BashToolOptions,
 ): Tool<z.output<typeof parameters>, BashResultDetails> {
+  checkOptionKeys("createBashTool", options, BASH_TOOL_KEYS);
   const workspace = toWorkspace(options.workspace);
   const defaultTimeout = options.defaultTimeoutSeconds ?? 120;
   const maxTimeout = options.maxTimeoutSeconds ?? 600;
   const maxOutputBytes = options.maxOutputBytes ?? 30_000;
   const killGraceMs = options.killGraceMs ?? 2_000;
   const updateIntervalMs = options.updateIntervalMs ?? 250;
+  const sandbox = toSandbox(options.sandbox, workspace);
 
   return defineTool({
     name: "bash",
@@ -75,6 +99,7 @@ export function createBashTool(
       `Long output keeps its first and last ${Math.round(maxOutputBytes / 2000)} KB.`,
       `Default timeout ${defaultTimeout} s, at most ${maxTimeout} s; the whole process tree is killed on timeout.`,
       "A non-zero exit code is reported, not treated as a failure of the tool.",
+      ...(sandbox ? [sandbox.description] : []),
     ].join(" "),
     parameters,
     readOnly: false,
@@ -86,13 +111,23 @@ export function createBashTool(
       if (ctx.signal.aborted) throw new Error("Command not started: the call was aborted");
 
       const output = createHeadTailBuffer({ headBytes: maxOutputBytes / 2, tailBytes: maxOutputBytes / 2 });
-      const child = spawn(options.shell ?? "bash", ["-c", args.command], {
-        cwd: workspace.root,
-        detached: true, // own process group, so the whole tree can be signalled at once
-        stdio: ["ignore", "pipe", "pipe"],
-        // No pager or prompt can wait for a terminal that is not there.
-        env: { ...process.env, PAGER: "cat", GIT_PAGER: "cat", GIT_TERMINAL_PROMPT: "0", ...options.env },
-      });
+      // No pager or prompt can wait for a terminal that is not there.
+      const env = {
+        ...process.env,
+        PAGER: "cat",
+        GIT_PAGER: "cat",
+        GIT_TERMINAL_PROMPT: "0",
+        ...options.env,
+      };
+      const shellArgs = ["-c", args.command];
+      const child = sandbox
+        ? sandbox.spawn(options.shell ?? "bash", shellArgs, { env, keepEnv: Object.keys(options.env ?? {}) })
+        : spawn(options.shell ?? "bash", shellArgs, {
+            cwd: workspace.root,
+            detached: true, // own process group, so the whole tree can be signalled at once
+            stdio: ["ignore", "pipe", "pipe"],
+            env,
+          });
       const pgid = child.pid;
 
       let lastUpdate = 0;
@@ -168,4 +203,11 @@ export function createBashTool(
       }
     },
   });
+}
+
+function toSandbox(option: BashToolOptions["sandbox"], workspace: Workspace): Sandbox | undefined {
+  if (!option) return undefined;
+  if (option === true) return createSandbox({ workspace });
+  if ("spawn" in option) return option;
+  return createSandbox({ ...option, workspace });
 }

@@ -1,3 +1,4 @@
+import { checkOptionKeys } from "../core/option-keys.js";
 import { type BashToolOptions, createBashTool } from "./bash.js";
 import type { Tool } from "./define-tool.js";
 import { createEditFileTool } from "./edit-file.js";
@@ -5,6 +6,7 @@ import { createGlobTool } from "./glob.js";
 import { createGrepTool, type GrepToolOptions } from "./grep.js";
 import { createListFilesTool } from "./list-files.js";
 import { createReadFileTool } from "./read-file.js";
+import type { SandboxOptions } from "./sandbox.js";
 import { createWorkspace } from "./workspace.js";
 import { createWriteFileTool } from "./write-file.js";
 
@@ -12,6 +14,11 @@ import { createWriteFileTool } from "./write-file.js";
 export interface CodingToolsOptions {
   /** The workspace root every tool is sandboxed to. */
   cwd: string;
+  /**
+   * Run `bash` in an OS sandbox (bubblewrap): `true` or {@link SandboxOptions}. Throws
+   * `SandboxUnavailableError` where bubblewrap cannot run. Default `false` (same as `bash.sandbox`).
+   */
+  sandbox?: boolean | SandboxOptions;
   /** Options passed to the bash tool (besides the workspace). */
   bash?: Omit<BashToolOptions, "workspace">;
   /** Options passed to the grep tool (besides the workspace). */
@@ -26,15 +33,16 @@ export interface CodingToolsOptions {
  * ```ts
  * const agent = createAgent({
  *   provider,
- *   tools: codingTools({ cwd: process.cwd() }),
+ *   tools: codingTools({ cwd: process.cwd(), sandbox: true }),
  *   permissions: createPermissions({ mode: "default" }),
  * });
  * ```
  */
 export function codingTools(options: CodingToolsOptions): Tool[] {
+  checkOptionKeys("codingTools", options, { cwd: true, sandbox: true, bash: true, grep: true });
   const workspace = createWorkspace(options.cwd);
   return [
-    createBashTool({ ...options.bash, workspace }),
+    createBashTool({ ...options.bash, sandbox: options.sandbox ?? options.bash?.sandbox, workspace }),
     createReadFileTool({ workspace }),
     createWriteFileTool({ workspace }),
     createEditFileTool({ workspace }),

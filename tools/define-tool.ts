@@ -1,5 +1,5 @@
 import type { AnyActorRef } from "xstate";
-import { z } from "zod";
+import * as z from "zod";
 import type { ImageContent, TextContent, ToolCall } from "../core/messages.js";
 import type { ToolSpec } from "../providers/provider.js";
 
@@ -15,6 +15,14 @@ export interface ToolResult<TDetails = unknown> {
 /** What a tool's `execute` receives besides its arguments. */
 export interface ToolContext {
   toolCallId: string;
+  /**
+   * A key that stays the same every time this call runs, and differs between calls: pass it to the
+   * services the tool changes (e.g. an `Idempotency-Key` header) so a call that runs again does not
+   * act twice. It is the tool call id. A call runs again when a durable session resumes after a
+   * crash in the middle of it, or when a restored snapshot had no result for it: tools run at least
+   * once, never exactly once.
+   */
+  idempotencyKey: string;
   /** Fires on abort and on timeout. A tool that holds resources must stop when it fires. */
   signal: AbortSignal;
   /** Publishes a partial result (`tool_execution_update`), e.g. streamed command output. */

@@ -1,5 +1,6 @@
 import { readFile, stat, writeFile } from "node:fs/promises";
 import { z } from "zod";
+import { checkOptionKeys } from "../core/option-keys.js";
 import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
 import { toWorkspace, type Workspace } from "./workspace.js";
 
@@ -52,6 +53,7 @@ function countOccurrences(haystack: string, needle: string): number {
 export function createEditFileTool(
   options: EditFileToolOptions,
 ): Tool<z.output<typeof parameters>, EditFileDetails> {
+  checkOptionKeys("createEditFileTool", options, { workspace: true, maxFileBytes: true });
   const workspace = toWorkspace(options.workspace);
   const maxFileBytes = options.maxFileBytes ?? 10 * 1024 * 1024;
   return defineTool({

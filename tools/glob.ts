@@ -1,6 +1,7 @@
 import { stat } from "node:fs/promises";
 import * as path from "node:path";
 import { z } from "zod";
+import { checkOptionKeys } from "../core/option-keys.js";
 import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
 import { globToRegExp } from "./internal/glob-pattern.js";
 import { walk } from "./internal/walk.js";
@@ -35,6 +36,7 @@ const parameters = z.object({
  * ```
  */
 export function createGlobTool(options: GlobToolOptions): Tool<z.output<typeof parameters>> {
+  checkOptionKeys("createGlobTool", options, { workspace: true, defaultLimit: true });
   const workspace = toWorkspace(options.workspace);
   const defaultLimit = options.defaultLimit ?? 1000;
   return defineTool({

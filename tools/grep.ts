@@ -4,6 +4,7 @@ import { open, stat } from "node:fs/promises";
 import * as path from "node:path";
 import { createInterface } from "node:readline";
 import { z } from "zod";
+import { checkOptionKeys } from "../core/option-keys.js";
 import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
 import { globToRegExp } from "./internal/glob-pattern.js";
 import { walk } from "./internal/walk.js";
@@ -85,6 +86,12 @@ export function findRipgrep(): string | undefined {
  * ```
  */
 export function createGrepTool(options: GrepToolOptions): Tool<GrepArgs, GrepDetails> {
+  checkOptionKeys("createGrepTool", options, {
+    workspace: true,
+    ripgrep: true,
+    defaultLimit: true,
+    maxLineLength: true,
+  });
   const workspace = toWorkspace(options.workspace);
   const defaultLimit = options.defaultLimit ?? 200;
   const maxLineLength = options.maxLineLength ?? 500;

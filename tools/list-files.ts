@@ -1,5 +1,6 @@
 import { stat } from "node:fs/promises";
 import { z } from "zod";
+import { checkOptionKeys } from "../core/option-keys.js";
 import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
 import { walk } from "./internal/walk.js";
 import { toWorkspace, type Workspace } from "./workspace.js";
@@ -28,6 +29,7 @@ const parameters = z.object({
  * ```
  */
 export function createListFilesTool(options: ListFilesToolOptions): Tool<z.output<typeof parameters>> {
+  checkOptionKeys("createListFilesTool", options, { workspace: true, defaultLimit: true });
   const workspace = toWorkspace(options.workspace);
   const defaultLimit = options.defaultLimit ?? 500;
   return defineTool({

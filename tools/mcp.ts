@@ -5,6 +5,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { z } from "zod";
 import type { ImageContent, TextContent } from "../core/messages.js";
+import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
 import type { Tool, ToolResult } from "./define-tool.js";
 
 interface McpCommonOptions {
@@ -33,6 +34,24 @@ export interface McpUrlOptions extends McpCommonOptions {
   /** Extra HTTP headers, e.g. an authorization header. */
   headers?: Record<string, string>;
 }
+
+const MCP_STDIO_KEYS: OptionKeys<McpStdioOptions> = {
+  command: true,
+  args: true,
+  env: true,
+  cwd: true,
+  stderr: true,
+  prefix: true,
+  callTimeoutMs: true,
+  clientName: true,
+};
+const MCP_URL_KEYS: OptionKeys<McpUrlOptions> = {
+  url: true,
+  headers: true,
+  prefix: true,
+  callTimeoutMs: true,
+  clientName: true,
+};
 
 /** What {@link mcpTools} returns. */
 export interface McpToolSet {
@@ -168,6 +187,8 @@ async function connect(options: McpStdioOptions | McpUrlOptions): Promise<Client
  * ```
  */
 export async function mcpTools(options: McpStdioOptions | McpUrlOptions): Promise<McpToolSet> {
+  if ("url" in options) checkOptionKeys("mcpTools", options, MCP_URL_KEYS);
+  else checkOptionKeys("mcpTools", options, MCP_STDIO_KEYS);
   const client = await connect(options);
   let closed: Promise<void> | undefined;
   const close = () => {

@@ -1,7 +1,9 @@
 import * as path from "node:path";
+import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
 import type { PermissionChecker, PermissionDecision } from "../core/options.js";
 import type { Tool, ToolCall } from "./define-tool.js";
 import { globToRegExp } from "./internal/glob-pattern.js";
+import { analyzeShellCommand, type ShellCommands } from "./internal/shell-commands.js";
 
 /**
  * How calls that no rule decides are treated.
@@ -53,22 +55,44 @@ interface ParsedRule {
   pattern?: string;
 }
 
+function parseRules(kind: keyof PermissionRules, list: unknown): ParsedRule[] {
+  if (list === undefined) return [];
+  if (!Array.isArray(list)) {
+    throw new TypeError(`createPermissions: rules.${kind} must be an array of rule strings`);
+  }
+  return list.map(parseRule);
+}
+
 function parseRule(rule: string): ParsedRule {
+  if (typeof rule !== "string")
+    throw new TypeError(`Invalid permission rule ${JSON.stringify(rule)}: not a string`);
   const match = /^\s*([^()\s]+)\s*(?:\((.*)\))?\s*$/s.exec(rule);
   if (!match) throw new Error(`Invalid permission rule "${rule}": use "tool" or "tool(pattern)"`);
   const pattern = match[2]?.trim();
   return { source: rule, tool: match[1]!, pattern: pattern === "" || pattern === "*" ? undefined : pattern };
 }
 
+const PERMISSION_MODES: readonly PermissionMode[] = ["default", "acceptEdits", "plan", "bypass", "deny"];
+
+const PERMISSIONS_OPTION_KEYS: OptionKeys<PermissionsOptions> = {
+  mode: true,
+  rules: true,
+  cwd: true,
+  editTools: true,
+};
+const PERMISSION_RULES_KEYS: OptionKeys<PermissionRules> = { allow: true, ask: true, deny: true };
+
+function checkMode(mode: unknown, where: string): PermissionMode {
+  if (!PERMISSION_MODES.includes(mode as PermissionMode)) {
+    throw new TypeError(
+      `${where}: unknown permission mode ${JSON.stringify(mode)}; use one of ${PERMISSION_MODES.join(", ")}`,
+    );
+  }
+  return mode as PermissionMode;
+}
+
 /** Shell operators that chain or nest commands: a prefix rule must not allow what follows them. */
 const SHELL_CHAINING = /;|&&|\|\||\||`|\$\(|\n|&|>|</;
-
-function splitShellCommands(command: string): string[] {
-  return command
-    .split(/;|&&|\|\||\||\n|&/)
-    .map((part) => part.replace(/^[\s(]+|[\s)]+$/g, ""))
-    .filter((part) => part !== "");
-}
 
 function commandMatches(pattern: string, command: string): boolean {
   const normalized = command.trim().replace(/\s+/g, " ");
@@ -105,13 +129,15 @@ function argumentOf(args: unknown, key: string): string | undefined {
  * ```
  */
 export function createPermissions(options: PermissionsOptions = {}): Permissions {
-  let mode: PermissionMode = options.mode ?? "default";
+  checkOptionKeys("createPermissions", options, PERMISSIONS_OPTION_KEYS);
+  checkOptionKeys("createPermissions rules", options.rules, PERMISSION_RULES_KEYS);
+  let mode: PermissionMode = checkMode(options.mode ?? "default", "createPermissions");
   const cwd = path.resolve(options.cwd ?? process.cwd());
   const editTools = new Set(options.editTools ?? ["write_file", "edit_file"]);
   const rules: Record<keyof PermissionRules, ParsedRule[]> = {
-    allow: (options.rules?.allow ?? []).map(parseRule),
-    ask: (options.rules?.ask ?? []).map(parseRule),
-    deny: (options.rules?.deny ?? []).map(parseRule),
+    allow: parseRules("allow", options.rules?.allow),
+    ask: parseRules("ask", options.rules?.ask),
+    deny: parseRules("deny", options.rules?.deny),
   };
 
   const relativePath = (input: string): string => {
@@ -120,25 +146,61 @@ export function createPermissions(options: PermissionsOptions = {}): Permissions
     return relative === "" ? "." : relative;
   };
 
-  const matches = (rule: ParsedRule, tool: Tool, args: unknown, kind: keyof PermissionRules): boolean => {
-    if (rule.tool !== tool.name && rule.tool !== "*") return false;
-    if (rule.pattern === undefined) return true;
+  /** One call's view for the rules: its command's parts are found once, when a rule needs them. */
+  const callView = (tool: Tool, args: unknown) => {
     const command = argumentOf(args, "command");
-    if (command !== undefined) {
-      if (kind === "allow") return !SHELL_CHAINING.test(command) && commandMatches(rule.pattern, command);
-      return splitShellCommands(command).some((part) => commandMatches(rule.pattern!, part));
+    let shell: ShellCommands | undefined;
+    return {
+      tool,
+      command,
+      filePath: argumentOf(args, "path") ?? argumentOf(args, "file_path"),
+      shell: () => (shell ??= analyzeShellCommand(command ?? "")),
+    };
+  };
+  type CallView = ReturnType<typeof callView>;
+
+  const appliesTo = (rule: ParsedRule, call: CallView) => rule.tool === call.tool.name || rule.tool === "*";
+
+  /** Allow rules match a simple command only; deny and ask rules any command the line runs. */
+  const matches = (rule: ParsedRule, call: CallView, kind: keyof PermissionRules): boolean => {
+    if (!appliesTo(rule, call)) return false;
+    if (rule.pattern === undefined) return true;
+    if (call.command !== undefined) {
+      if (kind === "allow") {
+        return !SHELL_CHAINING.test(call.command) && commandMatches(rule.pattern, call.command);
+      }
+      return call.shell().commands.some((part) => commandMatches(rule.pattern!, part));
     }
-    const filePath = argumentOf(args, "path") ?? argumentOf(args, "file_path");
-    if (filePath !== undefined) {
-      return globToRegExp(rule.pattern, { matchBaseName: false }).test(relativePath(filePath));
+    if (call.filePath !== undefined) {
+      return globToRegExp(rule.pattern, { matchBaseName: false }).test(relativePath(call.filePath));
     }
     return false;
   };
 
+  /**
+   * A command rule that cannot see every command of the line (a name from a variable, `eval "$x"`,
+   * a shell reading stdin): the first such rule, with why, so the caller can refuse (deny) or ask.
+   */
+  const uncheckable = (kind: "deny" | "ask", call: CallView) => {
+    if (call.command === undefined) return undefined;
+    const rule = rules[kind].find((r) => r.pattern !== undefined && appliesTo(r, call));
+    if (!rule) return undefined;
+    const why = call.shell().unknown;
+    return why === undefined ? undefined : { rule, why };
+  };
+
   const check = ({ tool, args }: { toolCall: ToolCall; tool: Tool; args: unknown }): PermissionDecision => {
-    const denied = rules.deny.find((rule) => matches(rule, tool, args, "deny"));
+    const call = callView(tool, args);
+    const denied = rules.deny.find((rule) => matches(rule, call, "deny"));
     if (denied) {
       return { behavior: "deny", reason: `Permission denied by rule "${denied.source}"` };
+    }
+    const unclear = uncheckable("deny", call);
+    if (unclear) {
+      return {
+        behavior: "deny",
+        reason: `Permission denied: the rule "${unclear.rule.source}" cannot be checked against this command because ${unclear.why}. Write the command so that every command it runs is spelled out.`,
+      };
     }
     if (mode === "plan" && !tool.readOnly) {
       return {
@@ -147,8 +209,10 @@ export function createPermissions(options: PermissionsOptions = {}): Permissions
       };
     }
     if (mode === "bypass") return { behavior: "allow" };
-    if (rules.ask.some((rule) => matches(rule, tool, args, "ask"))) return askOrDeny(tool);
-    if (rules.allow.some((rule) => matches(rule, tool, args, "allow"))) return { behavior: "allow" };
+    if (rules.ask.some((rule) => matches(rule, call, "ask")) || uncheckable("ask", call)) {
+      return askOrDeny(tool);
+    }
+    if (rules.allow.some((rule) => matches(rule, call, "allow"))) return { behavior: "allow" };
     if (tool.readOnly) return { behavior: "allow" };
     if (mode === "acceptEdits" && editTools.has(tool.name)) return { behavior: "allow" };
     return askOrDeny(tool);
@@ -168,9 +232,12 @@ export function createPermissions(options: PermissionsOptions = {}): Permissions
       return mode;
     },
     setMode(next) {
-      mode = next;
+      mode = checkMode(next, "setMode");
     },
     addRule(kind, rule) {
+      if (!Object.hasOwn(rules, kind)) {
+        throw new TypeError(`addRule: unknown rule kind ${JSON.stringify(kind)}; use allow, ask or deny`);
+      }
       rules[kind].push(parseRule(rule));
     },
     allowAlways(toolName) {

@@ -1,6 +1,7 @@
 import { createReadStream } from "node:fs";
 import { open, stat } from "node:fs/promises";
 import { z } from "zod";
+import { checkOptionKeys } from "../core/option-keys.js";
 import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
 import { toWorkspace, type Workspace } from "./workspace.js";
 
@@ -61,6 +62,12 @@ const SNIFF_BYTES = 8192;
 export function createReadFileTool(
   options: ReadFileToolOptions,
 ): Tool<z.output<typeof parameters>, ReadFileDetails> {
+  checkOptionKeys("createReadFileTool", options, {
+    workspace: true,
+    defaultLimit: true,
+    maxLineLength: true,
+    maxImageBytes: true,
+  });
   const workspace = toWorkspace(options.workspace);
   const defaultLimit = options.defaultLimit ?? 2000;
   const maxLineLength = options.maxLineLength ?? 2000;

@@ -1,6 +1,7 @@
 import { mkdir, stat, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { z } from "zod";
+import { checkOptionKeys } from "../core/option-keys.js";
 import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
 import { toWorkspace, type Workspace } from "./workspace.js";
 
@@ -34,6 +35,7 @@ const parameters = z.object({
 export function createWriteFileTool(
   options: WriteFileToolOptions,
 ): Tool<z.output<typeof parameters>, WriteFileDetails> {
+  checkOptionKeys("createWriteFileTool", options, { workspace: true });
   const workspace = toWorkspace(options.workspace);
   return defineTool({
     name: "write_file",

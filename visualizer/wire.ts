@@ -3,6 +3,7 @@ import { toolCallMachine } from "../actors/tool-call.machine.js";
 import type { Agent } from "../agent/create-agent.js";
 import type { AgentEvent, AgentEventOf } from "../core/events.js";
 import { type AgentContext, agentMachine } from "../machines/agent.machine.js";
+import { isToolCallOf } from "../machines/tool-call-actors.js";
 import { toolExecutionMachine } from "../machines/tool-execution.machine.js";
 import { SKIPPED_TEXT } from "../machines/tool-execution.logic.js";
 import { type SanitizeOptions, sanitize } from "./sanitize.js";
@@ -144,12 +145,13 @@ function changed(last: Map<AnyActorRef, string>, actor: AnyActorRef, value: unkn
 
 /**
  * The id of this agent's own tool call that runs a sub-agent actor (sub-agent → its tool's execution
- * → the tool call → the tool execution → the agent), or undefined for any other agent in the tree.
+ * → the tool call → the tool execution, or a shard of it → the agent), or undefined for any other
+ * agent in the tree.
  */
 function callRunning(actor: InspectedActor, agent: Agent): string | undefined {
   for (let current = actor._parent; current; current = current._parent) {
     if (current.logic === toolCallMachine) {
-      return current._parent?._parent === (agent.actor as unknown) ? current.id : undefined;
+      return isToolCallOf(agent.actor, current) ? current.id : undefined;
     }
   }
   return undefined;
@@ -254,8 +256,8 @@ export function followAgent(
       return;
     }
     if (actor.logic !== toolCallMachine) return;
-    // Only this agent's own calls (agent → toolExecution → toolCall), not a sub-agent's in its tree.
-    if (actor._parent?._parent !== agent.actor) return;
+    // Only this agent's own calls, not a sub-agent's in its tree.
+    if (!isToolCallOf(agent.actor, actor)) return;
     const value = snapshot.value;
     const toolCallId = actor.id;
     if (typeof value !== "string" || toolStates.get(toolCallId) === value) return;

@@ -1,0 +1,58 @@
+import type { PersistedSnapshotData, SnapshotMigration } from "../core/snapshot-version.js";
+
+/**
+ * The migrations this release ships, oldest first: one for every change of the agent machine's
+ * structure hash (or of `SNAPSHOT_FORMAT`) since snapshots were first stamped, so a snapshot written
+ * by any earlier release restores. The rule for adding one is in docs/snapshots.md.
+ */
+export const BUILT_IN_MIGRATIONS: readonly SnapshotMigration[] = [
+  {
+    from: { format: 1, machine: "ea7b3c902275" },
+    to: { format: 1, machine: "25385449ca03" },
+    description:
+      "the tool execution keeps where each call runs (hosts, shards of 50 calls) and counts instead of scanning",
+    migrate: (snapshot) => withToolExecution(snapshot, shardedExecutionContext),
+  },
+];
+
+type Json = Record<string, any>;
+
+/** The snapshot with its running tool execution's context rewritten (nothing to do when idle). */
+function withToolExecution(snapshot: PersistedSnapshotData, rewrite: (context: Json) => Json) {
+  const execution = snapshot.children?.toolExecution as Json | undefined;
+  if (!execution?.snapshot?.context) return snapshot;
+  return {
+    ...snapshot,
+    children: {
+      ...snapshot.children,
+      toolExecution: {
+        ...execution,
+        snapshot: { ...execution.snapshot, context: rewrite(execution.snapshot.context) },
+      },
+    },
+  };
+}
+
+/** Before shards, every started call was a child of the execution machine, listed in `started`. */
+function shardedExecutionContext(old: Json): Json {
+  const { started = [], ...rest } = old as { started?: string[] } & Json;
+  const results = (old.results ?? {}) as Json;
+  const groups = (old.groups ?? []) as string[][];
+  const groupOf: Record<string, number> = {};
+  groups.forEach((group, index) => {
+    for (const id of group) groupOf[id] = index;
+  });
+  const ready = (old.ready ?? []) as { concurrencySafe?: boolean }[];
+  return {
+    ...rest,
+    groupOf,
+    open: (groups[old.groupIndex ?? 0] ?? []).filter((id) => !results[id]).length,
+    hosts: Object.fromEntries(started.map((id) => [id, ""])),
+    hosted: started.filter((id) => !results[id]).length,
+    shards: [],
+    shardCount: 0,
+    eagerShards: [],
+    eagerShardSize: 0,
+    readyAllSafe: ready.every((call) => call.concurrencySafe === true),
+  };
+}

@@ -1,0 +1,71 @@
+import type { CompactionResult } from "../context/compact.js";
+import type { ProviderErrorKind } from "../providers/provider.js";
+import type { ToolResult } from "../tools/define-tool.js";
+import type { AgentMessage, AssistantMessage } from "./messages.js";
+import type { PermissionDecision } from "./options.js";
+
+/** What one model call ends with: the final assistant message, and why it failed when it did. */
+export interface ModelCallOutcome {
+  message: AssistantMessage;
+  errorKind?: ProviderErrorKind;
+}
+
+/** A tool call that waits for a person's decision. */
+export interface ApprovalRequest {
+  toolCallId: string;
+  toolName: string;
+  args: unknown;
+}
+
+/** A decision on an {@link ApprovalRequest}. */
+export type ApprovalDecision = { approved: true } | { approved: false; reason?: string };
+
+/** Which queue a check drains: steering at `steeringCheck`, follow-ups at `followUpCheck`. */
+export type InboxKind = "steering" | "followUp";
+
+/**
+ * The seam through which a durable engine journals the loop's effects (`agent-machine/restate`
+ * provides one). An agent without a journal (every agent `createAgent` makes) runs its effects
+ * directly and never calls any of this.
+ *
+ * The loop calls these methods in an order that depends only on what earlier calls answered, so a
+ * replay that answers the same asks the same: that is what lets an engine replay a run from its
+ * journal. Each `run` callback is the effect itself; the journal runs it once and records what it
+ * resolved with, or answers from the record without running it.
+ *
+ * @example
+ * ```ts
+ * // A journal that records nothing: every effect runs at once (what an agent without one does).
+ * const direct: EffectJournal = {
+ *   now: Date.now,
+ *   modelCall: (_turn, run) => run(),
+ *   toolCall: (_id, run) => run(),
+ *   permission: (_id, run) => run(),
+ *   approval: () => new Promise(() => {}),
+ *   compaction: (_turn, run) => run(),
+ *   drain: async () => [],
+ *   timer: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+ * };
+ * ```
+ */
+export interface EffectJournal {
+  /** The clock of every timestamp the loop writes (in process: `Date.now`). */
+  now(): number;
+  /** One model call (`turn` counts the run's turns): `run` streams it, publishing its deltas, and resolves with the outcome. */
+  modelCall(turn: number, run: () => Promise<ModelCallOutcome>): Promise<ModelCallOutcome>;
+  /** One tool call, named by its id: `run` runs the hooks, the tool and its timeout, and never rejects. */
+  toolCall(toolCallId: string, run: () => Promise<ToolResult>): Promise<ToolResult>;
+  /** The permission checker's decision on one call. */
+  permission(toolCallId: string, run: () => Promise<PermissionDecision>): Promise<PermissionDecision>;
+  /** Waits for a decision on a call the permission checker asked about; resolvable from outside. */
+  approval(request: ApprovalRequest): Promise<ApprovalDecision>;
+  /** One compaction of the transcript (`undefined`: nothing changed). */
+  compaction(
+    turn: number,
+    run: () => Promise<CompactionResult | undefined>,
+  ): Promise<CompactionResult | undefined>;
+  /** The messages queued from outside that this check takes (as `steeringMode` / `followUpMode` say). */
+  drain(kind: InboxKind): Promise<AgentMessage[]>;
+  /** Resolves after `ms` (the run's `maxDurationMs`). */
+  timer(ms: number): Promise<void>;
+}

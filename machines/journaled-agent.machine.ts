@@ -1,0 +1,33 @@
+import type { AnyActorRef } from "xstate";
+import type { InboxKind } from "../core/effect-journal.js";
+import { runtimeOf } from "../core/runtime.js";
+import { agentMachine } from "./agent.machine.js";
+
+/**
+ * The agent machine of a durable agent: the same statechart, whose `steeringCheck` and
+ * `followUpCheck` first drain the messages queued from outside through the journal (a durable call,
+ * so a replay takes the same messages), then check. Agents without a journal keep the plain
+ * machine, whose checks cost no more than a message to itself.
+ *
+ * @example
+ * ```ts
+ * const actor = createActor(journaledAgentMachine, { input: {} }); // with a runtime that has a journal
+ * ```
+ */
+export const journaledAgentMachine = agentMachine.provide({
+  actions: {
+    scheduleCheck: ({ self }, kind: unknown) => drainThenCheck(self, kind as InboxKind),
+  },
+});
+
+/** Takes the queued messages of `kind` from the journal into the machine's queue, then checks. */
+function drainThenCheck(self: AnyActorRef, kind: InboxKind): void {
+  const journal = runtimeOf(self).journal;
+  const drained = journal ? journal.drain(kind) : Promise.resolve([]);
+  const check = (messages: readonly unknown[]) => {
+    if (self.getSnapshot().status !== "active") return;
+    for (const message of messages) self.send({ type: kind === "steering" ? "STEER" : "FOLLOW_UP", message });
+    self.send({ type: "CHECK" });
+  };
+  drained.then(check, () => check([]));
+}

@@ -1,0 +1,249 @@
+import type { AgentMessage, ToolCall, ToolResultMessage, UserMessage } from "../core/messages.js";
+import type { LoopDetectionOptions } from "../core/options.js";
+import { SKIPPED_TEXT } from "./tool-execution.logic.js";
+
+/** Defaults of {@link LoopDetectionOptions}. */
+export const LOOP_DETECTION_DEFAULTS: Required<LoopDetectionOptions> = {
+  maxIdenticalCalls: 5,
+  maxIdenticalFailures: 3,
+};
+
+/**
+ * How many distinct calls a run remembers (the most recently made). A loop repeats the same call,
+ * so a call not made among the last 64 distinct ones is not looping; the bound keeps the cost per
+ * tool group and the snapshot's size constant however long the run.
+ */
+export const LOOP_MEMORY = 64;
+
+/** What loop detection found: which call repeated, how, and how often. */
+export interface LoopHit {
+  toolName: string;
+  /** The call (of this turn) that reached the threshold. */
+  toolCallId: string;
+  /** `"repeated"`: same call, same result; `"failing"`: same call, an error each time. */
+  kind: "repeated" | "failing";
+  count: number;
+}
+
+/** One remembered call: its key, the last result it got, and its counts in this run. */
+export interface LoopRecord {
+  /** Hash of the tool name and canonical arguments. */
+  key: string;
+  /** Hash of the last result (content and error flag). */
+  result: string;
+  /** Consecutive times (turns) this call got the same result. */
+  same: number;
+  /** Times this call failed in this run. */
+  failures: number;
+  /** The model was told about this call already; the next repeat ends the run. */
+  warned: boolean;
+  /** The turn that last counted this call (a call repeated inside one message counts once). */
+  turn: number;
+}
+
+/** Loop detection's memory of a run (JSON-safe; lives in the run state, so it survives a restore). */
+export interface LoopState {
+  /** Most recent first, at most {@link LOOP_MEMORY}. */
+  recent: LoopRecord[];
+}
+
+/** What recording a group of results decided. */
+export interface LoopVerdict {
+  state: LoopState;
+  /** Calls the model is to be told about (first time over a threshold). */
+  warnings: LoopHit[];
+  /** A warned call repeated again: the run ends. */
+  stop?: LoopHit;
+}
+
+/**
+ * The thresholds in force: the defaults, `options` over them, or `undefined` when detection is off.
+ *
+ * @example
+ * ```ts
+ * resolveLoopDetection({ maxIdenticalCalls: 8 }); // { maxIdenticalCalls: 8, maxIdenticalFailures: 3 }
+ * resolveLoopDetection(false); // undefined
+ * ```
+ */
+export function resolveLoopDetection(
+  options: LoopDetectionOptions | false | undefined,
+): Required<LoopDetectionOptions> | undefined {
+  if (options === false) return undefined;
+  return { ...LOOP_DETECTION_DEFAULTS, ...options };
+}
+
+/** Throws a clear error for thresholds that cannot work (they are counts of at least 2). */
+export function checkLoopDetection(options: LoopDetectionOptions | false | undefined): void {
+  if (options === undefined || options === false) return;
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError("createAgent: loopDetection must be false or an object of thresholds");
+  }
+  for (const [name, value] of Object.entries(options)) {
+    if (value !== undefined && (!Number.isInteger(value) || (value as number) < 2)) {
+      throw new TypeError(
+        `createAgent: loopDetection.${name} must be an integer of at least 2, got ${value}`,
+      );
+    }
+  }
+}
+
+/**
+ * JSON with object keys sorted at every depth, so `{a:1,b:2}` and `{b:2,a:1}` are the same call.
+ *
+ * @example
+ * ```ts
+ * canonicalJson({ b: [1, { d: 1, c: 2 }], a: "x" }); // '{"a":"x","b":[1,{"c":2,"d":1}]}'
+ * ```
+ */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  const entries = Object.keys(value as object)
+    .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
+    .sort()
+    .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
+  return `{${entries.join(",")}}`;
+}
+
+/** A 53-bit string hash (cyrb53), in base 36: enough to tell calls apart, cheap to compute. */
+export function hashText(text: string): string {
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ ch, 2654435761);
+    h2 = Math.imul(h2 ^ ch, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36);
+}
+
+/** The identity of a call: its tool name and canonical arguments, hashed. */
+export function callKey(name: string, args: unknown): string {
+  return hashText(`${name}\u0000${canonicalJson(args)}`);
+}
+
+function resultKey(result: ToolResultMessage): string {
+  const parts = result.content.map((part) =>
+    part.type === "text" ? part.text : `${part.mimeType}:${part.data}`,
+  );
+  return hashText(`${result.isError ? "error" : "ok"}\u0000${parts.join("\u0000")}`);
+}
+
+/**
+ * Records a group of tool results (in call order) and says whether a call now loops: the same
+ * call (tool + canonical arguments) got the same result `maxIdenticalCalls` times in this run, or
+ * failed `maxIdenticalFailures` times. The first time a call crosses a threshold it is a warning;
+ * if the model makes that call again and it still loops, it is the stop. Calls skipped for a
+ * steering message do not count (the model did not choose that outcome), and a call repeated
+ * inside one message counts once.
+ *
+ * @example
+ * ```ts
+ * const verdict = recordToolResults(state, limits, calls, results, turn);
+ * if (verdict.stop) endRun("loop");
+ * ```
+ */
+export function recordToolResults(
+  state: LoopState | undefined,
+  limits: Required<LoopDetectionOptions>,
+  calls: readonly ToolCall[],
+  results: readonly ToolResultMessage[],
+  turn: number,
+): LoopVerdict {
+  const recent = state ? [...state.recent] : [];
+  const warnings: LoopHit[] = [];
+  let stop: LoopHit | undefined;
+  const callsById = new Map(calls.map((call) => [call.id, call]));
+  for (const result of results) {
+    if (isSkipped(result)) continue;
+    const call = callsById.get(result.toolCallId);
+    if (!call) continue;
+    const key = callKey(call.name, call.arguments);
+    const index = recent.findIndex((record) => record.key === key);
+    const previous = index >= 0 ? recent[index]! : undefined;
+    if (previous?.turn === turn) continue;
+    const outcome = resultKey(result);
+    const record: LoopRecord = {
+      key,
+      result: outcome,
+      same: previous && previous.result === outcome ? previous.same + 1 : 1,
+      failures: (previous?.failures ?? 0) + (result.isError ? 1 : 0),
+      warned: previous?.warned ?? false,
+      turn,
+    };
+    if (index >= 0) recent.splice(index, 1);
+    recent.unshift(record);
+    if (recent.length > LOOP_MEMORY) recent.pop();
+
+    const hit = loopHit(record, limits, call, result);
+    if (!hit) continue;
+    if (record.warned) stop ??= hit;
+    else {
+      record.warned = true;
+      warnings.push(hit);
+    }
+  }
+  return { state: { recent }, warnings, ...(stop && { stop }) };
+}
+
+function loopHit(
+  record: LoopRecord,
+  limits: Required<LoopDetectionOptions>,
+  call: ToolCall,
+  result: ToolResultMessage,
+): LoopHit | undefined {
+  const base = { toolName: call.name, toolCallId: call.id };
+  if (result.isError && record.failures >= limits.maxIdenticalFailures) {
+    return { ...base, kind: "failing", count: record.failures };
+  }
+  if (record.same >= limits.maxIdenticalCalls) return { ...base, kind: "repeated", count: record.same };
+  return undefined;
+}
+
+function isSkipped(result: ToolResultMessage): boolean {
+  return result.isError && result.content.length === 1 && result.content[0]!.type === "text"
+    ? result.content[0]!.text === SKIPPED_TEXT
+    : false;
+}
+
+/** How a loop is described to the model and the user. */
+export function describeLoop(hit: LoopHit): string {
+  return hit.kind === "failing"
+    ? `${hit.toolName} failed ${hit.count} times with the same arguments`
+    : `${hit.toolName} was called ${hit.count} times with the same arguments and got the same result each time`;
+}
+
+/**
+ * The steering-like notice that tells the model it loops: a user message the next turn appends.
+ *
+ * @example
+ * ```ts
+ * loopNotice({ toolName: "bash", toolCallId: "c7", kind: "failing", count: 3 });
+ * // { role: "user", content: "[Loop detected: bash failed 3 times with the same arguments. ...]" }
+ * ```
+ */
+export function loopNotice(hit: LoopHit, timestamp = Date.now()): UserMessage {
+  return {
+    role: "user",
+    content:
+      `[Loop detected: ${describeLoop(hit)}. Repeating it will not help: change the arguments, ` +
+      "try another approach, or stop and say what blocks you. If this call repeats again, the run is stopped.]",
+    timestamp,
+  };
+}
+
+/** The text after `[Agent stopped: ` when a loop ends the run. */
+export function loopStopText(hit: LoopHit): string {
+  return `Loop detected (${describeLoop(hit)}, after a warning)`;
+}
+
+/** Whether a transcript message is a loop notice. */
+export function isLoopNotice(message: AgentMessage): boolean {
+  return (
+    message.role === "user" &&
+    typeof message.content === "string" &&
+    message.content.startsWith("[Loop detected: ")
+  );
+}

@@ -1,0 +1,228 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { createJournaledAgent } from "../agent/create-agent.js";
+import type { EffectJournal, InboxKind } from "../core/effect-journal.js";
+import {
+  type AgentMessage,
+  type AgentOptions,
+  createPermissions,
+  defineTool,
+  type ProviderRequest,
+  type ScriptedStep,
+  scripted,
+} from "../index.js";
+import { expectValidTranscript, record, trace } from "./helpers.js";
+
+// The seam a durable engine plugs into: every effect of the loop goes through the journal, in an
+// order that depends only on what the journal answered before, so answering from a record replays
+// the run without running anything again.
+
+type Entry = { ask: string; answer: unknown };
+
+/** A journal that runs each effect and records its answer, or answers from `replay` when given. */
+function createRecordingJournal(
+  options: {
+    replay?: Entry[];
+    inbox?: Partial<Record<InboxKind, AgentMessage[][]>>;
+    decide?: (toolCallId: string) => { approved: true } | { approved: false; reason?: string };
+  } = {},
+) {
+  const entries: Entry[] = [];
+  const replay = options.replay ? [...options.replay] : undefined;
+  let clock = 1_000;
+  const inbox = {
+    steering: [...(options.inbox?.steering ?? [])],
+    followUp: [...(options.inbox?.followUp ?? [])],
+  };
+  const step = async <T>(ask: string, run: () => Promise<T> | T): Promise<T> => {
+    clock += 10;
+    if (replay) {
+      const next = replay.shift();
+      expect(next?.ask, "the replay asks in the recorded order").toBe(ask);
+      entries.push(next!);
+      return next!.answer as T;
+    }
+    const answer = await run();
+    entries.push({ ask, answer: structuredClone(answer) });
+    return answer;
+  };
+  const journal: EffectJournal = {
+    now: () => clock,
+    modelCall: (turn, run) => step(`model:${turn}`, run),
+    toolCall: (id, run) => step(`tool:${id}`, run),
+    permission: (id, run) => step(`permission:${id}`, run),
+    approval: (request) =>
+      step(
+        `approval:${request.toolCallId}`,
+        () => options.decide?.(request.toolCallId) ?? { approved: true },
+      ),
+    compaction: (turn, run) => step(`compaction:${turn}`, run),
+    drain: (kind) => step(`drain:${kind}`, () => inbox[kind].shift() ?? []),
+    timer: (ms) => step(`timer:${ms}`, () => new Promise<void>(() => {})),
+  };
+  return { journal, entries };
+}
+
+function countingTool() {
+  const runs: { id: string; key: string }[] = [];
+  const tool = defineTool({
+    name: "note",
+    description: "Writes a note",
+    parameters: z.object({ text: z.string() }),
+    execute: async ({ text }, ctx) => {
+      runs.push({ id: ctx.toolCallId, key: ctx.idempotencyKey });
+      return `noted ${text}`;
+    },
+  });
+  return { tool, runs };
+}
+
+/** Answers from what the model was sent, as a real model does (not from a call counter). */
+function modelFor(steps: (request: ProviderRequest) => ScriptedStep) {
+  return scripted((request) => steps(request));
+}
+
+const assistantTurns = (request: ProviderRequest) =>
+  request.messages.filter((m) => m.role === "assistant").length;
+
+describe("the effect journal seam", () => {
+  it("sends every effect of a run through the journal, in call order, with the journal's clock", async () => {
+    const { tool, runs } = countingTool();
+    const provider = modelFor((request) =>
+      assistantTurns(request) === 0
+        ? {
+            toolCalls: [
+              { id: "a", name: "note", arguments: { text: "one" } },
+              { id: "b", name: "note", arguments: { text: "two" } },
+            ],
+          }
+        : { text: "done" },
+    );
+    const { journal, entries } = createRecordingJournal({
+      inbox: { steering: [[], [{ role: "user", content: "also three", timestamp: 5 }]] },
+    });
+    const agent = createJournaledAgent({ provider, tools: [tool] }, journal);
+    const events = record(agent);
+    await agent.prompt("write notes");
+
+    expect(entries.map((e) => e.ask)).toEqual([
+      "model:1",
+      "tool:a",
+      "tool:b",
+      "drain:steering",
+      "model:2",
+      "drain:steering",
+      "model:3",
+      "drain:steering",
+      "drain:followUp",
+    ]);
+    expect(runs).toEqual([
+      { id: "a", key: "a" },
+      { id: "b", key: "b" },
+    ]);
+    // The steering message drained at the second check opened the third turn.
+    expect(agent.messages.map((m) => m.role)).toEqual([
+      "user",
+      "assistant",
+      "toolResult",
+      "toolResult",
+      "assistant",
+      "user",
+      "assistant",
+    ]);
+    expectValidTranscript(agent.messages);
+    // Every timestamp the loop wrote came from the journal's clock (it starts at 1,000).
+    for (const message of agent.messages.filter((m) => m.timestamp !== 5)) {
+      expect(message.timestamp).toBeGreaterThanOrEqual(1_000);
+      expect(message.timestamp).toBeLessThan(2_000);
+    }
+    expect(trace(events).filter((t) => t.startsWith("tool_execution"))).toEqual([
+      "tool_execution_start:a",
+      "tool_execution_start:b",
+      "tool_execution_end:a",
+      "tool_execution_end:b",
+    ]);
+  });
+
+  it("replays a run from the record: same transcript, no model call and no tool run again", async () => {
+    const first = countingTool();
+    const options = (tool: AgentOptions["tools"]): AgentOptions => ({
+      provider: modelFor((request) =>
+        assistantTurns(request) < 2
+          ? { toolCalls: [{ id: `c${assistantTurns(request)}`, name: "note", arguments: { text: "x" } }] }
+          : { text: "all noted" },
+      ),
+      tools: tool,
+    });
+    const live = createRecordingJournal();
+    const agent = createJournaledAgent(options([first.tool]), live.journal);
+    await agent.prompt({ role: "user", content: "go", timestamp: 1 });
+
+    const second = countingTool();
+    const silent = scripted(() => {
+      throw new Error("a replay must not call the model");
+    });
+    const replayed = createRecordingJournal({ replay: live.entries });
+    const again = createJournaledAgent({ ...options([second.tool]), provider: silent }, replayed.journal);
+    await again.prompt({ role: "user", content: "go", timestamp: 1 });
+
+    expect(first.runs.map((r) => r.id)).toEqual(["c0", "c1"]);
+    expect(second.runs).toEqual([]);
+    expect(again.messages).toEqual(agent.messages);
+  });
+
+  it("asks the journal for approvals and permission decisions, and honours its answer", async () => {
+    const { tool, runs } = countingTool();
+    const provider = modelFor((request) =>
+      assistantTurns(request) === 0
+        ? {
+            toolCalls: [
+              { id: "yes", name: "note", arguments: { text: "approved" } },
+              { id: "no", name: "note", arguments: { text: "denied" } },
+            ],
+          }
+        : { text: "ok" },
+    );
+    const { journal, entries } = createRecordingJournal({
+      decide: (id) => (id === "yes" ? { approved: true } : { approved: false, reason: "not today" }),
+    });
+    const agent = createJournaledAgent(
+      { provider, tools: [tool], permissions: createPermissions() },
+      journal,
+    );
+    await agent.prompt("go");
+
+    expect(entries.map((e) => e.ask).slice(0, 5)).toEqual([
+      "model:1",
+      "permission:yes",
+      "permission:no",
+      "approval:yes",
+      "approval:no",
+    ]);
+    expect(runs.map((r) => r.id)).toEqual(["yes"]);
+    const results = agent.messages.filter((m) => m.role === "toolResult");
+    expect(results.map((m) => (m.content[0] as { text: string }).text)).toEqual([
+      "noted approved",
+      "The user denied this tool call: not today",
+    ]);
+  });
+
+  it("an abort mid-stream ends the call with the answer the journal recorded", async () => {
+    const provider = scripted([{ text: "a long answer that streams slowly", chunkSize: 2, delayMs: 5 }]);
+    const { journal, entries } = createRecordingJournal();
+    const agent = createJournaledAgent({ provider }, journal);
+    const events = record(agent);
+    const done = agent.prompt("talk");
+    await new Promise<void>((resolve) =>
+      agent.events$.subscribe((e) => e.type === "message_update" && e.delta === "ng" && resolve()),
+    );
+    agent.abort();
+    await done;
+
+    const recorded = entries.find((e) => e.ask === "model:1")!.answer as { message: AgentMessage };
+    const last = agent.messages.at(-1)!;
+    expect(last).toEqual(recorded.message);
+    expect(last).toMatchObject({ role: "assistant", stopReason: "aborted" });
+    expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "aborted" });
+  });
+});

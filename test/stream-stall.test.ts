@@ -1,0 +1,221 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import {
+  type AgentEvent,
+  createAgent,
+  type Provider,
+  type ProviderEvent,
+  type ProviderRequest,
+  scripted,
+} from "../index.js";
+import { assistants, expectEventInvariants, expectValidTranscript, record } from "./helpers.js";
+
+const fastRetry = { baseDelayMs: 1, maxDelayMs: 5, jitter: 0 };
+
+/**
+ * A provider whose calls play `script(call)`: the events it lists, then silence for ever — it
+ * never ends and ignores its abort signal, like a proxy that holds the socket. A script that
+ * returns `"answer"` plays a whole answer instead.
+ */
+function stallingProvider(script: (call: number) => ProviderEvent[] | "answer") {
+  const signals: AbortSignal[] = [];
+  const requests: ProviderRequest[] = [];
+  let calls = 0;
+  const provider: Provider & { readonly calls: number; signals: AbortSignal[]; requests: ProviderRequest[] } =
+    {
+      id: "stalling",
+      model: "m",
+      signals,
+      requests,
+      get calls() {
+        return calls;
+      },
+      async *stream(request, signal) {
+        const events = script(calls++);
+        signals.push(signal);
+        requests.push(request);
+        if (events === "answer") {
+          yield { type: "start" };
+          yield { type: "text_delta", delta: "the whole answer" };
+          yield { type: "done", stopReason: "stop" };
+          return;
+        }
+        for (const event of events) yield event;
+        await new Promise(() => {});
+      },
+    };
+  return provider;
+}
+
+const retries = (events: AgentEvent[]) =>
+  events.filter((e): e is Extract<AgentEvent, { type: "retry" }> => e.type === "retry");
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("stream stall watchdog", () => {
+  it("no first event: each attempt is abandoned and retried, then the run ends naming the stall", async () => {
+    const provider = stallingProvider(() => []);
+    const agent = createAgent({
+      provider,
+      retry: { ...fastRetry, maxRetries: 2 },
+      stallTimeout: { firstEventMs: 20, idleMs: 20 },
+    });
+    const events = record(agent);
+    const added = await agent.prompt("hi");
+
+    expect(provider.calls).toBe(3);
+    const stall = "The model stream stalled: no first event within 20 ms (stallTimeout.firstEventMs)";
+    expect(retries(events).map((e) => [e.attempt, e.error])).toEqual([
+      [1, stall],
+      [2, stall],
+    ]);
+    const errorMessage = `${stall}; gave up after 2 retries`;
+    expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "error", errorMessage });
+    expect(added).toEqual([
+      expect.objectContaining({ role: "user" }),
+      expect.objectContaining({ role: "assistant", content: [], stopReason: "error", errorMessage }),
+    ]);
+    // Every abandoned attempt's signal fired, so a provider that listens closes its connection.
+    expect(provider.signals.map((s) => s.aborted)).toEqual([true, true, true]);
+    expectEventInvariants(events);
+  });
+
+  it("a stall after the first delta: retries counted, the partial text never reaches the transcript", async () => {
+    const provider = stallingProvider(() => [
+      { type: "start" },
+      { type: "text_delta", delta: "I will now expl" },
+    ]);
+    const agent = createAgent({
+      provider,
+      retry: { ...fastRetry, maxRetries: 3 },
+      stallTimeout: { firstEventMs: 1_000, idleMs: 20 },
+    });
+    const events = record(agent);
+    await agent.prompt("explain");
+
+    expect(provider.calls).toBe(4);
+    const stall = "The model stream stalled: no event for 20 ms after the last one (stallTimeout.idleMs)";
+    expect(retries(events).map((e) => e.error)).toEqual([stall, stall, stall]);
+    expect(events.at(-1)).toMatchObject({
+      type: "agent_end",
+      reason: "error",
+      errorMessage: `${stall}; gave up after 3 retries`,
+    });
+    // The deltas were shown live, but nothing of them is kept.
+    expect(events.some((e) => e.type === "message_update" && e.delta === "I will now expl")).toBe(true);
+    expect(JSON.stringify(agent.messages)).not.toContain("I will now expl");
+    expect(assistants(agent.messages)).toEqual([
+      expect.objectContaining({ content: [], stopReason: "error" }),
+    ]);
+    const ended = events.filter((e) => e.type === "message_end" && e.message.role === "assistant");
+    expect(ended).toEqual([expect.objectContaining({ message: expect.objectContaining({ content: [] }) })]);
+  });
+
+  it("a stalled attempt followed by a healthy one: only the healthy answer is kept", async () => {
+    const provider = stallingProvider((call) =>
+      call === 0 ? [{ type: "start" }, { type: "text_delta", delta: "half" }] : "answer",
+    );
+    const agent = createAgent({ provider, retry: fastRetry, stallTimeout: { idleMs: 20 } });
+    const events = record(agent);
+    await agent.prompt("hi");
+    expect(provider.calls).toBe(2);
+    expect(retries(events)).toHaveLength(1);
+    expect(retries(events)[0]!.error).toContain("stalled: no event for 20 ms");
+    expect(agent.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+    expect(agent.messages[1]).toMatchObject({
+      stopReason: "stop",
+      content: [{ type: "text", text: "the whole answer" }],
+    });
+    expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "stop" });
+    expectValidTranscript(agent.messages);
+  });
+
+  it("a call that already started eagerly is not asked again: the turn ends, the call still answered", async () => {
+    const provider = stallingProvider(() => [
+      { type: "start" },
+      { type: "toolcall_start", id: "c1", name: "lookup" },
+      { type: "toolcall_end", id: "c1", name: "lookup", arguments: {} },
+      { type: "text_delta", delta: "and now" },
+    ]);
+    const agent = createAgent({
+      provider,
+      eagerToolExecution: true,
+      retry: fastRetry,
+      stallTimeout: { idleMs: 20 },
+    });
+    const events = record(agent);
+    await agent.prompt("hi");
+    expect(provider.calls).toBe(1);
+    expect(retries(events)).toEqual([]);
+    const [assistant] = assistants(agent.messages);
+    expect(assistant).toMatchObject({ stopReason: "error", content: [{ type: "toolCall", id: "c1" }] });
+    expect(assistant!.errorMessage).toMatch(/^The model stream stalled: no event for 20 ms/);
+    expectValidTranscript(agent.messages);
+    expectEventInvariants(events);
+  });
+
+  it("a slow but steady stream is not a stall; a longer silence is (fake clock)", async () => {
+    vi.useFakeTimers();
+    // An event every 25 s for 100 s, with a 30 s idle limit: never silent long enough.
+    const steady = createAgent({
+      provider: scripted([{ text: "abcd", chunkSize: 1, delayMs: 25_000 }]),
+      stallTimeout: { firstEventMs: 30_000, idleMs: 30_000 },
+    });
+    const steadyEvents = record(steady);
+    const run = steady.prompt("hi");
+    await vi.advanceTimersByTimeAsync(200_000);
+    await run;
+    expect(retries(steadyEvents)).toEqual([]);
+    expect(steady.messages.at(-1)).toMatchObject({ content: [{ type: "text", text: "abcd" }] });
+
+    // The same with 35 s between events: the first silence past 30 s is a stall.
+    const provider = scripted([{ text: "abcd", chunkSize: 1, delayMs: 35_000 }, { text: "fine" }]);
+    const slow = createAgent({
+      provider,
+      retry: fastRetry,
+      stallTimeout: { firstEventMs: 40_000, idleMs: 30_000 },
+    });
+    const slowEvents = record(slow);
+    const slowRun = slow.prompt("hi");
+    await vi.advanceTimersByTimeAsync(200_000);
+    await slowRun;
+    expect(retries(slowEvents).map((e) => e.error)).toEqual([
+      "The model stream stalled: no event for 30 s after the last one (stallTimeout.idleMs)",
+    ]);
+    expect(slow.messages.at(-1)).toMatchObject({ content: [{ type: "text", text: "fine" }] });
+  });
+
+  it("defaults: three minutes before the first event; stallTimeout: false turns the watchdog off", async () => {
+    vi.useFakeTimers();
+    const provider = stallingProvider(() => []);
+    const agent = createAgent({ provider });
+    const events = record(agent);
+    void agent.prompt("hi");
+    await vi.advanceTimersByTimeAsync(179_999);
+    expect(retries(events)).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(retries(events).map((e) => e.error)).toEqual([
+      "The model stream stalled: no first event within 180 s (stallTimeout.firstEventMs)",
+    ]);
+    agent.abort();
+    await agent.waitForIdle();
+
+    const patient = stallingProvider(() => []);
+    const unwatched = createAgent({ provider: patient, stallTimeout: false });
+    const unwatchedEvents = record(unwatched);
+    void unwatched.prompt("hi");
+    await vi.advanceTimersByTimeAsync(3_600_000);
+    expect(unwatched.state).toBe("running.streaming");
+    expect(retries(unwatchedEvents)).toEqual([]);
+    unwatched.abort();
+    await unwatched.waitForIdle();
+    expect(unwatchedEvents.at(-1)).toMatchObject({ type: "agent_end", reason: "aborted" });
+  });
+
+  it("a misspelt watchdog option is refused, not silently left at its default", () => {
+    expect(() => createAgent({ provider: scripted([]), stallTimeout: { idelMs: 5 } as never })).toThrow(
+      /createAgent stallTimeout: unknown option "idelMs" \(did you mean "idleMs"\?\)/,
+    );
+  });
+});

@@ -1,0 +1,199 @@
+import { describe, expect, it } from "vitest";
+import type { AnyActorRef } from "xstate";
+import { z } from "zod";
+import {
+  type Agent,
+  createAgent,
+  createPermissions,
+  defineTool,
+  scripted,
+  toolCallMachine,
+} from "../index.js";
+import {
+  eventMatching,
+  expectEventInvariants,
+  expectValidTranscript,
+  record,
+  resultText,
+  sleepTool,
+  toolResults,
+} from "./helpers.js";
+
+// Turns with more calls than one parent actor holds (50): the calls are spread over shard actors,
+// and everything a user sees must stay as it is with a handful of calls.
+
+const wait = (id: string, ms: number) => ({ id, name: "wait", arguments: { ms, label: id } });
+const ids = (n: number, prefix = "c") => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+
+/** Every tool-call actor in the agent's tree, with the number of call actors its parent holds. */
+function callActors(agent: Agent): { id: string; siblings: number }[] {
+  const found: { id: string; siblings: number }[] = [];
+  const walk = (actor: AnyActorRef) => {
+    const children = Object.values(actor.getSnapshot().children ?? {}) as AnyActorRef[];
+    const calls = children.filter((c) => (c as { logic?: unknown }).logic === toolCallMachine);
+    for (const call of calls) found.push({ id: call.id, siblings: calls.length });
+    for (const child of children) walk(child);
+  };
+  walk(agent.actor as unknown as AnyActorRef);
+  return found;
+}
+
+describe("a fan-out of many parallel calls", () => {
+  it("runs 130 calls, one actor each (id = call id, at most 50 under one parent), results in the model's order", async () => {
+    const calls = ids(130).map((id, i) => wait(id, 5 + (i % 7) * 3));
+    const agent = createAgent({
+      provider: scripted([{ toolCalls: calls }, { text: "ok" }]),
+      tools: [sleepTool()],
+    });
+    const events = record(agent);
+    const run = agent.prompt("go");
+    await eventMatching(agent, events, (e) => e.type === "tool_execution_start" && e.toolCallId === "c129");
+    const actors = callActors(agent);
+    expect(actors.map((a) => a.id).sort()).toEqual(ids(130).sort());
+    expect(Math.max(...actors.map((a) => a.siblings))).toBeLessThanOrEqual(50);
+    await run;
+    expect(toolResults(agent.messages).map((m) => m.toolCallId)).toEqual(ids(130));
+    expect(toolResults(agent.messages).map(resultText)).toEqual(ids(130).map((id) => `done ${id}`));
+    expect(events.filter((e) => e.type === "tool_execution_end")).toHaveLength(130);
+    expect(callActors(agent)).toEqual([]);
+    expect(Object.keys(agent.actor.getSnapshot().children)).toEqual([]);
+    expectValidTranscript(agent.messages);
+    expectEventInvariants(events);
+  });
+
+  it("abort stops every running call, in every shard, and answers each exactly once", async () => {
+    let aborted = 0;
+    const calls = [...ids(120).map((id) => wait(id, 10_000)), wait("quick", 1)];
+    const agent = createAgent({
+      provider: scripted([{ toolCalls: calls }]),
+      tools: [sleepTool({ onAbort: () => aborted++ })],
+    });
+    const events = record(agent);
+    const run = agent.prompt("go");
+    await eventMatching(agent, events, (e) => e.type === "tool_execution_end" && e.toolCallId === "quick");
+    agent.abort();
+    const messages = await run;
+    expect(aborted).toBe(120);
+    const results = toolResults(messages);
+    expect(results.map((m) => m.toolCallId)).toEqual([...ids(120), "quick"]);
+    expect(results.slice(0, 120).every((m) => m.isError && resultText(m) === "Tool wait aborted")).toBe(true);
+    expect(resultText(results[120]!)).toBe("done quick");
+    expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "aborted" });
+    expect(callActors(agent)).toEqual([]);
+    expectValidTranscript(agent.messages);
+    expectEventInvariants(events);
+  });
+
+  it("batches bigger than a shard run one after another, and queued steering skips the rest", async () => {
+    const agent = createAgent({
+      provider: scripted([{ toolCalls: ids(180).map((id) => wait(id, 2)) }, { text: "ok" }]),
+      tools: [sleepTool()],
+      toolExecution: { batched: 70 },
+    });
+    const events = record(agent);
+    let steered = false;
+    agent.events$.subscribe((e) => {
+      if (e.type === "tool_execution_end" && e.toolCallId === "c75" && !steered) {
+        steered = true;
+        agent.steer("stop there");
+      }
+    });
+    await agent.prompt("go");
+    const results = toolResults(agent.messages);
+    expect(results.map((m) => m.toolCallId)).toEqual(ids(180));
+    expect(results.slice(0, 140).every((m) => resultText(m) === `done ${m.toolCallId}`)).toBe(true);
+    expect(results.slice(140).every((m) => resultText(m) === "Skipped due to queued user message.")).toBe(
+      true,
+    );
+    // Each batch's results enter the transcript together, when the batch completes.
+    const resultStarts = events.filter((e) => e.type === "message_start" && e.message.role === "toolResult");
+    expect(resultStarts).toHaveLength(180);
+    expectValidTranscript(agent.messages);
+    expectEventInvariants(events);
+  });
+
+  it("eager execution starts calls in shards as their arguments complete, results in order", async () => {
+    const agent = createAgent({
+      provider: scripted([{ toolCalls: ids(75).map((id) => wait(id, 1)), delayMs: 1 }, { text: "ok" }]),
+      tools: [sleepTool()],
+      eagerToolExecution: true,
+    });
+    const events = record(agent);
+    await agent.prompt("go");
+    const messageEnd = events.findIndex((e) => e.type === "message_end" && e.message.role === "assistant");
+    const lastStart = events.findIndex((e) => e.type === "tool_execution_start" && e.toolCallId === "c74");
+    expect(lastStart).toBeLessThan(messageEnd);
+    expect(toolResults(agent.messages).map((m) => m.toolCallId)).toEqual(ids(75));
+    expectValidTranscript(agent.messages);
+    expectEventInvariants(events);
+  });
+
+  it("approvals find calls wherever they run: 60 pending calls, each approved or denied by id", async () => {
+    const written: string[] = [];
+    const note = defineTool({
+      name: "write_note",
+      description: "Writes a note",
+      parameters: z.object({ text: z.string() }),
+      execute: ({ text }) => {
+        written.push(text);
+        return `noted ${text}`;
+      },
+    });
+    const calls = ids(60, "n").map((id) => ({ id, name: "write_note", arguments: { text: id } }));
+    const agent = createAgent({
+      provider: scripted([{ toolCalls: calls }, { text: "ok" }]),
+      tools: [note],
+      permissions: createPermissions({ mode: "default" }),
+    });
+    const events = record(agent);
+    const run = agent.prompt("go");
+    await eventMatching(agent, events, (e) => e.type === "approval_requested" && e.toolCallId === "n59");
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(
+      agent
+        .pendingApprovals()
+        .map((p) => p.toolCallId)
+        .sort(),
+    ).toEqual(ids(60, "n").sort());
+    for (const [i, id] of ids(60, "n").entries()) {
+      if (i % 2 === 0) agent.approve(id);
+      else agent.deny(id, "not this one");
+    }
+    expect(() => agent.approve("n0")).toThrow(/not waiting for approval|already finished/);
+    await run;
+    expect(written.sort()).toEqual(
+      ids(60, "n")
+        .filter((_, i) => i % 2 === 0)
+        .sort(),
+    );
+    const results = toolResults(agent.messages);
+    expect(results.map((m) => m.toolCallId)).toEqual(ids(60, "n"));
+    expect(resultText(results[1]!)).toBe("The user denied this tool call: not this one");
+    expect(agent.pendingApprovals()).toEqual([]);
+    expectEventInvariants(events);
+  });
+});
+
+describe("watching a fan-out", () => {
+  it("the visualizer feed follows every call's actor, in shards too", async () => {
+    const { followAgent } = await import("../visualizer/wire.js");
+    const agent = createAgent({
+      provider: scripted([{ toolCalls: ids(70).map((id) => wait(id, 2)) }, { text: "ok" }]),
+      tools: [sleepTool()],
+    });
+    const lanes = new Map<string, string[]>();
+    const stop = followAgent(
+      agent,
+      (message) => {
+        if (message.kind === "tool_state") {
+          lanes.set(message.toolCallId, [...(lanes.get(message.toolCallId) ?? []), message.value]);
+        }
+      },
+      { coalesceMs: 0 },
+    );
+    await agent.prompt("go");
+    stop();
+    expect([...lanes.keys()].sort()).toEqual(ids(70).sort());
+    for (const states of lanes.values()) expect(states).toEqual(["executing", "done"]);
+  });
+});
