@@ -15,7 +15,21 @@ export const BUILT_IN_MIGRATIONS: readonly SnapshotMigration[] = [
   },
   {
     from: { format: 1, machine: "25385449ca03" },
-    to: { format: 1, machine: "c950640b0e29" },
+    to: { format: 1, machine: "8150e99e6dd6" },
+    description: "a run keeps where its messages begin in the transcript instead of a copy of them",
+    migrate: (snapshot) => {
+      const { newMessages = [], ...run } = snapshot.context.run as Json;
+      const firstMessage = (snapshot.context.messages as unknown[]).length;
+      // The run's messages so far stay as they were (what agent_end reports), any new ones follow.
+      return {
+        ...snapshot,
+        context: { ...snapshot.context, run: { ...run, firstMessage, rewritten: newMessages } },
+      };
+    },
+  },
+  {
+    from: { format: 1, machine: "8150e99e6dd6" },
+    to: { format: 1, machine: "5f2e203a9ab0" },
     description: "the run knows whether its turn is the answer a limit asked for (run.answeringLimit)",
     // No snapshot of an older release was taken during such a turn: false is always right.
     migrate: (snapshot) => ({
