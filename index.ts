@@ -44,7 +44,8 @@ export type {
   Permissions,
   PermissionsOptions,
 } from "./tools/permissions.js";
-export { createPermissions, narrowPermissions } from "./tools/permissions.js";
+export { createPermissions } from "./tools/permissions.js";
+export { narrowPermissions } from "./tools/narrow-permissions.js";
 export type { ReadFileDetails, ReadFileToolOptions } from "./tools/read-file.js";
 export { createReadFileTool } from "./tools/read-file.js";
 export type { SubAgentDetails, SubAgentToolOptions } from "./agent/sub-agent-tool.js";

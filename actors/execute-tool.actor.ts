@@ -2,6 +2,7 @@ import { type AnyActorRef, type EventObject, fromCallback } from "xstate";
 import type { ToolCall } from "../core/messages.js";
 import { type AgentRuntime, runtimeOf } from "../core/runtime.js";
 import { errorResult, normalizeToolResult, type ToolContext, type ToolResult } from "../tools/define-tool.js";
+import { fitToolResult } from "../tools/result-budget.js";
 import { abortReason, timeoutReason } from "./abort-reason.js";
 
 export interface ExecuteToolInput {
@@ -14,8 +15,10 @@ export type ExecuteToolEvent = { type: "TOOL_EXECUTED"; result: ToolResult };
 
 /**
  * Runs one approved call: `beforeToolCall` (may block or replace the arguments) → `execute` with an
- * AbortSignal, a timeout, `onUpdate` and `onProgress` → `afterToolCall`. A thrown error becomes an
- * error result with its message; nothing the tool does escapes. Stopping the actor aborts the tool.
+ * AbortSignal, a timeout, `onUpdate` and `onProgress` → `afterToolCall` → the result budget (a
+ * result longer than the call's `maxResultChars` is cut to head and tail, its full output spilled
+ * or kept in `details`). A thrown error becomes an error result with its message; nothing the tool
+ * does escapes. Stopping the actor aborts the tool.
  * With a journal (a durable agent) the whole call is one journaled step named by the tool call id.
  */
 export const executeToolActor = fromCallback<EventObject, ExecuteToolInput, ExecuteToolEvent>(
@@ -115,10 +118,12 @@ async function runTool(
   }
 
   const updates = createUpdateChannel(runtime, toolCall, state);
+  const maxResultChars = tool.maxResultChars ?? runtime.toolResultMaxChars;
   const ctx: ToolContext = {
     toolCallId: input.toolCallId,
     idempotencyKey: input.toolCallId,
     signal: controller.signal,
+    maxResultChars,
     onUpdate: updates.push,
     onProgress: updates.progress,
     actor: self,
@@ -148,6 +153,14 @@ async function runTool(
       };
     }
   }
+  // The one place every tool's output meets its budget, before it enters the history.
+  result = await fitToolResult(result, {
+    maxChars: maxResultChars,
+    toolName: input.toolName,
+    toolCallId: input.toolCallId,
+    spill: runtime.spillWorkspace && { workspace: runtime.spillWorkspace },
+  });
+  if (state.settled) return;
   finish(result);
 }
 

@@ -1,9 +1,10 @@
 import { fromPromise } from "xstate";
-import { z } from "zod";
+import * as z from "zod";
 import type { AgentRuntime } from "../core/runtime.js";
 import { runtimeOf } from "../core/runtime.js";
 import { INVALID_JSON_ARGUMENTS_KEY } from "../providers/internal/tool-arguments.js";
 import { errorResult, type ToolResult } from "../tools/define-tool.js";
+import { cutText } from "../tools/result-budget.js";
 
 export interface PrepareToolCallInput {
   toolCallId: string;
@@ -38,7 +39,7 @@ export function validateToolCall(runtime: AgentRuntime, input: PrepareToolCallIn
     return {
       outcome: "settled",
       result: errorResult(
-        `Validation failed for tool "${input.toolName}": the arguments are not valid JSON: ${rawJson}`,
+        `Validation failed for tool "${input.toolName}": the arguments are not valid JSON: ${echoed(rawJson, runtime)}`,
       ),
     };
   }
@@ -59,6 +60,13 @@ export function validateToolCall(runtime: AgentRuntime, input: PrepareToolCallIn
       result: errorResult(`Validation failed for tool "${input.toolName}": ${(error as Error).message}`),
     };
   }
+}
+
+/** The model's broken arguments, quoted back within the result budget (they can be megabytes). */
+function echoed(rawJson: string, runtime: AgentRuntime): string {
+  const maxChars = Math.max(1_000, runtime.toolResultMaxChars - 200);
+  return cutText(rawJson, maxChars, ({ cutChars }) => `[... ${cutChars} characters of the arguments cut ...]`)
+    .text;
 }
 
 /** Asks the agent's permission checker about validated arguments (`args`). */

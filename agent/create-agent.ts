@@ -5,7 +5,8 @@ import { screenInput, toMessages } from "../machines/agent.logic.js";
 import { agentMachine } from "../machines/agent.machine.js";
 import { journaledAgentMachine } from "../machines/journaled-agent.machine.js";
 import { toolCallActorOf, toolCallActorsOf } from "../machines/tool-call-actors.js";
-import { type Tool, toToolSpec } from "../tools/define-tool.js";
+import { checkedBudget, type Tool, toToolSpec } from "../tools/define-tool.js";
+import { DEFAULT_TOOL_RESULT_MAX_CHARS } from "../tools/result-budget.js";
 import type { EffectJournal } from "../core/effect-journal.js";
 import type { AgentEvent } from "../core/events.js";
 import { type AgentMessage, defaultConvertToLlm } from "../core/messages.js";
@@ -19,6 +20,7 @@ import {
   RETRY_POLICY_KEYS,
   LOOP_DETECTION_KEYS,
   STALL_TIMEOUT_KEYS,
+  TOOL_RESULT_BUDGET_KEYS,
   TELEMETRY_KEYS,
 } from "../core/options.js";
 import { checkLoopDetection } from "../machines/loop-detection.logic.js";
@@ -142,6 +144,15 @@ function buildAgent(options: AgentOptions, journal: EffectJournal | undefined): 
     stallTimeout:
       options.stallTimeout === false ? undefined : { ...defaultStallTimeout, ...options.stallTimeout },
     toolTimeoutMs: options.toolTimeoutMs,
+    toolResultMaxChars:
+      options.toolResultBudget === false
+        ? Infinity
+        : (checkedBudget("createAgent toolResultBudget.maxChars", options.toolResultBudget?.maxChars) ??
+          DEFAULT_TOOL_RESULT_MAX_CHARS),
+    spillWorkspace:
+      options.toolResultBudget !== false && options.toolResultBudget?.spill !== false
+        ? tools.get("read_file")?.workspace
+        : undefined,
     // A journaled model call is one step whose final message is recorded: its calls start after it.
     eagerToolExecution: journal ? false : (options.eagerToolExecution ?? false),
     options,
@@ -336,6 +347,9 @@ function checkAgentOptions(options: AgentOptions): void {
   checkOptionKeys("createAgent limits", options.limits, AGENT_LIMIT_KEYS);
   checkOptionKeys("createAgent retry", options.retry, RETRY_POLICY_KEYS);
   checkOptionKeys("createAgent hooks", options.hooks, AGENT_HOOK_KEYS);
+  if (options.toolResultBudget !== false) {
+    checkOptionKeys("createAgent toolResultBudget", options.toolResultBudget, TOOL_RESULT_BUDGET_KEYS);
+  }
   if (options.stallTimeout !== false) {
     checkOptionKeys("createAgent stallTimeout", options.stallTimeout, STALL_TIMEOUT_KEYS);
   }

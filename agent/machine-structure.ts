@@ -1,4 +1,5 @@
-import { createHash } from "node:crypto";
+import { sha256 } from "@noble/hashes/sha2.js";
+import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 import { type AnyStateMachine, createActor } from "xstate";
 
 /**
@@ -49,10 +50,11 @@ interface StateStructure {
 export function machineStructureHash(machine: AnyStateMachine): string {
   const cached = hashes.get(machine);
   if (cached) return cached;
-  const hash = createHash("sha256")
-    .update(JSON.stringify(describeMachineStructure(machine)))
-    .digest("hex")
-    .slice(0, 12);
+  // SHA-256 in plain JavaScript (not node:crypto) so that the agent also runs in a browser.
+  const hash = bytesToHex(sha256(utf8ToBytes(JSON.stringify(describeMachineStructure(machine))))).slice(
+    0,
+    12,
+  );
   hashes.set(machine, hash);
   return hash;
 }

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { createAgent } from "./create-agent.js";
 import type { AgentEndReason, AgentEvent, AgentEventOf } from "../core/events.js";
 import type { AgentMessage, AssistantMessage, Usage } from "../core/messages.js";
@@ -7,7 +7,7 @@ import { AGENT_OPTION_KEYS, type AgentLimits, type AgentOptions } from "../core/
 import { runtimeOf } from "../core/runtime.js";
 import type { Provider } from "../providers/provider.js";
 import { defineTool, type Tool, type ToolResult } from "../tools/define-tool.js";
-import { narrowPermissions } from "../tools/permissions.js";
+import { narrowPermissions } from "../tools/narrow-permissions.js";
 
 /** Options of {@link subAgentTool}. */
 export interface SubAgentToolOptions {

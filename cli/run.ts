@@ -1,12 +1,11 @@
-import { readFileSync, rmSync } from "node:fs";
-import * as path from "node:path";
+import { rmSync } from "node:fs";
 import { createInterface } from "node:readline/promises";
-import { fileURLToPath } from "node:url";
 import { type Agent, createAgent } from "../agent/create-agent.js";
 import type { AgentEndReason } from "../core/events.js";
 import { type AgentMessage, textOf } from "../core/messages.js";
 import { createPermissions } from "../tools/permissions.js";
-import { type CliArgs, parseArgs, USAGE, UsageError } from "./args.js";
+import { type CliArgs, UsageError } from "./args.js";
+import { earlyExit } from "./early-exit.js";
 import { actDemoUser, createDemoWorkspace, DEMO_PROMPT } from "./demo.js";
 import { createEventView } from "./event-view.js";
 import { runInteractive } from "./interactive.js";
@@ -49,11 +48,6 @@ export function exitCodeFor(reason: AgentEndReason | undefined): number {
     default:
       return 1;
   }
-}
-
-function version(): string {
-  const file = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "package.json");
-  return (JSON.parse(readFileSync(file, "utf8")) as { version: string }).version;
 }
 
 async function readAll(stream: NodeJS.ReadStream): Promise<string> {
@@ -122,21 +116,9 @@ export async function runCli(
   argv: readonly string[],
   io: CliIO = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env },
 ): Promise<number> {
-  let args: CliArgs;
-  try {
-    args = parseArgs(argv);
-  } catch (error) {
-    io.stderr.write(`agent-machine: ${(error as Error).message}\nRun agent-machine --help for usage.\n`);
-    return 2;
-  }
-  if (args.help) {
-    io.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
-  if (args.version) {
-    io.stdout.write(`${version()}\n`);
-    return 0;
-  }
+  const early = earlyExit(argv, io);
+  if ("status" in early) return early.status;
+  const { args } = early;
   try {
     return await runAgent(args, io);
   } catch (error) {

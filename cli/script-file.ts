@@ -30,7 +30,7 @@ export async function loadScriptFile(file: string): Promise<Script> {
   } else {
     let module: { default?: unknown };
     try {
-      module = await import(pathToFileURL(absolute).href);
+      module = await importScript(absolute);
     } catch (error) {
       throw new Error(`Cannot load the script ${file}: ${(error as Error).message}`, { cause: error });
     }
@@ -42,4 +42,19 @@ export async function loadScriptFile(file: string): Promise<Script> {
     );
   }
   return script as Script;
+}
+
+/**
+ * Imports a script module. TypeScript goes through tsx (a devDependency of this package, so the
+ * installed command needs the app's own tsx for it; plain JavaScript needs nothing).
+ */
+async function importScript(absolute: string): Promise<{ default?: unknown }> {
+  const url = pathToFileURL(absolute).href;
+  if (!/\.[cm]?ts$/.test(absolute)) return import(url);
+  const tsx = await import("tsx/esm/api").catch(() => undefined);
+  if (!tsx) throw new Error("a TypeScript script needs tsx (npm install tsx), or write it as .mjs or .json");
+  const module = (await tsx.tsImport(url, import.meta.url)) as { default?: { default?: unknown } };
+  // A .ts file outside an ES module package is compiled as CommonJS: its exports are the default.
+  const inner = module.default;
+  return inner && typeof inner === "object" && "default" in inner ? inner : module;
 }

@@ -83,6 +83,19 @@ export interface StallTimeout {
   idleMs?: number;
 }
 
+/**
+ * The size budget every tool result meets before it enters the history (see docs/tools.md,
+ * "Result budget"). A longer result keeps its head and tail around a marker saying how much was
+ * cut; its full output is spilled to a file `read_file` can page (when the agent has a `read_file`
+ * tool with a workspace) or kept in the result's `details.fullOutput`.
+ */
+export interface ToolResultBudget {
+  /** Characters of text per result; a tool's own `maxResultChars` wins. Default 50,000. */
+  maxChars?: number;
+  /** Spill cut outputs into the workspace (`.agent-machine/tool-output/`). Default `true`. */
+  spill?: boolean;
+}
+
 /** What a permission check decides for one call. */
 export type PermissionDecision =
   { behavior: "allow" } | { behavior: "ask" } | { behavior: "deny"; reason: string };
@@ -150,6 +163,8 @@ export interface AgentOptions {
   context?: ContextConfig;
   /** Default timeout of every tool call; a tool's own `timeoutMs` wins. */
   toolTimeoutMs?: number;
+  /** The size budget of tool results (see {@link ToolResultBudget}); `false`: results are never cut. */
+  toolResultBudget?: ToolResultBudget | false;
   /** Start a call as soon as its arguments are complete in the stream, when the strategy allows. */
   eagerToolExecution?: boolean;
   /** An XState inspection observer (e.g. from `createStatelyInspector`). */
@@ -204,6 +219,7 @@ export const AGENT_OPTION_KEYS: OptionKeys<AgentOptions> = {
   limits: true,
   context: true,
   toolTimeoutMs: true,
+  toolResultBudget: true,
   eagerToolExecution: true,
   inspect: true,
   permissions: true,
@@ -231,6 +247,12 @@ export const RETRY_POLICY_KEYS: OptionKeys<RetryPolicy> = {
   baseDelayMs: true,
   maxDelayMs: true,
   jitter: true,
+};
+
+/** The keys of {@link ToolResultBudget}. */
+export const TOOL_RESULT_BUDGET_KEYS: OptionKeys<ToolResultBudget> = {
+  maxChars: true,
+  spill: true,
 };
 
 /** The keys of {@link LoopDetectionOptions}. */

@@ -2,6 +2,7 @@ import type { AnyActorRef } from "xstate";
 
 import type { Provider, ToolSpec } from "../providers/provider.js";
 import type { Tool } from "../tools/define-tool.js";
+import type { Workspace } from "../tools/workspace.js";
 import type { EffectJournal } from "./effect-journal.js";
 import type { AgentEvent } from "./events.js";
 import type { AgentMessage, Message } from "./messages.js";
@@ -24,6 +25,10 @@ export interface AgentRuntime {
   /** The stream watchdog's limits; `undefined` when it is off. */
   readonly stallTimeout?: Required<StallTimeout>;
   readonly toolTimeoutMs?: number;
+  /** Characters of text a tool result may keep (`Infinity`: no budget); a tool's own wins. */
+  readonly toolResultMaxChars: number;
+  /** Where cut results spill their full output (`read_file`'s workspace), if anywhere. */
+  readonly spillWorkspace?: Workspace;
   readonly eagerToolExecution: boolean;
   readonly options: AgentOptions;
   readonly convertToLlm: (messages: readonly AgentMessage[]) => Message[];

@@ -2,6 +2,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import type { Usage } from "../core/messages.js";
 import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
 import { toAnthropicRequest } from "./internal/anthropic-request.js";
+import { processEnv } from "./internal/env.js";
 import { classifyProviderError, truncatedStreamError } from "./internal/errors.js";
 import { parseToolArguments } from "./internal/tool-arguments.js";
 import { withCost } from "./pricing.js";
@@ -27,6 +28,11 @@ export interface AnthropicOptions {
   thinking?: "adaptive" | { budgetTokens: number };
   /** Prompt caching breakpoints on the system prompt, tools and last messages. Default `true`. */
   cache?: boolean;
+  /**
+   * Lets the SDK run in a browser, where the key is visible to whoever uses the page (the SDK's own
+   * option, off by default). Prefer a `baseURL` on your server that adds the key.
+   */
+  dangerouslyAllowBrowser?: boolean;
 }
 
 const ANTHROPIC_KEYS: OptionKeys<AnthropicOptions> = {
@@ -36,6 +42,7 @@ const ANTHROPIC_KEYS: OptionKeys<AnthropicOptions> = {
   maxTokens: true,
   thinking: true,
   cache: true,
+  dangerouslyAllowBrowser: true,
 };
 
 function thinkingParam(thinking: AnthropicOptions["thinking"]) {
@@ -99,7 +106,8 @@ export function anthropic(options: AnthropicOptions): Provider {
   const model = options.model;
   // Kept for the missing-key check and to scrub error texts; the SDK reads the environment itself
   // (ANTHROPIC_API_KEY, or ANTHROPIC_AUTH_TOKEN for bearer tokens) when no key is passed.
-  const apiKey = options.apiKey ?? process.env.ANTHROPIC_API_KEY ?? process.env.ANTHROPIC_AUTH_TOKEN;
+  const env = processEnv();
+  const apiKey = options.apiKey ?? env.ANTHROPIC_API_KEY ?? env.ANTHROPIC_AUTH_TOKEN;
   const maxTokens = options.maxTokens ?? (options.thinking ? 16384 : 8192);
   const cache = options.cache ?? true;
   // The client (and the key inside it) lives only in this closure.
@@ -107,6 +115,7 @@ export function anthropic(options: AnthropicOptions): Provider {
     ...(options.apiKey ? { apiKey: options.apiKey } : {}),
     baseURL: options.baseURL,
     maxRetries: 0,
+    ...(options.dangerouslyAllowBrowser ? { dangerouslyAllowBrowser: true } : {}),
     // Streams have no overall deadline here: the agent's limits and abort decide.
     timeout: 10 * 60 * 1000,
   });

@@ -1,6 +1,7 @@
 import { anthropic } from "./anthropic.js";
 import { openai } from "./openai.js";
 import { openaiCompatible } from "./openai-compatible.js";
+import { processEnv } from "./internal/env.js";
 import type { Provider } from "./provider.js";
 
 /** Provider names `--provider` accepts. */
@@ -22,7 +23,7 @@ export type ProviderFromEnvResult =
 export interface ProviderFromEnvOptions {
   provider?: string;
   model?: string;
-  /** Defaults to `process.env`. */
+  /** Defaults to `process.env` (empty where there is no `process`, e.g. a browser). */
   env?: Record<string, string | undefined>;
 }
 
@@ -41,7 +42,7 @@ export interface ProviderFromEnvOptions {
  * ```
  */
 export function providerFromEnv(options: ProviderFromEnvOptions = {}): ProviderFromEnvResult {
-  const env = options.env ?? process.env;
+  const env = options.env ?? processEnv();
   const anthropicKey = env.ANTHROPIC_API_KEY || undefined;
   const openaiKey = env.OPENAI_API_KEY || undefined;
   const baseURL = env.OPENAI_BASE_URL || undefined;

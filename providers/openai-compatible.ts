@@ -12,6 +12,11 @@ export interface OpenAICompatibleOptions {
   apiKey?: string;
   /** Output token cap per call, sent as `max_tokens` (what these servers understand). */
   maxTokens?: number;
+  /**
+   * Lets the SDK run in a browser (the SDK's own option, off by default): the key, if any, is
+   * visible to whoever uses the page.
+   */
+  dangerouslyAllowBrowser?: boolean;
 }
 
 /**
@@ -26,7 +31,13 @@ export interface OpenAICompatibleOptions {
  * ```
  */
 export function openaiCompatible(options: OpenAICompatibleOptions): Provider {
-  checkOptionKeys("openaiCompatible", options, { baseURL: true, model: true, apiKey: true, maxTokens: true });
+  checkOptionKeys("openaiCompatible", options, {
+    baseURL: true,
+    model: true,
+    apiKey: true,
+    maxTokens: true,
+    dangerouslyAllowBrowser: true,
+  });
   return createOpenAIProvider({
     id: "openai-compatible",
     model: options.model,
@@ -35,5 +46,6 @@ export function openaiCompatible(options: OpenAICompatibleOptions): Provider {
     baseURL: options.baseURL,
     maxTokens: options.maxTokens,
     legacyMaxTokens: true,
+    dangerouslyAllowBrowser: options.dangerouslyAllowBrowser,
   });
 }

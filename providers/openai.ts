@@ -1,3 +1,4 @@
+import { processEnv } from "./internal/env.js";
 import { createOpenAIProvider, type ReasoningEffort } from "./internal/openai-provider.js";
 import type { Provider } from "./provider.js";
 import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
@@ -19,6 +20,11 @@ export interface OpenAIOptions {
    * summaries (shown as thinking) and keeps the encrypted reasoning so it round-trips.
    */
   reasoningEffort?: ReasoningEffort;
+  /**
+   * Lets the SDK run in a browser, where the key is visible to whoever uses the page (the SDK's own
+   * option, off by default). Prefer a `baseURL` on your server that adds the key.
+   */
+  dangerouslyAllowBrowser?: boolean;
 }
 
 const OPENAI_KEYS: OptionKeys<OpenAIOptions> = {
@@ -28,6 +34,7 @@ const OPENAI_KEYS: OptionKeys<OpenAIOptions> = {
   baseURL: true,
   maxTokens: true,
   reasoningEffort: true,
+  dangerouslyAllowBrowser: true,
 };
 
 /**
@@ -47,10 +54,11 @@ export function openai(options: OpenAIOptions): Provider {
     id: api === "responses" ? "openai-responses" : "openai",
     model: options.model,
     api,
-    apiKey: options.apiKey ?? process.env.OPENAI_API_KEY,
-    baseURL: options.baseURL ?? process.env.OPENAI_BASE_URL,
+    apiKey: options.apiKey ?? processEnv().OPENAI_API_KEY,
+    baseURL: options.baseURL ?? processEnv().OPENAI_BASE_URL,
     maxTokens: options.maxTokens,
     reasoningEffort: options.reasoningEffort,
+    dangerouslyAllowBrowser: options.dangerouslyAllowBrowser,
     missingKeyMessage: "No OpenAI API key: set OPENAI_API_KEY or pass apiKey",
   });
 }

@@ -89,7 +89,7 @@ export function attachTelemetry(agent: TracedAgent, options: AgentOptions): void
   const recordContent =
     own?.recordContent ??
     parent?.recordContent ??
-    process.env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT?.toLowerCase() === "true";
+    envFlag("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT");
 
   // A sub-agent's runs hang below the span of the tool call that started it.
   const call = parent ? above?.call : undefined;
@@ -107,4 +107,10 @@ export function attachTelemetry(agent: TracedAgent, options: AgentOptions): void
     (event) => tracing.handle(event),
     () => tracing.close(),
   );
+}
+
+/** A `true` environment variable; in a browser (no `process`), never. */
+function envFlag(name: string): boolean {
+  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
+  return env?.[name]?.toLowerCase() === "true";
 }

@@ -353,6 +353,26 @@ describe.each(cases)("a whole agent run against $name", (api) => {
     expect(JSON.stringify(agent.messages)).not.toContain("Half an ans");
   });
 
+  it("a 5 MB tool result reaches the next request cut to its budget", async () => {
+    const huge = "0123456789".repeat(500_000);
+    const dump = defineTool({
+      name: "dump",
+      description: "Dumps 5 MB",
+      parameters: z.object({}),
+      execute: () => huge,
+    });
+    server.reply(api.toolCall("call_dump", "dump", ["{}"]), api.text(["Seen it."]));
+    const agent = createAgent({ provider: api.provider(server), tools: [dump] });
+    await agent.prompt("Dump it");
+    expect(server.requests).toHaveLength(2);
+    const [first, second] = server.requests.map((r) => JSON.stringify(r.body).length);
+    // What the next request grew by: the cut result (50,000 characters) and the call, not 5 MB.
+    expect(second! - first!).toBeLessThan(52_000);
+    expect(second! - first!).toBeGreaterThan(49_000);
+    const result = agent.messages.find((m) => m.role === "toolResult")!;
+    expect((result.details as { fullOutput: string }).fullOutput).toBe(huge);
+  });
+
   it("with compaction configured, an overflow compacts the context and the turn succeeds", async () => {
     server.reply(api.overflow, api.text(["Fits now."]));
     const history: AgentMessage[] = [];

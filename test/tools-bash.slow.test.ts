@@ -3,7 +3,7 @@ import vm from "node:vm";
 import { writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createBashTool, type ToolResult } from "../index.js";
+import { createAgent, createBashTool, scripted, type ToolResult } from "../index.js";
 import { processAlive } from "../tools/internal/process-group.js";
 import { runTool, tempDir } from "./fixtures/tools-helpers.js";
 
@@ -91,6 +91,37 @@ describe("bash tool", () => {
     const bgPid = Number(/bg=(\d+)/.exec(run.text)![1]);
     expect(run.result.details).toMatchObject({ exitCode: 0 });
     expect(processAlive(bgPid)).toBe(false);
+  });
+
+  it("in an agent, long output fits the call's result budget with bash's own marker, not a second cut", async () => {
+    const provider = scripted([
+      {
+        toolCalls: [
+          {
+            id: "b1",
+            name: "bash",
+            arguments: {
+              command: `awk 'BEGIN { for (i = 1; i <= 200000; i++) printf "%09d\\n", i }'; exit 3`,
+            },
+          },
+        ],
+      },
+      { text: "ok" },
+    ]);
+    const agent = createAgent({
+      provider,
+      tools: [createBashTool({ workspace: root })],
+      toolResultBudget: { maxChars: 20_000 },
+    });
+    await agent.prompt("count");
+    const result = agent.messages.find((m) => m.role === "toolResult")!;
+    const text = textOf(result as ToolResult);
+    expect(text.length).toBeLessThanOrEqual(20_000);
+    expect(text.length).toBeGreaterThan(19_000);
+    expect(text.startsWith("000000001\n")).toBe(true);
+    expect(text).toMatch(/\n000200000\n\n\[Exit code: 3\]$/);
+    expect(text).toMatch(/\[\.\.\. \d+ lines truncated \(\d+ bytes\) \.\.\.\]/);
+    expect(text).not.toContain("cut from the middle");
   });
 
   it("caps 100 MB of output to head + tail with a truncation marker, in bounded memory", async () => {

@@ -15,7 +15,11 @@ export interface BashToolOptions {
   defaultTimeoutSeconds?: number;
   /** Upper bound of the model's `timeout_seconds`. Default 600 s. */
   maxTimeoutSeconds?: number;
-  /** Output kept for the model: half from the start, half from the end. Default 30 000 bytes. */
+  /**
+   * Output kept for the model: half from the start, half from the end. Default: what the call's
+   * result budget leaves (`ctx.maxResultChars`, 50,000 characters by default) after the exit line;
+   * 30,000 bytes when the agent sets no budget.
+   */
   maxOutputBytes?: number;
   /** Time between SIGTERM and SIGKILL when the command is stopped. Default 2 000 ms. */
   killGraceMs?: number;
@@ -87,7 +91,6 @@ export function createBashTool(
   const workspace = toWorkspace(options.workspace);
   const defaultTimeout = options.defaultTimeoutSeconds ?? 120;
   const maxTimeout = options.maxTimeoutSeconds ?? 600;
-  const maxOutputBytes = options.maxOutputBytes ?? 30_000;
   const killGraceMs = options.killGraceMs ?? 2_000;
   const updateIntervalMs = options.updateIntervalMs ?? 250;
   const sandbox = toSandbox(options.sandbox, workspace);
@@ -96,7 +99,7 @@ export function createBashTool(
     name: "bash",
     description: [
       "Runs a shell command (bash -c) in the workspace root and returns its combined stdout and stderr.",
-      `Long output keeps its first and last ${Math.round(maxOutputBytes / 2000)} KB.`,
+      "Long output keeps its start and its end.",
       `Default timeout ${defaultTimeout} s, at most ${maxTimeout} s; the whole process tree is killed on timeout.`,
       "A non-zero exit code is reported, not treated as a failure of the tool.",
       ...(sandbox ? [sandbox.description] : []),
@@ -104,12 +107,14 @@ export function createBashTool(
     parameters,
     readOnly: false,
     concurrencySafe: false,
+    workspace,
     // The command's own timeout (up to maxTimeout) governs; the agent-level timeout must not cut it short.
     timeoutMs: (maxTimeout + 30) * 1000,
     async execute(args, ctx): Promise<ToolResult<BashResultDetails>> {
       const timeoutSeconds = Math.min(args.timeout_seconds ?? defaultTimeout, maxTimeout);
       if (ctx.signal.aborted) throw new Error("Command not started: the call was aborted");
 
+      const maxOutputBytes = outputCap(options.maxOutputBytes, ctx.maxResultChars);
       const output = createHeadTailBuffer({ headBytes: maxOutputBytes / 2, tailBytes: maxOutputBytes / 2 });
       // No pager or prompt can wait for a terminal that is not there.
       const env = {
@@ -203,6 +208,15 @@ export function createBashTool(
       }
     },
   });
+}
+
+/** Room the marker, the exit line and a timeout note take beside the output. */
+const NOTES_ROOM = 400;
+
+/** Bytes of output to keep: the option, within the call's result budget (a byte is at most a character). */
+function outputCap(option: number | undefined, maxResultChars = Infinity): number {
+  const budget = Number.isFinite(maxResultChars) ? Math.max(200, maxResultChars - NOTES_ROOM) : undefined;
+  return Math.min(option ?? budget ?? 30_000, budget ?? Infinity);
 }
 
 function toSandbox(option: BashToolOptions["sandbox"], workspace: Workspace): Sandbox | undefined {

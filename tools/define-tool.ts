@@ -1,7 +1,8 @@
 import type { AnyActorRef } from "xstate";
-import { z } from "zod";
+import * as z from "zod";
 import type { ImageContent, TextContent, ToolCall } from "../core/messages.js";
 import type { ToolSpec } from "../providers/provider.js";
+import type { Workspace } from "./workspace.js";
 
 /** What a tool returns: content for the model, optional details for the app, and an error flag. */
 export interface ToolResult<TDetails = unknown> {
@@ -30,6 +31,14 @@ export interface ToolContext {
   /** Publishes a one-line progress note (`tool_progress`). */
   onProgress(text: string): void;
   /**
+   * Characters of text this call's result may put into the history (the agent's
+   * `toolResultBudget.maxChars`, or the tool's own `maxResultChars`; `Infinity` when unlimited;
+   * absent when the tool is called outside an agent). Anything longer is cut to head and tail
+   * anyway; a tool that can shape its output better (a page of a file, the start and end of a log)
+   * should size itself by it.
+   */
+  maxResultChars?: number;
+  /**
    * The actor running this call, for tools that run actors of their own (the sub-agent tool passes
    * it as `parentActor`, so the child agent is an actor in the parent's tree).
    */
@@ -50,6 +59,10 @@ export interface Tool<TArgs = any, TDetails = unknown> {
   readonly concurrencySafe: boolean;
   /** Overrides the agent's `toolTimeoutMs` for this tool. */
   readonly timeoutMs?: number;
+  /** Overrides the agent's `toolResultBudget.maxChars` for this tool (`Infinity`: never cut). */
+  readonly maxResultChars?: number;
+  /** The workspace the tool works in, if any (the agent spills cut results where `read_file` can read them). */
+  readonly workspace?: Workspace;
   execute(
     args: TArgs,
     ctx: ToolContext,
@@ -65,6 +78,13 @@ export interface ToolDefinition<TSchema extends z.ZodType, TDetails = unknown> {
   /** Defaults to `readOnly`. */
   concurrencySafe?: boolean;
   timeoutMs?: number;
+  /**
+   * Characters of text a result of this tool may put into the history; longer results are cut to
+   * head and tail. Default: the agent's `toolResultBudget.maxChars` (50,000). `Infinity`: never cut.
+   */
+  maxResultChars?: number;
+  /** The workspace the tool works in, if any. */
+  workspace?: Workspace;
   execute(
     args: z.output<TSchema>,
     ctx: ToolContext,
@@ -101,6 +121,8 @@ export function defineTool<TSchema extends z.ZodType, TDetails = unknown>(
     readOnly,
     concurrencySafe: definition.concurrencySafe ?? readOnly,
     timeoutMs: definition.timeoutMs,
+    maxResultChars: checkedBudget(`Tool "${definition.name}" maxResultChars`, definition.maxResultChars),
+    workspace: definition.workspace,
     execute: definition.execute,
   };
 }
@@ -111,6 +133,28 @@ function toJsonSchema(schema: z.ZodType): Record<string, unknown> {
     unrepresentable: "any",
   }) as Record<string, unknown>;
   return rest;
+}
+
+/** Smallest budget a result can be cut to: below it the marker alone would not fit. */
+export const MIN_RESULT_CHARS = 1_000;
+
+/**
+ * Checks a result budget (`maxResultChars`, `toolResultBudget.maxChars`): a number of at least
+ * {@link MIN_RESULT_CHARS}, or `Infinity`. Throws a clear error naming `what` otherwise.
+ *
+ * @example
+ * ```ts
+ * checkedBudget("toolResultBudget.maxChars", 20_000); // 20000
+ * ```
+ */
+export function checkedBudget(what: string, value: number | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "number" || Number.isNaN(value) || value < MIN_RESULT_CHARS) {
+    throw new Error(
+      `${what} must be a number of characters ≥ ${MIN_RESULT_CHARS} (or Infinity), got ${String(value)}`,
+    );
+  }
+  return value;
 }
 
 /** The spec a provider receives for a tool. */

@@ -62,6 +62,7 @@ export function createEditFileTool(
       "Replaces old_string with new_string in a file of the workspace. old_string must match the file exactly (whitespace included) and occur exactly once; include surrounding lines to make it unique, or set replace_all to change every occurrence.",
     parameters,
     readOnly: false,
+    workspace,
     async execute(args): Promise<ToolResult<EditFileDetails>> {
       const { absolute, relative } = await workspace.resolveForWrite(args.path);
       const info = await stat(absolute).catch((error: NodeJS.ErrnoException) => {

@@ -45,6 +45,7 @@ export function createGlobTool(options: GlobToolOptions): Tool<z.output<typeof p
       'Finds files by glob pattern (e.g. "**/*.ts", "src/**/*.{js,jsx}"); returns matching paths relative to the workspace root, sorted. Skips .git and node_modules.',
     parameters,
     readOnly: true,
+    workspace,
     async execute(args, ctx): Promise<ToolResult> {
       const base = await workspace.resolve(args.path ?? ".");
       const info = await stat(base.absolute).catch(() => undefined);

@@ -108,6 +108,7 @@ export function createGrepTool(options: GrepToolOptions): Tool<GrepArgs, GrepDet
       'Searches file contents in the workspace for a regular expression. Returns path:line:text for each matching line (or only paths with files_only), sorted. Filter files with glob (e.g. "*.ts"). Skips .git, node_modules and binary files.',
     parameters,
     readOnly: true,
+    workspace,
     async execute(args, ctx): Promise<ToolResult<GrepDetails>> {
       const target = await workspace.resolve(args.path ?? ".");
       const info = await stat(target.absolute).catch(() => undefined);

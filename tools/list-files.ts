@@ -38,6 +38,7 @@ export function createListFilesTool(options: ListFilesToolOptions): Tool<z.outpu
       "Lists the files and folders of a workspace folder (folders end with /). Set recursive to include sub-folders; .git and node_modules are skipped when recursing.",
     parameters,
     readOnly: true,
+    workspace,
     async execute(args, ctx): Promise<ToolResult> {
       const { absolute, relative } = await workspace.resolve(args.path ?? ".");
       const info = await stat(absolute).catch(() => undefined);

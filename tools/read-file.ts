@@ -77,11 +77,12 @@ export function createReadFileTool(
     name: "read_file",
     description: [
       "Reads a file of the workspace. Text comes back with line numbers;",
-      `at most ${defaultLimit} lines per call: use offset and limit to page through long files.`,
+      `at most ${defaultLimit} lines per call (fewer when they are long): use offset and limit to page through long files.`,
       "PNG, JPEG, GIF and WebP images come back as images. Other binary files are refused.",
     ].join(" "),
     parameters,
     readOnly: true,
+    workspace,
     async execute(args, ctx): Promise<ToolResult<ReadFileDetails>> {
       const { absolute, relative } = await workspace.resolve(args.path);
       const info = await stat(absolute).catch((error: NodeJS.ErrnoException) => {
@@ -124,20 +125,41 @@ export function createReadFileTool(
       if (!reachedOffset) {
         throw new Error(`${args.path} has fewer than ${offset} lines (offset ${offset} is past the end)`);
       }
-      const width = String(offset + lines.length - 1).length;
-      let text = lines
-        .map((line, i) => `${String(offset + i).padStart(Math.max(width, 6))}\t${line}`)
-        .join("\n");
+      const page = fitPage(lines, offset, ctx.maxResultChars);
+      let text = page.text;
       if (info.size === 0) text = "(empty file)";
-      if (hasMore) {
-        text += `\n\n[More lines follow. Read on with offset=${offset + lines.length}.]`;
+      const more = hasMore || page.shown < lines.length;
+      if (more) {
+        const why = page.shown < lines.length ? "This page is as long as a result may be; more" : "More";
+        text += `\n\n[${why} lines follow. Read on with offset=${offset + page.shown}.]`;
       }
       return {
         content: [{ type: "text", text }],
-        details: { path: relative, offset, linesShown: lines.length, hasMore },
+        details: { path: relative, offset, linesShown: page.shown, hasMore: more },
       };
     },
   });
+}
+
+/** Room the "read on" note takes after the page. */
+const NOTE_ROOM = 200;
+
+/**
+ * Numbers the lines (`cat -n` style) and stops before the page outgrows the result budget, so a
+ * file is paged with `offset` instead of being cut in the middle (at least one line is shown).
+ */
+function fitPage(lines: string[], offset: number, maxChars = Infinity): { text: string; shown: number } {
+  const width = Math.max(String(offset + lines.length - 1).length, 6);
+  const room = Number.isFinite(maxChars) ? maxChars - NOTE_ROOM : Infinity;
+  const numbered: string[] = [];
+  let chars = 0;
+  for (const [i, line] of lines.entries()) {
+    const entry = `${String(offset + i).padStart(width)}\t${line}`;
+    chars += entry.length + (numbered.length > 0 ? 1 : 0);
+    if (chars > room && numbered.length > 0) break;
+    numbered.push(entry);
+  }
+  return { text: numbered.join("\n"), shown: numbered.length };
 }
 
 async function readHead(absolute: string): Promise<Buffer> {

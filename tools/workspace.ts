@@ -1,5 +1,5 @@
 import { realpathSync } from "node:fs";
-import { readlink, realpath } from "node:fs/promises";
+import { mkdir, readlink, realpath, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 
 /**
@@ -30,7 +30,19 @@ export interface Workspace {
   resolveForWrite(input: string): Promise<ResolvedPath>;
   /** The workspace-relative form of an absolute path already known to be inside. */
   relative(absolute: string): string;
+  /**
+   * Writes the full output of a cut tool result to `<TOOL_OUTPUT_DIR>/<fileName>` (never over an
+   * existing file) and returns its workspace-relative path, for `read_file` to page. Optional: a
+   * workspace without it keeps cut outputs in the result's `details`.
+   */
+  saveToolOutput?(fileName: string, text: string): Promise<string>;
 }
+
+/**
+ * Where cut tool results keep their full output, relative to the workspace root. Its parent folder
+ * gets a `.gitignore` of `*`, so none of it ends up in a commit.
+ */
+export const TOOL_OUTPUT_DIR = ".agent-machine/tool-output";
 
 /**
  * Thrown when a path leaves the workspace or touches a protected folder. The model sees its message.
@@ -113,7 +125,20 @@ export function createWorkspace(root: string): Workspace {
     return resolved;
   };
 
-  return { root: realRoot, resolve, resolveForWrite, relative };
+  const saveToolOutput = async (fileName: string, text: string): Promise<string> => {
+    if (!/^[A-Za-z0-9._-]+$/.test(fileName))
+      throw new WorkspaceError(`Invalid tool output file name "${fileName}"`);
+    // Through the sandbox, so a symlinked .agent-machine cannot lead the write outside.
+    const dir = await resolveForWrite(TOOL_OUTPUT_DIR);
+    await mkdir(dir.absolute, { recursive: true });
+    const ignore = await resolveForWrite(`${path.posix.dirname(TOOL_OUTPUT_DIR)}/.gitignore`);
+    await writeFile(ignore.absolute, "*\n", { flag: "wx" }).catch(() => {});
+    const file = await resolveForWrite(`${TOOL_OUTPUT_DIR}/${fileName}`);
+    await writeFile(file.absolute, text, { flag: "wx" });
+    return file.relative;
+  };
+
+  return { root: realRoot, resolve, resolveForWrite, relative, saveToolOutput };
 }
 
 /**

@@ -43,6 +43,7 @@ export function createWriteFileTool(
       "Creates or overwrites a file of the workspace with the given content (parent folders are created). Prefer edit_file to change part of an existing file.",
     parameters,
     readOnly: false,
+    workspace,
     async execute(args): Promise<ToolResult<WriteFileDetails>> {
       const { absolute, relative } = await workspace.resolveForWrite(args.path);
       const existing = await stat(absolute).catch(() => undefined);

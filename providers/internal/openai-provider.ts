@@ -28,11 +28,18 @@ export function createOpenAIProvider(config: {
   /** Chat only: the `max_tokens` field name older OpenAI-compatible servers understand. */
   legacyMaxTokens?: boolean;
   missingKeyMessage?: string;
+  dangerouslyAllowBrowser?: boolean;
 }): Provider {
   const { model, apiKey } = config;
   // The client (and the key inside it) lives only in this closure.
   const client = apiKey
-    ? new OpenAI({ apiKey, baseURL: config.baseURL, maxRetries: 0, timeout: 10 * 60 * 1000 })
+    ? new OpenAI({
+        apiKey,
+        baseURL: config.baseURL,
+        maxRetries: 0,
+        timeout: 10 * 60 * 1000,
+        ...(config.dangerouslyAllowBrowser ? { dangerouslyAllowBrowser: true } : {}),
+      })
     : undefined;
   const finish = (usage: Usage | undefined) => (usage ? withCost(usage, model) : undefined);
   const withReasoning = config.reasoningEffort !== undefined;

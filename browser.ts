@@ -1,0 +1,116 @@
+// The browser-safe API of agent-machine: `import { createAgent } from "agent-machine"` in a bundle
+// built for the browser (the package's `browser` condition) or `from "agent-machine/browser"`
+// anywhere. Everything here runs wherever `fetch`, XState, rxjs and zod run: no `node:` module, no
+// `process`. The Node-only parts have their own entries (`agent-machine/coding-tools`,
+// `agent-machine/mcp`, `agent-machine/visualizer`, `agent-machine/cli`); `index.ts` is the full Node API.
+// Same grouping by audience as index.ts; test/package-entries.test.ts keeps the two in step.
+
+// --- The agent: create one, prompt it, watch it ---
+export type { Agent, AgentActor, AgentSnapshot, PendingApproval } from "./agent/create-agent.js";
+export { createAgent } from "./agent/create-agent.js";
+
+// --- Snapshots across releases: version stamps, migrations, the transcript of any snapshot ---
+export type { PersistedSnapshotData, SnapshotMigration, SnapshotVersion } from "./core/snapshot-version.js";
+export { SNAPSHOT_FORMAT, SNAPSHOT_VERSION_KEY } from "./core/snapshot-version.js";
+export {
+  type MachineStructure,
+  describeMachineStructure,
+  machineStructureHash,
+} from "./agent/machine-structure.js";
+export { messagesOfSnapshot } from "./agent/snapshot-transcript.js";
+export { SnapshotVersionError, snapshotVersionOf } from "./agent/snapshot-version.js";
+
+// --- Messages, events and options ---
+export type * from "./core/events.js";
+export * from "./core/messages.js";
+export type * from "./core/options.js";
+
+// --- Tools: define your own, or delegate to a sub-agent ---
+export type { Tool, ToolContext, ToolDefinition, ToolResult } from "./tools/define-tool.js";
+export { defineTool, errorResult, toToolSpec } from "./tools/define-tool.js";
+export type { SubAgentDetails, SubAgentToolOptions } from "./agent/sub-agent-tool.js";
+export { subAgentTool } from "./agent/sub-agent-tool.js";
+export { narrowPermissions } from "./tools/narrow-permissions.js";
+
+// --- Providers: Anthropic, OpenAI (chat + responses), OpenAI-compatible servers (all over fetch), scripted ---
+export type * from "./providers/provider.js";
+export { isRetryableKind } from "./providers/provider.js";
+export type {
+  Script,
+  ScriptedOptions,
+  ScriptedProvider,
+  ScriptedStep,
+  ScriptedToolCall,
+} from "./providers/scripted.js";
+export { scripted } from "./providers/scripted.js";
+export { type AnthropicOptions, anthropic } from "./providers/anthropic.js";
+export {
+  DEFAULT_MODELS,
+  PROVIDER_NAMES,
+  type ProviderFromEnvOptions,
+  type ProviderFromEnvResult,
+  type ProviderName,
+  providerFromEnv,
+} from "./providers/from-env.js";
+export { INVALID_JSON_ARGUMENTS_KEY } from "./providers/internal/tool-arguments.js";
+export { type OpenAICompatibleOptions, openaiCompatible } from "./providers/openai-compatible.js";
+export { type OpenAIOptions, openai } from "./providers/openai.js";
+export { type ModelPrice, modelPrice, setModelPrice, withCost } from "./providers/pricing.js";
+
+// --- Context: token accounting and compaction ---
+export type { CompactionResult, CompactOptions } from "./context/compact.js";
+export { compactContext, isOverBudget } from "./context/compact.js";
+export type {
+  ContextConfig,
+  ModelContextOptions,
+  ResolvedContextConfig,
+  Summarizer,
+  SummaryRequest,
+  TokenCalibration,
+} from "./context/config.js";
+export { CONTEXT_DEFAULTS, contextConfigForModel, resolveContextConfig } from "./context/config.js";
+export type { CompactionSummaryDetails } from "./context/compaction-messages.js";
+export {
+  COMPACTION_MARKER_TEXT,
+  COMPACTION_MARKER_TYPE,
+  COMPACTION_SUMMARY_TYPE,
+  isCompactionMessage,
+  isCompactionSummary,
+  summaryTextOf,
+} from "./context/compaction-messages.js";
+export { digestTurns } from "./context/digest.js";
+export { dropMiddle } from "./context/drop-middle.js";
+export { summarizeOldTurns } from "./context/summarize-old-turns.js";
+export type { ProviderSummarizerOptions } from "./context/summarizer.js";
+export { summarizerFromProvider } from "./context/summarizer.js";
+export {
+  calibrationFromUsage,
+  contextBudget,
+  estimateImageTokens,
+  estimateMessageTokens,
+  estimateRequestOverhead,
+  estimateTokens,
+  measuredOverhead,
+} from "./context/tokens.js";
+export { truncateText, truncateToolOutputs } from "./context/truncate-tool-outputs.js";
+
+// --- Seeing the agent: the statechart's layout and secret-free copies of what it carries ---
+export type { GraphEdge, GraphNode, MachineGraph } from "./visualizer/machine-graph.js";
+export { activeStateIds, layoutMachineGraph } from "./visualizer/machine-graph.js";
+export type { SanitizeOptions } from "./visualizer/sanitize.js";
+export { sanitize } from "./visualizer/sanitize.js";
+export type {
+  ToolOutcome,
+  VisualizerCommand,
+  VisualizerMessage,
+  WireEvent,
+  WireMessageUpdate,
+} from "./visualizer/wire.js";
+
+// --- The statecharts and their pure logic, for tests and inspection ---
+export { retryDelay } from "./actors/backoff.js";
+export { toolCallMachine } from "./actors/tool-call.machine.js";
+export type { AgentContext, AgentMachineEvent, AgentMachineInput } from "./machines/agent.machine.js";
+export { agentMachine } from "./machines/agent.machine.js";
+export { groupCalls, SKIPPED_TEXT } from "./machines/tool-execution.logic.js";
+export { toolExecutionMachine } from "./machines/tool-execution.machine.js";

@@ -1,0 +1,387 @@
+import * as restate from "@restatedev/restate-sdk";
+import {
+  type InvocationId,
+  type ObjectContext,
+  type ObjectSharedContext,
+  TerminalError,
+} from "@restatedev/restate-sdk";
+import { Observable, Subject } from "rxjs";
+import { type Agent, createJournaledAgent } from "../agent/create-agent.js";
+import type { InboxKind } from "../core/effect-journal.js";
+import type { AgentEvent, AgentEventOf } from "../core/events.js";
+import type { AgentMessage } from "../core/messages.js";
+import type { AgentOptions, QueueMode } from "../core/options.js";
+import { screenInput, takeFromQueue } from "../machines/agent.logic.js";
+import { ensurePromiseWithResolvers } from "./polyfill.js";
+import { createRestateJournal } from "./restate-journal.js";
+import { createRestatePump } from "./restate-pump.js";
+import {
+  badRequest,
+  parseDecision,
+  parseDrain,
+  parseFrom,
+  parsePromptInput,
+  parseQueuedInput,
+  parseRequeue,
+} from "./session-input.js";
+import {
+  type ApprovalBook,
+  createApprovalBook,
+  createTranscriptWriter,
+  type LastRun,
+  readStatus,
+  readTranscript,
+  requireRun,
+  type RunRecord,
+  type SessionStatus,
+  type TranscriptSlice,
+} from "./session-state.js";
+
+/** An event of a session's run, as the serving process publishes it. */
+export interface SessionEvent {
+  sessionId: string;
+  /** The invocation id of the run (`prompt`) that published it. */
+  runId: string;
+  event: AgentEvent;
+}
+
+/** What `AgentSession.prompt` answers when its run ends (whatever the outcome). */
+export interface RunResult {
+  runId: string;
+  reason: AgentEventOf<"agent_end">["reason"];
+  /** The messages the run added to the transcript. */
+  messages: AgentMessage[];
+  usage: AgentEventOf<"agent_end">["usage"];
+  errorMessage?: string;
+  /** Why the input filters refused the prompt (`reason: "rejected"`). */
+  rejection?: string;
+}
+
+/** Restate's retry policy for the sessions' invocations (how soon a crashed run resumes). */
+export type SessionRetryPolicy = restate.RetryPolicy;
+
+/** The service names (change them to serve several kinds of agent from one Restate cluster). */
+export interface SessionServiceNames {
+  /** Default `"AgentSession"`. */
+  session?: string;
+  /** Default `"SessionInbox"`. */
+  inbox?: string;
+}
+
+/** Options of {@link createAgentServices}. */
+export interface AgentServicesOptions {
+  /**
+   * The agent each session runs: the options `createAgent` takes, or a function of the session id
+   * that returns them. `messages` seeds a new session's transcript; `snapshot` and `parentActor` do
+   * not apply (a session's state lives in Restate); `eagerToolExecution` is off (a journaled model
+   * call is one step, its tool calls start after it).
+   */
+  agent: AgentOptions | ((sessionId: string) => AgentOptions);
+  names?: SessionServiceNames;
+  /** Restate's retries of a failed invocation attempt (a crashed service, a lost connection). */
+  retryPolicy?: SessionRetryPolicy;
+  /** Ms without journal activity before Restate asks a run to suspend (server default: 1 min). */
+  inactivityTimeout?: number;
+  /**
+   * Ms after that request before Restate aborts the attempt and retries it (server default:
+   * 10 min). A tool call or model call longer than both is cut off and run again: raise it for
+   * long tools. Default here: 1 hour.
+   */
+  abortTimeout?: number;
+}
+
+/** The two Restate virtual objects that serve agent sessions, and the events of their runs. */
+export interface AgentServices {
+  /** `AgentSession` (key = session id): prompt, transcript, messages, status, approve, deny, abort. */
+  readonly session: restate.VirtualObjectDefinition<string, unknown>;
+  /** `SessionInbox` (same key): steer, followUp, pending (and the run's drain / requeue). */
+  readonly inbox: restate.VirtualObjectDefinition<string, unknown>;
+  /** Both, for `createEndpointHandler({ services })` or `serveAgents`. */
+  readonly services: restate.VirtualObjectDefinition<string, unknown>[];
+  readonly names: Required<SessionServiceNames>;
+  /** Every event of every run this process serves (a resumed run publishes its replayed part again). */
+  readonly events$: Observable<SessionEvent>;
+}
+
+const DEFAULT_ABORT_TIMEOUT_MS = 60 * 60 * 1000;
+
+/**
+ * Serves agents as Restate services, from the same options `createAgent` takes. Each session is a
+ * virtual object keyed by its id: `prompt` is one invocation per run, whose model calls, tool calls,
+ * approvals, checks and time are journaled, so the run survives the process that serves it.
+ * Register the services with a Restate server (see `serveAgents`), then talk to them with
+ * `createSessionClient`. docs/durable.md has the whole story.
+ *
+ * @example
+ * ```ts
+ * const services = createAgentServices({ agent: { provider, tools, systemPrompt } });
+ * const server = await serveAgents({ services, port: 9080 });
+ * services.events$.subscribe(({ sessionId, event }) => console.log(sessionId, event.type));
+ * ```
+ */
+export function createAgentServices(options: AgentServicesOptions): AgentServices {
+  ensurePromiseWithResolvers();
+  const names = {
+    session: options.names?.session ?? "AgentSession",
+    inbox: options.names?.inbox ?? "SessionInbox",
+  };
+  if (names.session === names.inbox)
+    throw new Error("The session and inbox services need two different names");
+  const events = new Subject<SessionEvent>();
+  const agentOptions = (sessionId: string): AgentOptions => {
+    const resolved = typeof options.agent === "function" ? options.agent(sessionId) : options.agent;
+    if (resolved.snapshot !== undefined) {
+      throw new Error(
+        "A durable session keeps its state in Restate: the agent options must not carry a snapshot",
+      );
+    }
+    if (resolved.parentActor !== undefined) {
+      throw new Error("A durable session is a root agent: the agent options must not carry a parentActor");
+    }
+    return resolved;
+  };
+  // Checked once here, so a bad configuration fails at start, not in the first run.
+  if (typeof options.agent !== "function") agentOptions("");
+
+  const serviceOptions = {
+    ...(options.retryPolicy && { retryPolicy: options.retryPolicy }),
+    ...(options.inactivityTimeout !== undefined && { inactivityTimeout: options.inactivityTimeout }),
+    abortTimeout: options.abortTimeout ?? DEFAULT_ABORT_TIMEOUT_MS,
+  };
+
+  const inbox = restate.object({
+    name: names.inbox,
+    options: serviceOptions,
+    handlers: {
+      /** Queues a message the run takes at its next steering check. */
+      steer: async (ctx: ObjectContext, input: unknown) => enqueue(ctx, "steering", input),
+      /** Queues a message the run takes when it would otherwise stop (or the next run's first check). */
+      followUp: async (ctx: ObjectContext, input: unknown) => enqueue(ctx, "followUp", input),
+      /** Messages waiting, by queue. */
+      pending: restate.handlers.object.shared(async (ctx: ObjectSharedContext) => ({
+        steering: ((await ctx.get<AgentMessage[]>("steering")) ?? []).length,
+        followUp: ((await ctx.get<AgentMessage[]>("followUp")) ?? []).length,
+      })),
+      /** The run's check: takes what the mode says from one queue. */
+      drain: restate.handlers.object.exclusive(
+        { ingressPrivate: true },
+        async (ctx: ObjectContext, input: unknown): Promise<AgentMessage[]> => {
+          const { kind, mode } = parseDrain(input);
+          const queue = (await ctx.get<AgentMessage[]>(kind)) ?? [];
+          if (queue.length === 0) return [];
+          const { taken, rest } = takeFromQueue(queue, mode);
+          if (rest.length) ctx.set(kind, rest);
+          else ctx.clear(kind);
+          return taken;
+        },
+      ),
+      /** Puts back messages a run took but ended before using (they go first again). */
+      requeue: restate.handlers.object.exclusive(
+        { ingressPrivate: true },
+        async (ctx: ObjectContext, input: unknown): Promise<void> => {
+          const { kind, messages } = parseRequeue(input);
+          if (messages.length === 0) return;
+          const queue = (await ctx.get<AgentMessage[]>(kind)) ?? [];
+          ctx.set(kind, [...messages, ...queue]);
+        },
+      ),
+    },
+  });
+
+  async function enqueue(ctx: ObjectContext, kind: InboxKind, input: unknown): Promise<{ queued: number }> {
+    const now = await ctx.date.now();
+    const message = parseQueuedInput(input, kind === "steering" ? "steer" : "followUp", now);
+    const screening = screenInput(agentOptions(ctx.key).inputFilters ?? [], [message]);
+    if (!screening.ok) throw badRequest("Input rejected", screening.reason);
+    const queue = (await ctx.get<AgentMessage[]>(kind)) ?? [];
+    const next = [...queue, ...screening.messages];
+    ctx.set(kind, next);
+    return { queued: next.length };
+  }
+
+  const session = restate.object({
+    name: names.session,
+    options: serviceOptions,
+    handlers: {
+      /** Starts a run and answers when it ends. One invocation per run; a second waits for the first. */
+      prompt: async (ctx: ObjectContext, input: unknown): Promise<RunResult> => runPrompt(ctx, input),
+      /** The stored transcript (404 for a session that never ran). */
+      transcript: restate.handlers.object.shared(
+        async (ctx: ObjectSharedContext): Promise<AgentMessage[]> => {
+          await requireRun(ctx);
+          return (await readTranscript(ctx)).messages;
+        },
+      ),
+      /** Messages from index `from` on, with the count and generation a follower needs. */
+      messages: restate.handlers.object.shared(
+        async (ctx: ObjectSharedContext, input: unknown): Promise<TranscriptSlice> => {
+          const from = parseFrom(input);
+          await requireRun(ctx);
+          return readTranscript(ctx, from);
+        },
+      ),
+      /** Whether a run is active, its turn, the calls waiting for approval, how the last run ended. */
+      status: restate.handlers.object.shared(async (ctx: ObjectSharedContext): Promise<SessionStatus> =>
+        readStatus(ctx),
+      ),
+      /** Lets a call waiting for approval run. */
+      approve: restate.handlers.object.shared(async (ctx: ObjectSharedContext, input: unknown) => {
+        const { toolCallId } = parseDecision(input, "approve");
+        const pending = await pendingApproval(ctx, toolCallId);
+        ctx.resolveAwakeable(pending.awakeableId, { approved: true });
+        return { toolCallId, decision: "approved" as const };
+      }),
+      /** Refuses a call waiting for approval; the model sees the reason. */
+      deny: restate.handlers.object.shared(async (ctx: ObjectSharedContext, input: unknown) => {
+        const { toolCallId, reason } = parseDecision(input, "deny");
+        const pending = await pendingApproval(ctx, toolCallId);
+        ctx.resolveAwakeable(pending.awakeableId, {
+          approved: false,
+          ...(reason !== undefined && { reason }),
+        });
+        return { toolCallId, decision: "denied" as const };
+      }),
+      /** Aborts the active run (Restate cancels its invocation; every open call is answered). */
+      abort: restate.handlers.object.shared(async (ctx: ObjectSharedContext) => {
+        const run = await requireRun(ctx);
+        if (run.state !== "running") return { aborted: false, runId: run.runId };
+        ctx.cancel(run.runId as InvocationId);
+        return { aborted: true, runId: run.runId };
+      }),
+    },
+  });
+
+  async function pendingApproval(ctx: ObjectSharedContext, toolCallId: string) {
+    await requireRun(ctx);
+    const book = (await ctx.get<ApprovalBook>("approvals")) ?? {};
+    const pending = book[toolCallId];
+    if (!pending) {
+      throw new TerminalError(
+        `No pending approval for tool call "${toolCallId}" in session "${ctx.key}": it is unknown or already decided`,
+        { errorCode: 404 },
+      );
+    }
+    return pending;
+  }
+
+  async function runPrompt(ctx: ObjectContext, raw: unknown): Promise<RunResult> {
+    const startedAt = await ctx.date.now();
+    const input = parsePromptInput(raw, startedAt);
+    const sessionId = ctx.key;
+    const runId = ctx.request().id as string;
+    const previous = await ctx.get<RunRecord>("run");
+    const stored = await readTranscript(ctx);
+    const { snapshot: _s, parentActor: _p, id: _id, messages: seed, ...base } = agentOptions(sessionId);
+    const transcript = previous || stored.count > 0 ? stored.messages : (seed ?? []);
+
+    const approvals = createApprovalBook(ctx);
+    const writer = createTranscriptWriter(ctx, stored.messages, stored.generation);
+    const modes: Record<InboxKind, QueueMode> = {
+      steering: base.steeringMode ?? "one-at-a-time",
+      followUp: base.followUpMode ?? "one-at-a-time",
+    };
+    const inboxClient = ctx.objectClient(inbox, sessionId) as unknown as {
+      drain(input: { kind: InboxKind; mode: QueueMode }): restate.RestatePromise<AgentMessage[]>;
+    };
+    const inFlightDrains = new Set<Promise<unknown>>();
+    // The pump reports a cancellation to the agent, which is built on the journal the pump serves.
+    const running: { agent?: Agent } = {};
+    const pump = createRestatePump({ onCancel: () => running.agent?.abort() });
+    const journal = createRestateJournal(ctx, pump, {
+      startedAt,
+      approvals,
+      drainInbox: (kind) => inboxClient.drain({ kind, mode: modes[kind] }),
+    });
+    const tracked = {
+      ...journal,
+      drain(kind: InboxKind) {
+        const drained = journal.drain(kind);
+        inFlightDrains.add(drained);
+        void drained.finally(() => inFlightDrains.delete(drained)).catch(() => {});
+        return drained;
+      },
+    };
+    const agent = createJournaledAgent({ ...base, id: sessionId, messages: [...transcript] }, tracked);
+    running.agent = agent;
+
+    const run: RunRecord = { state: "running", runId, turn: 0, startedAt };
+    ctx.set("run", run);
+    let end: AgentEventOf<"agent_end"> | undefined;
+    let rejection: string | undefined;
+    const subscription = agent.events$.subscribe((event) => {
+      events.next({ sessionId, runId, event });
+      if (event.type === "turn_start") {
+        run.turn = event.turn;
+        ctx.set("run", { ...run });
+      } else if (event.type === "turn_end") {
+        // After the step that ended the turn has updated the transcript.
+        queueMicrotask(() => writer.write(agent.messages));
+      } else if (event.type === "input_rejected") {
+        rejection = event.reason;
+      } else if (event.type === "agent_end") {
+        end = event;
+      }
+    });
+
+    try {
+      const messages = await Promise.race([agent.prompt(input), pump.failed]);
+      // A check the run left mid-way may still answer: wait for it, then hand back what nobody took.
+      while (inFlightDrains.size) await Promise.race([Promise.allSettled([...inFlightDrains]), pump.failed]);
+      returnUntaken(ctx, agent);
+      writer.write(agent.messages);
+      const result: RunResult = {
+        runId,
+        reason: end?.reason ?? "error",
+        messages,
+        usage: end?.usage ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 },
+        ...(end?.errorMessage !== undefined && { errorMessage: end.errorMessage }),
+        ...(rejection !== undefined && { rejection }),
+      };
+      finishRun(ctx, run, result, journal.now());
+      return result;
+    } catch (error) {
+      if (error instanceof TerminalError) throw error;
+      const text = error instanceof Error ? error.message : String(error);
+      throw new TerminalError(`The run of session "${sessionId}" failed: ${text}`, { errorCode: 500 });
+    } finally {
+      subscription.unsubscribe();
+      agent.stop();
+    }
+  }
+
+  function returnUntaken(ctx: ObjectContext, agent: Agent): void {
+    const { steeringQueue, followUpQueue } = agent.actor.getSnapshot().context;
+    const send = ctx.objectSendClient(inbox, ctx.key) as unknown as {
+      requeue(input: { kind: InboxKind; messages: AgentMessage[] }): void;
+    };
+    if (steeringQueue.length) send.requeue({ kind: "steering", messages: steeringQueue });
+    if (followUpQueue.length) send.requeue({ kind: "followUp", messages: followUpQueue });
+  }
+
+  function finishRun(ctx: ObjectContext, run: RunRecord, result: RunResult, endedAt: number): void {
+    createApprovalBook(ctx).clear();
+    ctx.set("run", { ...run, state: "idle" } satisfies RunRecord);
+    const lastRun: LastRun = {
+      runId: run.runId,
+      reason: result.reason,
+      usage: result.usage,
+      startedAt: run.startedAt,
+      endedAt,
+      ...(result.errorMessage !== undefined && { errorMessage: result.errorMessage }),
+    };
+    ctx.set("lastRun", lastRun);
+  }
+
+  return {
+    session: session as unknown as restate.VirtualObjectDefinition<string, unknown>,
+    inbox: inbox as unknown as restate.VirtualObjectDefinition<string, unknown>,
+    services: [
+      session as unknown as restate.VirtualObjectDefinition<string, unknown>,
+      inbox as unknown as restate.VirtualObjectDefinition<string, unknown>,
+    ],
+    names,
+    events$: events.asObservable(),
+  };
+}
+
+export type { LastRun, SessionStatus, TranscriptSlice };

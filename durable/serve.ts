@@ -1,0 +1,107 @@
+import http2 from "node:http2";
+import type { AddressInfo } from "node:net";
+import { createEndpointHandler, type LoggerTransport } from "@restatedev/restate-sdk";
+import type { AgentServices } from "./agent-services.js";
+import { ensurePromiseWithResolvers } from "./polyfill.js";
+
+/** Options of {@link serveAgents}. */
+export interface ServeAgentsOptions {
+  services: AgentServices;
+  /** Default 0: a free port (read it from `server.port`). */
+  port?: number;
+  /** Default `127.0.0.1`. Bind wider only behind your network's protection: see docs/durable.md. */
+  host?: string;
+  /** Restate request identity keys (`publickeyv1_…`): when set, requests not signed by your Restate are refused. */
+  identityKeys?: string[];
+  /** Where the Restate SDK logs (default: the console, at the level `RESTATE_LOGGING` sets, INFO when unset). */
+  logger?: LoggerTransport;
+}
+
+/** A running service endpoint. */
+export interface AgentServer {
+  /** The address to register with Restate, e.g. `http://127.0.0.1:9080`. */
+  readonly url: string;
+  readonly port: number;
+  /** Stops accepting and closes open connections (runs in flight resume elsewhere or on restart). */
+  close(): Promise<void>;
+}
+
+/**
+ * Serves agent sessions over HTTP/2 (the protocol Restate uses to drive them), on 127.0.0.1 by
+ * default: the SDK's own `listen()` binds every interface. Register the printed `url` once with
+ * {@link registerDeployment}; a process restarted on the same address picks up its sessions' runs.
+ *
+ * @example
+ * ```ts
+ * const server = await serveAgents({ services, port: 9080 });
+ * await registerDeployment({ adminUrl: "http://127.0.0.1:9070", uri: server.url });
+ * ```
+ */
+export async function serveAgents(options: ServeAgentsOptions): Promise<AgentServer> {
+  ensurePromiseWithResolvers();
+  const handler = createEndpointHandler({
+    services: options.services.services,
+    ...(options.identityKeys && { identityKeys: options.identityKeys }),
+    ...(options.logger && { logger: options.logger }),
+  });
+  const server = http2.createServer(handler);
+  const host = options.host ?? "127.0.0.1";
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const sessions = new Set<http2.Http2Session>();
+  server.on("session", (session) => {
+    sessions.add(session);
+    session.once("close", () => sessions.delete(session));
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const session of sessions) session.destroy();
+      }),
+  };
+}
+
+/** Options of {@link registerDeployment}. */
+export interface RegisterDeploymentOptions {
+  /** The Restate admin API, e.g. `http://127.0.0.1:9070`. */
+  adminUrl: string;
+  /** The service endpoint's address as Restate reaches it. */
+  uri: string;
+  /** Replace a deployment already registered at this address (needed when its handlers changed). */
+  force?: boolean;
+}
+
+/**
+ * Registers a service endpoint with Restate (`POST /deployments`), which discovers its services.
+ * Register each address once: a second address for the same services becomes a new deployment
+ * that takes new invocations, while runs already started stay pinned to the first (docs/durable.md).
+ *
+ * @example
+ * ```ts
+ * const { id, services } = await registerDeployment({ adminUrl, uri: server.url });
+ * ```
+ */
+export async function registerDeployment(
+  options: RegisterDeploymentOptions,
+): Promise<{ id: string; services: string[] }> {
+  const response = await fetch(new URL("/deployments", options.adminUrl), {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ uri: options.uri, force: options.force ?? false }),
+  });
+  const text = await response.text();
+  if (!response.ok) {
+    throw new Error(`Restate refused the deployment ${options.uri} (HTTP ${response.status}): ${text}`);
+  }
+  const body = JSON.parse(text) as { id: string; services: { name: string }[] };
+  return { id: body.id, services: body.services.map((s) => s.name) };
+}

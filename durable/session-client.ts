@@ -1,0 +1,239 @@
+import { connect, HttpCallError, type Ingress, rpc } from "@restatedev/restate-sdk-clients";
+import type { AgentMessage, UserMessage } from "../core/messages.js";
+import type { PromptInput } from "../core/options.js";
+import type { RunResult, SessionServiceNames } from "./agent-services.js";
+import type { SessionStatus, TranscriptSlice } from "./session-state.js";
+
+/** Options of {@link createSessionClient}. */
+export interface SessionClientOptions {
+  /** Restate's ingress, e.g. `http://127.0.0.1:8080`. */
+  url: string;
+  /** Headers for every call (e.g. an API gateway's authorization). */
+  headers?: Record<string, string>;
+  /** The names the services were created with, when not the defaults. */
+  names?: SessionServiceNames;
+}
+
+/** A run started with {@link SessionClient.send}: wait for it with {@link SessionClient.result}. */
+export interface RunHandle {
+  sessionId: string;
+  invocationId: string;
+}
+
+/** What a follower sees: messages as they are stored, and the session's status when it changes. */
+export type SessionUpdate =
+  | { type: "status"; status: SessionStatus }
+  | { type: "message"; index: number; message: AgentMessage }
+  /** A compaction rewrote earlier messages: drop what you hold, the messages follow again from 0. */
+  | { type: "reset"; generation: number };
+
+/** Options of {@link SessionClient.follow}. */
+export interface FollowOptions {
+  /** Ms between two polls. Default 500. */
+  intervalMs?: number;
+  /** Stops following. */
+  signal?: AbortSignal;
+  /**
+   * Stops after the poll whose status satisfies this (its new messages are yielded first), e.g.
+   * `(status) => status.lastRun?.runId === handle.invocationId` for the end of one run.
+   */
+  until?: (status: SessionStatus) => boolean;
+}
+
+/** Talks to durable agent sessions from any process: through Restate's ingress, never the serving process. */
+export interface SessionClient {
+  /** Starts a run and resolves with its result when it ends. A prompt sent while a run is active waits for it. */
+  prompt(sessionId: string, input: PromptInput, options?: { idempotencyKey?: string }): Promise<RunResult>;
+  /** Starts a run without waiting for it. */
+  send(sessionId: string, input: PromptInput, options?: { idempotencyKey?: string }): Promise<RunHandle>;
+  /** Waits for a run started with `send`. */
+  result(handle: RunHandle): Promise<RunResult>;
+  /** Queues a message taken at the active run's next steering check (or the next run's first). */
+  steer(sessionId: string, input: string | UserMessage): Promise<{ queued: number }>;
+  /** Queues a message taken when the run would otherwise stop. */
+  followUp(sessionId: string, input: string | UserMessage): Promise<{ queued: number }>;
+  approve(sessionId: string, toolCallId: string): Promise<void>;
+  deny(sessionId: string, toolCallId: string, reason?: string): Promise<void>;
+  /** Aborts the active run; `false` when none was active. */
+  abort(sessionId: string): Promise<boolean>;
+  transcript(sessionId: string): Promise<AgentMessage[]>;
+  /** Messages from index `from` on, with the count and the generation. */
+  messages(sessionId: string, from?: number): Promise<TranscriptSlice>;
+  status(sessionId: string): Promise<SessionStatus>;
+  /**
+   * Polls the session and yields its new messages and status changes, from any process. A session
+   * whose first run has not started yet is waited for.
+   */
+  follow(sessionId: string, options?: FollowOptions): AsyncGenerator<SessionUpdate>;
+}
+
+/**
+ * A client for durable agent sessions (`@restatedev/restate-sdk-clients` underneath). Errors carry
+ * the service's message and HTTP status: 400 for bad input, 404 for an unknown session or call.
+ *
+ * @example
+ * ```ts
+ * const client = createSessionClient({ url: "http://127.0.0.1:8080" });
+ * const run = await client.send("s-42", "Summarise the README");
+ * const status = await client.status("s-42");
+ * for (const approval of status.pendingApprovals) await client.approve("s-42", approval.toolCallId);
+ * const { messages, reason } = await client.result(run);
+ * ```
+ */
+export function createSessionClient(options: SessionClientOptions): SessionClient {
+  const ingress: Ingress = connect({
+    url: options.url,
+    ...(options.headers && { headers: options.headers }),
+  });
+  const session = options.names?.session ?? "AgentSession";
+  const inbox = options.names?.inbox ?? "SessionInbox";
+
+  const call = <O>(
+    service: string,
+    handler: string,
+    key: string,
+    parameter?: unknown,
+    idempotencyKey?: string,
+  ) =>
+    readable(
+      ingress.call<unknown, O>({
+        service,
+        handler,
+        key,
+        parameter,
+        opts: rpc.opts({ ...(idempotencyKey && { idempotencyKey }) }),
+      }),
+    );
+
+  const client: SessionClient = {
+    prompt: (sessionId, input, opts) =>
+      call<RunResult>(session, "prompt", sessionId, input, opts?.idempotencyKey),
+    async send(sessionId, input, opts) {
+      const sent = await readable(
+        ingress.send({
+          service: session,
+          handler: "prompt",
+          key: sessionId,
+          parameter: input,
+          opts: rpc.sendOpts({ ...(opts?.idempotencyKey && { idempotencyKey: opts.idempotencyKey }) }),
+        }),
+      );
+      return { sessionId, invocationId: sent.invocationId };
+    },
+    result: (handle) =>
+      readable(
+        ingress.result<RunResult>({
+          invocationId: handle.invocationId,
+          status: "Accepted",
+          attachable: true,
+        }),
+      ),
+    steer: (sessionId, input) => call(inbox, "steer", sessionId, input),
+    followUp: (sessionId, input) => call(inbox, "followUp", sessionId, input),
+    async approve(sessionId, toolCallId) {
+      await call(session, "approve", sessionId, { toolCallId });
+    },
+    async deny(sessionId, toolCallId, reason) {
+      await call(session, "deny", sessionId, { toolCallId, ...(reason !== undefined && { reason }) });
+    },
+    async abort(sessionId) {
+      const { aborted } = await call<{ aborted: boolean }>(session, "abort", sessionId);
+      return aborted;
+    },
+    transcript: (sessionId) => call(session, "transcript", sessionId),
+    messages: (sessionId, from = 0) => call(session, "messages", sessionId, { from }),
+    status: (sessionId) => call(session, "status", sessionId),
+    follow: (sessionId, followOptions) => followSession(client, sessionId, followOptions),
+  };
+  return client;
+}
+
+/** Errors from the ingress, with the service's own message first. */
+async function readable<T>(promise: Promise<T>): Promise<T> {
+  try {
+    return await promise;
+  } catch (error) {
+    if (error instanceof HttpCallError) throw new SessionCallError(error.status, serviceMessage(error));
+    throw error;
+  }
+}
+
+/** A call the session services refused: `status` 400 (bad input), 404 (unknown session or call), 5xx. */
+export class SessionCallError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = "SessionCallError";
+  }
+}
+
+function serviceMessage(error: HttpCallError): string {
+  try {
+    const body = JSON.parse(error.responseText) as { message?: string };
+    if (body.message) return body.message;
+  } catch {}
+  return error.responseText || error.message;
+}
+
+async function* followSession(
+  client: SessionClient,
+  sessionId: string,
+  options: FollowOptions = {},
+): AsyncGenerator<SessionUpdate> {
+  const intervalMs = options.intervalMs ?? 500;
+  let next = 0;
+  let generation = -1;
+  let lastStatus = "";
+  while (!options.signal?.aborted) {
+    // A session whose first run has not started yet is unknown (404): keep waiting for it.
+    const status = await client.status(sessionId).catch((error: unknown) => {
+      if (error instanceof SessionCallError && error.status === 404) return undefined;
+      throw error;
+    });
+    if (!status) {
+      await pause(intervalMs, options.signal);
+      continue;
+    }
+    if (generation !== -1 && status.generation !== generation) {
+      next = 0;
+      yield { type: "reset", generation: status.generation };
+    }
+    generation = status.generation;
+    if (status.messageCount > next) {
+      const slice = await client.messages(sessionId, next);
+      if (slice.generation !== generation) continue;
+      for (const [offset, message] of slice.messages.entries()) {
+        yield { type: "message", index: slice.from + offset, message };
+      }
+      next = slice.from + slice.messages.length;
+    }
+    const key = JSON.stringify([
+      status.state,
+      status.turn,
+      status.runId,
+      status.pendingApprovals.map((p) => p.toolCallId),
+    ]);
+    if (key !== lastStatus) {
+      lastStatus = key;
+      yield { type: "status", status };
+    }
+    if (options.until?.(status)) return;
+    await pause(intervalMs, options.signal);
+  }
+}
+
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
+}

@@ -1,0 +1,150 @@
+import { TerminalError } from "@restatedev/restate-sdk";
+import { z } from "zod";
+import type { AgentMessage, CustomMessage, UserMessage } from "../core/messages.js";
+import type { InboxKind } from "../core/effect-journal.js";
+import type { QueueMode } from "../core/options.js";
+
+// What the handlers accept from outside, checked before anything is stored: a bad request gets a
+// 400 that says what is wrong, and the session's state is not touched.
+
+const text = z.object({ type: z.literal("text"), text: z.string() });
+const image = z.object({ type: z.literal("image"), data: z.string(), mimeType: z.string() });
+const content = z.union([z.string(), z.array(z.union([text, image]))], {
+  error: 'must be text, or a list of { type: "text", text } and { type: "image", data, mimeType } parts',
+});
+const timestamp = z.number().finite().optional();
+
+const userMessage = z.object({ role: z.literal("user"), content, timestamp }).strict();
+const customMessage = z
+  .object({
+    role: z.literal("custom"),
+    customType: z.string().min(1),
+    content,
+    display: z.enum(["model", "ui-only"]).optional(),
+    details: z.unknown().optional(),
+    timestamp,
+  })
+  .strict();
+
+const nonEmptyText = z.string().refine((s) => s.trim().length > 0, "the text is empty");
+const PROMPT_SHAPES =
+  'text, a user message ({ role: "user", content }), or a list of user and custom messages';
+const QUEUED_SHAPES = 'text or a user message ({ role: "user", content })';
+
+/** A 400 that names the handler and says what is wrong with its input. */
+export function badRequest(what: string, detail: string): TerminalError {
+  return new TerminalError(`${what}: ${detail}`, { errorCode: 400 });
+}
+
+function parse<T>(schema: z.ZodType<T>, input: unknown, what: string): T {
+  const result = schema.safeParse(input);
+  if (!result.success) throw badRequest(what, issuesText(result.error));
+  return result.data;
+}
+
+function issuesText(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => (issue.path.length ? `${issue.path.join(".")} ${issue.message}` : issue.message))
+    .join("; ");
+}
+
+/** Checks a message against the schema its role calls for, so the error names the field that is wrong. */
+function parseMessage(
+  input: unknown,
+  what: string,
+  shapes: string,
+  allowCustom: boolean,
+): UserMessage | CustomMessage {
+  const role = input && typeof input === "object" ? (input as { role?: unknown }).role : undefined;
+  if (role === "user") return parse(userMessage, input, what) as UserMessage;
+  if (role === "custom" && allowCustom) return parse(customMessage, input, what) as CustomMessage;
+  if (typeof role === "string")
+    throw badRequest(what, `a message with role "${role}" cannot be sent; expected ${shapes}`);
+  throw badRequest(what, `expected ${shapes}, got ${describe(input)}`);
+}
+
+function describe(input: unknown): string {
+  if (input === null) return "null";
+  if (Array.isArray(input)) return "an array";
+  if (typeof input === "object") return "an object without a role";
+  return typeof input === "string" ? "text" : `a ${typeof input}`;
+}
+
+type Stampable = { timestamp?: number };
+const stamp = <T extends Stampable>(message: T, now: number): T & { timestamp: number } => ({
+  ...message,
+  timestamp: message.timestamp ?? now,
+});
+
+/**
+ * The messages a prompt starts a run with: text, a user message, or a list of user / custom
+ * messages. Assistant and tool-result messages are refused: only the run writes those.
+ *
+ * @example
+ * ```ts
+ * parsePromptInput("Hi", 1_700_000_000_000); // [{ role: "user", content: "Hi", timestamp: 1700000000000 }]
+ * ```
+ */
+export function parsePromptInput(input: unknown, now: number): AgentMessage[] {
+  const what = "Invalid prompt";
+  if (typeof input === "string")
+    return [{ role: "user", content: parse(nonEmptyText, input, what), timestamp: now }];
+  if (Array.isArray(input)) {
+    if (input.length === 0) throw badRequest(what, "the list has no messages");
+    return input.map((m, i) => stamp(parseMessage(m, `${what} (message ${i})`, PROMPT_SHAPES, true), now));
+  }
+  return [stamp(parseMessage(input, what, PROMPT_SHAPES, true), now)];
+}
+
+/**
+ * A steering or follow-up message: text or a user message.
+ *
+ * @example
+ * ```ts
+ * parseQueuedInput({ role: "user", content: "also check Porto" }, "steer", Date.now());
+ * ```
+ */
+export function parseQueuedInput(input: unknown, what: string, now: number): UserMessage {
+  const label = `Invalid ${what} message`;
+  if (typeof input === "string")
+    return { role: "user", content: parse(nonEmptyText, input, label), timestamp: now };
+  return stamp(parseMessage(input, label, QUEUED_SHAPES, false) as UserMessage, now);
+}
+
+/** The tool call id an approval or denial names. */
+export function parseDecision(
+  input: unknown,
+  what: "approve" | "deny",
+): { toolCallId: string; reason?: string } {
+  const schema = z
+    .object({ toolCallId: z.string().min(1), ...(what === "deny" && { reason: z.string().optional() }) })
+    .strict();
+  const parsed = parse(schema, input, `Invalid ${what} request`) as { toolCallId: string; reason?: string };
+  return parsed;
+}
+
+/** Where a reader of the transcript starts (`{ from }`, default 0). */
+export function parseFrom(input: unknown): number {
+  if (input === undefined || input === null) return 0;
+  return (
+    parse(z.object({ from: z.number().int().min(0).optional() }).strict(), input, "Invalid request").from ?? 0
+  );
+}
+
+/** What the run asks the inbox for at a check. */
+export function parseDrain(input: unknown): { kind: InboxKind; mode: QueueMode } {
+  return parse(
+    z.object({ kind: z.enum(["steering", "followUp"]), mode: z.enum(["one-at-a-time", "all"]) }).strict(),
+    input,
+    "Invalid drain request",
+  );
+}
+
+/** Messages a run hands back to the inbox (taken by a check the run did not reach). */
+export function parseRequeue(input: unknown): { kind: InboxKind; messages: AgentMessage[] } {
+  return parse(
+    z.object({ kind: z.enum(["steering", "followUp"]), messages: z.array(z.any()) }).strict(),
+    input,
+    "Invalid requeue request",
+  ) as { kind: InboxKind; messages: AgentMessage[] };
+}

@@ -1,0 +1,28 @@
+// agent-machine/restate (Node only): durable agent sessions on Restate. Serve agents as Restate
+// services from the options createAgent takes, talk to them from any process, run a local server
+// for development and tests. See docs/durable.md.
+
+export type {
+  AgentServices,
+  AgentServicesOptions,
+  LastRun,
+  RunResult,
+  SessionEvent,
+  SessionRetryPolicy,
+  SessionServiceNames,
+  SessionStatus,
+  TranscriptSlice,
+} from "./durable/agent-services.js";
+export { createAgentServices } from "./durable/agent-services.js";
+export type { AgentServer, RegisterDeploymentOptions, ServeAgentsOptions } from "./durable/serve.js";
+export { registerDeployment, serveAgents } from "./durable/serve.js";
+export type {
+  FollowOptions,
+  RunHandle,
+  SessionClient,
+  SessionClientOptions,
+  SessionUpdate,
+} from "./durable/session-client.js";
+export { createSessionClient, SessionCallError } from "./durable/session-client.js";
+export type { RestateServer, StartRestateServerOptions } from "./durable/restate-server.js";
+export { findRestateServerBinary, startRestateServer } from "./durable/restate-server.js";

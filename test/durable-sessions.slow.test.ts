@@ -1,0 +1,249 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type AgentServer,
+  type AgentServices,
+  createAgentServices,
+  createSessionClient,
+  registerDeployment,
+  type RestateServer,
+  type SessionCallError,
+  type SessionClient,
+  type SessionEvent,
+  type SessionUpdate,
+  serveAgents,
+  startRestateServer,
+} from "../restate.js";
+import { type AgentEvent, createAgent } from "../index.js";
+import { durableTestAgent } from "./fixtures/durable-agent.js";
+import {
+  eventsOf,
+  eventually,
+  fastRetries,
+  quietLogger,
+  shape,
+  withoutClock,
+} from "./fixtures/durable-harness.js";
+import { expectEventInvariants, expectValidTranscript, trace } from "./helpers.js";
+
+// Durable sessions against a real Restate server (one per file, started on 127.0.0.1 with random
+// ports and its own data folder), served from this test process.
+
+let restate: RestateServer;
+let services: AgentServices;
+let server: AgentServer;
+let client: SessionClient;
+const published: SessionEvent[] = [];
+
+beforeAll(async () => {
+  restate = await startRestateServer();
+  services = createAgentServices({ agent: durableTestAgent(), retryPolicy: fastRetries });
+  services.events$.subscribe((event) => published.push(event));
+  server = await serveAgents({ services, logger: quietLogger });
+  await registerDeployment({ adminUrl: restate.adminUrl, uri: server.url });
+  client = createSessionClient({ url: restate.ingressUrl });
+});
+
+afterAll(async () => {
+  await server?.close();
+  await restate?.stop();
+});
+
+/** The error a rejected call throws. */
+async function refusal(call: Promise<unknown>): Promise<SessionCallError> {
+  const error = await call.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error, "the call should have been refused").toBeInstanceOf(Error);
+  return error as SessionCallError;
+}
+
+/** Resolves when this process's services publish an event of `sessionId` that matches. */
+function published$(sessionId: string, match: (event: AgentEvent) => boolean): Promise<AgentEvent> {
+  return eventually(() => eventsOf(published, sessionId).find(match), `an event of ${sessionId}`);
+}
+
+describe("durable sessions on Restate", () => {
+  it("runs a prompt with tool calls to the same transcript and events as the same agent in process", async () => {
+    const result = await client.prompt("same-as-local", "tools");
+
+    const local = createAgent(durableTestAgent());
+    const localEvents: AgentEvent[] = [];
+    local.events$.subscribe((event) => localEvents.push(event));
+    await local.prompt("tools");
+
+    const transcript = await client.transcript("same-as-local");
+    expect(withoutClock(transcript)).toEqual(withoutClock(local.messages));
+    expect(shape(transcript)).toEqual([
+      "user tools",
+      "assistant [t1,t2]",
+      "toolResult t1: noted: one",
+      "toolResult t2: noted: two",
+      'assistant "Both noted."',
+    ]);
+    expectValidTranscript(transcript);
+    expect(result).toMatchObject({ reason: "stop", messages: transcript });
+
+    // The serving process's events$ saw the run as an in-process subscriber sees it (parallel calls
+    // end in the order they finish, which a journal round trip may change).
+    const durableEvents = eventsOf(published, "same-as-local");
+    const inOrder = (events: AgentEvent[]) =>
+      trace(events, { updates: true }).filter((t) => !t.startsWith("tool_execution_end"));
+    const ends = (events: AgentEvent[]) =>
+      trace(events)
+        .filter((t) => t.startsWith("tool_execution_end"))
+        .sort();
+    expect(inOrder(durableEvents)).toEqual(inOrder(localEvents));
+    expect(ends(durableEvents)).toEqual(ends(localEvents));
+    expectEventInvariants(durableEvents);
+    expect(
+      published.filter((e) => e.sessionId === "same-as-local").every((e) => e.runId === result.runId),
+    ).toBe(true);
+
+    const status = await client.status("same-as-local");
+    expect(status).toMatchObject({
+      state: "idle",
+      runId: result.runId,
+      turn: 2,
+      messageCount: 5,
+      pendingApprovals: [],
+      lastRun: { runId: result.runId, reason: "stop" },
+    });
+  });
+
+  it("takes a steer sent while a tool runs at the next check, and a follow-up when the run would stop", async () => {
+    const run = await client.send("steered", "steer");
+    await published$("steered", (e) => e.type === "tool_execution_start");
+    expect(await client.steer("steered", "change of plan")).toEqual({ queued: 1 });
+    expect(
+      await client.followUp("steered", { role: "user", content: "one more thing", timestamp: 1 }),
+    ).toEqual({
+      queued: 1,
+    });
+    // Both were queued while the tool was still running.
+    expect(eventsOf(published, "steered").some((e) => e.type === "tool_execution_end")).toBe(false);
+
+    const result = await client.result(run);
+    expect(result.reason).toBe("stop");
+    const transcript = await client.transcript("steered");
+    expect(shape(transcript)).toEqual([
+      "user steer",
+      "assistant [w1]",
+      "toolResult w1: done waiting",
+      "user change of plan",
+      'assistant "answer 1"',
+      "user one more thing",
+      'assistant "answer 2"',
+    ]);
+    expectValidTranscript(transcript);
+  });
+
+  it("waits for an approval keyed by tool call id and takes a denial from a client", async () => {
+    const run = await client.send("denied", "approval");
+    const status = await eventually(async () => {
+      const s = await client.status("denied");
+      return s.pendingApprovals.length > 0 && s;
+    }, "the approval request");
+    expect(status.pendingApprovals).toEqual([
+      { toolCallId: "g1", toolName: "guarded", args: { action: "deploy" } },
+    ]);
+    expect(status.state).toBe("running");
+
+    await client.deny("denied", "g1", "not on a Friday");
+    const result = await client.result(run);
+    expect(shape(result.messages)).toContain(
+      "toolResult g1: The user denied this tool call: not on a Friday",
+    );
+    expect((await client.status("denied")).pendingApprovals).toEqual([]);
+    // The decision is taken: a second one finds nothing to decide.
+    const late = await refusal(client.approve("denied", "g1"));
+    expect(late.status).toBe(404);
+    expect(late.message).toMatch(/No pending approval for tool call "g1"/);
+  });
+
+  it("aborts a run mid-tool: the open call is answered, the run ends aborted, the session stays usable", async () => {
+    const run = await client.send("aborted", "long");
+    await published$("aborted", (e) => e.type === "tool_execution_start" && e.toolCallId === "l1");
+    expect(await client.abort("aborted")).toBe(true);
+
+    const result = await client.result(run);
+    expect(result.reason).toBe("aborted");
+    const transcript = await client.transcript("aborted");
+    expectValidTranscript(transcript);
+    expect(shape(transcript).slice(-2)).toEqual(["assistant [l1]", "toolResult l1: Tool slow aborted"]);
+    expect(await client.status("aborted")).toMatchObject({ state: "idle", lastRun: { reason: "aborted" } });
+    expect(await client.abort("aborted")).toBe(false);
+  });
+
+  it("lets a client in another process follow a run: its messages as they are stored, and its status", async () => {
+    const run = await client.send("followed", "slow tool");
+    const updates: SessionUpdate[] = [];
+    for await (const update of client.follow("followed", {
+      intervalMs: 50,
+      until: (status) => status.lastRun?.runId === run.invocationId,
+    })) {
+      updates.push(update);
+    }
+    const messages = updates.flatMap((u) => (u.type === "message" ? [u.message] : []));
+    expect(messages).toEqual(await client.transcript("followed"));
+    expect(updates.flatMap((u) => (u.type === "message" ? [u.index] : []))).toEqual(
+      messages.map((_, i) => i),
+    );
+    const states = updates.flatMap((u) => (u.type === "status" ? [u.status.state] : []));
+    expect(states.at(-1)).toBe("idle");
+    // The transcript was stored turn by turn: the follower saw messages before the run ended.
+    const firstIdle = updates.findIndex((u) => u.type === "status" && u.status.state === "idle");
+    expect(updates.slice(0, firstIdle).some((u) => u.type === "message")).toBe(true);
+  });
+
+  it("refuses bad input with a clear error and changes nothing", async () => {
+    await client.prompt("kept", "hello");
+    const before = await client.transcript("kept");
+    const statusBefore = await client.status("kept");
+
+    const unknown = await refusal(client.status("never-prompted"));
+    expect(unknown.status).toBe(404);
+    expect(unknown.message).toMatch(/Unknown session "never-prompted"/);
+    expect((await refusal(client.transcript("never-prompted"))).status).toBe(404);
+
+    const malformed = await refusal(client.prompt("kept", { role: "user" } as never));
+    expect(malformed.status).toBe(400);
+    expect(malformed.message).toMatch(/Invalid prompt: content must be text/);
+    const forged = await refusal(client.prompt("kept", [{ role: "assistant", content: [] }] as never));
+    expect(forged.message).toMatch(/role "assistant" cannot be sent/);
+    expect((await refusal(client.prompt("kept", 42 as never))).status).toBe(400);
+    expect((await refusal(client.prompt("never-prompted", "  "))).message).toMatch(/the text is empty/);
+    // A refused first prompt does not create the session.
+    expect((await refusal(client.status("never-prompted"))).status).toBe(404);
+
+    const badSteer = await refusal(client.steer("kept", { role: "assistant" } as never));
+    expect(badSteer.status).toBe(400);
+    expect(badSteer.message).toMatch(/Invalid steer message/);
+
+    const unknownCall = await refusal(client.approve("kept", "no-such-call"));
+    expect(unknownCall.status).toBe(404);
+    expect(unknownCall.message).toMatch(/No pending approval for tool call "no-such-call" in session "kept"/);
+    expect((await refusal(client.deny("never-prompted", "x"))).status).toBe(404);
+
+    expect(await client.transcript("kept")).toEqual(before);
+    expect(await client.status("kept")).toEqual(statusBefore);
+  });
+
+  // Last: it restarts the server every other test uses.
+  it("keeps a session's transcript when the Restate server restarts between two runs", async () => {
+    const first = await client.prompt("restarted", "tools");
+    expect(first.reason).toBe("stop");
+    const before = await client.transcript("restarted");
+
+    await restate.restart();
+    client = createSessionClient({ url: restate.ingressUrl });
+
+    expect(await client.transcript("restarted")).toEqual(before);
+    const second = await client.prompt("restarted", "and now?");
+    expect(second.reason).toBe("stop");
+    const after = await client.transcript("restarted");
+    expect(after.slice(0, before.length)).toEqual(before);
+    expect(shape(after.slice(before.length))).toEqual(["user and now?", 'assistant "Both noted."']);
+    expect(await client.status("restarted")).toMatchObject({ state: "idle", messageCount: 7 });
+  });
+});

@@ -1,0 +1,101 @@
+import { fileURLToPath } from "node:url";
+import * as esbuild from "esbuild";
+import { afterAll, describe, expect, it } from "vitest";
+import * as browser from "../browser.js";
+import * as codingTools from "../coding-tools.js";
+import * as main from "../index.js";
+import * as mcp from "../mcp.js";
+import * as visualizer from "../visualizer.js";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+
+// The package's entries (docs/package.md): in Node, `agent-machine` is everything a library user
+// gets; `agent-machine/browser` (what bundlers get for a web page) and the Node-only entries are its
+// parts, so an app can import from any of them and mix them.
+const parts = { browser, "coding-tools": codingTools, mcp, visualizer } as Record<
+  string,
+  Record<string, unknown>
+>;
+
+describe("the package's entries", () => {
+  it("make up the main entry exactly: every export of it is in one part, and every part's export is in it", () => {
+    const owners = new Map<string, string[]>();
+    for (const [part, exports] of Object.entries(parts)) {
+      for (const name of Object.keys(exports)) owners.set(name, [...(owners.get(name) ?? []), part]);
+    }
+    const missingFromParts = Object.keys(main).filter((name) => !owners.has(name));
+    const missingFromMain = [...owners.keys()].filter((name) => !(name in main));
+    const inTwoParts = [...owners].filter(([, where]) => where.length > 1).map(([name]) => name);
+    expect({ missingFromParts, missingFromMain, inTwoParts }).toEqual({
+      missingFromParts: [],
+      missingFromMain: [],
+      inTwoParts: [],
+    });
+  });
+
+  it("export the same objects as the main entry (one class for instanceof, one price table, one machine)", () => {
+    for (const exports of Object.values(parts)) {
+      for (const [name, value] of Object.entries(exports)) {
+        expect(value, name).toBe((main as Record<string, unknown>)[name]);
+      }
+    }
+  });
+
+  it("keep the Node-only tools out of the browser entry", () => {
+    for (const name of [
+      "codingTools",
+      "createBashTool",
+      "mcpTools",
+      "visualize",
+      "recordEvents",
+      "createWorkspace",
+    ]) {
+      expect(browser, name).not.toHaveProperty(name);
+      expect(main, name).toHaveProperty(name);
+    }
+  });
+});
+
+describe("the browser entry", () => {
+  afterAll(() => esbuild.stop());
+
+  /** Bundles `source` (resolved from the repository root) as a web app would, minified. */
+  async function bundleForBrowser(source: string) {
+    const result = await esbuild.build({
+      stdin: { contents: source, resolveDir: ROOT, loader: "ts" },
+      bundle: true,
+      platform: "browser",
+      format: "esm",
+      minify: true,
+      write: false,
+      metafile: true,
+      logLevel: "silent",
+    });
+    // The files that put code in the bundle (the metafile also lists those tree-shaking dropped).
+    const [output] = Object.values(result.metafile.outputs);
+    return Object.entries(output!.inputs)
+      .filter(([, input]) => input.bytesInOutput > 0)
+      .map(([file]) => file);
+  }
+
+  it("bundles for the browser: nothing it reaches imports a node: module", async () => {
+    // esbuild refuses node: built-ins on platform=browser, naming the file that imports one.
+    const inputs = await bundleForBrowser(`export * from "./browser.ts";`);
+    expect(inputs).toContain("agent/create-agent.ts");
+  });
+
+  it("lets an app that uses only the loop leave out the provider SDKs and zod's locales", async () => {
+    const inputs = await bundleForBrowser(`
+      import * as z from "zod";
+      import { createAgent, defineTool, scripted } from "./browser.ts";
+      const add = defineTool({ name: "add", description: "Adds", parameters: z.object({ a: z.number() }), execute: ({ a }) => String(a + 1) });
+      createAgent({ provider: scripted([{ text: "hi" }]), tools: [add] }).prompt("hi");
+    `);
+    const packages = new Set(inputs.map((file) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(file)?.[1]));
+    expect(packages).not.toContain("openai");
+    expect(packages).not.toContain("@anthropic-ai/sdk");
+    // `import { z } from "zod"` in one of our modules would pull every locale (≈ 370 KB minified).
+    const locales = inputs.filter((file) => file.includes("zod/v4/locales/"));
+    expect(locales.map((file) => file.replace(/.*locales\//, ""))).toEqual(["en.js"]);
+  });
+});
