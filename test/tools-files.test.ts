@@ -1,5 +1,5 @@
 import { createWriteStream } from "node:fs";
-import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
+import { link, lstat, mkdir, readdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
@@ -167,6 +167,44 @@ describe("write_file", () => {
     expect((await runTool(write, { path: "../x.txt", content: "evil" })).text).toMatch(
       /outside the workspace/,
     );
+  });
+});
+
+describe("writes replace the file, never write through it", () => {
+  it("keep the file's permission bits, leave no temporary file, and write a symlinked file's target", async () => {
+    await writeFile(path.join(root, "run.sh"), "echo 1\n", { mode: 0o750 });
+    await writeFile(path.join(root, "target.txt"), "old\n");
+    await symlink(path.join(root, "target.txt"), path.join(root, "alias.txt"));
+    await runTool(createWriteFileTool({ workspace: root }), { path: "run.sh", content: "echo 2\n" });
+    await runTool(createEditFileTool({ workspace: root }), {
+      path: "run.sh",
+      old_string: "2",
+      new_string: "3",
+    });
+    expect((await stat(path.join(root, "run.sh"))).mode & 0o777).toBe(0o750);
+    expect(await readFile(path.join(root, "run.sh"), "utf8")).toBe("echo 3\n");
+    // A symlink inside the workspace to a file inside: the target is written, the link stays.
+    const viaLink = await runTool(createWriteFileTool({ workspace: root }), {
+      path: "alias.txt",
+      content: "new\n",
+    });
+    expect(viaLink.text).toBe("Overwrote target.txt (4 bytes)");
+    expect((await lstat(path.join(root, "alias.txt"))).isSymbolicLink()).toBe(true);
+    expect(await readFile(path.join(root, "alias.txt"), "utf8")).toBe("new\n");
+    expect((await readdir(root)).sort()).toEqual(["alias.txt", "run.sh", "target.txt"]);
+  });
+
+  it("do not change a file outside that is hard-linked into the workspace", async () => {
+    await writeFile(path.join(outside, "shared.txt"), "outside content\n");
+    await link(path.join(outside, "shared.txt"), path.join(root, "shared.txt"));
+    await runTool(createEditFileTool({ workspace: root }), {
+      path: "shared.txt",
+      old_string: "outside",
+      new_string: "inside",
+    });
+    await runTool(createWriteFileTool({ workspace: root }), { path: "shared.txt", content: "rewritten\n" });
+    expect(await readFile(path.join(outside, "shared.txt"), "utf8")).toBe("outside content\n");
+    expect(await readFile(path.join(root, "shared.txt"), "utf8")).toBe("rewritten\n");
   });
 });
 

@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, symlink, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createGrepTool, findRipgrep } from "../index.js";
@@ -126,3 +126,55 @@ describe("grep engines", () => {
     }
   });
 });
+
+describe.each(engines)(
+  "grep with the $engine engine never shows a file outside the workspace",
+  ({ ripgrep }) => {
+    let ws: string;
+    let outside: string;
+    const cleanups: (() => Promise<void>)[] = [];
+    beforeAll(async () => {
+      const a = await tempDir("am-grep-links-");
+      const b = await tempDir("am-grep-outside-");
+      ws = a.dir;
+      outside = b.dir;
+      cleanups.push(a.cleanup, b.cleanup);
+      await writeFile(path.join(outside, "secret.txt"), "SECRET token=abc\n");
+      await mkdir(path.join(ws, "src"));
+      await writeFile(path.join(ws, "src/a.ts"), "const SECRET_NAME = 'x';\n");
+      await symlink(path.join(outside, "secret.txt"), path.join(ws, "link.txt"));
+      await symlink(outside, path.join(ws, "outside-dir"));
+      await symlink(path.join(ws, "src/a.ts"), path.join(ws, "inside-link.ts"));
+    });
+    afterAll(async () => {
+      for (const cleanup of cleanups) await cleanup();
+    });
+
+    it("does not follow a symlink to a file or a folder outside while it walks", async () => {
+      const grep = createGrepTool({ workspace: ws, ripgrep });
+      expect((await runTool(grep, { pattern: "SECRET" })).text).toBe("src/a.ts:1:const SECRET_NAME = 'x';");
+      expect((await runTool(grep, { pattern: "token", files_only: true })).text).toBe(
+        'No matches for "token"',
+      );
+    });
+
+    it("does not follow a symlink inside the workspace either (as rg does not), so both engines agree", async () => {
+      const run = await runTool(createGrepTool({ workspace: ws, ripgrep }), {
+        pattern: "SECRET_NAME",
+        files_only: true,
+      });
+      expect(run.text).toBe("src/a.ts");
+    });
+
+    it("refuses a symlink to outside named as the path", async () => {
+      for (const target of ["link.txt", "outside-dir"]) {
+        const run = await runTool(createGrepTool({ workspace: ws, ripgrep }), {
+          pattern: "SECRET",
+          path: target,
+        });
+        expect(run.isError).toBe(true);
+        expect(run.text).toMatch(/resolves through a symlink to .* outside the workspace/);
+      }
+    });
+  },
+);

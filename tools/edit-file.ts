@@ -1,7 +1,7 @@
-import { readFile, stat, writeFile } from "node:fs/promises";
 import { z } from "zod";
 import { checkOptionKeys } from "../core/option-keys.js";
 import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
+import { openForReadInside, writeFileInside } from "./internal/safe-fs.js";
 import { toWorkspace, type Workspace } from "./workspace.js";
 
 /** Options of {@link createEditFileTool}. */
@@ -40,6 +40,31 @@ function countOccurrences(haystack: string, needle: string): number {
   return count;
 }
 
+/** Reads the file to edit through a descriptor verified to lie inside the workspace. */
+async function readInside(
+  root: string,
+  absolute: string,
+  relative: string,
+  shown: string,
+  maxFileBytes: number,
+): Promise<string> {
+  const handle = await openForReadInside(root, absolute, relative).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT") throw new Error(`File not found: ${shown} (use write_file to create it)`);
+    if (error.code === "EISDIR") throw new Error(`${shown} is not a regular file`);
+    throw error;
+  });
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) throw new Error(`${shown} is not a regular file`);
+    if (info.size > maxFileBytes) {
+      throw new Error(`${shown} has ${info.size} bytes, more than the ${maxFileBytes} bytes edit_file edits`);
+    }
+    return await handle.readFile("utf8");
+  } finally {
+    await handle.close();
+  }
+}
+
 /**
  * The `edit_file` tool: replaces an exact piece of text in a file. The text must occur exactly once
  * (or `replace_all` is set); otherwise the model gets an error that says how often it occurred, and
@@ -65,20 +90,9 @@ export function createEditFileTool(
     workspace,
     async execute(args): Promise<ToolResult<EditFileDetails>> {
       const { absolute, relative } = await workspace.resolveForWrite(args.path);
-      const info = await stat(absolute).catch((error: NodeJS.ErrnoException) => {
-        if (error.code === "ENOENT")
-          throw new Error(`File not found: ${args.path} (use write_file to create it)`);
-        throw error;
-      });
-      if (!info.isFile()) throw new Error(`${args.path} is not a regular file`);
-      if (info.size > maxFileBytes) {
-        throw new Error(
-          `${args.path} has ${info.size} bytes, more than the ${maxFileBytes} bytes edit_file edits`,
-        );
-      }
+      const text = await readInside(workspace.root, absolute, relative, args.path, maxFileBytes);
       if (args.old_string === args.new_string)
         throw new Error("old_string and new_string are the same; nothing to do");
-      const text = await readFile(absolute, "utf8");
       let { old_string: oldString, new_string: newString } = args;
       let count = countOccurrences(text, oldString);
       // Models write "\n"; a Windows-style file has "\r\n". Match it the way the file spells it.
@@ -103,7 +117,7 @@ export function createEditFileTool(
       const updated = args.replace_all
         ? text.split(oldString).join(newString)
         : text.replace(oldString, () => newString);
-      await writeFile(absolute, updated, "utf8");
+      await writeFileInside(workspace.root, relative, updated, { mustExist: true });
       const replacements = args.replace_all ? count : 1;
       return {
         content: [

@@ -1,12 +1,13 @@
 import { spawn } from "node:child_process";
-import { accessSync, constants, createReadStream } from "node:fs";
-import { open, stat } from "node:fs/promises";
+import { accessSync, constants } from "node:fs";
+import { type FileHandle, stat } from "node:fs/promises";
 import * as path from "node:path";
 import { createInterface } from "node:readline";
 import { z } from "zod";
 import { checkOptionKeys } from "../core/option-keys.js";
 import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
 import { globToRegExp } from "./internal/glob-pattern.js";
+import { openForReadInside } from "./internal/safe-fs.js";
 import { walk } from "./internal/walk.js";
 import { toWorkspace, type Workspace } from "./workspace.js";
 
@@ -174,9 +175,10 @@ async function searchWithRipgrep(
     "--glob=!node_modules",
   ];
   if (args.ignore_case) rgArgs.push("--ignore-case");
-  // --null ends a path with NUL instead of ":" (paths may hold colons); with --files-with-matches it
-  // would replace the newline too, so paths-only output stays newline-separated.
-  rgArgs.push(args.files_only ? "--files-with-matches" : "--null");
+  // --null ends a path with NUL instead of ":" (paths may hold colons). Paths-only searches ask for
+  // each file's first matching line too, so that every file reported can be verified (below).
+  rgArgs.push("--null");
+  if (args.files_only) rgArgs.push("--max-count=1");
   if (args.glob) rgArgs.push(`--glob=${args.glob}`);
   rgArgs.push("--regexp", args.pattern, "--", scope.target);
 
@@ -195,17 +197,13 @@ async function searchWithRipgrep(
   for await (const line of lines) {
     const nul = line.indexOf("\0");
     const file = normalizeRgPath(nul === -1 ? line : line.slice(0, nul));
-    if (args.files_only) {
-      matches.push({ file, line: 0, text: "" });
-    } else {
-      const rest = line.slice(nul + 1);
-      const colon = rest.indexOf(":");
-      matches.push({
-        file,
-        line: Number(rest.slice(0, colon)),
-        text: rest.slice(colon + 1).replace(/\r$/, ""),
-      });
-    }
+    const rest = line.slice(nul + 1);
+    const colon = rest.indexOf(":");
+    matches.push({
+      file,
+      line: Number(rest.slice(0, colon)),
+      text: rest.slice(colon + 1).replace(/\r$/, ""),
+    });
     if (matches.length > scope.limit) {
       overflow = true;
       matches.pop();
@@ -215,27 +213,92 @@ async function searchWithRipgrep(
   }
   const code = await exit;
   if (scope.signal.aborted) throw new Error("Search aborted");
-  if (code === 2 && matches.length === 0 && !overflow) {
-    throw new Error(`ripgrep failed: ${stderr.trim() || "unknown error"}`);
+  // With --no-messages, rg is silent about files it could not read (exit 2, as the JavaScript search
+  // skips them too); what it still prints is a real failure (a bad pattern, a bad glob).
+  if (code === 2 && matches.length === 0 && !overflow && stderr.trim() !== "") {
+    throw new Error(`ripgrep failed: ${stderr.trim()}`);
   }
+  if (code === null && !overflow) throw new Error(`ripgrep could not be run: ${stderr.trim() || rg}`);
   // rg sorts by path already; sort again so both engines agree byte for byte (e.g. on non-ASCII names).
   matches.sort(compareMatches);
-  return { matches, truncated: overflow };
+  const verified = await verifyMatches(root, matches, scope.signal);
+  return { matches: verified, truncated: overflow };
+}
+
+/**
+ * Keeps only the matches that the file at that path, opened through a descriptor verified to lie
+ * inside the workspace, really has. rg does not follow symlinks while it walks, but it opens files by
+ * path: a folder swapped for a symlink between its walk and its read would show an outside file's
+ * lines. This re-reads each matching file up to its last matching line, so no line ever comes from
+ * outside the workspace, whatever happened meanwhile.
+ */
+async function verifyMatches(root: string, matches: Match[], signal: AbortSignal): Promise<Match[]> {
+  const byFile = new Map<string, Match[]>();
+  for (const match of matches) {
+    const list = byFile.get(match.file);
+    if (list) list.push(match);
+    else byFile.set(match.file, [match]);
+  }
+  const kept = new Set<Match>();
+  for (const [file, fileMatches] of byFile) {
+    if (signal.aborted) throw new Error("Search aborted");
+    const handle = await openForReadInside(root, path.join(root, file), file).catch(() => undefined);
+    if (!handle) continue;
+    try {
+      if (!(await handle.stat()).isFile()) continue;
+      const wanted = new Map(fileMatches.map((match) => [match.line, match]));
+      const last = Math.max(...wanted.keys());
+      await forEachLine(handle, (text, lineNumber) => {
+        const match = wanted.get(lineNumber);
+        if (match && match.text === text) kept.add(match);
+        return lineNumber < last;
+      });
+    } finally {
+      await handle.close();
+    }
+  }
+  return matches.filter((match) => kept.has(match));
+}
+
+/**
+ * Calls `onLine` with each line of the open file (split on "\n" only, a trailing "\r" removed, as rg
+ * numbers them) until it returns false.
+ */
+async function forEachLine(
+  handle: FileHandle,
+  onLine: (text: string, lineNumber: number) => boolean,
+): Promise<void> {
+  const stream = handle.createReadStream({ start: 0, autoClose: false, highWaterMark: 64 * 1024 });
+  let pending: Buffer[] = [];
+  let lineNumber = 0;
+  const emit = (parts: Buffer[]) =>
+    onLine(Buffer.concat(parts).toString("utf8").replace(/\r$/, ""), ++lineNumber);
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      let start = 0;
+      for (let newline = chunk.indexOf(0x0a); newline !== -1; newline = chunk.indexOf(0x0a, start)) {
+        pending.push(chunk.subarray(start, newline));
+        const more = emit(pending);
+        pending = [];
+        start = newline + 1;
+        if (!more) return;
+      }
+      if (start < chunk.length) pending.push(Buffer.from(chunk.subarray(start)));
+    }
+    if (pending.length > 0 && pending.some((part) => part.length > 0)) emit(pending);
+  } finally {
+    stream.destroy();
+  }
 }
 
 function normalizeRgPath(file: string): string {
   return file.replace(/^\.\//, "");
 }
 
-async function isBinary(absolute: string): Promise<boolean> {
-  const handle = await open(absolute, "r");
-  try {
-    const buffer = Buffer.alloc(8192);
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    return buffer.subarray(0, bytesRead).includes(0);
-  } finally {
-    await handle.close();
-  }
+async function isBinary(handle: FileHandle): Promise<boolean> {
+  const buffer = Buffer.alloc(8192);
+  const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+  return buffer.subarray(0, bytesRead).includes(0);
 }
 
 async function searchWithJavaScript(
@@ -252,7 +315,8 @@ async function searchWithJavaScript(
     files.push({ relative: scope.target, absolute: targetAbsolute });
   } else {
     for await (const entry of walk(root, targetAbsolute, { signal: scope.signal })) {
-      if (entry.isDirectory) continue;
+      // Symlinks are not followed (as rg does not): a link to a file outside must not be read.
+      if (entry.isDirectory || entry.isSymbolicLink) continue;
       const relativeToTarget = path.relative(targetAbsolute, entry.absolute).split(path.sep).join("/");
       if (fileFilter && !fileFilter.test(relativeToTarget)) continue;
       files.push(entry);
@@ -261,23 +325,26 @@ async function searchWithJavaScript(
   files.sort((a, b) => (a.relative < b.relative ? -1 : a.relative > b.relative ? 1 : 0));
   for (const file of files) {
     if (scope.signal.aborted) throw new Error("Search aborted");
-    if (await isBinary(file.absolute).catch(() => true)) continue;
-    const lines = createInterface({
-      input: createReadStream(file.absolute),
-      crlfDelay: Number.POSITIVE_INFINITY,
-    });
-    let lineNumber = 0;
+    // Opened without following links and verified to lie inside the workspace; anything else
+    // (swapped for a symlink since the walk, unreadable) is skipped like an unreadable file.
+    const handle = await openForReadInside(root, file.absolute, file.relative).catch(() => undefined);
+    if (!handle) continue;
+    let truncated = false;
     try {
-      for await (const line of lines) {
-        lineNumber++;
-        if (!regex.test(line)) continue;
-        if (matches.length >= scope.limit) return { matches, truncated: true };
+      if (!(await handle.stat()).isFile() || (await isBinary(handle))) continue;
+      await forEachLine(handle, (line, lineNumber) => {
+        if (!regex.test(line)) return true;
+        if (matches.length >= scope.limit) {
+          truncated = true;
+          return false;
+        }
         matches.push({ file: file.relative, line: lineNumber, text: line });
-        if (args.files_only) break;
-      }
+        return !args.files_only;
+      });
     } finally {
-      lines.close();
+      await handle.close();
     }
+    if (truncated) return { matches, truncated: true };
   }
   return { matches, truncated: false };
 }

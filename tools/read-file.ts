@@ -1,8 +1,8 @@
-import { createReadStream } from "node:fs";
-import { open, stat } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
 import { z } from "zod";
 import { checkOptionKeys } from "../core/option-keys.js";
 import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
+import { openForReadInside } from "./internal/safe-fs.js";
 import { toWorkspace, type Workspace } from "./workspace.js";
 
 /** Options of {@link createReadFileTool}. */
@@ -85,60 +85,77 @@ export function createReadFileTool(
     workspace,
     async execute(args, ctx): Promise<ToolResult<ReadFileDetails>> {
       const { absolute, relative } = await workspace.resolve(args.path);
-      const info = await stat(absolute).catch((error: NodeJS.ErrnoException) => {
-        if (error.code === "ENOENT") throw new Error(`File not found: ${args.path}`);
-        throw error;
-      });
-      if (info.isDirectory())
-        throw new Error(`${args.path} is a directory; use list_files to see its entries`);
-      if (!info.isFile()) throw new Error(`${args.path} is not a regular file`);
-
-      const head = await readHead(absolute);
-      const image = IMAGE_SIGNATURES.find((signature) => signature.matches(head));
-      if (image) {
-        if (info.size > maxImageBytes) {
-          throw new Error(
-            `${args.path} is an image of ${info.size} bytes, larger than the ${maxImageBytes} bytes read_file returns`,
-          );
-        }
-        const handle = await open(absolute, "r");
-        const data = await handle.readFile().finally(() => handle.close());
-        return {
-          content: [{ type: "image", data: data.toString("base64"), mimeType: image.mimeType }],
-          details: { path: relative, offset: 1, linesShown: 0, hasMore: false, mimeType: image.mimeType },
-        };
+      // Everything below reads through one descriptor verified to lie inside the workspace, so a
+      // folder swapped for a symlink after the check above cannot show another file.
+      const handle = await openForReadInside(workspace.root, absolute, relative).catch(
+        (error: NodeJS.ErrnoException) => {
+          if (error.code === "ENOENT") throw new Error(`File not found: ${args.path}`);
+          throw error;
+        },
+      );
+      try {
+        return await readOpenFile(handle, args, relative, ctx.signal, ctx.maxResultChars);
+      } finally {
+        await handle.close();
       }
-      if (head.includes(0)) {
-        throw new Error(
-          `${args.path} is a binary file (${info.size} bytes); read_file shows text files and PNG, JPEG, GIF or WebP images only`,
-        );
-      }
-
-      const offset = args.offset ?? 1;
-      const limit = args.limit ?? defaultLimit;
-      const { lines, hasMore, reachedOffset } = await readLines(absolute, {
-        offset,
-        limit,
-        maxLineLength,
-        signal: ctx.signal,
-      });
-      if (!reachedOffset) {
-        throw new Error(`${args.path} has fewer than ${offset} lines (offset ${offset} is past the end)`);
-      }
-      const page = fitPage(lines, offset, ctx.maxResultChars);
-      let text = page.text;
-      if (info.size === 0) text = "(empty file)";
-      const more = hasMore || page.shown < lines.length;
-      if (more) {
-        const why = page.shown < lines.length ? "This page is as long as a result may be; more" : "More";
-        text += `\n\n[${why} lines follow. Read on with offset=${offset + page.shown}.]`;
-      }
-      return {
-        content: [{ type: "text", text }],
-        details: { path: relative, offset, linesShown: page.shown, hasMore: more },
-      };
     },
   });
+
+  async function readOpenFile(
+    handle: FileHandle,
+    args: z.output<typeof parameters>,
+    relative: string,
+    signal: AbortSignal,
+    maxResultChars: number | undefined,
+  ): Promise<ToolResult<ReadFileDetails>> {
+    const info = await handle.stat();
+    if (info.isDirectory()) throw new Error(`${args.path} is a directory; use list_files to see its entries`);
+    if (!info.isFile()) throw new Error(`${args.path} is not a regular file`);
+
+    const head = await readHead(handle);
+    const image = IMAGE_SIGNATURES.find((signature) => signature.matches(head));
+    if (image) {
+      if (info.size > maxImageBytes) {
+        throw new Error(
+          `${args.path} is an image of ${info.size} bytes, larger than the ${maxImageBytes} bytes read_file returns`,
+        );
+      }
+      const data = await handle.readFile();
+      return {
+        content: [{ type: "image", data: data.toString("base64"), mimeType: image.mimeType }],
+        details: { path: relative, offset: 1, linesShown: 0, hasMore: false, mimeType: image.mimeType },
+      };
+    }
+    if (head.includes(0)) {
+      throw new Error(
+        `${args.path} is a binary file (${info.size} bytes); read_file shows text files and PNG, JPEG, GIF or WebP images only`,
+      );
+    }
+
+    const offset = args.offset ?? 1;
+    const limit = args.limit ?? defaultLimit;
+    const { lines, hasMore, reachedOffset } = await readLines(handle, {
+      offset,
+      limit,
+      maxLineLength,
+      signal,
+    });
+    if (!reachedOffset) {
+      throw new Error(`${args.path} has fewer than ${offset} lines (offset ${offset} is past the end)`);
+    }
+    const page = fitPage(lines, offset, maxResultChars);
+    let text = page.text;
+    if (info.size === 0) text = "(empty file)";
+    const more = hasMore || page.shown < lines.length;
+    if (more) {
+      const why = page.shown < lines.length ? "This page is as long as a result may be; more" : "More";
+      text += `\n\n[${why} lines follow. Read on with offset=${offset + page.shown}.]`;
+    }
+    return {
+      content: [{ type: "text", text }],
+      details: { path: relative, offset, linesShown: page.shown, hasMore: more },
+    };
+  }
 }
 
 /** Room the "read on" note takes after the page. */
@@ -162,15 +179,10 @@ function fitPage(lines: string[], offset: number, maxChars = Infinity): { text: 
   return { text: numbered.join("\n"), shown: numbered.length };
 }
 
-async function readHead(absolute: string): Promise<Buffer> {
-  const handle = await open(absolute, "r");
-  try {
-    const buffer = Buffer.alloc(SNIFF_BYTES);
-    const { bytesRead } = await handle.read(buffer, 0, SNIFF_BYTES, 0);
-    return buffer.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
-  }
+async function readHead(handle: FileHandle): Promise<Buffer> {
+  const buffer = Buffer.alloc(SNIFF_BYTES);
+  const { bytesRead } = await handle.read(buffer, 0, SNIFF_BYTES, 0);
+  return buffer.subarray(0, bytesRead);
 }
 
 /**
@@ -178,7 +190,7 @@ async function readHead(absolute: string): Promise<Buffer> {
  * any line (so even one 50 MB line costs little), and stops at the first line past the page.
  */
 async function readLines(
-  absolute: string,
+  handle: FileHandle,
   options: { offset: number; limit: number; maxLineLength: number; signal: AbortSignal },
 ): Promise<{ lines: string[]; hasMore: boolean; reachedOffset: boolean }> {
   const { offset, limit, maxLineLength } = options;
@@ -211,7 +223,12 @@ async function readLines(
     currentDropped += Math.max(0, part.length - Math.max(room, 0));
   };
 
-  const stream = createReadStream(absolute, { highWaterMark: 64 * 1024, signal: options.signal });
+  const stream = handle.createReadStream({
+    start: 0,
+    highWaterMark: 64 * 1024,
+    signal: options.signal,
+    autoClose: false,
+  });
   try {
     outer: for await (const chunk of stream as AsyncIterable<Buffer>) {
       let start = 0;

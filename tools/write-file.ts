@@ -1,8 +1,7 @@
-import { mkdir, stat, writeFile } from "node:fs/promises";
-import * as path from "node:path";
 import { z } from "zod";
 import { checkOptionKeys } from "../core/option-keys.js";
 import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
+import { writeFileInside } from "./internal/safe-fs.js";
 import { toWorkspace, type Workspace } from "./workspace.js";
 
 /** Options of {@link createWriteFileTool}. */
@@ -45,13 +44,12 @@ export function createWriteFileTool(
     readOnly: false,
     workspace,
     async execute(args): Promise<ToolResult<WriteFileDetails>> {
-      const { absolute, relative } = await workspace.resolveForWrite(args.path);
-      const existing = await stat(absolute).catch(() => undefined);
-      if (existing?.isDirectory()) throw new Error(`${args.path} is a directory`);
-      await mkdir(path.dirname(absolute), { recursive: true });
-      await writeFile(absolute, args.content, "utf8");
+      const { relative } = await workspace.resolveForWrite(args.path);
+      if (relative === ".") throw new Error(`${args.path} is a directory`);
+      // Reached again from the root without following links: a folder swapped for a symlink since
+      // the check above cannot take the write outside.
+      const { created } = await writeFileInside(workspace.root, relative, args.content);
       const bytes = Buffer.byteLength(args.content);
-      const created = existing === undefined;
       return {
         content: [
           { type: "text", text: `${created ? "Created" : "Overwrote"} ${relative} (${bytes} bytes)` },

@@ -1,6 +1,7 @@
 import type { Dirent } from "node:fs";
 import { readdir } from "node:fs/promises";
 import * as path from "node:path";
+import { handleDirPath, openDirInside } from "./safe-fs.js";
 
 /** Folders the listing and search tools skip unless asked for explicitly. */
 export const SKIPPED_DIRS: ReadonlySet<string> = new Set([".git", "node_modules"]);
@@ -11,12 +12,15 @@ export interface WalkEntry {
   relative: string;
   absolute: string;
   isDirectory: boolean;
+  /** A symbolic link (to a file or a folder; never followed by the walk). */
+  isSymbolicLink: boolean;
 }
 
 /**
  * Walks `startAbsolute` depth-first in sorted order, yielding files and folders. Skips `.git` and
  * `node_modules` below the start, does not follow symlinked folders (so it cannot leave the workspace
- * or loop), and stops between entries when `signal` fires.
+ * or loop), lists each folder through a descriptor verified to lie inside `root` (so a folder swapped
+ * for a symlink mid-walk is skipped, not listed), and stops between entries when `signal` fires.
  *
  * @example
  * ```ts
@@ -35,9 +39,14 @@ export async function* walk(
     const { dir, depth } = stack.pop()!;
     let entries: Dirent[];
     try {
-      entries = await readdir(dir, { withFileTypes: true });
+      const handle = await openDirInside(root, dir, path.relative(root, dir) || ".");
+      try {
+        entries = await readdir(handleDirPath(handle, dir), { withFileTypes: true });
+      } finally {
+        await handle.close();
+      }
     } catch {
-      continue; // unreadable folder: skip it, as rg does
+      continue; // unreadable (or swapped) folder: skip it, as rg does
     }
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const subdirs: string[] = [];
@@ -46,7 +55,7 @@ export async function* walk(
       const relative = path.relative(root, absolute).split(path.sep).join("/");
       const isDirectory = entry.isDirectory();
       if (isDirectory && SKIPPED_DIRS.has(entry.name)) continue;
-      yield { relative, absolute, isDirectory };
+      yield { relative, absolute, isDirectory, isSymbolicLink: entry.isSymbolicLink() };
       if (isDirectory && depth < maxDepth) subdirs.push(absolute);
     }
     for (let i = subdirs.length - 1; i >= 0; i--) stack.push({ dir: subdirs[i]!, depth: depth + 1 });
