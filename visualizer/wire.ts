@@ -76,16 +76,8 @@ const CONTEXT_LIMITS: SanitizeOptions = { maxStringLength: 2_000, maxArrayLength
  * ```
  */
 export function contextDigest(context: AgentContext): unknown {
-  const { messages, run, ...rest } = context;
-  const { newMessages, turnResults, ...runRest } = run;
-  return sanitize(
-    {
-      messages: `[${messages.length} messages]`,
-      ...rest,
-      run: { ...runRest, newMessages: `[${newMessages.length} messages]`, turnResults },
-    },
-    CONTEXT_LIMITS,
-  );
+  const { messages, ...rest } = context;
+  return sanitize({ messages: `[${messages.length} messages]`, ...rest }, CONTEXT_LIMITS);
 }
 
 /** Limits for what goes on the wire: big enough for real transcripts, small enough for a browser. */
