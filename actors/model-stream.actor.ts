@@ -1,8 +1,13 @@
 import { fromCallback } from "xstate";
 import type { ModelCallOutcome } from "../core/effect-journal.js";
-import type { AssistantMessage, ToolCall } from "../core/messages.js";
+import type { AssistantMessage, Message, ToolCall } from "../core/messages.js";
 import { type AgentRuntime, runtimeOf } from "../core/runtime.js";
-import { isRetryableKind, type ProviderErrorKind, type ProviderEvent } from "../providers/provider.js";
+import {
+  isRetryableKind,
+  type ProviderErrorKind,
+  type ProviderEvent,
+  type ProviderRequest,
+} from "../providers/provider.js";
 import { abortReason } from "./abort-reason.js";
 import { AssistantBuilder } from "./assistant-builder.js";
 import { retryDelay } from "./backoff.js";
@@ -217,9 +222,14 @@ async function streamOnce(
   notifyReady: (toolCall: ToolCall) => void,
   attempt: Attempt,
 ): Promise<Failure | undefined> {
-  const request = {
+  const read = runtime.llmMessages(runtime.transcript());
+  let messages: Message[] | undefined;
+  const request: ProviderRequest = {
     systemPrompt: runtime.systemPrompt,
-    messages: runtime.convertToLlm(runtime.transcript()),
+    // Copied when the provider reads it: a request nobody reads costs no walk over the transcript.
+    get messages() {
+      return (messages ??= read());
+    },
     tools: runtime.toolSpecs,
   };
   try {

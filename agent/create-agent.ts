@@ -5,6 +5,8 @@ import { screenInput, toMessages } from "../machines/agent.logic.js";
 import { agentMachine } from "../machines/agent.machine.js";
 import { journaledAgentMachine } from "../machines/journaled-agent.machine.js";
 import { toolCallActorOf, toolCallActorsOf } from "../machines/tool-call-actors.js";
+import { readTranscript } from "../machines/transcript.js";
+import { createLlmMessages } from "../core/llm-messages.js";
 import { checkedBudget, type Tool, toToolSpec } from "../tools/define-tool.js";
 import { DEFAULT_TOOL_RESULT_MAX_CHARS } from "../tools/result-budget.js";
 import type { EffectJournal } from "../core/effect-journal.js";
@@ -155,8 +157,9 @@ function buildAgent(options: AgentOptions, journal: EffectJournal | undefined): 
     eagerToolExecution: journal ? false : (options.eagerToolExecution ?? false),
     options,
     convertToLlm: options.convertToLlm ?? defaultConvertToLlm,
+    llmMessages: createLlmMessages(options.convertToLlm),
     publish: (event) => events.next(event),
-    transcript: () => actor.getSnapshot().context.messages,
+    transcript: () => readTranscript(actor.getSnapshot().context.messages),
     now: journal ? () => journal.now() : Date.now,
     ...(journal && { journal }),
   };
@@ -258,7 +261,7 @@ function buildAgent(options: AgentOptions, journal: EffectJournal | undefined): 
     }),
     actor,
     get messages() {
-      return actor.getSnapshot().context.messages;
+      return readTranscript(actor.getSnapshot().context.messages);
     },
     get state() {
       return stateName(actor.getSnapshot().value);

@@ -13,6 +13,20 @@ export const BUILT_IN_MIGRATIONS: readonly SnapshotMigration[] = [
       "the tool execution keeps where each call runs (hosts, shards of 50 calls) and counts instead of scanning",
     migrate: (snapshot) => withToolExecution(snapshot, shardedExecutionContext),
   },
+  {
+    from: { format: 1, machine: "25385449ca03" },
+    to: { format: 1, machine: "8150e99e6dd6" },
+    description: "a run keeps where its messages begin in the transcript instead of a copy of them",
+    migrate: (snapshot) => {
+      const { newMessages = [], ...run } = snapshot.context.run as Json;
+      const firstMessage = (snapshot.context.messages as unknown[]).length;
+      // The run's messages so far stay as they were (what agent_end reports), any new ones follow.
+      return {
+        ...snapshot,
+        context: { ...snapshot.context, run: { ...run, firstMessage, rewritten: newMessages } },
+      };
+    },
+  },
 ];
 
 type Json = Record<string, any>;

@@ -2,11 +2,13 @@ import { type Provider, type Script, scripted } from "../index.js";
 
 /**
  * `scripted(script, { record: false })` for long benchmark runs, handing the scripted provider an
- * empty transcript. Each runtime still builds the full request (its `convertToLlm` runs every
- * turn, as it would for a real model); only the scripted provider's own walk over the messages is
- * skipped, since its usage estimate reads the whole request on every call and would turn a
- * 2,000-turn run quadratic for both runtimes alike. Steps must carry their own `usage`, and the
- * script must not read `request.messages`.
+ * empty transcript. The scripted provider's own walk over the messages is skipped, since its usage
+ * estimate reads the whole request on every call and would turn a 2,000-turn run quadratic for both
+ * runtimes alike. Each runtime still converts its transcript for the model as it would for a real
+ * one: pi-agent-core runs its `convertToLlm` over the whole transcript every turn; agent-machine
+ * converts the new messages only, and copies them into the request when a provider reads them
+ * (this one does not; a real provider does, and then serializes them all anyway). Steps must carry
+ * their own `usage`, and the script must not read `request.messages`.
  *
  * @example
  * ```ts
@@ -18,7 +20,9 @@ export function leanScripted(script: Script): Provider {
   return {
     id: inner.id,
     model: inner.model,
-    stream: (request, signal) => inner.stream({ ...request, messages: [] }, signal),
+    // Not `{ ...request }`: that would read (and so copy) the messages this provider never needs.
+    stream: (request, signal) =>
+      inner.stream({ systemPrompt: request.systemPrompt, tools: request.tools, messages: [] }, signal),
   };
 }
 

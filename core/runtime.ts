@@ -4,6 +4,7 @@ import type { Provider, ToolSpec } from "../providers/provider.js";
 import type { Tool } from "../tools/define-tool.js";
 import type { Workspace } from "../tools/workspace.js";
 import type { EffectJournal } from "./effect-journal.js";
+import type { LlmMessagesReader } from "./llm-messages.js";
 import type { AgentEvent } from "./events.js";
 import type { AgentMessage, Message } from "./messages.js";
 import type { AgentHooks, AgentOptions, PermissionChecker, RetryPolicy, StallTimeout } from "./options.js";
@@ -32,9 +33,11 @@ export interface AgentRuntime {
   readonly eagerToolExecution: boolean;
   readonly options: AgentOptions;
   readonly convertToLlm: (messages: readonly AgentMessage[]) => Message[];
+  /** `convertToLlm` for one request, incremental where it can be (see `createLlmMessages`). */
+  readonly llmMessages: (transcript: readonly AgentMessage[]) => LlmMessagesReader;
   /** Publishes an event on `agent.events$`. */
   publish(event: AgentEvent): void;
-  /** The root machine's current transcript. */
+  /** The root machine's current transcript (a plain array that may grow later: read it at once). */
   transcript(): readonly AgentMessage[];
   /** The clock of every timestamp the loop writes: `Date.now`, or the journal's. */
   now(): number;

@@ -11,14 +11,20 @@ import {
 } from "../core/messages.js";
 import type { AgentLimits, InputFilter, PromptInput, QueueMode } from "../core/options.js";
 import type { LoopState } from "./loop-detection.logic.js";
+import { messagesFrom } from "./transcript.js";
 
 /** What one run (prompt or continue, to its `agent_end`) has done so far. */
 export interface RunState {
   /** Model calls made. */
   turn: number;
   usage: Usage;
-  /** Messages this run added, in order (what `agent_end` and `prompt()` report). */
-  newMessages: AgentMessage[];
+  /**
+   * Where this run's messages begin in the transcript. What `agent_end` and `prompt()` report is
+   * `rewritten` followed by the transcript from here: computed once, when the run ends.
+   */
+  firstMessage: number;
+  /** This run's messages that a compaction rewrote in the transcript, as they were (usually none). */
+  rewritten: AgentMessage[];
   endReason?: AgentEndReason;
   errorMessage?: string;
   /** Why a limit stopped the run, e.g. `Max turns reached (2/2)`. */
@@ -35,18 +41,28 @@ export interface RunState {
   loop?: LoopState;
 }
 
-/** A fresh run. */
-export function newRun(): RunState {
+/** A fresh run whose messages will begin at `firstMessage` in the transcript. */
+export function newRun(firstMessage = 0): RunState {
   return {
     turn: 0,
     usage: emptyUsage(),
-    newMessages: [],
+    firstMessage,
+    rewritten: [],
     turnResults: [],
     executionSpawned: false,
     needsCompaction: false,
     forceCompaction: false,
     overflowRetried: false,
   };
+}
+
+/** The messages a run added, in order, with the originals of any a compaction rewrote. */
+export function runMessages(
+  messages: readonly AgentMessage[],
+  run: Pick<RunState, "firstMessage" | "rewritten">,
+): AgentMessage[] {
+  const added = messagesFrom(messages, run.firstMessage);
+  return run.rewritten.length ? [...run.rewritten, ...added] : added;
 }
 
 /**

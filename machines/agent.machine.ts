@@ -19,6 +19,7 @@ import {
   limitReached,
   newRun,
   type RunState,
+  runMessages,
   stopNotice,
   takeFromQueue,
 } from "./agent.logic.js";
@@ -31,6 +32,7 @@ import {
 } from "./loop-detection.logic.js";
 import { planCalls, unranResult } from "./tool-execution.logic.js";
 import { type GroupDoneEvent, toolExecutionMachine } from "./tool-execution.machine.js";
+import { appendToTranscript, readTranscript } from "./transcript.js";
 
 export interface AgentMachineInput {
   messages?: AgentMessage[];
@@ -47,7 +49,7 @@ export interface AgentMachineInput {
 }
 
 export interface AgentContext {
-  /** The transcript. */
+  /** The transcript (a read-only view that costs no copy per message: see `transcript.ts`). */
   messages: AgentMessage[];
   /** Messages the next turn appends before it calls the model. */
   pending: AgentMessage[];
@@ -111,8 +113,8 @@ export const agentMachine = setup({
     hasFollowUp: ({ context }) => context.followUpQueue.length > 0,
   },
   actions: {
-    beginRun: enqueueActions(({ enqueue }) => {
-      enqueue.assign({ run: newRun() });
+    beginRun: enqueueActions(({ context, enqueue }) => {
+      enqueue.assign({ run: newRun(context.messages.length) });
       enqueue.emit({ type: "agent_start" });
     }),
     queueMessages: assign({
@@ -182,7 +184,7 @@ export const agentMachine = setup({
         enqueue.emit({ type: "message_start", message });
         enqueue.emit({ type: "message_end", message });
       }
-      const messages = context.pending.length ? [...context.messages, ...context.pending] : context.messages;
+      const messages = appendToTranscript(context.messages, context.pending);
       const config = context.contextBudget;
       enqueue.assign({
         messages,
@@ -190,10 +192,10 @@ export const agentMachine = setup({
         run: {
           ...context.run,
           turn,
-          newMessages: [...context.run.newMessages, ...context.pending],
           turnMessage: undefined,
           turnResults: [],
-          needsCompaction: config !== undefined && isOverBudget(messages, config, context.calibration),
+          needsCompaction:
+            config !== undefined && isOverBudget(readTranscript(messages), config, context.calibration),
           forceCompaction: false,
           overflowRetried: false,
         },
@@ -204,9 +206,18 @@ export const agentMachine = setup({
       if (!result) return;
       const { level, tokensBefore, tokensAfter } = result;
       enqueue.emit({ type: "compaction", level, tokensBefore, tokensAfter });
+      // The run's messages so far are kept as they were, for agent_end; new ones follow the compacted transcript.
+      const rewritten = runMessages(context.messages, context.run);
       enqueue.assign({
         messages: result.messages,
-        run: { ...context.run, needsCompaction: false, forceCompaction: false, lastCompactionLevel: level },
+        run: {
+          ...context.run,
+          needsCompaction: false,
+          forceCompaction: false,
+          lastCompactionLevel: level,
+          firstMessage: result.messages.length,
+          rewritten,
+        },
       });
     }),
     prepareOverflowRetry: enqueueActions(({ context, enqueue }, done: StreamDone) => {
@@ -225,17 +236,16 @@ export const agentMachine = setup({
         context.run.endReason ??
         (message.stopReason === "error" ? "error" : message.stopReason === "aborted" ? "aborted" : undefined);
       enqueue.assign({
-        messages: [...context.messages, message],
         // What the provider counted beyond our estimate of the messages sent (system prompt, tools).
         // Only agents with a budget need it: measuring walks the transcript.
         calibration:
           context.contextBudget !== undefined && usage.input + usage.cacheRead + usage.cacheWrite > 0
-            ? calibrationFromUsage(context.messages, usage)
+            ? calibrationFromUsage(readTranscript(context.messages), usage)
             : context.calibration,
+        messages: appendToTranscript(context.messages, [message]),
         run: {
           ...context.run,
           usage: addUsage(context.run.usage, usage),
-          newMessages: [...context.run.newMessages, message],
           turnMessage: message,
           endReason,
           errorMessage: message.stopReason === "error" ? message.errorMessage : context.run.errorMessage,
@@ -248,10 +258,9 @@ export const agentMachine = setup({
         enqueue.emit({ type: "message_start", message });
         enqueue.emit({ type: "message_end", message });
         enqueue.assign({
-          messages: [...context.messages, message],
+          messages: appendToTranscript(context.messages, [message]),
           run: {
             ...context.run,
-            newMessages: [...context.run.newMessages, message],
             turnMessage: message,
             endReason: context.run.endReason ?? failure.stopReason,
             errorMessage: failure.stopReason === "error" ? failure.error : context.run.errorMessage,
@@ -329,18 +338,17 @@ export const agentMachine = setup({
     // Agents with a journal drain the queue of this check (`params`) first: see journaled-agent.machine.ts.
     scheduleCheck: sendTo(({ self }) => self, { type: "CHECK" }),
     finishRun: enqueueActions(({ context, enqueue, self }) => {
-      let run = context.run;
-      let messages = context.messages;
+      const { run } = context;
+      let { messages } = context;
       if ((run.endReason === "limit" || run.endReason === "loop") && run.limitText) {
         const notice = stopNotice(run.limitText, nowFor(self));
         enqueue.emit({ type: "message_start", message: notice });
         enqueue.emit({ type: "message_end", message: notice });
-        messages = [...messages, notice];
-        run = { ...run, newMessages: [...run.newMessages, notice] };
+        messages = appendToTranscript(messages, [notice]);
       }
       enqueue.emit({
         type: "agent_end",
-        messages: run.newMessages,
+        messages: runMessages(messages, run),
         reason: run.endReason ?? "stop",
         usage: run.usage,
         ...(run.errorMessage !== undefined &&
@@ -565,7 +573,6 @@ function appendResults(
   }
   let run: RunState = {
     ...context.run,
-    newMessages: [...context.run.newMessages, ...results],
     turnResults: [...context.run.turnResults, ...results],
   };
   let pending = context.pending;
@@ -582,7 +589,7 @@ function appendResults(
       run = { ...run, endReason: "loop", limitText: loopStopText(verdict.stop) };
     }
   }
-  enqueue.assign({ messages: [...context.messages, ...results], run, pending });
+  enqueue.assign({ messages: appendToTranscript(context.messages, results), run, pending });
 }
 
 /** Overflow recovery compacts at least one level deeper than the last compaction of this run. */

@@ -10,6 +10,11 @@ export interface ToolSpec {
 /** What the agent asks a provider for on each turn. */
 export interface ProviderRequest {
   systemPrompt?: string;
+  /**
+   * The conversation, converted by `convertToLlm`. The agent hands it over as a getter that copies
+   * the messages on first read, so a turn costs the runtime nothing per message of history; the
+   * array you get is yours (it never changes later).
+   */
   messages: Message[];
   tools: ToolSpec[];
 }

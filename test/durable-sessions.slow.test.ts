@@ -36,7 +36,14 @@ const published: SessionEvent[] = [];
 
 beforeAll(async () => {
   restate = await startRestateServer();
-  services = createAgentServices({ agent: durableTestAgent(), retryPolicy: fastRetries });
+  // Sessions named "limited…" run with a time limit.
+  services = createAgentServices({
+    agent: (id) =>
+      id.startsWith("limited")
+        ? { ...durableTestAgent(), limits: { maxDurationMs: 300 } }
+        : durableTestAgent(),
+    retryPolicy: fastRetries,
+  });
   services.events$.subscribe((event) => published.push(event));
   server = await serveAgents({ services, logger: quietLogger });
   await registerDeployment({ adminUrl: restate.adminUrl, uri: server.url });
@@ -173,6 +180,39 @@ describe("durable sessions on Restate", () => {
     expect(shape(transcript).slice(-2)).toEqual(["assistant [l1]", "toolResult l1: Tool slow aborted"]);
     expect(await client.status("aborted")).toMatchObject({ state: "idle", lastRun: { reason: "aborted" } });
     expect(await client.abort("aborted")).toBe(false);
+  });
+
+  it("aborts a run mid-stream and keeps the partial answer the journal recorded", async () => {
+    const run = await client.send("aborted-stream", "slow stream");
+    await published$("aborted-stream", (e) => e.type === "message_update" && e.kind === "text_delta");
+    expect(await client.abort("aborted-stream")).toBe(true);
+
+    const result = await client.result(run);
+    expect(result.reason).toBe("aborted");
+    const last = (await client.transcript("aborted-stream")).at(-1)!;
+    expect(last).toMatchObject({ role: "assistant", stopReason: "aborted" });
+    const text = last.role === "assistant" && last.content[0]?.type === "text" ? last.content[0].text : "";
+    expect(text.length).toBeGreaterThan(0);
+    expect(text.length).toBeLessThan("word ".repeat(60).length);
+    expect("word ".repeat(60).startsWith(text)).toBe(true);
+    // What the serving process announced is what was stored.
+    const ended = eventsOf(published, "aborted-stream")
+      .filter((e) => e.type === "message_end")
+      .at(-1);
+    expect(ended).toMatchObject({ message: last });
+  });
+
+  it("ends a run at maxDurationMs through a durable timer, with the notice and every call answered", async () => {
+    const result = await client.prompt("limited", "long");
+    expect(result.reason).toBe("limit");
+    const transcript = await client.transcript("limited");
+    expectValidTranscript(transcript);
+    expect(shape(transcript)).toEqual([
+      "user long",
+      "assistant [l0]",
+      "toolResult l0: Tool slow aborted",
+      'assistant "[Agent stopped: Time limit rea"',
+    ]);
   });
 
   it("lets a client in another process follow a run: its messages as they are stored, and its status", async () => {

@@ -1,0 +1,104 @@
+import type { AgentMessage } from "../core/messages.js";
+
+/**
+ * The transcript in machine context, without a copy per message.
+ *
+ * Appending by copying (`[...messages, message]`) makes every message cost as much as the whole
+ * history: a long session slows down turn after turn, and arrays past 128 KB (16,000 messages)
+ * land in V8's large-object space, where each copy costs hundreds of microseconds. Here the
+ * messages live in one array that grows in place, and each snapshot holds a read-only view of its
+ * first n messages (a `Proxy`, made in O(1)). A snapshot's `context.messages` is therefore exactly
+ * the transcript of that moment, like an immutable array: later appends do not show in it, and a
+ * pure `transition()` from an older snapshot (model-based testing branches that way) appends to a
+ * copy instead of overwriting what a newer snapshot holds.
+ */
+
+const stores = new WeakMap<readonly AgentMessage[], AgentMessage[]>();
+
+/**
+ * `messages` with `items` appended: in place when `messages` is the newest view of its array
+ * (always, in a running agent), else on a copy of `messages` (a plain array from the input or a
+ * restored snapshot, or an older snapshot's view).
+ *
+ * @example
+ * ```ts
+ * const next = appendToTranscript(context.messages, [reply]); // O(1); context.messages is unchanged
+ * ```
+ */
+export function appendToTranscript(
+  messages: readonly AgentMessage[],
+  items: readonly AgentMessage[],
+): AgentMessage[] {
+  if (items.length === 0) return messages as AgentMessage[];
+  const store = stores.get(messages);
+  const owned = store !== undefined && store.length === messages.length ? store : Array.from(messages);
+  for (const item of items) owned.push(item);
+  return viewOf(owned, owned.length);
+}
+
+/**
+ * The messages as a plain array, for reading at once (the view's array when the view is its
+ * newest, so no copy; it may grow later, so do not keep it).
+ *
+ * @example
+ * ```ts
+ * convert(readTranscript(context.messages));
+ * ```
+ */
+export function readTranscript(messages: readonly AgentMessage[]): readonly AgentMessage[] {
+  const store = stores.get(messages);
+  return store !== undefined && store.length === messages.length ? store : messages;
+}
+
+/**
+ * The messages from `from` on, as a new plain array.
+ *
+ * @example
+ * ```ts
+ * messagesFrom(context.messages, run.firstMessage); // what this run added
+ * ```
+ */
+export function messagesFrom(messages: readonly AgentMessage[], from: number): AgentMessage[] {
+  const store = stores.get(messages);
+  return (store ?? messages).slice(from, messages.length);
+}
+
+/** A read-only view of the first `length` messages of `store`. */
+function viewOf(store: AgentMessage[], length: number): AgentMessage[] {
+  const view = new Proxy(store, {
+    get: (target, key, receiver) => {
+      if (key === "length") return length;
+      const index = indexOf(key);
+      if (index !== undefined) return index < length ? target[index] : undefined;
+      return Reflect.get(target, key, receiver);
+    },
+    has: (target, key) => {
+      const index = indexOf(key);
+      return index !== undefined ? index < length : Reflect.has(target, key);
+    },
+    ownKeys: () => {
+      const keys: string[] = [];
+      for (let i = 0; i < length; i++) keys.push(String(i));
+      keys.push("length");
+      return keys;
+    },
+    getOwnPropertyDescriptor: (target, key) => {
+      if (key === "length") return { value: length, writable: true, enumerable: false, configurable: false };
+      const index = indexOf(key);
+      if (index === undefined) return Reflect.getOwnPropertyDescriptor(target, key);
+      if (index >= length) return undefined;
+      return { value: target[index], writable: false, enumerable: true, configurable: true };
+    },
+    set: () => false,
+    defineProperty: () => false,
+    deleteProperty: () => false,
+  });
+  stores.set(view, store);
+  return view;
+}
+
+function indexOf(key: string | symbol): number | undefined {
+  if (typeof key !== "string") return undefined;
+  const index = Number(key);
+  return Number.isInteger(index) && index >= 0 && String(index) === key ? index : undefined;
+}

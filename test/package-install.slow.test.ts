@@ -1,0 +1,428 @@
+import { execFile } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, relative, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import * as esbuild from "esbuild";
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchBrowser } from "./browser.js";
+import { type ProviderFixtureServer, startProviderServer } from "./fixtures/provider-server.js";
+import { chatStream } from "./fixtures/provider-wire.js";
+
+// The package as an app gets it: `npm pack` of a copy of this repository (so `prepare` builds it,
+// as it does before a publish, without touching this checkout's dist/), then the tarball installed
+// into a temporary app outside the source tree, offline, and used from there. docs/package.md.
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+  version: string;
+  exports: Record<string, string | Record<string, unknown>>;
+};
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** The environment without what `npm test` adds for its own script (it would confuse a nested npm). */
+function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (/^npm_(lifecycle|package)_|^INIT_CWD$|^(ANTHROPIC|OPENAI)_/.test(key)) continue;
+    env[key] = value;
+  }
+  return { ...env, ...extra };
+}
+
+function run(command: string, args: string[], cwd: string, extraEnv?: Record<string, string>): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      command,
+      args,
+      { cwd, env: childEnv(extraEnv), maxBuffer: 64 * 1024 * 1024, timeout: 240_000 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+async function mustRun(command: string, args: string[], cwd: string, extraEnv?: Record<string, string>) {
+  const result = await run(command, args, cwd, extraEnv);
+  if (result.code !== 0) {
+    throw new Error(
+      `${command} ${args.join(" ")} exited ${result.code}:\n${result.stderr}\n${result.stdout}`,
+    );
+  }
+  return result;
+}
+
+/**
+ * The app's lock file: agent-machine from the tarball, and its dependencies at the versions of
+ * our own lock file. With it, `npm ci --offline` needs nothing but npm's cache, which our own
+ * `npm ci` filled (without it, npm must ask the registry for version lists).
+ */
+function appLockFile(tarball: string): object {
+  const lock = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")) as {
+    packages: Record<string, Record<string, unknown>>;
+  };
+  const root = lock.packages[""]!;
+  const packages: Record<string, unknown> = {
+    "": { name: "app", dependencies: { "agent-machine": tarball } },
+    "node_modules/agent-machine": {
+      version: pkg.version,
+      resolved: tarball,
+      dependencies: root.dependencies,
+      bin: root.bin,
+      engines: root.engines,
+      license: root.license,
+    },
+  };
+  for (const [path, entry] of Object.entries(lock.packages)) {
+    if (!path.startsWith("node_modules/") || entry.dev || entry.link) continue;
+    const { devOptional: _devOptional, ...rest } = entry;
+    packages[path] = rest;
+  }
+  return { name: "app", lockfileVersion: 3, requires: true, packages };
+}
+
+let work: string;
+let app: string;
+let packedFiles: string[];
+
+beforeAll(async () => {
+  work = await mkdtemp(join(tmpdir(), "agent-machine-package-"));
+  // A copy of the checkout, as a clone would have it: sources, no dist/, this checkout's node_modules
+  // (the build needs TypeScript).
+  const source = join(work, "source");
+  const skipped = new Set(["node_modules", "dist", ".git", "test-artifacts", "coverage", ".agent-machine"]);
+  cpSync(ROOT, source, {
+    recursive: true,
+    filter: (from) => !skipped.has(relative(ROOT, from).split(sep)[0]!),
+  });
+  symlinkSync(join(ROOT, "node_modules"), join(source, "node_modules"), "dir");
+  const packed = await mustRun("npm", ["pack", "--json", "--pack-destination", work], source);
+  const [info] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf("["))) as {
+    filename: string;
+    files: { path: string }[];
+  }[];
+  packedFiles = info!.files.map((file) => file.path);
+
+  app = join(work, "app");
+  mkdirSync(app);
+  const tarball = `file:../${info!.filename}`;
+  writeFileSync(
+    join(app, "package.json"),
+    JSON.stringify({
+      name: "app",
+      private: true,
+      type: "module",
+      dependencies: { "agent-machine": tarball },
+    }),
+  );
+  writeFileSync(join(app, "package-lock.json"), JSON.stringify(appLockFile(tarball)));
+  await mustRun("npm", ["ci", "--offline", "--no-audit", "--no-fund"], app);
+}, 300_000);
+
+afterAll(() => {
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+describe("npm pack", () => {
+  it("ships the compiled library with its types and maps, the command, the page, the docs and the licence", () => {
+    for (const file of [
+      "dist/index.js",
+      "dist/index.d.ts",
+      "dist/index.js.map",
+      "dist/browser.js",
+      "dist/cli/main.js",
+      "bin/agent-machine.js",
+      "visualizer/page/index.html",
+      "visualizer/page/app.js",
+      "README.md",
+      "LICENSE",
+      "docs/package.md",
+      "package.json",
+    ]) {
+      expect(packedFiles).toContain(file);
+    }
+  });
+
+  it("ships no tests, fixtures, benchmarks, sources, lint configs or CI scripts", () => {
+    const unwanted = packedFiles.filter(
+      (file) =>
+        /^(test|bench|\.ci|core|agent|machines|actors|providers|tools|context|cli)\//.test(file) ||
+        /^[^/]+\.ts$/.test(file) ||
+        /^(eslint\.config\.js|tsconfig.*\.json|vitest\.config\.ts|\.prettier.*|\.gitignore)$/.test(file) ||
+        (file.endsWith(".ts") && !file.endsWith(".d.ts")),
+    );
+    expect(unwanted).toEqual([]);
+  });
+});
+
+describe("the installed package, in Node", () => {
+  let report: {
+    entries: Record<string, string[]>;
+    events: string[];
+    messages: { role: string; text: string }[];
+    page: { status: number; title: string | undefined; script: number };
+    shared: { workspaceError: boolean; prices: number | undefined };
+  };
+
+  beforeAll(async () => {
+    // An app module: every entry, a scripted agent with a tool, the visualizer page.
+    writeFileSync(
+      join(app, "check.mjs"),
+      `
+import { readFileSync } from "node:fs";
+import * as z from "zod";
+const pkg = JSON.parse(readFileSync(new URL("./node_modules/agent-machine/package.json", import.meta.url), "utf8"));
+const entries = {};
+for (const subpath of Object.keys(pkg.exports)) {
+  if (subpath === "./package.json") continue;
+  const specifier = subpath === "." ? "agent-machine" : "agent-machine/" + subpath.slice(2);
+  entries[specifier] = Object.keys(await import(specifier)).sort();
+}
+const { createAgent, defineTool, scripted, visualize, withCost, WorkspaceError } = await import("agent-machine");
+const add = defineTool({
+  name: "add",
+  description: "Adds two numbers",
+  parameters: z.object({ a: z.number(), b: z.number() }),
+  readOnly: true,
+  execute: ({ a, b }) => String(a + b),
+});
+const agent = createAgent({
+  provider: scripted([{ toolCalls: [{ name: "add", arguments: { a: 2, b: 3 } }] }, { text: "2 + 3 = 5" }]),
+  tools: [add],
+});
+const events = [];
+agent.events$.subscribe((event) => events.push(event.type));
+await agent.prompt("Add 2 and 3");
+const text = (content) => typeof content === "string" ? content : content.map((part) => part.text ?? part.name ?? "").join("");
+const messages = agent.messages.map((message) => ({ role: message.role, text: text(message.content) }));
+
+const server = await visualize(agent, { port: 0 });
+const response = await fetch(server.url);
+const html = await response.text();
+const script = (await fetch(new URL("app.js", server.url))).status;
+await server.close();
+
+const browser = await import("agent-machine/browser");
+browser.setModelPrice("package-test-model", { input: 1, output: 0 });
+const usage = { input: 1_000_000, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 1_000_000 };
+const codingTools = await import("agent-machine/coding-tools");
+console.log(JSON.stringify({
+  entries,
+  events,
+  messages,
+  page: { status: response.status, title: /<title>([^<]*)<\\/title>/.exec(html)?.[1], script },
+  shared: {
+    workspaceError: codingTools.WorkspaceError === WorkspaceError,
+    prices: withCost(usage, "package-test-model").cost?.total,
+  },
+}));
+`,
+    );
+    const result = await mustRun(process.execPath, ["check.mjs"], app);
+    report = JSON.parse(result.stdout.trim().split("\n").at(-1)!);
+  });
+
+  it("imports every entry of the exports map", () => {
+    const subpaths = Object.keys(pkg.exports).filter((subpath) => subpath !== "./package.json");
+    expect(Object.keys(report.entries)).toHaveLength(subpaths.length);
+    for (const [entry, names] of Object.entries(report.entries))
+      expect(names.length, entry).toBeGreaterThan(0);
+    expect(report.entries["agent-machine"]).toEqual(
+      expect.arrayContaining(["createAgent", "codingTools", "visualize"]),
+    );
+    expect(report.entries["agent-machine/browser"]).toContain("createAgent");
+    expect(report.entries["agent-machine/browser"]).not.toContain("codingTools");
+    expect(report.entries["agent-machine/cli"]).toContain("runCli");
+    // The entries share their modules: one class, one price table.
+    expect(report.shared).toEqual({ workspaceError: true, prices: 1 });
+  });
+
+  it("runs a scripted agent with a tool", () => {
+    expect(report.messages).toEqual([
+      { role: "user", text: "Add 2 and 3" },
+      { role: "assistant", text: "add" },
+      { role: "toolResult", text: "5" },
+      { role: "assistant", text: "2 + 3 = 5" },
+    ]);
+    expect(report.events.filter((type) => type.startsWith("tool_execution_"))).toEqual([
+      "tool_execution_start",
+      "tool_execution_end",
+    ]);
+    expect(report.events.at(-1)).toBe("agent_end");
+  });
+
+  it("serves the visualizer page", () => {
+    expect(report.page).toEqual({ status: 200, title: "agent-machine visualizer", script: 200 });
+  });
+});
+
+describe("the installed command", () => {
+  const command = () => join(app, "node_modules", ".bin", "agent-machine");
+
+  it("runs compiled: the app has neither tsx nor TypeScript", () => {
+    expect(existsSync(join(app, "node_modules", "tsx"))).toBe(false);
+    expect(existsSync(join(app, "node_modules", "typescript"))).toBe(false);
+  });
+
+  it("answers --version and --help", async () => {
+    const version = await run(command(), ["--version"], app);
+    expect(version).toMatchObject({ code: 0, stdout: `${pkg.version}\n` });
+    const help = await run(command(), ["--help"], app);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("Usage: agent-machine");
+  });
+
+  it("runs a prompt with the coding tools on a scripted model", async () => {
+    const workspace = join(app, "workspace");
+    mkdirSync(workspace, { recursive: true });
+    writeFileSync(join(workspace, "notes.txt"), "remember the milk\n");
+    writeFileSync(
+      join(app, "script.json"),
+      JSON.stringify([
+        { toolCalls: [{ name: "read_file", arguments: { path: "notes.txt" } }] },
+        { text: "The notes say to remember the milk." },
+      ]),
+    );
+    const result = await run(command(), ["-p", "What do my notes say?", "--cwd", workspace], app, {
+      AGENT_MACHINE_SCRIPT: join(app, "script.json"),
+    });
+    expect(result.stderr).toBe("");
+    expect(result).toMatchObject({ code: 0, stdout: "The notes say to remember the milk.\n" });
+  });
+});
+
+describe("the installed package, bundled for a browser", () => {
+  let browser: Browser | undefined;
+  let provider: ProviderFixtureServer | undefined;
+
+  afterAll(async () => {
+    await browser?.close();
+    await provider?.close();
+    await esbuild.stop();
+  });
+
+  /** Bundles `contents` as a module of the app, the way a web app's bundler would. */
+  function bundle(contents: string) {
+    return esbuild.build({
+      stdin: { contents, resolveDir: app, loader: "js" },
+      absWorkingDir: app,
+      bundle: true,
+      platform: "browser",
+      format: "esm",
+      minify: true,
+      write: false,
+      metafile: true,
+      logLevel: "silent",
+    });
+  }
+
+  it("bundles every entry that declares a browser condition, with no node: module", async () => {
+    const browserSafe = Object.entries(pkg.exports).filter(
+      ([, target]) => typeof target === "object" && "browser" in target,
+    );
+    expect(browserSafe.map(([subpath]) => subpath)).toEqual(expect.arrayContaining([".", "./browser"]));
+    for (const [subpath] of browserSafe) {
+      const specifier = subpath === "." ? "agent-machine" : `agent-machine/${subpath.slice(2)}`;
+      // esbuild refuses a node: built-in on platform=browser.
+      await expect(bundle(`export * from "${specifier}";`), specifier).resolves.toBeDefined();
+    }
+  });
+
+  it('gives `import ... from "agent-machine"` the browser entry, and runs agents in Chromium', async () => {
+    const built = await bundle(`
+      import * as z from "zod";
+      import { createAgent, defineTool, openaiCompatible, scripted } from "agent-machine";
+      const text = ({ content }) =>
+        typeof content === "string" ? content : content.map((part) => part.text ?? part.name ?? "").join("");
+      const clock = defineTool({
+        name: "clock",
+        description: "The time in a city",
+        parameters: z.object({ city: z.string() }),
+        readOnly: true,
+        execute: ({ city }) => "12:00 in " + city,
+      });
+      async function run(provider) {
+        const agent = createAgent({ provider, tools: [clock] });
+        const events = [];
+        agent.events$.subscribe((event) => events.push(event.type));
+        await agent.prompt("What time is it in Lisbon?");
+        return { messages: agent.messages.map((m) => m.role + ": " + text(m)), last: events.at(-1) };
+      }
+      window.results = Promise.all([
+        run(scripted([{ toolCalls: [{ name: "clock", arguments: { city: "Lisbon" } }] }, { text: "It is noon." }])),
+        run(openaiCompatible({ baseURL: location.origin + "/v1", model: "gpt-4.1", dangerouslyAllowBrowser: true })),
+      ]);
+    `);
+    const inputs = Object.keys(built.metafile.inputs);
+    expect(inputs).toContain("node_modules/agent-machine/dist/browser.js");
+    expect(inputs).not.toContain("node_modules/agent-machine/dist/index.js");
+
+    provider = await startProviderServer();
+    provider.reply(
+      {
+        type: "sse",
+        frames: chatStream({
+          toolCalls: [{ index: 0, id: "call_1", name: "clock", json: ['{"city":', '"Lisbon"}'] }],
+        }),
+      },
+      { type: "sse", frames: chatStream({ text: ["It is ", "noon in Lisbon."] }) },
+    );
+    browser = await launchBrowser();
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on("pageerror", (error) => errors.push(error.message));
+    // The page and its script come from a made-up origin; its /v1 goes to the fixture server, so the
+    // provider's fetch is same-origin, as behind an app's own proxy.
+    await page.route("http://app.test/**", async (route) => {
+      const url = new URL(route.request().url());
+      if (url.pathname === "/") {
+        return route.fulfill({
+          contentType: "text/html",
+          body: '<!doctype html><title>app</title><script type="module" src="/app.js"></script>',
+        });
+      }
+      if (url.pathname === "/app.js") {
+        return route.fulfill({ contentType: "text/javascript", body: built.outputFiles[0]!.text });
+      }
+      const response = await route.fetch({ url: `${provider!.url}${url.pathname}` });
+      return route.fulfill({ response });
+    });
+    await page.goto("http://app.test/");
+    const results = await page.evaluate(() => (window as unknown as { results: Promise<unknown> }).results);
+    expect(errors).toEqual([]);
+    expect(results).toEqual([
+      {
+        messages: [
+          "user: What time is it in Lisbon?",
+          "assistant: clock",
+          "toolResult: 12:00 in Lisbon",
+          "assistant: It is noon.",
+        ],
+        last: "agent_end",
+      },
+      {
+        messages: [
+          "user: What time is it in Lisbon?",
+          "assistant: clock",
+          "toolResult: 12:00 in Lisbon",
+          "assistant: It is noon in Lisbon.",
+        ],
+        last: "agent_end",
+      },
+    ]);
+    // The browser sent the tool's JSON Schema, as Node would.
+    expect(provider.requests[0]!.body.tools[0].function).toMatchObject({
+      name: "clock",
+      parameters: { type: "object", properties: { city: { type: "string" } } },
+    });
+  });
+});
