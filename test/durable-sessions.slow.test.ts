@@ -143,6 +143,16 @@ describe("durable sessions on Restate", () => {
       'assistant "answer 2"',
     ]);
     expectValidTranscript(transcript);
+
+    // Steered between runs: the next run takes it at its first check.
+    expect(await client.steer("steered", "later")).toEqual({ queued: 1 });
+    const next = await client.prompt("steered", "go on");
+    expect(shape(next.messages)).toEqual([
+      "user go on",
+      'assistant "answer 3"',
+      "user later",
+      'assistant "answer 4"',
+    ]);
   });
 
   it("waits for an approval keyed by tool call id and takes a denial from a client", async () => {
