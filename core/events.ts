@@ -50,6 +50,8 @@ export type AgentEvent =
       text: string;
     }
   | { type: "approval_requested"; toolCallId: string; toolName: string; args: unknown }
+  /** `agent.approve` / `agent.deny` answered a pending call (published just before the call goes on). */
+  | { type: "approval_decided"; toolCallId: string; toolName: string; approved: boolean }
   | {
       /** A tool call repeats: `warned` (the model is told), then `stopped` (the run ends with reason `loop`). */
       type: "loop_detected";
