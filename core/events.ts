@@ -40,6 +40,8 @@ export type AgentEvent =
   | { type: "compaction"; level: 1 | 2 | 3; tokensBefore: number; tokensAfter: number }
   | { type: "retry"; attempt: number; delayMs: number; error: string }
   | { type: "approval_requested"; toolCallId: string; toolName: string; args: unknown }
+  /** `agent.approve` / `agent.deny` answered a pending call (published just before the call goes on). */
+  | { type: "approval_decided"; toolCallId: string; toolName: string; approved: boolean }
   | {
       /** A tool call repeats: `warned` (the model is told), then `stopped` (the run ends with reason `loop`). */
       type: "loop_detected";
