@@ -91,6 +91,7 @@ function appLockFile(tarball: string): object {
 }
 
 let work: string;
+let source: string;
 let app: string;
 let packedFiles: string[];
 
@@ -98,7 +99,7 @@ beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), "agent-machine-package-"));
   // A copy of the checkout, as a clone would have it: sources, no dist/, this checkout's node_modules
   // (the build needs TypeScript).
-  const source = join(work, "source");
+  source = join(work, "source");
   const skipped = new Set(["node_modules", "dist", ".git", "test-artifacts", "coverage", ".agent-machine"]);
   cpSync(ROOT, source, {
     recursive: true,
@@ -297,6 +298,25 @@ describe("the installed command", () => {
     });
     expect(result.stderr).toBe("");
     expect(result).toMatchObject({ code: 0, stdout: "The notes say to remember the milk.\n" });
+  });
+});
+
+describe("the bin in a clone", () => {
+  // The copy that was packed is a clone with a build. Marks tell which code answered --help.
+  const usage = (file: string, mark: string) => {
+    const text = readFileSync(file, "utf8");
+    writeFileSync(file, text.replace(/Usage( \([a-z]+\))?: agent-machine/, `Usage (${mark}): agent-machine`));
+  };
+  const help = async () =>
+    (await mustRun(process.execPath, [join(source, "bin", "agent-machine.js"), "--help"], source)).stdout;
+
+  it("runs the build when it is newer than every source, the sources through tsx once one is edited or dist/ is gone", async () => {
+    usage(join(source, "dist", "cli", "args.js"), "compiled");
+    expect(await help()).toContain("Usage (compiled): agent-machine");
+    usage(join(source, "cli", "args.ts"), "source");
+    expect(await help()).toContain("Usage (source): agent-machine");
+    rmSync(join(source, "dist"), { recursive: true });
+    expect(await help()).toContain("Usage (source): agent-machine");
   });
 });
 
