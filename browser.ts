@@ -94,11 +94,17 @@ export {
 } from "./context/tokens.js";
 export { truncateText, truncateToolOutputs } from "./context/truncate-tool-outputs.js";
 
-// --- Seeing the agent: the statechart's layout and secret-free copies of what it carries ---
+// --- Seeing the agent: the statechart's layout, secret-free copies of what it carries, and the
+// Stately inspector for agents that live in the page ---
 export type { GraphEdge, GraphNode, MachineGraph } from "./visualizer/machine-graph.js";
 export { activeStateIds, layoutMachineGraph } from "./visualizer/machine-graph.js";
 export type { SanitizeOptions } from "./visualizer/sanitize.js";
 export { sanitize } from "./visualizer/sanitize.js";
+export type {
+  InspectorSanitizeOptions,
+  StatelyBrowserInspectorOptions,
+} from "./visualizer/stately-browser.js";
+export { createStatelyBrowserInspector, inspectorSanitizers } from "./visualizer/stately-browser.js";
 export type {
   ToolOutcome,
   VisualizerCommand,
@@ -112,5 +118,13 @@ export { retryDelay } from "./actors/backoff.js";
 export { toolCallMachine } from "./actors/tool-call.machine.js";
 export type { AgentContext, AgentMachineEvent, AgentMachineInput } from "./machines/agent.machine.js";
 export { agentMachine } from "./machines/agent.machine.js";
+export type { LimitName, LimitVerdict } from "./machines/limit-answer.logic.js";
+export {
+  answeredAtLimit,
+  LIMIT_NOTICE_TYPE,
+  limitNotice,
+  limitVerdict,
+  nextCallTokens,
+} from "./machines/limit-answer.logic.js";
 export { groupCalls, SKIPPED_TEXT } from "./machines/tool-execution.logic.js";
 export { toolExecutionMachine } from "./machines/tool-execution.machine.js";

@@ -1,6 +1,6 @@
 // agent-machine/visualizer (Node only): our live page served on 127.0.0.1, recordings on disk, and
-// the Stately inspector relays. Also part of the main entry in Node. (The statechart's layout and
-// `sanitize` run anywhere: they are in the browser entry.)
+// the Stately inspector relays. Also part of the main entry in Node. (The statechart's layout,
+// `sanitize` and the browser's Stately inspector run anywhere: they are in the browser entry.)
 
 export type { Recorder } from "./visualizer/recording.js";
 export { parseRecording, readRecording, recordEvents } from "./visualizer/recording.js";
@@ -9,14 +9,7 @@ export { visualize, visualizeRecording } from "./visualizer/server.js";
 export type {
   InspectorRelay,
   InspectorRelayOptions,
-  InspectorSanitizeOptions,
-  StatelyBrowserInspectorOptions,
   StatelyInspector,
   StatelyInspectorOptions,
 } from "./visualizer/stately.js";
-export {
-  createInspectorRelay,
-  createStatelyBrowserInspector,
-  createStatelyInspector,
-  inspectorSanitizers,
-} from "./visualizer/stately.js";
+export { createInspectorRelay, createStatelyInspector } from "./visualizer/stately.js";

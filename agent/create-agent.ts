@@ -24,9 +24,11 @@ import {
   LOOP_DETECTION_KEYS,
   STALL_TIMEOUT_KEYS,
   TOOL_RESULT_BUDGET_KEYS,
+  TELEMETRY_KEYS,
 } from "../core/options.js";
 import { checkLoopDetection } from "../machines/loop-detection.logic.js";
 import { type AgentRuntime, bindRuntime, defaultRetryPolicy, defaultStallTimeout } from "../core/runtime.js";
+import { attachTelemetry } from "../telemetry/attach.js";
 import { BUILT_IN_MIGRATIONS } from "./snapshot-migrations.js";
 import { prepareSnapshotForRestore, stampSnapshot } from "./snapshot-version.js";
 
@@ -186,6 +188,15 @@ function buildAgent(options: AgentOptions, journal: EffectJournal | undefined): 
   });
   bindRuntime(actor, runtime);
   actor.on("*", (event) => events.next(event as AgentEvent));
+  attachTelemetry(
+    {
+      id,
+      actor,
+      runtime,
+      subscribe: (next, complete) => events.subscribe({ next, complete }),
+    },
+    options,
+  );
 
   const failures = new Set<(error: unknown) => void>();
   actor.subscribe({
@@ -241,6 +252,8 @@ function buildAgent(options: AgentOptions, journal: EffectJournal | undefined): 
         `Tool call "${toolCallId}" is not waiting for approval (already decided or never asked)`,
       );
     }
+    const { toolName } = snapshot.context as { toolName: string };
+    events.next({ type: "approval_decided", toolCallId, toolName, approved: event.type === "APPROVE" });
     child.send(event);
   }
 
@@ -338,6 +351,12 @@ function checkAgentOptions(options: AgentOptions): void {
   }
   checkOptionKeys("createAgent", options, AGENT_OPTION_KEYS);
   checkOptionKeys("createAgent limits", options.limits, AGENT_LIMIT_KEYS);
+  const onLimit = options.limits?.onLimit;
+  if (onLimit !== undefined && onLimit !== "answer" && onLimit !== "stop") {
+    throw new TypeError(
+      `createAgent limits.onLimit must be "answer" or "stop", got ${JSON.stringify(onLimit)}`,
+    );
+  }
   checkOptionKeys("createAgent retry", options.retry, RETRY_POLICY_KEYS);
   checkOptionKeys("createAgent hooks", options.hooks, AGENT_HOOK_KEYS);
   if (options.toolResultBudget !== false) {
@@ -350,6 +369,9 @@ function checkAgentOptions(options: AgentOptions): void {
     checkOptionKeys("createAgent loopDetection", options.loopDetection, LOOP_DETECTION_KEYS);
   }
   checkLoopDetection(options.loopDetection);
+  if (options.telemetry !== false) {
+    checkOptionKeys("createAgent telemetry", options.telemetry, TELEMETRY_KEYS);
+  }
 }
 
 function stateName(value: unknown): string {

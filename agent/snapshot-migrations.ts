@@ -29,7 +29,17 @@ export const BUILT_IN_MIGRATIONS: readonly SnapshotMigration[] = [
   },
   {
     from: { format: 1, machine: "8150e99e6dd6" },
-    to: { format: 1, machine: "5911a0e8c1e4" },
+    to: { format: 1, machine: "5f2e203a9ab0" },
+    description: "the run knows whether its turn is the answer a limit asked for (run.answeringLimit)",
+    // No snapshot of an older release was taken during such a turn: false is always right.
+    migrate: (snapshot) => ({
+      ...snapshot,
+      context: { ...snapshot.context, run: { ...snapshot.context.run, answeringLimit: false } },
+    }),
+  },
+  {
+    from: { format: 1, machine: "5f2e203a9ab0" },
+    to: { format: 1, machine: "3e3246aa0ca9" },
     description:
       "a tool runs in its call's actor (no executeTool child); the tool execution reports its last group as its output",
     migrate: (snapshot) =>

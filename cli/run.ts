@@ -17,6 +17,7 @@ import {
 } from "./observability.js";
 import { planResume, type ResumePlan } from "./resume.js";
 import { chooseBashSetup, codingToolsFor } from "./sandbox.js";
+import { startTracingForCli } from "./telemetry.js";
 import { createScreen } from "./screen.js";
 import { recordSession } from "./session-recorder.js";
 import { createSessionStore, type Session, type SessionStore } from "./session-store.js";
@@ -238,6 +239,13 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
     }
   }
 
+  const telemetry = await startTracingForCli(io.env);
+  if (telemetry.notice) {
+    if (telemetry.tracing) {
+      if (pretty) notice(style.dim(telemetry.notice));
+    } else notice(style.yellow(telemetry.notice));
+  }
+
   const agent = createAgent({
     provider: choice.provider,
     systemPrompt: codingSystemPrompt(cwd),
@@ -249,6 +257,13 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
     permissions,
     inspect: inspector?.inspect,
     id: `session-${session.id}`,
+    ...(telemetry.tracing && {
+      telemetry: {
+        tracerProvider: telemetry.tracing.provider,
+        agentName: "agent-machine",
+        conversationId: session.id,
+      },
+    }),
   });
   const stopRecording = recordSession(agent, session, (error) =>
     notice(style.red(`Cannot save the session (${error.message}); the agent goes on.`)),
@@ -371,6 +386,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
     screen?.close();
     await visualizer?.close();
     await inspector?.stop();
+    await telemetry.tracing?.shutdown();
     if (demoDir) rmSync(demoDir, { recursive: true, force: true });
   }
 }

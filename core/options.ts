@@ -1,3 +1,4 @@
+import type { TracerProvider } from "@opentelemetry/api";
 import type { AnyActorRef, Observer } from "xstate";
 import type { ContextConfig } from "../context/config.js";
 import type { Provider } from "../providers/provider.js";
@@ -26,6 +27,13 @@ export interface AgentLimits {
   maxTokens?: number;
   /** Wall time per run; also fires mid-turn, ending the run as an abort does. */
   maxDurationMs?: number;
+  /**
+   * What happens at `maxTurns` or `maxTokens`. `"answer"` (default): one more model call, without
+   * tools, after a notice that it must answer now from what it has; the run ends with reason
+   * `"limit"` and that answer (for `maxTokens`: when the budget left still pays for that call).
+   * `"stop"`: the run ends at once with the `[Agent stopped: …]` notice. `maxDurationMs` always stops.
+   */
+  onLimit?: "answer" | "stop";
 }
 
 /**
@@ -37,6 +45,26 @@ export interface LoopDetectionOptions {
   maxIdenticalCalls?: number;
   /** The same call failing this many times in one run. Default 3. */
   maxIdenticalFailures?: number;
+}
+
+/**
+ * OpenTelemetry tracing of an agent (see docs/telemetry.md). Spans go through `@opentelemetry/api`
+ * to the tracer provider you register; without one (and without `tracerProvider`) nothing is traced
+ * and nothing is paid.
+ */
+export interface TelemetryOptions {
+  /** Where spans go. Default: the global provider (`trace.setGlobalTracerProvider`, `sdk.start()`). */
+  tracerProvider?: TracerProvider;
+  /**
+   * Record message contents, system instructions and tool arguments / results on the spans
+   * (`gen_ai.input.messages`, `gen_ai.output.messages`, ...). They may hold personal or secret data.
+   * Default: `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true` in the environment, else off.
+   */
+  recordContent?: boolean;
+  /** `gen_ai.agent.name`. Default: the agent's `id` when you gave one, a sub-agent's tool name, else `agent`. */
+  agentName?: string;
+  /** `gen_ai.conversation.id` (a session or thread id), when you have one. */
+  conversationId?: string;
 }
 
 /** Backoff for transient provider failures (429, 5xx, overloaded, dropped connection). */
@@ -156,6 +184,11 @@ export interface AgentOptions {
    * call again the run ends with `agent_end.reason === "loop"`. `false` turns it off.
    */
   loopDetection?: LoopDetectionOptions | false;
+  /**
+   * OpenTelemetry spans in the GenAI semantic conventions: on by itself when a tracer provider is
+   * registered when the agent is created (a sub-agent follows its parent), `false` turns it off.
+   */
+  telemetry?: TelemetryOptions | false;
   /** The stream watchdog (see {@link StallTimeout}); `false` turns it off. */
   stallTimeout?: StallTimeout | false;
   /** Turns the transcript into what the provider receives. Default: {@link defaultConvertToLlm}. */
@@ -200,6 +233,7 @@ export const AGENT_OPTION_KEYS: OptionKeys<AgentOptions> = {
   retry: true,
   stallTimeout: true,
   loopDetection: true,
+  telemetry: true,
   convertToLlm: true,
   snapshot: true,
   snapshotMigrations: true,
@@ -212,6 +246,7 @@ export const AGENT_LIMIT_KEYS: OptionKeys<AgentLimits> = {
   maxTurns: true,
   maxTokens: true,
   maxDurationMs: true,
+  onLimit: true,
 };
 
 /** The keys of {@link RetryPolicy}. */
@@ -232,6 +267,14 @@ export const TOOL_RESULT_BUDGET_KEYS: OptionKeys<ToolResultBudget> = {
 export const LOOP_DETECTION_KEYS: OptionKeys<LoopDetectionOptions> = {
   maxIdenticalCalls: true,
   maxIdenticalFailures: true,
+};
+
+/** The keys of {@link TelemetryOptions}. */
+export const TELEMETRY_KEYS: OptionKeys<TelemetryOptions> = {
+  tracerProvider: true,
+  recordContent: true,
+  agentName: true,
+  conversationId: true,
 };
 
 /** The keys of {@link StallTimeout}. */

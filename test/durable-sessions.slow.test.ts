@@ -19,6 +19,7 @@ import {
   eventsOf,
   eventually,
   fastRetries,
+  journalSteps,
   quietLogger,
   shape,
   withoutClock,
@@ -36,7 +37,16 @@ const published: SessionEvent[] = [];
 
 beforeAll(async () => {
   restate = await startRestateServer();
-  services = createAgentServices({ agent: durableTestAgent(), retryPolicy: fastRetries });
+  // Sessions named "limited…" run with a time limit.
+  services = createAgentServices({
+    agent: (id) =>
+      id.startsWith("limited")
+        ? { ...durableTestAgent(), limits: { maxDurationMs: 300 } }
+        : id.startsWith("compacted")
+          ? { ...durableTestAgent(), context: { maxContextTokens: 2_000, keepRecent: 2 } }
+          : durableTestAgent(),
+    retryPolicy: fastRetries,
+  });
   services.events$.subscribe((event) => published.push(event));
   server = await serveAgents({ services, logger: quietLogger });
   await registerDeployment({ adminUrl: restate.adminUrl, uri: server.url });
@@ -136,6 +146,16 @@ describe("durable sessions on Restate", () => {
       'assistant "answer 2"',
     ]);
     expectValidTranscript(transcript);
+
+    // Steered between runs: the next run takes it at its first check.
+    expect(await client.steer("steered", "later")).toEqual({ queued: 1 });
+    const next = await client.prompt("steered", "go on");
+    expect(shape(next.messages)).toEqual([
+      "user go on",
+      'assistant "answer 3"',
+      "user later",
+      'assistant "answer 4"',
+    ]);
   });
 
   it("waits for an approval keyed by tool call id and takes a denial from a client", async () => {
@@ -173,6 +193,61 @@ describe("durable sessions on Restate", () => {
     expect(shape(transcript).slice(-2)).toEqual(["assistant [l1]", "toolResult l1: Tool slow aborted"]);
     expect(await client.status("aborted")).toMatchObject({ state: "idle", lastRun: { reason: "aborted" } });
     expect(await client.abort("aborted")).toBe(false);
+  });
+
+  it("aborts a run mid-stream and keeps the partial answer the journal recorded", async () => {
+    const run = await client.send("aborted-stream", "slow stream");
+    await published$("aborted-stream", (e) => e.type === "message_update" && e.kind === "text_delta");
+    expect(await client.abort("aborted-stream")).toBe(true);
+
+    const result = await client.result(run);
+    expect(result.reason).toBe("aborted");
+    const last = (await client.transcript("aborted-stream")).at(-1)!;
+    expect(last).toMatchObject({ role: "assistant", stopReason: "aborted" });
+    const text = last.role === "assistant" && last.content[0]?.type === "text" ? last.content[0].text : "";
+    expect(text.length).toBeGreaterThan(0);
+    expect(text.length).toBeLessThan("word ".repeat(60).length);
+    expect("word ".repeat(60).startsWith(text)).toBe(true);
+    // What the serving process announced is what was stored.
+    const ended = eventsOf(published, "aborted-stream")
+      .filter((e) => e.type === "message_end")
+      .at(-1);
+    expect(ended).toMatchObject({ message: last });
+  });
+
+  it("ends a run at maxDurationMs through a durable timer, with the notice and every call answered", async () => {
+    const result = await client.prompt("limited", "long");
+    expect(result.reason).toBe("limit");
+    const transcript = await client.transcript("limited");
+    expectValidTranscript(transcript);
+    expect(shape(transcript)).toEqual([
+      "user long",
+      "assistant [l0]",
+      "toolResult l0: Tool slow aborted",
+      'assistant "[Agent stopped: Time limit rea"',
+    ]);
+  });
+
+  it("journals a compaction and stores the compacted transcript, telling followers it was rewritten", async () => {
+    const long = (label: string) => `${label} ${"lorem ipsum ".repeat(150)}`;
+    const runIds: string[] = [];
+    for (let run = 0; run < 5; run++)
+      runIds.push((await client.prompt("compacted", long(`part ${run}`))).runId);
+    const compactions = eventsOf(published, "compacted").filter((e) => e.type === "compaction");
+    expect(compactions.length).toBeGreaterThan(0);
+    // Each compaction was a journaled step of its run.
+    const steps = await Promise.all(runIds.map((id) => journalSteps(restate, id)));
+    const journaled = steps.flatMap((s) => [...s.completed].filter((name) => name.startsWith("compaction:")));
+    expect(journaled).toHaveLength(compactions.length);
+
+    const slice = await client.messages("compacted");
+    expect(slice.generation).toBeGreaterThan(0);
+    expect(slice.messages).toEqual(await client.transcript("compacted"));
+    expect(slice.count).toBe(slice.messages.length);
+    // Ten messages were written; the compaction kept fewer, and the first (the task) verbatim.
+    expect(slice.count).toBeLessThan(10);
+    expect(slice.messages[0]).toMatchObject({ role: "user", content: long("part 0") });
+    expectValidTranscript(slice.messages);
   });
 
   it("lets a client in another process follow a run: its messages as they are stored, and its status", async () => {

@@ -162,7 +162,7 @@ describe("sanitize", () => {
 });
 
 describe("tool outcomes on the wire", () => {
-  it("name each call's fate: ok, error, not found, invalid, timed out, denied by the checker", async () => {
+  it("name each call's fate: ok, error, not found (spaces in the name too), invalid, timed out, denied by the checker", async () => {
     const file = await tempFile("fates.jsonl");
     const slow = defineTool({
       name: "slow",
@@ -195,6 +195,7 @@ describe("tool outcomes on the wire", () => {
             { name: "echo", arguments: { text: "a" }, id: "ok" },
             { name: "fail", id: "error" },
             { name: "missing", id: "missing" },
+            { name: "read file", id: "spaced" },
             { name: "echo", arguments: { text: 1 }, id: "invalid" },
             { name: "slow", id: "slow" },
             { name: "secret", id: "refused" },
@@ -223,6 +224,7 @@ describe("tool outcomes on the wire", () => {
       ok: "ok",
       error: "error",
       missing: "not found",
+      spaced: "not found",
       invalid: "invalid",
       slow: "timed out",
       refused: "denied",

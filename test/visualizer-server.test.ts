@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { z } from "zod";
+import { apply, emptyModel, laneStatus } from "../visualizer/page/model.js";
 import {
   createAgent,
   defineTool,
@@ -19,9 +20,14 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function connect(url: string, origin?: string) {
+/** A WebSocket client of the page's server: `url` is the page's (with its token) unless told otherwise. */
+function connect(url: string, origin?: string, token = new URL(url).searchParams.get("token") ?? "") {
   const messages: VisualizerMessage[] = [];
-  const socket = new WebSocket(`${url.replace("http://", "ws://")}ws`, origin ? { origin } : {});
+  const { host } = new URL(url);
+  const socket = new WebSocket(
+    `ws://${host}/ws${token ? `?token=${encodeURIComponent(token)}` : ""}`,
+    origin ? { origin } : {},
+  );
   const opened = new Promise<void>((resolve, reject) => {
     socket.once("open", () => resolve());
     socket.once("unexpected-response", (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
@@ -55,15 +61,46 @@ async function started(options: Parameters<typeof createAgent>[0]) {
 describe("the visualizer server", () => {
   it("serves the page, the statechart and nothing else, on 127.0.0.1", async () => {
     const { server } = await started({ provider: scripted([]) });
-    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{43}$/);
+    expect(server.url).toBe(`http://127.0.0.1:${server.port}/?token=${server.token}`);
+    const base = `http://127.0.0.1:${server.port}/`;
     const page = await fetch(server.url);
     expect(page.headers.get("content-type")).toContain("text/html");
-    expect(await page.text()).toContain('<script src="app.js"></script>');
-    expect((await fetch(`${server.url}app.js`)).status).toBe(200);
-    const graph = await (await fetch(`${server.url}graph.json`)).json();
-    expect(graph.nodes.map((n: { id: string }) => n.id)).toContain("agent.running.executing");
-    expect((await fetch(`${server.url}recording.jsonl`)).status).toBe(404);
-    expect((await fetch(`${server.url}../package.json`)).status).toBe(404);
+    expect(await page.text()).toContain('<script type="module" src="app.js"></script>');
+    for (const file of ["app.js", "model.js", "chart.js", "style.css", "favicon.svg", "favicon.ico"]) {
+      expect((await fetch(`${base}${file}`)).status, file).toBe(200);
+    }
+    const graphs = await (await fetch(`${base}graph.json`)).json();
+    expect(graphs.agent.nodes.map((n: { id: string }) => n.id)).toContain("agent.running.executing");
+    expect(graphs.toolExecution.nodes.map((n: { id: string }) => n.id)).toContain("toolExecution.running");
+    expect(graphs.toolCall.nodes.map((n: { id: string }) => n.id)).toContain("toolCall.awaitingApproval");
+    expect((await fetch(`${base}recording.jsonl`)).status).toBe(404);
+    expect((await fetch(`${base}../package.json`)).status).toBe(404);
+    expect((await fetch(`${base}server.ts`)).status).toBe(404);
+  });
+
+  it("forbids framing and other origins on every answer", async () => {
+    const { server } = await started({ provider: scripted([]) });
+    const base = `http://127.0.0.1:${server.port}/`;
+    for (const url of [server.url, `${base}app.js`, `${base}nothing-here`]) {
+      const response = await fetch(url);
+      expect(response.headers.get("x-frame-options"), url).toBe("DENY");
+      const policy = response.headers.get("content-security-policy") ?? "";
+      expect(policy, url).toContain("frame-ancestors 'none'");
+      expect(policy, url).toContain("script-src 'self'");
+      expect(response.headers.get("referrer-policy"), url).toBe("no-referrer");
+    }
+  });
+
+  it("lets no client connect without the page's token, browser or not", async () => {
+    const { server } = await started({ provider: scripted([]) });
+    const own = `http://127.0.0.1:${server.port}`;
+    // A local process sends no Origin: only the token lets it in.
+    await expect(connect(server.url, undefined, "").opened).rejects.toThrow("403");
+    await expect(connect(server.url, undefined, "wrong-token").opened).rejects.toThrow("403");
+    await expect(connect(server.url, own, "").opened).rejects.toThrow("403");
+    await connect(server.url).opened;
+    await connect(server.url, own).opened;
   });
 
   it("refuses other sites and rebound host names", async () => {
@@ -75,7 +112,7 @@ describe("the visualizer server", () => {
       ).end();
     });
     expect(status).toBe(403);
-    await connect(server.url, server.url.slice(0, -1)).opened;
+    await connect(server.url, `http://127.0.0.1:${server.port}`).opened;
   });
 
   it("sends hello, the history to late pages, and the state only when it changes", async () => {
@@ -95,6 +132,85 @@ describe("the visualizer server", () => {
       .flatMap((m) => (m.kind === "event" && m.event.type === "message_update" ? [m.event.delta] : []))
       .join("");
     expect(text).toBe("Hello there");
+  });
+
+  it("gives a page that connects after the history limit the state, transcript, approvals and lanes", async () => {
+    const agent = createAgent({
+      provider: scripted([
+        { text: "Looking first.", toolCalls: [{ name: "hold", id: "call_look" }] },
+        {
+          toolCalls: [
+            { name: "hold", id: "call_deploy" },
+            { name: "hold", id: "call_migrate" },
+          ],
+        },
+      ]),
+      tools: [hold],
+      permissions: { check: ({ toolCall }) => ({ behavior: toolCall.id === "call_look" ? "allow" : "ask" }) },
+    });
+    // Ten messages of history: far fewer than one run sends.
+    const server = await visualize(agent, { historyLimit: 10 });
+    cleanups.push(
+      () => agent.stop(),
+      () => server.close(),
+    );
+    const run = agent.prompt("Deploy it");
+    await expect.poll(() => agent.state).toBe("running.executing");
+    agent.abort(); // ends the first call, so the second turn asks for approval
+    await run;
+    const second = agent.prompt("Deploy it again");
+    await expect.poll(() => agent.pendingApprovals().length).toBe(2);
+
+    const late = connect(server.url);
+    await late.opened;
+    await expect.poll(() => late.messages.length).toBeGreaterThanOrEqual(12);
+    expect(late.messages[0]).toMatchObject({ kind: "hello" });
+    expect(late.messages[1]).toMatchObject({ kind: "catch_up" });
+    expect(late.messages.length).toBe(12); // hello, catch_up, then the 10 messages kept word for word
+
+    const model = emptyModel();
+    for (const message of late.messages) apply(model, message);
+    expect(model.stateName).toBe("running.executing");
+    expect([...model.approvals.keys()].sort()).toEqual(["call_deploy", "call_migrate"]);
+    expect(model.messages.map((m) => (m.role === "user" ? m.content : m.role))).toEqual([
+      "Deploy it",
+      "assistant",
+      "toolResult",
+      "Deploy it again",
+      "assistant",
+    ]);
+    expect(model.runs.map((r) => [r.run, r.prompt, r.reason])).toEqual([
+      [1, "Deploy it", "aborted"],
+      [2, "Deploy it again", undefined],
+    ]);
+    const lanes = [...model.lanes.values()].map((l) => [l.id, l.run, l.turn, laneStatus(l)]);
+    expect(lanes).toEqual([
+      ["call_look", 1, 1, "aborted"],
+      ["call_deploy", 2, 1, "awaiting approval"],
+      ["call_migrate", 2, 1, "awaiting approval"],
+    ]);
+    agent.abort();
+    await second;
+  });
+
+  it("takes a steering message far larger than 64 KiB (a pasted log)", async () => {
+    const { agent, server } = await started({
+      provider: scripted([{ toolCalls: [{ name: "hold" }] }]),
+      tools: [hold],
+    });
+    const page = connect(server.url);
+    await page.opened;
+    expect(page.messages[0]).toMatchObject({ kind: "hello", maxCommandBytes: 16 * 1024 * 1024 });
+    const run = agent.prompt("Start");
+    await expect.poll(() => agent.state).toBe("running.executing");
+    const trace = Array.from({ length: 6000 }, (_, i) => `    at frame${i} (file.ts:${i}:1)`).join("\n");
+    expect(trace.length).toBeGreaterThan(200_000);
+    page.send({ kind: "steer", text: trace });
+    await expect.poll(() => agent.actor.getSnapshot().context.steeringQueue.length).toBe(1);
+    expect(agent.actor.getSnapshot().context.steeringQueue[0]).toMatchObject({ content: trace });
+    expect(page.socket.readyState).toBe(WebSocket.OPEN);
+    agent.abort();
+    await run;
   });
 
   it("runs the page's commands and answers the ones that fail", async () => {
@@ -153,10 +269,12 @@ describe("the visualizer server", () => {
     await writeFile(file, '{"kind":"hello","t":1}\n');
     const server = await visualizeRecording(file);
     cleanups.push(() => server.close());
-    expect(server.url).toMatch(/\?replay=recording\.jsonl$/);
-    expect(await (await fetch(new URL("recording.jsonl", server.url))).text()).toBe(
-      '{"kind":"hello","t":1}\n',
+    expect(server.url).toBe(
+      `http://127.0.0.1:${server.port}/?token=${server.token}&replay=recordings%2Fbad.jsonl`,
     );
+    const recording = `http://127.0.0.1:${server.port}/recordings/bad.jsonl`;
+    expect((await fetch(recording)).status).toBe(403);
+    expect(await (await fetch(`${recording}?token=${server.token}`)).text()).toBe('{"kind":"hello","t":1}\n');
   });
 });
 

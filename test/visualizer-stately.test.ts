@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
+import { createActor, setup } from "xstate";
 import { z } from "zod";
 import {
   createAgent,
@@ -158,6 +159,28 @@ describe("the Stately inspector hook-up", () => {
     expect(names.filter((name) => /^\d+\./.test(name))).toEqual([]);
   });
 
+  it("redacts secrets inside a machine definition too (it travels as a JSON string)", async () => {
+    const inspector = await started();
+    const page = listen(inspector.relayUrl);
+    cleanups.push(page.close);
+    await page.opened;
+    const machine = setup({}).createMachine({
+      id: "keyed",
+      context: { apiKey: SECRET },
+      initial: "a",
+      states: { a: {} },
+    });
+    const actor = createActor(machine, { inspect: inspector.inspect }).start();
+    cleanups.push(() => actor.stop());
+    await expect.poll(() => page.events().some((e) => e.type === "@xstate.actor" && e.definition)).toBe(true);
+    const registration = page.events().find((e) => e.type === "@xstate.actor")!;
+    expect(JSON.parse(registration.definition!)).toMatchObject({
+      id: "keyed",
+      context: { apiKey: "[redacted]" },
+    });
+    expect(page.raw.join("\n")).not.toContain(SECRET);
+  });
+
   it("shows a sub-agent as an actor in its parent's tree, under the tool call that runs it", async () => {
     const inspector = await started();
     const page = listen(inspector.relayUrl);
@@ -181,9 +204,14 @@ describe("the Stately inspector hook-up", () => {
     await agent.prompt("Ask the researcher");
 
     const actors = () => page.events().filter((e) => e.type === "@xstate.actor");
+    // Registrations travel over the relay's socket: wait for the child's own tool call too.
     await expect
-      .poll(() => actors().map((e) => e.name))
-      .toEqual(expect.arrayContaining([agent.id, "delegate", "researcher-delegate"]));
+      .poll(() => {
+        const all = actors();
+        const child = all.find((e) => e.name === "researcher-delegate");
+        return child && all.some((e) => e.name === "call_0_0" && e.parentId === child.sessionId);
+      })
+      .toBe(true);
     const all = actors();
     const child = all.find((e) => e.name === "researcher-delegate")!;
     const delegate = all.find((e) => e.name === "delegate")!;
@@ -192,10 +220,6 @@ describe("the Stately inspector hook-up", () => {
     expect(child.rootId).toBe(agent.actor.sessionId);
     expect(delegate.parentId).toBe(agent.actor.sessionId);
     expect(child.parentId).toBe(delegate.sessionId);
-    // The child's own tool call actor sits below the child, in the same tree.
-    await expect
-      .poll(() => actors().some((e) => e.name === "call_0_0" && e.parentId === child.sessionId))
-      .toBe(true);
   });
 
   it("gives a page that connects late every actor registration", async () => {

@@ -1,42 +1,22 @@
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
-  type Agent,
   type AgentOptions,
   createAgent,
   defineTool,
   recordEvents,
   scripted,
-  type VisualizerServer,
-  visualize,
   visualizeRecording,
 } from "../index.js";
 import { launchBrowser } from "./browser.js";
-
-const ARTIFACTS = join(import.meta.dirname, "..", "test-artifacts");
-
-/** Sleeps for `ms`, or until the call is aborted. */
-const sleep = defineTool({
-  name: "sleep",
-  description: "Waits a while",
-  parameters: z.object({ ms: z.number() }),
-  readOnly: true,
-  execute: ({ ms }, { signal }) =>
-    new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => resolve(`slept ${ms} ms`), ms);
-      signal.addEventListener("abort", () => {
-        clearTimeout(timer);
-        reject(new Error("interrupted"));
-      });
-    }),
-});
+import { ARTIFACTS, gateTool, lanes, openPage, sleep, watchPage } from "./visualizer-page.js";
 
 let browser: Browser;
-const cleanups: (() => Promise<void> | void)[] = [];
+const cleanups: (() => unknown)[] = [];
 
 beforeAll(async () => {
   browser = await launchBrowser();
@@ -51,37 +31,8 @@ afterAll(async () => {
   await browser?.close();
 });
 
-async function open(options: AgentOptions): Promise<{ agent: Agent; server: VisualizerServer; page: Page }> {
-  const agent = createAgent(options);
-  const server = await visualize(agent, { port: 0 });
-  const page = await browser.newPage({ viewport: { width: 1440, height: 1100 } });
-  const errors: string[] = [];
-  page.on("pageerror", (error) => errors.push(error.message));
-  cleanups.push(async () => {
-    await page.close();
-    await server.close();
-    agent.stop();
-    expect(errors).toEqual([]);
-  });
-  await page.goto(server.url);
-  await page.locator(".connection.open").waitFor();
-  await page.locator('[data-state="agent.idle"].active').waitFor();
-  return { agent, server, page };
-}
-
-const lanes = (page: Page) =>
-  page.$$eval("[data-lane]", (rows) =>
-    rows.map((row) => {
-      const data = (row as HTMLElement).dataset;
-      return {
-        id: data.lane!,
-        tool: data.tool!,
-        outcome: data.outcome!,
-        start: data.start ? Number(data.start) : undefined,
-        end: data.end ? Number(data.end) : undefined,
-      };
-    }),
-  );
+const open = (options: AgentOptions, serverOptions?: Parameters<typeof openPage>[3]) =>
+  openPage(browser, cleanups, options, serverOptions);
 
 describe("the visualizer page", () => {
   it("draws one lane per tool actor, overlapping for a parallel turn, and the streamed answer", async () => {
@@ -266,12 +217,17 @@ describe("the visualizer page", () => {
 
     const server = await visualizeRecording(file, { port: 0 });
     const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+    const problems = watchPage(page);
     cleanups.push(async () => {
       await page.close();
       await server.close();
+      expect(problems).toEqual([]);
     });
     await page.goto(server.url);
     await page.locator("#replay-bar:not([hidden])").waitFor();
+    // The bar names the file, not the route it is served on.
+    expect(await page.locator("#replay-name").textContent()).toMatch(/^run\.jsonl · \d+ entries$/);
+    expect(await page.locator("#back-to-live").isHidden()).toBe(true);
     const position = () => page.locator("#replay-position").getAttribute("data-position").then(Number);
     const first = await position();
     expect(first).toBeGreaterThan(0);
@@ -296,8 +252,14 @@ describe("the visualizer page", () => {
     expect(await page.locator('[data-state="agent.idle"]').getAttribute("class")).toContain("active");
     expect(await page.locator('[data-testid="steer-button"]').isDisabled()).toBe(true);
 
-    // A live page opens the same file from its file picker and switches to replay.
-    const { page: livePage } = await open({ provider: scripted([]) });
+    // A live page opens the same file from its file picker and switches to replay…
+    const { agent: liveAgent, page: livePage } = await open({
+      provider: scripted([{ text: "Live and well." }]),
+    });
+    await liveAgent.prompt("Are you there?");
+    await expect
+      .poll(() => livePage.locator('[data-testid="transcript"]').textContent())
+      .toContain("Live and well.");
     await livePage.locator("#file-input").setInputFiles(file);
     await livePage.locator("#replay-bar:not([hidden])").waitFor();
     expect(await livePage.locator("#replay-name").textContent()).toContain("run.jsonl");
@@ -305,5 +267,161 @@ describe("the visualizer page", () => {
     await expect
       .poll(() => livePage.locator('[data-testid="transcript"]').textContent())
       .toContain("Replayed answer.");
+    expect(await livePage.locator('[data-testid="steer-button"]').isDisabled()).toBe(true);
+    // …and goes back to the live agent, which went on meanwhile.
+    await liveAgent.prompt("Still there?");
+    await livePage.locator("#back-to-live").click();
+    await livePage.locator("#replay-bar").waitFor({ state: "hidden" });
+    const transcript = await livePage.locator('[data-testid="transcript"]').textContent();
+    expect(transcript).toContain("Still there?");
+    expect(transcript).not.toContain("Replayed answer.");
+    expect(await livePage.locator('[data-testid="steer-button"]').isDisabled()).toBe(false);
+  });
+
+  it("clears an approval card as soon as it is decided, while the approved tool still runs", async () => {
+    const gate = gateTool("deploy");
+    const { agent, page } = await open({
+      provider: scripted([{ toolCalls: [{ name: "deploy", id: "call_deploy" }] }, { text: "Deployed." }]),
+      tools: [gate.tool],
+      permissions: { check: () => ({ behavior: "ask" }) },
+    });
+    const run = agent.prompt("Deploy");
+    const card = page.locator('[data-approval="call_deploy"]');
+    await card.waitFor();
+    await card.locator('[data-testid="approve"]').click();
+    // The tool has not finished (its gate is shut), yet the card is gone and nothing offers Approve again.
+    await card.waitFor({ state: "detached" });
+    expect(await page.locator('[data-testid="approve"]').count()).toBe(0);
+    await expect
+      .poll(() => page.locator('[data-lane="call_deploy"]').getAttribute("data-outcome"))
+      .toBe("running");
+    expect(await page.locator("#toast").isHidden()).toBe(true);
+    gate.open();
+    await run;
+    await expect
+      .poll(() => page.locator('[data-lane="call_deploy"]').getAttribute("data-outcome"))
+      .toBe("ok");
+  });
+
+  it("groups the timeline by run, then turn: a second prompt's calls do not join the first run", async () => {
+    const { agent, page } = await open({
+      provider: scripted([
+        {
+          toolCalls: [
+            { name: "sleep", arguments: { ms: 5 }, id: "first_a" },
+            { name: "sleep", arguments: { ms: 5 }, id: "first_b" },
+          ],
+        },
+        { text: "First run done." },
+        { toolCalls: [{ name: "sleep", arguments: { ms: 5 }, id: "second_a" }] },
+        { toolCalls: [{ name: "sleep", arguments: { ms: 5 }, id: "second_b" }] },
+        { text: "Second run done." },
+      ]),
+      tools: [sleep],
+    });
+    await agent.prompt("First prompt");
+    await agent.prompt("Second prompt");
+    await expect
+      .poll(async () => (await lanes(page)).map((l) => l.outcome))
+      .toEqual(["ok", "ok", "ok", "ok"]);
+    const structure = await page.$$eval("#timeline .run", (runs) =>
+      runs.map((run) => ({
+        head: Array.from(run.querySelector(".run-head")!.children, (part) => part.textContent).join(" "),
+        turns: Array.from(run.querySelectorAll(".turn"), (turn) => ({
+          head: turn.querySelector(".turn-head b")!.textContent,
+          calls: Array.from(
+            turn.querySelectorAll("[data-lane]"),
+            (lane) => (lane as HTMLElement).dataset.lane,
+          ),
+        })),
+      })),
+    );
+    expect(structure).toEqual([
+      {
+        head: expect.stringMatching(/^Run 1 “First prompt” stop 2 calls$/),
+        turns: [{ head: "Turn 1", calls: ["first_a", "first_b"] }],
+      },
+      {
+        head: expect.stringMatching(/^Run 2 “Second prompt” stop 2 calls$/),
+        turns: [
+          { head: "Turn 1", calls: ["second_a"] },
+          { head: "Turn 2", calls: ["second_b"] },
+        ],
+      },
+    ]);
+  });
+
+  it("sends a pasted 300 KB message, and keeps an over-limit one in the box with the reason", async () => {
+    const { agent, page } = await open(
+      { provider: scripted([{ toolCalls: [{ name: "hold" }] }]), tools: [gateTool("hold").tool] },
+      { maxCommandBytes: 1024 * 1024 },
+    );
+    const run = agent.prompt("Start");
+    await page.locator('[data-lane][data-outcome="running"]').waitFor();
+    const trace = Array.from({ length: 8000 }, (_, i) => `    at frame${i} (src/file.ts:${i}:7)`).join("\n");
+    expect(trace.length).toBeGreaterThan(300_000);
+    const box = page.locator('[data-testid="steer-input"]');
+    // Pasted: typing 300 KB through the editing commands takes this headless shell minutes.
+    const paste = (text: string) =>
+      box.evaluate((node, value) => {
+        (node as HTMLTextAreaElement).value = value;
+        node.dispatchEvent(new InputEvent("input", { bubbles: true, inputType: "insertFromPaste" }));
+      }, text);
+    await paste(trace);
+    await page.locator('[data-testid="steer-button"]').click();
+    await expect.poll(() => agent.actor.getSnapshot().context.steeringQueue.length).toBe(1);
+    expect(agent.actor.getSnapshot().context.steeringQueue[0]).toMatchObject({ content: trace });
+    expect(await box.inputValue()).toBe("");
+
+    const huge = trace.repeat(4); // 1.3 MB: over this server's 1 MiB
+    await paste(huge);
+    await page.locator('[data-testid="steer-button"]').click();
+    await expect
+      .poll(() => page.locator("#toast").textContent())
+      .toMatch(/at most 1\.0 MB.*Nothing was sent/);
+    expect(await box.inputValue()).toBe(huge);
+    expect(await page.locator(".connection.open").count()).toBe(1);
+    expect(agent.actor.getSnapshot().context.steeringQueue.length).toBe(1);
+    agent.abort();
+    await run;
+  });
+
+  it("shows 'not found' for a tool name with spaces, lane notes in full, and fetches nothing that fails", async () => {
+    const { agent, page } = await open(
+      {
+        provider: scripted([
+          {
+            toolCalls: [
+              { name: "read file", id: "call_spaced" },
+              { name: "deploy", id: "call_wait" },
+            ],
+          },
+          { text: "ok" },
+        ]),
+        tools: [gateTool("deploy").tool],
+        permissions: {
+          check: ({ toolCall }) => ({ behavior: toolCall.name === "deploy" ? "ask" : "allow" }),
+        },
+      },
+      { width: 1280 },
+    );
+    const run = agent.prompt("Go");
+    await page.locator('[data-lane="call_wait"][data-outcome="awaiting approval"]').waitFor();
+    await expect
+      .poll(() => page.locator('[data-lane="call_spaced"]').getAttribute("data-outcome"))
+      .toBe("not found");
+    // At 1280 px the lane's status and timing are not cut off.
+    const cut = await page.$$eval(".lane-info > div", (lines) =>
+      lines.filter((line) => line.scrollWidth > line.clientWidth + 1).map((line) => line.textContent),
+    );
+    expect(cut).toEqual([]);
+    expect(await page.locator('[data-lane="call_wait"] .lane-info').textContent()).toMatch(
+      /awaiting approval waited \d/,
+    );
+    agent.abort();
+    await run;
+    // watchPage (in the cleanup) fails the test on any HTTP error, the favicon included.
+    const icon = await page.evaluate(async () => (await fetch("/favicon.ico")).status);
+    expect(icon).toBe(200);
   });
 });

@@ -41,11 +41,15 @@ export interface GraphEdge {
   labelY: number;
   /** Which side of the boxes the edge runs on: a label above the arc, below it, or beside a straight line. */
   route: "straight" | "above" | "below";
+  /** How the label aligns on `labelX`: centred, or starting beside a vertical line. */
+  anchor: "middle" | "start";
 }
 
 /** A machine's states and transitions with a layout, derived from the machine definition itself. */
 export interface MachineGraph {
   id: string;
+  /** Distance between two lines of an edge label, in layout units. */
+  lineHeight: number;
   nodes: GraphNode[];
   edges: GraphEdge[];
   width: number;
@@ -74,6 +78,8 @@ interface TransitionLike {
 }
 
 const LEAF_HEIGHT = 40;
+/** Distance between the lines of one label: the 11px label font's box is ~13px tall, so they never touch. */
+export const LINE_HEIGHT = 14;
 const GAP_X = 44;
 /** Approximate width of one label character at the page's 11px label font. */
 const CHAR_WIDTH = 6.4;
@@ -161,6 +167,7 @@ export function layoutMachineGraph(machine: AnyStateMachine): MachineGraph {
   rootNode.height = bottom - top;
   return {
     id: root.id,
+    lineHeight: LINE_HEIGHT,
     nodes: [...nodes.values()],
     edges,
     width: rootNode.width + MARGIN * 2,
@@ -421,7 +428,7 @@ function routeEdges(transitions: Transition[], nodes: Map<string, GraphNode>): G
   const boxes = [...nodes.values()].filter((n) => n.parent !== undefined);
   const edges: GraphEdge[] = [];
   const arcs: {
-    base: Omit<GraphEdge, "path" | "labelX" | "labelY" | "lines" | "route">;
+    base: Omit<GraphEdge, "path" | "labelX" | "labelY" | "lines" | "route" | "anchor">;
     sx: number;
     tx: number;
     sy: number;
@@ -468,6 +475,7 @@ function routeEdges(transitions: Transition[], nodes: Map<string, GraphNode>): G
           lines: labels.flatMap(labelLines),
           labelY: lineY - 6,
           route: "straight",
+          anchor: "middle",
         });
         continue;
       }
@@ -495,13 +503,12 @@ function routeEdges(transitions: Transition[], nodes: Map<string, GraphNode>): G
       labelX: x + 6,
       labelY: (y1 + y2) / 2,
       route: "straight",
+      anchor: "start",
     });
   }
   edges.push(...placeArcs(arcs));
   return edges;
 }
-
-const LINE_HEIGHT = 12;
 
 /**
  * Places arcs shortest first, each clear of the boxes it passes and of the arcs (with their labels)
@@ -509,7 +516,7 @@ const LINE_HEIGHT = 12;
  */
 function placeArcs(
   arcs: {
-    base: Omit<GraphEdge, "path" | "labelX" | "labelY" | "lines" | "route">;
+    base: Omit<GraphEdge, "path" | "labelX" | "labelY" | "lines" | "route" | "anchor">;
     sx: number;
     tx: number;
     sy: number;
@@ -547,6 +554,7 @@ function placeArcs(
       labelX,
       labelY,
       route: above ? "above" : "below",
+      anchor: "middle",
     });
   }
   return edges;

@@ -1,10 +1,14 @@
-import { existsSync } from "node:fs";
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { existsSync, readdirSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { fileURLToPath } from "node:url";
+import { basename } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { type WebSocket, WebSocketServer } from "ws";
+import { toolCallMachine } from "../actors/tool-call.machine.js";
 import type { Agent } from "../agent/create-agent.js";
 import { agentMachine } from "../machines/agent.machine.js";
+import { toolExecutionMachine } from "../machines/tool-execution.machine.js";
 import { layoutMachineGraph } from "./machine-graph.js";
 import { readRecording } from "./recording.js";
 import { followAgent, type VisualizerCommand, type VisualizerMessage } from "./wire.js";
@@ -13,27 +17,44 @@ import { followAgent, type VisualizerCommand, type VisualizerMessage } from "./w
 export interface VisualizeOptions {
   /** Port on 127.0.0.1; 0 (the default) picks a free one. */
   port?: number;
-  /** Messages kept for pages that connect later (oldest dropped first). Default 20,000. */
+  /**
+   * Messages kept word for word for pages that connect later (oldest dropped first). Default 20,000.
+   * What is dropped is not lost to them: it is folded into the state a late page starts from (the
+   * current state, the transcript, pending approvals, the lanes of recent turns).
+   */
   historyLimit?: number;
+  /**
+   * The secret a client must present (`?token=` in `url`) to connect. Default: 32 random bytes,
+   * new for each server. Pass your own to keep one URL across restarts.
+   */
+  token?: string;
+  /** Largest command the page may send (a steering message with a pasted log, say). Default 16 MiB. */
+  maxCommandBytes?: number;
 }
 
 /** A running visualizer server. */
 export interface VisualizerServer {
-  /** The page, e.g. `http://127.0.0.1:43817/`. */
+  /** The page with its access token, e.g. `http://127.0.0.1:43817/?token=…`: open this one. */
   readonly url: string;
   readonly port: number;
+  /** The access token in `url`. */
+  readonly token: string;
   /** Closes every page connection and the server; the agent is left alone. */
   close(): Promise<void>;
 }
 
 const HOST = "127.0.0.1";
-const MAX_COMMAND_BYTES = 64 * 1024;
+const DEFAULT_MAX_COMMAND_BYTES = 16 * 1024 * 1024;
+
+/** The page's model (visualizer/page/model.js), shared with the server to fold dropped history. */
+type PageModelModule = typeof import("./page/model.js");
 
 /**
  * Serves the live visualizer page for an agent on 127.0.0.1: the statechart with the active state,
  * one timeline lane per tool call, the streaming text, the transcript, token usage, compactions, and
  * controls (steer or prompt, abort, approve / deny pending calls). Pages that connect late get the
- * history first. Open `url` in a browser; it works offline.
+ * current state and the history first. Open `url` (it carries the access token) in a browser; it
+ * works offline.
  *
  * @example
  * ```ts
@@ -45,29 +66,43 @@ const MAX_COMMAND_BYTES = 64 * 1024;
  * ```
  */
 export async function visualize(agent: Agent, options: VisualizeOptions = {}): Promise<VisualizerServer> {
-  const historyLimit = options.historyLimit ?? 20_000;
+  const historyLimit = Math.max(1, options.historyLimit ?? 20_000);
+  const maxCommandBytes = options.maxCommandBytes ?? DEFAULT_MAX_COMMAND_BYTES;
+  const pageModel = await loadPageModel();
   const history: string[] = [];
+  // What fell out of `history`, folded: the model a late page starts from before replaying `history`.
+  const before = pageModel.emptyModel();
+  let dropped = 0;
   const sockets = new Set<WebSocket>();
-  const hello = (): VisualizerMessage => ({ kind: "hello", t: Date.now(), agentId: agent.id, mode: "live" });
+  const hello = (): VisualizerMessage => ({
+    kind: "hello",
+    t: Date.now(),
+    agentId: agent.id,
+    mode: "live",
+    maxCommandBytes,
+  });
 
   const broadcast = (message: VisualizerMessage) => {
     const data = JSON.stringify(message);
     history.push(data);
-    if (history.length > historyLimit) history.splice(0, history.length - historyLimit);
+    while (history.length > historyLimit) {
+      pageModel.apply(before, JSON.parse(history.shift()!) as VisualizerMessage);
+      dropped++;
+    }
     for (const socket of sockets) if (socket.readyState === socket.OPEN) socket.send(data);
   };
   const stopFollowing = followAgent(agent, broadcast);
 
   let site: Site;
   try {
-    site = await serveSite({ port: options.port ?? 0 });
+    site = await serveSite({ port: options.port ?? 0, token: options.token });
   } catch (error) {
     stopFollowing();
     throw error;
   }
-  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_COMMAND_BYTES });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: maxCommandBytes });
   site.server.on("upgrade", (request, socket, head) => {
-    if (request.url !== "/ws" || !site.trusted(request)) {
+    if (pathOf(request) !== "/ws" || !site.trusted(request) || !site.authorized(request)) {
       socket.end("HTTP/1.1 403 Forbidden\r\n\r\n");
       return;
     }
@@ -76,6 +111,15 @@ export async function visualize(agent: Agent, options: VisualizeOptions = {}): P
       ws.on("close", () => sockets.delete(ws));
       ws.on("error", () => sockets.delete(ws));
       ws.send(JSON.stringify(hello()));
+      if (dropped > 0) {
+        const catchUp: VisualizerMessage = {
+          kind: "catch_up",
+          t: Date.now(),
+          model: pageModel.serializeModel(before),
+          dropped,
+        };
+        ws.send(JSON.stringify(catchUp));
+      }
       for (const data of history) ws.send(data);
       ws.on("message", (data) => {
         const reply = runCommand(agent, String(data));
@@ -87,6 +131,7 @@ export async function visualize(agent: Agent, options: VisualizeOptions = {}): P
   return {
     url: site.url,
     port: site.port,
+    token: site.token,
     async close() {
       stopFollowing();
       for (const socket of sockets) socket.terminate();
@@ -97,9 +142,9 @@ export async function visualize(agent: Agent, options: VisualizeOptions = {}): P
 }
 
 /**
- * Serves the visualizer page in replay mode for a recording written by `recordEvents`: it opens at
- * `url` (which carries `?replay=recording.jsonl`) with next / previous / play controls. Only that one
- * file is served.
+ * Serves the visualizer page in replay mode for a recording written by `recordEvents` (or a CLI
+ * session log): it opens at `url` with next / previous / play controls and the file's name. Only that
+ * one file is served, to holders of the token in `url`.
  *
  * @example
  * ```ts
@@ -109,16 +154,19 @@ export async function visualize(agent: Agent, options: VisualizeOptions = {}): P
  */
 export async function visualizeRecording(
   path: string,
-  options: Pick<VisualizeOptions, "port"> = {},
+  options: Pick<VisualizeOptions, "port" | "token"> = {},
 ): Promise<VisualizerServer> {
   await readRecording(path); // A broken file is reported here, with its line number, not in the page.
+  const route = `/recordings/${encodeURIComponent(basename(path))}`;
   const site = await serveSite({
     port: options.port ?? 0,
-    extra: { "/recording.jsonl": async () => ({ type: "application/x-ndjson", body: await readFile(path) }) },
+    token: options.token,
+    data: { [route]: async () => ({ type: "application/x-ndjson", body: await readFile(path) }) },
   });
   return {
-    url: `${site.url}?replay=recording.jsonl`,
+    url: `${site.url}&replay=${encodeURIComponent(route.slice(1))}`,
     port: site.port,
+    token: site.token,
     close: site.close,
   };
 }
@@ -169,10 +217,14 @@ type Asset = () => Promise<{ type: string; body: string | Buffer }>;
 
 interface Site {
   server: Server;
+  /** The page with `?token=`. */
   url: string;
   port: number;
+  token: string;
   /** The request comes from this page (Host and Origin are ours), not from another site or a rebound name. */
   trusted(request: IncomingMessage): boolean;
+  /** The request carries the token (`?token=`): any client, browser or not, must. */
+  authorized(request: IncomingMessage): boolean;
   close(): Promise<void>;
 }
 
@@ -191,24 +243,79 @@ export function pageDirectory(): string {
   );
 }
 
-let graphJson: string | undefined;
+async function loadPageModel(): Promise<PageModelModule> {
+  return (await import(pathToFileURL(`${pageDirectory()}model.js`).href)) as PageModelModule;
+}
 
-async function serveSite(options: { port: number; extra?: Record<string, Asset> }): Promise<Site> {
-  const dir = pageDirectory();
-  const file =
-    (name: string, type: string): Asset =>
-    async () => ({ type, body: await readFile(dir + name) });
-  const assets: Record<string, Asset> = {
-    "/": file("index.html", "text/html; charset=utf-8"),
-    "/index.html": file("index.html", "text/html; charset=utf-8"),
-    "/app.js": file("app.js", "text/javascript; charset=utf-8"),
-    "/style.css": file("style.css", "text/css; charset=utf-8"),
-    "/graph.json": async () => {
-      graphJson ??= JSON.stringify(layoutMachineGraph(agentMachine));
-      return { type: "application/json", body: graphJson };
-    },
-    ...options.extra,
+let graphsJson: string | undefined;
+
+/** The three machines the page draws: the agent, its tool execution, and one tool call. */
+function graphs(): string {
+  graphsJson ??= JSON.stringify({
+    agent: layoutMachineGraph(agentMachine),
+    toolExecution: layoutMachineGraph(toolExecutionMachine),
+    toolCall: layoutMachineGraph(toolCallMachine),
+  });
+  return graphsJson;
+}
+
+const TYPES: Record<string, string> = {
+  html: "text/html; charset=utf-8",
+  js: "text/javascript; charset=utf-8",
+  css: "text/css; charset=utf-8",
+  svg: "image/svg+xml",
+};
+
+/** The page's own files, by URL path; nothing else on disk is reachable. */
+function pageAssets(dir: string): Record<string, Asset> {
+  const assets: Record<string, Asset> = {};
+  for (const name of readdirSync(dir)) {
+    const type = TYPES[name.split(".").pop() ?? ""];
+    if (!type || !/^[\w-]+\.\w+$/.test(name)) continue;
+    assets[`/${name}`] = async () => ({ type, body: await readFile(dir + name) });
+  }
+  assets["/"] = assets["/index.html"]!;
+  // Browsers ask for /favicon.ico whatever the page says; answer with the page's icon, not a 404.
+  if (assets["/favicon.svg"]) assets["/favicon.ico"] = assets["/favicon.svg"];
+  assets["/graph.json"] = async () => ({ type: "application/json", body: graphs() });
+  return assets;
+}
+
+const pathOf = (request: IncomingMessage) => (request.url ?? "/").split("?")[0]!;
+
+/** Headers on every answer: no framing by other sites (clickjacking), no other origins, no referrer. */
+function securityHeaders(port: number): Record<string, string> {
+  const sockets = [`ws://${HOST}:${port}`, `ws://localhost:${port}`].join(" ");
+  return {
+    "content-security-policy": [
+      "default-src 'self'",
+      "script-src 'self'",
+      "style-src 'self'",
+      "img-src 'self' data:",
+      `connect-src 'self' ${sockets}`,
+      "frame-ancestors 'none'",
+      "base-uri 'none'",
+      "form-action 'none'",
+      "object-src 'none'",
+    ].join("; "),
+    "x-frame-options": "DENY",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cross-origin-resource-policy": "same-origin",
+    "cache-control": "no-store",
   };
+}
+
+async function serveSite(options: {
+  port: number;
+  token?: string;
+  /** Paths that serve data, not the page: only with the token. */
+  data?: Record<string, Asset>;
+}): Promise<Site> {
+  const assets = pageAssets(pageDirectory());
+  const data = options.data ?? {};
+  const token = options.token ?? randomBytes(32).toString("base64url");
+  const expected = Buffer.from(token);
 
   let port = 0;
   const allowedHosts = () => [`${HOST}:${port}`, `localhost:${port}`];
@@ -217,24 +324,33 @@ async function serveSite(options: { port: number; extra?: Record<string, Asset> 
     const origin = request.headers.origin;
     return origin === undefined || allowedHosts().some((host) => origin === `http://${host}`);
   };
+  const authorized = (request: IncomingMessage) => {
+    const given = Buffer.from(new URL(request.url ?? "/", "http://x").searchParams.get("token") ?? "");
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  };
 
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
-    const path = (request.url ?? "/").split("?")[0]!;
-    const asset = assets[path];
+    const headers = securityHeaders(port);
+    const path = pathOf(request);
     if (!trusted(request)) {
-      response.writeHead(403).end("Forbidden");
+      response.writeHead(403, headers).end("Forbidden");
       return;
     }
+    const asset = assets[path] ?? data[path];
     if (request.method !== "GET" || !asset) {
-      response.writeHead(404, { "content-type": "text/plain" }).end("Not found");
+      response.writeHead(404, { ...headers, "content-type": "text/plain" }).end("Not found");
+      return;
+    }
+    if (data[path] && !authorized(request)) {
+      response.writeHead(403, { ...headers, "content-type": "text/plain" }).end("Forbidden: no token");
       return;
     }
     asset().then(
       ({ type, body }) => {
-        response.writeHead(200, { "content-type": type, "cache-control": "no-store" }).end(body);
+        response.writeHead(200, { ...headers, "content-type": type }).end(body);
       },
       (error: Error) => {
-        response.writeHead(500, { "content-type": "text/plain" }).end(error.message);
+        response.writeHead(500, { ...headers, "content-type": "text/plain" }).end(error.message);
       },
     );
   });
@@ -257,9 +373,11 @@ async function serveSite(options: { port: number; extra?: Record<string, Asset> 
   port = typeof address === "object" && address ? address.port : options.port;
   return {
     server,
-    url: `http://${HOST}:${port}/`,
+    url: `http://${HOST}:${port}/?token=${encodeURIComponent(token)}`,
     port,
+    token,
     trusted,
+    authorized,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

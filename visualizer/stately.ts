@@ -1,54 +1,24 @@
 import { createServer, type IncomingMessage } from "node:http";
 import type { StatelyInspectionEvent } from "@statelyai/inspect";
 import { WebSocket, WebSocketServer } from "ws";
-import type { AnyActorRef, AnyEventObject, InspectionEvent, MachineContext, Observer } from "xstate";
+import type { AnyActorRef, InspectionEvent, Observer } from "xstate";
 import type { Agent } from "../agent/create-agent.js";
-import { type SanitizeOptions, safeJson, sanitize } from "./sanitize.js";
+import {
+  type InspectorSanitizeOptions,
+  inspectorSanitizers,
+  sanitizeInspectionEvent,
+  shrinkingObserver,
+} from "./stately-browser.js";
+
+export {
+  createStatelyBrowserInspector,
+  type InspectorSanitizeOptions,
+  inspectorSanitizers,
+  type StatelyBrowserInspectorOptions,
+} from "./stately-browser.js";
 
 const HOST = "127.0.0.1";
-/** Limits for a whole inspection event: loose, since the sanitizers already cut contexts and events. */
-const ENVELOPE_LIMITS: SanitizeOptions = { maxStringLength: 1_000_000, maxArrayLength: 10_000, maxDepth: 32 };
 const STATELY_INSPECTOR_URL = "https://stately.ai/inspect";
-
-/** How much of each machine context and event reaches the inspector. */
-export interface InspectorSanitizeOptions {
-  /** Longest string kept in contexts and events (messages are cut). Default 500. */
-  maxStringLength?: number;
-  /** Longest array kept (a transcript keeps its first and last messages). Default 20. */
-  maxArrayLength?: number;
-  /** Deepest nesting kept. Default 8. */
-  maxDepth?: number;
-}
-
-const inspectorLimits = (options: InspectorSanitizeOptions): SanitizeOptions => ({
-  maxStringLength: options.maxStringLength ?? 500,
-  maxArrayLength: options.maxArrayLength ?? 20,
-  maxDepth: options.maxDepth ?? 8,
-});
-
-/**
- * The `sanitizeContext` / `sanitizeEvent` pair given to `@statelyai/inspect`: transcripts shrink to
- * their first and last messages with long texts cut, and anything named like a secret (`apiKey`,
- * `authorization`, `token`, `password`…) becomes `"[redacted]"`.
- *
- * @example
- * ```ts
- * const inspector = createBrowserInspector({ ...inspectorSanitizers({ maxStringLength: 200 }) });
- * ```
- */
-export function inspectorSanitizers(options: InspectorSanitizeOptions = {}): {
-  sanitizeContext: (context: MachineContext) => MachineContext;
-  sanitizeEvent: (event: AnyEventObject) => AnyEventObject;
-} {
-  const limits = inspectorLimits(options);
-  return {
-    sanitizeContext: (context) => sanitize(context, limits) as MachineContext,
-    sanitizeEvent: (event) => {
-      const clean = sanitize(event, limits) as AnyEventObject;
-      return { ...clean, type: String(event.type) };
-    },
-  };
-}
 
 /** A local relay that carries inspection events from this process to the Stately inspector page. */
 export interface InspectorRelay {
@@ -99,7 +69,12 @@ export async function createInspectorRelay(options: InspectorRelayOptions = {}):
     if (!trusted(request)) return void response.writeHead(403).end("Forbidden");
     if ((request.url ?? "/").split("?")[0] !== "/") return void response.writeHead(404).end("Not found");
     response
-      .writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" })
+      .writeHead(200, {
+        "content-type": "text/html; charset=utf-8",
+        "cache-control": "no-store",
+        "x-frame-options": "DENY",
+        "content-security-policy": "frame-ancestors 'none'",
+      })
       .end(bridgePage(`ws://${HOST}:${port}`, inspectorUrl));
   });
   const wss = new WebSocketServer({ noServer: true, maxPayload: 16 * 1024 * 1024 });
@@ -159,19 +134,35 @@ export async function createInspectorRelay(options: InspectorRelayOptions = {}):
   };
 }
 
-/** The bridge page of `@statelyai/inspect/server`, pointed at our relay. */
-function bridgePage(wsUrl: string, inspectorUrl: string): string {
+/**
+ * The bridge page of `@statelyai/inspect/server`, pointed at our relay. Until the embedded inspector
+ * says it is connected, a banner explains that it loads from its site (so needs the internet) and
+ * that our own visualizer page works offline: without it, offline, all one sees is a grey frame.
+ */
+export function bridgePage(wsUrl: string, inspectorUrl: string): string {
+  const site = new URL(inspectorUrl).host;
   return `<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>Stately Inspector · agent-machine</title>
-<style>*{margin:0;padding:0}html,body{height:100%}iframe{width:100%;height:100%;border:none}</style></head>
-<body><iframe id="inspector" src="${encodeURI(inspectorUrl)}"></iframe>
+<style>
+*{margin:0;padding:0}html,body{height:100%}body{display:flex;flex-direction:column;font:14px/1.5 system-ui,sans-serif}
+iframe{flex:1;width:100%;border:none}
+#hint{padding:10px 16px;background:#fffbeb;border-bottom:1px solid #f5d9a8;color:#1d2330}
+#hint[hidden]{display:none}#hint code{font:13px ui-monospace,monospace;background:#fff;padding:0 4px;border-radius:4px}
+</style></head>
+<body><div id="hint" role="status"><b>Waiting for the Stately inspector</b> (<span id="queued">0</span> events queued).
+It loads from <b>${escapeHtml(site)}</b>, so it needs the internet: offline, or if that site is blocked, it cannot
+appear below. The agent's own visualizer page works offline: <code>visualize(agent)</code> in code, or
+<code>agent-machine --visualize</code>.</div>
+<iframe id="inspector" src="${escapeHtml(encodeURI(inspectorUrl))}"></iframe>
 <script>
   const iframe = document.getElementById("inspector");
   const buffer = [];
   let connected = false;
   window.addEventListener("message", (e) => {
+    if (e.source !== iframe.contentWindow) return;
     if (e.data && e.data.type === "@statelyai.connected") {
       connected = true;
+      document.getElementById("hint").hidden = true;
       for (const event of buffer.splice(0)) iframe.contentWindow.postMessage(event, "*");
     }
   });
@@ -179,10 +170,15 @@ function bridgePage(wsUrl: string, inspectorUrl: string): string {
   ws.onmessage = (event) => {
     const data = JSON.parse(event.data);
     if (connected) iframe.contentWindow.postMessage(data, "*");
-    else buffer.push(data);
+    else {
+      buffer.push(data);
+      document.getElementById("queued").textContent = String(buffer.length);
+    }
   };
 </script></body></html>`;
 }
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** An inspector wired to the Stately inspector. Pass `inspect` to `createAgent`, or `attach` an agent. */
 export interface StatelyInspector {
@@ -306,7 +302,7 @@ class RelaySocketAdapter {
   send(event: StatelyInspectionEvent): void {
     if (this.stopped) return;
     // The machine definition is one long string; contexts and events were already cut by the sanitizers.
-    const data = safeJson(event, ENVELOPE_LIMITS);
+    const data = JSON.stringify(sanitizeInspectionEvent(event)) ?? "null";
     if (this.socket?.readyState === WebSocket.OPEN) this.socket.send(data);
     else {
       this.queue.push(data);
@@ -334,80 +330,4 @@ class RelaySocketAdapter {
       });
     }
   }
-}
-
-/**
- * Cuts contexts and events down before `@statelyai/inspect` serializes them: it stringifies each
- * snapshot whole (a long transcript, every time) before its own `sanitizeContext` runs. Cutting first
- * keeps the cost per inspection event bounded by the limits, not by the transcript's length.
- */
-function shrinkingObserver(
-  target: Observer<InspectionEvent>,
-  sanitizers: ReturnType<typeof inspectorSanitizers>,
-): Observer<InspectionEvent> {
-  return {
-    next(event) {
-      if (event.type === "@xstate.snapshot") {
-        const snapshot = event.snapshot as { context?: MachineContext };
-        const shrunk =
-          snapshot && typeof snapshot === "object" && snapshot.context !== undefined
-            ? { ...snapshot, context: sanitizers.sanitizeContext(snapshot.context) }
-            : snapshot;
-        target.next?.({
-          ...event,
-          snapshot: shrunk as typeof event.snapshot,
-          event: sanitizers.sanitizeEvent(event.event),
-        });
-        return;
-      }
-      if (event.type === "@xstate.event") {
-        target.next?.({ ...event, event: sanitizers.sanitizeEvent(event.event) });
-        return;
-      }
-      target.next?.(event);
-    },
-  };
-}
-
-/** Options of {@link createStatelyBrowserInspector}. */
-export interface StatelyBrowserInspectorOptions extends InspectorSanitizeOptions {
-  /** The inspector UI to open. Default `https://stately.ai/inspect`. */
-  url?: string;
-  /** Show the inspector in this iframe instead of a new window. */
-  iframe?: HTMLIFrameElement | null;
-  /** The window to run in (default: the global `window`). */
-  window?: Window;
-}
-
-/**
- * The browser variant, for apps that run agents in a web page: `@statelyai/inspect`'s
- * `createBrowserInspector` (it opens the Stately inspector in a window or an iframe) with the same
- * sanitizers. Throws outside a browser; use {@link createStatelyInspector} in Node.
- *
- * @example
- * ```ts
- * const inspector = await createStatelyBrowserInspector();
- * const agent = createAgent({ provider, inspect: inspector.inspect });
- * ```
- */
-export async function createStatelyBrowserInspector(
-  options: StatelyBrowserInspectorOptions = {},
-): Promise<{ inspect: Observer<InspectionEvent>; stop(): void }> {
-  const targetWindow = options.window ?? (typeof window === "undefined" ? undefined : window);
-  if (!targetWindow) {
-    throw new Error(
-      "createStatelyBrowserInspector needs a browser window; in Node use createStatelyInspector()",
-    );
-  }
-  const { createBrowserInspector } = await import("@statelyai/inspect");
-  const sanitizers = inspectorSanitizers(options);
-  const inspector = createBrowserInspector({
-    ...sanitizers,
-    // The last line of defence, as in Node: nothing named like a secret leaves, at any depth.
-    serialize: (event) => sanitize(event, ENVELOPE_LIMITS) as StatelyInspectionEvent,
-    window: targetWindow,
-    ...(options.url !== undefined && { url: options.url }),
-    ...(options.iframe !== undefined && { iframe: options.iframe }),
-  });
-  return { inspect: shrinkingObserver(inspector.inspect, sanitizers), stop: () => inspector.stop() };
 }

@@ -2,7 +2,9 @@ import type { AnyActorRef, InspectionEvent, StateValue } from "xstate";
 import { toolCallMachine } from "../actors/tool-call.machine.js";
 import type { Agent } from "../agent/create-agent.js";
 import type { AgentEvent, AgentEventOf } from "../core/events.js";
+import { type AgentContext, agentMachine } from "../machines/agent.machine.js";
 import { isToolCallOf } from "../machines/tool-call-actors.js";
+import { toolExecutionMachine } from "../machines/tool-execution.machine.js";
 import { SKIPPED_TEXT } from "../machines/tool-execution.logic.js";
 import { type SanitizeOptions, sanitize } from "./sanitize.js";
 
@@ -31,12 +33,25 @@ export type VisualizerMessage =
       agentId: string;
       /** `"live"` from `visualize()`, `"replay"` in recordings. */
       mode: "live" | "replay";
+      /** The largest command the server takes (live only), so the page can say so before sending. */
+      maxCommandBytes?: number;
     }
   | { kind: "event"; t: number; event: WireEvent; outcome?: ToolOutcome }
   /** The agent machine's state value, sent when it changes. */
   | { kind: "state"; t: number; value: StateValue }
   /** A tool call actor's resting state (`checkingPermission`, `awaitingApproval`, `executing`, `done`). */
   | { kind: "tool_state"; t: number; toolCallId: string; value: string }
+  /** The machine's context when it changes, the transcript left out (see {@link contextDigest}). */
+  | { kind: "context"; t: number; context: unknown }
+  /** The tool execution machine's state value while one runs (`null` once it stopped). */
+  | { kind: "execution_state"; t: number; value: StateValue | null }
+  /** The state value of a sub-agent run by one of this agent's tool calls. */
+  | { kind: "sub_agent_state"; t: number; toolCallId: string; agentId: string; value: StateValue }
+  /**
+   * To a page that connects after the server dropped old history: the page's model as it was before
+   * the history that follows (current state, transcript, pending approvals, recent lanes).
+   */
+  | { kind: "catch_up"; t: number; model: unknown; dropped: number }
   /** The answer to a page command that failed (e.g. approving a call that is no longer pending). */
   | { kind: "error"; t: number; message: string };
 
@@ -48,6 +63,23 @@ export type VisualizerCommand =
   | { kind: "approve"; toolCallId: string }
   | { kind: "deny"; toolCallId: string; reason?: string };
 
+/** Limits for a machine context on the wire: it travels on every change, so it is kept small. */
+const CONTEXT_LIMITS: SanitizeOptions = { maxStringLength: 2_000, maxArrayLength: 20, maxDepth: 8 };
+
+/**
+ * The agent machine's context as the page shows it next to an event: queues, limits, the run's
+ * counters, everything but the transcript (the page has it already), cut and redacted.
+ *
+ * @example
+ * ```ts
+ * contextDigest(agent.actor.getSnapshot().context); // { messages: "[12 messages]", steeringQueue: [], run: { turn: 2, … }, … }
+ * ```
+ */
+export function contextDigest(context: AgentContext): unknown {
+  const { messages, ...rest } = context;
+  return sanitize({ messages: `[${messages.length} messages]`, ...rest }, CONTEXT_LIMITS);
+}
+
 /** Limits for what goes on the wire: big enough for real transcripts, small enough for a browser. */
 export const WIRE_LIMITS: SanitizeOptions = { maxStringLength: 100_000, maxArrayLength: 5_000, maxDepth: 24 };
 
@@ -58,11 +90,13 @@ export function toolOutcome(event: AgentEventOf<"tool_execution_end">): ToolOutc
     .map((part) => (part.type === "text" ? part.text : ""))
     .join("")
     .trim();
+  // The texts name the tool as the model spelled it, spaces and all: compare with that name, not a pattern.
+  const tool = `Tool ${event.toolName} `;
   if (text === SKIPPED_TEXT) return "skipped";
   if (text.startsWith("The user denied this tool call")) return "denied";
-  if (/^Tool \S+ timed out after \d+ ms$/.test(text)) return "timed out";
-  if (/^Tool \S+ aborted$/.test(text)) return "aborted";
-  if (/^Tool \S+ not found$/.test(text)) return "not found";
+  if (text.startsWith(tool) && /^timed out after \d+ ms$/.test(text.slice(tool.length))) return "timed out";
+  if (text === `${tool}aborted`) return "aborted";
+  if (text === `${tool}not found`) return "not found";
   if (text.startsWith("Validation failed for tool ")) return "invalid";
   return "error";
 }
@@ -88,6 +122,31 @@ export function toWire(event: AgentEvent, t = Date.now()): Extract<VisualizerMes
         t,
         event: wire,
       };
+}
+
+/** What the inspection API gives: an actor with its logic and parent (XState keeps `_parent` internal). */
+type InspectedActor = AnyActorRef & { logic?: unknown; _parent?: InspectedActor };
+
+/** Remembers an actor's last state value; true when this one differs. */
+function changed(last: Map<AnyActorRef, string>, actor: AnyActorRef, value: unknown): boolean {
+  const key = JSON.stringify(value);
+  if (last.get(actor) === key) return false;
+  last.set(actor, key);
+  return true;
+}
+
+/**
+ * The id of this agent's own tool call that runs a sub-agent actor (sub-agent → its tool's execution
+ * → the tool call → the tool execution, or a shard of it → the agent), or undefined for any other
+ * agent in the tree.
+ */
+function callRunning(actor: InspectedActor, agent: Agent): string | undefined {
+  for (let current = actor._parent; current; current = current._parent) {
+    if (current.logic === toolCallMachine) {
+      return isToolCallOf(agent.actor, current) ? current.id : undefined;
+    }
+  }
+  return undefined;
 }
 
 export interface WireFeedOptions {
@@ -152,21 +211,46 @@ export function followAgent(
   });
 
   let lastState = "";
+  let lastContext = "";
   const states = agent.snapshot$.subscribe((snapshot) => {
     const key = JSON.stringify(snapshot.value);
-    if (key === lastState) return;
-    lastState = key;
-    emit({ kind: "state", t: Date.now(), value: snapshot.value });
+    if (key !== lastState) {
+      lastState = key;
+      emit({ kind: "state", t: Date.now(), value: snapshot.value });
+    }
+    const context = contextDigest(snapshot.context);
+    const contextKey = JSON.stringify(context);
+    if (contextKey !== lastContext) {
+      lastContext = contextKey;
+      emit({ kind: "context", t: Date.now(), context });
+    }
   });
 
   const toolStates = new Map<string, string>();
+  const lastValues = new Map<AnyActorRef, string>();
   const inspection = agent.actor.system.inspect((event: InspectionEvent) => {
     if (event.type !== "@xstate.snapshot") return;
-    const actor = event.actorRef as AnyActorRef & { logic?: unknown };
+    const actor = event.actorRef as InspectedActor;
+    const snapshot = event.snapshot as { value?: StateValue; status?: string };
+    if (actor.logic === toolExecutionMachine && actor._parent === agent.actor) {
+      const value = snapshot.status === "active" ? (snapshot.value ?? null) : null;
+      if (!changed(lastValues, actor, value)) return;
+      if (value === null) lastValues.delete(actor);
+      emit({ kind: "execution_state", t: Date.now(), value });
+      return;
+    }
+    if (actor.logic === agentMachine && actor !== (agent.actor as unknown)) {
+      const toolCallId = callRunning(actor, agent);
+      if (toolCallId === undefined || snapshot.value === undefined) return;
+      if (!changed(lastValues, actor, snapshot.value)) return;
+      if (snapshot.status !== "active") lastValues.delete(actor);
+      emit({ kind: "sub_agent_state", t: Date.now(), toolCallId, agentId: actor.id, value: snapshot.value });
+      return;
+    }
     if (actor.logic !== toolCallMachine) return;
     // Only this agent's own calls, not a sub-agent's in its tree.
     if (!isToolCallOf(agent.actor, actor)) return;
-    const value = (event.snapshot as { value?: unknown }).value;
+    const value = snapshot.value;
     const toolCallId = actor.id;
     if (typeof value !== "string" || toolStates.get(toolCallId) === value) return;
     if (value === "done") toolStates.delete(toolCallId);

@@ -1,0 +1,116 @@
+import { type AnyActorRef } from "xstate";
+import { ProxyTracerProvider, ROOT_CONTEXT, trace } from "@opentelemetry/api";
+import type { AgentEvent } from "../core/events.js";
+import type { AgentOptions } from "../core/options.js";
+import type { AgentRuntime } from "../core/runtime.js";
+import { type AgentTracing, createAgentTracing } from "./agent-tracing.js";
+
+/** The instrumentation scope of our spans. */
+export const TRACER_NAME = "agent-machine";
+
+/** Every agent by its root actor: its tracing, or `null` when it is not traced. */
+const tracings = new WeakMap<object, AgentTracing | null>();
+
+/**
+ * Whether a real tracer provider is registered globally. Without one the API hands out no-op
+ * tracers, and agents are not traced at all (no subscription, no spans): zero cost.
+ *
+ * @example
+ * ```ts
+ * if (!globalTracingRegistered()) console.log("no OpenTelemetry SDK registered");
+ * ```
+ */
+export function globalTracingRegistered(): boolean {
+  const provider = trace.getTracerProvider();
+  if (!(provider instanceof ProxyTracerProvider)) return true;
+  return provider.getDelegateTracer(TRACER_NAME) !== undefined;
+}
+
+/** A tool call's actor (its id is the call's id), as the tool-call machine's context shows it. */
+interface ToolCallActorContext {
+  toolCallId: string;
+  toolName: string;
+  args: unknown;
+}
+
+/**
+ * The agent above `actor` (the nearest) and its tool call that leads down to `actor`: the tracing
+ * of that agent (`null` when it is not traced) and the call.
+ */
+function agentAbove(
+  actor: AnyActorRef,
+): { tracing: AgentTracing | null; call?: ToolCallActorContext } | undefined {
+  let call: ToolCallActorContext | undefined;
+  for (let current: unknown = actor; current; current = (current as { _parent?: unknown })._parent) {
+    if (tracings.has(current as object)) return { tracing: tracings.get(current as object)!, call };
+    const ref = current as AnyActorRef;
+    const context = ref.getSnapshot?.()?.context as Partial<ToolCallActorContext> | undefined;
+    if (context?.toolCallId === ref.id && typeof context.toolName === "string") {
+      call = { toolCallId: context.toolCallId, toolName: context.toolName, args: context.args };
+    }
+  }
+  return undefined;
+}
+
+/** What `createAgent` hands over: the agent's root actor, id, event stream and runtime. */
+export interface TracedAgent {
+  id: string;
+  actor: AnyActorRef;
+  runtime: AgentRuntime;
+  subscribe(listener: (event: AgentEvent) => void, onComplete: () => void): void;
+}
+
+/**
+ * Traces an agent when it should be: `telemetry: false` never; a sub-agent of a traced agent
+ * always (its runs go below the `execute_tool` span of the call that runs it); otherwise when
+ * `telemetry.tracerProvider` is given or a tracer provider is registered globally. Called once by
+ * `createAgent`; an agent it does not trace costs nothing more.
+ *
+ * @example
+ * ```ts
+ * attachTelemetry({ id, actor, runtime, subscribe }, options);
+ * ```
+ */
+export function attachTelemetry(agent: TracedAgent, options: AgentOptions): void {
+  const above = options.parentActor ? agentAbove(options.parentActor) : undefined;
+  const parent = above?.tracing ?? undefined;
+  const own = options.telemetry === false ? undefined : options.telemetry;
+  if (
+    options.telemetry === false ||
+    (!own?.tracerProvider && !parent && (above?.tracing === null || !globalTracingRegistered()))
+  ) {
+    tracings.set(agent.actor, null);
+    return;
+  }
+
+  const tracer = own?.tracerProvider
+    ? own.tracerProvider.getTracer(TRACER_NAME)
+    : (parent?.tracer ?? trace.getTracer(TRACER_NAME));
+  const recordContent =
+    own?.recordContent ??
+    parent?.recordContent ??
+    envFlag("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT");
+
+  // A sub-agent's runs hang below the span of the tool call that started it.
+  const call = parent ? above?.call : undefined;
+  const tracing = createAgentTracing({
+    tracer,
+    recordContent,
+    agentId: agent.id,
+    agentName: own?.agentName ?? call?.toolName ?? options.id ?? "agent",
+    conversationId: own?.conversationId,
+    runtime: agent.runtime,
+    ...(call && parent && { parentContext: () => trace.setSpan(ROOT_CONTEXT, parent.toolSpan(call)) }),
+  });
+  tracings.set(agent.actor, tracing);
+  agent.subscribe(
+    (event) => tracing.handle(event),
+    () => tracing.close(),
+  );
+}
+
+/** A `true` environment variable; in a browser (no `process`), never. */
+function envFlag(name: string): boolean {
+  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
+  return env?.[name]?.toLowerCase() === "true";
+}

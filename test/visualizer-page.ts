@@ -1,0 +1,113 @@
+// What the visualizer's browser suites share: a page open on a live agent, with every page error,
+// console error and failed request collected (a test fails if there was any).
+import { join } from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { expect } from "vitest";
+import { z } from "zod";
+import {
+  type Agent,
+  type AgentOptions,
+  createAgent,
+  defineTool,
+  type VisualizerServer,
+  visualize,
+} from "../index.js";
+import type { VisualizeOptions } from "../visualizer/server.js";
+
+export const ARTIFACTS = join(import.meta.dirname, "..", "test-artifacts");
+
+/** Sleeps for `ms`, or until the call is aborted. */
+export const sleep = defineTool({
+  name: "sleep",
+  description: "Waits a while",
+  parameters: z.object({ ms: z.number() }),
+  readOnly: true,
+  execute: ({ ms }, { signal }) =>
+    new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => resolve(`slept ${ms} ms`), ms);
+      signal.addEventListener("abort", () => {
+        clearTimeout(timer);
+        reject(new Error("interrupted"));
+      });
+    }),
+});
+
+/** A tool that holds until the test opens its gate (or the call is aborted). */
+export function gateTool(name = "gate") {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  const tool = defineTool({
+    name,
+    description: "Waits for the test",
+    parameters: z.object({}).passthrough(),
+    execute: (_args, { signal }) =>
+      new Promise<string>((resolve, reject) => {
+        void opened.then(() => resolve("opened"));
+        signal.addEventListener("abort", () => reject(new Error("stopped")));
+      }),
+  });
+  return { tool, open };
+}
+
+/** Collects what went wrong in a page: script errors, console errors, HTTP errors. */
+export function watchPage(page: Page): string[] {
+  const problems: string[] = [];
+  page.on("pageerror", (error) => problems.push(`pageerror: ${error.message}`));
+  page.on("console", (message) => {
+    if (message.type() === "error") problems.push(`console: ${message.text()}`);
+  });
+  page.on("response", (response) => {
+    if (response.status() >= 400) problems.push(`HTTP ${response.status()} ${response.url()}`);
+  });
+  return problems;
+}
+
+export interface OpenPage {
+  agent: Agent;
+  server: VisualizerServer;
+  page: Page;
+}
+
+/** Creates an agent, serves its page, opens it and waits until it is connected and idle. */
+export async function openPage(
+  browser: Browser,
+  cleanups: (() => unknown)[],
+  options: AgentOptions,
+  {
+    width = 1440,
+    height = 1100,
+    ...serverOptions
+  }: VisualizeOptions & { width?: number; height?: number } = {},
+): Promise<OpenPage> {
+  const agent = createAgent(options);
+  const server = await visualize(agent, { port: 0, ...serverOptions });
+  const page = await browser.newPage({ viewport: { width, height } });
+  const problems = watchPage(page);
+  cleanups.push(async () => {
+    await page.close();
+    await server.close();
+    agent.stop();
+    expect(problems).toEqual([]);
+  });
+  await page.goto(server.url);
+  await page.locator(".connection.open").waitFor();
+  await page.locator('[data-state="agent.idle"].active').waitFor();
+  return { agent, server, page };
+}
+
+/** The lanes the page shows, in order. */
+export const lanes = (page: Page) =>
+  page.$$eval("[data-lane]", (rows) =>
+    rows.map((row) => {
+      const data = (row as HTMLElement).dataset;
+      return {
+        id: data.lane!,
+        tool: data.tool!,
+        outcome: data.outcome!,
+        start: data.start ? Number(data.start) : undefined,
+        end: data.end ? Number(data.end) : undefined,
+      };
+    }),
+  );

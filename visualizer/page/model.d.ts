@@ -1,0 +1,68 @@
+// Types of the page's model (model.js), for the server and the tests that fold messages with it.
+import type { AgentMessage } from "../../core/messages.js";
+import type { VisualizerMessage } from "../wire.js";
+
+export interface Lane {
+  id: string;
+  name: string;
+  run: number;
+  turn: number;
+  group: string;
+  queuedAt: number;
+  startAt?: number;
+  approvalAt?: number;
+  execAt?: number;
+  endAt?: number;
+  outcome?: string;
+  state?: string;
+  resultText: string;
+  progress: string;
+  childAgentId?: string;
+  args?: unknown;
+}
+
+export interface PageModel {
+  agentId: string;
+  state: unknown;
+  stateName: string;
+  context: unknown;
+  execution: unknown;
+  run: number;
+  turn: number;
+  runs: { run: number; startedAt: number; prompt: string; endedAt?: number; reason?: string }[];
+  messages: AgentMessage[];
+  streaming: { text: string; thinking: string; calls: number } | null;
+  lanes: Map<string, Lane>;
+  groups: string[];
+  approvals: Map<string, { toolCallId: string; toolName: string; args: unknown; t: number }>;
+  subAgents: Map<string, { agentId: string; value: unknown }>;
+  usage: {
+    input: number;
+    output: number;
+    cacheRead: number;
+    cacheWrite: number;
+    totalTokens: number;
+    cost: number;
+  };
+  modelCalls: number;
+  compactions: { t: number; level: number; before: number; after: number }[];
+  lastEnd: { reason: string; errorMessage?: string; t: number } | null;
+  now: number;
+  visited: Map<string, number>;
+  log: { t: number; type: string; detail: string; index?: number; summarized?: boolean }[];
+}
+
+export const MAX_TURN_GROUPS: number;
+export const MAX_LOG_ROWS: number;
+export function emptyModel(): PageModel;
+export function apply(
+  model: PageModel,
+  message: VisualizerMessage,
+  options?: { dirty?: Set<string>; index?: number },
+): Set<string> | undefined;
+export function stateName(value: unknown): string;
+export function activeIds(rootId: string, value: unknown): string[];
+export function laneStatus(lane: Lane): string;
+export function cloneModel(model: PageModel): PageModel;
+export function serializeModel(model: PageModel): unknown;
+export function restoreModel(data: unknown): PageModel;

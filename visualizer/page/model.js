@@ -1,0 +1,396 @@
+// The visualizer's view of an agent, folded from the server's messages ({ kind, t, … }). Plain JavaScript
+// with no DOM: the page applies every message to it, and the server applies the messages it drops from
+// its history, so a page that connects late starts from the same model ("catch_up") instead of nothing.
+
+/** Lanes of at most this many turns are kept (older turns leave the timeline). */
+export const MAX_TURN_GROUPS = 40;
+/** Event log rows kept in the model. */
+export const MAX_LOG_ROWS = 2000;
+/** How long a state the machine left stays tinted, in ms. */
+export const VISITED_MS = 1500;
+
+/** A model with nothing in it. */
+export function emptyModel() {
+  return {
+    agentId: "",
+    /** The agent machine's state value, its dotted name, and its context (transcript left out). */
+    state: undefined,
+    stateName: "",
+    context: undefined,
+    /** The tool execution machine's state value while one runs. */
+    execution: undefined,
+    run: 0,
+    turn: 0,
+    /** One entry per run: { run, startedAt, prompt, endedAt?, reason? }. */
+    runs: [],
+    messages: [],
+    streaming: null,
+    lanes: new Map(),
+    /** "run:turn" keys of the lanes' turns, oldest first. */
+    groups: [],
+    approvals: new Map(),
+    /** Sub-agents by the tool call that runs them: { agentId, value }. */
+    subAgents: new Map(),
+    usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 },
+    modelCalls: 0,
+    compactions: [],
+    lastEnd: null,
+    now: 0,
+    /** State ids the machine left, with when (only the last VISITED_MS are kept). */
+    visited: new Map(),
+    log: [],
+  };
+}
+
+export function stateName(value) {
+  if (value === undefined || value === null) return "";
+  if (typeof value === "string") return value;
+  const [key, child] = Object.entries(value)[0] ?? [];
+  return key === undefined ? "" : `${key}.${stateName(child)}`;
+}
+
+/** Ids of the active state nodes for a state value, e.g. ("agent", { running: "executing" }) → agent.running, agent.running.executing. */
+export function activeIds(rootId, value) {
+  const ids = [];
+  const walk = (prefix, v) => {
+    if (typeof v === "string") ids.push(`${prefix}.${v}`);
+    else if (v && typeof v === "object") {
+      for (const [key, child] of Object.entries(v)) {
+        ids.push(`${prefix}.${key}`);
+        walk(`${prefix}.${key}`, child);
+      }
+    }
+  };
+  walk(rootId, value);
+  return ids;
+}
+
+export function textOf(content) {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((part) => (part.type === "text" ? part.text : part.type === "image" ? "[image]" : ""))
+    .join("");
+}
+
+/** What a lane shows now: its outcome, or where the call is. */
+export function laneStatus(lane) {
+  if (lane.outcome) return lane.outcome;
+  if (lane.approvalAt !== undefined && lane.execAt === undefined && lane.state !== "done")
+    return "awaiting approval";
+  if (lane.startAt !== undefined) return "running";
+  return "queued";
+}
+
+/** Whether a lane still moves with the clock. */
+export function laneIsOpen(lane) {
+  return lane.outcome === undefined;
+}
+
+function laneFor(model, id, name, t, dirty) {
+  let lane = model.lanes.get(id);
+  if (!lane) {
+    const group = `${model.run}:${model.turn}`;
+    lane = {
+      id,
+      name: name ?? "?",
+      run: model.run,
+      turn: model.turn,
+      group,
+      queuedAt: t,
+      startAt: undefined,
+      approvalAt: undefined,
+      execAt: undefined,
+      endAt: undefined,
+      outcome: undefined,
+      state: undefined,
+      resultText: "",
+      progress: "",
+      childAgentId: undefined,
+      args: undefined,
+    };
+    model.lanes.set(id, lane);
+    if (model.groups[model.groups.length - 1] !== group && !model.groups.includes(group)) {
+      model.groups.push(group);
+      pruneGroups(model, dirty);
+    }
+  }
+  if (name && lane.name === "?") lane.name = name;
+  dirty?.add(`lane:${id}`);
+  return lane;
+}
+
+function pruneGroups(model, dirty) {
+  while (model.groups.length > MAX_TURN_GROUPS) {
+    const old = model.groups.shift();
+    for (const [id, lane] of model.lanes) {
+      if (lane.group === old && !model.approvals.has(id)) model.lanes.delete(id);
+    }
+    dirty?.add("timeline");
+  }
+}
+
+/**
+ * Applies one server message to the model. `dirty` (a Set) collects what changed, so the page
+ * re-renders only that: "header", "chart", "timeline" (rebuild), "runs" (run headings), "lane:<id>",
+ * "transcript", "usage", "approvals", "log"; "all" after a catch-up. `index` is the message's position in the page's history (for the log).
+ */
+export function apply(model, message, { dirty, index } = {}) {
+  const t = typeof message.t === "number" ? message.t : model.now;
+  model.now = Math.max(model.now, t);
+  for (const [id, left] of model.visited) if (model.now - left >= VISITED_MS) model.visited.delete(id);
+  switch (message.kind) {
+    case "hello":
+      model.agentId = message.agentId ?? model.agentId;
+      dirty?.add("header");
+      break;
+    case "catch_up":
+      // Only ever the first message after hello: the model as it was before the history that follows.
+      Object.assign(model, restoreModel(message.model));
+      dirty?.add("all");
+      break;
+    case "state": {
+      const previous = activeIds("agent", model.state).at(-1);
+      if (previous) model.visited.set(previous, t);
+      model.state = message.value;
+      model.stateName = stateName(message.value);
+      dirty?.add("header").add("chart");
+      break;
+    }
+    case "context":
+      model.context = message.context;
+      dirty?.add("chart");
+      break;
+    case "execution_state":
+      model.execution = message.value ?? undefined;
+      dirty?.add("chart");
+      break;
+    case "tool_state": {
+      const lane = laneFor(model, message.toolCallId, undefined, t, dirty);
+      lane.state = message.value;
+      if (message.value === "checkingPermission") lane.startAt ??= t;
+      if (message.value === "awaitingApproval") lane.approvalAt ??= t;
+      if (message.value === "executing") lane.execAt ??= t;
+      // Decided (approved, denied, or the run was aborted): the card goes at once, not when the tool ends.
+      if (message.value !== "awaitingApproval" && model.approvals.delete(message.toolCallId))
+        dirty?.add("approvals");
+      dirty?.add("chart");
+      break;
+    }
+    case "sub_agent_state": {
+      model.subAgents.set(message.toolCallId, { agentId: message.agentId, value: message.value });
+      const lane = laneFor(model, message.toolCallId, undefined, t, dirty);
+      lane.childAgentId ??= message.agentId;
+      dirty?.add("chart");
+      break;
+    }
+    case "event":
+      applyEvent(model, message.event, t, message.outcome, dirty);
+      addLogRow(model, message.event, t, index, dirty);
+      break;
+  }
+  return dirty;
+}
+
+function applyEvent(model, event, t, outcome, dirty) {
+  switch (event.type) {
+    case "agent_start":
+      model.run += 1;
+      model.turn = 0;
+      model.runs.push({ run: model.run, startedAt: t, prompt: "" });
+      if (model.runs.length > MAX_TURN_GROUPS) model.runs.shift();
+      dirty?.add("runs");
+      break;
+    case "turn_start":
+      model.turn = event.turn;
+      break;
+    case "message_start":
+      if (event.message?.role === "assistant") {
+        model.streaming = { text: "", thinking: "", calls: 0 };
+        dirty?.add("transcript");
+      }
+      break;
+    case "message_update": {
+      model.streaming ??= { text: "", thinking: "", calls: 0 };
+      if (event.kind === "text_delta") model.streaming.text += event.delta;
+      else if (event.kind === "thinking_delta") model.streaming.thinking += event.delta;
+      else if (event.kind === "toolcall_start") model.streaming.calls += 1;
+      dirty?.add("transcript");
+      break;
+    }
+    case "message_end": {
+      const message = event.message;
+      model.messages.push(message);
+      dirty?.add("transcript");
+      const run = model.runs[model.runs.length - 1];
+      if (message.role === "user" && run && run.run === model.run && !run.prompt) {
+        run.prompt = textOf(message.content).slice(0, 200);
+        dirty?.add("runs");
+      }
+      if (message.role === "assistant") {
+        model.streaming = null;
+        const usage = message.usage;
+        if (usage) {
+          for (const key of ["input", "output", "cacheRead", "cacheWrite", "totalTokens"])
+            model.usage[key] += usage[key] ?? 0;
+          model.usage.cost += usage.cost?.total ?? (typeof usage.cost === "number" ? usage.cost : 0);
+          model.modelCalls += 1;
+          dirty?.add("usage").add("header");
+        }
+        for (const part of message.content ?? []) {
+          if (part.type === "toolCall") laneFor(model, part.id, part.name, t, dirty).args = part.arguments;
+        }
+      }
+      break;
+    }
+    case "tool_execution_start": {
+      const lane = laneFor(model, event.toolCallId, event.toolName, t, dirty);
+      lane.startAt ??= t;
+      lane.args ??= event.args;
+      break;
+    }
+    case "tool_progress":
+      laneFor(model, event.toolCallId, event.toolName, t, dirty).progress = event.text;
+      break;
+    case "tool_execution_update": {
+      // Streamed output (e.g. a sub-agent's answer so far): its last line says what the call is doing.
+      const lines = textOf(event.partialResult?.content).trim().split("\n");
+      const lane = laneFor(model, event.toolCallId, event.toolName, t, dirty);
+      lane.progress = (lines[lines.length - 1] ?? "").slice(-300);
+      const child = event.partialResult?.details?.childAgentId;
+      if (typeof child === "string") lane.childAgentId ??= child;
+      break;
+    }
+    case "approval_requested": {
+      const lane = laneFor(model, event.toolCallId, event.toolName, t, dirty);
+      lane.approvalAt ??= t;
+      lane.args ??= event.args;
+      model.approvals.set(event.toolCallId, { ...event, t });
+      dirty?.add("approvals");
+      break;
+    }
+    case "tool_execution_end": {
+      const lane = laneFor(model, event.toolCallId, event.toolName, t, dirty);
+      lane.startAt ??= t;
+      lane.endAt = t;
+      lane.outcome = outcome ?? (event.isError ? "error" : "ok");
+      lane.resultText = textOf(event.result?.content).slice(0, 4000);
+      if (event.childAgentId) lane.childAgentId = event.childAgentId;
+      if (model.approvals.delete(event.toolCallId)) dirty?.add("approvals");
+      break;
+    }
+    case "compaction":
+      model.compactions.push({ t, level: event.level, before: event.tokensBefore, after: event.tokensAfter });
+      dirty?.add("usage");
+      break;
+    case "agent_end": {
+      model.lastEnd = { reason: event.reason, errorMessage: event.errorMessage, t };
+      const run = model.runs[model.runs.length - 1];
+      if (run && run.run === model.run) Object.assign(run, { endedAt: t, reason: event.reason });
+      model.streaming = null;
+      model.execution = undefined;
+      if (model.approvals.size) dirty?.add("approvals");
+      model.approvals.clear();
+      dirty?.add("header").add("transcript").add("runs").add("chart");
+      break;
+    }
+  }
+}
+
+/** One line of the event log: what happened, in a few words. Text deltas in a row fold into one line. */
+function addLogRow(model, event, t, index, dirty) {
+  dirty?.add("log");
+  const last = model.log[model.log.length - 1];
+  if (event.type === "message_update") {
+    // One line for a run of deltas, whatever their kinds: "text_delta ×12 (340 chars), toolcall_start ×1".
+    let row = last;
+    if (!row || row.type !== "message_update") {
+      row = { t, type: event.type, detail: "", kinds: {}, index };
+      model.log.push(row);
+    }
+    const kind = (row.kinds[event.kind] ??= { count: 0, chars: 0 });
+    kind.count += 1;
+    kind.chars += event.delta.length;
+    row.detail = Object.entries(row.kinds)
+      .map(([name, k]) => `${name} ×${k.count}${k.chars ? ` (${k.chars} chars)` : ""}`)
+      .join(", ");
+    if (index !== undefined) row.index = index;
+  } else {
+    model.log.push({ t, type: event.type, detail: eventDetail(event), index });
+  }
+  if (model.log.length > MAX_LOG_ROWS) model.log.splice(0, model.log.length - MAX_LOG_ROWS);
+}
+
+export function eventDetail(event) {
+  switch (event.type) {
+    case "turn_start":
+    case "turn_end":
+      return `turn ${event.turn}`;
+    case "message_start":
+    case "message_end":
+      return event.message?.role ?? "";
+    case "tool_execution_start":
+    case "tool_execution_update":
+    case "approval_requested":
+      return `${event.toolName} ${event.toolCallId}`;
+    case "tool_progress":
+      return `${event.toolName} ${event.toolCallId}: ${event.text}`;
+    case "tool_execution_end":
+      return `${event.toolName} ${event.toolCallId}${event.isError ? " (error)" : ""}`;
+    case "agent_end":
+      return `reason=${event.reason}${event.errorMessage ? ` ${event.errorMessage}` : ""}`;
+    case "compaction":
+      return `level ${event.level}: ${event.tokensBefore} → ${event.tokensAfter}`;
+    case "retry":
+      return `attempt ${event.attempt} in ${event.delayMs} ms: ${event.error}`;
+    case "input_rejected":
+      return event.reason;
+    default:
+      return "";
+  }
+}
+
+/**
+ * A copy that later `apply` calls do not change: what the page keeps as time-travel checkpoints.
+ * Transcript messages are never changed once appended, so the copy shares them.
+ */
+export function cloneModel(model) {
+  return {
+    ...model,
+    runs: model.runs.map((run) => ({ ...run })),
+    messages: model.messages.slice(),
+    streaming: model.streaming && { ...model.streaming },
+    lanes: new Map([...model.lanes].map(([id, lane]) => [id, { ...lane }])),
+    groups: model.groups.slice(),
+    approvals: new Map(model.approvals),
+    subAgents: new Map(model.subAgents),
+    usage: { ...model.usage },
+    compactions: model.compactions.slice(),
+    visited: new Map(model.visited),
+    log: model.log.map((row) => (row.kinds ? { ...row, kinds: structuredClone(row.kinds) } : { ...row })),
+  };
+}
+
+/** The model as plain JSON (what `catch_up` carries); log rows lose their page-local index. */
+export function serializeModel(model) {
+  return {
+    ...model,
+    lanes: [...model.lanes.values()],
+    approvals: [...model.approvals.values()],
+    subAgents: [...model.subAgents],
+    visited: [...model.visited],
+    log: model.log.map(({ index: _index, ...row }) => row),
+  };
+}
+
+export function restoreModel(data) {
+  return {
+    ...emptyModel(),
+    ...data,
+    lanes: new Map((data.lanes ?? []).map((lane) => [lane.id, lane])),
+    approvals: new Map((data.approvals ?? []).map((approval) => [approval.toolCallId, approval])),
+    subAgents: new Map(data.subAgents ?? []),
+    visited: new Map(data.visited ?? []),
+    log: (data.log ?? []).map((row) => ({ ...row, summarized: true })),
+  };
+}
