@@ -45,6 +45,8 @@ export interface RunState {
   errorKind?: ProviderErrorKind;
   /** Loop detection's memory of this run's calls (absent until the first result). */
   loop?: LoopState;
+  /** A limit was reached and this turn asks the model for its answer, without tools. */
+  answeringLimit: boolean;
 }
 
 /** A fresh run whose messages will begin at `firstMessage` in the transcript. */
@@ -59,6 +61,7 @@ export function newRun(firstMessage = 0): RunState {
     needsCompaction: false,
     forceCompaction: false,
     overflowRetried: false,
+    answeringLimit: false,
   };
 }
 
