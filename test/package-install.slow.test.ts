@@ -266,6 +266,46 @@ console.log(JSON.stringify({
   });
 });
 
+describe("the installed package, in TypeScript", () => {
+  it("has types for every entry, under Node's module resolution", async () => {
+    const specifiers = Object.keys(pkg.exports)
+      .filter((subpath) => subpath !== "./package.json")
+      .map((subpath) => (subpath === "." ? "agent-machine" : `agent-machine/${subpath.slice(2)}`));
+    writeFileSync(
+      join(app, "types.ts"),
+      [
+        ...specifiers.map((specifier, i) => `import * as entry${i} from "${specifier}";`),
+        'import { type Agent, createAgent, scripted } from "agent-machine";',
+        'import type { ToolResult } from "agent-machine/browser";',
+        'export const agent: Agent = createAgent({ provider: scripted([{ text: "hi" }]) });',
+        'export const result: ToolResult = { content: [{ type: "text", text: "hi" }] };',
+        `export const entries = [${specifiers.map((_, i) => `entry${i}`).join(", ")}];`,
+      ].join("\n"),
+    );
+    writeFileSync(
+      join(app, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          module: "nodenext",
+          target: "es2022",
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+        },
+        files: ["types.ts"],
+      }),
+    );
+    // A missing declaration file is an error under strict (TS7016), as is a name the types lack.
+    const tsc = await run(
+      process.execPath,
+      [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", app],
+      app,
+    );
+    expect(tsc.stdout).toBe("");
+    expect(tsc.code).toBe(0);
+  });
+});
+
 describe("the installed command", () => {
   const command = () => join(app, "node_modules", ".bin", "agent-machine");
 
