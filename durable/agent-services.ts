@@ -142,6 +142,19 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
   };
   // Checked once here, so a bad configuration fails at start, not in the first run.
   if (typeof options.agent !== "function") agentOptions("");
+  /** The session's options inside a handler: a configuration error fails the call, it is not retried. */
+  const sessionOptions = (sessionId: string): AgentOptions => {
+    try {
+      return agentOptions(sessionId);
+    } catch (error) {
+      throw new TerminalError(
+        `The agent options of session "${sessionId}" are invalid: ${errorText(error)}`,
+        {
+          errorCode: 500,
+        },
+      );
+    }
+  };
 
   const serviceOptions = {
     ...(options.retryPolicy && { retryPolicy: options.retryPolicy }),
@@ -191,7 +204,7 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
   async function enqueue(ctx: ObjectContext, kind: InboxKind, input: unknown): Promise<{ queued: number }> {
     const now = await ctx.date.now();
     const message = parseQueuedInput(input, kind === "steering" ? "steer" : "followUp", now);
-    const screening = screenInput(agentOptions(ctx.key).inputFilters ?? [], [message]);
+    const screening = screenInput(sessionOptions(ctx.key).inputFilters ?? [], [message]);
     if (!screening.ok) throw badRequest("Input rejected", screening.reason);
     const queue = (await ctx.get<AgentMessage[]>(kind)) ?? [];
     const next = [...queue, ...screening.messages];
@@ -271,7 +284,7 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
     const runId = ctx.request().id as string;
     const previous = await ctx.get<RunRecord>("run");
     const stored = await readTranscript(ctx);
-    const { snapshot: _s, parentActor: _p, id: _id, messages: seed, ...base } = agentOptions(sessionId);
+    const { snapshot: _s, parentActor: _p, id: _id, messages: seed, ...base } = sessionOptions(sessionId);
     const transcript = previous || stored.count > 0 ? stored.messages : (seed ?? []);
 
     const approvals = createApprovalBook(ctx);
@@ -301,7 +314,17 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
         return drained;
       },
     };
-    const agent = createJournaledAgent({ ...base, id: sessionId, messages: [...transcript] }, tracked);
+    let agent: Agent;
+    try {
+      agent = createJournaledAgent({ ...base, id: sessionId, messages: [...transcript] }, tracked);
+    } catch (error) {
+      throw new TerminalError(
+        `The agent of session "${sessionId}" could not be created: ${errorText(error)}`,
+        {
+          errorCode: 500,
+        },
+      );
+    }
     running.agent = agent;
 
     const run: RunRecord = { state: "running", runId, turn: 0, startedAt };
@@ -341,8 +364,9 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
       return result;
     } catch (error) {
       if (error instanceof TerminalError) throw error;
-      const text = error instanceof Error ? error.message : String(error);
-      throw new TerminalError(`The run of session "${sessionId}" failed: ${text}`, { errorCode: 500 });
+      throw new TerminalError(`The run of session "${sessionId}" failed: ${errorText(error)}`, {
+        errorCode: 500,
+      });
     } finally {
       subscription.unsubscribe();
       agent.stop();
@@ -385,3 +409,7 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
 }
 
 export type { LastRun, SessionStatus, TranscriptSlice };
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -19,6 +19,7 @@ import {
   eventsOf,
   eventually,
   fastRetries,
+  journalSteps,
   quietLogger,
   shape,
   withoutClock,
@@ -41,7 +42,9 @@ beforeAll(async () => {
     agent: (id) =>
       id.startsWith("limited")
         ? { ...durableTestAgent(), limits: { maxDurationMs: 300 } }
-        : durableTestAgent(),
+        : id.startsWith("compacted")
+          ? { ...durableTestAgent(), context: { maxContextTokens: 2_000, keepRecent: 2 } }
+          : durableTestAgent(),
     retryPolicy: fastRetries,
   });
   services.events$.subscribe((event) => published.push(event));
@@ -143,6 +146,16 @@ describe("durable sessions on Restate", () => {
       'assistant "answer 2"',
     ]);
     expectValidTranscript(transcript);
+
+    // Steered between runs: the next run takes it at its first check.
+    expect(await client.steer("steered", "later")).toEqual({ queued: 1 });
+    const next = await client.prompt("steered", "go on");
+    expect(shape(next.messages)).toEqual([
+      "user go on",
+      'assistant "answer 3"',
+      "user later",
+      'assistant "answer 4"',
+    ]);
   });
 
   it("waits for an approval keyed by tool call id and takes a denial from a client", async () => {
@@ -213,6 +226,28 @@ describe("durable sessions on Restate", () => {
       "toolResult l0: Tool slow aborted",
       'assistant "[Agent stopped: Time limit rea"',
     ]);
+  });
+
+  it("journals a compaction and stores the compacted transcript, telling followers it was rewritten", async () => {
+    const long = (label: string) => `${label} ${"lorem ipsum ".repeat(150)}`;
+    const runIds: string[] = [];
+    for (let run = 0; run < 5; run++)
+      runIds.push((await client.prompt("compacted", long(`part ${run}`))).runId);
+    const compactions = eventsOf(published, "compacted").filter((e) => e.type === "compaction");
+    expect(compactions.length).toBeGreaterThan(0);
+    // Each compaction was a journaled step of its run.
+    const steps = await Promise.all(runIds.map((id) => journalSteps(restate, id)));
+    const journaled = steps.flatMap((s) => [...s.completed].filter((name) => name.startsWith("compaction:")));
+    expect(journaled).toHaveLength(compactions.length);
+
+    const slice = await client.messages("compacted");
+    expect(slice.generation).toBeGreaterThan(0);
+    expect(slice.messages).toEqual(await client.transcript("compacted"));
+    expect(slice.count).toBe(slice.messages.length);
+    // Ten messages were written; the compaction kept fewer, and the first (the task) verbatim.
+    expect(slice.count).toBeLessThan(10);
+    expect(slice.messages[0]).toMatchObject({ role: "user", content: long("part 0") });
+    expectValidTranscript(slice.messages);
   });
 
   it("lets a client in another process follow a run: its messages as they are stored, and its status", async () => {

@@ -91,6 +91,7 @@ function appLockFile(tarball: string): object {
 }
 
 let work: string;
+let source: string;
 let app: string;
 let packedFiles: string[];
 
@@ -98,7 +99,7 @@ beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), "agent-machine-package-"));
   // A copy of the checkout, as a clone would have it: sources, no dist/, this checkout's node_modules
   // (the build needs TypeScript).
-  const source = join(work, "source");
+  source = join(work, "source");
   const skipped = new Set(["node_modules", "dist", ".git", "test-artifacts", "coverage", ".agent-machine"]);
   cpSync(ROOT, source, {
     recursive: true,
@@ -265,6 +266,46 @@ console.log(JSON.stringify({
   });
 });
 
+describe("the installed package, in TypeScript", () => {
+  it("has types for every entry, under Node's module resolution", async () => {
+    const specifiers = Object.keys(pkg.exports)
+      .filter((subpath) => subpath !== "./package.json")
+      .map((subpath) => (subpath === "." ? "agent-machine" : `agent-machine/${subpath.slice(2)}`));
+    writeFileSync(
+      join(app, "types.ts"),
+      [
+        ...specifiers.map((specifier, i) => `import * as entry${i} from "${specifier}";`),
+        'import { type Agent, createAgent, scripted } from "agent-machine";',
+        'import type { ToolResult } from "agent-machine/browser";',
+        'export const agent: Agent = createAgent({ provider: scripted([{ text: "hi" }]) });',
+        'export const result: ToolResult = { content: [{ type: "text", text: "hi" }] };',
+        `export const entries = [${specifiers.map((_, i) => `entry${i}`).join(", ")}];`,
+      ].join("\n"),
+    );
+    writeFileSync(
+      join(app, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          module: "nodenext",
+          target: "es2022",
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+        },
+        files: ["types.ts"],
+      }),
+    );
+    // A missing declaration file is an error under strict (TS7016), as is a name the types lack.
+    const tsc = await run(
+      process.execPath,
+      [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", app],
+      app,
+    );
+    expect(tsc.stdout).toBe("");
+    expect(tsc.code).toBe(0);
+  });
+});
+
 describe("the installed command", () => {
   const command = () => join(app, "node_modules", ".bin", "agent-machine");
 
@@ -297,6 +338,25 @@ describe("the installed command", () => {
     });
     expect(result.stderr).toBe("");
     expect(result).toMatchObject({ code: 0, stdout: "The notes say to remember the milk.\n" });
+  });
+});
+
+describe("the bin in a clone", () => {
+  // The copy that was packed is a clone with a build. Marks tell which code answered --help.
+  const usage = (file: string, mark: string) => {
+    const text = readFileSync(file, "utf8");
+    writeFileSync(file, text.replace(/Usage( \([a-z]+\))?: agent-machine/, `Usage (${mark}): agent-machine`));
+  };
+  const help = async () =>
+    (await mustRun(process.execPath, [join(source, "bin", "agent-machine.js"), "--help"], source)).stdout;
+
+  it("runs the build when it is newer than every source, the sources through tsx once one is edited or dist/ is gone", async () => {
+    usage(join(source, "dist", "cli", "args.js"), "compiled");
+    expect(await help()).toContain("Usage (compiled): agent-machine");
+    usage(join(source, "cli", "args.ts"), "source");
+    expect(await help()).toContain("Usage (source): agent-machine");
+    rmSync(join(source, "dist"), { recursive: true });
+    expect(await help()).toContain("Usage (source): agent-machine");
   });
 });
 

@@ -61,10 +61,10 @@ async function listRecursive(dir: string): Promise<string[]> {
   return entries.map(String).sort();
 }
 
-async function startFlipper(): Promise<void> {
+async function startFlipper(name = "d"): Promise<void> {
   flipper = spawn(
     process.execPath,
-    ["-e", FLIPPER, path.join(root, "d"), path.join(root, "d-parked"), outside],
+    ["-e", FLIPPER, path.join(root, name), path.join(root, `${name}-parked`), outside],
     { stdio: ["ignore", "ignore", "inherit", "ipc"] },
   );
   await new Promise<void>((resolve) => flipper!.once("message", () => resolve()));
@@ -164,5 +164,21 @@ describe("file tools against a folder swapped for a symlink while they run", () 
     expect(leaks).toEqual([]);
     expect(unclear).toEqual([]);
     expect(answered).toBe(rounds * 3);
+  });
+
+  it("never spill a cut tool output outside (.agent-machine swapped for a symlink)", async () => {
+    const workspace = createWorkspace(root);
+    await mkdir(path.join(root, ".agent-machine/tool-output"), { recursive: true });
+    await mkdir(path.join(outside, "tool-output"));
+    await startFlipper(".agent-machine");
+
+    for (let i = 0; i < ROUNDS; i++) {
+      await workspace.saveToolOutput!(`out-${i}.txt`, `full output ${i}\n`).then(
+        () => undefined,
+        () => undefined,
+      );
+    }
+    await stopFlipper();
+    expect(await listRecursive(outside)).toEqual(["edit.txt", "notes.txt", "tool-output"]);
   });
 });

@@ -1,6 +1,8 @@
 import { realpathSync } from "node:fs";
-import { mkdir, readlink, realpath, writeFile } from "node:fs/promises";
+import { readlink, realpath } from "node:fs/promises";
 import * as path from "node:path";
+import { writeFileInside } from "./internal/safe-fs.js";
+import { WorkspaceError } from "./internal/workspace-error.js";
 
 /**
  * Folders no tool may write into, whatever the permission rules say.
@@ -44,17 +46,7 @@ export interface Workspace {
  */
 export const TOOL_OUTPUT_DIR = ".agent-machine/tool-output";
 
-/**
- * Thrown when a path leaves the workspace or touches a protected folder. The model sees its message.
- *
- * @example
- * ```ts
- * try { await ws.resolve("../x"); } catch (e) { if (e instanceof WorkspaceError) console.log(e.message); }
- * ```
- */
-export class WorkspaceError extends Error {
-  override name = "WorkspaceError";
-}
+export { WorkspaceError };
 
 /**
  * A workspace from a root folder, or the workspace itself: what every built-in tool's `workspace`
@@ -128,13 +120,12 @@ export function createWorkspace(root: string): Workspace {
   const saveToolOutput = async (fileName: string, text: string): Promise<string> => {
     if (!/^[A-Za-z0-9._-]+$/.test(fileName))
       throw new WorkspaceError(`Invalid tool output file name "${fileName}"`);
-    // Through the sandbox, so a symlinked .agent-machine cannot lead the write outside.
-    const dir = await resolveForWrite(TOOL_OUTPUT_DIR);
-    await mkdir(dir.absolute, { recursive: true });
+    // Through the sandbox, and written the way write_file writes (folders opened one by one without
+    // following links), so a .agent-machine swapped for a symlink cannot lead the write outside.
     const ignore = await resolveForWrite(`${path.posix.dirname(TOOL_OUTPUT_DIR)}/.gitignore`);
-    await writeFile(ignore.absolute, "*\n", { flag: "wx" }).catch(() => {});
+    await writeFileInside(realRoot, ignore.relative, "*\n", { exclusive: true }).catch(() => {});
     const file = await resolveForWrite(`${TOOL_OUTPUT_DIR}/${fileName}`);
-    await writeFile(file.absolute, text, { flag: "wx" });
+    await writeFileInside(realRoot, file.relative, text, { exclusive: true });
     return file.relative;
   };
 

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { constants, existsSync } from "node:fs";
 import { type FileHandle, lstat, mkdir, open, readlink, rename, unlink } from "node:fs/promises";
 import * as path from "node:path";
-import { WorkspaceError } from "../workspace.js";
+import { WorkspaceError } from "./workspace-error.js";
 
 // The workspace check (`Workspace.resolve`) looks at a path; between that look and the open, another
 // process can swap a folder for a symlink to elsewhere. These functions close that window: what is
@@ -177,7 +177,8 @@ export interface WriteInsideResult {
  * created) one at a time from the root without following links, and the file is written as a new
  * file in that opened folder and renamed over the old one. So nothing is ever created or written
  * outside the workspace, a reader never sees half a file, a hard link to the old file is not written
- * through, and the file's permission bits are kept.
+ * through, and the file's permission bits are kept. With `exclusive` the file is only created, never
+ * replaced (an existing file is an `EEXIST` error).
  *
  * @example
  * ```ts
@@ -189,7 +190,7 @@ export async function writeFileInside(
   root: string,
   relative: string,
   data: string | Uint8Array,
-  options: { mustExist?: boolean } = {},
+  options: { mustExist?: boolean; exclusive?: boolean } = {},
 ): Promise<WriteInsideResult> {
   const name = path.posix.basename(relative);
   const dirRelative = path.posix.dirname(relative);
@@ -205,6 +206,16 @@ export async function writeFileInside(
     if (existing?.isDirectory()) throw new Error(`${relative} is a directory`);
     if (existing && !existing.isFile()) throw new Error(`${relative} is not a regular file`);
     if (!existing && options.mustExist) throw changedError(relative, "the file is gone");
+    if (options.exclusive) {
+      // Create only, never replace: written in place (O_EXCL also refuses a symlink put there).
+      const handle = await open(target, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o666);
+      try {
+        await handle.writeFile(data);
+      } finally {
+        await handle.close();
+      }
+      return { created: true };
+    }
 
     const temp = `${base}/.${name}.${randomBytes(6).toString("hex")}.tmp`;
     const handle = await open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o666).catch(

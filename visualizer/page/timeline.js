@@ -303,10 +303,20 @@ export function createTimeline(host, actions) {
     if (wasAtEnd) host.scrollTop = host.scrollHeight;
   }
 
-  /** Moves the turns that still have open calls along the clock; the rest stay as they are. */
+  const drawnAt = new Map();
+  /**
+   * Moves the turns that still have open calls along the clock; the rest stay as they are. A turn
+   * open for more than 10 s moves once a second: its bars grow too slowly to need more.
+   */
   function tick(clock) {
     if (!view) return;
-    for (const key of openGroups(view)) redrawGroup(key, clock);
+    for (const key of openGroups(view)) {
+      const lanes = [...view.lanes.values()].filter((lane) => lane.group === key);
+      const age = clock - Math.min(...lanes.map((lane) => lane.queuedAt));
+      if (age > 10_000 && clock - (drawnAt.get(key) ?? 0) < 1000) continue;
+      drawnAt.set(key, clock);
+      redrawGroup(key, clock);
+    }
   }
 
   return { render, renderAll, tick, expand: (id) => expanded.add(id) };
