@@ -26,6 +26,8 @@ export type ModelStreamEvent =
 
 export interface ModelStreamInput {
   turn: number;
+  /** `"none"`: the call must answer without calling tools (the answer at a limit). */
+  toolChoice?: "none";
 }
 
 /**
@@ -43,7 +45,13 @@ export const modelStreamActor = fromCallback<{ type: "ABORT" }, ModelStreamInput
     const runtime = runtimeOf(self);
     const { journal } = runtime;
     const controller = new AbortController();
-    const call: CallState = { finished: false, builder: undefined, started: false, announcedCalls: false };
+    const call: CallState = {
+      finished: false,
+      builder: undefined,
+      started: false,
+      announcedCalls: false,
+      toolChoice: input.toolChoice,
+    };
 
     const finish = (event: ModelStreamEvent) => {
       if (call.finished) return;
@@ -64,7 +72,8 @@ export const modelStreamActor = fromCallback<{ type: "ABORT" }, ModelStreamInput
     });
 
     const notifyReady = (toolCall: ToolCall) => {
-      if (call.finished) return;
+      // A call made against `toolChoice: "none"` never runs, so it never starts early either.
+      if (call.finished || call.toolChoice === "none") return;
       call.announcedCalls = true;
       sendBack({ type: "TOOL_CALL_READY", toolCall });
     };
@@ -130,6 +139,7 @@ interface CallState {
   started: boolean;
   /** A call of this message started eagerly; a retry would ask for it again, so none is made. */
   announcedCalls: boolean;
+  toolChoice?: "none";
 }
 
 /** Streams the call to its outcome, retrying transient failures; an aborted call ends `aborted`. */
@@ -231,6 +241,7 @@ async function streamOnce(
       return (messages ??= read());
     },
     tools: runtime.toolSpecs,
+    ...(call.toolChoice && { toolChoice: call.toolChoice }),
   };
   try {
     for await (const event of runtime.provider.stream(request, signal)) {

@@ -348,6 +348,12 @@ function checkAgentOptions(options: AgentOptions): void {
   }
   checkOptionKeys("createAgent", options, AGENT_OPTION_KEYS);
   checkOptionKeys("createAgent limits", options.limits, AGENT_LIMIT_KEYS);
+  const onLimit = options.limits?.onLimit;
+  if (onLimit !== undefined && onLimit !== "answer" && onLimit !== "stop") {
+    throw new TypeError(
+      `createAgent limits.onLimit must be "answer" or "stop", got ${JSON.stringify(onLimit)}`,
+    );
+  }
   checkOptionKeys("createAgent retry", options.retry, RETRY_POLICY_KEYS);
   checkOptionKeys("createAgent hooks", options.hooks, AGENT_HOOK_KEYS);
   if (options.toolResultBudget !== false) {

@@ -27,6 +27,16 @@ export const BUILT_IN_MIGRATIONS: readonly SnapshotMigration[] = [
       };
     },
   },
+  {
+    from: { format: 1, machine: "8150e99e6dd6" },
+    to: { format: 1, machine: "5f2e203a9ab0" },
+    description: "the run knows whether its turn is the answer a limit asked for (run.answeringLimit)",
+    // No snapshot of an older release was taken during such a turn: false is always right.
+    migrate: (snapshot) => ({
+      ...snapshot,
+      context: { ...snapshot.context, run: { ...snapshot.context.run, answeringLimit: false } },
+    }),
+  },
 ];
 
 type Json = Record<string, any>;

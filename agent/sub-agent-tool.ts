@@ -21,7 +21,11 @@ export interface SubAgentToolOptions {
   tools?: Tool[];
   /** The child's provider (may be the parent's, or a cheaper model). */
   provider: Provider;
-  /** The child's limits; a child that hits one returns its partial work with the `[Agent stopped: …]` notice. */
+  /**
+   * The child's limits. At `maxTurns` / `maxTokens` the child answers from what it has (its
+   * `onLimit` default); with `onLimit: "stop"`, or at `maxDurationMs`, it returns its partial work
+   * with the `[Agent stopped: …]` notice.
+   */
   limits?: AgentLimits;
   /**
    * Anything else of the child's options (tool execution strategy, hooks, permissions...). The
@@ -106,8 +110,8 @@ function textOf(message: AgentMessage): string {
  * prompt, provider and limits) and returns the child's answer. While the child works, its text
  * streams to the parent as `tool_execution_update` and each of its tool calls as `tool_progress`;
  * the child's id comes back as `childAgentId` in `tool_execution_end`. Aborting the parent (or the
- * call timing out) aborts the child. A child that hits a limit returns its partial work followed by
- * the `[Agent stopped: …]` notice. The child is an actor in the parent's tree, under the call that
+ * call timing out) aborts the child. A child that hits a limit returns its work so far ending with
+ * the answer its limit asked for (or, when it stopped without one, the `[Agent stopped: …]` notice). The child is an actor in the parent's tree, under the call that
  * runs it (so the parent's inspector shows it there), and is stopped when the call ends.
  *
  * @example

@@ -54,7 +54,7 @@ Options:
       --strategy <s>          tool execution: parallel | sequential | auto | batched:N (default parallel)
       --permission-mode <m>   default | acceptEdits | plan | bypass | deny
                               (default: "default" interactively, "deny" with --print/--json or no terminal)
-      --max-turns <n>         stop a run after n model calls
+      --max-turns <n>         end a run after n model calls (one more asks for its answer)
       --inspect               send the statechart to the Stately inspector
       --visualize [port]      serve the live visualizer page on 127.0.0.1
       --cwd <dir>             workspace directory (default: the current one)

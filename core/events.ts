@@ -39,6 +39,16 @@ export type AgentEvent =
   | { type: "input_rejected"; reason: string }
   | { type: "compaction"; level: 1 | 2 | 3; tokensBefore: number; tokensAfter: number }
   | { type: "retry"; attempt: number; delayMs: number; error: string }
+  /**
+   * A limit ended the run's work: `answer` when one more call, without tools, asks the model for its
+   * answer (the notice it gets follows as a message); `stop` when the run ends without one.
+   */
+  | {
+      type: "limit_reached";
+      limit: "maxTurns" | "maxTokens" | "maxDurationMs";
+      action: "answer" | "stop";
+      text: string;
+    }
   | { type: "approval_requested"; toolCallId: string; toolName: string; args: unknown }
   /** `agent.approve` / `agent.deny` answered a pending call (published just before the call goes on). */
   | { type: "approval_decided"; toolCallId: string; toolName: string; approved: boolean }

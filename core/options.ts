@@ -27,6 +27,13 @@ export interface AgentLimits {
   maxTokens?: number;
   /** Wall time per run; also fires mid-turn, ending the run as an abort does. */
   maxDurationMs?: number;
+  /**
+   * What happens at `maxTurns` or `maxTokens`. `"answer"` (default): one more model call, without
+   * tools, after a notice that it must answer now from what it has; the run ends with reason
+   * `"limit"` and that answer (for `maxTokens`: when the budget left still pays for that call).
+   * `"stop"`: the run ends at once with the `[Agent stopped: …]` notice. `maxDurationMs` always stops.
+   */
+  onLimit?: "answer" | "stop";
 }
 
 /**
@@ -239,6 +246,7 @@ export const AGENT_LIMIT_KEYS: OptionKeys<AgentLimits> = {
   maxTurns: true,
   maxTokens: true,
   maxDurationMs: true,
+  onLimit: true,
 };
 
 /** The keys of {@link RetryPolicy}. */

@@ -39,6 +39,8 @@ export interface RunState {
   lastCompactionLevel?: 1 | 2 | 3;
   /** Loop detection's memory of this run's calls (absent until the first result). */
   loop?: LoopState;
+  /** A limit was reached and this turn asks the model for its answer, without tools. */
+  answeringLimit: boolean;
 }
 
 /** A fresh run whose messages will begin at `firstMessage` in the transcript. */
@@ -53,6 +55,7 @@ export function newRun(firstMessage = 0): RunState {
     needsCompaction: false,
     forceCompaction: false,
     overflowRetried: false,
+    answeringLimit: false,
   };
 }
 

@@ -16,7 +16,6 @@ import {
   durationLimitText,
   emptyAssistant,
   ensureUniqueToolCallIds,
-  limitReached,
   newRun,
   type RunState,
   runMessages,
@@ -30,6 +29,13 @@ import {
   recordToolResults,
   resolveLoopDetection,
 } from "./loop-detection.logic.js";
+import {
+  answeredAtLimit,
+  limitNotice,
+  limitVerdict,
+  nextCallTokens,
+  notRunAtLimitText,
+} from "./limit-answer.logic.js";
 import { planCalls, unranResult } from "./tool-execution.logic.js";
 import { type GroupDoneEvent, toolExecutionMachine } from "./tool-execution.machine.js";
 import { appendToTranscript, readTranscript } from "./transcript.js";
@@ -102,11 +108,14 @@ export const agentMachine = setup({
     runDeadline: runDeadlineActor,
   },
   guards: {
-    limitReached: ({ context }) => limitReached(context.limits, context.run) !== undefined,
+    limitWantsAnswer: ({ context }) => !context.run.answeringLimit && verdictOf(context)?.action === "answer",
+    limitReached: ({ context }) => verdictOf(context) !== undefined,
     needsCompaction: ({ context }) => context.run.needsCompaction,
     overflowRetryable: ({ context }, done: StreamDone) =>
       done.errorKind === "context_overflow" && !context.run.overflowRetried && !context.run.executionSpawned,
     hasToolCalls: (_, done: StreamDone) => callsOf(done.message).length > 0,
+    callsAgainstLimit: ({ context }, done: StreamDone) =>
+      context.run.answeringLimit && callsOf(done.message).length > 0,
     runMustEnd: ({ context }) => context.run.endReason !== undefined,
     hasSteering: ({ context }) => context.steeringQueue.length > 0,
     turnHadToolCalls: ({ context }) => callsOf(context.run.turnMessage).length > 0,
@@ -156,22 +165,25 @@ export const agentMachine = setup({
       return { followUpQueue: rest, pending: [...context.pending, ...taken] };
     }),
 
-    noteLimit: assign({
-      run: ({ context }) => ({
-        ...context.run,
-        endReason: "limit",
-        limitText: limitReached(context.limits, context.run),
-      }),
+    noteLimit: enqueueActions(({ context, enqueue }) => {
+      const verdict = verdictOf(context)!;
+      enqueue.emit({ type: "limit_reached", limit: verdict.limit, action: "stop", text: verdict.text });
+      enqueue.assign({ run: { ...context.run, endReason: "limit", limitText: verdict.text } });
     }),
-    noteDeadline: assign({
-      run: ({ context }) =>
-        context.run.endReason
-          ? context.run
-          : {
-              ...context.run,
-              endReason: "limit",
-              limitText: durationLimitText(context.limits.maxDurationMs ?? 0),
-            },
+    askForAnswer: enqueueActions(({ context, enqueue, self }) => {
+      const verdict = verdictOf(context)!;
+      enqueue.emit({ type: "limit_reached", limit: verdict.limit, action: "answer", text: verdict.text });
+      // The run ends after this turn whatever the model does; the notice joins the turn's messages.
+      enqueue.assign({
+        pending: [...context.pending, limitNotice(verdict, nowFor(self))],
+        run: { ...context.run, endReason: "limit", limitText: verdict.text, answeringLimit: true },
+      });
+    }),
+    noteDeadline: enqueueActions(({ context, enqueue }) => {
+      if (context.run.endReason) return;
+      const text = durationLimitText(context.limits.maxDurationMs ?? 0);
+      enqueue.emit({ type: "limit_reached", limit: "maxDurationMs", action: "stop", text });
+      enqueue.assign({ run: { ...context.run, endReason: "limit", limitText: text } });
     }),
     noteAbort: assign({
       run: ({ context }) => (context.run.endReason ? context.run : { ...context.run, endReason: "aborted" }),
@@ -318,6 +330,25 @@ export const agentMachine = setup({
       }
       appendResults(context, enqueue, missing, () => nowFor(self));
     }),
+    refuseCallsAtLimit: enqueueActions(({ context, enqueue, self }, done: StreamDone) => {
+      // Calls of the answer a limit asked for never run: each is announced and answered at once.
+      const now = nowFor(self);
+      const refused = callsOf(ensureUniqueToolCallIds(done.message)).map((c) =>
+        unranResult(c, notRunAtLimitText(c.name), now),
+      );
+      for (const { toolCallId, toolName, content } of refused) {
+        const args = callsOf(done.message).find((c) => c.id === toolCallId)?.arguments;
+        enqueue.emit({ type: "tool_execution_start", toolCallId, toolName, args });
+        enqueue.emit({
+          type: "tool_execution_end",
+          toolCallId,
+          toolName,
+          result: { content, isError: true },
+          isError: true,
+        });
+      }
+      appendResults(context, enqueue, refused, () => now);
+    }),
     stopExecution: enqueueActions(({ context, enqueue }) => {
       if (!context.run.executionSpawned) return;
       enqueue(stopChild("toolExecution"));
@@ -340,7 +371,8 @@ export const agentMachine = setup({
     finishRun: enqueueActions(({ context, enqueue, self }) => {
       const { run } = context;
       let { messages } = context;
-      if ((run.endReason === "limit" || run.endReason === "loop") && run.limitText) {
+      const answered = run.answeringLimit && answeredAtLimit(run.turnMessage);
+      if ((run.endReason === "limit" || run.endReason === "loop") && run.limitText && !answered) {
         const notice = stopNotice(run.limitText, nowFor(self));
         enqueue.emit({ type: "message_start", message: notice });
         enqueue.emit({ type: "message_end", message: notice });
@@ -408,6 +440,7 @@ export const agentMachine = setup({
       states: {
         turnGate: {
           always: [
+            { guard: "limitWantsAnswer", target: "compacting", actions: ["askForAnswer", "startTurn"] },
             { guard: "limitReached", target: "ending", actions: "noteLimit" },
             { target: "compacting", actions: "startTurn" },
           ],
@@ -462,7 +495,10 @@ export const agentMachine = setup({
           invoke: {
             id: "modelStream",
             src: "modelStream",
-            input: ({ context }) => ({ turn: context.run.turn }),
+            input: ({ context }) => ({
+              turn: context.run.turn,
+              ...(context.run.answeringLimit && { toolChoice: "none" as const }),
+            }),
             onError: {
               target: "turnEnd",
               actions: {
@@ -481,6 +517,14 @@ export const agentMachine = setup({
                 guard: { type: "overflowRetryable", params: ({ event }) => event },
                 target: "compacting",
                 actions: { type: "prepareOverflowRetry", params: ({ event }) => event },
+              },
+              {
+                guard: { type: "callsAgainstLimit", params: ({ event }) => event },
+                target: "turnEnd",
+                actions: [
+                  { type: "recordAssistant", params: ({ event }) => event },
+                  { type: "refuseCallsAtLimit", params: ({ event }) => event },
+                ],
               },
               {
                 guard: { type: "hasToolCalls", params: ({ event }) => event },
@@ -552,6 +596,11 @@ export const agentMachine = setup({
 });
 
 type StreamReady = Extract<ModelStreamEvent, { type: "TOOL_CALL_READY" }>;
+
+/** What the limits say at the turn gate (see `limitVerdict`). */
+function verdictOf(context: AgentContext) {
+  return limitVerdict(context.limits, context.run, () => nextCallTokens(context.messages, context.pending));
+}
 
 /**
  * Tool results enter the transcript, the run and the turn, each announced with message_start/end;

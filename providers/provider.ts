@@ -17,6 +17,11 @@ export interface ProviderRequest {
    */
   messages: Message[];
   tools: ToolSpec[];
+  /**
+   * `"none"`: the model must answer in text and call no tool, though `tools` are still listed (the
+   * transcript refers to them, and keeping them keeps the prompt cache). Absent: the model chooses.
+   */
+  toolChoice?: "none";
 }
 
 export type ProviderErrorKind =

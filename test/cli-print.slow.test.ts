@@ -85,7 +85,7 @@ describe("agent-machine --print / --json", () => {
     ]);
   });
 
-  it("--max-turns ends the run with a limit (exit status 3)", async () => {
+  it("--max-turns ends the run with a limit (exit status 3), after the model's answer", async () => {
     dir = tempDir();
     const result = await runCliProcess(
       ["--print", "--max-turns", "1", "--permission-mode", "bypass", "run: echo x"],
@@ -94,7 +94,9 @@ describe("agent-machine --print / --json", () => {
         env: env(),
       },
     );
-    expect(result.stdout).toContain("[Agent stopped: Max turns reached (1/1)]");
+    // The scripted model answers the notice it is given at the cap; no stop notice follows an answer.
+    expect(result.stdout).toContain("heard: [Max turns reached (1/1). No more tool calls can run");
+    expect(result.stdout).not.toContain("[Agent stopped");
     expect(result.stderr).toContain('reason "limit"');
     expect(result.code).toBe(3);
   });

@@ -8,7 +8,7 @@ const loop = (ms = 1) =>
 describe("limits", () => {
   it("maxTurns stops before the next model call with a notice after the last turn_end", async () => {
     const provider = loop();
-    const agent = createAgent({ provider, tools: [sleepTool()], limits: { maxTurns: 2 } });
+    const agent = createAgent({ provider, tools: [sleepTool()], limits: { maxTurns: 2, onLimit: "stop" } });
     const events = record(agent);
     const added = await agent.prompt("go");
     expect(provider.calls).toBe(2);
@@ -17,8 +17,9 @@ describe("limits", () => {
     expect(textOf((notice as { content: { type: string; text?: string }[] }).content)).toBe(
       "[Agent stopped: Max turns reached (2/2)]",
     );
-    expect(trace(events).slice(-4)).toEqual([
+    expect(trace(events).slice(-5)).toEqual([
       "turn_end",
+      "limit_reached",
       "message_start:assistant",
       "message_end:assistant",
       "agent_end",
@@ -34,7 +35,11 @@ describe("limits", () => {
       toolCalls: [{ id: `c${call}`, name: "wait", arguments: { ms: 1, label: "x" } }],
       usage: { input: 10, output: 10, cacheRead: 30, cacheWrite: 0 },
     }));
-    const agent = createAgent({ provider, tools: [sleepTool()], limits: { maxTokens: 120 } });
+    const agent = createAgent({
+      provider,
+      tools: [sleepTool()],
+      limits: { maxTokens: 120, onLimit: "stop" },
+    });
     const events = record(agent);
     await agent.prompt("go");
     // 50 tokens a call: 50, 100, 150 ≥ 120 → stops after the third call.
@@ -72,7 +77,7 @@ describe("limits", () => {
 
   it("limits apply per run: the next prompt starts counting again", async () => {
     const provider = loop();
-    const agent = createAgent({ provider, tools: [sleepTool()], limits: { maxTurns: 1 } });
+    const agent = createAgent({ provider, tools: [sleepTool()], limits: { maxTurns: 1, onLimit: "stop" } });
     await agent.prompt("one");
     await agent.prompt("two");
     expect(provider.calls).toBe(2);

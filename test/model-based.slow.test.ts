@@ -110,6 +110,7 @@ const serialize = (snapshot: Snapshot) => {
     context.run.turn,
     context.run.endReason ?? "",
     context.run.overflowRetried,
+    context.run.answeringLimit,
     context.run.turnResults.length,
     context.steeringQueue.length,
     context.followUpQueue.length,
@@ -145,7 +146,9 @@ function checkPath(events: readonly AgentMachineEvent[], machineInput = input) {
   } else {
     expect(ends).toBe(runs - 1);
   }
-  for (const e of emitted) if (e.type === "turn_start") expect(e.turn).toBeLessThanOrEqual(2);
+  // maxTurns work turns, then at most one more that asks for the answer (onLimit "answer").
+  const maxTurns = machineInput.limits.maxTurns;
+  for (const e of emitted) if (e.type === "turn_start") expect(e.turn).toBeLessThanOrEqual(maxTurns + 1);
   return snapshot;
 }
 

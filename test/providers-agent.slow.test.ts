@@ -353,6 +353,24 @@ describe.each(cases)("a whole agent run against $name", (api) => {
     expect(JSON.stringify(agent.messages)).not.toContain("Half an ans");
   });
 
+  it("at the turn cap, the answer request still lists the tools but forbids calling them", async () => {
+    server.reply(
+      api.toolCall("call_1", "read_file", ['{"path":"a.txt"}']),
+      api.text(["Here is what I found."]),
+    );
+    const agent = createAgent({ provider: api.provider(server), tools: [readFile], limits: { maxTurns: 1 } });
+    await agent.prompt("Read a.txt");
+    expect(server.requests).toHaveLength(2);
+    const [work, answer] = server.requests.map((r) => r.body);
+    expect(work.tool_choice).toBeUndefined();
+    expect(answer.tools).toHaveLength(1);
+    expect(answer.tool_choice).toEqual(api.name === "anthropic" ? { type: "none" } : "none");
+    expect(assistants(agent.messages).at(-1)).toMatchObject({
+      stopReason: "stop",
+      content: [{ type: "text", text: "Here is what I found." }],
+    });
+  });
+
   it("a 5 MB tool result reaches the next request cut to its budget", async () => {
     const huge = "0123456789".repeat(500_000);
     const dump = defineTool({

@@ -96,7 +96,7 @@ describe("subAgentTool", () => {
         { text: "Now the second key.", toolCalls: [{ name: "lookup", arguments: { key: "b" } }] },
         { text: "never reached" },
       ]),
-      limits: { maxTurns: 2 },
+      limits: { maxTurns: 2, onLimit: "stop" },
     });
     const parent = createAgent({ provider: parentScript("check both"), tools: [researcher] });
     const events = recordEvents(parent);

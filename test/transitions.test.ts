@@ -175,14 +175,46 @@ describe("agent machine transitions (pure)", () => {
   });
 
   it("maxTurns ends the run at the turn gate with the notice, after the last turn_end", () => {
-    let step = prompt(start({ limits: { maxTurns: 1 } }));
+    let step = prompt(start({ limits: { maxTurns: 1, onLimit: "stop" } }));
     step = send(step, { type: "STREAM_DONE", message: answer([call("a")], "toolUse"), started: true });
     step = send(step, { type: "GROUP_DONE", results: [result("a")] });
     step = send(step, { type: "xstate.done.actor.toolExecution" });
     step = send(step, { type: "CHECK" });
     expect(step.snapshot.value).toBe("idle");
-    expect(types(step)).toEqual(["message_start", "message_end", "agent_end"]);
+    expect(types(step)).toEqual(["limit_reached", "message_start", "message_end", "agent_end"]);
+    expect(step.emitted[0]).toEqual({
+      type: "limit_reached",
+      limit: "maxTurns",
+      action: "stop",
+      text: "Max turns reached (1/1)",
+    });
     expect(step.emitted.at(-1)).toMatchObject({ reason: "limit" });
+  });
+
+  it("maxTurns with the default onLimit: one more turn, opened by the notice, then the run ends with the answer", () => {
+    let step = prompt(start({ limits: { maxTurns: 1 } }));
+    step = send(step, { type: "STREAM_DONE", message: answer([call("a")], "toolUse"), started: true });
+    step = send(step, { type: "GROUP_DONE", results: [result("a")] });
+    step = send(step, { type: "xstate.done.actor.toolExecution" });
+    step = send(step, { type: "CHECK" });
+    expect(step.snapshot.value).toEqual({ running: "streaming" });
+    expect(types(step)).toEqual(["limit_reached", "turn_start", "message_start", "message_end"]);
+    expect(step.emitted[0]).toMatchObject({ limit: "maxTurns", action: "answer" });
+    expect(step.emitted[2]).toMatchObject({ message: { role: "custom", customType: "limit_notice" } });
+    expect(step.actions).toContain("spawn:modelStream");
+    expect(step.snapshot.context.run).toMatchObject({ answeringLimit: true, endReason: "limit", turn: 2 });
+
+    step = send(step, {
+      type: "STREAM_DONE",
+      message: answer([{ type: "text", text: "so far: a" }]),
+      started: true,
+    });
+    expect(step.snapshot.value).toBe("idle");
+    expect(types(step)).toEqual(["message_end", "turn_end", "agent_end"]);
+    expect(step.emitted.at(-1)).toMatchObject({ reason: "limit" });
+    expect(step.snapshot.context.messages.at(-1)).toMatchObject({
+      content: [{ type: "text", text: "so far: a" }],
+    });
   });
 
   it("ABORT while streaming asks the stream to stop; its aborted message ends the run", () => {

@@ -16,6 +16,7 @@ export interface AnthropicRequestParts {
   system?: TextBlockParam[];
   messages: MessageParam[];
   tools?: Tool[];
+  tool_choice?: { type: "none" };
 }
 
 function imageBlock(image: ImageContent): ImageBlockParam {
@@ -102,6 +103,7 @@ export function toAnthropicRequest(
       description: tool.description,
       input_schema: tool.parameters as Tool["input_schema"],
     }));
+    if (request.toolChoice === "none") parts.tool_choice = { type: "none" };
   }
 
   if (options.cache) {

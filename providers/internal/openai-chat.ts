@@ -40,7 +40,11 @@ function userContent(content: string | (TextContent | ImageContent)[]): string |
  * const { messages, tools } = toChatRequest(request);
  * ```
  */
-export function toChatRequest(request: ProviderRequest): { messages: ChatMessage[]; tools?: ChatTool[] } {
+export function toChatRequest(request: ProviderRequest): {
+  messages: ChatMessage[];
+  tools?: ChatTool[];
+  tool_choice?: "none";
+} {
   const messages: ChatMessage[] = [];
   if (request.systemPrompt) messages.push({ role: "system", content: request.systemPrompt });
   let pendingImages: ImageContent[] = [];
@@ -102,7 +106,7 @@ export function toChatRequest(request: ProviderRequest): { messages: ChatMessage
     type: "function",
     function: { name: tool.name, description: tool.description, parameters: tool.parameters },
   }));
-  return { messages, tools };
+  return { messages, tools, ...(request.toolChoice === "none" && { tool_choice: "none" as const }) };
 }
 
 function mapFinishReason(reason: string | null, sawToolCall: boolean): StopReason {

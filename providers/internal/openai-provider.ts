@@ -45,7 +45,7 @@ export function createOpenAIProvider(config: {
   const withReasoning = config.reasoningEffort !== undefined;
 
   function streamChat(c: OpenAI, request: ProviderRequest, signal: AbortSignal) {
-    const { messages, tools } = toChatRequest(request);
+    const { messages, tools, tool_choice } = toChatRequest(request);
     return guardedStream(
       async () => {
         const chunks = await c.chat.completions.create(
@@ -53,6 +53,7 @@ export function createOpenAIProvider(config: {
             model,
             messages,
             ...(tools ? { tools } : {}),
+            ...(tool_choice ? { tool_choice } : {}),
             stream: true,
             stream_options: { include_usage: true },
             ...(config.maxTokens
@@ -72,7 +73,7 @@ export function createOpenAIProvider(config: {
   }
 
   function streamResponses(c: OpenAI, request: ProviderRequest, signal: AbortSignal) {
-    const { input, tools, instructions } = toResponsesRequest(request, { withReasoning });
+    const { input, tools, tool_choice, instructions } = toResponsesRequest(request, { withReasoning });
     return guardedStream(
       async () => {
         const events = await c.responses.create(
@@ -81,6 +82,7 @@ export function createOpenAIProvider(config: {
             input,
             ...(instructions ? { instructions } : {}),
             ...(tools ? { tools } : {}),
+            ...(tool_choice ? { tool_choice } : {}),
             stream: true,
             store: false,
             ...(config.maxTokens ? { max_output_tokens: config.maxTokens } : {}),

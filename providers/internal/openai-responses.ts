@@ -45,7 +45,7 @@ function reasoningItemFrom(signature: string | undefined): InputItem | undefined
 export function toResponsesRequest(
   request: ProviderRequest,
   options: { withReasoning: boolean },
-): { input: InputItem[]; tools?: FunctionTool[]; instructions?: string } {
+): { input: InputItem[]; tools?: FunctionTool[]; tool_choice?: "none"; instructions?: string } {
   const input: InputItem[] = [];
   for (const message of normalizeTranscript(request.messages)) {
     if (message.role === "user") {
@@ -81,7 +81,9 @@ export function toResponsesRequest(
       });
     }
   }
-  const out: { input: InputItem[]; tools?: FunctionTool[]; instructions?: string } = { input };
+  const out: { input: InputItem[]; tools?: FunctionTool[]; tool_choice?: "none"; instructions?: string } = {
+    input,
+  };
   if (request.systemPrompt) out.instructions = request.systemPrompt;
   if (request.tools.length > 0) {
     out.tools = request.tools.map((tool) => ({
@@ -91,6 +93,7 @@ export function toResponsesRequest(
       parameters: tool.parameters,
       strict: false,
     }));
+    if (request.toolChoice === "none") out.tool_choice = "none";
   }
   return out;
 }
