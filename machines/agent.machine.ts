@@ -36,7 +36,7 @@ import {
   nextCallTokens,
   notRunAtLimitText,
 } from "./limit-answer.logic.js";
-import { planCalls, unranResult } from "./tool-execution.logic.js";
+import { abortedText, planCalls, unranResult } from "./tool-execution.logic.js";
 import { type GroupDoneEvent, toolExecutionMachine } from "./tool-execution.machine.js";
 import { appendToTranscript, readTranscript } from "./transcript.js";
 
@@ -114,8 +114,16 @@ export const agentMachine = setup({
     overflowRetryable: ({ context }, done: StreamDone) =>
       done.errorKind === "context_overflow" && !context.run.overflowRetried && !context.run.executionSpawned,
     hasToolCalls: (_, done: StreamDone) => callsOf(done.message).length > 0,
-    callsAgainstLimit: ({ context }, done: StreamDone) =>
-      context.run.answeringLimit && callsOf(done.message).length > 0,
+    // Calls that must not run: those of a failed or aborted message, or of the answer a limit asked
+    // for. Unless one already started eagerly (then the execution machine stops them), they are
+    // answered at once and never spawned: a spawned call starts running before an ABORT can reach it.
+    callsNotToRun: ({ context }, done: StreamDone) =>
+      callsOf(done.message).length > 0 &&
+      !context.run.executionSpawned &&
+      (context.run.answeringLimit ||
+        context.run.endReason !== undefined ||
+        done.message.stopReason === "error" ||
+        done.message.stopReason === "aborted"),
     runMustEnd: ({ context }) => context.run.endReason !== undefined,
     hasSteering: ({ context }) => context.steeringQueue.length > 0,
     turnHadToolCalls: ({ context }) => callsOf(context.run.turnMessage).length > 0,
@@ -330,15 +338,13 @@ export const agentMachine = setup({
       }
       appendResults(context, enqueue, missing, () => nowFor(self));
     }),
-    refuseCallsAtLimit: enqueueActions(({ context, enqueue, self }, done: StreamDone) => {
-      // Calls of the answer a limit asked for never run: each is announced and answered at once.
+    answerUnranCalls: enqueueActions(({ context, enqueue, self }, done: StreamDone) => {
       const now = nowFor(self);
-      const refused = callsOf(ensureUniqueToolCallIds(done.message)).map((c) =>
-        unranResult(c, notRunAtLimitText(c.name), now),
-      );
-      for (const { toolCallId, toolName, content } of refused) {
-        const args = callsOf(done.message).find((c) => c.id === toolCallId)?.arguments;
-        enqueue.emit({ type: "tool_execution_start", toolCallId, toolName, args });
+      const textFor = context.run.answeringLimit ? notRunAtLimitText : abortedText;
+      const calls = callsOf(ensureUniqueToolCallIds(done.message));
+      const results = calls.map((call) => unranResult(call, textFor(call.name), now));
+      for (const [index, { toolCallId, toolName, content }] of results.entries()) {
+        enqueue.emit({ type: "tool_execution_start", toolCallId, toolName, args: calls[index]!.arguments });
         enqueue.emit({
           type: "tool_execution_end",
           toolCallId,
@@ -347,7 +353,7 @@ export const agentMachine = setup({
           isError: true,
         });
       }
-      appendResults(context, enqueue, refused, () => now);
+      appendResults(context, enqueue, results, () => now);
     }),
     stopExecution: enqueueActions(({ context, enqueue }) => {
       if (!context.run.executionSpawned) return;
@@ -519,11 +525,11 @@ export const agentMachine = setup({
                 actions: { type: "prepareOverflowRetry", params: ({ event }) => event },
               },
               {
-                guard: { type: "callsAgainstLimit", params: ({ event }) => event },
+                guard: { type: "callsNotToRun", params: ({ event }) => event },
                 target: "turnEnd",
                 actions: [
                   { type: "recordAssistant", params: ({ event }) => event },
-                  { type: "refuseCallsAtLimit", params: ({ event }) => event },
+                  { type: "answerUnranCalls", params: ({ event }) => event },
                 ],
               },
               {
