@@ -101,6 +101,13 @@ export type {
   TokenCalibration,
 } from "./context/config.js";
 export { CONTEXT_DEFAULTS, contextConfigForModel, resolveContextConfig } from "./context/config.js";
+export type { LearnedContextWindow, StatedContextOverflow } from "./context/context-window.js";
+export {
+  contextOverflowText,
+  learnContextWindow,
+  parseContextOverflow,
+  withLearnedWindow,
+} from "./context/context-window.js";
 export type { CompactionSummaryDetails } from "./context/compaction-messages.js";
 export {
   COMPACTION_MARKER_TEXT,

@@ -1,6 +1,7 @@
 import { fromPromise } from "xstate";
 import { type CompactionResult, compactContext } from "../context/compact.js";
 import type { TokenCalibration } from "../context/config.js";
+import { withLearnedWindow } from "../context/context-window.js";
 import { runtimeOf } from "../core/runtime.js";
 
 export interface CompactionInput {
@@ -8,6 +9,8 @@ export interface CompactionInput {
   force: boolean;
   minLevel?: 1 | 2 | 3;
   calibration?: TokenCalibration;
+  /** The window learned from overflow errors, when lower than the configured one. */
+  maxContextTokens?: number;
   /** The run's turn (names the step in a durable agent's journal). */
   turn: number;
 }
@@ -16,7 +19,8 @@ export interface CompactionInput {
 export const compactionActor = fromPromise<CompactionResult | undefined, CompactionInput>(
   async ({ input, self, signal }) => {
     const runtime = runtimeOf(self);
-    const config = runtime.options.context;
+    // The configured budget (with its summariser), its window lowered to what overflows taught.
+    const config = withLearnedWindow(runtime.options.context, input.maxContextTokens);
     if (!config) return undefined;
     const compact = () =>
       compactContext(runtime.transcript(), config, {

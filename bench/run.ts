@@ -25,7 +25,7 @@ const files = readdirSync(here)
   .sort();
 
 // Figures that are not comparisons with pi-agent-core: scripts that print their own report.
-const reports = ["compaction.ts", "provider-cache.ts", "telemetry.ts"].filter(
+const reports = ["compaction.ts", "context-window.ts", "provider-cache.ts", "telemetry.ts"].filter(
   (name) => filters.length === 0 || filters.some((filter) => name.includes(filter)),
 );
 

@@ -40,11 +40,10 @@ export interface CompactOptions {
   /** Use at least this level (overflow recovery goes one deeper than last time). */
   minLevel?: 1 | 2 | 3;
   /**
-   * Compact even when the estimate says the context fits (the provider said it did not). A forced
-   * compaction takes the smaller of the budget and the current size as its bound and accepts a
-   * level only once the result is within `targetRatio` of that bound. When no level reaches it, a
-   * forced compaction also truncates the tool outputs of the protected turns (the one exception
-   * to keeping them verbatim: the provider has refused the request, so keeping them would fail).
+   * Compact even when the estimate says the context fits (the provider said it did not; the agent
+   * passes the window it learned from the error as the budget). When no level fits, a forced
+   * compaction also truncates the tool outputs of the protected turns (the one exception to keeping
+   * them verbatim: the provider has refused the request, so keeping them would fail).
    */
   force?: boolean;
   calibration?: TokenCalibration;
@@ -98,8 +97,9 @@ export async function compactContext(
   options.signal?.throwIfAborted();
 
   let target = Math.floor(resolved.targetRatio * Math.min(budget, tokensBefore));
-  // Forced: the provider refused what we estimated as fitting, so our bound is too generous.
-  const bound = options.force ? target : budget;
+  // The cheapest level that fits the budget wins, forced or not: after an overflow the agent has
+  // already lowered the budget to the window it learned, so what fits it now is what fits the model.
+  const bound = budget;
   const minLevel = options.minLevel ?? 1;
   const result = (level: 1 | 2 | 3, out: AgentMessage[]): CompactionResult => {
     const tokensAfter = estimateTokens(out);

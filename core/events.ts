@@ -1,4 +1,4 @@
-import type { ProviderEvent } from "../providers/provider.js";
+import type { ProviderErrorKind, ProviderEvent } from "../providers/provider.js";
 import type { ToolResult } from "../tools/define-tool.js";
 import type { AgentMessage, AssistantMessage, ToolResultMessage, Usage } from "./messages.js";
 
@@ -35,9 +35,28 @@ export type AgentEvent =
       reason: AgentEndReason;
       usage: Usage;
       errorMessage?: string;
+      /**
+       * With reason `"error"` from the model: what failed, machine-readable (`"context_overflow"`
+       * when even the smallest compacted context was refused, `"auth"`, `"rate_limit"`, ...).
+       */
+      errorKind?: ProviderErrorKind;
     }
   | { type: "input_rejected"; reason: string }
   | { type: "compaction"; level: 1 | 2 | 3; tokensBefore: number; tokensAfter: number }
+  | {
+      /**
+       * The provider refused a request as too long for its context window: the agent lowers its
+       * `maxContextTokens` to this for the rest of the session (it is kept in the snapshot).
+       */
+      type: "context_window_learned";
+      maxContextTokens: number;
+      /** The window in force before (configured or learned earlier). */
+      previous: number;
+      /** Our estimate of the refused request (messages, system prompt and tools). */
+      refusedTokens: number;
+      /** The maximum the provider's error stated, in its tokens, when it stated one. */
+      providerMaximum?: number;
+    }
   | { type: "retry"; attempt: number; delayMs: number; error: string }
   /**
    * A limit ended the run's work: `answer` when one more call, without tools, asks the model for its

@@ -9,6 +9,7 @@ import {
   type Usage,
   type UserMessage,
 } from "../core/messages.js";
+import type { ProviderErrorKind } from "../providers/provider.js";
 import type { AgentLimits, InputFilter, PromptInput, QueueMode } from "../core/options.js";
 import type { LoopState } from "./loop-detection.logic.js";
 import { messagesFrom } from "./transcript.js";
@@ -36,7 +37,12 @@ export interface RunState {
   needsCompaction: boolean;
   forceCompaction: boolean;
   overflowRetried: boolean;
-  lastCompactionLevel?: 1 | 2 | 3;
+  /** Retries of this turn after a context overflow (absent in snapshots of older releases: 0). */
+  overflowRetries?: number;
+  /** The provider's words of this turn's last context overflow, for the error if retrying cannot help. */
+  overflowError?: string;
+  /** What failed, when the run ends with a model error (`agent_end.errorKind`). */
+  errorKind?: ProviderErrorKind;
   /** Loop detection's memory of this run's calls (absent until the first result). */
   loop?: LoopState;
   /** A limit was reached and this turn asks the model for its answer, without tools. */

@@ -5,10 +5,16 @@ import { runDeadlineActor } from "../actors/run-deadline.actor.js";
 import type { CompactionResult } from "../context/compact.js";
 import { isOverBudget } from "../context/compact.js";
 import type { ContextConfig, TokenCalibration } from "../context/config.js";
-import { calibrationFromUsage } from "../context/tokens.js";
+import { contextOverflowText, learnContextWindow, withLearnedWindow } from "../context/context-window.js";
+import { calibrationFromUsage, estimateTokens } from "../context/tokens.js";
 import type { InboxKind } from "../core/effect-journal.js";
 import type { AgentEvent } from "../core/events.js";
-import { type AgentMessage, addUsage, type ToolResultMessage } from "../core/messages.js";
+import {
+  type AgentMessage,
+  addUsage,
+  type AssistantMessage,
+  type ToolResultMessage,
+} from "../core/messages.js";
 import type { AgentLimits, LoopDetectionOptions, QueueMode, ToolExecutionStrategy } from "../core/options.js";
 import { nowFor } from "../core/runtime.js";
 import {
@@ -69,6 +75,11 @@ export interface AgentContext {
   concurrencySafeTools: string[];
   run: RunState;
   calibration?: TokenCalibration;
+  /**
+   * The context window learned from the provider's overflow errors, when lower than the configured
+   * one (absent until the first overflow): kept for the rest of the session, and in snapshots.
+   */
+  learnedMaxContextTokens?: number;
   /** Absent = the default thresholds (see `LOOP_DETECTION_DEFAULTS`). */
   loopDetection?: LoopDetectionOptions | false;
 }
@@ -111,8 +122,13 @@ export const agentMachine = setup({
     limitWantsAnswer: ({ context }) => !context.run.answeringLimit && verdictOf(context)?.action === "answer",
     limitReached: ({ context }) => verdictOf(context) !== undefined,
     needsCompaction: ({ context }) => context.run.needsCompaction,
+    /** After an overflow, a compaction that found nothing to remove: the same request would be refused. */
+    compactionCannotHelp: ({ context }, output: CompactionResult | undefined) =>
+      context.run.forceCompaction && output === undefined,
     overflowRetryable: ({ context }, done: StreamDone) =>
-      done.errorKind === "context_overflow" && !context.run.overflowRetried && !context.run.executionSpawned,
+      done.errorKind === "context_overflow" &&
+      (context.run.overflowRetries ?? 0) < MAX_OVERFLOW_RETRIES &&
+      !context.run.executionSpawned,
     hasToolCalls: (_, done: StreamDone) => callsOf(done.message).length > 0,
     // Calls that must not run: those of a failed or aborted message, or of the answer a limit asked
     // for. Unless one already started eagerly (then the execution machine stops them), they are
@@ -205,7 +221,7 @@ export const agentMachine = setup({
         enqueue.emit({ type: "message_end", message });
       }
       const messages = appendToTranscript(context.messages, context.pending);
-      const config = context.contextBudget;
+      const config = withLearnedWindow(context.contextBudget, context.learnedMaxContextTokens);
       enqueue.assign({
         messages,
         pending: [],
@@ -218,6 +234,7 @@ export const agentMachine = setup({
             config !== undefined && isOverBudget(readTranscript(messages), config, context.calibration),
           forceCompaction: false,
           overflowRetried: false,
+          overflowRetries: 0,
         },
       });
     }),
@@ -234,21 +251,49 @@ export const agentMachine = setup({
           ...context.run,
           needsCompaction: false,
           forceCompaction: false,
-          lastCompactionLevel: level,
           firstMessage: result.messages.length,
           rewritten,
         },
       });
     }),
+    learnContextWindow: enqueueActions(({ context, enqueue }, done: StreamDone) => {
+      if (done.errorKind !== "context_overflow") return;
+      const config = withLearnedWindow(context.contextBudget, context.learnedMaxContextTokens);
+      const learned = learnContextWindow({
+        config: config ?? { maxContextTokens: Number.MAX_SAFE_INTEGER },
+        current: config?.maxContextTokens ?? Number.MAX_SAFE_INTEGER,
+        messages: readTranscript(context.messages),
+        calibration: context.calibration,
+        errorMessage: done.message.errorMessage,
+      });
+      if (learned.maxContextTokens >= learned.previous) return;
+      const { maxContextTokens, previous, refusedTokens, providerMaximum } = learned;
+      enqueue.emit({
+        type: "context_window_learned",
+        maxContextTokens,
+        // An agent without a budget had no window to speak of: the refused request was its bound.
+        previous: config ? previous : refusedTokens,
+        refusedTokens,
+        ...(providerMaximum !== undefined && { providerMaximum }),
+      });
+      enqueue.assign({ learnedMaxContextTokens: maxContextTokens });
+    }),
     prepareOverflowRetry: enqueueActions(({ context, enqueue }, done: StreamDone) => {
       // The failed attempt's message was announced: close it before the retry opens another.
       if (done.started) enqueue.emit({ type: "message_end", message: done.message });
       enqueue.assign({
-        run: { ...context.run, overflowRetried: true, needsCompaction: true, forceCompaction: true },
+        run: {
+          ...context.run,
+          overflowRetried: true,
+          overflowRetries: (context.run.overflowRetries ?? 0) + 1,
+          overflowError: done.message.errorMessage,
+          needsCompaction: true,
+          forceCompaction: true,
+        },
       });
     }),
     recordAssistant: enqueueActions(({ context, enqueue }, done: StreamDone) => {
-      const message = ensureUniqueToolCallIds(done.message);
+      const message = explainOverflow(context, ensureUniqueToolCallIds(done.message), done);
       if (!done.started) enqueue.emit({ type: "message_start", message });
       enqueue.emit({ type: "message_end", message });
       const usage = message.usage;
@@ -259,7 +304,8 @@ export const agentMachine = setup({
         // What the provider counted beyond our estimate of the messages sent (system prompt, tools).
         // Only agents with a budget need it: measuring walks the transcript.
         calibration:
-          context.contextBudget !== undefined && usage.input + usage.cacheRead + usage.cacheWrite > 0
+          (context.contextBudget !== undefined || context.learnedMaxContextTokens !== undefined) &&
+          usage.input + usage.cacheRead + usage.cacheWrite > 0
             ? calibrationFromUsage(readTranscript(context.messages), usage)
             : context.calibration,
         messages: appendToTranscript(context.messages, [message]),
@@ -269,6 +315,31 @@ export const agentMachine = setup({
           turnMessage: message,
           endReason,
           errorMessage: message.stopReason === "error" ? message.errorMessage : context.run.errorMessage,
+          ...(message.stopReason === "error" && done.errorKind && { errorKind: done.errorKind }),
+        },
+      });
+    }),
+    recordOverflowFailure: enqueueActions(({ context, enqueue, self }) => {
+      const transcript = readTranscript(context.messages);
+      const error = contextOverflowText({
+        providerMessage: context.run.overflowError ?? "context overflow",
+        messages: transcript.length,
+        tokens: estimateTokens(transcript),
+        maxContextTokens: context.learnedMaxContextTokens ?? context.contextBudget?.maxContextTokens ?? 0,
+      });
+      const message = emptyAssistant("error", error, nowFor(self));
+      enqueue.emit({ type: "message_start", message });
+      enqueue.emit({ type: "message_end", message });
+      enqueue.assign({
+        messages: appendToTranscript(context.messages, [message]),
+        run: {
+          ...context.run,
+          needsCompaction: false,
+          forceCompaction: false,
+          turnMessage: message,
+          endReason: context.run.endReason ?? "error",
+          errorMessage: error,
+          errorKind: "context_overflow",
         },
       });
     }),
@@ -391,6 +462,7 @@ export const agentMachine = setup({
         usage: run.usage,
         ...(run.errorMessage !== undefined &&
           run.endReason === "error" && { errorMessage: run.errorMessage }),
+        ...(run.errorKind !== undefined && run.endReason === "error" && { errorKind: run.errorKind }),
       });
       enqueue.assign({
         messages,
@@ -476,13 +548,22 @@ export const agentMachine = setup({
                 input: ({ context }) => ({
                   turn: context.run.turn,
                   force: context.run.forceCompaction,
-                  minLevel: nextLevel(context.run),
                   calibration: context.calibration,
+                  ...(context.learnedMaxContextTokens !== undefined && {
+                    maxContextTokens: context.learnedMaxContextTokens,
+                  }),
                 }),
-                onDone: {
-                  target: "#agent.running.streaming",
-                  actions: { type: "applyCompaction", params: ({ event }) => event.output },
-                },
+                onDone: [
+                  {
+                    guard: { type: "compactionCannotHelp", params: ({ event }) => event.output },
+                    target: "#agent.running.turnEnd",
+                    actions: "recordOverflowFailure",
+                  },
+                  {
+                    target: "#agent.running.streaming",
+                    actions: { type: "applyCompaction", params: ({ event }) => event.output },
+                  },
+                ],
                 onError: {
                   target: "#agent.running.turnEnd",
                   actions: {
@@ -522,7 +603,10 @@ export const agentMachine = setup({
               {
                 guard: { type: "overflowRetryable", params: ({ event }) => event },
                 target: "compacting",
-                actions: { type: "prepareOverflowRetry", params: ({ event }) => event },
+                actions: [
+                  { type: "learnContextWindow", params: ({ event }) => event },
+                  { type: "prepareOverflowRetry", params: ({ event }) => event },
+                ],
               },
               {
                 guard: { type: "callsNotToRun", params: ({ event }) => event },
@@ -537,7 +621,13 @@ export const agentMachine = setup({
                 target: "executing",
                 actions: { type: "recordAssistant", params: ({ event }) => event },
               },
-              { target: "turnEnd", actions: { type: "recordAssistant", params: ({ event }) => event } },
+              {
+                target: "turnEnd",
+                actions: [
+                  { type: "learnContextWindow", params: ({ event }) => event },
+                  { type: "recordAssistant", params: ({ event }) => event },
+                ],
+              },
             ],
             ABORT: { actions: ["noteAbort", "forwardAbortToStream"] },
           },
@@ -647,10 +737,31 @@ function appendResults(
   enqueue.assign({ messages: appendToTranscript(context.messages, results), run, pending });
 }
 
-/** Overflow recovery compacts at least one level deeper than the last compaction of this run. */
-function nextLevel(run: RunState): 1 | 2 | 3 | undefined {
-  if (!run.forceCompaction) return undefined;
-  return run.lastCompactionLevel ? (Math.min(3, run.lastCompactionLevel + 1) as 1 | 2 | 3) : undefined;
+/**
+ * Times one turn is retried after a context overflow, each after learning a smaller window and
+ * compacting to it (a window the error states is learned at once; one it does not is approached in
+ * steps of 10 %).
+ */
+const MAX_OVERFLOW_RETRIES = 3;
+
+/**
+ * A model call refused as too long after every retry: its message says so plainly (what was kept,
+ * what to do), with the provider's words last.
+ */
+function explainOverflow(
+  context: AgentContext,
+  message: AssistantMessage,
+  done: StreamDone,
+): AssistantMessage {
+  if (done.errorKind !== "context_overflow" || message.stopReason !== "error") return message;
+  const transcript = readTranscript(context.messages);
+  const errorMessage = contextOverflowText({
+    providerMessage: message.errorMessage ?? "context overflow",
+    messages: transcript.length,
+    tokens: estimateTokens(transcript),
+    maxContextTokens: context.learnedMaxContextTokens ?? context.contextBudget?.maxContextTokens ?? 0,
+  });
+  return { ...message, errorMessage };
 }
 
 function errorText(error: unknown): string {

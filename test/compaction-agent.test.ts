@@ -203,13 +203,17 @@ describe("compaction in the agent", () => {
       { role: "user", content: "x".repeat(4_000), timestamp: 2 },
       { role: "user", content: "last", timestamp: 3 },
     ]);
-    expect(provider.calls).toBe(2);
-    const compactions = compactionsOf(events);
-    expect(compactions).toHaveLength(1);
+    // Each retry is smaller (a summary, then the bare marker); once nothing is left to remove, no
+    // futile request is sent.
+    expect(provider.calls).toBe(3);
+    expect(compactionsOf(events).map((c) => c.level)).toEqual([2, 3]);
+    const learned = events.filter((e) => e.type === "context_window_learned");
+    expect(learned.map((e) => e.maxContextTokens)).toEqual([913, 59, 27]);
     const end = events.at(-1)!;
-    expect(end.type === "agent_end" && end.reason).toBe("error");
-    // The provider's own words (test/provider-errors.test.ts pins them).
-    expect(end.type === "agent_end" && end.errorMessage).toBe("prompt is too long");
+    expect(end).toMatchObject({ type: "agent_end", reason: "error", errorKind: "context_overflow" });
+    expect(end.type === "agent_end" && end.errorMessage).toBe(
+      "The conversation does not fit the model's context window: even compacted to the smallest the rules allow (the first message, a marker, the most recent turns), the model refused it. Kept: the compacted transcript, your last message included (3 messages, about 30 tokens by our estimate; the model's window is now taken to be about 27 tokens). What you can do: make the last message or tool output shorter, lower context.keepRecent, use a model with a larger context window, or start a new session. (Provider: prompt is too long)",
+    );
     expectEventInvariants(events);
   });
 

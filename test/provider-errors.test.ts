@@ -163,17 +163,18 @@ describe("provider failures", () => {
     expectValidTranscript(aborted.messages);
   });
 
-  it("a context overflow is retried once after compaction, then reported clearly", async () => {
+  it("a context overflow that compaction cannot shrink ends the run at once, reported clearly", async () => {
     const provider = scripted(() => ({ error: { kind: "context_overflow", message: "prompt is too long" } }));
     const agent = createAgent({ provider });
     const events = record(agent);
     await agent.prompt("hi");
-    expect(provider.calls).toBe(2);
-    expect(events.at(-1)).toMatchObject({
-      type: "agent_end",
-      reason: "error",
-      errorMessage: "prompt is too long",
-    });
+    // One message: nothing to compact, so the same request is not sent again.
+    expect(provider.calls).toBe(1);
+    const end = events.at(-1)!;
+    expect(end).toMatchObject({ type: "agent_end", reason: "error", errorKind: "context_overflow" });
+    expect(end.type === "agent_end" && end.errorMessage).toMatch(
+      /^The conversation does not fit the model's context window: .* \(Provider: prompt is too long\)$/,
+    );
     expect(agent.messages.filter((m) => m.role === "assistant")).toHaveLength(1);
   });
 });

@@ -237,21 +237,59 @@ describe("agent machine transitions (pure)", () => {
     expect(types(step)).toEqual(["agent_start", "input_rejected", "agent_end"]);
   });
 
-  it("a context overflow goes back to compacting once, then ends as an error", () => {
+  it("a context overflow teaches the window and goes back to compacting, at most 3 times a turn", () => {
     const overflow = {
       type: "STREAM_DONE" as const,
-      message: answer([], "error"),
+      message: { ...answer([], "error"), errorMessage: "prompt is too long: 50 tokens > 20 maximum" },
       started: false,
       errorKind: "context_overflow" as const,
     };
     let step = send(prompt(start()), overflow);
     expect(step.snapshot.value).toEqual({ running: { compacting: "reducing" } });
-    expect(step.emitted).toEqual([]);
+    expect(step.emitted).toEqual([
+      expect.objectContaining({ type: "context_window_learned", providerMaximum: 20 }),
+    ]);
+    expect(step.snapshot.context.learnedMaxContextTokens).toBeGreaterThan(0);
+    for (let retry = 1; retry <= 3; retry++) {
+      const compacted = {
+        messages: step.snapshot.context.messages,
+        level: 2,
+        tokensBefore: 10,
+        tokensAfter: 5,
+        budget: 8,
+        target: 4,
+        fits: true,
+      };
+      step = send(step, { type: "xstate.done.actor.compaction", output: compacted } as never);
+      expect(step.snapshot.value).toEqual({ running: "streaming" });
+      step = send(step, overflow);
+      expect(step.snapshot.value).toEqual(retry < 3 ? { running: { compacting: "reducing" } } : "idle");
+    }
+    expect(step.emitted.at(-1)).toMatchObject({
+      type: "agent_end",
+      reason: "error",
+      errorKind: "context_overflow",
+      errorMessage: expect.stringMatching(/^The conversation does not fit the model's context window/),
+    });
+  });
+
+  it("after an overflow, a compaction that finds nothing to remove ends the run without another request", () => {
+    const overflow = {
+      type: "STREAM_DONE" as const,
+      message: { ...answer([], "error"), errorMessage: "prompt is too long" },
+      started: false,
+      errorKind: "context_overflow" as const,
+    };
+    let step = send(prompt(start()), overflow);
     step = send(step, { type: "xstate.done.actor.compaction", output: undefined } as never);
-    expect(step.snapshot.value).toEqual({ running: "streaming" });
-    step = send(step, overflow);
     expect(step.snapshot.value).toBe("idle");
-    expect(step.emitted.at(-1)).toMatchObject({ type: "agent_end", reason: "error" });
+    expect(types(step)).not.toContain("message_update");
+    expect(step.emitted.at(-1)).toMatchObject({
+      type: "agent_end",
+      reason: "error",
+      errorKind: "context_overflow",
+      errorMessage: expect.stringMatching(/\(Provider: prompt is too long\)$/),
+    });
   });
 
   it("DEADLINE ends the run like an abort, with reason limit", () => {
