@@ -29,6 +29,12 @@ const open = (options: AgentOptions, serverOptions?: Parameters<typeof openPage>
 
 const text = (page: Page, selector: string) => page.locator(selector).textContent();
 
+/** "35 ms" or "1.20 s" as milliseconds. */
+const toMs = (shown: string | null) => {
+  const [value, unit] = (shown ?? "").trim().split(" ");
+  return Number(value) * (unit === "s" ? 1000 : 1);
+};
+
 /** Starts counting DOM changes under `selector` (every kind: nodes, attributes, texts). */
 async function countMutations(page: Page, selector = "body") {
   await page.evaluate((target) => {
@@ -184,7 +190,7 @@ describe("the statechart", () => {
         });
         expect(report.labels, tab).toBeGreaterThan(3);
         expect(report.collisions, tab).toEqual([]);
-        expect(report.labelPx, tab).toBeGreaterThanOrEqual(10.5);
+        expect(report.labelPx, tab).toBeGreaterThanOrEqual(10.4);
       }
       await page.locator('[data-tab="agent"]').click();
       const scale = () => page.locator("#chart").getAttribute("data-scale").then(Number);
@@ -297,7 +303,7 @@ describe("the machines below the agent", () => {
 
 describe("events and moments", () => {
   it("shows an event's payload and the snapshot then, steps through the past while live goes on, and comes back", async () => {
-    const { agent, page } = await open({
+    const { agent, page, server } = await open({
       provider: scripted([
         {
           toolCalls: [
@@ -353,6 +359,18 @@ describe("events and moments", () => {
     expect(await text(page, '[data-testid="transcript"]')).toContain("Second answer.");
     expect(await page.locator('[data-testid="steer-button"]').isDisabled()).toBe(false);
     await page.locator('[data-state="agent.idle"].active').waitFor();
+
+    // A page that connects later shows a past moment on the agent's clock, not its own connection time.
+    const span = (p: Page) =>
+      p.locator('#timeline .run[data-run="1"] .turn-head > span:last-child').textContent().then(toMs);
+    const whole = await span(page);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const later = await browser.newPage();
+    cleanups.push(() => later.close());
+    await later.goto(server.url);
+    await later.locator('[data-state="agent.idle"].active').waitFor();
+    await later.locator('#log li[data-type="tool_execution_start"]', { hasText: "call_b" }).click();
+    expect(await span(later)).toBeLessThanOrEqual(whole);
   });
 
   it("filters the event log by kind and searches it", async () => {
