@@ -39,13 +39,12 @@ export const BUILT_IN_MIGRATIONS: readonly SnapshotMigration[] = [
   },
   {
     from: { format: 1, machine: "5f2e203a9ab0" },
-    to: { format: 1, machine: "3e3246aa0ca9" },
+    to: { format: 1, machine: "d8ecffce6b46" },
     description:
       "a tool runs in its call's actor (no executeTool child); the tool execution reports its last group as its output",
     migrate: (snapshot) =>
       withToolExecution(snapshot, (context) => ({
         ...context,
-        abortAtStart: false,
         // Every group before the current one was reported with GROUP_DONE.
         reported: context.groupIndex ?? 0,
       })),

@@ -142,8 +142,16 @@ export const agentMachine = setup({
       (context.run.overflowRetries ?? 0) < MAX_OVERFLOW_RETRIES &&
       !context.run.executionSpawned,
     hasToolCalls: (_, done: StreamDone) => callsOf(done.message).length > 0,
-    callsAgainstLimit: ({ context }, done: StreamDone) =>
-      context.run.answeringLimit && callsOf(done.message).length > 0,
+    // Calls that must not run: those of a failed or aborted message, or of the answer a limit asked
+    // for. Unless one already started eagerly (then the execution machine stops them), they are
+    // answered at once and never spawned: a spawned call starts running before an ABORT can reach it.
+    callsNotToRun: ({ context }, done: StreamDone) =>
+      callsOf(done.message).length > 0 &&
+      !context.run.executionSpawned &&
+      (context.run.answeringLimit ||
+        context.run.endReason !== undefined ||
+        done.message.stopReason === "error" ||
+        done.message.stopReason === "aborted"),
     runMustEnd: ({ context }) => context.run.endReason !== undefined,
     hasSteering: ({ context }) => context.steeringQueue.length > 0,
     turnHadToolCalls: ({ context }) => callsOf(context.run.turnMessage).length > 0,
@@ -380,12 +388,11 @@ export const agentMachine = setup({
       const calls = planCalls(callsOf(context.run.turnMessage), (name) =>
         context.concurrencySafeTools.includes(name),
       );
-      // A failed or aborted message's completed calls are answered, not run.
-      const aborted = context.run.endReason !== undefined;
       if (context.run.executionSpawned) {
         enqueue.sendTo("toolExecution", { type: "PLAN", calls });
-        if (aborted) enqueue.sendTo("toolExecution", { type: "ABORT" });
-      } else if (calls.length === 1 && !aborted) {
+        // A failed or aborted message's calls that started eagerly are answered, no more run.
+        if (context.run.endReason) enqueue.sendTo("toolExecution", { type: "ABORT" });
+      } else if (calls.length === 1) {
         // One call needs no strategy: its actor is the agent's own child.
         const [call] = calls as [PlannedCall];
         enqueue.spawnChild("toolCall", {
@@ -395,12 +402,7 @@ export const agentMachine = setup({
       } else {
         enqueue.spawnChild("toolExecution", {
           id: "toolExecution",
-          input: {
-            strategy: context.strategy,
-            steeringQueued: context.steeringQueue.length > 0,
-            calls,
-            aborted,
-          },
+          input: { strategy: context.strategy, steeringQueued: context.steeringQueue.length > 0, calls },
         });
         enqueue.assign({ run: { ...context.run, executionSpawned: true } });
       }
@@ -444,15 +446,13 @@ export const agentMachine = setup({
       });
       appendResults(context, enqueue, [message], () => nowFor(self));
     }),
-    refuseCallsAtLimit: enqueueActions(({ context, enqueue, self }, done: StreamDone) => {
-      // Calls of the answer a limit asked for never run: each is announced and answered at once.
+    answerUnranCalls: enqueueActions(({ context, enqueue, self }, done: StreamDone) => {
       const now = nowFor(self);
-      const refused = callsOf(ensureUniqueToolCallIds(done.message)).map((c) =>
-        unranResult(c, notRunAtLimitText(c.name), now),
-      );
-      for (const { toolCallId, toolName, content } of refused) {
-        const args = callsOf(done.message).find((c) => c.id === toolCallId)?.arguments;
-        enqueue.emit({ type: "tool_execution_start", toolCallId, toolName, args });
+      const textFor = context.run.answeringLimit ? notRunAtLimitText : abortedText;
+      const calls = callsOf(ensureUniqueToolCallIds(done.message));
+      const results = calls.map((call) => unranResult(call, textFor(call.name), now));
+      for (const [index, { toolCallId, toolName, content }] of results.entries()) {
+        enqueue.emit({ type: "tool_execution_start", toolCallId, toolName, args: calls[index]!.arguments });
         enqueue.emit({
           type: "tool_execution_end",
           toolCallId,
@@ -461,7 +461,7 @@ export const agentMachine = setup({
           isError: true,
         });
       }
-      appendResults(context, enqueue, refused, () => now);
+      appendResults(context, enqueue, results, () => now);
     }),
     stopExecution: enqueueActions(({ context, enqueue }) => {
       if (!context.run.executionSpawned) return;
@@ -646,11 +646,11 @@ export const agentMachine = setup({
                 ],
               },
               {
-                guard: { type: "callsAgainstLimit", params: ({ event }) => event },
+                guard: { type: "callsNotToRun", params: ({ event }) => event },
                 target: "turnEnd",
                 actions: [
                   { type: "recordAssistant", params: ({ event }) => event },
-                  { type: "refuseCallsAtLimit", params: ({ event }) => event },
+                  { type: "answerUnranCalls", params: ({ event }) => event },
                 ],
               },
               {

@@ -20,8 +20,6 @@ export interface ToolExecutionInput {
   steeringQueued: boolean;
   /** The calls to run; omitted when calls arrive one by one (`CALL_READY`) before the `PLAN`. */
   calls?: PlannedCall[];
-  /** The message failed or was aborted: its calls are answered as aborted, none runs. */
-  aborted?: boolean;
 }
 
 /**
@@ -31,8 +29,6 @@ export interface ToolExecutionInput {
 export interface ToolExecutionContext {
   strategy: ToolExecutionStrategy;
   steeringQueued: boolean;
-  /** Answer every call as aborted without running it (a failed or aborted message). */
-  abortAtStart: boolean;
   planned: boolean;
   /** The message's calls, in order (empty until the plan arrives). */
   calls: PlannedCall[];
@@ -96,7 +92,6 @@ export const toolExecutionMachine = setup({
   actors: { toolCall: toolCallMachine, toolShard: toolShardMachine },
   guards: {
     isPlanned: ({ context }) => context.planned,
-    abortAtStart: ({ context }) => context.abortAtStart,
     startsEagerly: ({ context }, call: PlannedCall) =>
       startsEagerly(context.strategy, context.ready.length, call, context.readyAllSafe),
     groupComplete: ({ context }) => context.open === 0,
@@ -220,7 +215,6 @@ export const toolExecutionMachine = setup({
   context: ({ input }) => ({
     strategy: input.strategy,
     steeringQueued: input.steeringQueued,
-    abortAtStart: input.aborted ?? false,
     ...(input.calls
       ? planOf(input.calls, input.strategy)
       : { planned: false, calls: [], groups: [], groupIndex: 0, groupOf: {} }),
@@ -243,10 +237,7 @@ export const toolExecutionMachine = setup({
   },
   states: {
     collecting: {
-      always: [
-        { guard: "abortAtStart", target: "aborting" },
-        { guard: "isPlanned", target: "running" },
-      ],
+      always: { guard: "isPlanned", target: "running" },
       on: {
         CALL_READY: [
           {
