@@ -274,6 +274,13 @@ export function createEventView(
           ),
         );
         break;
+      case "limit_reached":
+        commit(
+          style.yellow(
+            `⏹ ${event.text}${event.action === "answer" ? " — asking the model for its answer, without tools" : ""}`,
+          ),
+        );
+        break;
       case "input_rejected":
         commit(style.red(`✗ input rejected: ${event.reason}`));
         break;
