@@ -5,6 +5,7 @@ import { screenInput, toMessages } from "../machines/agent.logic.js";
 import { agentMachine } from "../machines/agent.machine.js";
 import { journaledAgentMachine } from "../machines/journaled-agent.machine.js";
 import { toolCallActorOf, toolCallActorsOf } from "../machines/tool-call-actors.js";
+import { resumeToolCall } from "../actors/tool-call.machine.js";
 import { readTranscript } from "../machines/transcript.js";
 import { createLlmMessages } from "../core/llm-messages.js";
 import { checkedBudget, type Tool, toToolSpec } from "../tools/define-tool.js";
@@ -207,6 +208,8 @@ function buildAgent(options: AgentOptions, journal: EffectJournal | undefined): 
   actor.start();
 
   if (snapshot !== undefined) {
+    // Calls whose tool ran when the snapshot was taken run again (at-least-once).
+    for (const call of toolCallActorsOf(actor)) resumeToolCall(call);
     // Approvals pending when the snapshot was taken are asked again, once listeners are attached.
     queueMicrotask(() => {
       for (const pending of pendingApprovals()) events.next({ type: "approval_requested", ...pending });

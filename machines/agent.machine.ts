@@ -42,7 +42,14 @@ import {
   nextCallTokens,
   notRunAtLimitText,
 } from "./limit-answer.logic.js";
-import { abortedText, planCalls, unranResult } from "./tool-execution.logic.js";
+import { type ToolCallOutput, toolCallMachine } from "../actors/tool-call.machine.js";
+import {
+  abortedText,
+  doneActorId,
+  type PlannedCall,
+  planCalls,
+  unranResult,
+} from "./tool-execution.logic.js";
 import { type GroupDoneEvent, toolExecutionMachine } from "./tool-execution.machine.js";
 import { appendToTranscript, readTranscript } from "./transcript.js";
 
@@ -95,8 +102,12 @@ export type AgentMachineEvent =
   | { type: "CHECK" }
   | ModelStreamEvent
   | GroupDoneEvent
-  | { type: "xstate.done.actor.toolExecution" }
-  | { type: "xstate.error.actor.toolExecution"; error: unknown };
+  /** The tool execution machine finished: its output is the results it had not reported yet. */
+  | { type: "xstate.done.actor.toolExecution"; output?: ToolResultMessage[] }
+  | { type: "xstate.error.actor.toolExecution"; error: unknown }
+  /** The call actor of a turn with one call finished (its id is the tool call id). */
+  | { type: `xstate.done.actor.${string}`; output?: ToolCallOutput | ToolResultMessage[] }
+  | { type: `xstate.error.actor.${string}`; error: unknown };
 
 type StreamDone = Extract<ModelStreamEvent, { type: "STREAM_DONE" }>;
 
@@ -115,6 +126,7 @@ export const agentMachine = setup({
   actors: {
     modelStream: modelStreamActor,
     toolExecution: toolExecutionMachine,
+    toolCall: toolCallMachine,
     compaction: compactionActor,
     runDeadline: runDeadlineActor,
   },
@@ -144,6 +156,7 @@ export const agentMachine = setup({
     hasSteering: ({ context }) => context.steeringQueue.length > 0,
     turnHadToolCalls: ({ context }) => callsOf(context.run.turnMessage).length > 0,
     hasFollowUp: ({ context }) => context.followUpQueue.length > 0,
+    executionSpawned: ({ context }) => context.run.executionSpawned,
   },
   actions: {
     beginRun: enqueueActions(({ context, enqueue }) => {
@@ -377,6 +390,15 @@ export const agentMachine = setup({
       );
       if (context.run.executionSpawned) {
         enqueue.sendTo("toolExecution", { type: "PLAN", calls });
+        // A failed or aborted message's calls that started eagerly are answered, no more run.
+        if (context.run.endReason) enqueue.sendTo("toolExecution", { type: "ABORT" });
+      } else if (calls.length === 1) {
+        // One call needs no strategy: its actor is the agent's own child.
+        const [call] = calls as [PlannedCall];
+        enqueue.spawnChild("toolCall", {
+          id: call.id,
+          input: { toolCallId: call.id, toolName: call.name, args: call.args },
+        });
       } else {
         enqueue.spawnChild("toolExecution", {
           id: "toolExecution",
@@ -384,8 +406,6 @@ export const agentMachine = setup({
         });
         enqueue.assign({ run: { ...context.run, executionSpawned: true } });
       }
-      // A failed or aborted message's completed calls are answered, not run.
-      if (context.run.endReason) enqueue.sendTo("toolExecution", { type: "ABORT" });
     }),
     appendToolResults: enqueueActions(({ context, enqueue, self }, results: ToolResultMessage[]) =>
       appendResults(context, enqueue, results, () => nowFor(self)),
@@ -408,6 +428,23 @@ export const agentMachine = setup({
         });
       }
       appendResults(context, enqueue, missing, () => nowFor(self));
+    }),
+    stopCall: stopChild(({ event }) => doneActorId(event)),
+    abortCall: enqueueActions(({ context, enqueue, self }) => {
+      // The one call of the turn runs as the agent's child: stopped, and answered as aborted.
+      const [call] = callsOf(context.run.turnMessage);
+      if (!call) return;
+      enqueue(stopChild(call.id));
+      const message = unranResult(call, abortedText(call.name), nowFor(self));
+      const { content } = message;
+      enqueue.emit({
+        type: "tool_execution_end",
+        toolCallId: call.id,
+        toolName: call.name,
+        result: { content, isError: true },
+        isError: true,
+      });
+      appendResults(context, enqueue, [message], () => nowFor(self));
     }),
     answerUnranCalls: enqueueActions(({ context, enqueue, self }, done: StreamDone) => {
       const now = nowFor(self);
@@ -637,8 +674,16 @@ export const agentMachine = setup({
           exit: "stopExecution",
           on: {
             GROUP_DONE: { actions: { type: "appendToolResults", params: ({ event }) => event.results } },
-            "xstate.done.actor.toolExecution": { target: "turnEnd" },
-            "xstate.error.actor.toolExecution": {
+            "xstate.done.actor.toolExecution": {
+              target: "turnEnd",
+              actions: { type: "appendToolResults", params: ({ event }) => executionOutput(event) },
+            },
+            // The one call of a turn that has only one, run as the agent's own child.
+            "xstate.done.actor.*": {
+              target: "turnEnd",
+              actions: [{ type: "appendToolResults", params: ({ event }) => callOutput(event) }, "stopCall"],
+            },
+            "xstate.error.actor.*": {
               target: "turnEnd",
               actions: {
                 type: "answerMissingResults",
@@ -646,7 +691,10 @@ export const agentMachine = setup({
                   "error" in event ? event.error : undefined,
               },
             },
-            ABORT: { actions: ["noteAbort", "forwardAbortToExecution"] },
+            ABORT: [
+              { guard: "executionSpawned", actions: ["noteAbort", "forwardAbortToExecution"] },
+              { target: "turnEnd", actions: ["noteAbort", "abortCall"] },
+            ],
             STEER: {
               actions: [
                 { type: "enqueueSteering", params: ({ event }) => event.message },
@@ -735,6 +783,15 @@ function appendResults(
     }
   }
   enqueue.assign({ messages: appendToTranscript(context.messages, results), run, pending });
+}
+
+function executionOutput(event: AgentMachineEvent): ToolResultMessage[] {
+  return "output" in event && Array.isArray(event.output) ? event.output : [];
+}
+
+function callOutput(event: AgentMachineEvent): ToolResultMessage[] {
+  const output = "output" in event ? event.output : undefined;
+  return output && !Array.isArray(output) ? [output.message] : [];
 }
 
 /**
