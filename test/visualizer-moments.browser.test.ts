@@ -1,31 +1,15 @@
 // The visualizer page as one lives in it: a page opened late, a page left open (render on change only),
 // a readable statechart, the machines below the agent, events with their payload and snapshot, time
 // travel and back to live, the event log's filter and search. Screenshots at 1280 and 1920 px.
-import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type AgentOptions, defineTool, scripted, subAgentTool } from "../index.js";
-import { launchBrowser } from "./browser.js";
-import { ARTIFACTS, gateTool, lanes, openPage, sleep } from "./visualizer-page.js";
+import { defineTool, scripted, subAgentTool } from "../index.js";
+import { ARTIFACTS, gateTool, lanes, sleep, useBrowser } from "./visualizer-page.js";
 
-let browser: Browser;
-const cleanups: (() => unknown)[] = [];
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-  await mkdir(ARTIFACTS, { recursive: true });
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-afterAll(async () => {
-  await browser?.close();
-});
-
-const open = (options: AgentOptions, serverOptions?: Parameters<typeof openPage>[3]) =>
-  openPage(browser, cleanups, options, serverOptions);
+const suite = useBrowser();
+const { cleanups, open } = suite;
 
 const text = (page: Page, selector: string) => page.locator(selector).textContent();
 
@@ -87,7 +71,7 @@ describe("a page opened late", () => {
     const second = agent.prompt("Deploy it again");
     await expect.poll(() => agent.pendingApprovals().length).toBe(2);
 
-    const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+    const page = await suite.browser.newPage({ viewport: { width: 1280, height: 1000 } });
     cleanups.push(() => page.close());
     await page.goto(server.url);
     await page.locator('[data-state="agent.running.executing"].active').waitFor();
@@ -365,7 +349,7 @@ describe("events and moments", () => {
       p.locator('#timeline .run[data-run="1"] .turn-head > span:last-child').textContent().then(toMs);
     const whole = await span(page);
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    const later = await browser.newPage();
+    const later = await suite.browser.newPage();
     cleanups.push(() => later.close());
     await later.goto(server.url);
     await later.locator('[data-state="agent.idle"].active').waitFor();
