@@ -8,6 +8,7 @@ import {
   type ProviderEvent,
   type ProviderRequest,
 } from "../providers/provider.js";
+import { type AbortHub, createAbortHub } from "./abort-hub.js";
 import { abortReason } from "./abort-reason.js";
 import { AssistantBuilder } from "./assistant-builder.js";
 import { retryDelay } from "./backoff.js";
@@ -44,7 +45,7 @@ export const modelStreamActor = fromCallback<{ type: "ABORT" }, ModelStreamInput
   ({ input, self, sendBack, receive }) => {
     const runtime = runtimeOf(self);
     const { journal } = runtime;
-    const controller = new AbortController();
+    const aborts = createAbortHub();
     const call: CallState = {
       finished: false,
       builder: undefined,
@@ -68,7 +69,7 @@ export const modelStreamActor = fromCallback<{ type: "ABORT" }, ModelStreamInput
       // A journaled call ends with what its journal recorded, so a replay keeps the same partial answer.
       if (!journal)
         finish({ type: "STREAM_DONE", message: fail("aborted", ABORTED_TEXT), started: call.started });
-      controller.abort(abortReason);
+      aborts.abort();
     });
 
     const notifyReady = (toolCall: ToolCall) => {
@@ -77,10 +78,10 @@ export const modelStreamActor = fromCallback<{ type: "ABORT" }, ModelStreamInput
       call.announcedCalls = true;
       sendBack({ type: "TOOL_CALL_READY", toolCall });
     };
-    const stream = () => streamWithRetries(runtime, controller.signal, call, notifyReady);
+    const stream = () => streamWithRetries(runtime, aborts, call, notifyReady);
     const outcome = journal
       ? journal.modelCall(input.turn, () =>
-          untilAborted(stream(), controller.signal, () => fail("aborted", ABORTED_TEXT)),
+          untilAborted(stream(), aborts, () => fail("aborted", ABORTED_TEXT)),
         )
       : stream();
     outcome.then(
@@ -98,7 +99,7 @@ export const modelStreamActor = fromCallback<{ type: "ABORT" }, ModelStreamInput
       // Only a stream still running is aborted: aborting a finished one would keep it alive.
       if (!call.finished) {
         call.finished = true;
-        controller.abort(abortReason);
+        aborts.abort();
       }
     };
   },
@@ -110,23 +111,22 @@ function newBuilder(runtime: AgentRuntime): AssistantBuilder {
   return new AssistantBuilder(runtime.provider.id, runtime.provider.model, runtime.now());
 }
 
-/** Resolves with `aborted()` as soon as `signal` fires, even when `work` never settles (a provider that ignores it). */
+/** Resolves with `aborted()` as soon as the call is aborted, even when `work` never settles (a provider that ignores it). */
 function untilAborted<T extends ModelCallOutcome>(
   work: Promise<T>,
-  signal: AbortSignal,
+  aborts: AbortHub,
   aborted: () => AssistantMessage,
 ): Promise<ModelCallOutcome> {
-  if (signal.aborted) return Promise.resolve({ message: aborted() });
+  if (aborts.aborted) return Promise.resolve({ message: aborted() });
   return new Promise((resolve, reject) => {
-    const onAbort = () => resolve({ message: aborted() });
-    signal.addEventListener("abort", onAbort, { once: true });
+    const forget = aborts.onAbort(() => resolve({ message: aborted() }));
     work.then(
       (value) => {
-        signal.removeEventListener("abort", onAbort);
+        forget();
         resolve(value);
       },
       (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
+        forget();
         reject(error);
       },
     );
@@ -145,7 +145,7 @@ interface CallState {
 /** Streams the call to its outcome, retrying transient failures; an aborted call ends `aborted`. */
 async function streamWithRetries(
   runtime: AgentRuntime,
-  signal: AbortSignal,
+  aborts: AbortHub,
   call: CallState,
   notifyReady: (toolCall: ToolCall) => void,
 ): Promise<ModelCallOutcome> {
@@ -153,14 +153,14 @@ async function streamWithRetries(
     const builder = newBuilder(runtime);
     call.builder = builder;
     call.started = false;
-    const failure = await streamWatched(runtime, builder, signal, call, notifyReady);
+    const failure = await streamWatched(runtime, builder, aborts, call, notifyReady);
     // Finished from outside (abort, stop): the actor has answered already; nothing more to stream.
     if (call.finished) return { message: builder.message };
     if (!failure) return { message: builder.message };
     if (isRetryableKind(failure.kind) && attempt < runtime.retry.maxRetries && !call.announcedCalls) {
       const delayMs = retryDelay(attempt, runtime.retry, failure.retryAfterMs);
       runtime.publish({ type: "retry", attempt: attempt + 1, delayMs, error: failure.message });
-      if (!(await sleep(delayMs, signal)) || call.finished) {
+      if (!(await sleep(delayMs, aborts)) || call.finished) {
         return { message: call.finished ? builder.message : builder.fail("aborted", ABORTED_TEXT) };
       }
       continue;
@@ -187,23 +187,28 @@ interface Attempt {
 }
 
 /**
- * One attempt under the stall watchdog. The watchdog does not rely on the provider honouring its
- * signal: a stalled attempt is abandoned at once (its loop publishes nothing more, whatever
- * arrives later) and its own signal is aborted so a well-behaved provider closes the connection.
+ * One attempt, with its own signal for the provider (aborted with the call), under the stall
+ * watchdog when it is on. The watchdog does not rely on the provider honouring its signal: a
+ * stalled attempt is abandoned at once (its loop publishes nothing more, whatever arrives later)
+ * and its signal is aborted so a well-behaved provider closes the connection.
  */
 async function streamWatched(
   runtime: AgentRuntime,
   builder: AssistantBuilder,
-  signal: AbortSignal,
+  aborts: AbortHub,
   call: CallState,
   notifyReady: (toolCall: ToolCall) => void,
 ): Promise<Failure | undefined> {
-  if (!runtime.stallTimeout)
-    return streamOnce(runtime, builder, signal, call, notifyReady, { abandoned: false });
-  const watchdog = createStallWatchdog(runtime.stallTimeout);
   const controller = new AbortController();
-  const forwardAbort = () => controller.abort(abortReason);
-  signal.addEventListener("abort", forwardAbort, { once: true });
+  const forwardAbort = aborts.onAbort(() => controller.abort(abortReason));
+  if (!runtime.stallTimeout) {
+    try {
+      return await streamOnce(runtime, builder, controller.signal, call, notifyReady, { abandoned: false });
+    } finally {
+      forwardAbort();
+    }
+  }
+  const watchdog = createStallWatchdog(runtime.stallTimeout);
   const attempt: Attempt = { abandoned: false, onEvent: watchdog.touch };
   try {
     const outcome = await Promise.race([
@@ -216,7 +221,7 @@ async function streamWatched(
     return { type: "error", kind: "network", message: outcome.message, stalled: true };
   } finally {
     watchdog.stop();
-    signal.removeEventListener("abort", forwardAbort);
+    forwardAbort();
   }
 }
 
@@ -298,18 +303,17 @@ function gaveUpText(stall: string, retries: number): string {
   return retries === 0 ? stall : `${stall}; gave up after ${retries} ${retries === 1 ? "retry" : "retries"}`;
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) return Promise.resolve(false);
+function sleep(ms: number, aborts: AbortHub): Promise<boolean> {
+  if (aborts.aborted) return Promise.resolve(false);
   return new Promise((resolve) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve(false);
-    };
     const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
+      forget();
       resolve(true);
     }, ms);
-    signal.addEventListener("abort", onAbort, { once: true });
+    const forget = aborts.onAbort(() => {
+      clearTimeout(timer);
+      resolve(false);
+    });
   });
 }
 

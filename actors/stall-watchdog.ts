@@ -69,7 +69,10 @@ export function createStallWatchdog(timeouts: Required<StallTimeout>): StallWatc
       const first = lastEventAt === undefined;
       lastEventAt = Date.now();
       if (stopped || idleMs === undefined) return;
-      // The first event ends the wait for it; from now on only silence between events counts.
+      // The first event ends the wait for it; from now on only silence between events counts. The
+      // armed timer can stay when it fires no later than the idle check is due (`check` re-arms
+      // for the rest of the silence), which saves two timer operations per model call.
+      if (first && timer !== undefined && firstEventMs !== undefined && firstEventMs <= idleMs) return;
       if (first) clearTimeout(timer);
       if (first || timer === undefined) arm(idleMs);
     },

@@ -1,8 +1,8 @@
-import { assign, setup } from "xstate";
+import { type AnyActorRef, assign, type SnapshotFrom, setup } from "xstate";
 import type { ToolResultMessage } from "../core/messages.js";
 import { nowFor, runtimeOf } from "../core/runtime.js";
 import { errorResult, type ToolResult } from "../tools/define-tool.js";
-import { executeToolActor } from "./execute-tool.actor.js";
+import { executeToolCall } from "./execute-tool.js";
 import {
   checkPermissionActor,
   type Preparation,
@@ -69,7 +69,6 @@ export const toolCallMachine = setup({
   },
   actors: {
     checkPermission: checkPermissionActor,
-    executeTool: executeToolActor,
   },
   guards: {
     isSettled: (_, preparation: Validation) => preparation.outcome === "settled",
@@ -120,6 +119,13 @@ export const toolCallMachine = setup({
         : { args: preparation.args, result: context.result },
     ),
     recordResult: assign({ result: (_, result: ToolResult) => result }),
+    // The tool runs in this actor (no child actor per call); stopping the actor aborts it.
+    runTool: ({ context, self }) =>
+      executeToolCall(self, {
+        toolCallId: context.toolCallId,
+        toolName: context.toolName,
+        args: context.args,
+      }),
     announceEnd: ({ context, self }) => {
       const result = context.result ?? errorResult(`Tool ${context.toolName} produced no result`);
       runtimeOf(self).publish({
@@ -202,15 +208,7 @@ export const toolCallMachine = setup({
       },
     },
     executing: {
-      invoke: {
-        id: "executeTool",
-        src: "executeTool",
-        input: ({ context }) => ({
-          toolCallId: context.toolCallId,
-          toolName: context.toolName,
-          args: context.args,
-        }),
-      },
+      entry: "runTool",
       on: {
         TOOL_EXECUTED: {
           target: "done",
@@ -224,6 +222,22 @@ export const toolCallMachine = setup({
     },
   },
 });
+
+/**
+ * Runs the tool again for a call actor restored while its tool ran (a restored snapshot does not
+ * run entry actions): at-least-once, as the README says. Does nothing for a call in another state.
+ *
+ * @example
+ * ```ts
+ * for (const call of toolCallActorsOf(agent.actor)) resumeToolCall(call);
+ * ```
+ */
+export function resumeToolCall(actor: AnyActorRef): void {
+  const snapshot = actor.getSnapshot() as SnapshotFrom<typeof toolCallMachine>;
+  if (snapshot.status !== "active" || !snapshot.matches("executing")) return;
+  const { toolCallId, toolName, args } = snapshot.context;
+  executeToolCall(actor, { toolCallId, toolName, args });
+}
 
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

@@ -5,6 +5,7 @@ import { screenInput, toMessages } from "../machines/agent.logic.js";
 import { agentMachine } from "../machines/agent.machine.js";
 import { journaledAgentMachine } from "../machines/journaled-agent.machine.js";
 import { toolCallActorOf, toolCallActorsOf } from "../machines/tool-call-actors.js";
+import { resumeToolCall } from "../actors/tool-call.machine.js";
 import { readTranscript } from "../machines/transcript.js";
 import { createLlmMessages } from "../core/llm-messages.js";
 import { checkedBudget, type Tool, toToolSpec } from "../tools/define-tool.js";
@@ -18,6 +19,7 @@ import {
   AGENT_LIMIT_KEYS,
   AGENT_OPTION_KEYS,
   type AgentOptions,
+  type InputFilter,
   type PromptInput,
   RETRY_POLICY_KEYS,
   LOOP_DETECTION_KEYS,
@@ -27,7 +29,9 @@ import {
 } from "../core/options.js";
 import { checkLoopDetection } from "../machines/loop-detection.logic.js";
 import { type AgentRuntime, bindRuntime, defaultRetryPolicy, defaultStallTimeout } from "../core/runtime.js";
-import { attachTelemetry } from "../telemetry/attach.js";
+import { attachTelemetry, moveTelemetry } from "../telemetry/attach.js";
+import type { PersistedSnapshotData } from "../core/snapshot-version.js";
+import type { ToolSpec } from "../providers/provider.js";
 import { BUILT_IN_MIGRATIONS } from "./snapshot-migrations.js";
 import { prepareSnapshotForRestore, stampSnapshot } from "./snapshot-version.js";
 
@@ -48,9 +52,12 @@ export interface Agent {
   readonly events$: Observable<AgentEvent>;
   /** The current machine snapshot on subscribe, then every new one. */
   readonly snapshot$: Observable<AgentSnapshot>;
-  /** The XState actor itself (inspect it, `waitFor` it, send it events). */
+  /**
+   * The XState actor itself (inspect it, `waitFor` it, send it events). Reading it wakes a
+   * hibernated agent; a hibernating agent gets a new actor each time it wakes.
+   */
   readonly actor: AgentActor;
-  /** The transcript so far. */
+  /** The transcript so far (the live array: copy it to keep a version). A hibernated agent reads it from its snapshot. */
   readonly messages: readonly AgentMessage[];
   /** The active state, e.g. `"idle"` or `"running.executing"`. */
   readonly state: string;
@@ -75,6 +82,15 @@ export interface Agent {
   getPersistedSnapshot(): unknown;
   /** Calls waiting for approval. */
   pendingApprovals(): PendingApproval[];
+  /**
+   * Releases the actor tree and keeps only the persisted snapshot (the agent must be idle; throws
+   * while it runs, and for sub-agents and durable agents). The next call that needs the actor
+   * wakes it transparently: same id, same transcript and queues, and `events$` subscribers keep
+   * receiving. `createAgent({ hibernate: "whenIdle" })` does this whenever the agent is idle.
+   */
+  hibernate(): void;
+  /** The agent is hibernating: it holds no actor, only its persisted snapshot. */
+  readonly hibernated: boolean;
   /** Lets one pending call run. Throws for an unknown or already-decided id. */
   approve(toolCallId: string): void;
   /** Refuses one pending call; the model sees the reason. Throws for an unknown or already-decided id. */
@@ -116,14 +132,11 @@ export function createJournaledAgent(options: AgentOptions, journal: EffectJourn
 
 function buildAgent(options: AgentOptions, journal: EffectJournal | undefined): Agent {
   checkAgentOptions(options);
-  const id = options.id ?? `agent-${++agentCounter}`;
-  const events = new Subject<AgentEvent>();
   const tools = new Map<string, Tool>();
   for (const tool of options.tools ?? []) {
     if (tools.has(tool.name)) throw new Error(`Two tools are named "${tool.name}"`);
     tools.set(tool.name, tool);
   }
-  const inputFilters = options.inputFilters ?? [];
   // A bad compaction budget is a setup error: report it here, not from inside the first turn.
   if (options.context) resolveContextConfig(options.context);
   // A snapshot of another machine version is migrated or refused (SnapshotVersionError) here.
@@ -134,17 +147,353 @@ function buildAgent(options: AgentOptions, journal: EffectJournal | undefined): 
           ...BUILT_IN_MIGRATIONS,
           ...(options.snapshotMigrations ?? []),
         ]);
+  return new AgentSession(options, journal, tools, snapshot);
+}
 
-  const runtime: AgentRuntime = {
+/** The persisted snapshot of a hibernated agent, as JSON; `undefined` for one that never ran. */
+interface Dormant {
+  json?: string;
+}
+
+/**
+ * An agent: the façade over its actor. While it hibernates (`agent.hibernate()`, or idle with
+ * `hibernate: "whenIdle"`) it holds no actor at all, only its persisted snapshot as a JSON string;
+ * what needs the actor wakes it (a new actor restored from the snapshot, the same id), and
+ * `events$` stays the same stream throughout. Methods live on the prototype, so an idle agent
+ * costs a few fields, not a closure per method.
+ */
+class AgentSession implements Agent {
+  readonly id: string;
+  private readonly events = new Subject<AgentEvent>();
+  private eventStream: Observable<AgentEvent> | undefined;
+  private readonly runtime: AgentRuntime;
+  private readonly inputFilters: readonly InputFilter[];
+  private readonly whenIdle: boolean;
+  /** The actor, while awake (and after `stop()`, the stopped one). */
+  private live: AgentActor | undefined;
+  private dormant: Dormant | undefined;
+  private stopped = false;
+  private hibernationQueued = false;
+  /** Where telemetry keeps this agent's tracing: the agent itself until an actor exists. */
+  private telemetryKey: object = this;
+  private failures: Set<(error: unknown) => void> | undefined;
+  private snapshots: Subject<AgentSnapshot> | undefined;
+  private snapshotStream: Observable<AgentSnapshot> | undefined;
+
+  constructor(
+    private readonly options: AgentOptions,
+    private readonly journal: EffectJournal | undefined,
+    tools: Map<string, Tool>,
+    snapshot: PersistedSnapshotData | undefined,
+  ) {
+    this.id = options.id ?? `agent-${++agentCounter}`;
+    this.inputFilters = options.inputFilters ?? [];
+    this.whenIdle = options.hibernate === "whenIdle" && !options.parentActor && !journal;
+    this.runtime = createRuntime(options, journal, tools, {
+      publish: (event) => this.events.next(event),
+      // Only the agent's actors read it, so the agent is awake.
+      transcript: () => readTranscript(this.live!.getSnapshot().context.messages),
+    });
+    attachTelemetry(
+      {
+        id: this.id,
+        actor: this,
+        runtime: this.runtime,
+        subscribe: (next, complete) => this.events.subscribe({ next, complete }),
+      },
+      options,
+    );
+    if (this.whenIdle && (snapshot === undefined || snapshot.value === "idle")) {
+      // Created idle: it starts asleep, its actor made only when something needs it.
+      this.dormant = snapshot === undefined ? {} : { json: JSON.stringify(snapshot) };
+      return;
+    }
+    const actor = this.start(snapshot);
+    if (snapshot !== undefined) {
+      // Calls whose tool ran when the snapshot was taken run again (at-least-once).
+      for (const call of toolCallActorsOf(actor)) resumeToolCall(call);
+      // Approvals pending when the snapshot was taken are asked again, once listeners are attached.
+      queueMicrotask(() => {
+        for (const pending of this.pendingApprovals()) {
+          this.events.next({ type: "approval_requested", ...pending });
+        }
+      });
+    }
+  }
+
+  get events$(): Observable<AgentEvent> {
+    return (this.eventStream ??= this.events.asObservable());
+  }
+
+  get snapshot$(): Observable<AgentSnapshot> {
+    return (this.snapshotStream ??= new Observable<AgentSnapshot>((subscriber) => {
+      subscriber.next(this.awake().getSnapshot());
+      const subscription = (this.snapshots ??= new Subject()).subscribe(subscriber);
+      return () => subscription.unsubscribe();
+    }));
+  }
+
+  get actor(): AgentActor {
+    return this.awake();
+  }
+
+  get hibernated(): boolean {
+    return this.dormant !== undefined;
+  }
+
+  get messages(): readonly AgentMessage[] {
+    if (this.live) return readTranscript(this.live.getSnapshot().context.messages);
+    return dormantMessages(this.dormant, this.options);
+  }
+
+  get state(): string {
+    return this.live ? stateName(this.live.getSnapshot().value) : "idle";
+  }
+
+  prompt(input: PromptInput): Promise<AgentMessage[]> {
+    if (this.stopped) return Promise.reject(new Error("Agent is stopped"));
+    const actor = this.awake();
+    if (!isIdle(actor)) return Promise.reject(new Error("Agent is already running"));
+    const messages = toMessages(input, this.runtime.now());
+    const done = this.nextRunEnd();
+    const screening = screenInput(this.inputFilters, messages);
+    actor.send(
+      screening.ok
+        ? { type: "PROMPT", messages: screening.messages }
+        : { type: "PROMPT_REJECTED", reason: screening.reason },
+    );
+    return done;
+  }
+
+  continue(): Promise<AgentMessage[]> {
+    if (this.stopped) return Promise.reject(new Error("Agent is stopped"));
+    const actor = this.awake();
+    if (!isIdle(actor)) return Promise.reject(new Error("Agent is already running"));
+    const { context } = actor.getSnapshot();
+    const last = context.messages.at(-1);
+    if (!last) return Promise.reject(new Error("No messages to continue from"));
+    const queued = context.steeringQueue.length + context.followUpQueue.length > 0;
+    if (last.role === "assistant" && !queued) {
+      return Promise.reject(new Error("Cannot continue from message role: assistant"));
+    }
+    const done = this.nextRunEnd();
+    actor.send({ type: "CONTINUE" });
+    return done;
+  }
+
+  waitForIdle(): Promise<void> {
+    if (!this.live || isIdle(this.live)) return Promise.resolve();
+    return this.nextRunEnd().then(() => undefined);
+  }
+
+  steer(input: string | AgentMessage): void {
+    for (const message of this.screened(input)) this.awake().send({ type: "STEER", message });
+  }
+
+  followUp(input: string | AgentMessage): void {
+    for (const message of this.screened(input)) this.awake().send({ type: "FOLLOW_UP", message });
+  }
+
+  abort(): void {
+    // A hibernated agent runs nothing: there is nothing to abort.
+    this.live?.send({ type: "ABORT" });
+  }
+
+  stop(): void {
+    this.stopped = true;
+    // XState lets only a parent stop a child actor; a child agent's owner (its tool call) stops it
+    // the way a parent would, so it also leaves the tree's actor system.
+    if (this.options.parentActor) (this.live as unknown as { _stop(): void } | undefined)?._stop();
+    else this.live?.stop();
+    this.events.complete();
+    this.snapshots?.complete();
+  }
+
+  hibernate(): void {
+    if (this.options.parentActor) {
+      throw new Error("A sub-agent runs inside its parent's actor tree: it cannot hibernate");
+    }
+    if (this.journal) throw new Error("A durable agent lives in its journal: it cannot hibernate");
+    const actor = this.live;
+    if (!actor || this.stopped) return;
+    if (!isIdle(actor)) throw new Error("Agent is running: it can hibernate once it is idle");
+    this.dormant = { json: JSON.stringify(actor.getPersistedSnapshot()) };
+    this.live = undefined;
+    // Nothing may keep the stopped actor or its transcript alive: telemetry's key goes back to the
+    // agent, and the converted messages of the last request go.
+    moveTelemetry(actor, this);
+    this.telemetryKey = this;
+    this.runtime.llmMessages = createLlmMessages(this.options.convertToLlm);
+    actor.stop();
+  }
+
+  getPersistedSnapshot(): unknown {
+    if (this.live) {
+      return stampSnapshot(JSON.parse(JSON.stringify(this.live.getPersistedSnapshot())), agentMachine);
+    }
+    if (this.dormant?.json !== undefined) return stampSnapshot(JSON.parse(this.dormant.json), agentMachine);
+    // Asleep since it was created: its snapshot is its actor's first one.
+    return stampSnapshot(
+      JSON.parse(JSON.stringify(this.awake().getPersistedSnapshot())),
+      agentMachine,
+    ) as unknown;
+  }
+
+  pendingApprovals(): PendingApproval[] {
+    if (!this.live) return [];
+    return toolCallActorsOf(this.live)
+      .map((child) => child.getSnapshot())
+      .filter((snapshot) => snapshot.status === "active" && snapshot.matches?.("awaitingApproval"))
+      .map(({ context }) => ({
+        toolCallId: context.toolCallId,
+        toolName: context.toolName,
+        args: context.args,
+      }));
+  }
+
+  approve(toolCallId: string): void {
+    this.decide(toolCallId, { type: "APPROVE" });
+  }
+
+  deny(toolCallId: string, reason?: string): void {
+    this.decide(toolCallId, { type: "DENY", reason });
+  }
+
+  /** The actor, woken from the persisted snapshot when the agent hibernates. */
+  private awake(): AgentActor {
+    if (this.live) return this.live;
+    if (this.stopped) throw new Error("Agent is stopped");
+    const json = this.dormant?.json;
+    this.dormant = undefined;
+    const actor = this.start(json === undefined ? undefined : JSON.parse(json));
+    this.hibernateWhenIdle();
+    return actor;
+  }
+
+  /** Makes and starts the actor, from `snapshot` or (without one) from the options. */
+  private start(snapshot: PersistedSnapshotData | undefined): AgentActor {
+    const { options } = this;
+    // A child agent reports to the inspector of the tree it joins; a root agent to its own.
+    const inspect = options.parentActor ? undefined : options.inspect;
+    const actor: AgentActor = createActor(this.journal ? journaledAgentMachine : agentMachine, {
+      id: this.id,
+      input: machineInput(options, this.runtime.tools),
+      ...(snapshot !== undefined && { snapshot: snapshot as unknown as AgentSnapshot }),
+      ...(options.parentActor && { parent: options.parentActor }),
+      ...(inspect && { inspect: typeof inspect === "function" ? inspect : toObserver(inspect) }),
+    });
+    bindRuntime(actor, this.runtime);
+    actor.on("*", (event) => this.events.next(event as AgentEvent));
+    moveTelemetry(this.telemetryKey, actor);
+    this.telemetryKey = actor;
+    actor.subscribe({
+      next: (next) => {
+        this.snapshots?.next(next);
+        if (this.whenIdle && next.matches("idle")) this.hibernateWhenIdle();
+      },
+      error: (error) => {
+        // A bug in the machine must not crash the host process: report it to whoever waits.
+        for (const fail of this.failures ?? []) fail(error);
+        this.snapshots?.error(error);
+      },
+    });
+    this.live = actor;
+    actor.start();
+    return actor;
+  }
+
+  /** With `hibernate: "whenIdle"`: hibernates once the current call is over, if the agent is still idle. */
+  private hibernateWhenIdle(): void {
+    if (!this.whenIdle || this.hibernationQueued) return;
+    this.hibernationQueued = true;
+    queueMicrotask(() => {
+      this.hibernationQueued = false;
+      if (this.live && !this.stopped && isIdle(this.live)) this.hibernate();
+    });
+  }
+
+  private nextRunEnd(): Promise<AgentMessage[]> {
+    return new Promise((resolve, reject) => {
+      const failures = (this.failures ??= new Set());
+      const subscription = this.events.subscribe((event) => {
+        if (event.type !== "agent_end") return;
+        subscription.unsubscribe();
+        failures.delete(reject);
+        resolve(event.messages);
+      });
+      failures.add(reject);
+    });
+  }
+
+  private decide(toolCallId: string, event: { type: "APPROVE" } | { type: "DENY"; reason?: string }) {
+    const child = this.live ? toolCallActorOf(this.live, toolCallId) : undefined;
+    const snapshot = child?.getSnapshot();
+    if (!child || snapshot.status !== "active") {
+      throw new Error(`No pending approval for tool call "${toolCallId}": it is unknown or already finished`);
+    }
+    if (!snapshot.matches("awaitingApproval")) {
+      throw new Error(
+        `Tool call "${toolCallId}" is not waiting for approval (already decided or never asked)`,
+      );
+    }
+    const { toolName } = snapshot.context as { toolName: string };
+    this.events.next({ type: "approval_decided", toolCallId, toolName, approved: event.type === "APPROVE" });
+    child.send(event);
+  }
+
+  private screened(input: string | AgentMessage) {
+    const screening = screenInput(this.inputFilters, toMessages(input, this.runtime.now()));
+    if (!screening.ok) this.events.next({ type: "input_rejected", reason: screening.reason });
+    return screening.ok ? screening.messages : [];
+  }
+}
+
+// Methods that apps hand around (`onClick={agent.abort}`, `const { prompt } = agent`) keep their
+// agent: each is read through a getter that returns it bound, made on each read, so an idle agent
+// still holds no function of its own.
+for (const name of [
+  "prompt",
+  "continue",
+  "waitForIdle",
+  "steer",
+  "followUp",
+  "abort",
+  "stop",
+  "hibernate",
+  "getPersistedSnapshot",
+  "pendingApprovals",
+  "approve",
+  "deny",
+] as const) {
+  const method = AgentSession.prototype[name] as (...args: unknown[]) => unknown;
+  Object.defineProperty(AgentSession.prototype, name, {
+    get(this: AgentSession) {
+      return (...args: unknown[]) => method.apply(this, args);
+    },
+  });
+}
+
+/** What an agent's actors need that must not live in machine context (see `AgentRuntime`). */
+function createRuntime(
+  options: AgentOptions,
+  journal: EffectJournal | undefined,
+  tools: Map<string, Tool>,
+  agent: Pick<AgentRuntime, "publish" | "transcript">,
+): AgentRuntime {
+  return {
     provider: options.provider,
     tools,
-    toolSpecs: [...tools.values()].map(toToolSpec),
+    toolSpecs: [...tools.values()].map(toolSpecOf),
     systemPrompt: options.systemPrompt,
-    hooks: options.hooks ?? {},
+    hooks: options.hooks ?? noHooks,
     permissions: options.permissions,
-    retry: { ...defaultRetryPolicy, ...options.retry },
+    retry: options.retry ? { ...defaultRetryPolicy, ...options.retry } : defaultRetryPolicy,
     stallTimeout:
-      options.stallTimeout === false ? undefined : { ...defaultStallTimeout, ...options.stallTimeout },
+      options.stallTimeout === false
+        ? undefined
+        : options.stallTimeout
+          ? { ...defaultStallTimeout, ...options.stallTimeout }
+          : defaultStallTimeout,
     toolTimeoutMs: options.toolTimeoutMs,
     toolResultMaxChars:
       options.toolResultBudget === false
@@ -160,182 +509,45 @@ function buildAgent(options: AgentOptions, journal: EffectJournal | undefined): 
     options,
     convertToLlm: options.convertToLlm ?? defaultConvertToLlm,
     llmMessages: createLlmMessages(options.convertToLlm),
-    publish: (event) => events.next(event),
-    transcript: () => readTranscript(actor.getSnapshot().context.messages),
+    publish: agent.publish,
+    transcript: agent.transcript,
     now: journal ? () => journal.now() : Date.now,
     ...(journal && { journal }),
   };
+}
 
-  // A child agent reports to the inspector of the tree it joins; a root agent to its own.
-  const inspect = options.parentActor ? undefined : options.inspect;
-  // `runtime.transcript` reads `actor` only once the actor runs, after this line.
-  const actor: AgentActor = createActor(journal ? journaledAgentMachine : agentMachine, {
-    id,
-    input: {
-      messages: options.messages,
-      strategy: options.toolExecution,
-      steeringMode: options.steeringMode,
-      followUpMode: options.followUpMode,
-      limits: options.limits,
-      ...(options.loopDetection !== undefined && { loopDetection: options.loopDetection }),
-      contextBudget: options.context && dataOnly(options.context),
-      concurrencySafeTools: [...tools.values()].filter((t) => t.concurrencySafe).map((t) => t.name),
-    },
-    ...(snapshot !== undefined && { snapshot: snapshot as unknown as AgentSnapshot }),
-    ...(options.parentActor && { parent: options.parentActor }),
-    ...(inspect && { inspect: typeof inspect === "function" ? inspect : toObserver(inspect) }),
-  });
-  bindRuntime(actor, runtime);
-  actor.on("*", (event) => events.next(event as AgentEvent));
-  attachTelemetry(
-    {
-      id,
-      actor,
-      runtime,
-      subscribe: (next, complete) => events.subscribe({ next, complete }),
-    },
-    options,
-  );
-
-  const failures = new Set<(error: unknown) => void>();
-  actor.subscribe({
-    error: (error) => {
-      // A bug in the machine must not crash the host process: report it to whoever waits.
-      for (const fail of failures) fail(error);
-    },
-  });
-  actor.start();
-
-  if (snapshot !== undefined) {
-    // Approvals pending when the snapshot was taken are asked again, once listeners are attached.
-    queueMicrotask(() => {
-      for (const pending of pendingApprovals()) events.next({ type: "approval_requested", ...pending });
-    });
-  }
-
-  const isIdle = () => actor.getSnapshot().matches("idle");
-
-  function nextRunEnd(): Promise<AgentMessage[]> {
-    return new Promise((resolve, reject) => {
-      const subscription = events.subscribe((event) => {
-        if (event.type !== "agent_end") return;
-        subscription.unsubscribe();
-        failures.delete(reject);
-        resolve(event.messages);
-      });
-      failures.add(reject);
-    });
-  }
-
-  function pendingApprovals(): PendingApproval[] {
-    return toolCallActorsOf(actor)
-      .map((child) => child.getSnapshot())
-      .filter((snapshot) => snapshot.status === "active" && snapshot.matches?.("awaitingApproval"))
-      .map(({ context }) => ({
-        toolCallId: context.toolCallId,
-        toolName: context.toolName,
-        args: context.args,
-      }));
-  }
-
-  function decide(toolCallId: string, event: { type: "APPROVE" } | { type: "DENY"; reason?: string }) {
-    const child = toolCallActorOf(actor, toolCallId);
-    const snapshot = child?.getSnapshot();
-    if (!child || snapshot.status !== "active") {
-      throw new Error(`No pending approval for tool call "${toolCallId}": it is unknown or already finished`);
-    }
-    if (!snapshot.matches("awaitingApproval")) {
-      throw new Error(
-        `Tool call "${toolCallId}" is not waiting for approval (already decided or never asked)`,
-      );
-    }
-    const { toolName } = snapshot.context as { toolName: string };
-    events.next({ type: "approval_decided", toolCallId, toolName, approved: event.type === "APPROVE" });
-    child.send(event);
-  }
-
-  function screened(input: string | AgentMessage) {
-    const screening = screenInput(inputFilters, toMessages(input, runtime.now()));
-    if (!screening.ok) events.next({ type: "input_rejected", reason: screening.reason });
-    return screening.ok ? screening.messages : [];
-  }
-
-  const agent: Agent = {
-    id,
-    events$: events.asObservable(),
-    snapshot$: new Observable<AgentSnapshot>((subscriber) => {
-      subscriber.next(actor.getSnapshot());
-      const subscription = actor.subscribe({
-        next: (snapshot) => subscriber.next(snapshot),
-        error: (error) => subscriber.error(error),
-        complete: () => subscriber.complete(),
-      });
-      return () => subscription.unsubscribe();
-    }),
-    actor,
-    get messages() {
-      return readTranscript(actor.getSnapshot().context.messages);
-    },
-    get state() {
-      return stateName(actor.getSnapshot().value);
-    },
-    prompt(input) {
-      if (!isIdle()) return Promise.reject(new Error("Agent is already running"));
-      const messages = toMessages(input, runtime.now());
-      const done = nextRunEnd();
-      const screening = screenInput(inputFilters, messages);
-      actor.send(
-        screening.ok
-          ? { type: "PROMPT", messages: screening.messages }
-          : { type: "PROMPT_REJECTED", reason: screening.reason },
-      );
-      return done;
-    },
-    continue() {
-      if (!isIdle()) return Promise.reject(new Error("Agent is already running"));
-      const { context } = actor.getSnapshot();
-      const last = context.messages.at(-1);
-      if (!last) return Promise.reject(new Error("No messages to continue from"));
-      const queued = context.steeringQueue.length + context.followUpQueue.length > 0;
-      if (last.role === "assistant" && !queued) {
-        return Promise.reject(new Error("Cannot continue from message role: assistant"));
-      }
-      const done = nextRunEnd();
-      actor.send({ type: "CONTINUE" });
-      return done;
-    },
-    waitForIdle() {
-      if (isIdle()) return Promise.resolve();
-      return nextRunEnd().then(() => undefined);
-    },
-    steer(input) {
-      for (const message of screened(input)) actor.send({ type: "STEER", message });
-    },
-    followUp(input) {
-      for (const message of screened(input)) actor.send({ type: "FOLLOW_UP", message });
-    },
-    abort() {
-      actor.send({ type: "ABORT" });
-    },
-    stop() {
-      // XState lets only a parent stop a child actor; a child agent's owner (its tool call) stops it
-      // the way a parent would, so it also leaves the tree's actor system.
-      if (options.parentActor) (actor as unknown as { _stop(): void })._stop();
-      else actor.stop();
-      events.complete();
-    },
-    getPersistedSnapshot() {
-      return stampSnapshot(JSON.parse(JSON.stringify(actor.getPersistedSnapshot())), agentMachine);
-    },
-    pendingApprovals,
-    approve(toolCallId) {
-      decide(toolCallId, { type: "APPROVE" });
-    },
-    deny(toolCallId, reason) {
-      decide(toolCallId, { type: "DENY", reason });
-    },
+/** The machine's input, from the options (used when the agent starts without a snapshot). */
+function machineInput(options: AgentOptions, tools: ReadonlyMap<string, Tool>) {
+  return {
+    messages: options.messages,
+    strategy: options.toolExecution,
+    steeringMode: options.steeringMode,
+    followUpMode: options.followUpMode,
+    limits: options.limits,
+    ...(options.loopDetection !== undefined && { loopDetection: options.loopDetection }),
+    contextBudget: options.context && dataOnly(options.context),
+    concurrencySafeTools: [...tools.values()].filter((t) => t.concurrencySafe).map((t) => t.name),
   };
-  return agent;
+}
+
+/** The transcript of a hibernated agent, read from its snapshot without waking it. */
+function dormantMessages(dormant: Dormant | undefined, options: AgentOptions): AgentMessage[] {
+  if (dormant?.json === undefined) return [...(options.messages ?? [])];
+  return (JSON.parse(dormant.json) as { context: { messages: AgentMessage[] } }).context.messages;
+}
+
+function isIdle(actor: AgentActor): boolean {
+  return actor.getSnapshot().matches("idle");
+}
+
+const noHooks = Object.freeze({});
+
+/** Tool specs are the same for every agent that has the tool: made once per tool. */
+const toolSpecs = new WeakMap<Tool, ToolSpec>();
+function toolSpecOf(tool: Tool): ToolSpec {
+  let spec = toolSpecs.get(tool);
+  if (!spec) toolSpecs.set(tool, (spec = toToolSpec(tool)));
+  return spec;
 }
 
 /**

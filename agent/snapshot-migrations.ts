@@ -37,11 +37,27 @@ export const BUILT_IN_MIGRATIONS: readonly SnapshotMigration[] = [
       context: { ...snapshot.context, run: { ...snapshot.context.run, answeringLimit: false } },
     }),
   },
+  {
+    from: { format: 1, machine: "5f2e203a9ab0" },
+    to: { format: 1, machine: "d8ecffce6b46" },
+    description:
+      "a tool runs in its call's actor (no executeTool child); the tool execution reports its last group as its output",
+    migrate: (snapshot) =>
+      withToolExecution(snapshot, (context) => ({
+        ...context,
+        // Every group before the current one was reported with GROUP_DONE.
+        reported: context.groupIndex ?? 0,
+      })),
+  },
 ];
 
 type Json = Record<string, any>;
 
-/** The snapshot with its running tool execution's context rewritten (nothing to do when idle). */
+/**
+ * The snapshot with its running tool execution's context rewritten (nothing to do when idle), and
+ * the tool-call actors below it without an `executeTool` child (it left the machine: a restored call
+ * in `executing` runs its tool again).
+ */
 function withToolExecution(snapshot: PersistedSnapshotData, rewrite: (context: Json) => Json) {
   const execution = snapshot.children?.toolExecution as Json | undefined;
   if (!execution?.snapshot?.context) return snapshot;
@@ -51,10 +67,26 @@ function withToolExecution(snapshot: PersistedSnapshotData, rewrite: (context: J
       ...snapshot.children,
       toolExecution: {
         ...execution,
-        snapshot: { ...execution.snapshot, context: rewrite(execution.snapshot.context) },
+        snapshot: {
+          ...execution.snapshot,
+          context: rewrite(execution.snapshot.context),
+          children: withoutExecuteTool(execution.snapshot.children ?? {}),
+        },
       },
     },
   };
+}
+
+/** Children with every tool-call snapshot (shards' too) rid of its `executeTool` child. */
+function withoutExecuteTool(children: Json): Json {
+  return Object.fromEntries(
+    Object.entries(children).map(([id, child]) => {
+      const snapshot = child?.snapshot;
+      if (!snapshot?.children) return [id, child];
+      const { executeTool: _executeTool, ...rest } = snapshot.children as Json;
+      return [id, { ...child, snapshot: { ...snapshot, children: withoutExecuteTool(rest) } }];
+    }),
+  );
 }
 
 /** Before shards, every started call was a child of the execution machine, listed in `started`. */

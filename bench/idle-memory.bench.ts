@@ -29,12 +29,16 @@ async function heapPerAgent<T>(
   return (after - before) / AGENTS;
 }
 
-function measureBoth(afterOneRun: boolean) {
+function measureBoth(afterOneRun: boolean, hibernate: "whenIdle" | "manual" = "manual") {
   return sideBySide({
     ours: () =>
       heapPerAgent(
-        () => createAgent({ provider: greeting(), tools: [noopTool, sleepTool], systemPrompt }),
-        (agent) => (afterOneRun ? agent.prompt("Hi") : Promise.resolve()),
+        () => createAgent({ provider: greeting(), tools: [noopTool, sleepTool], systemPrompt, hibernate }),
+        // After the run the agent hibernates in a microtask (whenIdle): let it.
+        async (agent) => {
+          if (afterOneRun) await agent.prompt("Hi");
+          await Promise.resolve();
+        },
         (agent) => agent.stop(),
       ),
     pi: () =>
@@ -54,6 +58,8 @@ export async function run(): Promise<BenchResult[]> {
   const kb = (samples: number[]) => median(samples) / 1024;
   const fresh = await measureBoth(false);
   const used = await measureBoth(true);
+  const freshAsleep = await measureBoth(false, "whenIdle");
+  const usedAsleep = await measureBoth(true, "whenIdle");
   const runs = benchRuns();
   return [
     {
@@ -71,6 +77,22 @@ export async function run(): Promise<BenchResult[]> {
       pi: kb(used.pi),
       runs,
       note: "transcript of 2 messages each",
+    },
+    {
+      name: `(d) heap per idle agent, ${AGENTS.toLocaleString("en")} fresh agents, hibernate: "whenIdle"`,
+      unit: "KB/agent",
+      ours: kb(freshAsleep.ours),
+      pi: kb(freshAsleep.pi),
+      runs,
+      note: "asleep from the start: no actor until something needs one",
+    },
+    {
+      name: `(d) heap per idle agent, ${AGENTS.toLocaleString("en")} agents after one text run, hibernate: "whenIdle"`,
+      unit: "KB/agent",
+      ours: kb(usedAsleep.ours),
+      pi: kb(usedAsleep.pi),
+      runs,
+      note: "asleep after the run: the persisted snapshot as JSON, no actor",
     },
   ];
 }

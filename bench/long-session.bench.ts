@@ -15,7 +15,8 @@ const marks = [0, BLOCK, SESSION_TURNS - BLOCK, SESSION_TURNS];
 function session(turns: number) {
   return leanScripted((_request, call): ScriptedStep =>
     call < turns - 1
-      ? { toolCalls: [{ name: "noop", arguments: {} }], usage: stepUsage }
+      ? // A new argument each turn: the same call 10,000 times would be a loop (loop detection stops it).
+        { toolCalls: [{ name: "noop", arguments: { turn: call } }], usage: stepUsage }
       : { text: "done", usage: stepUsage },
   );
 }

@@ -284,6 +284,13 @@ export function createEventView(
           ),
         );
         break;
+      case "limit_reached":
+        commit(
+          style.yellow(
+            `⏹ ${event.text}${event.action === "answer" ? " — asking the model for its answer, without tools" : ""}`,
+          ),
+        );
+        break;
       case "input_rejected":
         commit(style.red(`✗ input rejected: ${terminalSafe(event.reason)}`));
         break;

@@ -205,6 +205,13 @@ export interface AgentOptions {
    * actor tree, so the parent's inspector shows it under the tool call that runs it.
    */
   parentActor?: AnyActorRef;
+  /**
+   * `"whenIdle"`: the agent hibernates whenever it is idle (created, or a run ended): it releases
+   * its actor tree and keeps only its persisted snapshot, and the next call that needs the actor
+   * (prompt, continue, steer, followUp, `agent.actor`, …) wakes it, with the same id and nothing
+   * lost. For apps that keep many sessions around. Default `"manual"`: only `agent.hibernate()` does.
+   */
+  hibernate?: "whenIdle" | "manual";
   /** An id for this agent (shown in the inspector, used as `childAgentId` for sub-agents). */
   id?: string;
 }
@@ -239,6 +246,7 @@ export const AGENT_OPTION_KEYS: OptionKeys<AgentOptions> = {
   snapshotMigrations: true,
   parentActor: true,
   id: true,
+  hibernate: true,
 };
 
 /** The keys of {@link AgentLimits}. */

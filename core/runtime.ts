@@ -33,8 +33,11 @@ export interface AgentRuntime {
   readonly eagerToolExecution: boolean;
   readonly options: AgentOptions;
   readonly convertToLlm: (messages: readonly AgentMessage[]) => Message[];
-  /** `convertToLlm` for one request, incremental where it can be (see `createLlmMessages`). */
-  readonly llmMessages: (transcript: readonly AgentMessage[]) => LlmMessagesReader;
+  /**
+   * `convertToLlm` for one request, incremental where it can be (see `createLlmMessages`); a
+   * hibernating agent replaces it, so the converted transcript is not kept while it sleeps.
+   */
+  llmMessages: (transcript: readonly AgentMessage[]) => LlmMessagesReader;
   /** Publishes an event on `agent.events$`. */
   publish(event: AgentEvent): void;
   /** The root machine's current transcript (a plain array that may grow later: read it at once). */

@@ -42,7 +42,14 @@ import {
   nextCallTokens,
   notRunAtLimitText,
 } from "./limit-answer.logic.js";
-import { planCalls, unranResult } from "./tool-execution.logic.js";
+import { type ToolCallOutput, toolCallMachine } from "../actors/tool-call.machine.js";
+import {
+  abortedText,
+  doneActorId,
+  type PlannedCall,
+  planCalls,
+  unranResult,
+} from "./tool-execution.logic.js";
 import { type GroupDoneEvent, toolExecutionMachine } from "./tool-execution.machine.js";
 import { appendToTranscript, readTranscript } from "./transcript.js";
 
@@ -95,8 +102,12 @@ export type AgentMachineEvent =
   | { type: "CHECK" }
   | ModelStreamEvent
   | GroupDoneEvent
-  | { type: "xstate.done.actor.toolExecution" }
-  | { type: "xstate.error.actor.toolExecution"; error: unknown };
+  /** The tool execution machine finished: its output is the results it had not reported yet. */
+  | { type: "xstate.done.actor.toolExecution"; output?: ToolResultMessage[] }
+  | { type: "xstate.error.actor.toolExecution"; error: unknown }
+  /** The call actor of a turn with one call finished (its id is the tool call id). */
+  | { type: `xstate.done.actor.${string}`; output?: ToolCallOutput | ToolResultMessage[] }
+  | { type: `xstate.error.actor.${string}`; error: unknown };
 
 type StreamDone = Extract<ModelStreamEvent, { type: "STREAM_DONE" }>;
 
@@ -115,6 +126,7 @@ export const agentMachine = setup({
   actors: {
     modelStream: modelStreamActor,
     toolExecution: toolExecutionMachine,
+    toolCall: toolCallMachine,
     compaction: compactionActor,
     runDeadline: runDeadlineActor,
   },
@@ -130,12 +142,21 @@ export const agentMachine = setup({
       (context.run.overflowRetries ?? 0) < MAX_OVERFLOW_RETRIES &&
       !context.run.executionSpawned,
     hasToolCalls: (_, done: StreamDone) => callsOf(done.message).length > 0,
-    callsAgainstLimit: ({ context }, done: StreamDone) =>
-      context.run.answeringLimit && callsOf(done.message).length > 0,
+    // Calls that must not run: those of a failed or aborted message, or of the answer a limit asked
+    // for. Unless one already started eagerly (then the execution machine stops them), they are
+    // answered at once and never spawned: a spawned call starts running before an ABORT can reach it.
+    callsNotToRun: ({ context }, done: StreamDone) =>
+      callsOf(done.message).length > 0 &&
+      !context.run.executionSpawned &&
+      (context.run.answeringLimit ||
+        context.run.endReason !== undefined ||
+        done.message.stopReason === "error" ||
+        done.message.stopReason === "aborted"),
     runMustEnd: ({ context }) => context.run.endReason !== undefined,
     hasSteering: ({ context }) => context.steeringQueue.length > 0,
     turnHadToolCalls: ({ context }) => callsOf(context.run.turnMessage).length > 0,
     hasFollowUp: ({ context }) => context.followUpQueue.length > 0,
+    executionSpawned: ({ context }) => context.run.executionSpawned,
   },
   actions: {
     beginRun: enqueueActions(({ context, enqueue }) => {
@@ -369,6 +390,15 @@ export const agentMachine = setup({
       );
       if (context.run.executionSpawned) {
         enqueue.sendTo("toolExecution", { type: "PLAN", calls });
+        // A failed or aborted message's calls that started eagerly are answered, no more run.
+        if (context.run.endReason) enqueue.sendTo("toolExecution", { type: "ABORT" });
+      } else if (calls.length === 1) {
+        // One call needs no strategy: its actor is the agent's own child.
+        const [call] = calls as [PlannedCall];
+        enqueue.spawnChild("toolCall", {
+          id: call.id,
+          input: { toolCallId: call.id, toolName: call.name, args: call.args },
+        });
       } else {
         enqueue.spawnChild("toolExecution", {
           id: "toolExecution",
@@ -376,8 +406,6 @@ export const agentMachine = setup({
         });
         enqueue.assign({ run: { ...context.run, executionSpawned: true } });
       }
-      // A failed or aborted message's completed calls are answered, not run.
-      if (context.run.endReason) enqueue.sendTo("toolExecution", { type: "ABORT" });
     }),
     appendToolResults: enqueueActions(({ context, enqueue, self }, results: ToolResultMessage[]) =>
       appendResults(context, enqueue, results, () => nowFor(self)),
@@ -401,15 +429,30 @@ export const agentMachine = setup({
       }
       appendResults(context, enqueue, missing, () => nowFor(self));
     }),
-    refuseCallsAtLimit: enqueueActions(({ context, enqueue, self }, done: StreamDone) => {
-      // Calls of the answer a limit asked for never run: each is announced and answered at once.
+    stopCall: stopChild(({ event }) => doneActorId(event)),
+    abortCall: enqueueActions(({ context, enqueue, self }) => {
+      // The one call of the turn runs as the agent's child: stopped, and answered as aborted.
+      const [call] = callsOf(context.run.turnMessage);
+      if (!call) return;
+      enqueue(stopChild(call.id));
+      const message = unranResult(call, abortedText(call.name), nowFor(self));
+      const { content } = message;
+      enqueue.emit({
+        type: "tool_execution_end",
+        toolCallId: call.id,
+        toolName: call.name,
+        result: { content, isError: true },
+        isError: true,
+      });
+      appendResults(context, enqueue, [message], () => nowFor(self));
+    }),
+    answerUnranCalls: enqueueActions(({ context, enqueue, self }, done: StreamDone) => {
       const now = nowFor(self);
-      const refused = callsOf(ensureUniqueToolCallIds(done.message)).map((c) =>
-        unranResult(c, notRunAtLimitText(c.name), now),
-      );
-      for (const { toolCallId, toolName, content } of refused) {
-        const args = callsOf(done.message).find((c) => c.id === toolCallId)?.arguments;
-        enqueue.emit({ type: "tool_execution_start", toolCallId, toolName, args });
+      const textFor = context.run.answeringLimit ? notRunAtLimitText : abortedText;
+      const calls = callsOf(ensureUniqueToolCallIds(done.message));
+      const results = calls.map((call) => unranResult(call, textFor(call.name), now));
+      for (const [index, { toolCallId, toolName, content }] of results.entries()) {
+        enqueue.emit({ type: "tool_execution_start", toolCallId, toolName, args: calls[index]!.arguments });
         enqueue.emit({
           type: "tool_execution_end",
           toolCallId,
@@ -418,7 +461,7 @@ export const agentMachine = setup({
           isError: true,
         });
       }
-      appendResults(context, enqueue, refused, () => now);
+      appendResults(context, enqueue, results, () => now);
     }),
     stopExecution: enqueueActions(({ context, enqueue }) => {
       if (!context.run.executionSpawned) return;
@@ -603,11 +646,11 @@ export const agentMachine = setup({
                 ],
               },
               {
-                guard: { type: "callsAgainstLimit", params: ({ event }) => event },
+                guard: { type: "callsNotToRun", params: ({ event }) => event },
                 target: "turnEnd",
                 actions: [
                   { type: "recordAssistant", params: ({ event }) => event },
-                  { type: "refuseCallsAtLimit", params: ({ event }) => event },
+                  { type: "answerUnranCalls", params: ({ event }) => event },
                 ],
               },
               {
@@ -631,8 +674,16 @@ export const agentMachine = setup({
           exit: "stopExecution",
           on: {
             GROUP_DONE: { actions: { type: "appendToolResults", params: ({ event }) => event.results } },
-            "xstate.done.actor.toolExecution": { target: "turnEnd" },
-            "xstate.error.actor.toolExecution": {
+            "xstate.done.actor.toolExecution": {
+              target: "turnEnd",
+              actions: { type: "appendToolResults", params: ({ event }) => executionOutput(event) },
+            },
+            // The one call of a turn that has only one, run as the agent's own child.
+            "xstate.done.actor.*": {
+              target: "turnEnd",
+              actions: [{ type: "appendToolResults", params: ({ event }) => callOutput(event) }, "stopCall"],
+            },
+            "xstate.error.actor.*": {
               target: "turnEnd",
               actions: {
                 type: "answerMissingResults",
@@ -640,7 +691,10 @@ export const agentMachine = setup({
                   "error" in event ? event.error : undefined,
               },
             },
-            ABORT: { actions: ["noteAbort", "forwardAbortToExecution"] },
+            ABORT: [
+              { guard: "executionSpawned", actions: ["noteAbort", "forwardAbortToExecution"] },
+              { target: "turnEnd", actions: ["noteAbort", "abortCall"] },
+            ],
             STEER: {
               actions: [
                 { type: "enqueueSteering", params: ({ event }) => event.message },
@@ -729,6 +783,15 @@ function appendResults(
     }
   }
   enqueue.assign({ messages: appendToTranscript(context.messages, results), run, pending });
+}
+
+function executionOutput(event: AgentMachineEvent): ToolResultMessage[] {
+  return "output" in event && Array.isArray(event.output) ? event.output : [];
+}
+
+function callOutput(event: AgentMachineEvent): ToolResultMessage[] {
+  const output = "output" in event ? event.output : undefined;
+  return output && !Array.isArray(output) ? [output.message] : [];
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { AnyActorRef } from "xstate";
 import { type ToolExecutionContext, toolExecutionMachine } from "./tool-execution.machine.js";
 import { toolShardMachine } from "./tool-shard.machine.js";
+import { toolCallMachine } from "../actors/tool-call.machine.js";
 
 type Children = Record<string, AnyActorRef | undefined>;
 
@@ -8,8 +9,8 @@ const executionOf = (agentActor: AnyActorRef) =>
   (agentActor.getSnapshot().children as Children).toolExecution;
 
 /**
- * The actor of one tool call of the agent's current turn, wherever it runs (a child of the
- * execution machine or of one of its shards), or `undefined`.
+ * The actor of one tool call of the agent's current turn, wherever it runs (a child of the agent
+ * when the turn has one call, else of the execution machine or of one of its shards), or `undefined`.
  *
  * @example
  * ```ts
@@ -18,7 +19,7 @@ const executionOf = (agentActor: AnyActorRef) =>
  */
 export function toolCallActorOf(agentActor: AnyActorRef, toolCallId: string): AnyActorRef | undefined {
   const execution = executionOf(agentActor);
-  if (!execution) return undefined;
+  if (!execution) return directCallOf(agentActor, toolCallId);
   const snapshot = execution.getSnapshot();
   const host = (snapshot.context as ToolExecutionContext | undefined)?.hosts?.[toolCallId];
   if (host === undefined) return undefined;
@@ -37,7 +38,10 @@ export function toolCallActorOf(agentActor: AnyActorRef, toolCallId: string): An
  */
 export function toolCallActorsOf(agentActor: AnyActorRef): AnyActorRef[] {
   const execution = executionOf(agentActor);
-  if (!execution) return [];
+  if (!execution) {
+    const children = Object.values(agentActor.getSnapshot().children as Children);
+    return children.filter((child): child is AnyActorRef => isCallActor(child));
+  }
   const context = execution.getSnapshot().context as ToolExecutionContext;
   const actors: AnyActorRef[] = [];
   for (const toolCallId of Object.keys(context.hosts)) {
@@ -49,10 +53,20 @@ export function toolCallActorsOf(agentActor: AnyActorRef): AnyActorRef[] {
 
 /**
  * Whether an actor is a tool call of this agent itself (not of a sub-agent running in its tree):
- * its parent is the agent's execution machine, or a shard of it.
+ * its parent is the agent, the agent's execution machine, or a shard of it.
  */
 export function isToolCallOf(agentActor: AnyActorRef, actor: AnyActorRef): boolean {
   let parent = actor._parent as (AnyActorRef & { logic?: unknown }) | undefined;
+  if (parent === agentActor) return true;
   if (parent?.logic === toolShardMachine) parent = parent._parent;
   return parent?.logic === toolExecutionMachine && parent._parent === agentActor;
+}
+
+function directCallOf(agentActor: AnyActorRef, toolCallId: string): AnyActorRef | undefined {
+  const child = (agentActor.getSnapshot().children as Children)[toolCallId];
+  return child && isCallActor(child) ? child : undefined;
+}
+
+function isCallActor(actor: AnyActorRef | undefined): boolean {
+  return (actor as { logic?: unknown } | undefined)?.logic === toolCallMachine;
 }

@@ -1,4 +1,4 @@
-import { assign, enqueueActions, sendParent, setup, stopChild } from "xstate";
+import { assign, enqueueActions, setup, stopChild } from "xstate";
 import { type ToolCallOutput, toolCallMachine } from "../actors/tool-call.machine.js";
 import type { ToolResultMessage } from "../core/messages.js";
 import { nowFor } from "../core/runtime.js";
@@ -34,6 +34,8 @@ export interface ToolExecutionContext {
   calls: PlannedCall[];
   groups: string[][];
   groupIndex: number;
+  /** Groups already reported to the parent (`GROUP_DONE`); the rest are the machine's output. */
+  reported: number;
   /** The group of each planned call. */
   groupOf: Record<string, number>;
   /** Calls of the current group still without a result. */
@@ -75,7 +77,8 @@ const currentGroup = (context: ToolExecutionContext) => context.groups[context.g
 /**
  * Runs the tool calls of one assistant message with a strategy (parallel, sequential, batched,
  * auto): one `toolCall` actor per call, id = the tool call id, stopped as soon as its result is
- * recorded. Up to `SHARD_SIZE` call actors are children of this machine; a bigger fan-out goes to
+ * recorded. Each group but the last is reported as it completes (`GROUP_DONE`); the output is the
+ * results nobody was told about yet (the last group's, or the skipped and aborted calls'). Up to `SHARD_SIZE` call actors are children of this machine; a bigger fan-out goes to
  * shards of `SHARD_SIZE` calls each (`tool-shard.machine.ts`), so its cost stays linear in the
  * number of calls. Between groups it checks whether the user queued a message and skips the rest
  * if so.
@@ -176,36 +179,35 @@ export const toolExecutionMachine = setup({
         enqueue(stopChild(id));
       },
     ),
-    reportGroup: sendParent(({ context }): GroupDoneEvent => ({
-      type: "GROUP_DONE",
-      results: currentGroup(context).map((id) => context.results[id]!),
-    })),
+    reportGroup: enqueueActions(({ context, enqueue }) => {
+      const results = currentGroup(context).map((id) => context.results[id]!);
+      enqueue.sendParent({ type: "GROUP_DONE", results } satisfies GroupDoneEvent);
+      enqueue.assign({ reported: context.groupIndex + 1 });
+    }),
     nextGroup: assign({ groupIndex: ({ context }) => context.groupIndex + 1 }),
     noteSteering: assign({ steeringQueued: true }),
     skipRemaining: enqueueActions(({ context, enqueue, self }) => {
-      const remaining = context.calls.filter((c) => !context.results[c.id]);
-      const results = remaining.map((call) =>
-        answerUnran(enqueue, call, SKIPPED_TEXT, { started: false, timestamp: nowFor(self) }),
-      );
-      for (const result of results) context.results[result.toolCallId] = result;
-      enqueue.sendParent({ type: "GROUP_DONE", results } satisfies GroupDoneEvent);
+      for (const call of context.calls) {
+        if (context.results[call.id]) continue;
+        context.results[call.id] = answerUnran(enqueue, call, SKIPPED_TEXT, {
+          started: false,
+          timestamp: nowFor(self),
+        });
+      }
     }),
     abortShards: enqueueActions(({ context, enqueue }) => {
       // Each shard answers its open calls as aborted, then finishes with all its results.
       for (const shard of context.shards) enqueue.sendTo(shard, { type: "ABORT" });
     }),
-    reportAborted: enqueueActions(({ context, enqueue, self }) => {
-      // Everything not yet reported to the parent: finished results as they are, calls that never
-      // started answered as aborted, in the order the model asked for them.
-      const reported = new Set(context.groups.slice(0, context.groupIndex).flat());
-      const calls = (context.planned ? context.calls : context.ready).filter((c) => !reported.has(c.id));
-      const results = calls.map(
-        (call) =>
-          context.results[call.id] ??
-          answerUnran(enqueue, call, abortedText(call.name), { started: false, timestamp: nowFor(self) }),
-      );
-      for (const result of results) context.results[result.toolCallId] = result;
-      if (results.length) enqueue.sendParent({ type: "GROUP_DONE", results } satisfies GroupDoneEvent);
+    answerUnstarted: enqueueActions(({ context, enqueue, self }) => {
+      // Calls that never started are answered as aborted (with their start and end events).
+      for (const call of context.planned ? context.calls : context.ready) {
+        if (context.results[call.id]) continue;
+        context.results[call.id] = answerUnran(enqueue, call, abortedText(call.name), {
+          started: false,
+          timestamp: nowFor(self),
+        });
+      }
     }),
   },
 }).createMachine({
@@ -216,6 +218,7 @@ export const toolExecutionMachine = setup({
     ...(input.calls
       ? planOf(input.calls, input.strategy)
       : { planned: false, calls: [], groups: [], groupIndex: 0, groupOf: {} }),
+    reported: 0,
     open: 0,
     hosts: {},
     hosted: 0,
@@ -227,6 +230,7 @@ export const toolExecutionMachine = setup({
     readyAllSafe: true,
     results: {},
   }),
+  output: ({ context }) => unreported(context),
   initial: "collecting",
   on: {
     STEERING_QUEUED: { actions: "noteSteering" },
@@ -269,11 +273,10 @@ export const toolExecutionMachine = setup({
       },
     },
     groupDone: {
-      entry: "reportGroup",
       always: [
         { guard: "allGroupsDone", target: "done" },
-        { guard: "steeringQueued", target: "skipping" },
-        { target: "running", actions: "nextGroup" },
+        { guard: "steeringQueued", target: "skipping", actions: "reportGroup" },
+        { target: "running", actions: ["reportGroup", "nextGroup"] },
       ],
     },
     skipping: {
@@ -282,7 +285,7 @@ export const toolExecutionMachine = setup({
     },
     aborting: {
       entry: [{ type: "stopCalls", params: ({ context }) => startedHere(context) }, "abortShards"],
-      always: { guard: "noShardRunning", target: "done", actions: "reportAborted" },
+      always: { guard: "noShardRunning", target: "done", actions: "answerUnstarted" },
       on: {
         "xstate.done.actor.*": { actions: { type: "recordDone", params: ({ event }) => event.output } },
       },
@@ -299,6 +302,13 @@ function planOf(calls: PlannedCall[], strategy: ToolExecutionStrategy) {
     for (const id of group) groupOf[id] = index;
   });
   return { planned: true, calls, groups, groupIndex: 0, groupOf };
+}
+
+/** Results of the calls not yet reported to the parent, in the order the model asked for them. */
+function unreported(context: ToolExecutionContext): ToolResultMessage[] {
+  const reported = new Set(context.groups.slice(0, context.reported).flat());
+  const calls = context.planned ? context.calls : context.ready;
+  return calls.filter((c) => !reported.has(c.id)).map((c) => context.results[c.id]!);
 }
 
 /** Calls of the current group that have no actor yet. */

@@ -65,36 +65,57 @@ export function messagesFrom(messages: readonly AgentMessage[], from: number): A
 
 /** A read-only view of the first `length` messages of `store`. */
 function viewOf(store: AgentMessage[], length: number): AgentMessage[] {
-  const view = new Proxy(store, {
-    get: (target, key, receiver) => {
-      if (key === "length") return length;
-      const index = indexOf(key);
-      if (index !== undefined) return index < length ? target[index] : undefined;
-      return Reflect.get(target, key, receiver);
-    },
-    has: (target, key) => {
-      const index = indexOf(key);
-      return index !== undefined ? index < length : Reflect.has(target, key);
-    },
-    ownKeys: () => {
-      const keys: string[] = [];
-      for (let i = 0; i < length; i++) keys.push(String(i));
-      keys.push("length");
-      return keys;
-    },
-    getOwnPropertyDescriptor: (target, key) => {
-      if (key === "length") return { value: length, writable: true, enumerable: false, configurable: false };
-      const index = indexOf(key);
-      if (index === undefined) return Reflect.getOwnPropertyDescriptor(target, key);
-      if (index >= length) return undefined;
-      return { value: target[index], writable: false, enumerable: true, configurable: true };
-    },
-    set: () => false,
-    defineProperty: () => false,
-    deleteProperty: () => false,
-  });
+  const view = new Proxy(store, new FirstMessages(length));
   stores.set(view, store);
   return view;
+}
+
+/**
+ * The traps of a view: the store's first `length` messages, read-only. One small object per view
+ * (the traps live on the prototype), so a view costs next to nothing to make.
+ */
+class FirstMessages implements ProxyHandler<AgentMessage[]> {
+  constructor(private readonly length: number) {}
+
+  get(target: AgentMessage[], key: string | symbol, receiver: unknown): unknown {
+    if (key === "length") return this.length;
+    const index = indexOf(key);
+    if (index !== undefined) return index < this.length ? target[index] : undefined;
+    return Reflect.get(target, key, receiver);
+  }
+
+  has(target: AgentMessage[], key: string | symbol): boolean {
+    const index = indexOf(key);
+    return index !== undefined ? index < this.length : Reflect.has(target, key);
+  }
+
+  ownKeys(): string[] {
+    const keys: string[] = [];
+    for (let i = 0; i < this.length; i++) keys.push(String(i));
+    keys.push("length");
+    return keys;
+  }
+
+  getOwnPropertyDescriptor(target: AgentMessage[], key: string | symbol): PropertyDescriptor | undefined {
+    if (key === "length")
+      return { value: this.length, writable: true, enumerable: false, configurable: false };
+    const index = indexOf(key);
+    if (index === undefined) return Reflect.getOwnPropertyDescriptor(target, key);
+    if (index >= this.length) return undefined;
+    return { value: target[index], writable: false, enumerable: true, configurable: true };
+  }
+
+  set(): boolean {
+    return false;
+  }
+
+  defineProperty(): boolean {
+    return false;
+  }
+
+  deleteProperty(): boolean {
+    return false;
+  }
 }
 
 function indexOf(key: string | symbol): number | undefined {

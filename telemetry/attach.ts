@@ -26,6 +26,19 @@ export function globalTracingRegistered(): boolean {
   return provider.getDelegateTracer(TRACER_NAME) !== undefined;
 }
 
+/**
+ * Hands an agent's tracing to its new root actor: a hibernated agent gets one when it wakes (the
+ * key before the first wake is the agent itself), and its sub-agents find the tracing through it.
+ *
+ * @example
+ * ```ts
+ * moveTelemetry(previousActor, wokenActor);
+ * ```
+ */
+export function moveTelemetry(from: object, to: object): void {
+  if (tracings.has(from)) tracings.set(to, tracings.get(from)!);
+}
+
 /** A tool call's actor (its id is the call's id), as the tool-call machine's context shows it. */
 interface ToolCallActorContext {
   toolCallId: string;
@@ -55,7 +68,8 @@ function agentAbove(
 /** What `createAgent` hands over: the agent's root actor, id, event stream and runtime. */
 export interface TracedAgent {
   id: string;
-  actor: AnyActorRef;
+  /** Its root actor, or (for an agent created hibernated) a key {@link moveTelemetry} later moves to it. */
+  actor: AnyActorRef | object;
   runtime: AgentRuntime;
   subscribe(listener: (event: AgentEvent) => void, onComplete: () => void): void;
 }

@@ -106,6 +106,31 @@ describe("the terminal view of agent events", () => {
     expect(stripAnsi(text())).toContain("— aborted · 0 turns");
   });
 
+  it("says when a limit ends the work, and whether the model is asked for its answer", () => {
+    const { out, text } = capture(false);
+    const screen = createScreen(out);
+    const view = createEventView(screen, createStyle(false), { now: () => 0 });
+    view.handle({ type: "agent_start" });
+    view.handle({
+      type: "limit_reached",
+      limit: "maxTurns",
+      action: "answer",
+      text: "Max turns reached (3/3)",
+    });
+    view.handle({
+      type: "limit_reached",
+      limit: "maxDurationMs",
+      action: "stop",
+      text: "Time limit reached (60000 ms)",
+    });
+    screen.close();
+    view.dispose();
+    expect(text().split("\n").slice(0, 2)).toEqual([
+      "⏹ Max turns reached (3/3) — asking the model for its answer, without tools",
+      "⏹ Time limit reached (60000 ms)",
+    ]);
+  });
+
   it("colours only a terminal, and never with NO_COLOR", () => {
     expect(colorEnabled({ isTTY: true }, {})).toBe(true);
     expect(colorEnabled({ isTTY: false }, {})).toBe(false);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createAgent, type ProviderEvent, retryDelay, scripted } from "../index.js";
+import { z } from "zod";
+import { createAgent, defineTool, type ProviderEvent, retryDelay, scripted } from "../index.js";
 import { expectEventInvariants, expectValidTranscript, record } from "./helpers.js";
 
 const fastRetry = { baseDelayMs: 1, maxDelayMs: 5, jitter: 0 };
@@ -115,6 +116,51 @@ describe("provider failures", () => {
     expectValidTranscript(agent.messages);
     expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "error" });
     expectEventInvariants(events);
+  });
+
+  it("a failed or aborted message's completed calls are answered and never run", async () => {
+    const runs: string[] = [];
+    const sideEffect = defineTool({
+      name: "deploy",
+      description: "Deploys",
+      parameters: z.object({}),
+      execute: async () => {
+        runs.push("deployed");
+        return "ok";
+      },
+    });
+    const failed = createAgent({
+      provider: scripted([
+        { toolCalls: [{ id: "d1", name: "deploy" }], error: { kind: "api", message: "stream broke" } },
+      ]),
+      tools: [sideEffect],
+    });
+    const events = record(failed);
+    await failed.prompt("ship it");
+    expect(runs).toEqual([]);
+    expect(failed.messages.at(-1)).toMatchObject({
+      role: "toolResult",
+      toolCallId: "d1",
+      isError: true,
+      content: [{ type: "text", text: "Tool deploy aborted" }],
+    });
+    expectEventInvariants(events);
+    expectValidTranscript(failed.messages);
+
+    // Aborted while the model was still writing, after the call's arguments were complete.
+    const aborted = createAgent({
+      provider: scripted([{ toolCalls: [{ id: "d2", name: "deploy" }], text: "", delayMs: 20 }]),
+      tools: [sideEffect],
+    });
+    const abortedEvents = record(aborted);
+    aborted.events$.subscribe((e) => {
+      if (e.type === "message_update" && e.kind === "toolcall_end") aborted.abort();
+    });
+    await aborted.prompt("ship it");
+    expect(runs).toEqual([]);
+    expect(abortedEvents.at(-1)).toMatchObject({ type: "agent_end", reason: "aborted" });
+    expectEventInvariants(abortedEvents);
+    expectValidTranscript(aborted.messages);
   });
 
   it("a context overflow that compaction cannot shrink ends the run at once, reported clearly", async () => {

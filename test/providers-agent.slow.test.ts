@@ -282,8 +282,9 @@ describe.each(cases)("a whole agent run against $name", (api) => {
     expect(server.requests).toHaveLength(2);
   });
 
-  it("a context overflow is retried once, then ends the run with the provider's error", async () => {
-    server.reply(api.overflow, api.overflow);
+  it("a context overflow that nothing can shrink ends the run at once with the provider's error", async () => {
+    // Nothing to compact (one message): no second, futile request is made.
+    server.reply(api.overflow);
     const { agent, events } = agentFor(api);
     await agent.prompt("A very long prompt");
     const end = events.at(-1) as Extract<AgentEvent, { type: "agent_end" }>;
@@ -293,7 +294,8 @@ describe.each(cases)("a whole agent run against $name", (api) => {
     expect(last?.stopReason).toBe("error");
     expect(last?.errorMessage).toMatch(/context|too long/i);
     expect(events.some((e) => e.type === "retry")).toBe(false);
-    expect(server.requests).toHaveLength(2);
+    expect(server.requests).toHaveLength(1);
+    expect(server.pending()).toBe(0);
   });
 
   it("a 401 ends the run at once, and the key appears in no event, message or snapshot", async () => {

@@ -356,10 +356,10 @@ describe("subAgentTool in the actor tree", () => {
 
     const child = actors.find((a) => a.id === "researcher-call_sub")!;
     expect(child).toBeDefined();
-    // Same tree: the child's parent is the execution of the parent's tool call "call_sub".
+    // Same tree: the child's parent is the parent's tool call "call_sub" (a tool runs in its call's actor).
     expect(child.system).toBe(parent.actor.system);
     const callActor = actors.find((a) => a.id === "call_sub")!;
-    expect((child as unknown as { _parent: { _parent: unknown } })._parent._parent).toBe(callActor);
+    expect((child as unknown as { _parent: unknown })._parent).toBe(callActor);
     // Its own tool call ran below it, and everything is stopped once the call is answered.
     expect(actors.some((a) => a.id === "call_0_0")).toBe(true);
     expect(child.getSnapshot().status).toBe("stopped");

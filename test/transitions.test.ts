@@ -128,6 +128,62 @@ describe("agent machine transitions (pure)", () => {
     expect(step.snapshot.context.run.turn).toBe(2);
   });
 
+  it("the execution machine's output is the results it had not reported: the last group's", () => {
+    let step = send(prompt(start()), {
+      type: "STREAM_DONE",
+      message: answer([call("a"), call("b")], "toolUse"),
+      started: true,
+    });
+    step = send(step, { type: "xstate.done.actor.toolExecution", output: [result("a"), result("b")] });
+    expect(step.snapshot.value).toEqual({ running: "steeringCheck" });
+    expect(types(step)).toEqual(["message_start", "message_end", "message_start", "message_end", "turn_end"]);
+    expect(step.emitted.at(-1)).toMatchObject({ toolResults: [result("a"), result("b")] });
+  });
+
+  it("a turn with one call runs its actor as the agent's own child, without the execution machine", () => {
+    let step = send(prompt(start()), {
+      type: "STREAM_DONE",
+      message: answer([call("a")], "toolUse"),
+      started: true,
+    });
+    expect(step.snapshot.value).toEqual({ running: "executing" });
+    expect(step.actions).toContain("spawn:a");
+    expect(step.actions).not.toContain("spawn:toolExecution");
+
+    step = send(step, {
+      type: "xstate.done.actor.a",
+      output: { toolCallId: "a", message: result("a") },
+    } as AgentMachineEvent);
+    expect(step.snapshot.value).toEqual({ running: "steeringCheck" });
+    expect(step.actions).toContain("stopChild");
+    expect(types(step)).toEqual(["message_start", "message_end", "turn_end"]);
+    expect(step.snapshot.context.messages.at(-1)).toEqual(result("a"));
+  });
+
+  it("ABORT during a turn's one call stops it and answers it as aborted", () => {
+    let step = send(prompt(start()), {
+      type: "STREAM_DONE",
+      message: answer([call("a")], "toolUse"),
+      started: true,
+    });
+    step = send(step, { type: "ABORT" });
+    expect(step.actions).toContain("stopChild");
+    expect(types(step)).toEqual([
+      "tool_execution_end",
+      "message_start",
+      "message_end",
+      "turn_end",
+      "agent_end",
+    ]);
+    expect(step.snapshot.context.messages.at(-1)).toMatchObject({
+      role: "toolResult",
+      toolCallId: "a",
+      isError: true,
+      content: [{ type: "text", text: "Tool t aborted" }],
+    });
+    expect(step.snapshot.value).toBe("idle");
+  });
+
   it("if the execution machine fails, every call still unanswered gets an error result", () => {
     let step = send(prompt(start()), {
       type: "STREAM_DONE",
@@ -153,7 +209,7 @@ describe("agent machine transitions (pure)", () => {
   it("STEER while executing queues the message and tells the execution machine", () => {
     let step = send(prompt(start()), {
       type: "STREAM_DONE",
-      message: answer([call("a")], "toolUse"),
+      message: answer([call("a"), call("b")], "toolUse"),
       started: true,
     });
     step = send(step, { type: "STEER", message: { role: "user", content: "wait", timestamp: 5 } });

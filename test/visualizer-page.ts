@@ -1,8 +1,9 @@
 // What the visualizer's browser suites share: a page open on a live agent, with every page error,
 // console error and failed request collected (a test fails if there was any).
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { expect } from "vitest";
+import { afterAll, afterEach, beforeAll, expect } from "vitest";
 import { z } from "zod";
 import {
   type Agent,
@@ -13,6 +14,7 @@ import {
   visualize,
 } from "../index.js";
 import type { VisualizeOptions } from "../visualizer/server.js";
+import { launchBrowser } from "./browser.js";
 
 export const ARTIFACTS = join(import.meta.dirname, "..", "test-artifacts");
 
@@ -68,6 +70,35 @@ export interface OpenPage {
   agent: Agent;
   server: VisualizerServer;
   page: Page;
+}
+
+type PageOptions = VisualizeOptions & { width?: number; height?: number };
+
+/**
+ * One browser for a test file: launched before its tests and closed after them; `cleanups` run after
+ * each test, newest first; `open` serves an agent's page in it.
+ */
+export function useBrowser() {
+  let browser: Browser | undefined;
+  const cleanups: (() => unknown)[] = [];
+  beforeAll(async () => {
+    browser = await launchBrowser();
+    await mkdir(ARTIFACTS, { recursive: true });
+  });
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+  return {
+    get browser(): Browser {
+      return browser!;
+    },
+    cleanups,
+    open: (options: AgentOptions, pageOptions?: PageOptions) =>
+      openPage(browser!, cleanups, options, pageOptions),
+  };
 }
 
 /** Creates an agent, serves its page, opens it and waits until it is connected and idle. */

@@ -1,38 +1,13 @@
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Browser } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import {
-  type AgentOptions,
-  createAgent,
-  defineTool,
-  recordEvents,
-  scripted,
-  visualizeRecording,
-} from "../index.js";
-import { launchBrowser } from "./browser.js";
-import { ARTIFACTS, gateTool, lanes, openPage, sleep, watchPage } from "./visualizer-page.js";
+import { createAgent, defineTool, recordEvents, scripted, visualizeRecording } from "../index.js";
+import { ARTIFACTS, gateTool, lanes, sleep, useBrowser, watchPage } from "./visualizer-page.js";
 
-let browser: Browser;
-const cleanups: (() => unknown)[] = [];
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-  await mkdir(ARTIFACTS, { recursive: true });
-});
-
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
-
-const open = (options: AgentOptions, serverOptions?: Parameters<typeof openPage>[3]) =>
-  openPage(browser, cleanups, options, serverOptions);
+const suite = useBrowser();
+const { cleanups, open } = suite;
 
 describe("the visualizer page", () => {
   it("draws one lane per tool actor, overlapping for a parallel turn, and the streamed answer", async () => {
@@ -216,7 +191,7 @@ describe("the visualizer page", () => {
     agent.stop();
 
     const server = await visualizeRecording(file, { port: 0 });
-    const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+    const page = await suite.browser.newPage({ viewport: { width: 1440, height: 1000 } });
     const problems = watchPage(page);
     cleanups.push(async () => {
       await page.close();

@@ -3,7 +3,7 @@
 // (.jsonl). Both keep every message in a history (history.js), fold them into a model (model.js), and
 // can show any earlier moment of it ("time travel"); the page re-renders only what a message changed.
 import { createChart } from "./chart.js";
-import { $, fmtMs, h, setAttr, setText, toast } from "./dom.js";
+import { $, h, setAttr, setText, toast } from "./dom.js";
 import { createHistory } from "./history.js";
 import { createLog, renderDetails } from "./log.js";
 import { apply, emptyModel } from "./model.js";
@@ -439,9 +439,6 @@ const isStep = (entry) => entry?.kind === "event" && entry.event.type !== "messa
 function seek(position) {
   const history = show.history;
   position = Math.max(history.start, Math.min(history.end, position));
-  if (show.mode === "live" && position >= history.end && !show.following) {
-    show.following = false;
-  }
   view = history.modelAt(position);
   show.position = position;
   for (const id of [...deciding.keys()]) if (!view.approvals.has(id)) deciding.delete(id);
@@ -672,11 +669,3 @@ async function main() {
 }
 
 main();
-
-// The timeline's duration texts read the clock; expose nothing else. Kept for debugging in the console.
-globalThis.visualizer = {
-  get view() {
-    return view;
-  },
-  fmtMs,
-};

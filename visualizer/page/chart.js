@@ -5,7 +5,8 @@
 import { setText, svg } from "./dom.js";
 import { activeIds } from "./model.js";
 
-export const MIN_SCALE = 1;
+/** Never smaller than this unless asked (Fit, −): edge labels stay at 10.5 px or more. */
+export const MIN_SCALE = 0.95;
 const MAX_SCALE = 2.5;
 const ZOOM_STEP = 1.2;
 

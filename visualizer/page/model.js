@@ -137,7 +137,8 @@ function pruneGroups(model, dirty) {
  */
 export function apply(model, message, { dirty, index } = {}) {
   const t = typeof message.t === "number" ? message.t : model.now;
-  model.now = Math.max(model.now, t);
+  // A hello is stamped when the page connects, after the history that follows it: not the agent's time.
+  if (message.kind !== "hello" && message.kind !== "catch_up") model.now = Math.max(model.now, t);
   for (const [id, left] of model.visited) if (model.now - left >= VISITED_MS) model.visited.delete(id);
   switch (message.kind) {
     case "hello":
