@@ -1,6 +1,6 @@
 import type { AgentEvent } from "../core/events.js";
 import { type AgentMessage, textOf, type Usage } from "../core/messages.js";
-import type { Screen } from "./screen.js";
+import type { Screen, TailLine } from "./screen.js";
 import type { Style } from "./style.js";
 import { fitToColumns, terminalSafe } from "./terminal-text.js";
 
@@ -22,7 +22,7 @@ interface ToolLine {
 export interface EventView {
   handle(event: AgentEvent): void;
   /** Lines drawn under the spinner (the input line, an approval question). */
-  setFooter(lines: string[]): void;
+  setFooter(lines: (string | TailLine)[]): void;
   /** A line of the CLI's own (notices, echoes), committed above the live region. */
   note(text: string): void;
   /** Whether a run is under way (between `agent_start` and `agent_end`). */
@@ -93,7 +93,7 @@ export function createEventView(
   let tools: ToolLine[] = [];
   let streamed = false;
   let frame = 0;
-  let footer: string[] = [];
+  let footer: (string | TailLine)[] = [];
   let ticker: NodeJS.Timeout | undefined;
   const thinkingStyle = (line: string) => style.dim(line);
   const textStyle = (line: string) => line;

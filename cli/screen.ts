@@ -1,4 +1,13 @@
-import { displayWidth, fitToColumns, splitAtColumns } from "./terminal-text.js";
+import { displayWidth, fitEndToColumns, fitToColumns, splitAtColumns } from "./terminal-text.js";
+
+/**
+ * A live line that, when too wide, keeps its end rather than its start (the input line: what is
+ * being typed), after a prefix of `keep` columns that always shows.
+ */
+export interface TailLine {
+  text: string;
+  keep: number;
+}
 
 /** Where the screen writes: stdout, or anything with `write` (tests). */
 export interface ScreenOutput {
@@ -31,7 +40,7 @@ export interface Screen {
   /** Ends the unfinished line, if any. */
   endLine(): void;
   /** Replaces the live lines below the unfinished one. */
-  setLive(lines: string[]): void;
+  setLive(lines: (string | TailLine)[]): void;
   /** Draws now instead of at the next frame. */
   flush(): void;
   /** Draws the final state and leaves the cursor on a fresh line. */
@@ -63,7 +72,7 @@ export function createScreen(out: ScreenOutput): Screen {
   /** The unfinished line (plain text; styled when drawn or committed). */
   let partial = "";
   let partialStyle: (line: string) => string = (line) => line;
-  let live: string[] = [];
+  let live: (string | TailLine)[] = [];
   /** The live region is on the screen, below the resting cursor. */
   let liveShown = false;
   let timer: NodeJS.Timeout | undefined;
@@ -104,7 +113,9 @@ export function createScreen(out: ScreenOutput): Screen {
   const liveLines = (): string[] => {
     if (closed) return [];
     const max = lineColumns();
-    let lines = live.map((line) => fitToColumns(line, max));
+    let lines = live.map((line) =>
+      typeof line === "string" ? fitToColumns(line, max) : fitEndToColumns(line.text, max, line.keep),
+    );
     const room = maxLiveLines() - (partial ? 1 : 0);
     if (lines.length > room) {
       const hidden = lines.length - room + 1;

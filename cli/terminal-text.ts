@@ -82,6 +82,26 @@ export function fitToColumns(line: string, columns: number): string {
   return `${head}${styled ? "\x1b[0m" : ""}…`;
 }
 
+/**
+ * Like {@link fitToColumns}, but keeps the end of the line (after `keep`, a prefix always shown):
+ * an input line shows what is being typed.
+ *
+ * @example
+ * ```ts
+ * fitEndToColumns("› a very long line being typed", 12, 2); // "› …ing typed"
+ * ```
+ */
+export function fitEndToColumns(line: string, columns: number, keep = 0): string {
+  if (stringWidth(line) <= columns) return line;
+  const prefix = sliceAnsi(line, 0, keep);
+  const room = Math.max(1, columns - stringWidth(prefix) - 1);
+  const total = stringWidth(line);
+  let start = total - room;
+  let tail = sliceAnsi(line, start);
+  while (stringWidth(tail) > room && start < total) tail = sliceAnsi(line, ++start);
+  return `${prefix}…${tail}`;
+}
+
 // C0 and C1 controls, DEL, and lone escapes: nothing from a model or a tool may steer the terminal.
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;

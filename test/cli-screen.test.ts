@@ -110,6 +110,20 @@ describe("the screen on a terminal that re-wraps on resize", () => {
   });
 });
 
+describe("the input line", () => {
+  it("shows the end of what is being typed when it is wider than the terminal", async () => {
+    const vt = virtualTerminal(40);
+    const screen = createScreen(vt.out);
+    screen.setLive(["⠋ running tools", { text: `› ${"typed words ".repeat(10)}and the end`, keep: 2 }]);
+    screen.flush();
+    const rows = (await vt.text()).split("\n");
+    expect(rows).toContain("⠋ running tools");
+    const input = rows.find((row) => row.startsWith("›"))!;
+    expect(input).toMatch(/^› ….*and the end$/);
+    expect(displayWidth(input)).toBeLessThanOrEqual(39);
+  });
+});
+
 describe("text from the model never steers the terminal", () => {
   it("escape sequences in streamed text are shown, not obeyed", async () => {
     const vt = virtualTerminal(80);
