@@ -19,6 +19,8 @@ export interface CliArgs {
   /** `--resume` alone is `true` (pick one); `--resume <id>` is the id. */
   resume?: string | true;
   continue: boolean;
+  /** `--recover <id>`: a new session from what is readable of a damaged one (which is left as it is). */
+  recover?: string;
   /** Run the built-in demo even when an API key is set. */
   demo: boolean;
   /** Run bash in the OS sandbox (default); `--no-sandbox` turns it off. */
@@ -62,6 +64,7 @@ Options:
       --allow-network         let sandboxed bash commands use the network (off by default)
   -c, --continue              resume the most recent session of this workspace
   -r, --resume [id]           resume a session (without an id: choose from a list)
+      --recover <id>          start a new session from what is readable of a damaged one
       --demo                  run the built-in demo on the scripted model
   -h, --help                  show this help
   -v, --version               print the version
@@ -195,6 +198,12 @@ export function parseArgs(argv: readonly string[]): CliArgs {
         // An id looks like a session directory name; anything with a space is the prompt.
         args.resume = inline ?? optionalValue((v) => /^[A-Za-z0-9._-]+$/.test(v) && /\d/.test(v)) ?? true;
         break;
+      case "--recover": {
+        const id = take(name);
+        if (!/^[A-Za-z0-9._-]+$/.test(id)) throw new UsageError(`Invalid session id "${id}"`);
+        args.recover = id;
+        break;
+      }
       case "--demo":
         args.demo = true;
         break;
@@ -221,8 +230,8 @@ export function parseArgs(argv: readonly string[]): CliArgs {
       "--allow-network is for the sandbox; without it (--no-sandbox) bash has the network anyway",
     );
   }
-  if (args.continue && args.resume !== undefined)
-    throw new UsageError("Use --continue or --resume, not both");
+  if ([args.continue, args.resume !== undefined, args.recover !== undefined].filter(Boolean).length > 1)
+    throw new UsageError("Use one of --continue, --resume and --recover");
   const prompt = words.join(" ").trim();
   if (prompt) args.prompt = prompt;
   return args;

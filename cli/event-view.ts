@@ -1,7 +1,8 @@
 import type { AgentEvent } from "../core/events.js";
 import { type AgentMessage, textOf, type Usage } from "../core/messages.js";
-import type { Screen } from "./screen.js";
+import type { Screen, TailLine } from "./screen.js";
 import type { Style } from "./style.js";
+import { fitToColumns, terminalSafe } from "./terminal-text.js";
 
 const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 const SPINNER_MS = 80;
@@ -21,7 +22,7 @@ interface ToolLine {
 export interface EventView {
   handle(event: AgentEvent): void;
   /** Lines drawn under the spinner (the input line, an approval question). */
-  setFooter(lines: string[]): void;
+  setFooter(lines: (string | TailLine)[]): void;
   /** A line of the CLI's own (notices, echoes), committed above the live region. */
   note(text: string): void;
   /** Whether a run is under way (between `agent_start` and `agent_end`). */
@@ -41,8 +42,7 @@ export function summarizeArgs(name: string, args: unknown): string {
     text = [pick("pattern"), pick("path")].filter(Boolean).join(" in ");
   else text = pick("path", "file_path", "command", "pattern", "query", "url");
   if (!text) text = Object.keys(a).length ? JSON.stringify(a) : "";
-  const line = text.split("\n")[0]!.trim();
-  return line.length > 70 ? `${line.slice(0, 69)}…` : line;
+  return fitToColumns(terminalSafe(text.split("\n")[0]!.trim()), 70);
 }
 
 function seconds(ms: number): string {
@@ -68,7 +68,7 @@ export function runSummary(
   ];
   if (usage.cost && usage.cost.total > 0) parts.push(`$${usage.cost.total.toFixed(4)}`);
   parts.push(seconds(elapsedMs));
-  return `— ${parts.join(" · ")}${errorMessage ? `: ${errorMessage}` : ""}`;
+  return `— ${parts.join(" · ")}${errorMessage ? `: ${terminalSafe(errorMessage)}` : ""}`;
 }
 
 /**
@@ -93,7 +93,7 @@ export function createEventView(
   let tools: ToolLine[] = [];
   let streamed = false;
   let frame = 0;
-  let footer: string[] = [];
+  let footer: (string | TailLine)[] = [];
   let ticker: NodeJS.Timeout | undefined;
   const thinkingStyle = (line: string) => style.dim(line);
   const textStyle = (line: string) => line;
@@ -158,7 +158,7 @@ export function createEventView(
   const showMessageEnd = (message: AgentMessage) => {
     if (message.role === "user") {
       const text = typeof message.content === "string" ? message.content : textOf(message.content);
-      commit(style.cyan(`› ${text}`));
+      commit(style.cyan(`› ${terminalSafe(text)}`));
       return;
     }
     if (message.role === "custom") {
@@ -169,11 +169,11 @@ export function createEventView(
     if (!streamed) {
       // Not streamed (a limit notice, a resumed message): show it whole.
       const text = textOf(message.content.filter((part) => part.type === "text"));
-      if (text) screen.write(text, textStyle);
+      if (text) screen.write(terminalSafe(text), textStyle);
     }
     screen.endLine();
     if (message.stopReason === "error")
-      commit(style.red(`✗ model error: ${message.errorMessage ?? "unknown"}`));
+      commit(style.red(`✗ model error: ${terminalSafe(message.errorMessage ?? "unknown")}`));
   };
 
   const handle = (event: AgentEvent) => {
@@ -198,7 +198,8 @@ export function createEventView(
       case "message_update":
         if (event.kind === "text_delta" || event.kind === "thinking_delta") {
           streamed = true;
-          screen.write(event.delta, event.kind === "text_delta" ? textStyle : thinkingStyle);
+          // The model's text is shown, never obeyed: no escape sequence of it reaches the terminal.
+          screen.write(terminalSafe(event.delta), event.kind === "text_delta" ? textStyle : thinkingStyle);
         } else if (event.kind === "toolcall_start" || event.kind === "toolcall_delta") {
           phase = "model is writing a tool call";
         }
@@ -221,12 +222,12 @@ export function createEventView(
         const text = textOf(event.partialResult.content).trimEnd();
         const last = text.slice(text.lastIndexOf("\n") + 1).trim();
         const tool = tools.find((t) => t.id === event.toolCallId);
-        if (tool && last) tool.detail = last.length > 60 ? `${last.slice(0, 59)}…` : last;
+        if (tool && last) tool.detail = fitToColumns(terminalSafe(last), 60);
         break;
       }
       case "tool_progress": {
         const tool = tools.find((t) => t.id === event.toolCallId);
-        if (tool) tool.detail = event.text;
+        if (tool) tool.detail = fitToColumns(terminalSafe(event.text), 60);
         break;
       }
       case "tool_execution_end": {
@@ -245,7 +246,7 @@ export function createEventView(
         tool.endedAt = now();
         tool.status = event.isError ? "failed" : "done";
         const firstLine = textOf(event.result.content).trim().split("\n")[0] ?? "";
-        tool.detail = event.isError && firstLine ? firstLine.slice(0, 100) : undefined;
+        tool.detail = event.isError && firstLine ? fitToColumns(terminalSafe(firstLine), 100) : undefined;
         commitFinishedTools();
         break;
       }
@@ -262,8 +263,17 @@ export function createEventView(
           ),
         );
         break;
+      case "context_window_learned":
+        commit(
+          style.magenta(
+            `⟳ the model refused ${event.refusedTokens} tokens as too long: context window now ${event.maxContextTokens} tokens (was ${event.previous})`,
+          ),
+        );
+        break;
       case "retry":
-        commit(style.yellow(`↻ retry ${event.attempt} in ${seconds(event.delayMs)}: ${event.error}`));
+        commit(
+          style.yellow(`↻ retry ${event.attempt} in ${seconds(event.delayMs)}: ${terminalSafe(event.error)}`),
+        );
         break;
       case "loop_detected":
         commit(
@@ -282,7 +292,7 @@ export function createEventView(
         );
         break;
       case "input_rejected":
-        commit(style.red(`✗ input rejected: ${event.reason}`));
+        commit(style.red(`✗ input rejected: ${terminalSafe(event.reason)}`));
         break;
       case "approval_requested":
         phase = `waiting for your approval of ${event.toolName}`;

@@ -2,7 +2,9 @@ import type { Agent, PendingApproval } from "../agent/create-agent.js";
 import type { Permissions } from "../tools/permissions.js";
 import { type EventView, summarizeArgs } from "./event-view.js";
 import { createKeyboard } from "./keyboard.js";
+import type { TailLine } from "./screen.js";
 import type { Style } from "./style.js";
+import { terminalSafe } from "./terminal-text.js";
 
 /** What the interactive loop needs. */
 export interface InteractiveOptions {
@@ -48,7 +50,7 @@ export function runInteractive(options: InteractiveOptions): Promise<void> {
 
     const drawFooter = () => {
       const question = approvals[0];
-      const lines: string[] = [];
+      const lines: (string | TailLine)[] = [];
       if (question) {
         lines.push(
           style.yellow(
@@ -56,7 +58,8 @@ export function runInteractive(options: InteractiveOptions): Promise<void> {
           ),
         );
       }
-      lines.push(`${style.bold(style.cyan("›"))} ${current}`);
+      // A long line shows its end: what is being typed.
+      lines.push({ text: `${style.bold(style.cyan("›"))} ${terminalSafe(current)}`, keep: 2 });
       view.setFooter(lines);
     };
 

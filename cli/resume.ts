@@ -16,6 +16,8 @@ export interface ResumePlan {
   recovered: ToolCall[];
   /** The result messages this plan added (for the event log). */
   added: ToolResultMessage[];
+  /** The context window the session had learned from overflow errors, if any (docs/compaction.md). */
+  learnedMaxContextTokens?: number;
 }
 
 /** The text the model sees for a call that was running when the process stopped. */
@@ -27,6 +29,7 @@ export function interruptedText(toolName: string): string {
 }
 
 interface SavedContext {
+  learnedMaxContextTokens?: number;
   messages?: AgentMessage[];
   pending?: AgentMessage[];
   steeringQueue?: AgentMessage[];
@@ -116,5 +119,45 @@ export function planResume(snapshot: unknown, events: readonly unknown[], now = 
     interrupted,
     recovered,
     added,
+    ...(typeof context.learnedMaxContextTokens === "number" && {
+      learnedMaxContextTokens: context.learnedMaxContextTokens,
+    }),
   };
+}
+
+/** Where a recovery found the transcript. */
+export type RecoverySource = "snapshot" | "event log";
+
+/**
+ * What can be carried over from a damaged session into a new one: the intact snapshot when there
+ * is one (only `meta.json` was damaged), else the transcript the event log holds (every message,
+ * in order, from its `message_end` records), with every call answered as `planResume` does.
+ * `undefined` when neither is readable.
+ *
+ * @example
+ * ```ts
+ * const recovery = planRecovery(store.inspect(id));
+ * if (recovery) createAgent({ ...options, messages: recovery.plan.messages });
+ * ```
+ */
+export function planRecovery(
+  inspection: { snapshot?: unknown; events: readonly unknown[] },
+  now = Date.now(),
+): { plan: ResumePlan; source: RecoverySource } | undefined {
+  if (inspection.snapshot !== undefined) {
+    return { plan: planResume(inspection.snapshot, inspection.events, now), source: "snapshot" };
+  }
+  const messages = inspection.events
+    .filter(
+      (record): record is { type: "message_end"; message: AgentMessage } =>
+        typeof record === "object" &&
+        record !== null &&
+        (record as { type?: unknown }).type === "message_end" &&
+        typeof (record as { message?: unknown }).message === "object",
+    )
+    .map((record) => record.message);
+  if (messages.length === 0) return undefined;
+  // Not known to have stopped mid-run: the user decides what comes next.
+  const plan = planResume({ context: { messages }, value: "idle" }, inspection.events, now);
+  return { plan, source: "event log" };
 }

@@ -1,7 +1,8 @@
-import { rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { createInterface } from "node:readline/promises";
 import { type Agent, createAgent } from "../agent/create-agent.js";
 import type { AgentEndReason } from "../core/events.js";
+import { withLearnedWindow } from "../context/context-window.js";
 import { type AgentMessage, textOf } from "../core/messages.js";
 import { createPermissions } from "../tools/permissions.js";
 import { type CliArgs, UsageError } from "./args.js";
@@ -15,7 +16,7 @@ import {
   startVisualizerForCli,
   type VisualizerHandle,
 } from "./observability.js";
-import { planResume, type ResumePlan } from "./resume.js";
+import { planRecovery, planResume, type RecoverySource, type ResumePlan } from "./resume.js";
 import { chooseBashSetup, codingToolsFor } from "./sandbox.js";
 import { startTracingForCli } from "./telemetry.js";
 import { createScreen } from "./screen.js";
@@ -23,6 +24,7 @@ import { recordSession } from "./session-recorder.js";
 import { createSessionStore, type Session, type SessionStore } from "./session-store.js";
 import { chooseModel, codingSystemPrompt, resolveWorkspace } from "./setup.js";
 import { colorEnabled, createStyle } from "./style.js";
+import { terminalSafe } from "./terminal-text.js";
 
 /** The streams and environment the CLI runs with (the process's, or a test's). */
 export interface CliIO {
@@ -73,7 +75,11 @@ async function pickSession(
   if (sessions.length === 0) return undefined;
   const lines = sessions.map(
     (s, i) =>
-      `${String(i + 1).padStart(2)}. ${s.id}  ${s.status === "running" ? "(stopped mid-run) " : ""}${s.title ?? ""}`,
+      `${String(i + 1).padStart(2)}. ${s.id}  ${
+        s.damaged !== undefined
+          ? `(damaged: ${s.damaged})`
+          : `${s.status === "running" ? "(stopped mid-run) " : ""}${terminalSafe(s.title ?? "")}`
+      }`,
   );
   if (!interactive) {
     io.stderr.write(`Sessions in ${store.root}:\n${lines.join("\n")}\nPass one: --resume <id>\n`);
@@ -89,6 +95,30 @@ async function pickSession(
   } finally {
     rl.close();
   }
+}
+
+/**
+ * A new session from what is readable of a damaged one (`--recover <id>`): its intact snapshot, or
+ * the transcript of its event log. The damaged session's files are only read, never written.
+ */
+function recoverSession(
+  store: SessionStore,
+  id: string,
+  fields: { cwd: string; provider: string; model: string },
+): { session: Session; plan: ResumePlan; recoveredFrom: { id: string; source: RecoverySource } } {
+  const inspection = store.inspect(id);
+  if (!existsSync(inspection.dir)) throw new UsageError(`No session "${id}" in ${store.root}`);
+  const recovery = planRecovery(inspection);
+  if (!recovery) {
+    throw new Error(
+      `Nothing can be recovered from session ${id}: its snapshot.json is ${
+        inspection.snapshotProblem ? `damaged (${inspection.snapshotProblem})` : "missing"
+      } and its events.jsonl holds no message.`,
+    );
+  }
+  const title = inspection.meta?.title;
+  const session = store.create({ ...fields, title: `recovered from ${id}${title ? `: ${title}` : ""}` });
+  return { session, plan: recovery.plan, recoveredFrom: { id, source: recovery.source } };
 }
 
 /** Waits for the agent to settle after an abort, but never longer than `ms`. */
@@ -143,7 +173,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
       `${choice.reason}\nSet ANTHROPIC_API_KEY or OPENAI_API_KEY, or run without --provider for the demo.`,
     );
   }
-  const resuming = args.continue || args.resume !== undefined;
+  const resuming = args.continue || args.resume !== undefined || args.recover !== undefined;
   if (choice.kind === "demo" && resuming) {
     throw new Error(`${choice.reason} A session can only be resumed with a model: set an API key.`);
   }
@@ -171,7 +201,14 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
   const store = createSessionStore(cwd);
   let session: Session | undefined;
   let plan: ResumePlan | undefined;
-  if (resuming) {
+  let recoveredFrom: { id: string; source: RecoverySource } | undefined;
+  if (args.recover !== undefined) {
+    ({ session, plan, recoveredFrom } = recoverSession(store, args.recover, {
+      cwd,
+      provider: choice.provider.id,
+      model: choice.provider.model,
+    }));
+  } else if (resuming) {
     session = args.continue
       ? store.latest()
       : args.resume === true
@@ -253,7 +290,8 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
     messages: plan?.messages,
     toolExecution: args.strategy,
     limits: args.maxTurns ? { maxTurns: args.maxTurns } : undefined,
-    context: choice.context,
+    // A window the session learned from overflow errors holds on after a resume.
+    context: withLearnedWindow(choice.context, plan?.learnedMaxContextTokens),
     permissions,
     inspect: inspector?.inspect,
     id: `session-${session.id}`,
@@ -295,7 +333,11 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
     choice.kind === "demo" ? actDemoUser(agent, (text) => notice(style.yellow(text))) : undefined;
 
   if (plan) {
-    const parts = [`Resumed session ${session.id}: ${plan.messages.length} messages`];
+    const parts = recoveredFrom
+      ? [
+          `Recovered ${plan.messages.length} messages of damaged session ${recoveredFrom.id} (from its ${recoveredFrom.source}) into new session ${session.id}; the damaged one is left as it is`,
+        ]
+      : [`Resumed session ${session.id}: ${plan.messages.length} messages`];
     if (plan.recovered.length)
       parts.push(`${plan.recovered.length} finished call(s) recovered from the event log`);
     if (plan.interrupted.length) {
@@ -310,15 +352,18 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
       const lastAnswerText = lastAnswer(plan.messages);
       if (lastUser?.role === "user") {
         const text = typeof lastUser.content === "string" ? lastUser.content : textOf(lastUser.content);
-        view.note(style.dim(`› ${text.split("\n")[0]}`));
+        view.note(style.dim(`› ${terminalSafe(text.split("\n")[0]!)}`));
       }
       if (lastAnswerText)
         view.note(
-          style.dim(lastAnswerText.length > 400 ? `${lastAnswerText.slice(0, 399)}…` : lastAnswerText),
+          style.dim(
+            terminalSafe(lastAnswerText.length > 400 ? `${lastAnswerText.slice(0, 399)}…` : lastAnswerText),
+          ),
         );
     }
     session.appendEvent({
-      type: "session_resumed",
+      type: recoveredFrom ? "session_recovered" : "session_resumed",
+      ...(recoveredFrom && { from: recoveredFrom.id, source: recoveredFrom.source }),
       at: Date.now(),
       interrupted: plan.interrupted.map((c) => c.id),
       recovered: plan.recovered.map((c) => c.id),

@@ -1,18 +1,37 @@
-import { stripAnsi } from "./style.js";
+import { displayWidth, fitEndToColumns, fitToColumns, splitAtColumns } from "./terminal-text.js";
+
+/**
+ * A live line that, when too wide, keeps its end rather than its start (the input line: what is
+ * being typed), after a prefix of `keep` columns that always shows.
+ */
+export interface TailLine {
+  text: string;
+  keep: number;
+}
 
 /** Where the screen writes: stdout, or anything with `write` (tests). */
 export interface ScreenOutput {
   write(text: string): unknown;
   isTTY?: boolean;
   columns?: number;
+  rows?: number;
   on?(event: "resize", listener: () => void): unknown;
   off?(event: "resize", listener: () => void): unknown;
 }
 
 /**
- * The terminal as two parts: committed output, which scrolls up and never changes, and a live
- * region at the bottom (the line being streamed, running tool calls, the spinner, the input line)
- * that is redrawn in place. On a non-terminal only committed output is written, as it arrives.
+ * The terminal as two parts: output, which scrolls up and never changes, and a live region at the
+ * bottom (the line being streamed, running tool calls, the spinner, the input line) that is redrawn
+ * in place. On a non-terminal only the output is written, as it arrives.
+ *
+ * Output is written in whole rows and never redrawn, so nothing of it can be left behind twice.
+ * The live region hangs below it: the cursor rests at the start of the row after the output (saved
+ * with ESC 7 before the region is drawn, restored with ESC 8 after), and each frame erases
+ * everything below that point (ESC [J) before drawing again. No row is counted, so a terminal that
+ * re-wraps lines when it is made narrower (tmux, iTerm2, VTE, Windows Terminal) cannot make a
+ * redraw miss one. Widths are measured in columns (`string-width`: CJK and emoji count 2); the
+ * streamed line is word-wrapped to the width of the moment, live lines are cut to one row. See
+ * docs/cli.md, "The screen".
  */
 export interface Screen {
   readonly tty: boolean;
@@ -21,7 +40,7 @@ export interface Screen {
   /** Ends the unfinished line, if any. */
   endLine(): void;
   /** Replaces the live lines below the unfinished one. */
-  setLive(lines: string[]): void;
+  setLive(lines: (string | TailLine)[]): void;
   /** Draws now instead of at the next frame. */
   flush(): void;
   /** Draws the final state and leaves the cursor on a fresh line. */
@@ -29,6 +48,11 @@ export interface Screen {
 }
 
 const FRAME_MS = 16;
+const SAVE_CURSOR = "\x1b7";
+const RESTORE_CURSOR = "\x1b8";
+const ERASE_BELOW = "\x1b[J";
+/** Index: one row down in the same column, scrolling the screen when at its bottom. */
+const INDEX = "\x1bD";
 
 /**
  * Creates the screen for one output stream.
@@ -43,41 +67,61 @@ const FRAME_MS = 16;
  */
 export function createScreen(out: ScreenOutput): Screen {
   const tty = out.isTTY === true;
+  /** Whole rows of output not written yet (styled). */
   let committed = "";
+  /** The unfinished line (plain text; styled when drawn or committed). */
   let partial = "";
   let partialStyle: (line: string) => string = (line) => line;
-  let live: string[] = [];
-  let drawnRows = 0;
+  let live: (string | TailLine)[] = [];
+  /** The live region is on the screen, below the resting cursor. */
+  let liveShown = false;
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
   /** Non-terminal: whether everything written so far ends with a newline. */
   let atLineStart = true;
 
   const columns = () => Math.max(20, out.columns ?? 80);
-  const fit = (line: string) => {
-    // Every live line must stay on one row, or moving the cursor back up would miss.
-    const max = columns() - 1;
-    const plain = stripAnsi(line);
-    if (plain.length <= max) return line;
-    return `${plain.slice(0, max - 1)}…`;
-  };
+  /** Columns a row may use: one less than the terminal's, so the cursor never waits at its edge. */
+  const lineColumns = () => columns() - 1;
+  /** Live lines at most: the region must stay well inside the screen. */
+  const maxLiveLines = () => Math.max(3, Math.floor(((out.rows ?? 24) - 1) / 2));
 
   /** Moves finished lines (and over-long unfinished ones, word-wrapped) from `partial` to `committed`. */
   const settle = () => {
+    const max = lineColumns();
     let newline = partial.indexOf("\n");
     while (newline >= 0) {
-      committed += `${partialStyle(partial.slice(0, newline))}\n`;
+      let line = partial.slice(0, newline);
+      // Whole rows, word-wrapped here rather than by the terminal, so that they read well.
+      while (tty && displayWidth(line) > max) {
+        const { head, rest } = splitAtColumns(line, max);
+        committed += `${partialStyle(head)}\n`;
+        line = rest;
+      }
+      committed += `${partialStyle(line)}\n`;
       partial = partial.slice(newline + 1);
       newline = partial.indexOf("\n");
     }
     if (!tty) return;
-    const max = columns() - 1;
-    while (partial.length > max) {
-      const space = partial.lastIndexOf(" ", max);
-      const cut = space > 0 ? space : max;
-      committed += `${partialStyle(partial.slice(0, cut))}\n`;
-      partial = partial.slice(space > 0 ? cut + 1 : cut);
+    while (displayWidth(partial) > max) {
+      const { head, rest } = splitAtColumns(partial, max);
+      committed += `${partialStyle(head)}\n`;
+      partial = rest;
     }
+  };
+
+  const liveLines = (): string[] => {
+    if (closed) return [];
+    const max = lineColumns();
+    let lines = live.map((line) =>
+      typeof line === "string" ? fitToColumns(line, max) : fitEndToColumns(line.text, max, line.keep),
+    );
+    const room = maxLiveLines() - (partial ? 1 : 0);
+    if (lines.length > room) {
+      const hidden = lines.length - room + 1;
+      lines = [`… ${hidden} more line${hidden === 1 ? "" : "s"}`, ...lines.slice(hidden)];
+    }
+    return [...(partial ? [partialStyle(partial)] : []), ...lines];
   };
 
   const draw = () => {
@@ -90,16 +134,24 @@ export function createScreen(out: ScreenOutput): Screen {
       committed = "";
       return;
     }
-    let text = "";
-    if (drawnRows > 0) text += `\r${drawnRows > 1 ? `\x1b[${drawnRows - 1}A` : ""}\x1b[J`;
+    // The width may have changed since the last frame: re-fit the unfinished line first.
+    settle();
+    // The cursor rests at the start of the row after the output: erasing below it removes the whole
+    // live region, however many rows the terminal has re-wrapped it onto since.
+    let text = liveShown ? ERASE_BELOW : "";
     text += committed;
     committed = "";
-    const lines = closed ? [] : [...(partial ? [partialStyle(partial)] : []), ...live.map(fit)];
-    text += lines.join("\n");
-    drawnRows = lines.length;
+    const lines = liveLines();
+    liveShown = lines.length > 0;
+    if (liveShown) {
+      // Room first, so that drawing the region cannot scroll the screen under the saved cursor
+      // (twice the rows it needs, in case a line wraps on a terminal narrower than we know yet).
+      const room = lines.length * 2;
+      text += `${INDEX.repeat(room)}\x1b[${room}A`;
+      text += `${SAVE_CURSOR}${lines.join("\r\n")}${RESTORE_CURSOR}`;
+    }
     if (text) out.write(text);
   };
-
   const schedule = () => {
     if (!timer && !closed) timer = setTimeout(draw, FRAME_MS);
   };

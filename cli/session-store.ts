@@ -40,21 +40,74 @@ export interface Session {
   appendEvent(record: unknown): void;
   /** Changes `meta.json` (atomically). */
   updateMeta(patch: Partial<Omit<SessionMeta, "id" | "createdAt">>): void;
-  /** The last saved snapshot, or `undefined` when none was saved yet. */
+  /**
+   * The last saved snapshot, or `undefined` when none was saved yet; throws
+   * {@link SessionDamagedError} when `snapshot.json` is damaged.
+   */
   loadSnapshot(): unknown;
   /** Every record of `events.jsonl`; a torn last line (crash mid-append) is skipped. */
   loadEvents(): unknown[];
+}
+
+/** A session whose `meta.json` cannot be read, as `list()` shows it. */
+export interface DamagedSessionListing {
+  id: string;
+  /** When its folder last changed (its meta cannot say). */
+  updatedAt: string;
+  /** What is wrong, e.g. `meta.json is not valid JSON (…)`. */
+  damaged: string;
+}
+
+/** One entry of `list()`: a readable session, or a damaged one (never left out). */
+export type SessionListing = (SessionMeta & { damaged?: undefined }) | DamagedSessionListing;
+
+/** What can still be read of a session, whatever is damaged in it. */
+export interface SessionInspection {
+  id: string;
+  dir: string;
+  meta?: SessionMeta;
+  /** Why `meta.json` cannot be used, when it cannot. */
+  metaProblem?: string;
+  /** The persisted snapshot, when `snapshot.json` exists and is intact. */
+  snapshot?: unknown;
+  /** Why `snapshot.json` cannot be used, when it exists and cannot. */
+  snapshotProblem?: string;
+  /** The readable records of `events.jsonl`. */
+  events: unknown[];
+  /** Lines of `events.jsonl` that are not valid JSON (a torn last line after a crash is one). */
+  unreadableEventLines: number;
+}
+
+/**
+ * A session that cannot be resumed as it is: names the session, the damaged file and why, and says
+ * what can be recovered and how. Nothing is changed when it is thrown: the damaged files stay as
+ * they are, for the user (or `--recover`) to use.
+ */
+export class SessionDamagedError extends Error {
+  override name = "SessionDamagedError";
+  constructor(
+    readonly sessionId: string,
+    readonly file: "meta.json" | "snapshot.json",
+    readonly path: string,
+    readonly problem: string,
+    readonly inspection: SessionInspection,
+  ) {
+    super(damageReport(sessionId, file, path, problem, inspection));
+  }
 }
 
 /** The sessions of one workspace. */
 export interface SessionStore {
   readonly root: string;
   create(meta: Omit<SessionMeta, "id" | "createdAt" | "updatedAt" | "status">): Session;
+  /** Opens a session; throws {@link SessionDamagedError} when its `meta.json` is damaged. */
   open(id: string): Session;
-  /** Sessions, most recently updated first. */
-  list(): SessionMeta[];
-  /** The most recently updated session, if any. */
+  /** Sessions, most recently updated first, damaged ones included (marked). */
+  list(): SessionListing[];
+  /** The most recently updated session, if any; throws {@link SessionDamagedError} when it is damaged. */
   latest(): Session | undefined;
+  /** Reads what can be read of a session, without changing anything. */
+  inspect(id: string): SessionInspection;
 }
 
 /**
@@ -98,11 +151,106 @@ export function newSessionId(now = new Date()): string {
 
 const SESSION_ID = /^[A-Za-z0-9._-]+$/;
 
-function readJson(file: string): unknown {
-  return JSON.parse(readFileSync(file, "utf8"));
+/** A file's JSON, `{ missing }` when it does not exist, or `{ problem }` when it cannot be read as JSON. */
+function readJsonFile(file: string): { value: unknown } | { missing: true } | { problem: string } {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { missing: true };
+    return { problem: `cannot be read (${(error as Error).message})` };
+  }
+  try {
+    return { value: JSON.parse(text) };
+  } catch (error) {
+    return { problem: `is not valid JSON (${(error as Error).message})` };
+  }
 }
 
-function openSession(dir: string, meta: SessionMeta): Session {
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function metaProblemOf(value: unknown, id: string): string | undefined {
+  if (!isRecord(value)) return "does not describe a session (it is not an object)";
+  if (value.id !== id) return `names another session (${JSON.stringify(value.id)})`;
+  if (typeof value.updatedAt !== "string" || typeof value.createdAt !== "string")
+    return "has no dates (createdAt, updatedAt)";
+  return undefined;
+}
+
+function snapshotProblemOf(value: unknown): string | undefined {
+  if (!isRecord(value)) return "does not hold a snapshot (it is not an object)";
+  if (
+    isRecord(value.context) &&
+    value.context.messages !== undefined &&
+    !Array.isArray(value.context.messages)
+  )
+    return "holds no transcript (context.messages is not a list)";
+  return undefined;
+}
+
+function readEvents(file: string): { records: unknown[]; unreadable: number } {
+  if (!existsSync(file)) return { records: [], unreadable: 0 };
+  const records: unknown[] = [];
+  let unreadable = 0;
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    if (!line.trim()) continue;
+    try {
+      records.push(JSON.parse(line));
+    } catch {
+      // A line torn by a crash mid-append (or damaged otherwise): the others are intact.
+      unreadable++;
+    }
+  }
+  return { records, unreadable };
+}
+
+/** Messages the event log holds (each `message_end`, in order). */
+export function messagesInEventLog(events: readonly unknown[]): number {
+  return events.filter((e) => isRecord(e) && e.type === "message_end").length;
+}
+
+function damageReport(
+  id: string,
+  file: string,
+  filePath: string,
+  problem: string,
+  inspection: SessionInspection,
+): string {
+  const lines = [
+    `Session ${id} is damaged: ${file} ${problem}.`,
+    `  ${filePath}`,
+    "Nothing was changed: the damaged file is left as it is.",
+  ];
+  const recoverable: string[] = [];
+  if (inspection.snapshot !== undefined) {
+    const messages =
+      (inspection.snapshot as { context?: { messages?: unknown[] } }).context?.messages?.length ?? 0;
+    recoverable.push(`snapshot.json is intact (the transcript: ${messages} messages)`);
+  }
+  const logged = messagesInEventLog(inspection.events);
+  if (inspection.events.length > 0) {
+    recoverable.push(
+      `events.jsonl holds ${inspection.events.length} events with ${logged} messages${
+        inspection.unreadableEventLines
+          ? ` (${inspection.unreadableEventLines} unreadable lines skipped)`
+          : ""
+      }`,
+    );
+  }
+  if (recoverable.length === 0) {
+    lines.push("Nothing can be recovered from it: there is no intact snapshot and no event log.");
+  } else {
+    lines.push(`What can be recovered: ${recoverable.join("; ")}.`);
+    lines.push(
+      `To go on from it, run: agent-machine --recover ${id}   (a new session starts from what is recoverable; this one stays as it is)`,
+    );
+  }
+  return lines.join("\n");
+}
+
+function openSession(dir: string, meta: SessionMeta, inspect: () => SessionInspection): Session {
   const metaFile = path.join(dir, "meta.json");
   const snapshotFile = path.join(dir, "snapshot.json");
   const eventsFile = path.join(dir, "events.jsonl");
@@ -124,20 +272,16 @@ function openSession(dir: string, meta: SessionMeta): Session {
       writeFileAtomic(metaFile, `${JSON.stringify(current, null, 2)}\n`);
     },
     loadSnapshot() {
-      return existsSync(snapshotFile) ? readJson(snapshotFile) : undefined;
+      const read = readJsonFile(snapshotFile);
+      if ("missing" in read) return undefined;
+      const problem = "problem" in read ? read.problem : snapshotProblemOf(read.value);
+      if (problem !== undefined) {
+        throw new SessionDamagedError(meta.id, "snapshot.json", snapshotFile, problem, inspect());
+      }
+      return (read as { value: unknown }).value;
     },
     loadEvents() {
-      if (!existsSync(eventsFile)) return [];
-      const records: unknown[] = [];
-      for (const line of readFileSync(eventsFile, "utf8").split("\n")) {
-        if (!line.trim()) continue;
-        try {
-          records.push(JSON.parse(line));
-        } catch {
-          // A line torn by a crash mid-append: everything before it is intact.
-        }
-      }
-      return records;
+      return readEvents(eventsFile).records;
     },
   };
 }
@@ -157,12 +301,62 @@ function openSession(dir: string, meta: SessionMeta): Session {
 export function createSessionStore(cwd: string): SessionStore {
   const root = path.join(cwd, ".agent-machine", "sessions");
 
-  const readMeta = (id: string): SessionMeta | undefined => {
-    try {
-      return readJson(path.join(root, id, "meta.json")) as SessionMeta;
-    } catch {
-      return undefined;
+  const inspect = (id: string): SessionInspection => {
+    const dir = path.join(root, id);
+    const inspection: SessionInspection = { id, dir, events: [], unreadableEventLines: 0 };
+    const meta = readJsonFile(path.join(dir, "meta.json"));
+    if ("value" in meta) {
+      const problem = metaProblemOf(meta.value, id);
+      if (problem === undefined) inspection.meta = meta.value as SessionMeta;
+      else inspection.metaProblem = problem;
+    } else {
+      inspection.metaProblem = "missing" in meta ? "is missing" : meta.problem;
     }
+    const snapshot = readJsonFile(path.join(dir, "snapshot.json"));
+    if ("value" in snapshot) {
+      const problem = snapshotProblemOf(snapshot.value);
+      if (problem === undefined) inspection.snapshot = snapshot.value;
+      else inspection.snapshotProblem = problem;
+    } else if ("problem" in snapshot) {
+      inspection.snapshotProblem = snapshot.problem;
+    }
+    const events = readEvents(path.join(dir, "events.jsonl"));
+    inspection.events = events.records;
+    inspection.unreadableEventLines = events.unreadable;
+    return inspection;
+  };
+
+  const isSessionDir = (id: string) => {
+    try {
+      return SESSION_ID.test(id) && statSync(path.join(root, id)).isDirectory();
+    } catch {
+      return false;
+    }
+  };
+
+  /** The session's meta; throws when the folder is there but its meta is damaged. */
+  const readMeta = (id: string): SessionMeta | undefined => {
+    if (!isSessionDir(id)) return undefined;
+    const read = readJsonFile(path.join(root, id, "meta.json"));
+    const problem =
+      "value" in read ? metaProblemOf(read.value, id) : "missing" in read ? "is missing" : read.problem;
+    if (problem === undefined) return (read as { value: SessionMeta }).value;
+    const file = path.join(root, id, "meta.json");
+    throw new SessionDamagedError(id, "meta.json", file, problem, inspect(id));
+  };
+
+  /** When a session's folder (or any file in it) last changed: the order of damaged sessions. */
+  const changedAt = (id: string): string => {
+    const dir = path.join(root, id);
+    let latest = statSync(dir).mtimeMs;
+    for (const entry of readdirSync(dir)) {
+      try {
+        latest = Math.max(latest, statSync(path.join(dir, entry)).mtimeMs);
+      } catch {
+        // gone meanwhile
+      }
+    }
+    return new Date(latest).toISOString();
   };
 
   const store: SessionStore = {
@@ -179,7 +373,7 @@ export function createSessionStore(cwd: string): SessionStore {
         updatedAt: now.toISOString(),
         status: "idle",
       };
-      const session = openSession(dir, meta);
+      const session = openSession(dir, meta, () => inspect(id));
       session.updateMeta({});
       return session;
     },
@@ -190,7 +384,7 @@ export function createSessionStore(cwd: string): SessionStore {
         const known = store
           .list()
           .slice(0, 5)
-          .map((m) => m.id);
+          .map((m) => (m.damaged ? `${m.id} (damaged)` : m.id));
         throw new Error(
           `No session "${id}" in ${root}${known.length ? ` (recent: ${known.join(", ")})` : " (there are none)"}`,
         );
@@ -200,21 +394,35 @@ export function createSessionStore(cwd: string): SessionStore {
       for (const entry of readdirSync(dir)) {
         if (entry.startsWith(".") && entry.endsWith(".tmp")) rmSync(path.join(dir, entry), { force: true });
       }
-      return openSession(dir, meta);
+      return openSession(dir, meta, () => inspect(id));
     },
     list() {
       if (!existsSync(root)) return [];
-      const metas: SessionMeta[] = [];
+      const listings: SessionListing[] = [];
       for (const entry of readdirSync(root)) {
-        if (!SESSION_ID.test(entry) || !statSync(path.join(root, entry)).isDirectory()) continue;
-        const meta = readMeta(entry);
-        if (meta) metas.push(meta);
+        if (!isSessionDir(entry)) continue;
+        try {
+          const meta = readMeta(entry);
+          if (meta) listings.push(meta);
+        } catch (error) {
+          if (!(error instanceof SessionDamagedError)) throw error;
+          listings.push({
+            id: entry,
+            updatedAt: changedAt(entry),
+            damaged: `${error.file} ${error.problem}`,
+          });
+        }
       }
-      return metas.sort((a, b) => b.updatedAt.localeCompare(a.updatedAt) || b.id.localeCompare(a.id));
+      return listings.sort((a, b) => b.updatedAt.localeCompare(a.updatedAt) || b.id.localeCompare(a.id));
     },
     latest() {
-      const [meta] = store.list();
-      return meta ? store.open(meta.id) : undefined;
+      // The most recent session, damaged or not: a damaged one is reported, never skipped for an older one.
+      const [listing] = store.list();
+      return listing ? store.open(listing.id) : undefined;
+    },
+    inspect(id) {
+      if (!SESSION_ID.test(id)) throw new Error(`Invalid session id "${id}"`);
+      return inspect(id);
     },
   };
   return store;

@@ -44,7 +44,12 @@ describe("agent-machine command line", () => {
     );
     expect(() => parseArgs(["--max-turns", "0"])).toThrow("--max-turns needs a positive integer");
     expect(() => parseArgs(["--model"])).toThrow("--model needs a value");
-    expect(() => parseArgs(["--continue", "--resume"])).toThrow("Use --continue or --resume, not both");
+    expect(() => parseArgs(["--continue", "--resume"])).toThrow(
+      "Use one of --continue, --resume and --recover",
+    );
+    expect(() => parseArgs(["--recover", "20260101-000000-abc", "-c"])).toThrow(
+      "Use one of --continue, --resume and --recover",
+    );
     expect(() => parseArgs(["--nope"])).toThrow("Unknown option --nope");
   });
 });

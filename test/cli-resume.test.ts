@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { planResume } from "../cli/resume.js";
+import { planRecovery, planResume } from "../cli/resume.js";
 import {
   type AgentEvent,
   type AgentMessage,
@@ -127,5 +127,42 @@ describe("planResume (the CLI's restore after a crash)", () => {
 
   it("tolerates a session with no snapshot yet (killed before the first save)", () => {
     expect(planResume(undefined, [])).toMatchObject({ messages: [], wasRunning: false, interrupted: [] });
+  });
+});
+
+describe("recovering a damaged session", () => {
+  const user = (text: string): AgentMessage => ({ role: "user", content: text, timestamp: 1 });
+  const call: AgentMessage = {
+    role: "assistant",
+    content: [{ type: "toolCall", id: "c1", name: "bash", arguments: { command: "make" } }],
+    stopReason: "toolUse",
+    usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 },
+    timestamp: 2,
+  };
+
+  it("takes the intact snapshot when there is one, with the window it had learned", () => {
+    const snapshot = { value: "idle", context: { messages: [user("hi")], learnedMaxContextTokens: 15_000 } };
+    const recovery = planRecovery({ snapshot, events: [] })!;
+    expect(recovery.source).toBe("snapshot");
+    expect(recovery.plan.messages).toEqual([user("hi")]);
+    expect(recovery.plan.learnedMaxContextTokens).toBe(15_000);
+  });
+
+  it("else rebuilds the transcript from the event log, answering the calls left open", () => {
+    const events = [
+      { type: "agent_start" },
+      { type: "message_end", message: user("build it") },
+      { type: "message_end", message: call },
+      { type: "tool_execution_start", toolCallId: "c1" },
+    ];
+    const recovery = planRecovery({ events }, 5)!;
+    expect(recovery.source).toBe("event log");
+    expect(recovery.plan.messages.map((m) => m.role)).toEqual(["user", "assistant", "toolResult"]);
+    expect(recovery.plan.interrupted.map((c) => c.id)).toEqual(["c1"]);
+    expect(recovery.plan.wasRunning).toBe(false);
+  });
+
+  it("finds nothing in an empty log", () => {
+    expect(planRecovery({ events: [{ type: "agent_start" }] })).toBeUndefined();
   });
 });

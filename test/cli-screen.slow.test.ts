@@ -1,0 +1,81 @@
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { cleanEnv, removeDir, startTmuxCli, type TmuxCli, tempDir } from "./fixtures/cli-harness.js";
+
+// The command's screen in a real terminal (tmux, which re-wraps lines on resize as most terminals
+// do): text streamed while the window is resized, wide characters, emoji and over-long lines must
+// each end up in the scrollback exactly once — no stale copies of redrawn lines, nothing lost.
+
+const STREAM_SCRIPT = path.join(
+  path.dirname(fileURLToPath(import.meta.url)),
+  "fixtures",
+  "cli-stream-script.mjs",
+);
+
+/** Widths a user might drag the window through, narrower and wider than the start (120). */
+const WIDTHS = [70, 104, 48, 90, 36, 120, 57, 83, 41, 110];
+
+describe("the screen in a real terminal", () => {
+  let cli: TmuxCli | undefined;
+  let dir: string | undefined;
+
+  afterEach(async () => {
+    await cli?.kill();
+    removeDir(dir);
+    cli = undefined;
+    dir = undefined;
+  });
+
+  /** Runs one prompt, resizing the window every 150 ms while the answer streams; returns the history. */
+  async function streamWhileResizing(prompt: string, resize: boolean): Promise<string> {
+    dir = tempDir();
+    cli = startTmuxCli([prompt], { cwd: dir, env: cleanEnv({ AGENT_MACHINE_SCRIPT: STREAM_SCRIPT }) });
+    await cli.waitFor(/model is answering|— done/);
+    for (let i = 0; resize && !/— done/.test(cli.screen()); i++) {
+      cli.resize(WIDTHS[i % WIDTHS.length]!);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+    }
+    await cli.waitFor("— done", 60_000);
+    return cli.history();
+  }
+
+  /** How often each of the numbered words appears in the text. */
+  function counts(text: string, prefix: string, n: number): number[] {
+    return Array.from({ length: n }, (_, i) => {
+      const word = `${prefix}${String(i + 1).padStart(4, "0")}`;
+      return text.split(word).length - 1;
+    });
+  }
+
+  it("leaves every word of an answer exactly once in the scrollback when the window is resized while it streams", async () => {
+    const history = await streamWhileResizing("words 150", true);
+    const seen = counts(history, "w", 150);
+    expect(seen.filter((count) => count !== 1)).toEqual([]);
+  });
+
+  it("measures wide characters by their columns: a CJK answer leaves no stale copies, resized or not", async () => {
+    const steady = counts(await streamWhileResizing("cjk 80", false), "漢字", 80);
+    expect(steady.filter((count) => count !== 1)).toEqual([]);
+    await cli?.kill();
+    removeDir(dir);
+    const resized = counts(await streamWhileResizing("cjk 80", true), "漢字", 80);
+    expect(resized.filter((count) => count !== 1)).toEqual([]);
+  });
+
+  it("emoji too", async () => {
+    const seen = counts(await streamWhileResizing("emoji 80", true), "🚀", 80);
+    expect(seen.filter((count) => count !== 1)).toEqual([]);
+  });
+
+  it("a line longer than the window, with no space to wrap at, is cut into rows and kept whole", async () => {
+    const history = await streamWhileResizing("long 700", true);
+    // The answer is "abcdefghij" repeated: all 700 of its letters are there, once.
+    const letters = history
+      .split("\n")
+      .filter((line) => /^[a-j]+$/.test(line.trim()))
+      .join("")
+      .replace(/\s/g, "");
+    expect(letters).toBe("abcdefghij".repeat(70));
+  });
+});
