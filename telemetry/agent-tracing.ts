@@ -42,7 +42,11 @@ export interface AgentTracing {
   close(): void;
 }
 
-/** Epoch milliseconds with the sub-millisecond precision the SDK gives the spans it times itself. */
+/**
+ * Epoch milliseconds with sub-millisecond precision. Every span's start, end and events are stamped
+ * from this one clock: the SDK's own default is `Date.now()` (whole milliseconds, and not the same
+ * clock), so mixing the two could order a span before the one that really came first.
+ */
 const now = () => performance.timeOrigin + performance.now();
 
 /** The `error.type` of a failed tool call, from the text our runtime gives each kind of failure. */
@@ -106,7 +110,7 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
       {
         kind,
         attributes: attributes as Record<string, string>,
-        ...(startTime !== undefined && { startTime }),
+        startTime: startTime ?? now(),
       },
       run?.context,
     );
@@ -118,6 +122,7 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
       {
         kind: SpanKind.INTERNAL,
         attributes: { [ATTR.operationName]: OPERATION.invokeAgent, ...base, [ATTR.requestModel]: model },
+        startTime: now(),
       },
       parent,
     );
@@ -172,7 +177,7 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
       span.setAttribute(ATTR.errorType, "model_error");
       span.setStatus({ code: SpanStatusCode.ERROR, message: message.errorMessage });
     }
-    span.end();
+    span.end(now());
     mark = now();
   }
 
@@ -180,14 +185,18 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
     openChat();
     const { span } = chat!;
     chat = undefined;
-    span.addEvent("retry", {
-      [AM.retryAttempt]: event.attempt,
-      [AM.retryDelayMs]: event.delayMs,
-      "exception.message": event.error,
-    });
+    span.addEvent(
+      "retry",
+      {
+        [AM.retryAttempt]: event.attempt,
+        [AM.retryDelayMs]: event.delayMs,
+        "exception.message": event.error,
+      },
+      now(),
+    );
     span.setAttribute(ATTR.errorType, "retryable_error");
     span.setStatus({ code: SpanStatusCode.ERROR, message: event.error });
-    span.end();
+    span.end(now());
     // The next attempt starts once the backoff has passed.
     mark = now() + event.delayMs;
   }
@@ -203,7 +212,7 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
       },
       mark,
     );
-    span.end();
+    span.end(now());
     mark = now();
   }
 
@@ -228,7 +237,7 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
     if (!span) return;
     approvals.delete(toolCallId);
     if (approved !== undefined) span.setAttribute(AM.approved, approved);
-    span.end();
+    span.end(now());
   }
 
   function endTool(event: AgentEventOf<"tool_execution_end">) {
@@ -244,7 +253,7 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
       span.setAttribute(ATTR.errorType, toolErrorType(text, event.toolName));
       span.setStatus({ code: SpanStatusCode.ERROR, message: text.slice(0, 500) });
     }
-    span.end();
+    span.end(now());
   }
 
   function endRun(event: AgentEventOf<"agent_end">) {
@@ -266,7 +275,7 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
       span.setAttribute(ATTR.errorType, "agent_error");
       span.setStatus({ code: SpanStatusCode.ERROR, message: event.errorMessage });
     }
-    span.end();
+    span.end(now());
     run = undefined;
   }
 
@@ -275,7 +284,7 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
     for (const id of [...approvals.keys()]) endApproval(id, undefined);
     for (const { span } of tools.values()) {
       span.setStatus({ code: SpanStatusCode.ERROR, message: "The agent stopped before the call ended" });
-      span.end();
+      span.end(now());
     }
     tools.clear();
     if (chat) {
@@ -283,7 +292,7 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
         code: SpanStatusCode.ERROR,
         message: "The agent stopped before the model answered",
       });
-      chat.span.end();
+      chat.span.end(now());
       chat = undefined;
     }
   }
@@ -327,6 +336,7 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
           {
             kind: SpanKind.INTERNAL,
             attributes: { [ATTR.toolName]: event.toolName, [ATTR.toolCallId]: event.toolCallId },
+            startTime: now(),
           },
           trace.setSpan(run?.context ?? otelContext.active(), tool.span),
         );
@@ -337,16 +347,20 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
         endApproval(event.toolCallId, event.approved);
         return;
       case "loop_detected":
-        run?.span.addEvent("loop_detected", {
-          [AM.loopAction]: event.action,
-          [AM.loopKind]: event.kind,
-          [AM.loopCount]: event.count,
-          [ATTR.toolName]: event.toolName,
-          [ATTR.toolCallId]: event.toolCallId,
-        });
+        run?.span.addEvent(
+          "loop_detected",
+          {
+            [AM.loopAction]: event.action,
+            [AM.loopKind]: event.kind,
+            [AM.loopCount]: event.count,
+            [ATTR.toolName]: event.toolName,
+            [ATTR.toolCallId]: event.toolCallId,
+          },
+          now(),
+        );
         return;
       case "input_rejected":
-        run?.span.addEvent("input_rejected", { [AM.reason]: event.reason });
+        run?.span.addEvent("input_rejected", { [AM.reason]: event.reason }, now());
         return;
       case "agent_end":
         endRun(event);
@@ -371,7 +385,7 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
       if (!run) return;
       closeChildren();
       run.span.setAttribute(AM.endReason, "stopped");
-      run.span.end();
+      run.span.end(now());
       run = undefined;
     },
   };
