@@ -11,6 +11,8 @@ export class AssistantBuilder {
   private openText?: TextContent;
   private openThinking?: ThinkingContent;
   private readonly completedCalls = new Set<string>();
+  /** The first call block of each id that started (a lookup per `toolcall_end`, not a scan). */
+  private readonly startedCalls = new Map<string, ToolCall>();
   done = false;
 
   constructor(provider: string, model: string, timestamp = Date.now()) {
@@ -39,17 +41,18 @@ export class AssistantBuilder {
       case "thinking_delta":
         this.applyThinking(event);
         return;
-      case "toolcall_start":
+      case "toolcall_start": {
         this.openText = undefined;
         this.openThinking = undefined;
-        this.message.content.push({ type: "toolCall", id: event.id, name: event.name, arguments: {} });
+        const block: ToolCall = { type: "toolCall", id: event.id, name: event.name, arguments: {} };
+        this.message.content.push(block);
+        if (!this.startedCalls.has(event.id)) this.startedCalls.set(event.id, block);
         return;
+      }
       case "toolcall_end": {
         this.openText = undefined;
         this.openThinking = undefined;
-        let call = this.message.content.find(
-          (c): c is ToolCall => c.type === "toolCall" && c.id === event.id && !this.completedCalls.has(c.id),
-        );
+        let call = this.completedCalls.has(event.id) ? undefined : this.startedCalls.get(event.id);
         if (!call) {
           call = { type: "toolCall", id: event.id, name: event.name, arguments: {} };
           this.message.content.push(call);

@@ -124,7 +124,7 @@ export const toolCallMachine = setup({
       executeToolCall(self, {
         toolCallId: context.toolCallId,
         toolName: context.toolName,
-        args: context.args,
+        args: validatedArgs(context),
       }),
     announceEnd: ({ context, self }) => {
       const result = context.result ?? errorResult(`Tool ${context.toolName} produced no result`);
@@ -161,9 +161,9 @@ export const toolCallMachine = setup({
           actions: { type: "adoptPreparation", params: ({ context }) => context.validation as Preparation },
         },
         {
+          // The validated arguments stay in `validation`: the tool runs with them (no copy of the context).
           guard: { type: "isValidToRun", params: ({ context }) => context.validation },
           target: "executing",
-          actions: { type: "adoptPreparation", params: ({ context }) => context.validation as Preparation },
         },
         { target: "checkingPermission" },
       ],
@@ -235,8 +235,13 @@ export const toolCallMachine = setup({
 export function resumeToolCall(actor: AnyActorRef): void {
   const snapshot = actor.getSnapshot() as SnapshotFrom<typeof toolCallMachine>;
   if (snapshot.status !== "active" || !snapshot.matches("executing")) return;
-  const { toolCallId, toolName, args } = snapshot.context;
-  executeToolCall(actor, { toolCallId, toolName, args });
+  const { toolCallId, toolName } = snapshot.context;
+  executeToolCall(actor, { toolCallId, toolName, args: validatedArgs(snapshot.context) });
+}
+
+/** The arguments the tool runs with: validated by its schema (and approved, when it asked). */
+function validatedArgs(context: ToolCallContext): unknown {
+  return "args" in context.validation ? context.validation.args : context.args;
 }
 
 function errorMessage(error: unknown): string {

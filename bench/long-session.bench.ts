@@ -100,9 +100,10 @@ export async function run(): Promise<BenchResult[]> {
     runs,
     0,
   );
+  // Retained heap per block moves by ±30 % from run to run (V8's pages and array growth): medians.
   const heap = await sideBySide(
     { ours: async () => blocksOf(await runOurs(true)), pi: async () => blocksOf(await runPi(true)) },
-    1,
+    runs,
     0,
   );
   const m = (blocks: Blocks[], key: keyof Blocks) => median(blocks.map((b) => b[key]));
@@ -121,10 +122,10 @@ export async function run(): Promise<BenchResult[]> {
     {
       name: `(e) ${name}: heap retained per turn, turns 9,001–10,000 ÷ 1–1,000`,
       unit: "x",
-      ours: heap.ours[0]!.lastHeap / heap.ours[0]!.firstHeap,
-      pi: heap.pi[0]!.lastHeap / heap.pi[0]!.firstHeap,
-      runs: 1,
-      note: `ours ${(heap.ours[0]!.firstHeap / 1024).toFixed(2)} → ${(heap.ours[0]!.lastHeap / 1024).toFixed(2)} KB/turn, pi ${(heap.pi[0]!.firstHeap / 1024).toFixed(2)} → ${(heap.pi[0]!.lastHeap / 1024).toFixed(2)}`,
+      ours: m(heap.ours, "lastHeap") / m(heap.ours, "firstHeap"),
+      pi: m(heap.pi, "lastHeap") / m(heap.pi, "firstHeap"),
+      runs,
+      note: `medians: ours ${(m(heap.ours, "firstHeap") / 1024).toFixed(2)} → ${(m(heap.ours, "lastHeap") / 1024).toFixed(2)} KB/turn, pi ${(m(heap.pi, "firstHeap") / 1024).toFixed(2)} → ${(m(heap.pi, "lastHeap") / 1024).toFixed(2)}`,
     },
   ];
 }

@@ -12,9 +12,9 @@ export type LlmMessagesReader = () => Message[];
  * request are converted, so a turn costs the same at message 20,000 as at message 20. A custom
  * `convertToLlm` may look at the whole transcript, so it runs over all of it, every request.
  *
- * The reader copies the converted messages when it is called, not before: a provider reads them
- * once while it builds its request (as every real one does), and one that keeps the request keeps
- * that turn's messages, never later ones.
+ * The reader converts and copies the messages when it is called, not before: a provider reads
+ * them once while it builds its request (as every real one does), one that keeps the request keeps
+ * that turn's messages, never later ones, and a request nobody reads costs nothing.
  *
  * @example
  * ```ts
@@ -35,18 +35,20 @@ export function createLlmMessages(
   let converted = 0;
   let out: Message[] = [];
   return (transcript) => {
-    // The same array, grown: convert the new messages. Anything else (a compacted or restored
-    // transcript): start over.
-    if (transcript !== source || transcript.length < converted) {
-      source = transcript;
-      converted = 0;
-      out = [];
-    }
-    for (; converted < transcript.length; converted++) {
-      for (const message of defaultConvertToLlm([transcript[converted]!])) out.push(message);
-    }
-    const messages = out;
-    const length = out.length;
-    return () => messages.slice(0, length);
+    // The transcript array only grows in place until a compaction or a restore replaces it, so
+    // its first `length` messages stay what this request saw, however late the provider reads.
+    const length = transcript.length;
+    return () => {
+      // The same array, grown: convert the new messages. Anything else: start over.
+      if (transcript !== source || length < converted) {
+        source = transcript;
+        converted = 0;
+        out = [];
+      }
+      for (; converted < length; converted++) {
+        for (const message of defaultConvertToLlm([transcript[converted]!])) out.push(message);
+      }
+      return out.slice(0, out.length);
+    };
   };
 }

@@ -242,6 +242,7 @@ export const agentMachine = setup({
           ...context.run,
           turn,
           turnMessage: undefined,
+          executionSpawned: false,
           turnResults: [],
           needsCompaction:
             config !== undefined && isOverBudget(readTranscript(messages), config, context.calibration),
@@ -463,11 +464,8 @@ export const agentMachine = setup({
       }
       appendResults(context, enqueue, results, () => now);
     }),
-    stopExecution: enqueueActions(({ context, enqueue }) => {
-      if (!context.run.executionSpawned) return;
-      enqueue(stopChild("toolExecution"));
-      enqueue.assign({ run: { ...context.run, executionSpawned: false } });
-    }),
+    // Nothing to stop after a turn with one call (the next turn clears run.executionSpawned).
+    stopExecution: stopChild("toolExecution"),
     forwardAbortToStream: sendTo("modelStream", { type: "ABORT" }),
     forwardAbortToExecution: sendTo("toolExecution", { type: "ABORT" }),
     raiseAbort: raise({ type: "ABORT" }),
