@@ -19,7 +19,11 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
   version: string;
   exports: Record<string, string | Record<string, unknown>>;
+  peerDependencies: Record<string, string>;
 };
+
+/** The app uses every entry, so it installs the optional peers too (the Restate SDK), as such an app must. */
+const appDependencies = (tarball: string) => ({ "agent-machine": tarball, ...pkg.peerDependencies });
 
 interface Run {
   code: number;
@@ -72,22 +76,39 @@ function appLockFile(tarball: string): object {
   };
   const root = lock.packages[""]!;
   const packages: Record<string, unknown> = {
-    "": { name: "app", dependencies: { "agent-machine": tarball } },
+    "": { name: "app", dependencies: appDependencies(tarball) },
     "node_modules/agent-machine": {
       version: pkg.version,
       resolved: tarball,
       dependencies: root.dependencies,
+      peerDependencies: root.peerDependencies,
+      peerDependenciesMeta: root.peerDependenciesMeta,
       bin: root.bin,
       engines: root.engines,
       license: root.license,
     },
   };
+  const peers = peerClosure(lock.packages, Object.keys(root.peerDependencies as object));
   for (const [path, entry] of Object.entries(lock.packages)) {
-    if (!path.startsWith("node_modules/") || entry.dev || entry.link) continue;
-    const { devOptional: _devOptional, ...rest } = entry;
+    if (!path.startsWith("node_modules/") || entry.link) continue;
+    if (entry.dev && !peers.has(path)) continue;
+    const { devOptional: _devOptional, dev: _dev, ...rest } = entry;
     packages[path] = rest;
   }
   return { name: "app", lockfileVersion: 3, requires: true, packages };
+}
+
+/** The lock paths of the optional peers and of everything they depend on (dev packages in our lock). */
+function peerClosure(packages: Record<string, Record<string, unknown>>, names: string[]): Set<string> {
+  const found = new Set<string>();
+  const visit = (name: string) => {
+    const path = `node_modules/${name}`;
+    if (found.has(path) || !packages[path]) return;
+    found.add(path);
+    for (const dependency of Object.keys((packages[path]!.dependencies as object) ?? {})) visit(dependency);
+  };
+  for (const name of names) visit(name);
+  return found;
 }
 
 let work: string;
@@ -122,7 +143,7 @@ beforeAll(async () => {
       name: "app",
       private: true,
       type: "module",
-      dependencies: { "agent-machine": tarball },
+      dependencies: appDependencies(tarball),
     }),
   );
   writeFileSync(join(app, "package-lock.json"), JSON.stringify(appLockFile(tarball)));
