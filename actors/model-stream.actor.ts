@@ -160,8 +160,11 @@ async function streamWithRetries(
     if (isRetryableKind(failure.kind) && attempt < runtime.retry.maxRetries && !call.announcedCalls) {
       const delayMs = retryDelay(attempt, runtime.retry, failure.retryAfterMs);
       runtime.publish({ type: "retry", attempt: attempt + 1, delayMs, error: failure.message });
+      closeDiscardedAttempt(runtime, call, builder, failure.message);
       if (!(await sleep(delayMs, aborts)) || call.finished) {
-        return { message: call.finished ? builder.message : builder.fail("aborted", ABORTED_TEXT) };
+        return {
+          message: call.finished ? builder.message : newBuilder(runtime).fail("aborted", ABORTED_TEXT),
+        };
       }
       continue;
     }
@@ -174,6 +177,25 @@ async function streamWithRetries(
       : builder.fail(stopReason, failure.message);
     return { message: failed, errorKind: failure.kind };
   }
+}
+
+/**
+ * A failed attempt that is retried never enters the transcript, but its `message_start` was
+ * published: close it with a `message_end` marked `discarded`, carrying what the attempt said,
+ * `stopReason: "error"` and the failure. The next attempt (or an abort during the backoff) opens a
+ * message of its own.
+ */
+function closeDiscardedAttempt(
+  runtime: AgentRuntime,
+  call: CallState,
+  builder: AssistantBuilder,
+  error: string,
+): void {
+  if (call.started) {
+    runtime.publish({ type: "message_end", message: builder.fail("error", error), discarded: true });
+  }
+  call.started = false;
+  call.builder = undefined;
 }
 
 /** A failed attempt; `stalled` when the watchdog gave it up. */

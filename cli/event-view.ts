@@ -205,7 +205,9 @@ export function createEventView(
         }
         break;
       case "message_end":
-        showMessageEnd(event.message);
+        // A retried attempt: the `retry` line already said why; its text stays as it was streamed.
+        if (event.discarded) screen.endLine();
+        else showMessageEnd(event.message);
         break;
       case "tool_execution_start":
         screen.endLine();

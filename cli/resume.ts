@@ -153,7 +153,9 @@ export function planRecovery(
         typeof record === "object" &&
         record !== null &&
         (record as { type?: unknown }).type === "message_end" &&
-        typeof (record as { message?: unknown }).message === "object",
+        typeof (record as { message?: unknown }).message === "object" &&
+        // A retried attempt's message never entered the transcript.
+        (record as { discarded?: unknown }).discarded !== true,
     )
     .map((record) => record.message);
   if (messages.length === 0) return undefined;

@@ -206,9 +206,9 @@ function readEvents(file: string): { records: unknown[]; unreadable: number } {
   return { records, unreadable };
 }
 
-/** Messages the event log holds (each `message_end`, in order). */
+/** Messages the event log holds (each `message_end` but a retried attempt's, in order). */
 export function messagesInEventLog(events: readonly unknown[]): number {
-  return events.filter((e) => isRecord(e) && e.type === "message_end").length;
+  return events.filter((e) => isRecord(e) && e.type === "message_end" && e.discarded !== true).length;
 }
 
 function damageReport(

@@ -16,7 +16,16 @@ export type AgentEvent =
       delta: string;
       kind: Exclude<ProviderEvent["type"], "start" | "done" | "error">;
     }
-  | { type: "message_end"; message: AgentMessage }
+  | {
+      type: "message_end";
+      message: AgentMessage;
+      /**
+       * The message never enters the transcript: a model call's attempt that failed and is tried
+       * again (a transient error, a stall, a context overflow). It carries what the attempt said,
+       * with `stopReason: "error"` and the failure in `errorMessage`; the retry opens a new message.
+       */
+      discarded?: true;
+    }
   | { type: "tool_execution_start"; toolCallId: string; toolName: string; args: unknown }
   | { type: "tool_execution_update"; toolCallId: string; toolName: string; partialResult: ToolResult }
   | { type: "tool_progress"; toolCallId: string; toolName: string; text: string }

@@ -294,7 +294,7 @@ export const agentMachine = setup({
     }),
     prepareOverflowRetry: enqueueActions(({ context, enqueue }, done: StreamDone) => {
       // The failed attempt's message was announced: close it before the retry opens another.
-      if (done.started) enqueue.emit({ type: "message_end", message: done.message });
+      if (done.started) enqueue.emit({ type: "message_end", message: done.message, discarded: true });
       enqueue.assign({
         run: {
           ...context.run,

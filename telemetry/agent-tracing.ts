@@ -311,6 +311,8 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
         if (inTurn && event.message.role === "assistant") openChat();
         return;
       case "message_end":
+        // A retried attempt's message is closed after its `retry`, which already ended its span.
+        if (event.discarded && !chat) return;
         if (inTurn && event.message.role === "assistant") endChat(event.message);
         return;
       case "turn_end":

@@ -162,6 +162,20 @@ describe("recovering a damaged session", () => {
     expect(recovery.plan.wasRunning).toBe(false);
   });
 
+  it("leaves out a retried attempt's message (message_end marked discarded)", () => {
+    const failed = { ...call, content: [{ type: "text", text: "half an ans" }], stopReason: "error" };
+    const answer = { ...call, content: [{ type: "text", text: "done" }], stopReason: "stop" };
+    const events = [
+      { type: "agent_start" },
+      { type: "message_end", message: user("build it") },
+      { type: "retry", attempt: 1, delayMs: 1, error: "Overloaded" },
+      { type: "message_end", message: failed, discarded: true },
+      { type: "message_end", message: answer },
+    ];
+    const recovery = planRecovery({ events }, 5)!;
+    expect(recovery.plan.messages).toEqual([user("build it"), answer]);
+  });
+
   it("finds nothing in an empty log", () => {
     expect(planRecovery({ events: [{ type: "agent_start" }] })).toBeUndefined();
   });

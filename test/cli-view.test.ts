@@ -131,6 +131,35 @@ describe("the terminal view of agent events", () => {
     ]);
   });
 
+  it("shows a retried attempt as retried, not as a model error", () => {
+    const { out, text } = capture(false);
+    const screen = createScreen(out);
+    const view = createEventView(screen, createStyle(false), { now: () => 0 });
+    const partial = assistant("");
+    const failed: AssistantMessage = {
+      ...assistant("half an ans"),
+      stopReason: "error",
+      errorMessage: "Overloaded",
+    };
+    view.handle({ type: "agent_start" });
+    view.handle({ type: "turn_start", turn: 1 });
+    view.handle({ type: "message_start", message: partial });
+    view.handle({ type: "message_update", message: partial, delta: "half an ans", kind: "text_delta" });
+    view.handle({ type: "retry", attempt: 1, delayMs: 1000, error: "Overloaded" });
+    view.handle({ type: "message_end", message: failed, discarded: true });
+    view.handle({ type: "message_start", message: partial });
+    view.handle({ type: "message_update", message: partial, delta: "The answer.", kind: "text_delta" });
+    view.handle({ type: "message_end", message: assistant("The answer.") });
+    screen.close();
+    view.dispose();
+    expect(text().split("\n").slice(0, 3)).toEqual([
+      "half an ans",
+      "↻ retry 1 in 1.0s: Overloaded",
+      "The answer.",
+    ]);
+    expect(text()).not.toContain("model error");
+  });
+
   it("colours only a terminal, and never with NO_COLOR", () => {
     expect(colorEnabled({ isTTY: true }, {})).toBe(true);
     expect(colorEnabled({ isTTY: false }, {})).toBe(false);

@@ -166,6 +166,13 @@ describe("compaction in the agent", () => {
       expect(seen[i + 1].tokens).toBeLessThan(seen[i].tokens);
     }
     expect(compactionsOf(events).length).toBeGreaterThanOrEqual(overflows.length);
+    // Each refused attempt's message is closed, marked discarded, and kept out of the transcript.
+    const discarded = events.flatMap((e) => (e.type === "message_end" && e.discarded ? [e.message] : []));
+    expect(discarded).toHaveLength(overflows.length);
+    for (const message of discarded) {
+      expect(message).toMatchObject({ role: "assistant", stopReason: "error" });
+      expect(agent.messages).not.toContain(message);
+    }
     expectValidTranscript(agent.messages);
     expectEventInvariants(events);
   });

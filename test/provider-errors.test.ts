@@ -1,7 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createAgent, defineTool, type ProviderEvent, retryDelay, scripted } from "../index.js";
-import { expectEventInvariants, expectValidTranscript, record } from "./helpers.js";
+import {
+  assistants,
+  eventMatching,
+  expectEventInvariants,
+  expectValidTranscript,
+  record,
+} from "./helpers.js";
 
 const fastRetry = { baseDelayMs: 1, maxDelayMs: 5, jitter: 0 };
 
@@ -37,9 +43,45 @@ describe("provider failures", () => {
       content: [{ type: "text", text: "the full answer" }],
       stopReason: "stop",
     });
-    // message_end only for the message that was kept.
+    // One message_end for the message that was kept; the failed attempt's message_start is closed
+    // too, by a message_end marked discarded that carries what it said and why it failed.
     const ends = events.filter((e) => e.type === "message_end" && e.message.role === "assistant");
-    expect(ends).toHaveLength(1);
+    expect(ends.filter((e) => e.type === "message_end" && !e.discarded)).toEqual([
+      { type: "message_end", message: agent.messages[1] },
+    ]);
+    expect(ends.filter((e) => e.type === "message_end" && e.discarded)).toEqual([
+      {
+        type: "message_end",
+        discarded: true,
+        message: expect.objectContaining({
+          stopReason: "error",
+          errorMessage: "Overloaded",
+          content: [{ type: "text", text: "half an ans" }],
+        }),
+      },
+    ]);
+    expectEventInvariants(events);
+  });
+
+  it("an abort during the backoff after a partial answer: the attempt is closed, the aborted message is new and empty", async () => {
+    const provider = scripted([
+      { text: "half", error: { kind: "rate_limit", message: "slow down", retryAfterMs: 60_000 } },
+    ]);
+    const agent = createAgent({ provider, retry: { maxDelayMs: 120_000 } });
+    const events = record(agent);
+    const run = agent.prompt("hi");
+    await eventMatching(agent, events, (e) => e.type === "retry");
+    agent.abort();
+    await run;
+    expectEventInvariants(events);
+    expect(assistants(agent.messages)).toEqual([
+      expect.objectContaining({ stopReason: "aborted", content: [] }),
+    ]);
+    expect(
+      events
+        .filter((e) => e.type === "message_end" && e.message.role === "assistant")
+        .map((e) => e.type === "message_end" && !!e.discarded),
+    ).toEqual([true, false]);
   });
 
   it("auth errors are not retried; retries stop after maxRetries", async () => {

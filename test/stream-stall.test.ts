@@ -109,7 +109,19 @@ describe("stream stall watchdog", () => {
       expect.objectContaining({ content: [], stopReason: "error" }),
     ]);
     const ended = events.filter((e) => e.type === "message_end" && e.message.role === "assistant");
-    expect(ended).toEqual([expect.objectContaining({ message: expect.objectContaining({ content: [] }) })]);
+    const kept = ended.filter((e) => e.type === "message_end" && !e.discarded);
+    expect(kept).toEqual([expect.objectContaining({ message: expect.objectContaining({ content: [] }) })]);
+    // Each abandoned attempt's message_start is closed, marked discarded, with what it said and why.
+    const discarded = ended.flatMap((e) => (e.type === "message_end" && e.discarded ? [e.message] : []));
+    expect(discarded).toHaveLength(3);
+    for (const message of discarded) {
+      expect(message).toMatchObject({
+        stopReason: "error",
+        errorMessage: stall,
+        content: [{ type: "text", text: "I will now expl" }],
+      });
+    }
+    expectEventInvariants(events);
   });
 
   it("a stalled attempt followed by a healthy one: only the healthy answer is kept", async () => {
@@ -129,6 +141,13 @@ describe("stream stall watchdog", () => {
     });
     expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "stop" });
     expectValidTranscript(agent.messages);
+    expectEventInvariants(events);
+    expect(
+      events
+        .filter((e) => e.type !== "message_update")
+        .slice(4, 9)
+        .map((e) => (e.type === "message_end" ? `${e.type}${e.discarded ? ":discarded" : ""}` : e.type)),
+    ).toEqual(["message_start", "retry", "message_end:discarded", "message_start", "message_end"]);
   });
 
   it("a call that already started eagerly is not asked again: the turn ends, the call still answered", async () => {

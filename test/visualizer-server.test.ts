@@ -248,6 +248,29 @@ describe("the visualizer server", () => {
     expect(await ended).toBe("aborted");
   });
 
+  it("keeps a retried attempt's message out of the page's transcript", async () => {
+    const { agent, server } = await started({
+      provider: scripted([
+        { text: "half an ans", error: { kind: "overloaded", message: "Overloaded" } },
+        { text: "The whole answer" },
+      ]),
+      retry: { baseDelayMs: 1, maxDelayMs: 2 },
+    });
+    const page = connect(server.url);
+    await page.opened;
+    await agent.prompt("Hi");
+    await expect
+      .poll(() => page.messages.some((m) => m.kind === "event" && m.event.type === "agent_end"))
+      .toBe(true);
+    const model = emptyModel();
+    for (const message of page.messages) apply(model, message);
+    expect(model.messages).toEqual([
+      expect.objectContaining({ role: "user", content: "Hi" }),
+      expect.objectContaining({ role: "assistant", content: [{ type: "text", text: "The whole answer" }] }),
+    ]);
+    expect(model.streaming).toBeNull();
+  });
+
   it("closes its page connections", async () => {
     const agent = createAgent({ provider: scripted([]) });
     cleanups.push(() => agent.stop());

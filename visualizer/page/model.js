@@ -221,6 +221,12 @@ function applyEvent(model, event, t, outcome, dirty) {
     }
     case "message_end": {
       const message = event.message;
+      if (event.discarded) {
+        // A failed attempt that is retried: it never enters the transcript.
+        model.streaming = null;
+        dirty?.add("transcript");
+        break;
+      }
       model.messages.push(message);
       dirty?.add("transcript");
       const run = model.runs[model.runs.length - 1];
@@ -328,8 +334,9 @@ export function eventDetail(event) {
     case "turn_end":
       return `turn ${event.turn}`;
     case "message_start":
-    case "message_end":
       return event.message?.role ?? "";
+    case "message_end":
+      return `${event.message?.role ?? ""}${event.discarded ? " (discarded: retried)" : ""}`;
     case "tool_execution_start":
     case "tool_execution_update":
     case "approval_requested":
