@@ -152,6 +152,34 @@ export async function sideBySide<T>(
 }
 
 /**
+ * {@link sideBySide} for any number of contenders: each runs `warmup` times unmeasured, then `runs`
+ * rounds, the order rotating every round (each contender goes first in turn), so neither the
+ * machine's drift nor the garbage one leaves for the next favours anyone.
+ *
+ * @example
+ * ```ts
+ * const samples = await rotating({ ours: runOurs, pi: runPi, floor: runFloor });
+ * console.log(medianSample(samples.floor));
+ * ```
+ */
+export async function rotating<K extends string, T>(
+  contenders: Record<K, () => Promise<T>>,
+  runs = benchRuns(),
+  warmup = 1,
+): Promise<Record<K, T[]>> {
+  const names = Object.keys(contenders) as K[];
+  const samples = Object.fromEntries(names.map((name) => [name, [] as T[]])) as Record<K, T[]>;
+  for (let i = 0; i < warmup; i++) for (const name of names) await contenders[name]();
+  for (let round = 0; round < runs; round++) {
+    for (let k = 0; k < names.length; k++) {
+      const name = names[(round + k) % names.length]!;
+      samples[name].push(await contenders[name]());
+    }
+  }
+  return samples;
+}
+
+/**
  * The machine the figures come from: node version, CPU model, number of CPUs.
  *
  * @example

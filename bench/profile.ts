@@ -2,6 +2,7 @@
 // warm-up stay out of it):
 //   node --expose-gc --import tsx bench/profile.ts turns [2000]    2,000 one-tool turns
 //   node --expose-gc --import tsx bench/profile.ts fanout [1500]   one turn of 1,500 parallel 50 ms calls
+//   node --expose-gc --import tsx bench/profile.ts floor [2000]    the same turns, the design's shape in bare XState
 // It writes bench/profiles/<workload>-<n>.cpuprofile (open it in Chrome DevTools) and prints the
 // functions with the most self time (bench/profile-summary.ts).
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -10,13 +11,17 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runFanOut } from "./parallel-tools.bench.js";
 import { summarizeProfile } from "./profile-summary.js";
-import { runOurs as runTurns } from "./turn-overhead.bench.js";
+import { runDesignFloor, runOurs as runTurns } from "./turn-overhead.bench.js";
 
 const [workload = "turns", size] = process.argv.slice(2);
-const n = size === undefined ? (workload === "turns" ? 2_000 : 1_500) : Number(size);
-const work =
-  workload === "turns" ? () => runTurns(n) : workload === "fanout" ? () => runFanOut(n) : undefined;
-if (!work) throw new Error(`Unknown workload ${workload}: turns or fanout`);
+const n = size === undefined ? (workload === "fanout" ? 1_500 : 2_000) : Number(size);
+const workloads: Record<string, () => Promise<{ cpuMs: number }>> = {
+  turns: () => runTurns(n),
+  fanout: () => runFanOut(n),
+  floor: () => runDesignFloor(n),
+};
+const work = workloads[workload];
+if (!work) throw new Error(`Unknown workload ${workload}: turns, fanout or floor`);
 
 await work();
 (globalThis as { gc?: () => void }).gc?.();

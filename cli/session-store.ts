@@ -143,9 +143,12 @@ export function writeFileAtomic(file: string, data: string): void {
   }
 }
 
-/** A new session id: sortable by time, unique enough for one workspace. */
+/**
+ * A new session id, `YYYYMMDD-HHMMSSmmm-xxxxxx` (UTC, to the millisecond, then 6 random hex digits):
+ * ids sort by creation time, also for two sessions started within the same second.
+ */
 export function newSessionId(now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
+  const stamp = now.toISOString().replace(/[-:.]/g, "").replace("T", "-").slice(0, 18);
   return `${stamp}-${randomBytes(3).toString("hex")}`;
 }
 
