@@ -390,9 +390,9 @@ export const agentMachine = setup({
         context.concurrencySafeTools.includes(name),
       );
       if (context.run.executionSpawned) {
-        enqueue.sendTo("toolExecution", { type: "PLAN", calls });
-        // A failed or aborted message's calls that started eagerly are answered, no more run.
-        if (context.run.endReason) enqueue.sendTo("toolExecution", { type: "ABORT" });
+        // A failed or aborted message's calls that started eagerly are answered, no more run. One
+        // event: the plan alone may finish the execution, and an ABORT after it would find it stopped.
+        enqueue.sendTo("toolExecution", { type: "PLAN", calls, abort: context.run.endReason !== undefined });
       } else if (calls.length === 1) {
         // One call needs no strategy: its actor is the agent's own child.
         const [call] = calls as [PlannedCall];

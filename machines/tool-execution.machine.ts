@@ -60,7 +60,8 @@ export interface ToolExecutionContext {
 
 export type ToolExecutionEvent =
   | { type: "CALL_READY"; call: PlannedCall }
-  | { type: "PLAN"; calls: PlannedCall[] }
+  /** The message's calls; `abort`: the message failed or was aborted, so none may start. */
+  | { type: "PLAN"; calls: PlannedCall[]; abort?: boolean }
   | { type: "STEERING_QUEUED" }
   | { type: "ABORT" }
   /** A call actor (output: its result) or a shard (output: its calls' results) finished. */
@@ -92,6 +93,7 @@ export const toolExecutionMachine = setup({
   actors: { toolCall: toolCallMachine, toolShard: toolShardMachine },
   guards: {
     isPlanned: ({ context }) => context.planned,
+    planAborts: ({ event }) => event.type === "PLAN" && event.abort === true,
     startsEagerly: ({ context }, call: PlannedCall) =>
       startsEagerly(context.strategy, context.ready.length, call, context.readyAllSafe),
     groupComplete: ({ context }) => context.open === 0,
@@ -249,14 +251,25 @@ export const toolExecutionMachine = setup({
           },
           { actions: { type: "noteReady", params: ({ event }) => event.call } },
         ],
-        PLAN: {
-          target: "running",
-          actions: [
-            // Calls started eagerly from a stream that was then retried are not in the final message.
-            { type: "stopCalls", params: ({ context, event }) => notPlanned(context.ready, event.calls) },
-            { type: "adoptPlan", params: ({ event }) => event.calls },
-          ],
-        },
+        // Calls started eagerly from a stream that was then retried are not in the final message.
+        // A failed or aborted message goes straight to aborting, so no call that had not started runs.
+        PLAN: [
+          {
+            guard: "planAborts",
+            target: "aborting",
+            actions: [
+              { type: "stopCalls", params: ({ context, event }) => notPlanned(context.ready, event.calls) },
+              { type: "adoptPlan", params: ({ event }) => event.calls },
+            ],
+          },
+          {
+            target: "running",
+            actions: [
+              { type: "stopCalls", params: ({ context, event }) => notPlanned(context.ready, event.calls) },
+              { type: "adoptPlan", params: ({ event }) => event.calls },
+            ],
+          },
+        ],
         "xstate.done.actor.*": { actions: { type: "recordDone", params: ({ event }) => event.output } },
         ABORT: { target: "aborting" },
       },

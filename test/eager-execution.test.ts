@@ -1,6 +1,15 @@
-import { describe, expect, it } from "vitest";
-import { createAgent, scripted } from "../index.js";
-import { expectEventInvariants, expectValidTranscript, record, sleepTool, trace } from "./helpers.js";
+import { describe, expect, it, vi } from "vitest";
+import { z } from "zod";
+import { type Agent, createAgent, defineTool, type Provider, scripted } from "../index.js";
+import {
+  expectEventInvariants,
+  expectValidTranscript,
+  record,
+  resultText,
+  sleepTool,
+  toolResults,
+  trace,
+} from "./helpers.js";
 
 const wait = (id: string) => ({ id, name: "wait", arguments: { ms: 1, label: id } });
 
@@ -86,6 +95,79 @@ describe("eager tool execution", () => {
     expectEventInvariants(events);
     expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "aborted" });
   });
+});
+
+describe("a stream that fails after an eager call", () => {
+  const counted = (ran: string[]) =>
+    defineTool({
+      name: "t",
+      description: "Counts its runs",
+      parameters: z.object({ n: z.number() }),
+      execute: ({ n }) => {
+        ran.push(`t${n}`);
+        return `ran ${n}`;
+      },
+    });
+
+  /** Streams calls t1 and t2 (both complete), waits until t1 has finished, then fails. */
+  function failingAfterFirstCall(agentRef: { agent?: Agent }): Provider {
+    return {
+      id: "failing",
+      model: "m",
+      async *stream() {
+        const firstDone = new Promise<void>((resolve) => {
+          const sub = agentRef.agent!.events$.subscribe((e) => {
+            if (e.type === "tool_execution_end" && e.toolCallId === "c1") {
+              sub.unsubscribe();
+              resolve();
+            }
+          });
+        });
+        yield { type: "start" };
+        for (const n of [1, 2]) {
+          yield { type: "toolcall_start", id: `c${n}`, name: "t" };
+          yield { type: "toolcall_end", id: `c${n}`, name: "t", arguments: { n } };
+        }
+        await firstDone;
+        yield { type: "error", kind: "api", message: "stream broke" };
+      },
+    };
+  }
+
+  for (const strategy of ["sequential", { batched: 1 }, "parallel"] as const) {
+    it(`${JSON.stringify(strategy)}: every call is answered once, none that had not started runs, no internal warning`, async () => {
+      const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+      try {
+        const ran: string[] = [];
+        const ref: { agent?: Agent } = {};
+        const agent = (ref.agent = createAgent({
+          provider: failingAfterFirstCall(ref),
+          tools: [counted(ran)],
+          eagerToolExecution: true,
+          toolExecution: strategy,
+        }));
+        const events = record(agent);
+        await agent.prompt("go");
+        const results = toolResults(agent.messages).map((m) => [m.toolCallId, resultText(m)]);
+        if (strategy === "parallel") {
+          // Both started eagerly at their toolcall_end; the second ran as the stream failed.
+          expect(ran.sort()).toEqual(["t1", "t2"]);
+        } else {
+          expect(ran).toEqual(["t1"]);
+          expect(results).toEqual([
+            ["c1", "ran 1"],
+            ["c2", "Tool t aborted"],
+          ]);
+        }
+        expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "error" });
+        expectValidTranscript(agent.messages);
+        expectEventInvariants(events);
+        expect(warn).not.toHaveBeenCalled();
+      } finally {
+        warn.mockRestore();
+      }
+    });
+  }
 });
 
 describe("snapshot$", () => {
