@@ -43,54 +43,34 @@ export interface ModelStreamInput {
  */
 export const modelStreamActor = fromCallback<{ type: "ABORT" }, ModelStreamInput, ModelStreamEvent>(
   ({ input, self, sendBack, receive }) => {
-    const runtime = runtimeOf(self);
+    const call = new ModelCall(runtimeOf(self), sendBack, input.toolChoice);
+    const { runtime, aborts } = call;
     const { journal } = runtime;
-    const aborts = createAbortHub();
-    const call: CallState = {
-      finished: false,
-      builder: undefined,
-      started: false,
-      announcedCalls: false,
-      toolChoice: input.toolChoice,
-    };
-
-    const finish = (event: ModelStreamEvent) => {
-      if (call.finished) return;
-      call.finished = true;
-      sendBack(event);
-    };
-    const fail = (stopReason: "aborted" | "error", text: string) => {
-      const builder = call.builder ?? newBuilder(runtime);
-      return builder.fail(stopReason, text);
-    };
 
     receive((event) => {
       if (event.type !== "ABORT" || call.finished) return;
       // A journaled call ends with what its journal recorded, so a replay keeps the same partial answer.
       if (!journal)
-        finish({ type: "STREAM_DONE", message: fail("aborted", ABORTED_TEXT), started: call.started });
+        call.finish({
+          type: "STREAM_DONE",
+          message: call.fail("aborted", ABORTED_TEXT),
+          started: call.started,
+        });
       aborts.abort();
     });
 
-    const notifyReady = (toolCall: ToolCall) => {
-      // A call made against `toolChoice: "none"` never runs, so it never starts early either.
-      if (call.finished || call.toolChoice === "none") return;
-      call.announcedCalls = true;
-      sendBack({ type: "TOOL_CALL_READY", toolCall });
-    };
-    const stream = () => streamWithRetries(runtime, aborts, call, notifyReady);
     const outcome = journal
       ? journal.modelCall(input.turn, () =>
-          untilAborted(stream(), aborts, () => fail("aborted", ABORTED_TEXT)),
+          untilAborted(streamWithRetries(call), aborts, () => call.fail("aborted", ABORTED_TEXT)),
         )
-      : stream();
+      : streamWithRetries(call);
     outcome.then(
       ({ message, errorKind }) =>
-        finish({ type: "STREAM_DONE", message, started: call.started, ...(errorKind && { errorKind }) }),
+        call.finish({ type: "STREAM_DONE", message, started: call.started, ...(errorKind && { errorKind }) }),
       (error: unknown) =>
-        finish({
+        call.finish({
           type: "STREAM_DONE",
-          message: fail("error", `Model stream failed: ${errorText(error)}`),
+          message: call.fail("error", `Model stream failed: ${errorText(error)}`),
           started: call.started,
         }),
     );
@@ -104,6 +84,46 @@ export const modelStreamActor = fromCallback<{ type: "ABORT" }, ModelStreamInput
     };
   },
 );
+
+/**
+ * The state of one model call and what it tells the machine. A class rather than closures made per
+ * call: its methods are shared by every call, so a turn allocates one object here, not five functions.
+ */
+class ModelCall {
+  finished = false;
+  builder: AssistantBuilder | undefined = undefined;
+  started = false;
+  /** A call of this message started eagerly; a retry would ask for it again, so none is made. */
+  announcedCalls = false;
+  readonly aborts: AbortHub = createAbortHub();
+
+  constructor(
+    readonly runtime: AgentRuntime,
+    private readonly sendBack: (event: ModelStreamEvent) => void,
+    /** `"none"`: the call must answer without calling tools (the answer at a limit). */
+    readonly toolChoice: "none" | undefined,
+  ) {}
+
+  /** Reports the outcome to the machine, once. */
+  finish(event: ModelStreamEvent): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.sendBack(event);
+  }
+
+  /** The message so far (or an empty one), ended with `stopReason` and `text`. */
+  fail(stopReason: "aborted" | "error", text: string): AssistantMessage {
+    return (this.builder ?? newBuilder(this.runtime)).fail(stopReason, text);
+  }
+
+  /** A tool call of the message is complete: it may start before the message ends (eager execution). */
+  notifyReady(toolCall: ToolCall): void {
+    // A call made against `toolChoice: "none"` never runs, so it never starts early either.
+    if (this.finished || this.toolChoice === "none") return;
+    this.announcedCalls = true;
+    this.sendBack({ type: "TOOL_CALL_READY", toolCall });
+  }
+}
 
 const ABORTED_TEXT = "Request was aborted";
 
@@ -133,27 +153,14 @@ function untilAborted<T extends ModelCallOutcome>(
   });
 }
 
-interface CallState {
-  finished: boolean;
-  builder: AssistantBuilder | undefined;
-  started: boolean;
-  /** A call of this message started eagerly; a retry would ask for it again, so none is made. */
-  announcedCalls: boolean;
-  toolChoice?: "none";
-}
-
 /** Streams the call to its outcome, retrying transient failures; an aborted call ends `aborted`. */
-async function streamWithRetries(
-  runtime: AgentRuntime,
-  aborts: AbortHub,
-  call: CallState,
-  notifyReady: (toolCall: ToolCall) => void,
-): Promise<ModelCallOutcome> {
+async function streamWithRetries(call: ModelCall): Promise<ModelCallOutcome> {
+  const { runtime, aborts } = call;
   for (let attempt = 0; ; attempt++) {
     const builder = newBuilder(runtime);
     call.builder = builder;
     call.started = false;
-    const failure = await streamWatched(runtime, builder, aborts, call, notifyReady);
+    const failure = await streamWatched(call, builder);
     // Finished from outside (abort, stop): the actor has answered already; nothing more to stream.
     if (call.finished) return { message: builder.message };
     if (!failure) return { message: builder.message };
@@ -187,7 +194,7 @@ async function streamWithRetries(
  */
 function closeDiscardedAttempt(
   runtime: AgentRuntime,
-  call: CallState,
+  call: ModelCall,
   builder: AssistantBuilder,
   error: string,
 ): void {
@@ -214,18 +221,13 @@ interface Attempt {
  * stalled attempt is abandoned at once (its loop publishes nothing more, whatever arrives later)
  * and its signal is aborted so a well-behaved provider closes the connection.
  */
-async function streamWatched(
-  runtime: AgentRuntime,
-  builder: AssistantBuilder,
-  aborts: AbortHub,
-  call: CallState,
-  notifyReady: (toolCall: ToolCall) => void,
-): Promise<Failure | undefined> {
+async function streamWatched(call: ModelCall, builder: AssistantBuilder): Promise<Failure | undefined> {
+  const { runtime, aborts } = call;
   const controller = new AbortController();
   const forwardAbort = aborts.onAbort(() => controller.abort(abortReason));
   if (!runtime.stallTimeout) {
     try {
-      return await streamOnce(runtime, builder, controller.signal, call, notifyReady, { abandoned: false });
+      return await streamOnce(call, builder, controller.signal, { abandoned: false });
     } finally {
       forwardAbort();
     }
@@ -234,7 +236,7 @@ async function streamWatched(
   const attempt: Attempt = { abandoned: false, onEvent: watchdog.touch };
   try {
     const outcome = await Promise.race([
-      streamOnce(runtime, builder, controller.signal, call, notifyReady, attempt),
+      streamOnce(call, builder, controller.signal, attempt),
       watchdog.stalled,
     ]);
     if (!isStall(outcome)) return outcome;
@@ -252,13 +254,12 @@ function isStall(outcome: Failure | Stall | undefined): outcome is Stall {
 }
 
 async function streamOnce(
-  runtime: AgentRuntime,
+  call: ModelCall,
   builder: AssistantBuilder,
   signal: AbortSignal,
-  call: CallState,
-  notifyReady: (toolCall: ToolCall) => void,
   attempt: Attempt,
 ): Promise<Failure | undefined> {
+  const { runtime } = call;
   const read = runtime.llmMessages(runtime.transcript());
   let messages: Message[] | undefined;
   const request: ProviderRequest = {
@@ -296,7 +297,7 @@ async function streamOnce(
           break;
         case "toolcall_end":
           runtime.publish({ type: "message_update", message: builder.message, delta: "", kind: event.type });
-          if (finishedCall && runtime.eagerToolExecution) notifyReady(finishedCall);
+          if (finishedCall && runtime.eagerToolExecution) call.notifyReady(finishedCall);
           break;
         case "done":
           return undefined;

@@ -169,7 +169,10 @@ class AgentSession implements Agent {
   private readonly runtime: AgentRuntime;
   private readonly inputFilters: readonly InputFilter[];
   private readonly whenIdle: boolean;
-  /** The actor, while awake (and after `stop()`, the stopped one). */
+  /**
+   * The actor, while awake (and after `stop()`, the stopped one); `undefined` while the agent
+   * hibernates (`dormant`) and, for a root agent, until something first needs it.
+   */
   private live: AgentActor | undefined;
   private dormant: Dormant | undefined;
   private stopped = false;
@@ -210,6 +213,11 @@ class AgentSession implements Agent {
       this.dormant = snapshot === undefined ? {} : { json: JSON.stringify(snapshot) };
       return;
     }
+    // A new root agent makes its actor when something first needs it (a run, a queued message, a
+    // read of `actor`, `snapshot$` or a snapshot): until then it is only its options, and an app
+    // that keeps one per user session pays for the actor tree only once the session is used. One
+    // with an inspector starts at once, so the inspector sees it from its creation.
+    if (snapshot === undefined && !options.parentActor && !journal && !options.inspect) return;
     const actor = this.start(snapshot);
     if (snapshot !== undefined) {
       // Calls whose tool ran when the snapshot was taken run again (at-least-once).
@@ -245,6 +253,8 @@ class AgentSession implements Agent {
 
   get messages(): readonly AgentMessage[] {
     if (this.live) return readTranscript(this.live.getSnapshot().context.messages);
+    // Not started yet: its transcript is the one it was given, as its actor's would be.
+    if (!this.dormant && !this.stopped) return this.options.messages ?? [];
     return dormantMessages(this.dormant, this.options);
   }
 
@@ -302,6 +312,8 @@ class AgentSession implements Agent {
   }
 
   stop(): void {
+    // An agent stopped before it ever ran still gets its (stopped) actor: `agent.actor` reads it.
+    if (!this.live && !this.dormant && !this.stopped) this.start(undefined);
     this.stopped = true;
     // XState lets only a parent stop a child actor; a child agent's owner (its tool call) stops it
     // the way a parent would, so it also leaves the tree's actor system.
@@ -317,7 +329,12 @@ class AgentSession implements Agent {
     }
     if (this.journal) throw new Error("A durable agent lives in its journal: it cannot hibernate");
     const actor = this.live;
-    if (!actor || this.stopped) return;
+    if (this.stopped) return;
+    if (!actor) {
+      // Never started: asleep from now on, woken from its options as it would have started.
+      this.dormant ??= {};
+      return;
+    }
     if (!isIdle(actor)) throw new Error("Agent is running: it can hibernate once it is idle");
     this.dormant = { json: JSON.stringify(actor.getPersistedSnapshot()) };
     this.live = undefined;
