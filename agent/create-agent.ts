@@ -183,6 +183,8 @@ class AgentSession implements Agent {
   private failures: Set<(error: unknown) => void> | undefined;
   private snapshots: Subject<AgentSnapshot> | undefined;
   private snapshotStream: Observable<AgentSnapshot> | undefined;
+  /** Who follows every actor (`followActors`): told of each new one before it starts. */
+  private actorFollowers: Set<(actor: AgentActor) => void> | undefined;
 
   constructor(
     private readonly options: AgentOptions,
@@ -421,8 +423,18 @@ class AgentSession implements Agent {
       },
     });
     this.live = actor;
+    for (const follow of this.actorFollowers ?? []) follow(actor);
     actor.start();
     return actor;
+  }
+
+  /** See {@link followActors}. */
+  followActors(onActor: (actor: AgentActor) => void): () => void {
+    const followers = (this.actorFollowers ??= new Set());
+    const follow = (actor: AgentActor) => onActor(actor);
+    followers.add(follow);
+    if (this.live && !this.stopped) onActor(this.live);
+    return () => followers.delete(follow);
   }
 
   /** With `hibernate: "whenIdle"`: hibernates once the current call is over, if the agent is still idle. */
@@ -494,6 +506,25 @@ for (const name of [
       return (...args: unknown[]) => method.apply(this, args);
     },
   });
+}
+
+/**
+ * Follows an agent from actor to actor: calls `onActor` with its actor now, when it is awake, and
+ * with each actor it wakes with later (a hibernating agent gets a new one each time), before that
+ * actor starts, so its first inspection events are seen too. Reading `agent.actor` would wake a
+ * hibernated agent; this never does. Returns the function that stops following. For tools that
+ * watch an agent over its life (`visualize`, the Stately inspector's `attach`), not for apps.
+ *
+ * @example
+ * ```ts
+ * const stop = followActors(agent, (actor) => actor.system.inspect(observer));
+ * ```
+ */
+export function followActors(agent: Agent, onActor: (actor: AgentActor) => void): () => void {
+  if (agent instanceof AgentSession) return agent.followActors(onActor);
+  // Not ours: all we can follow is the actor it has.
+  onActor(agent.actor);
+  return () => undefined;
 }
 
 /** What an agent's actors need that must not live in machine context (see `AgentRuntime`). */

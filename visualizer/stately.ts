@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage } from "node:http";
 import type { StatelyInspectionEvent } from "@statelyai/inspect";
 import { WebSocket, WebSocketServer } from "ws";
-import type { AnyActorRef, InspectionEvent, Observer } from "xstate";
-import type { Agent } from "../agent/create-agent.js";
+import type { AnyActorRef, InspectionEvent, Observer, Subscription } from "xstate";
+import { type Agent, followActors } from "../agent/create-agent.js";
 import {
   type InspectorSanitizeOptions,
   inspectorSanitizers,
@@ -240,16 +240,22 @@ export async function createStatelyInspector(
     ...(relay && { url: relay.url }),
     relayUrl,
     attach(agent) {
-      const rootId = agent.actor.sessionId;
-      const register = (actorRef: AnyActorRef) => {
-        observer.next?.({ type: "@xstate.actor", actorRef, rootId } as InspectionEvent);
-        const children = (actorRef.getSnapshot() as { children?: Record<string, AnyActorRef> }).children;
-        for (const child of Object.values(children ?? {})) register(child);
-      };
-      register(agent.actor as unknown as AnyActorRef);
-      const subscription = agent.actor.system.inspect(observer);
+      let subscription: Subscription | undefined;
+      // A hibernating agent wakes with a new actor (and actor system) each time: each one is followed.
+      const stopFollowing = followActors(agent, (actor) => {
+        subscription?.unsubscribe();
+        const rootId = actor.sessionId;
+        const register = (actorRef: AnyActorRef) => {
+          observer.next?.({ type: "@xstate.actor", actorRef, rootId } as InspectionEvent);
+          const children = (actorRef.getSnapshot() as { children?: Record<string, AnyActorRef> }).children;
+          for (const child of Object.values(children ?? {})) register(child);
+        };
+        register(actor as unknown as AnyActorRef);
+        subscription = actor.system.inspect(observer);
+      });
       const detach = () => {
-        subscription.unsubscribe();
+        stopFollowing();
+        subscription?.unsubscribe();
         detachers.delete(detach);
       };
       detachers.add(detach);

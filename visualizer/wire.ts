@@ -1,6 +1,6 @@
-import type { AnyActorRef, InspectionEvent, StateValue } from "xstate";
+import type { AnyActorRef, InspectionEvent, StateValue, Subscription } from "xstate";
 import { toolCallMachine } from "../actors/tool-call.machine.js";
-import type { Agent } from "../agent/create-agent.js";
+import { type Agent, type AgentActor, followActors } from "../agent/create-agent.js";
 import type { AgentEvent, AgentEventOf } from "../core/events.js";
 import { type AgentContext, agentMachine } from "../machines/agent.machine.js";
 import { isToolCallOf } from "../machines/tool-call-actors.js";
@@ -140,10 +140,10 @@ function changed(last: Map<AnyActorRef, string>, actor: AnyActorRef, value: unkn
  * → the tool call → the tool execution, or a shard of it → the agent), or undefined for any other
  * agent in the tree.
  */
-function callRunning(actor: InspectedActor, agent: Agent): string | undefined {
+function callRunning(actor: InspectedActor, agentActor: AgentActor): string | undefined {
   for (let current = actor._parent; current; current = current._parent) {
     if (current.logic === toolCallMachine) {
-      return isToolCallOf(agent.actor, current) ? current.id : undefined;
+      return isToolCallOf(agentActor, current) ? current.id : undefined;
     }
   }
   return undefined;
@@ -157,7 +157,8 @@ export interface WireFeedOptions {
 /**
  * Follows an agent and turns everything the page needs into {@link VisualizerMessage}s: its events,
  * its state value when it changes, and the state of each tool call actor. Deltas are coalesced, never
- * dropped: a pending delta is flushed before any other message. Returns the function that stops it.
+ * dropped: a pending delta is flushed before any other message. A hibernating agent is followed
+ * from each actor it wakes with to the next. Returns the function that stops it.
  *
  * @example
  * ```ts
@@ -210,6 +211,53 @@ export function followAgent(
     emit(message);
   });
 
+  const toolStates = new Map<string, string>();
+  const lastValues = new Map<AnyActorRef, string>();
+  // The agent's actor, followed across hibernation (each wake brings a new actor and system).
+  let agentActor: AgentActor | undefined;
+  let inspection: Subscription | undefined;
+  const inspect = (event: InspectionEvent) => {
+    if (event.type !== "@xstate.snapshot" || !agentActor) return;
+    const actor = event.actorRef as InspectedActor;
+    const snapshot = event.snapshot as { value?: StateValue; status?: string };
+    if (actor.logic === toolExecutionMachine && actor._parent === agentActor) {
+      const value = snapshot.status === "active" ? (snapshot.value ?? null) : null;
+      if (!changed(lastValues, actor, value)) return;
+      if (value === null) lastValues.delete(actor);
+      emit({ kind: "execution_state", t: Date.now(), value });
+      return;
+    }
+    if (actor.logic === agentMachine && actor !== (agentActor as unknown)) {
+      const toolCallId = callRunning(actor, agentActor);
+      if (toolCallId === undefined || snapshot.value === undefined) return;
+      if (!changed(lastValues, actor, snapshot.value)) return;
+      if (snapshot.status !== "active") lastValues.delete(actor);
+      emit({ kind: "sub_agent_state", t: Date.now(), toolCallId, agentId: actor.id, value: snapshot.value });
+      return;
+    }
+    if (actor.logic !== toolCallMachine) return;
+    // Only this agent's own calls, not a sub-agent's in its tree.
+    if (!isToolCallOf(agentActor, actor)) return;
+    const value = snapshot.value;
+    const toolCallId = actor.id;
+    if (typeof value !== "string" || toolStates.get(toolCallId) === value) return;
+    if (value === "done") toolStates.delete(toolCallId);
+    else {
+      toolStates.set(toolCallId, value);
+      if (!toolHistory.has(toolCallId)) toolHistory.set(toolCallId, new Set());
+      toolHistory.get(toolCallId)!.add(value);
+    }
+    emit({ kind: "tool_state", t: Date.now(), toolCallId, value });
+  };
+  const stopFollowingActors = followActors(agent, (actor) => {
+    inspection?.unsubscribe();
+    // Nothing of the last actor is open (an agent sleeps only when idle): its entries only hold it in memory.
+    toolStates.clear();
+    lastValues.clear();
+    agentActor = actor;
+    inspection = actor.system.inspect(inspect);
+  });
+
   let lastState = "";
   let lastContext = "";
   const states = agent.snapshot$.subscribe((snapshot) => {
@@ -226,46 +274,11 @@ export function followAgent(
     }
   });
 
-  const toolStates = new Map<string, string>();
-  const lastValues = new Map<AnyActorRef, string>();
-  const inspection = agent.actor.system.inspect((event: InspectionEvent) => {
-    if (event.type !== "@xstate.snapshot") return;
-    const actor = event.actorRef as InspectedActor;
-    const snapshot = event.snapshot as { value?: StateValue; status?: string };
-    if (actor.logic === toolExecutionMachine && actor._parent === agent.actor) {
-      const value = snapshot.status === "active" ? (snapshot.value ?? null) : null;
-      if (!changed(lastValues, actor, value)) return;
-      if (value === null) lastValues.delete(actor);
-      emit({ kind: "execution_state", t: Date.now(), value });
-      return;
-    }
-    if (actor.logic === agentMachine && actor !== (agent.actor as unknown)) {
-      const toolCallId = callRunning(actor, agent);
-      if (toolCallId === undefined || snapshot.value === undefined) return;
-      if (!changed(lastValues, actor, snapshot.value)) return;
-      if (snapshot.status !== "active") lastValues.delete(actor);
-      emit({ kind: "sub_agent_state", t: Date.now(), toolCallId, agentId: actor.id, value: snapshot.value });
-      return;
-    }
-    if (actor.logic !== toolCallMachine) return;
-    // Only this agent's own calls, not a sub-agent's in its tree.
-    if (!isToolCallOf(agent.actor, actor)) return;
-    const value = snapshot.value;
-    const toolCallId = actor.id;
-    if (typeof value !== "string" || toolStates.get(toolCallId) === value) return;
-    if (value === "done") toolStates.delete(toolCallId);
-    else {
-      toolStates.set(toolCallId, value);
-      if (!toolHistory.has(toolCallId)) toolHistory.set(toolCallId, new Set());
-      toolHistory.get(toolCallId)!.add(value);
-    }
-    emit({ kind: "tool_state", t: Date.now(), toolCallId, value });
-  });
-
   return () => {
     flush();
     events.unsubscribe();
     states.unsubscribe();
-    inspection.unsubscribe();
+    stopFollowingActors();
+    inspection?.unsubscribe();
   };
 }
