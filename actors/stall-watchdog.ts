@@ -132,7 +132,8 @@ export function stallWatchdogOf(agent: object, timeouts: Required<StallTimeout>)
 }
 
 /**
- * Clears the timer of an agent's watchdog, if it has one: at the end of a run, and when it stops.
+ * Clears the timer of an agent's watchdog and forgets it, if it has one: at the end of a run, and
+ * when the agent stops.
  *
  * @example
  * ```ts
@@ -140,7 +141,9 @@ export function stallWatchdogOf(agent: object, timeouts: Required<StallTimeout>)
  * ```
  */
 export function releaseStallWatchdog(agent: object): void {
+  // An idle agent keeps no watchdog: the next run makes one.
   watchdogs.get(agent)?.release();
+  watchdogs.delete(agent);
 }
 
 function activeMs(ms: number): number | undefined {

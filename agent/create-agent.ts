@@ -195,11 +195,17 @@ class AgentSession implements Agent {
     this.id = options.id ?? `agent-${++agentCounter}`;
     this.inputFilters = options.inputFilters ?? [];
     this.whenIdle = options.hibernate === "whenIdle" && !options.parentActor && !journal;
-    this.runtime = createRuntime(options, journal, tools, {
-      publish: (event) => this.events.next(event),
+    // The two functions go as arguments, not as an object's properties: a transpiler that keeps
+    // function names (tsx, esbuild's keepNames) renames a property's function, which puts it in
+    // V8's slow dictionary mode: about 250 bytes more per function, per agent.
+    this.runtime = createRuntime(
+      options,
+      journal,
+      tools,
+      (event) => this.events.next(event),
       // Only the agent's actors read it, so the agent is awake.
-      transcript: () => readTranscript(this.live!.getSnapshot().context.messages),
-    });
+      () => readTranscript(this.live!.getSnapshot().context.messages),
+    );
     attachTelemetry(
       {
         id: this.id,
@@ -411,17 +417,18 @@ class AgentSession implements Agent {
     });
     moveTelemetry(this.telemetryKey, actor);
     this.telemetryKey = actor;
-    actor.subscribe({
-      next: (next) => {
+    // Handlers as arguments rather than an observer object: see the runtime's functions above.
+    actor.subscribe(
+      (next) => {
         this.snapshots?.next(next);
         if (this.whenIdle && next.matches("idle")) this.hibernateWhenIdle();
       },
-      error: (error) => {
+      (error) => {
         // A bug in the machine must not crash the host process: report it to whoever waits.
         for (const fail of this.failures ?? []) fail(error);
         this.snapshots?.error(error);
       },
-    });
+    );
     this.live = actor;
     for (const follow of this.actorFollowers ?? []) follow(actor);
     actor.start();
@@ -454,6 +461,8 @@ class AgentSession implements Agent {
         if (event.type !== "agent_end") return;
         subscription.unsubscribe();
         failures.delete(reject);
+        // An idle agent keeps no empty set around.
+        if (failures.size === 0 && this.failures === failures) this.failures = undefined;
         resolve(event.messages);
       });
       failures.add(reject);
@@ -532,7 +541,8 @@ function createRuntime(
   options: AgentOptions,
   journal: EffectJournal | undefined,
   tools: Map<string, Tool>,
-  agent: Pick<AgentRuntime, "publish" | "transcript">,
+  publish: AgentRuntime["publish"],
+  transcript: AgentRuntime["transcript"],
 ): AgentRuntime {
   return {
     provider: options.provider,
@@ -563,8 +573,8 @@ function createRuntime(
     options,
     convertToLlm: options.convertToLlm ?? defaultConvertToLlm,
     llmMessages: createLlmMessages(options.convertToLlm),
-    publish: agent.publish,
-    transcript: agent.transcript,
+    publish,
+    transcript,
     now: journal ? () => journal.now() : Date.now,
     ...(journal && { journal }),
   };
