@@ -38,65 +38,94 @@ const running = new WeakSet<AnyActorRef>();
 export function executeToolCall(self: AnyActorRef, input: ExecuteToolInput): void {
   if (running.has(self)) return;
   running.add(self);
-  const runtime = runtimeOf(self);
-  const execution = createExecution(runtime, self, input);
-  let answered = false;
-  const stop = () => {
+  new ToolExecution(runtimeOf(self), self, input).start();
+}
+
+/**
+ * One execution of a call: it runs the tool, answers the call's actor once, and aborts the tool
+ * when that actor stops first. A class rather than closures made per call: its methods are shared
+ * by every call. It observes the actor (`complete` / `error`), so a stopped actor aborts it.
+ */
+class ToolExecution implements ExecutionState {
+  settled = false;
+  timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  private answered = false;
+  private watch: { unsubscribe(): void } | undefined = undefined;
+  private resolveResult: ((result: ToolResult) => void) | undefined = undefined;
+  private readonly controller: LazyAbort = createLazyAbort();
+  private readonly toolCall: ToolCall;
+
+  constructor(
+    private readonly runtime: AgentRuntime,
+    private readonly self: AnyActorRef,
+    private readonly input: ExecuteToolInput,
+  ) {
+    this.toolCall = {
+      type: "toolCall",
+      id: input.toolCallId,
+      name: input.toolName,
+      arguments: asRecord(input.args),
+    };
+  }
+
+  start(): void {
+    this.watch = this.self.subscribe(this);
+    const { journal } = this.runtime;
+    const result = journal ? journal.toolCall(this.input.toolCallId, () => this.run()) : this.run();
+    result.then(
+      (value) => this.answer(value),
+      (error: unknown) => this.answer(errorResult(errorText(error))),
+    );
+  }
+
+  /** The call's actor stopped (observer): a tool still running is aborted. */
+  complete(): void {
+    this.stop();
+  }
+
+  /** The call's actor failed (observer): as when it stops. */
+  error(): void {
+    this.stop();
+  }
+
+  /** The tool's result, once (it never rejects). */
+  private run(): Promise<ToolResult> {
+    const result = new Promise<ToolResult>((resolve) => (this.resolveResult = resolve));
+    runTool(this.runtime, this.self, this.input, this.toolCall, this.controller, this, (value) =>
+      this.settle(value),
+    ).catch((error: unknown) => this.settle(errorResult(errorText(error))));
+    return result;
+  }
+
+  /** Decides the result (finished, timed out or stopped): the tool's later output is ignored. */
+  private settle(result: ToolResult): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.resolveResult?.(result);
+  }
+
+  private stop(): void {
     // A finished tool is never aborted: its abort would only keep it alive.
-    if (answered) return;
-    answered = true;
-    execution.stop();
-  };
-  const watch = self.subscribe({ complete: stop, error: stop });
-  const answer = (result: ToolResult) => {
-    if (answered) return;
-    answered = true;
-    watch.unsubscribe();
-    running.delete(self);
-    self.send({ type: "TOOL_EXECUTED", result });
-  };
-  const result = runtime.journal
-    ? runtime.journal.toolCall(input.toolCallId, execution.run)
-    : execution.run();
-  result.then(answer, (error: unknown) => answer(errorResult(errorText(error))));
+    if (this.answered) return;
+    this.answered = true;
+    this.settle(errorResult(`Tool ${this.input.toolName} aborted`));
+    this.controller.abort(abortReason);
+  }
+
+  private answer(result: ToolResult): void {
+    if (this.answered) return;
+    this.answered = true;
+    this.watch?.unsubscribe();
+    running.delete(this.self);
+    this.self.send({ type: "TOOL_EXECUTED", result });
+  }
 }
 
 interface ExecutionState {
   /** The call's result is decided (finished, timed out or stopped): the tool's later output is ignored. */
   settled: boolean;
   timer: ReturnType<typeof setTimeout> | undefined;
-}
-
-/** One execution of a call: `run` resolves with its result (never rejects); `stop` aborts it. */
-function createExecution(runtime: AgentRuntime, self: AnyActorRef, input: ExecuteToolInput) {
-  const controller = createLazyAbort();
-  const state: ExecutionState = { settled: false, timer: undefined };
-  let resolveResult: (result: ToolResult) => void = () => {};
-  const settle = (result: ToolResult) => {
-    if (state.settled) return;
-    state.settled = true;
-    clearTimeout(state.timer);
-    resolveResult(result);
-  };
-  const toolCall: ToolCall = {
-    type: "toolCall",
-    id: input.toolCallId,
-    name: input.toolName,
-    arguments: asRecord(input.args),
-  };
-  return {
-    run(): Promise<ToolResult> {
-      const result = new Promise<ToolResult>((resolve) => (resolveResult = resolve));
-      runTool(runtime, self, input, toolCall, controller, state, settle).catch((error: unknown) =>
-        settle(errorResult(errorText(error))),
-      );
-      return result;
-    },
-    stop() {
-      settle(errorResult(`Tool ${input.toolName} aborted`));
-      controller.abort(abortReason);
-    },
-  };
 }
 
 async function runTool(

@@ -12,7 +12,7 @@ import { type AbortHub, createAbortHub } from "./abort-hub.js";
 import { abortReason } from "./abort-reason.js";
 import { AssistantBuilder } from "./assistant-builder.js";
 import { retryDelay } from "./backoff.js";
-import { createStallWatchdog, type Stall } from "./stall-watchdog.js";
+import { type Stall, StallWatchdog, stallWatchdogOf } from "./stall-watchdog.js";
 
 /** What the model-stream actor tells the agent machine. */
 export type ModelStreamEvent =
@@ -211,8 +211,8 @@ type Failure = Extract<ProviderEvent, { type: "error" }> & { stalled?: boolean }
 /** What one attempt's stream loop needs to know besides the call: whether it was given up. */
 interface Attempt {
   abandoned: boolean;
-  /** Called on every provider event. */
-  onEvent?: () => void;
+  /** Touched on every provider event. */
+  watchdog?: StallWatchdog;
 }
 
 /**
@@ -232,19 +232,22 @@ async function streamWatched(call: ModelCall, builder: AssistantBuilder): Promis
       forwardAbort();
     }
   }
-  const watchdog = createStallWatchdog(runtime.stallTimeout);
-  const attempt: Attempt = { abandoned: false, onEvent: watchdog.touch };
+  // The agent's watchdog (one timer for all its turns); a second stream at once gets its own.
+  const shared = stallWatchdogOf(runtime, runtime.stallTimeout);
+  const watchdog = shared.watching ? new StallWatchdog(runtime.stallTimeout) : shared;
+  const attempt: Attempt = { abandoned: false, watchdog };
   try {
-    const outcome = await Promise.race([
-      streamOnce(call, builder, controller.signal, attempt),
-      watchdog.stalled,
-    ]);
+    const outcome = await new Promise<Failure | Stall | undefined>((resolve, reject) => {
+      watchdog.watch(resolve);
+      streamOnce(call, builder, controller.signal, attempt).then(resolve, reject);
+    });
     if (!isStall(outcome)) return outcome;
     attempt.abandoned = true;
     controller.abort(abortReason);
     return { type: "error", kind: "network", message: outcome.message, stalled: true };
   } finally {
-    watchdog.stop();
+    if (watchdog === shared) watchdog.stop();
+    else watchdog.release();
     forwardAbort();
   }
 }
@@ -274,7 +277,7 @@ async function streamOnce(
   try {
     for await (const event of runtime.provider.stream(request, signal)) {
       if (call.finished || attempt.abandoned) return undefined;
-      attempt.onEvent?.();
+      attempt.watchdog?.touch();
       if (event.type === "error") return event;
       if (!call.started) {
         call.started = true;

@@ -6,82 +6,141 @@ export interface Stall {
   message: string;
 }
 
-/** Watches one model call's stream for silence. */
-export interface StallWatchdog {
-  /** Resolves when the stream has been silent too long; never rejects. */
-  readonly stalled: Promise<Stall>;
-  /** Call on every provider event: the silence starts again from now. */
-  touch(): void;
-  /** Stops watching (the stream ended one way or another). */
-  stop(): void;
-}
-
 /**
- * Watches a stream for the two ways it stalls: no first event within `firstEventMs`, or no event
- * for `idleMs` once events flow. `touch()` costs one clock read, so it can run on every delta; the
- * single timer is re-armed only when it fires before the silence is long enough, so a long healthy
- * stream sets one timer per `idleMs`, not one per event. A value of 0 or `Infinity` turns that check off.
+ * Watches an agent's model streams for the two ways they stall: no first event within
+ * `firstEventMs`, or no event for `idleMs` once events flow. A value of 0 or `Infinity` turns that
+ * check off.
+ *
+ * One watchdog serves an agent's streams one after the other (an agent streams one model call at a
+ * time), with one timer: `touch()` costs one clock read, so it can run on every delta; the timer is
+ * re-armed only when it fires before the silence is long enough, and a new stream re-arms it in
+ * place (`refresh()`), so a run of many turns makes one timer, not one per model call. Between
+ * streams the timer keeps no process alive (it is unref'd); `release()`, at the end of a run,
+ * clears it.
  *
  * @example
  * ```ts
- * const watchdog = createStallWatchdog({ firstEventMs: 120_000, idleMs: 120_000 });
- * const outcome = await Promise.race([consume(stream, watchdog.touch), watchdog.stalled]);
+ * const watchdog = new StallWatchdog({ firstEventMs: 120_000, idleMs: 120_000 });
+ * const outcome = await new Promise((resolve, reject) => {
+ *   watchdog.watch(resolve);
+ *   consume(stream, () => watchdog.touch()).then(resolve, reject);
+ * });
  * watchdog.stop();
  * ```
  */
-export function createStallWatchdog(timeouts: Required<StallTimeout>): StallWatchdog {
-  const firstEventMs = activeMs(timeouts.firstEventMs);
-  const idleMs = activeMs(timeouts.idleMs);
-  let lastEventAt: number | undefined;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let stopped = false;
-  let report!: (stall: Stall) => void;
-  const stalled = new Promise<Stall>((resolve) => (report = resolve));
+export class StallWatchdog {
+  private readonly firstEventMs: number | undefined;
+  private readonly idleMs: number | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  /** The delay the timer was made with: `refresh()` re-arms it with that delay. */
+  private timerMs = 0;
+  private startedAt = 0;
+  private lastEventAt: number | undefined = undefined;
+  private onStall: ((stall: Stall) => void) | undefined = undefined;
 
-  const arm = (ms: number) => {
-    timer = setTimeout(check, ms);
-  };
-  const check = () => {
-    timer = undefined;
-    if (stopped) return;
-    if (lastEventAt === undefined) {
-      stopped = true;
-      report({
-        phase: "first-event",
-        message: `The model stream stalled: no first event within ${duration(firstEventMs!)} (stallTimeout.firstEventMs)`,
-      });
+  constructor(timeouts: Required<StallTimeout>) {
+    this.firstEventMs = activeMs(timeouts.firstEventMs);
+    this.idleMs = activeMs(timeouts.idleMs);
+  }
+
+  /** A stream is being watched (between `watch` and `stop`). */
+  get watching(): boolean {
+    return this.onStall !== undefined;
+  }
+
+  /** Starts watching a stream: `onStall` is called once if it stalls before `stop()`. */
+  watch(onStall: (stall: Stall) => void): void {
+    this.onStall = onStall;
+    this.startedAt = Date.now();
+    this.lastEventAt = undefined;
+    if (this.firstEventMs !== undefined) this.arm(this.firstEventMs);
+  }
+
+  /** Call on every provider event: the silence starts again from now. */
+  touch(): void {
+    const first = this.lastEventAt === undefined;
+    this.lastEventAt = Date.now();
+    if (!first || this.onStall === undefined || this.idleMs === undefined) return;
+    // The first event ends the wait for it; from now on only silence between events counts. The
+    // armed timer can stay when it fires no later than the idle check is due (`check` re-arms for
+    // the rest of the silence).
+    if (this.firstEventMs !== undefined && this.firstEventMs <= this.idleMs) return;
+    this.arm(this.idleMs);
+  }
+
+  /** Stops watching (the stream ended one way or another); the idle timer keeps no process alive. */
+  stop(): void {
+    this.onStall = undefined;
+    this.timer?.unref?.();
+  }
+
+  /** Clears the timer: nothing stays scheduled (the run is over, or the agent stopped). */
+  release(): void {
+    this.onStall = undefined;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private arm(ms: number): void {
+    if (this.timer !== undefined && this.timerMs === ms && typeof this.timer.refresh === "function") {
+      this.timer.ref?.();
+      this.timer.refresh();
       return;
     }
-    if (idleMs === undefined) return;
-    const silent = Date.now() - lastEventAt;
-    if (silent < idleMs) return arm(idleMs - silent);
-    stopped = true;
-    report({
-      phase: "idle",
-      message: `The model stream stalled: no event for ${duration(idleMs)} after the last one (stallTimeout.idleMs)`,
-    });
-  };
+    clearTimeout(this.timer);
+    this.timerMs = ms;
+    this.timer = setTimeout(() => this.check(), ms);
+  }
 
-  if (firstEventMs !== undefined) arm(firstEventMs);
-  return {
-    stalled,
-    touch() {
-      const first = lastEventAt === undefined;
-      lastEventAt = Date.now();
-      if (stopped || idleMs === undefined) return;
-      // The first event ends the wait for it; from now on only silence between events counts. The
-      // armed timer can stay when it fires no later than the idle check is due (`check` re-arms
-      // for the rest of the silence), which saves two timer operations per model call.
-      if (first && timer !== undefined && firstEventMs !== undefined && firstEventMs <= idleMs) return;
-      if (first) clearTimeout(timer);
-      if (first || timer === undefined) arm(idleMs);
-    },
-    stop() {
-      stopped = true;
-      clearTimeout(timer);
-      timer = undefined;
-    },
-  };
+  private check(): void {
+    const onStall = this.onStall;
+    if (onStall === undefined) return;
+    const firstEvent = this.lastEventAt === undefined;
+    const limit = firstEvent ? this.firstEventMs : this.idleMs;
+    if (limit === undefined) return;
+    const silent = Date.now() - (this.lastEventAt ?? this.startedAt);
+    if (silent < limit) return this.arm(limit - silent);
+    this.onStall = undefined;
+    onStall(
+      firstEvent
+        ? {
+            phase: "first-event",
+            message: `The model stream stalled: no first event within ${duration(limit)} (stallTimeout.firstEventMs)`,
+          }
+        : {
+            phase: "idle",
+            message: `The model stream stalled: no event for ${duration(limit)} after the last one (stallTimeout.idleMs)`,
+          },
+    );
+  }
+}
+
+const watchdogs = new WeakMap<object, StallWatchdog>();
+
+/**
+ * The watchdog of one agent's streams (keyed by its runtime), made by its first stream.
+ *
+ * @example
+ * ```ts
+ * const watchdog = stallWatchdogOf(runtime, runtime.stallTimeout);
+ * ```
+ */
+export function stallWatchdogOf(agent: object, timeouts: Required<StallTimeout>): StallWatchdog {
+  let watchdog = watchdogs.get(agent);
+  if (!watchdog) watchdogs.set(agent, (watchdog = new StallWatchdog(timeouts)));
+  return watchdog;
+}
+
+/**
+ * Clears the timer of an agent's watchdog, if it has one: at the end of a run, and when it stops.
+ *
+ * @example
+ * ```ts
+ * if (event.type === "agent_end") releaseStallWatchdog(runtime);
+ * ```
+ */
+export function releaseStallWatchdog(agent: object): void {
+  watchdogs.get(agent)?.release();
 }
 
 function activeMs(ms: number): number | undefined {

@@ -6,6 +6,7 @@ import { agentMachine } from "../machines/agent.machine.js";
 import { journaledAgentMachine } from "../machines/journaled-agent.machine.js";
 import { toolCallActorOf, toolCallActorsOf } from "../machines/tool-call-actors.js";
 import { resumeToolCall } from "../actors/tool-call.machine.js";
+import { releaseStallWatchdog } from "../actors/stall-watchdog.js";
 import { readTranscript } from "../machines/transcript.js";
 import { createLlmMessages } from "../core/llm-messages.js";
 import { checkedBudget, type Tool, toToolSpec } from "../tools/define-tool.js";
@@ -315,6 +316,7 @@ class AgentSession implements Agent {
     // An agent stopped before it ever ran still gets its (stopped) actor: `agent.actor` reads it.
     if (!this.live && !this.dormant && !this.stopped) this.start(undefined);
     this.stopped = true;
+    releaseStallWatchdog(this.runtime);
     // XState lets only a parent stop a child actor; a child agent's owner (its tool call) stops it
     // the way a parent would, so it also leaves the tree's actor system.
     if (this.options.parentActor) (this.live as unknown as { _stop(): void } | undefined)?._stop();
@@ -402,7 +404,11 @@ class AgentSession implements Agent {
       ...(inspect && { inspect: typeof inspect === "function" ? inspect : toObserver(inspect) }),
     });
     bindRuntime(actor, this.runtime);
-    actor.on("*", (event) => this.events.next(event as AgentEvent));
+    actor.on("*", (event) => {
+      // A run is over: its stream watchdog's timer goes (the next run re-arms it).
+      if (event.type === "agent_end") releaseStallWatchdog(this.runtime);
+      this.events.next(event as AgentEvent);
+    });
     moveTelemetry(this.telemetryKey, actor);
     this.telemetryKey = actor;
     actor.subscribe({

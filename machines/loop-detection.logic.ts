@@ -69,7 +69,8 @@ export function resolveLoopDetection(
   options: LoopDetectionOptions | false | undefined,
 ): Required<LoopDetectionOptions> | undefined {
   if (options === false) return undefined;
-  return { ...LOOP_DETECTION_DEFAULTS, ...options };
+  // No options (the usual case, checked once per tool group): the defaults themselves, no copy.
+  return options === undefined ? LOOP_DETECTION_DEFAULTS : { ...LOOP_DETECTION_DEFAULTS, ...options };
 }
 
 /** Throws a clear error for thresholds that cannot work (they are counts of at least 2). */
@@ -116,7 +117,24 @@ export function hashText(text: string): string {
   }
   h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
   h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36);
+  return base36(4294967296 * (2097151 & h2) + (h1 >>> 0));
+}
+
+const DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz";
+
+/**
+ * `value.toString(36)` for an integer below 2^53, digit by digit: the same string, several times
+ * faster than V8's conversion of a large number to base 36 (this runs twice per tool call).
+ * Division by 36 and `Math.floor` are exact below 2^53.
+ */
+function base36(value: number): string {
+  let out = "";
+  do {
+    const quotient = Math.floor(value / 36);
+    out = DIGITS[value - quotient * 36]! + out;
+    value = quotient;
+  } while (value > 0);
+  return out;
 }
 
 /** The identity of a call: its tool name and canonical arguments, hashed. */
@@ -152,13 +170,16 @@ export function recordToolResults(
   results: readonly ToolResultMessage[],
   turn: number,
 ): LoopVerdict {
-  const recent = state ? [...state.recent] : [];
+  let recent = state ? state.recent : [];
   const warnings: LoopHit[] = [];
   let stop: LoopHit | undefined;
-  const callsById = new Map(calls.map((call) => [call.id, call]));
+  // A turn usually has one call or a few: a scan finds it; a large group gets a map.
+  const callsById = calls.length > 8 ? new Map(calls.map((call) => [call.id, call])) : undefined;
   for (const result of results) {
     if (isSkipped(result)) continue;
-    const call = callsById.get(result.toolCallId);
+    const call = callsById
+      ? callsById.get(result.toolCallId)
+      : calls.find((candidate) => candidate.id === result.toolCallId);
     if (!call) continue;
     const key = callKey(call.name, call.arguments);
     const index = recent.findIndex((record) => record.key === key);
@@ -173,9 +194,7 @@ export function recordToolResults(
       warned: previous?.warned ?? false,
       turn,
     };
-    if (index >= 0) recent.splice(index, 1);
-    recent.unshift(record);
-    if (recent.length > LOOP_MEMORY) recent.pop();
+    recent = withFirst(recent, record, index);
 
     const hit = loopHit(record, limits, call, result);
     if (!hit) continue;
@@ -186,6 +205,15 @@ export function recordToolResults(
     }
   }
   return { state: { recent }, warnings, ...(stop && { stop }) };
+}
+
+/** A new list: `record` first, then `recent` without its entry at `index` (-1: none), at most `LOOP_MEMORY` long. */
+function withFirst(recent: readonly LoopRecord[], record: LoopRecord, index: number): LoopRecord[] {
+  const next = [record];
+  for (let i = 0; i < recent.length && next.length < LOOP_MEMORY; i++) {
+    if (i !== index) next.push(recent[i]!);
+  }
+  return next;
 }
 
 function loopHit(

@@ -2,11 +2,13 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   type AgentEvent,
   createAgent,
+  defineTool,
   type Provider,
   type ProviderEvent,
   type ProviderRequest,
   scripted,
 } from "../index.js";
+import { z } from "zod";
 import { assistants, expectEventInvariants, expectValidTranscript, record } from "./helpers.js";
 
 const fastRetry = { baseDelayMs: 1, maxDelayMs: 5, jitter: 0 };
@@ -230,6 +232,66 @@ describe("stream stall watchdog", () => {
     unwatched.abort();
     await unwatched.waitForIdle();
     expect(unwatchedEvents.at(-1)).toMatchObject({ type: "agent_end", reason: "aborted" });
+  });
+
+  it("watches every turn of a run: a stall in the third model call is caught (fake clock)", async () => {
+    vi.useFakeTimers();
+    const toolCall = (id: string): ProviderEvent[] => [
+      { type: "start" },
+      { type: "toolcall_start", id, name: "noop" },
+      { type: "toolcall_end", id, name: "noop", arguments: { id } },
+      { type: "done", stopReason: "toolUse" },
+    ];
+    // Two turns that call a tool after 10 s of thinking each, a third that goes silent, then an answer.
+    const provider = stallingProvider((call) =>
+      call < 2 ? toolCall(`c${call}`) : call === 2 ? [] : "answer",
+    );
+    const slowStart: Provider = {
+      ...provider,
+      async *stream(request, signal) {
+        if (provider.calls < 2) await new Promise((resolve) => setTimeout(resolve, 10_000));
+        yield* provider.stream(request, signal);
+      },
+    };
+    const noop = defineTool({
+      name: "noop",
+      description: "does nothing",
+      parameters: z.object({ id: z.string() }),
+      execute: async () => "ok",
+    });
+    const agent = createAgent({
+      provider: slowStart,
+      tools: [noop],
+      retry: fastRetry,
+      stallTimeout: { firstEventMs: 30_000, idleMs: 30_000 },
+    });
+    const events = record(agent);
+    const run = agent.prompt("hi");
+    await vi.advanceTimersByTimeAsync(29_999 + 20_000);
+    expect(retries(events)).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(retries(events).map((e) => e.error)).toEqual([
+      "The model stream stalled: no first event within 30 s (stallTimeout.firstEventMs)",
+    ]);
+    await vi.advanceTimersByTimeAsync(1_000);
+    await run;
+    expect(agent.messages.at(-1)).toMatchObject({ content: [{ type: "text", text: "the whole answer" }] });
+    expectValidTranscript(agent.messages);
+    expectEventInvariants(events);
+  });
+
+  it("leaves no timer behind once a run is over, and none after stop()", async () => {
+    vi.useFakeTimers();
+    const agent = createAgent({ provider: scripted([{ text: "one" }, { text: "two" }]) });
+    await agent.prompt("hi");
+    expect(vi.getTimerCount()).toBe(0);
+    const stopped = createAgent({ provider: stallingProvider(() => []) });
+    void stopped.prompt("hi");
+    await vi.advanceTimersByTimeAsync(10);
+    expect(vi.getTimerCount()).toBeGreaterThan(0);
+    stopped.stop();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(vi.getTimerCount()).toBe(0);
   });
 
   it("a misspelt watchdog option is refused, not silently left at its default", () => {
