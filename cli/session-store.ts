@@ -395,6 +395,7 @@ export function createSessionStore(cwd: string): SessionStore {
         } catch {}
         throw new Error(
           `Cannot save the session in ${root}: ${fileProblem(error)}; run in a workspace you can write to (--cwd <dir>)`,
+          { cause: error },
         );
       }
     },
