@@ -1,5 +1,6 @@
 import type { ToolExecutionStrategy } from "../core/options.js";
 import type { PermissionMode } from "../tools/permissions.js";
+import { SESSION_ID } from "./session-store.js";
 
 /** The command line, parsed. */
 export interface CliArgs {
@@ -96,6 +97,20 @@ function positiveInteger(option: string, value: string): number {
   return n;
 }
 
+function portNumber(option: string, value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1 || n > 65_535)
+    throw new UsageError(`${option} needs a port number from 1 to 65535, got "${value}"`);
+  return n;
+}
+
+/**
+ * A session id as `--resume` takes it: one word of the characters ids are made of, with a digit
+ * or a hyphen (every id has both), so `--resume a-typo` says there is no such session; a word
+ * without either, or words with spaces, are the prompt.
+ */
+const looksLikeSessionId = (value: string) => SESSION_ID.test(value) && /[\d-]/.test(value);
+
 /**
  * Parses the command line (without `node` and the script). Options may come before or after the
  * prompt; the words of the prompt are joined with spaces; `--` ends the options.
@@ -123,7 +138,9 @@ export function parseArgs(argv: readonly string[]): CliArgs {
   let i = 0;
   const value = (option: string): string => {
     const next = argv[++i];
-    if (next === undefined || next.startsWith("-")) throw new UsageError(`${option} needs a value`);
+    // A negative number is a (wrong) value, not the next option: its check says what is wrong.
+    if (next === undefined || (next.startsWith("-") && !/^-\d/.test(next)))
+      throw new UsageError(`${option} needs a value`);
     return next;
   };
   /** The next argument when it is not an option and passes `accept` (an optional value). */
@@ -183,7 +200,7 @@ export function parseArgs(argv: readonly string[]): CliArgs {
       case "--visualize": {
         args.visualize = true;
         const port = inline ?? optionalValue((v) => /^\d+$/.test(v));
-        if (port !== undefined) args.port = positiveInteger(name, port);
+        if (port !== undefined) args.port = portNumber(name, port);
         break;
       }
       case "--cwd":
@@ -195,12 +212,13 @@ export function parseArgs(argv: readonly string[]): CliArgs {
         break;
       case "-r":
       case "--resume":
-        // An id looks like a session directory name; anything with a space is the prompt.
-        args.resume = inline ?? optionalValue((v) => /^[A-Za-z0-9._-]+$/.test(v) && /\d/.test(v)) ?? true;
+        if (inline !== undefined && !SESSION_ID.test(inline))
+          throw new UsageError(`Invalid session id "${inline}"`);
+        args.resume = inline ?? optionalValue(looksLikeSessionId) ?? true;
         break;
       case "--recover": {
         const id = take(name);
-        if (!/^[A-Za-z0-9._-]+$/.test(id)) throw new UsageError(`Invalid session id "${id}"`);
+        if (!SESSION_ID.test(id)) throw new UsageError(`Invalid session id "${id}"`);
         args.recover = id;
         break;
       }

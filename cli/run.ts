@@ -197,6 +197,11 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
     cwd = demoDir;
     prompt = DEMO_PROMPT;
   }
+  // A new session needs a prompt: without one, say so before a session is made for nothing.
+  if (mode !== "interactive" && !resuming && !prompt) {
+    if (!io.stdin.isTTY) prompt = await readAll(io.stdin);
+    if (!prompt) throw new UsageError("No prompt: pass one as an argument or on stdin");
+  }
 
   const store = createSessionStore(cwd);
   let session: Session | undefined;

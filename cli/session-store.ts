@@ -152,7 +152,15 @@ export function newSessionId(now = new Date()): string {
   return `${stamp}-${randomBytes(3).toString("hex")}`;
 }
 
-const SESSION_ID = /^[A-Za-z0-9._-]+$/;
+/** A file system error in words: `permission denied (EACCES)` rather than Node's whole message. */
+function fileProblem(error: unknown): string {
+  const { code, message } = error as NodeJS.ErrnoException;
+  const words = /^[A-Z]+: ([^,]+)/.exec(message ?? "")?.[1];
+  return words && code ? `${words} (${code})` : String(message ?? error);
+}
+
+/** What a session id is made of: a folder name inside the sessions folder, never `.` or `..`. */
+export const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 /** A file's JSON, `{ missing }` when it does not exist, or `{ problem }` when it cannot be read as JSON. */
 function readJsonFile(file: string): { value: unknown } | { missing: true } | { problem: string } {
@@ -368,7 +376,6 @@ export function createSessionStore(cwd: string): SessionStore {
       const now = new Date();
       const id = newSessionId(now);
       const dir = path.join(root, id);
-      mkdirSync(dir, { recursive: true });
       const meta: SessionMeta = {
         ...fields,
         id,
@@ -376,9 +383,21 @@ export function createSessionStore(cwd: string): SessionStore {
         updatedAt: now.toISOString(),
         status: "idle",
       };
-      const session = openSession(dir, meta, () => inspect(id));
-      session.updateMeta({});
-      return session;
+      try {
+        mkdirSync(dir, { recursive: true });
+        const session = openSession(dir, meta, () => inspect(id));
+        session.updateMeta({});
+        return session;
+      } catch (error) {
+        // No half-made session is left to be listed or resumed.
+        try {
+          rmSync(dir, { recursive: true, force: true });
+        } catch {}
+        throw new Error(
+          `Cannot save the session in ${root}: ${fileProblem(error)}; run in a workspace you can write to (--cwd <dir>)`,
+          { cause: error },
+        );
+      }
     },
     open(id) {
       if (!SESSION_ID.test(id)) throw new Error(`Invalid session id "${id}"`);

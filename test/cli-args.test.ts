@@ -26,6 +26,10 @@ describe("agent-machine command line", () => {
     expect(parseArgs(["--resume"]).resume).toBe(true);
     expect(parseArgs(["--resume", "--print"])).toMatchObject({ resume: true, print: true });
     expect(parseArgs(["--resume", "what next?"])).toMatchObject({ resume: true, prompt: "what next?" });
+    expect(parseArgs(["--resume", "summarise"])).toMatchObject({ resume: true, prompt: "summarise" });
+    // A mistyped id is still an id, so the command says there is no such session.
+    expect(parseArgs(["--resume", "does-not-exist"]).resume).toBe("does-not-exist");
+    expect(parseArgs(["--resume", "../../etc"])).toMatchObject({ resume: true, prompt: "../../etc" });
     expect(parseArgs(["-c", "go on"])).toMatchObject({ continue: true, prompt: "go on" });
   });
 
@@ -44,6 +48,17 @@ describe("agent-machine command line", () => {
     );
     expect(() => parseArgs(["--max-turns", "0"])).toThrow("--max-turns needs a positive integer");
     expect(() => parseArgs(["--model"])).toThrow("--model needs a value");
+    expect(() => parseArgs(["--model", "--print"])).toThrow("--model needs a value");
+    // A negative number is a wrong value, not a missing one.
+    expect(() => parseArgs(["--max-turns", "-3"])).toThrow('--max-turns needs a positive integer, got "-3"');
+    expect(() => parseArgs(["--visualize", "99999"])).toThrow(
+      '--visualize needs a port number from 1 to 65535, got "99999"',
+    );
+    expect(() => parseArgs(["--visualize=0"])).toThrow("--visualize needs a port number from 1 to 65535");
+    for (const id of ["..", "."]) {
+      expect(() => parseArgs([`--resume=${id}`])).toThrow(`Invalid session id "${id}"`);
+      expect(() => parseArgs(["--recover", id])).toThrow(`Invalid session id "${id}"`);
+    }
     expect(() => parseArgs(["--continue", "--resume"])).toThrow(
       "Use one of --continue, --resume and --recover",
     );

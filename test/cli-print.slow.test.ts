@@ -1,4 +1,4 @@
-import { readdirSync } from "node:fs";
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AgentEvent } from "../index.js";
@@ -117,6 +117,50 @@ describe("agent-machine --print / --json", () => {
     const unknown = await runCliProcess(["--frobnicate"], { cwd: dir, env: env() });
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("Unknown option --frobnicate");
+  });
+
+  it("without a prompt: one line, exit status 2, and no empty session left behind", async () => {
+    dir = tempDir();
+    for (const args of [["--print"], ["--json"], []]) {
+      const result = await runCliProcess(args, { cwd: dir, env: env(), input: "" });
+      expect(result.stderr, args.join(" ")).toBe(
+        "agent-machine: No prompt: pass one as an argument or on stdin\n",
+      );
+      expect(result.code).toBe(2);
+    }
+    expect(existsSync(path.join(dir, ".agent-machine"))).toBe(false);
+    // So --continue has nothing to resume, rather than an empty session.
+    const resumed = await runCliProcess(["--continue", "--print"], { cwd: dir, env: env(), input: "" });
+    expect(resumed.stderr).toBe(
+      `agent-machine: No sessions to resume in ${path.join(dir, ".agent-machine", "sessions")}\n`,
+    );
+    expect(resumed.code).toBe(2);
+  });
+
+  it("--resume of a session that does not exist: one line naming it and the recent ones", async () => {
+    dir = tempDir();
+    await runCliProcess(["--print", "hi"], { cwd: dir, env: env() });
+    const [id] = readdirSync(path.join(dir, ".agent-machine", "sessions"));
+    for (const missing of ["does-not-exist", "20200101-000000000-abcdef"]) {
+      const result = await runCliProcess(["--resume", missing, "--print", "go on"], { cwd: dir, env: env() });
+      expect(result.stderr).toBe(
+        `agent-machine: No session "${missing}" in ${path.join(dir, ".agent-machine", "sessions")} (recent: ${id})\n`,
+      );
+      expect(result.stdout).toBe("");
+      expect(result.code).not.toBe(0);
+    }
+  });
+
+  it("a workspace where sessions cannot be saved: one line saying where and why, no stack trace", async () => {
+    dir = tempDir();
+    // A file where the sessions folder must go (a read-only folder would not stop root).
+    writeFileSync(path.join(dir, ".agent-machine"), "");
+    const result = await runCliProcess(["--print", "hi"], { cwd: dir, env: env() });
+    expect(result.stderr).toBe(
+      `agent-machine: Cannot save the session in ${path.join(dir, ".agent-machine", "sessions")}: not a directory (ENOTDIR); run in a workspace you can write to (--cwd <dir>)\n`,
+    );
+    expect(result.stdout).toBe("");
+    expect(result.code).toBe(1);
   });
 
   it("says plainly when an explicit --provider has no key, without falling back to the demo", async () => {
