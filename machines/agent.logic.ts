@@ -14,6 +14,22 @@ import type { AgentLimits, InputFilter, PromptInput, QueueMode } from "../core/o
 import type { LoopState } from "./loop-detection.logic.js";
 import { messagesFrom } from "./transcript.js";
 
+const EMPTY: readonly never[] = Object.freeze([]);
+
+/**
+ * One shared, frozen empty list, for context fields that are empty most of the time (queues, the
+ * turn's results): an idle agent holds no empty array of its own. The machine never changes a list
+ * in place (each update makes a new one), and the freeze makes sure of it.
+ *
+ * @example
+ * ```ts
+ * const context = { pending: noItems<AgentMessage>(), steeringQueue: noItems<AgentMessage>() };
+ * ```
+ */
+export function noItems<T>(): T[] {
+  return EMPTY as unknown as T[];
+}
+
 /** What one run (prompt or continue, to its `agent_end`) has done so far. */
 export interface RunState {
   /** Model calls made. */
@@ -55,8 +71,8 @@ export function newRun(firstMessage = 0): RunState {
     turn: 0,
     usage: emptyUsage(),
     firstMessage,
-    rewritten: [],
-    turnResults: [],
+    rewritten: noItems(),
+    turnResults: noItems(),
     executionSpawned: false,
     needsCompaction: false,
     forceCompaction: false,

@@ -23,6 +23,7 @@ import {
   emptyAssistant,
   ensureUniqueToolCallIds,
   newRun,
+  noItems,
   type RunState,
   runMessages,
   stopNotice,
@@ -110,6 +111,9 @@ export type AgentMachineEvent =
   | { type: `xstate.error.actor.${string}`; error: unknown };
 
 type StreamDone = Extract<ModelStreamEvent, { type: "STREAM_DONE" }>;
+
+/** The limits of an agent that sets none: one frozen object for all of them. */
+const NO_LIMITS: AgentLimits = Object.freeze({});
 
 /**
  * The agent loop as a statechart. See DESIGN.md for the diagram:
@@ -237,13 +241,13 @@ export const agentMachine = setup({
       const config = withLearnedWindow(context.contextBudget, context.learnedMaxContextTokens);
       enqueue.assign({
         messages,
-        pending: [],
+        pending: noItems(),
         run: {
           ...context.run,
           turn,
           turnMessage: undefined,
           executionSpawned: false,
-          turnResults: [],
+          turnResults: noItems(),
           needsCompaction:
             config !== undefined && isOverBudget(readTranscript(messages), config, context.calibration),
           forceCompaction: false,
@@ -503,7 +507,9 @@ export const agentMachine = setup({
         messages,
         run: { ...run, endReason: run.endReason ?? "stop" },
         // A loop notice belongs to the run that looped, not to the next one.
-        pending: context.pending.filter((message) => !isLoopNotice(message)),
+        pending: context.pending.some(isLoopNotice)
+          ? context.pending.filter((message) => !isLoopNotice(message))
+          : context.pending,
       });
     }),
   },
@@ -511,15 +517,15 @@ export const agentMachine = setup({
   id: "agent",
   context: ({ input }) => ({
     messages: input.messages ?? [],
-    pending: [],
-    steeringQueue: [],
-    followUpQueue: [],
+    pending: noItems(),
+    steeringQueue: noItems(),
+    followUpQueue: noItems(),
     strategy: input.strategy ?? "parallel",
     steeringMode: input.steeringMode ?? "one-at-a-time",
     followUpMode: input.followUpMode ?? "one-at-a-time",
-    limits: input.limits ?? {},
+    limits: input.limits ?? NO_LIMITS,
     contextBudget: input.contextBudget,
-    concurrencySafeTools: input.concurrencySafeTools ?? [],
+    concurrencySafeTools: input.concurrencySafeTools?.length ? input.concurrencySafeTools : noItems(),
     run: newRun(),
     // Only when set: the context's shape (and so the snapshot version) stays that of older releases.
     ...(input.loopDetection !== undefined && { loopDetection: input.loopDetection }),
