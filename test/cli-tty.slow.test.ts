@@ -6,16 +6,16 @@ import {
   killMatching,
   pidsMatching,
   removeDir,
-  startTmuxCli,
+  startTerminalCli,
   TEST_SCRIPT,
-  type TmuxCli,
+  type TerminalCli,
   tempDir,
   waitUntil,
 } from "./fixtures/cli-harness.js";
 
-// The real binary in a pseudo-terminal (tmux): what a user types reaches the agent.
+// The real binary in a pseudo-terminal (node-pty, read through xterm.js): what a user types reaches the agent.
 describe("agent-machine in a terminal", () => {
-  let cli: TmuxCli | undefined;
+  let cli: TerminalCli | undefined;
   let dir: string | undefined;
   const markers: string[] = [];
 
@@ -29,7 +29,7 @@ describe("agent-machine in a terminal", () => {
 
   const start = (args: string[] = []) => {
     dir = tempDir();
-    cli = startTmuxCli(args, { cwd: dir, env: cleanEnv({ AGENT_MACHINE_SCRIPT: TEST_SCRIPT }) });
+    cli = startTerminalCli(args, { cwd: dir, env: cleanEnv({ AGENT_MACHINE_SCRIPT: TEST_SCRIPT }) });
     return cli;
   };
 
