@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { AgentMessage } from "../index.js";
 import {
   CLI_BIN,
+  SANDBOX_ARGS,
   cleanEnv,
   killMatching,
   pidsMatching,
@@ -48,11 +49,15 @@ describe("agent-machine sessions survive SIGKILL", () => {
     markers.push(marker);
     const env = cleanEnv({ AGENT_MACHINE_SCRIPT: TEST_SCRIPT });
     const prompt = `run2: echo fast-result ;; (exec -a ${marker} sleep 300)`;
-    child = spawn(process.execPath, [CLI_BIN, "--print", "--permission-mode", "bypass", prompt], {
-      cwd: dir,
-      env,
-      stdio: "ignore",
-    });
+    child = spawn(
+      process.execPath,
+      [CLI_BIN, ...SANDBOX_ARGS, "--print", "--permission-mode", "bypass", prompt],
+      {
+        cwd: dir,
+        env,
+        stdio: "ignore",
+      },
+    );
 
     // Wait until the fast call has finished and the slow one runs, then kill the CLI outright.
     const session = await waitUntil(() => {

@@ -49,6 +49,7 @@ describe("agent-machine's bash sandbox, end to end", () => {
     const result = await runCliProcess(["--print", "--permission-mode", "bypass", escape], {
       cwd,
       env: env({ PATH: path.join(dir!, "no-such-bin") }),
+      sandbox: "default",
     });
     expect(result.code).toBe(0);
     expect(result.stderr).toContain(

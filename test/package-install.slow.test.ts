@@ -8,6 +8,7 @@ import * as esbuild from "esbuild";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchBrowser } from "./browser.js";
+import { SANDBOX_ARGS } from "./fixtures/cli-harness.js";
 import { type ProviderFixtureServer, startProviderServer } from "./fixtures/provider-server.js";
 import { chatStream } from "./fixtures/provider-wire.js";
 
@@ -354,9 +355,14 @@ describe("the installed command", () => {
         { text: "The notes say to remember the milk." },
       ]),
     );
-    const result = await run(command(), ["-p", "What do my notes say?", "--cwd", workspace], app, {
-      AGENT_MACHINE_SCRIPT: join(app, "script.json"),
-    });
+    const result = await run(
+      command(),
+      [...SANDBOX_ARGS, "-p", "What do my notes say?", "--cwd", workspace],
+      app,
+      {
+        AGENT_MACHINE_SCRIPT: join(app, "script.json"),
+      },
+    );
     expect(result.stderr).toBe("");
     expect(result).toMatchObject({ code: 0, stdout: "The notes say to remember the milk.\n" });
   });
