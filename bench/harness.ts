@@ -180,6 +180,27 @@ export async function rotating<K extends string, T>(
 }
 
 /**
+ * Prints µs per turn (wall and CPU) of each contender's rounds, with its ratio to pi-agent-core's.
+ *
+ * @example
+ * ```ts
+ * printPerTurn(await rotating({ "pi-agent-core": runPi, ours: runOurs }, benchRuns(), 2), TURNS);
+ * ```
+ */
+export function printPerTurn(samples: Record<string, readonly Sample[]>, turns: number): void {
+  const pi = medianSample(samples["pi-agent-core"] ?? []);
+  const width = Math.max(...Object.keys(samples).map((name) => name.length)) + 2;
+  console.log(`µs per turn, medians of ${benchRuns()} rounds (2 warm-up rounds), ${turns} one-tool turns`);
+  for (const [name, runs] of Object.entries(samples)) {
+    const { wallMs, cpuMs } = medianSample(runs);
+    const perTurn = (ms: number) => ((ms * 1000) / turns).toFixed(1).padStart(6);
+    console.log(
+      `${name.padEnd(width)} wall ${perTurn(wallMs)} (${(wallMs / pi.wallMs).toFixed(2)}x pi)   CPU ${perTurn(cpuMs)} (${(cpuMs / pi.cpuMs).toFixed(2)}x pi)`,
+    );
+  }
+}
+
+/**
  * The machine the figures come from: node version, CPU model, number of CPUs.
  *
  * @example

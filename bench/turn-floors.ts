@@ -1,7 +1,7 @@
 // What each part of the design costs per turn in bare XState, measured in one process beside
 // agent-machine and pi-agent-core on the same 2,000 one-tool turns (the workload of figure (a)).
 //   node --expose-gc --import tsx bench/turn-floors.ts      (BENCH_RUNS=n for more rounds)
-import { benchRuns, medianSample, rotating } from "./harness.js";
+import { benchRuns, printPerTurn, rotating } from "./harness.js";
 import { runDesignFloor, runOurs, runPi, TURNS } from "./turn-overhead.bench.js";
 
 const samples = await rotating(
@@ -17,12 +17,4 @@ const samples = await rotating(
   benchRuns(),
   2,
 );
-const pi = medianSample(samples["pi-agent-core"]);
-console.log(`µs per turn, medians of ${benchRuns()} rounds (2 warm-up rounds), ${TURNS} one-tool turns`);
-for (const [name, runs] of Object.entries(samples)) {
-  const { wallMs, cpuMs } = medianSample(runs);
-  const perTurn = (ms: number) => ((ms * 1000) / TURNS).toFixed(1).padStart(6);
-  console.log(
-    `${name.padEnd(44)} wall ${perTurn(wallMs)} (${(wallMs / pi.wallMs).toFixed(2)}x pi)   CPU ${perTurn(cpuMs)} (${(cpuMs / pi.cpuMs).toFixed(2)}x pi)`,
-  );
-}
+printPerTurn(samples, TURNS);

@@ -5,7 +5,7 @@
 //   node --expose-gc --import tsx bench/turn-versus.ts /tmp/before      (BENCH_RUNS=n for more rounds)
 // The other checkout shares this one's node_modules (the symlink), so both run the same XState.
 import { resolve } from "node:path";
-import { benchRuns, medianSample, rotating, type Sample } from "./harness.js";
+import { benchRuns, printPerTurn, rotating, type Sample } from "./harness.js";
 import { runDesignFloor, runOurs, runPi, TURNS } from "./turn-overhead.bench.js";
 
 const [other] = process.argv.slice(2);
@@ -24,12 +24,4 @@ const samples = await rotating(
   benchRuns(),
   2,
 );
-const pi = medianSample(samples["pi-agent-core"]);
-console.log(`µs per turn, medians of ${benchRuns()} rounds (2 warm-up rounds), ${TURNS} one-tool turns`);
-for (const [name, runs] of Object.entries(samples)) {
-  const { wallMs, cpuMs } = medianSample(runs);
-  const perTurn = (ms: number) => ((ms * 1000) / TURNS).toFixed(1).padStart(6);
-  console.log(
-    `${name.padEnd(36)} wall ${perTurn(wallMs)} (${(wallMs / pi.wallMs).toFixed(2)}x pi)   CPU ${perTurn(cpuMs)} (${(cpuMs / pi.cpuMs).toFixed(2)}x pi)`,
-  );
-}
+printPerTurn(samples, TURNS);
