@@ -2,7 +2,7 @@ import { Observable, Subject } from "rxjs";
 import { type Actor, createActor, type SnapshotFrom, toObserver } from "xstate";
 import { resolveContextConfig } from "../context/config.js";
 import { screenInput, toMessages } from "../machines/agent.logic.js";
-import { agentMachine } from "../machines/agent.machine.js";
+import { type AgentContext, agentMachine } from "../machines/agent.machine.js";
 import { journaledAgentMachine } from "../machines/journaled-agent.machine.js";
 import { toolCallActorOf, toolCallActorsOf } from "../machines/tool-call-actors.js";
 import { resumeToolCall } from "../actors/tool-call.machine.js";
@@ -176,6 +176,16 @@ class AgentSession implements Agent {
    */
   private live: AgentActor | undefined;
   private dormant: Dormant | undefined;
+  /**
+   * Resting: the context of the idle actor this agent let go (no snapshot, no copy). The next call
+   * that needs an actor makes one that starts idle with it. See {@link AgentSession.rest}.
+   */
+  private resting: AgentContext | undefined;
+  /**
+   * The app holds the actor (it read `agent.actor` or `snapshot$`, or inspects it from the start):
+   * from then on the agent keeps that one actor for good, as apps that hold it expect.
+   */
+  private pinned: boolean;
   private stopped = false;
   private hibernationQueued = false;
   /** Where telemetry keeps this agent's tracing: the agent itself until an actor exists. */
@@ -195,6 +205,7 @@ class AgentSession implements Agent {
     this.id = options.id ?? `agent-${++agentCounter}`;
     this.inputFilters = options.inputFilters ?? [];
     this.whenIdle = options.hibernate === "whenIdle" && !options.parentActor && !journal;
+    this.pinned = options.parentActor !== undefined || journal !== undefined || options.inspect !== undefined;
     // The two functions go as arguments, not as an object's properties: a transpiler that keeps
     // function names (tsx, esbuild's keepNames) renames a property's function, which puts it in
     // V8's slow dictionary mode: about 250 bytes more per function, per agent.
@@ -243,6 +254,7 @@ class AgentSession implements Agent {
   }
 
   get snapshot$(): Observable<AgentSnapshot> {
+    this.pinned = true;
     return (this.snapshotStream ??= new Observable<AgentSnapshot>((subscriber) => {
       subscriber.next(this.awake().getSnapshot());
       const subscription = (this.snapshots ??= new Subject()).subscribe(subscriber);
@@ -251,6 +263,7 @@ class AgentSession implements Agent {
   }
 
   get actor(): AgentActor {
+    this.pinned = true;
     return this.awake();
   }
 
@@ -260,6 +273,7 @@ class AgentSession implements Agent {
 
   get messages(): readonly AgentMessage[] {
     if (this.live) return readTranscript(this.live.getSnapshot().context.messages);
+    if (this.resting) return readTranscript(this.resting.messages);
     // Not started yet: its transcript is the one it was given, as its actor's would be.
     if (!this.dormant && !this.stopped) return this.options.messages ?? [];
     return dormantMessages(this.dormant, this.options);
@@ -319,7 +333,8 @@ class AgentSession implements Agent {
   }
 
   stop(): void {
-    // An agent stopped before it ever ran still gets its (stopped) actor: `agent.actor` reads it.
+    // An agent stopped before it ever ran (or while resting) still gets its (stopped) actor:
+    // `agent.actor` reads it.
     if (!this.live && !this.dormant && !this.stopped) this.start(undefined);
     this.stopped = true;
     releaseStallWatchdog(this.runtime);
@@ -336,7 +351,7 @@ class AgentSession implements Agent {
       throw new Error("A sub-agent runs inside its parent's actor tree: it cannot hibernate");
     }
     if (this.journal) throw new Error("A durable agent lives in its journal: it cannot hibernate");
-    const actor = this.live;
+    const actor = this.live ?? (this.resting && !this.stopped ? this.awake() : undefined);
     if (this.stopped) return;
     if (!actor) {
       // Never started: asleep from now on, woken from its options as it would have started.
@@ -397,14 +412,18 @@ class AgentSession implements Agent {
     return actor;
   }
 
-  /** Makes and starts the actor, from `snapshot` or (without one) from the options. */
+  /**
+   * Makes and starts the actor: from `snapshot`, or from the context it rested with, or (with
+   * neither) from the options.
+   */
   private start(snapshot: PersistedSnapshotData | undefined): AgentActor {
-    const { options } = this;
+    const { options, resting } = this;
+    this.resting = undefined;
     // A child agent reports to the inspector of the tree it joins; a root agent to its own.
     const inspect = options.parentActor ? undefined : options.inspect;
     const actor: AgentActor = createActor(this.journal ? journaledAgentMachine : agentMachine, {
       id: this.id,
-      input: machineInput(options, this.runtime.tools),
+      input: resting ? { resume: resting } : machineInput(options, this.runtime.tools),
       ...(snapshot !== undefined && { snapshot: snapshot as unknown as AgentSnapshot }),
       ...(options.parentActor && { parent: options.parentActor }),
       ...(inspect && { inspect: typeof inspect === "function" ? inspect : toObserver(inspect) }),
@@ -421,7 +440,10 @@ class AgentSession implements Agent {
     actor.subscribe(
       (next) => {
         this.snapshots?.next(next);
-        if (this.whenIdle && next.matches("idle")) this.hibernateWhenIdle();
+        if (next.matches("idle")) {
+          if (this.whenIdle) this.hibernateWhenIdle();
+          else if (!this.pinned) this.restWhenIdle();
+        }
       },
       (error) => {
         // A bug in the machine must not crash the host process: report it to whoever waits.
@@ -452,6 +474,34 @@ class AgentSession implements Agent {
       this.hibernationQueued = false;
       if (this.live && !this.stopped && isIdle(this.live)) this.hibernate();
     });
+  }
+
+  /**
+   * Resting (the default for a root agent whose actor the app never read): once the current call
+   * is over, an idle agent lets its actor go and keeps only the actor's context, the very same
+   * objects (no snapshot, no copy). An XState actor and its actor system cost more than a whole
+   * idle agent otherwise; the next call that needs one makes a new actor (same id) that starts
+   * idle with that context. Unlike hibernation nothing is serialized: messages keep their identity.
+   */
+  private restWhenIdle(): void {
+    if (this.hibernationQueued) return;
+    this.hibernationQueued = true;
+    queueMicrotask(() => {
+      this.hibernationQueued = false;
+      const actor = this.live;
+      // A watched agent (visualizer, Stately inspector) keeps its actor while watched: one actor
+      // per agent on the page, not one per run.
+      if (!actor || this.pinned || this.actorFollowers?.size || this.stopped || !isIdle(actor)) return;
+      this.rest(actor);
+    });
+  }
+
+  private rest(actor: AgentActor): void {
+    this.resting = actor.getSnapshot().context;
+    this.live = undefined;
+    moveTelemetry(actor, this);
+    this.telemetryKey = this;
+    actor.stop();
   }
 
   private nextRunEnd(): Promise<AgentMessage[]> {

@@ -66,10 +66,18 @@ export async function run(): Promise<BenchResult[]> {
   const hibernatedPrompt = await microseconds(ours.sessions.slice(WAKES, 2 * WAKES), (agent) =>
     agent.prompt("again"),
   );
+  // Awake for good: an app that read `agent.actor` keeps that actor (it never rests).
   const awake: Agent[] = Array.from({ length: WAKES }, () => createAgent({ provider, systemPrompt }));
+  for (const agent of awake) void agent.actor;
   for (const agent of awake) await agent.prompt("Hi");
   const awakePrompt = await microseconds(awake, (agent) => agent.prompt("again"));
   for (const agent of awake) agent.stop();
+  // Resting (the default): the idle agent let its actor go and keeps its context; a prompt makes a new actor.
+  const resting: Agent[] = Array.from({ length: WAKES }, () => createAgent({ provider, systemPrompt }));
+  for (const agent of resting) await agent.prompt("Hi");
+  await new Promise((resolve) => setImmediate(resolve));
+  const restingPrompt = await microseconds(resting, (agent) => agent.prompt("again"));
+  for (const agent of resting) agent.stop();
   const oursKb = ours.perSession / 1024;
   ours.sessions.length = 0;
 
@@ -103,7 +111,15 @@ export async function run(): Promise<BenchResult[]> {
       ours: hibernatedPrompt,
       pi: awakePrompt,
       runs: WAKES,
-      note: "the pi column here is agent-machine awake (no hibernation): the cost of waking in a run",
+      note: "the pi column here is agent-machine awake (actor read, so it never rests): the cost of waking in a run",
+    },
+    {
+      name: `(f) prompt on a resting agent (the default), one text turn`,
+      unit: "µs",
+      ours: restingPrompt,
+      pi: awakePrompt,
+      runs: WAKES,
+      note: "the pi column here is agent-machine awake for good: what resting adds to a prompt",
     },
   ];
 }

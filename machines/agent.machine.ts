@@ -66,6 +66,11 @@ export interface AgentMachineInput {
   limits?: AgentLimits;
   /** Loop detection thresholds, or `false` for none; absent = the defaults. */
   loopDetection?: LoopDetectionOptions | false;
+  /**
+   * The context of this agent's previous actor, released while idle (see the agent's resting in
+   * `agent/create-agent.ts`): the new actor starts idle with it, as if it had never stopped.
+   */
+  resume?: AgentContext;
 }
 
 export interface AgentContext {
@@ -515,21 +520,22 @@ export const agentMachine = setup({
   },
 }).createMachine({
   id: "agent",
-  context: ({ input }) => ({
-    messages: input.messages ?? [],
-    pending: noItems(),
-    steeringQueue: noItems(),
-    followUpQueue: noItems(),
-    strategy: input.strategy ?? "parallel",
-    steeringMode: input.steeringMode ?? "one-at-a-time",
-    followUpMode: input.followUpMode ?? "one-at-a-time",
-    limits: input.limits ?? NO_LIMITS,
-    contextBudget: input.contextBudget,
-    concurrencySafeTools: input.concurrencySafeTools?.length ? input.concurrencySafeTools : noItems(),
-    run: newRun(),
-    // Only when set: the context's shape (and so the snapshot version) stays that of older releases.
-    ...(input.loopDetection !== undefined && { loopDetection: input.loopDetection }),
-  }),
+  context: ({ input }) =>
+    input.resume ?? {
+      messages: input.messages ?? [],
+      pending: noItems(),
+      steeringQueue: noItems(),
+      followUpQueue: noItems(),
+      strategy: input.strategy ?? "parallel",
+      steeringMode: input.steeringMode ?? "one-at-a-time",
+      followUpMode: input.followUpMode ?? "one-at-a-time",
+      limits: input.limits ?? NO_LIMITS,
+      contextBudget: input.contextBudget,
+      concurrencySafeTools: input.concurrencySafeTools?.length ? input.concurrencySafeTools : noItems(),
+      run: newRun(),
+      // Only when set: the context's shape (and so the snapshot version) stays that of older releases.
+      ...(input.loopDetection !== undefined && { loopDetection: input.loopDetection }),
+    },
   initial: "idle",
   on: {
     STEER: { actions: { type: "enqueueSteering", params: ({ event }) => event.message } },
