@@ -210,6 +210,9 @@ export interface AgentOptions {
    * its actor tree and keeps only its persisted snapshot, and the next call that needs the actor
    * (prompt, continue, steer, followUp, `agent.actor`, …) wakes it, with the same id and nothing
    * lost. For apps that keep many sessions around. Default `"manual"`: only `agent.hibernate()` does.
+   * Either way an idle root agent whose actor the app never read rests: it lets the actor go and
+   * keeps the actor's context as it is (nothing serialized), until something needs an actor again
+   * (README, "Resting").
    */
   hibernate?: "whenIdle" | "manual";
   /** An id for this agent (shown in the inspector, used as `childAgentId` for sub-agents). */
