@@ -49,6 +49,13 @@ export const BUILT_IN_MIGRATIONS: readonly SnapshotMigration[] = [
         reported: context.groupIndex ?? 0,
       })),
   },
+  {
+    from: { format: 1, machine: "d8ecffce6b46" },
+    to: { format: 1, machine: "006059d3292c" },
+    description:
+      "the turn gate measures the context budget and enters compacting only to reduce (compacting.measuring, a transient state no snapshot rests in, is gone)",
+    migrate: (snapshot) => snapshot,
+  },
 ];
 
 type Json = Record<string, any>;

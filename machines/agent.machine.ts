@@ -1,4 +1,4 @@
-import { assign, emit, enqueueActions, raise, sendTo, setup, stopChild } from "xstate";
+import { and, assign, emit, enqueueActions, raise, sendTo, setup, stopChild } from "xstate";
 import { compactionActor } from "../actors/compaction.actor.js";
 import { type ModelStreamEvent, modelStreamActor } from "../actors/model-stream.actor.js";
 import { runDeadlineActor } from "../actors/run-deadline.actor.js";
@@ -38,6 +38,7 @@ import {
 } from "./loop-detection.logic.js";
 import {
   answeredAtLimit,
+  type LimitVerdict,
   limitNotice,
   limitVerdict,
   nextCallTokens,
@@ -142,7 +143,9 @@ export const agentMachine = setup({
   guards: {
     limitWantsAnswer: ({ context }) => !context.run.answeringLimit && verdictOf(context)?.action === "answer",
     limitReached: ({ context }) => verdictOf(context) !== undefined,
-    needsCompaction: ({ context }) => context.run.needsCompaction,
+    /** The turn about to start is over the context budget (with the limit's notice when one is asked for). */
+    turnNeedsCompaction: ({ context }) => turnOverBudget(context),
+    answerNeedsCompaction: ({ context }) => turnOverBudget(context, verdictOf(context)),
     /** After an overflow, a compaction that found nothing to remove: the same request would be refused. */
     compactionCannotHelp: ({ context }, output: CompactionResult | undefined) =>
       context.run.forceCompaction && output === undefined,
@@ -253,8 +256,8 @@ export const agentMachine = setup({
           turnMessage: undefined,
           executionSpawned: false,
           turnResults: noItems(),
-          needsCompaction:
-            config !== undefined && isOverBudget(readTranscript(messages), config, context.calibration),
+          // The turn gate measured it: compacting is entered only when it was over budget.
+          needsCompaction: false,
           forceCompaction: false,
           overflowRetried: false,
           overflowRetries: 0,
@@ -473,8 +476,10 @@ export const agentMachine = setup({
       }
       appendResults(context, enqueue, results, () => now);
     }),
-    // Nothing to stop after a turn with one call (the next turn clears run.executionSpawned).
+    // Stopped where executing ends with it, not on exit: a stop clones the snapshot even when
+    // nothing runs (a turn with one call), and most turns have one.
     stopExecution: stopChild("toolExecution"),
+    stopFailedChild: stopChild(({ event }) => event.type.slice("xstate.error.actor.".length)),
     forwardAbortToStream: sendTo("modelStream", { type: "ABORT" }),
     forwardAbortToExecution: sendTo("toolExecution", { type: "ABORT" }),
     raiseAbort: raise({ type: "ABORT" }),
@@ -565,13 +570,20 @@ export const agentMachine = setup({
       states: {
         turnGate: {
           always: [
-            { guard: "limitWantsAnswer", target: "compacting", actions: ["askForAnswer", "startTurn"] },
+            {
+              guard: and(["limitWantsAnswer", "answerNeedsCompaction"]),
+              target: "compacting",
+              actions: ["askForAnswer", "startTurn"],
+            },
+            { guard: "limitWantsAnswer", target: "streaming", actions: ["askForAnswer", "startTurn"] },
             { guard: "limitReached", target: "ending", actions: "noteLimit" },
-            { target: "compacting", actions: "startTurn" },
+            { guard: "turnNeedsCompaction", target: "compacting", actions: "startTurn" },
+            { target: "streaming", actions: "startTurn" },
           ],
         },
+        // Entered only when the context is over budget (or a request was refused as too long).
         compacting: {
-          initial: "measuring",
+          initial: "reducing",
           on: {
             ABORT: {
               target: "turnEnd",
@@ -582,12 +594,6 @@ export const agentMachine = setup({
             },
           },
           states: {
-            measuring: {
-              always: [
-                { guard: "needsCompaction", target: "reducing" },
-                { target: "#agent.running.streaming" },
-              ],
-            },
             reducing: {
               invoke: {
                 id: "compaction",
@@ -681,12 +687,14 @@ export const agentMachine = setup({
         },
         executing: {
           entry: "planExecution",
-          exit: "stopExecution",
           on: {
             GROUP_DONE: { actions: { type: "appendToolResults", params: ({ event }) => event.results } },
             "xstate.done.actor.toolExecution": {
               target: "turnEnd",
-              actions: { type: "appendToolResults", params: ({ event }) => executionOutput(event) },
+              actions: [
+                { type: "appendToolResults", params: ({ event }) => executionOutput(event) },
+                "stopExecution",
+              ],
             },
             // The one call of a turn that has only one, run as the agent's own child.
             "xstate.done.actor.*": {
@@ -695,11 +703,14 @@ export const agentMachine = setup({
             },
             "xstate.error.actor.*": {
               target: "turnEnd",
-              actions: {
-                type: "answerMissingResults",
-                params: ({ event }: { event: AgentMachineEvent }) =>
-                  "error" in event ? event.error : undefined,
-              },
+              actions: [
+                {
+                  type: "answerMissingResults",
+                  params: ({ event }: { event: AgentMachineEvent }) =>
+                    "error" in event ? event.error : undefined,
+                },
+                "stopFailedChild",
+              ],
             },
             ABORT: [
               { guard: "executionSpawned", actions: ["noteAbort", "forwardAbortToExecution"] },
@@ -750,6 +761,18 @@ export const agentMachine = setup({
 });
 
 type StreamReady = Extract<ModelStreamEvent, { type: "TOOL_CALL_READY" }>;
+
+/**
+ * Whether the turn about to start goes over the context budget: the transcript, the messages the
+ * turn will append, and the limit's notice when the turn is the answer a limit asks for.
+ */
+function turnOverBudget(context: AgentContext, answering?: LimitVerdict): boolean {
+  const config = withLearnedWindow(context.contextBudget, context.learnedMaxContextTokens);
+  if (config === undefined) return false;
+  const next = [...readTranscript(context.messages), ...context.pending];
+  if (answering) next.push(limitNotice(answering, 0));
+  return isOverBudget(next, config, context.calibration);
+}
 
 /** What the limits say at the turn gate (see `limitVerdict`). */
 function verdictOf(context: AgentContext) {

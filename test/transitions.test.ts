@@ -7,6 +7,7 @@ import {
   type AssistantMessage,
   agentMachine,
   emptyUsage,
+  estimateTokens,
   type ToolResultMessage,
 } from "../index.js";
 
@@ -291,6 +292,41 @@ describe("agent machine transitions (pure)", () => {
     const step = send(start(), { type: "PROMPT_REJECTED", reason: "no" });
     expect(step.snapshot.value).toBe("idle");
     expect(types(step)).toEqual(["agent_start", "input_rejected", "agent_end"]);
+  });
+
+  it("the turn gate enters compacting only for a turn over budget, counting what the turn adds", () => {
+    const long = { role: "user" as const, content: "word ".repeat(400), timestamp: 1 };
+    const fits = send(start({ contextBudget: { maxContextTokens: 100_000 } }), {
+      type: "PROMPT",
+      messages: [long],
+    });
+    expect(fits.snapshot.value).toEqual({ running: "streaming" });
+    // The transcript is empty before the turn: only the prompt the turn appends is over budget.
+    const over = send(start({ contextBudget: { maxContextTokens: 50 } }), {
+      type: "PROMPT",
+      messages: [long],
+    });
+    expect(over.snapshot.value).toEqual({ running: { compacting: "reducing" } });
+    expect(types(over)).toEqual(["agent_start", "turn_start", "message_start", "message_end"]);
+  });
+
+  it("the answer a limit asks for is measured with its notice: over budget only because of it, it compacts", () => {
+    const toAnswerTurn = (input: AgentMachineInput) => {
+      let step = prompt(start({ limits: { maxTurns: 1 }, ...input }));
+      step = send(step, { type: "STREAM_DONE", message: answer([call("a")], "toolUse"), started: true });
+      step = send(step, { type: "GROUP_DONE", results: [result("a")] });
+      step = send(step, { type: "xstate.done.actor.toolExecution" });
+      return step;
+    };
+    const before = toAnswerTurn({});
+    const tokens = estimateTokens(before.snapshot.context.messages);
+    const exact = send(toAnswerTurn({ contextBudget: { maxContextTokens: tokens } }), { type: "CHECK" });
+    expect(exact.snapshot.value).toEqual({ running: { compacting: "reducing" } });
+    expect(exact.snapshot.context.run.answeringLimit).toBe(true);
+    const roomy = send(toAnswerTurn({ contextBudget: { maxContextTokens: tokens + 1_000 } }), {
+      type: "CHECK",
+    });
+    expect(roomy.snapshot.value).toEqual({ running: "streaming" });
   });
 
   it("a context overflow teaches the window and goes back to compacting, at most 3 times a turn", () => {
