@@ -6,8 +6,10 @@ import {
   type AgentMachineInput,
   type AssistantMessage,
   agentMachine,
+  contextBudget,
   emptyUsage,
   estimateTokens,
+  measuredOverhead,
   type ToolResultMessage,
 } from "../index.js";
 
@@ -318,12 +320,17 @@ describe("agent machine transitions (pure)", () => {
       step = send(step, { type: "xstate.done.actor.toolExecution" });
       return step;
     };
-    const before = toAnswerTurn({});
-    const tokens = estimateTokens(before.snapshot.context.messages);
-    const exact = send(toAnswerTurn({ contextBudget: { maxContextTokens: tokens } }), { type: "CHECK" });
+    // A budget the transcript meets exactly: what the provider counted beyond the messages (the
+    // calibration from the turn's usage) is added to the window, so the budget left is `tokens`.
+    const measured = toAnswerTurn({ contextBudget: { maxContextTokens: 1_000_000 } });
+    const tokens = estimateTokens(measured.snapshot.context.messages);
+    const overhead = measuredOverhead(measured.snapshot.context.calibration);
+    const window = tokens + Math.ceil(overhead);
+    expect(contextBudget({ maxContextTokens: window }, measured.snapshot.context.calibration)).toBe(tokens);
+    const exact = send(toAnswerTurn({ contextBudget: { maxContextTokens: window } }), { type: "CHECK" });
     expect(exact.snapshot.value).toEqual({ running: { compacting: "reducing" } });
     expect(exact.snapshot.context.run.answeringLimit).toBe(true);
-    const roomy = send(toAnswerTurn({ contextBudget: { maxContextTokens: tokens + 1_000 } }), {
+    const roomy = send(toAnswerTurn({ contextBudget: { maxContextTokens: window + 1_000 } }), {
       type: "CHECK",
     });
     expect(roomy.snapshot.value).toEqual({ running: "streaming" });
