@@ -246,7 +246,6 @@ export const agentMachine = setup({
         enqueue.emit({ type: "message_end", message });
       }
       const messages = appendToTranscript(context.messages, context.pending);
-      const config = withLearnedWindow(context.contextBudget, context.learnedMaxContextTokens);
       enqueue.assign({
         messages,
         pending: noItems(),
