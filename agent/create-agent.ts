@@ -462,7 +462,11 @@ class AgentSession implements Agent {
     const followers = (this.actorFollowers ??= new Set());
     const follow = (actor: AgentActor) => onActor(actor);
     followers.add(follow);
-    if (this.live && !this.stopped) onActor(this.live);
+    // A resting agent is woken (cheaply: its context is at hand), so a watcher that comes after a
+    // run shows the agent at once, as it would an agent that never rested; it stays awake while
+    // watched. A hibernated one is not: waking it means parsing its snapshot.
+    if (this.resting && !this.live && !this.stopped) this.awake();
+    else if (this.live && !this.stopped) onActor(this.live);
     return () => followers.delete(follow);
   }
 

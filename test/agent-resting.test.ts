@@ -84,6 +84,22 @@ describe("an idle agent rests", () => {
     expect(provider.requests[1]!.messages.at(-1)).toMatchObject({ role: "user", content: "and then this" });
   });
 
+  it("a watcher that comes while it rests sees it at once, and it stays awake while watched", async () => {
+    const agent = createAgent({ provider: scripted([{ text: "one" }, { text: "two" }]) });
+    await agent.prompt("first");
+    await tick();
+    const seen: AgentActor[] = [];
+    const stop = followActors(agent, (actor) => seen.push(actor));
+    expect(seen).toHaveLength(1);
+    expect(seen[0]!.getSnapshot().status).toBe("active");
+    expect(roles(seen[0]!.getSnapshot().context.messages)).toEqual(["user", "assistant"]);
+    await agent.prompt("second");
+    await tick();
+    expect(seen).toHaveLength(1);
+    expect(seen[0]!.getSnapshot().status).toBe("active");
+    stop();
+  });
+
   it("gives the same persisted snapshot resting as awake", async () => {
     const agent = createAgent({ provider: scripted([{ text: "one" }]) });
     await agent.prompt("first");
