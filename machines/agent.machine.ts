@@ -31,6 +31,7 @@ import {
 } from "./agent.logic.js";
 import {
   isLoopNotice,
+  loopMayStop,
   loopNotice,
   loopStopText,
   recordToolResults,
@@ -124,7 +125,9 @@ const NO_LIMITS: AgentLimits = Object.freeze({});
 /**
  * The agent loop as a statechart. See DESIGN.md for the diagram:
  * idle → running (turnGate → compacting → streaming → executing → turnEnd → steeringCheck →
- * followUpCheck → ending) → idle.
+ * followUpCheck → ending) → idle. The transient `turnGate` and `turnEnd` decide the unusual turns
+ * (limits, compaction, errors, aborts, loops); the usual one goes executing → steeringCheck →
+ * streaming without them (each state passed costs XState a snapshot), with the same actions and events.
  */
 export const agentMachine = setup({
   types: {
@@ -165,8 +168,24 @@ export const agentMachine = setup({
         done.message.stopReason === "error" ||
         done.message.stopReason === "aborted"),
     runMustEnd: ({ context }) => context.run.endReason !== undefined,
+    /**
+     * Whether the run may end with the turn whose tool results are coming in (checked before they
+     * are recorded): it is ending already, or loop detection could stop it. When not, the turn
+     * goes straight to `steeringCheck`, as `turnEnd` would send it, without a step through `turnEnd`.
+     */
+    runMayEndWithTurn: ({ context }) =>
+      context.run.endReason !== undefined ||
+      (resolveLoopDetection(context.loopDetection) !== undefined && loopMayStop(context.run.loop)),
     hasSteering: ({ context }) => context.steeringQueue.length > 0,
     turnHadToolCalls: ({ context }) => callsOf(context.run.turnMessage).length > 0,
+    /**
+     * The turn had tool calls and the next one meets no limit and fits the budget: it opens and
+     * streams at once, as `turnGate` would send it, without a step through `turnGate`.
+     */
+    nextTurnStreams: ({ context }) =>
+      callsOf(context.run.turnMessage).length > 0 &&
+      verdictOf(context) === undefined &&
+      !turnOverBudget(context),
     hasFollowUp: ({ context }) => context.followUpQueue.length > 0,
     executionSpawned: ({ context }) => context.run.executionSpawned,
   },
@@ -688,18 +707,44 @@ export const agentMachine = setup({
           entry: "planExecution",
           on: {
             GROUP_DONE: { actions: { type: "appendToolResults", params: ({ event }) => event.results } },
-            "xstate.done.actor.toolExecution": {
-              target: "turnEnd",
-              actions: [
-                { type: "appendToolResults", params: ({ event }) => executionOutput(event) },
-                "stopExecution",
-              ],
-            },
+            // Where the run cannot end with this turn, straight to steeringCheck (turnEnd's other way).
+            "xstate.done.actor.toolExecution": [
+              {
+                guard: "runMayEndWithTurn",
+                target: "turnEnd",
+                actions: [
+                  { type: "appendToolResults", params: ({ event }) => executionOutput(event) },
+                  "stopExecution",
+                ],
+              },
+              {
+                target: "steeringCheck",
+                actions: [
+                  { type: "appendToolResults", params: ({ event }) => executionOutput(event) },
+                  "stopExecution",
+                  "publishTurnEnd",
+                ],
+              },
+            ],
             // The one call of a turn that has only one, run as the agent's own child.
-            "xstate.done.actor.*": {
-              target: "turnEnd",
-              actions: [{ type: "appendToolResults", params: ({ event }) => callOutput(event) }, "stopCall"],
-            },
+            "xstate.done.actor.*": [
+              {
+                guard: "runMayEndWithTurn",
+                target: "turnEnd",
+                actions: [
+                  { type: "appendToolResults", params: ({ event }) => callOutput(event) },
+                  "stopCall",
+                ],
+              },
+              {
+                target: "steeringCheck",
+                actions: [
+                  { type: "appendToolResults", params: ({ event }) => callOutput(event) },
+                  "stopCall",
+                  "publishTurnEnd",
+                ],
+              },
+            ],
             "xstate.error.actor.*": {
               target: "turnEnd",
               actions: [
@@ -734,6 +779,8 @@ export const agentMachine = setup({
           on: {
             CHECK: [
               { guard: "hasSteering", target: "turnGate", actions: "takeSteering" },
+              // The usual next turn, without a step through turnGate (which decides the others).
+              { guard: "nextTurnStreams", target: "streaming", actions: "startTurn" },
               { guard: "turnHadToolCalls", target: "turnGate" },
               { target: "followUpCheck" },
             ],

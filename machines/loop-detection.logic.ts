@@ -207,6 +207,22 @@ export function recordToolResults(
   return { state: { recent }, warnings, ...(stop && { stop }) };
 }
 
+/**
+ * Whether recording more results could end the run: only a call the model was warned about can
+ * (see {@link recordToolResults}), so a run with no warning yet cannot stop for a loop this turn.
+ *
+ * @example
+ * ```ts
+ * loopMayStop(undefined); // false: nothing recorded yet
+ * loopMayStop(recordToolResults(state, limits, calls, results, turn).state);
+ * ```
+ */
+export function loopMayStop(state: LoopState | undefined): boolean {
+  if (!state) return false;
+  for (const record of state.recent) if (record.warned) return true;
+  return false;
+}
+
 /** A new list: `record` first, then `recent` without its entry at `index` (-1: none), at most `LOOP_MEMORY` long. */
 function withFirst(recent: readonly LoopRecord[], record: LoopRecord, index: number): LoopRecord[] {
   const next = [record];

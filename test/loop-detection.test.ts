@@ -15,6 +15,7 @@ import {
   canonicalJson,
   hashText,
   LOOP_MEMORY,
+  loopMayStop,
   recordToolResults,
   resolveLoopDetection,
 } from "../machines/loop-detection.logic.js";
@@ -288,5 +289,28 @@ describe("loop detection logic", () => {
       state = recordToolResults(state, limits, [call], [result], turn).state;
     }
     expect(state!.recent).toHaveLength(LOOP_MEMORY);
+  });
+
+  it("can stop a run only once a call was warned about (the turn's shortcut past turnEnd relies on it)", () => {
+    const limits = resolveLoopDetection({ maxIdenticalCalls: 2 })!;
+    const call = { type: "toolCall" as const, id: "c", name: "lookup", arguments: { key: "k" } };
+    const result = {
+      role: "toolResult" as const,
+      toolCallId: "c",
+      toolName: "lookup",
+      content: [{ type: "text" as const, text: "v" }],
+      isError: false,
+      timestamp: 0,
+    };
+    expect(loopMayStop(undefined)).toBe(false);
+    const first = recordToolResults(undefined, limits, [call], [result], 1);
+    expect(first.warnings).toEqual([]);
+    expect(loopMayStop(first.state)).toBe(false);
+    const second = recordToolResults(first.state, limits, [call], [result], 2);
+    expect(second.warnings).toHaveLength(1);
+    expect(loopMayStop(second.state)).toBe(true);
+    expect(recordToolResults(second.state, limits, [call], [result], 3).stop).toMatchObject({
+      toolName: "lookup",
+    });
   });
 });

@@ -31,6 +31,14 @@ describe("the statechart drawn from the machine definition", () => {
       "CHECK [hasSteering]",
       "CHECK [turnHadToolCalls]",
     ]);
+    // The usual turn's shortcuts past the transient turnGate and turnEnd (each decides the rest).
+    expect(edge("agent.running.steeringCheck", "agent.running.streaming")?.labels).toEqual([
+      "CHECK [nextTurnStreams]",
+    ]);
+    expect(edge("agent.running.executing", "agent.running.steeringCheck")?.labels).toEqual(["done"]);
+    expect(edge("agent.running.executing", "agent.running.turnEnd")?.labels).toContain(
+      "done [runMayEndWithTurn]",
+    );
     expect(edge("agent.running.turnGate", "agent.running.ending")).toMatchObject({
       labels: ["always [limitReached]"],
       eventless: true,

@@ -277,6 +277,11 @@ function columnsOf(
     if (from && to && from !== to && !successors.get(from)!.includes(to)) successors.get(from)!.push(to);
   }
   // Depth-first from the initial child marks back edges; the rest is a DAG ranked by longest path.
+  // Successors are visited in the order the states are declared (the flow's order, as a machine
+  // reads), not the order of the transitions: a shortcut back to an early state (steeringCheck
+  // straight to streaming) must not pull that state after the one it comes from.
+  const declared = new Map(children.map((c, index) => [c.id, index]));
+  for (const next of successors.values()) next.sort((a, b) => declared.get(a)! - declared.get(b)!);
   const forward = new Map<string, string[]>(children.map((c) => [c.id, []]));
   const state = new Map<string, "open" | "done">();
   const visit = (node: string) => {
