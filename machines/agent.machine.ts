@@ -19,11 +19,13 @@ import type { AgentLimits, LoopDetectionOptions, QueueMode, ToolExecutionStrateg
 import { nowFor } from "../core/runtime.js";
 import {
   callsOf,
+  hasCalls,
   durationLimitText,
   emptyAssistant,
   ensureUniqueToolCallIds,
   newRun,
   noItems,
+  openedRun,
   type RunState,
   runMessages,
   stopNotice,
@@ -119,6 +121,9 @@ export type AgentMachineEvent =
 
 type StreamDone = Extract<ModelStreamEvent, { type: "STREAM_DONE" }>;
 
+/** How a turn opens: `turn_start`, the queued messages announced, then both in the context. */
+const START_TURN = ["announceTurnStart", "announceQueued", "openTurn"] as const;
+
 /** The limits of an agent that sets none: one frozen object for all of them. */
 const NO_LIMITS: AgentLimits = Object.freeze({});
 
@@ -156,12 +161,12 @@ export const agentMachine = setup({
       done.errorKind === "context_overflow" &&
       (context.run.overflowRetries ?? 0) < MAX_OVERFLOW_RETRIES &&
       !context.run.executionSpawned,
-    hasToolCalls: (_, done: StreamDone) => callsOf(done.message).length > 0,
+    hasToolCalls: (_, done: StreamDone) => hasCalls(done.message),
     // Calls that must not run: those of a failed or aborted message, or of the answer a limit asked
     // for. Unless one already started eagerly (then the execution machine stops them), they are
     // answered at once and never spawned: a spawned call starts running before an ABORT can reach it.
     callsNotToRun: ({ context }, done: StreamDone) =>
-      callsOf(done.message).length > 0 &&
+      hasCalls(done.message) &&
       !context.run.executionSpawned &&
       (context.run.answeringLimit ||
         context.run.endReason !== undefined ||
@@ -177,13 +182,15 @@ export const agentMachine = setup({
       context.run.endReason !== undefined ||
       (resolveLoopDetection(context.loopDetection) !== undefined && loopMayStop(context.run.loop)),
     hasSteering: ({ context }) => context.steeringQueue.length > 0,
-    turnHadToolCalls: ({ context }) => callsOf(context.run.turnMessage).length > 0,
+    turnHadToolCalls: ({ context }) => hasCalls(context.run.turnMessage),
     /**
-     * The turn had tool calls and the next one meets no limit and fits the budget: it opens and
-     * streams at once, as `turnGate` would send it, without a step through `turnGate`.
+     * The turn had tool calls, nothing is queued for the next one (a loop notice), and it meets no
+     * limit and fits the budget: it opens and streams at once, as `turnGate` would send it, without
+     * a step through `turnGate`.
      */
     nextTurnStreams: ({ context }) =>
-      callsOf(context.run.turnMessage).length > 0 &&
+      context.pending.length === 0 &&
+      hasCalls(context.run.turnMessage) &&
       verdictOf(context) === undefined &&
       !turnOverBudget(context),
     hasFollowUp: ({ context }) => context.followUpQueue.length > 0,
@@ -257,31 +264,22 @@ export const agentMachine = setup({
       run: ({ context }) => (context.run.endReason ? context.run : { ...context.run, endReason: "aborted" }),
     }),
 
-    startTurn: enqueueActions(({ context, enqueue }) => {
-      const turn = context.run.turn + 1;
-      enqueue.emit({ type: "turn_start", turn });
+    // A turn opens with three actions (see START_TURN): turn_start, the queued messages announced,
+    // then both enter the context. Not one enqueueActions: the usual turn has nothing queued and
+    // skips the middle one, and enqueueActions costs XState a list of closures each time.
+    announceTurnStart: emit(({ context }) => ({ type: "turn_start" as const, turn: context.run.turn + 1 })),
+    announceQueued: enqueueActions(({ context, enqueue }) => {
       for (const message of context.pending) {
         enqueue.emit({ type: "message_start", message });
         enqueue.emit({ type: "message_end", message });
       }
-      const messages = appendToTranscript(context.messages, context.pending);
-      enqueue.assign({
-        messages,
-        pending: noItems(),
-        run: {
-          ...context.run,
-          turn,
-          turnMessage: undefined,
-          executionSpawned: false,
-          turnResults: noItems(),
-          // The turn gate measured it: compacting is entered only when it was over budget.
-          needsCompaction: false,
-          forceCompaction: false,
-          overflowRetried: false,
-          overflowRetries: 0,
-        },
-      });
     }),
+    openTurn: assign(({ context }) => ({
+      messages: appendToTranscript(context.messages, context.pending),
+      pending: noItems<AgentMessage>(),
+      // The turn gate measured it: compacting is entered only when it was over budget.
+      run: openedRun(context.run),
+    })),
     applyCompaction: enqueueActions(({ context, enqueue }, result: CompactionResult | undefined) => {
       enqueue.assign({ run: { ...context.run, needsCompaction: false, forceCompaction: false } });
       if (!result) return;
@@ -591,12 +589,12 @@ export const agentMachine = setup({
             {
               guard: and(["limitWantsAnswer", "answerNeedsCompaction"]),
               target: "compacting",
-              actions: ["askForAnswer", "startTurn"],
+              actions: ["askForAnswer", ...START_TURN],
             },
-            { guard: "limitWantsAnswer", target: "streaming", actions: ["askForAnswer", "startTurn"] },
+            { guard: "limitWantsAnswer", target: "streaming", actions: ["askForAnswer", ...START_TURN] },
             { guard: "limitReached", target: "ending", actions: "noteLimit" },
-            { guard: "turnNeedsCompaction", target: "compacting", actions: "startTurn" },
-            { target: "streaming", actions: "startTurn" },
+            { guard: "turnNeedsCompaction", target: "compacting", actions: START_TURN },
+            { target: "streaming", actions: START_TURN },
           ],
         },
         // Entered only when the context is over budget (or a request was refused as too long).
@@ -780,7 +778,7 @@ export const agentMachine = setup({
             CHECK: [
               { guard: "hasSteering", target: "turnGate", actions: "takeSteering" },
               // The usual next turn, without a step through turnGate (which decides the others).
-              { guard: "nextTurnStreams", target: "streaming", actions: "startTurn" },
+              { guard: "nextTurnStreams", target: "streaming", actions: ["announceTurnStart", "openTurn"] },
               { guard: "turnHadToolCalls", target: "turnGate" },
               { target: "followUpCheck" },
             ],
