@@ -34,6 +34,8 @@ export class StallWatchdog {
   private timer: ReturnType<typeof setTimeout> | undefined = undefined;
   /** The delay the timer was made with: `refresh()` re-arms it with that delay. */
   private timerMs = 0;
+  /** When the armed timer fires (`undefined` once it has fired or been cleared). */
+  private dueAt: number | undefined = undefined;
   private startedAt = 0;
   private lastEventAt: number | undefined = undefined;
   private onStall: ((stall: Stall) => void) | undefined = undefined;
@@ -53,7 +55,7 @@ export class StallWatchdog {
     this.onStall = onStall;
     this.startedAt = Date.now();
     this.lastEventAt = undefined;
-    if (this.firstEventMs !== undefined) this.arm(this.firstEventMs);
+    if (this.firstEventMs !== undefined) this.arm(this.firstEventMs, this.startedAt);
   }
 
   /** Call on every provider event: the silence starts again from now. */
@@ -79,20 +81,34 @@ export class StallWatchdog {
     this.onStall = undefined;
     clearTimeout(this.timer);
     this.timer = undefined;
+    this.dueAt = undefined;
   }
 
-  private arm(ms: number): void {
-    if (this.timer !== undefined && this.timerMs === ms && typeof this.timer.refresh === "function") {
-      this.timer.ref?.();
-      this.timer.refresh();
+  /**
+   * Makes sure a check comes within `ms` of `now`. A timer still armed that fires no later (the
+   * previous stream's, in a run of quick turns) stays as it is: it is only ref'd again, and when it
+   * fires early `check` re-arms it for the rest of the silence. Re-inserting a timer in Node's
+   * timer list on every model call cost more than the rest of the watchdog.
+   */
+  private arm(ms: number, now = Date.now()): void {
+    const timer = this.timer;
+    if (timer !== undefined && this.dueAt !== undefined && this.dueAt <= now + ms) {
+      timer.ref?.();
       return;
     }
-    clearTimeout(this.timer);
+    this.dueAt = now + ms;
+    if (timer !== undefined && this.timerMs === ms && typeof timer.refresh === "function") {
+      timer.ref?.();
+      timer.refresh();
+      return;
+    }
+    clearTimeout(timer);
     this.timerMs = ms;
     this.timer = setTimeout(() => this.check(), ms);
   }
 
   private check(): void {
+    this.dueAt = undefined;
     const onStall = this.onStall;
     if (onStall === undefined) return;
     const firstEvent = this.lastEventAt === undefined;
