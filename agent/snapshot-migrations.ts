@@ -56,6 +56,13 @@ export const BUILT_IN_MIGRATIONS: readonly SnapshotMigration[] = [
       "the turn gate measures the context budget and enters compacting only to reduce (compacting.measuring, a transient state no snapshot rests in, is gone)",
     migrate: (snapshot) => snapshot,
   },
+  {
+    from: { format: 1, machine: "006059d3292c" },
+    to: { format: 1, machine: "de9a26fead63" },
+    description:
+      "a run's deadline actor is spawned only when the run has a duration limit, no longer invoked by every run (a snapshot's runDeadline child still restores, and is stopped when the run ends)",
+    migrate: (snapshot) => snapshot,
+  },
 ];
 
 type Json = Record<string, any>;

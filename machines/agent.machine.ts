@@ -200,6 +200,10 @@ export const agentMachine = setup({
     beginRun: enqueueActions(({ context, enqueue }) => {
       enqueue.assign({ run: newRun(context.messages.length) });
       enqueue.emit({ type: "agent_start" });
+      // Only a run with a duration limit has a deadline actor: a child the run does not need
+      // would be copied by XState with the agent's children on every spawn and stop of a turn.
+      const ms = context.limits.maxDurationMs;
+      if (ms !== undefined) enqueue.spawnChild("runDeadline", { id: "runDeadline", input: { ms } });
     }),
     queueMessages: assign({
       pending: ({ context }, messages: AgentMessage[]) => [...context.pending, ...messages],
@@ -495,6 +499,7 @@ export const agentMachine = setup({
     // Stopped where executing ends with it, not on exit: a stop clones the snapshot even when
     // nothing runs (a turn with one call), and most turns have one.
     stopExecution: stopChild("toolExecution"),
+    stopRunDeadline: stopChild("runDeadline"),
     stopFailedChild: stopChild(({ event }) => event.type.slice("xstate.error.actor.".length)),
     forwardAbortToStream: sendTo("modelStream", { type: "ABORT" }),
     forwardAbortToExecution: sendTo("toolExecution", { type: "ABORT" }),
@@ -574,11 +579,8 @@ export const agentMachine = setup({
       },
     },
     running: {
-      invoke: {
-        id: "runDeadline",
-        src: "runDeadline",
-        input: ({ context }) => ({ ms: context.limits.maxDurationMs }),
-      },
+      // The deadline actor, if the run has one (see beginRun).
+      exit: "stopRunDeadline",
       on: {
         DEADLINE: { actions: ["noteDeadline", "raiseAbort"] },
       },

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createAgent, scripted, textOf } from "../index.js";
 import { expectEventInvariants, expectValidTranscript, record, sleepTool, trace } from "./helpers.js";
 
@@ -73,6 +73,31 @@ describe("limits", () => {
     );
     expectEventInvariants(events);
     expectValidTranscript(agent.messages);
+  });
+
+  it("a run's deadline lasts the run: one that ends early leaves no timer, and the next run has its own", async () => {
+    vi.useFakeTimers();
+    try {
+      const provider = scripted([
+        { text: "quick" },
+        { toolCalls: [{ id: "slow", name: "wait", arguments: { ms: 10_000, label: "s" } }] },
+      ]);
+      const agent = createAgent({ provider, tools: [sleepTool()], limits: { maxDurationMs: 5_000 } });
+      const events = record(agent);
+      await agent.prompt("one");
+      expect(vi.getTimerCount()).toBe(0);
+      // 4 s after the first run began: the second run's deadline counts from its own start.
+      await vi.advanceTimersByTimeAsync(4_000);
+      const second = agent.prompt("two");
+      await vi.advanceTimersByTimeAsync(4_999);
+      expect(events.at(-1)?.type).not.toBe("agent_end");
+      await vi.advanceTimersByTimeAsync(1);
+      await second;
+      expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "limit" });
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("limits apply per run: the next prompt starts counting again", async () => {
