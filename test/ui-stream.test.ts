@@ -29,9 +29,7 @@ function interleaving(): Provider {
 
 const toolUpdates = (events: AgentEvent[]) =>
   events.flatMap((e) =>
-    e.type === "message_update" && e.kind !== "text_delta" && e.kind !== "thinking_delta"
-      ? [`${e.kind}:${e.toolCallId}:${e.delta}`]
-      : [],
+    e.type === "message_update" && "toolCallId" in e ? [`${e.kind}:${e.toolCallId}:${e.delta}`] : [],
   );
 
 describe("message_update names the tool call it belongs to", () => {
