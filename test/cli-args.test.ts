@@ -72,7 +72,9 @@ describe("agent-machine command line", () => {
     expect(() => parseArgs(["--modle", "gpt-4.1"])).toThrow("Unknown option --modle (did you mean --model?)");
     expect(() => parseArgs(["--prnt", "hi"])).toThrow("Unknown option --prnt (did you mean --print?)");
     expect(() => parseArgs(["--resum"])).toThrow("Unknown option --resum (did you mean --resume?)");
-    expect(() => parseArgs(["--max-turn=3"])).toThrow("Unknown option --max-turn (did you mean --max-turns?)");
+    expect(() => parseArgs(["--max-turn=3"])).toThrow(
+      "Unknown option --max-turn (did you mean --max-turns?)",
+    );
     // Nothing close: no guess.
     expect(() => parseArgs(["--frobnicate"])).toThrow(/^Unknown option --frobnicate$/);
   });

@@ -122,7 +122,12 @@ describe("the terminal view of agent events", () => {
     view.handle({ type: "agent_start" });
     view.handle({ type: "turn_start", turn: 1 });
     view.handle({ type: "tool_execution_start", toolCallId: "a", toolName: "bash", args });
-    view.handle({ type: "tool_execution_start", toolCallId: "b", toolName: "read_file", args: { path: "x" } });
+    view.handle({
+      type: "tool_execution_start",
+      toolCallId: "b",
+      toolName: "read_file",
+      args: { path: "x" },
+    });
     view.handle({ type: "approval_requested", toolCallId: "a", toolName: "bash", args });
     now = 3000;
     let region = live();
