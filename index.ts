@@ -170,6 +170,7 @@ export { toolCallMachine } from "./actors/tool-call.machine.js";
 export type { AgentContext, AgentMachineEvent, AgentMachineInput } from "./machines/agent.machine.js";
 export { agentMachine } from "./machines/agent.machine.js";
 export type { LimitName, LimitVerdict } from "./machines/limit-answer.logic.js";
+export { LOOP_NOTICE_TYPE } from "./machines/loop-detection.logic.js";
 export {
   answeredAtLimit,
   LIMIT_NOTICE_TYPE,

@@ -1,6 +1,7 @@
 import { type AnyActorRef, assign, type SnapshotFrom, setup } from "xstate";
+import { type MessageIds, PROCESS_MESSAGE_IDS } from "../core/message-id.js";
 import type { ToolResultMessage } from "../core/messages.js";
-import { nowFor, runtimeOf } from "../core/runtime.js";
+import { messageIdsFor, nowFor, runtimeOf } from "../core/runtime.js";
 import { errorResult, type ToolResult } from "../tools/define-tool.js";
 import { executeToolCall } from "./execute-tool.js";
 import {
@@ -43,6 +44,7 @@ export function toolResultMessage(
   toolName: string,
   result: ToolResult,
   timestamp = Date.now(),
+  ids: MessageIds = PROCESS_MESSAGE_IDS,
 ): ToolResultMessage {
   const message: ToolResultMessage = {
     role: "toolResult",
@@ -51,6 +53,7 @@ export function toolResultMessage(
     content: result.content,
     isError: result.isError ?? false,
     timestamp,
+    id: ids.forResult(toolCallId),
   };
   if (result.details !== undefined) message.details = result.details;
   return message;
@@ -148,6 +151,7 @@ export const toolCallMachine = setup({
       context.toolName,
       context.result ?? errorResult(`Tool ${context.toolName} produced no result`),
       nowFor(self),
+      messageIdsFor(self),
     ),
   }),
   entry: "announceStart",

@@ -1,6 +1,7 @@
 import { Observable, Subject } from "rxjs";
 import { type Actor, createActor, type SnapshotFrom, toObserver } from "xstate";
 import { resolveContextConfig } from "../context/config.js";
+import { MessageIds, PROCESS_MESSAGE_IDS, withMessageIds } from "../core/message-id.js";
 import { screenInput, toMessages } from "../machines/agent.logic.js";
 import { type AgentContext, agentMachine } from "../machines/agent.machine.js";
 import { journaledAgentMachine } from "../machines/journaled-agent.machine.js";
@@ -148,7 +149,9 @@ function buildAgent(options: AgentOptions, journal: EffectJournal | undefined): 
           ...BUILT_IN_MIGRATIONS,
           ...(options.snapshotMigrations ?? []),
         ]);
-  return new AgentSession(options, journal, tools, snapshot);
+  // Messages given up front get their ids now, so `agent.messages` shows them before the actor exists.
+  const withIds = options.messages ? { ...options, messages: withMessageIds(options.messages) } : options;
+  return new AgentSession(withIds, journal, tools, snapshot);
 }
 
 /** The persisted snapshot of a hibernated agent, as JSON; `undefined` for one that never ran. */
@@ -630,6 +633,7 @@ function createRuntime(
     publish,
     transcript,
     now: journal ? () => journal.now() : Date.now,
+    messageIds: journal?.idPrefix !== undefined ? new MessageIds(journal.idPrefix) : PROCESS_MESSAGE_IDS,
     ...(journal && { journal }),
   };
 }

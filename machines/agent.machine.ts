@@ -1,4 +1,4 @@
-import { and, assign, emit, enqueueActions, raise, sendTo, setup, stopChild } from "xstate";
+import { and, type AnyActorRef, assign, emit, enqueueActions, raise, sendTo, setup, stopChild } from "xstate";
 import { compactionActor } from "../actors/compaction.actor.js";
 import { type ModelStreamEvent, modelStreamActor } from "../actors/model-stream.actor.js";
 import { runDeadlineActor } from "../actors/run-deadline.actor.js";
@@ -16,7 +16,7 @@ import {
   type ToolResultMessage,
 } from "../core/messages.js";
 import type { AgentLimits, LoopDetectionOptions, QueueMode, ToolExecutionStrategy } from "../core/options.js";
-import { nowFor } from "../core/runtime.js";
+import { messageIdsFor, nowFor } from "../core/runtime.js";
 import {
   callsOf,
   hasCalls,
@@ -57,6 +57,7 @@ import {
 } from "./tool-execution.logic.js";
 import { type GroupDoneEvent, toolExecutionMachine } from "./tool-execution.machine.js";
 import { appendToTranscript, readTranscript } from "./transcript.js";
+import { enteredAs, withMessageIds } from "../core/message-id.js";
 
 export interface AgentMachineInput {
   messages?: AgentMessage[];
@@ -206,7 +207,10 @@ export const agentMachine = setup({
       if (ms !== undefined) enqueue.spawnChild("runDeadline", { id: "runDeadline", input: { ms } });
     }),
     queueMessages: assign({
-      pending: ({ context }, messages: AgentMessage[]) => [...context.pending, ...messages],
+      pending: ({ context, self }, messages: AgentMessage[]) => [
+        ...context.pending,
+        ...messages.map((message) => enteredAs(message, "prompt", messageIdsFor(self))),
+      ],
     }),
     queueContinuation: enqueueActions(({ context, enqueue }) => {
       // Continuing after an assistant message needs something new for the model: a queued message.
@@ -227,10 +231,16 @@ export const agentMachine = setup({
       enqueue.assign({ run: { ...context.run, endReason: "rejected" } });
     }),
     enqueueSteering: assign({
-      steeringQueue: ({ context }, message: AgentMessage) => [...context.steeringQueue, message],
+      steeringQueue: ({ context, self }, message: AgentMessage) => [
+        ...context.steeringQueue,
+        enteredAs(message, "steer", messageIdsFor(self)),
+      ],
     }),
     enqueueFollowUp: assign({
-      followUpQueue: ({ context }, message: AgentMessage) => [...context.followUpQueue, message],
+      followUpQueue: ({ context, self }, message: AgentMessage) => [
+        ...context.followUpQueue,
+        enteredAs(message, "followUp", messageIdsFor(self)),
+      ],
     }),
     tellExecutionAboutSteering: enqueueActions(({ context, enqueue }) => {
       if (context.run.executionSpawned) enqueue.sendTo("toolExecution", { type: "STEERING_QUEUED" });
@@ -254,7 +264,7 @@ export const agentMachine = setup({
       enqueue.emit({ type: "limit_reached", limit: verdict.limit, action: "answer", text: verdict.text });
       // The run ends after this turn whatever the model does; the notice joins the turn's messages.
       enqueue.assign({
-        pending: [...context.pending, limitNotice(verdict, nowFor(self))],
+        pending: [...context.pending, limitNotice(verdict, nowFor(self), messageIdsFor(self).next())],
         run: { ...context.run, endReason: "limit", limitText: verdict.text, answeringLimit: true },
       });
     }),
@@ -284,7 +294,7 @@ export const agentMachine = setup({
       // The turn gate measured it: compacting is entered only when it was over budget.
       run: openedRun(context.run),
     })),
-    applyCompaction: enqueueActions(({ context, enqueue }, result: CompactionResult | undefined) => {
+    applyCompaction: enqueueActions(({ context, enqueue, self }, result: CompactionResult | undefined) => {
       enqueue.assign({ run: { ...context.run, needsCompaction: false, forceCompaction: false } });
       if (!result) return;
       const { level, tokensBefore, tokensAfter } = result;
@@ -292,7 +302,8 @@ export const agentMachine = setup({
       // The run's messages so far are kept as they were, for agent_end; new ones follow the compacted transcript.
       const rewritten = runMessages(context.messages, context.run);
       enqueue.assign({
-        messages: result.messages,
+        // The summary and marker a compaction writes get their ids as they enter.
+        messages: withMessageIds(result.messages, messageIdsFor(self)),
         run: {
           ...context.run,
           needsCompaction: false,
@@ -373,7 +384,7 @@ export const agentMachine = setup({
         tokens: estimateTokens(transcript),
         maxContextTokens: context.learnedMaxContextTokens ?? context.contextBudget?.maxContextTokens ?? 0,
       });
-      const message = emptyAssistant("error", error, nowFor(self));
+      const message = emptyAssistant("error", error, nowFor(self), messageIdsFor(self).next());
       enqueue.emit({ type: "message_start", message });
       enqueue.emit({ type: "message_end", message });
       enqueue.assign({
@@ -391,7 +402,12 @@ export const agentMachine = setup({
     }),
     recordEmptyTurn: enqueueActions(
       ({ context, enqueue, self }, failure: { stopReason: "aborted" | "error"; error: string }) => {
-        const message = emptyAssistant(failure.stopReason, failure.error, nowFor(self));
+        const message = emptyAssistant(
+          failure.stopReason,
+          failure.error,
+          nowFor(self),
+          messageIdsFor(self).next(),
+        );
         enqueue.emit({ type: "message_start", message });
         enqueue.emit({ type: "message_end", message });
         enqueue.assign({
@@ -441,7 +457,7 @@ export const agentMachine = setup({
       }
     }),
     appendToolResults: enqueueActions(({ context, enqueue, self }, results: ToolResultMessage[]) =>
-      appendResults(context, enqueue, results, () => nowFor(self)),
+      appendResults(context, enqueue, results, self),
     ),
     answerMissingResults: enqueueActions(({ context, enqueue, self }, error: unknown) => {
       const answered = new Set(context.run.turnResults.map((r) => r.toolCallId));
@@ -449,7 +465,7 @@ export const agentMachine = setup({
       const now = nowFor(self);
       const missing = callsOf(context.run.turnMessage)
         .filter((c) => !answered.has(c.id))
-        .map((c) => unranResult(c, text, now));
+        .map((c) => unranResult(c, text, now, messageIdsFor(self)));
       for (const message of missing) {
         const { toolCallId, toolName, content } = message;
         enqueue.emit({
@@ -460,7 +476,7 @@ export const agentMachine = setup({
           isError: true,
         });
       }
-      appendResults(context, enqueue, missing, () => nowFor(self));
+      appendResults(context, enqueue, missing, self);
     }),
     stopCall: stopChild(({ event }) => doneActorId(event)),
     abortCall: enqueueActions(({ context, enqueue, self }) => {
@@ -468,7 +484,7 @@ export const agentMachine = setup({
       const [call] = callsOf(context.run.turnMessage);
       if (!call) return;
       enqueue(stopChild(call.id));
-      const message = unranResult(call, abortedText(call.name), nowFor(self));
+      const message = unranResult(call, abortedText(call.name), nowFor(self), messageIdsFor(self));
       const { content } = message;
       enqueue.emit({
         type: "tool_execution_end",
@@ -477,13 +493,14 @@ export const agentMachine = setup({
         result: { content, isError: true },
         isError: true,
       });
-      appendResults(context, enqueue, [message], () => nowFor(self));
+      appendResults(context, enqueue, [message], self);
     }),
     answerUnranCalls: enqueueActions(({ context, enqueue, self }, done: StreamDone) => {
       const now = nowFor(self);
       const textFor = context.run.answeringLimit ? notRunAtLimitText : abortedText;
       const calls = callsOf(ensureUniqueToolCallIds(done.message));
-      const results = calls.map((call) => unranResult(call, textFor(call.name), now));
+      const ids = messageIdsFor(self);
+      const results = calls.map((call) => unranResult(call, textFor(call.name), now, ids));
       for (const [index, { toolCallId, toolName, content }] of results.entries()) {
         enqueue.emit({ type: "tool_execution_start", toolCallId, toolName, args: calls[index]!.arguments });
         enqueue.emit({
@@ -494,7 +511,7 @@ export const agentMachine = setup({
           isError: true,
         });
       }
-      appendResults(context, enqueue, results, () => now);
+      appendResults(context, enqueue, results, self);
     }),
     // Stopped where executing ends with it, not on exit: a stop clones the snapshot even when
     // nothing runs (a turn with one call), and most turns have one.
@@ -520,7 +537,7 @@ export const agentMachine = setup({
       let { messages } = context;
       const answered = run.answeringLimit && answeredAtLimit(run.turnMessage);
       if ((run.endReason === "limit" || run.endReason === "loop") && run.limitText && !answered) {
-        const notice = stopNotice(run.limitText, nowFor(self));
+        const notice = stopNotice(run.limitText, nowFor(self), messageIdsFor(self).next());
         enqueue.emit({ type: "message_start", message: notice });
         enqueue.emit({ type: "message_end", message: notice });
         messages = appendToTranscript(messages, [notice]);
@@ -548,7 +565,7 @@ export const agentMachine = setup({
   id: "agent",
   context: ({ input }) =>
     input.resume ?? {
-      messages: input.messages ?? [],
+      messages: withMessageIds(input.messages ?? []),
       pending: noItems(),
       steeringQueue: noItems(),
       followUpQueue: noItems(),
@@ -837,7 +854,7 @@ function appendResults(
     assign(values: Partial<AgentContext>): void;
   },
   results: ToolResultMessage[],
-  now: () => number,
+  self: AnyActorRef,
 ): void {
   for (const message of results) {
     enqueue.emit({ type: "message_start", message });
@@ -854,7 +871,7 @@ function appendResults(
     run = { ...run, loop: verdict.state };
     for (const hit of verdict.warnings) {
       enqueue.emit({ type: "loop_detected", action: "warned", ...hit });
-      pending = [...pending, loopNotice(hit, now())];
+      pending = [...pending, loopNotice(hit, nowFor(self), messageIdsFor(self).next())];
     }
     if (verdict.stop && !run.endReason) {
       enqueue.emit({ type: "loop_detected", action: "stopped", ...verdict.stop });

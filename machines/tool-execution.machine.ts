@@ -1,7 +1,7 @@
 import { assign, enqueueActions, setup, stopChild } from "xstate";
 import { type ToolCallOutput, toolCallMachine } from "../actors/tool-call.machine.js";
 import type { ToolResultMessage } from "../core/messages.js";
-import { nowFor } from "../core/runtime.js";
+import { messageIdsFor, nowFor } from "../core/runtime.js";
 import type { ToolExecutionStrategy } from "../core/options.js";
 import {
   abortedText,
@@ -150,6 +150,7 @@ export const toolExecutionMachine = setup({
         context.results[call.id] = answerUnran(enqueue, call, abortedText(call.name), {
           started: true,
           timestamp: nowFor(self),
+          ids: messageIdsFor(self),
         });
         hosted--;
       }
@@ -194,6 +195,7 @@ export const toolExecutionMachine = setup({
         context.results[call.id] = answerUnran(enqueue, call, SKIPPED_TEXT, {
           started: false,
           timestamp: nowFor(self),
+          ids: messageIdsFor(self),
         });
       }
     }),
@@ -208,6 +210,7 @@ export const toolExecutionMachine = setup({
         context.results[call.id] = answerUnran(enqueue, call, abortedText(call.name), {
           started: false,
           timestamp: nowFor(self),
+          ids: messageIdsFor(self),
         });
       }
     }),
