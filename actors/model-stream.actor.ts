@@ -292,7 +292,6 @@ async function streamOnce(
       switch (event.type) {
         case "text_delta":
         case "thinking_delta":
-        case "toolcall_delta":
           runtime.publish({
             type: "message_update",
             message: builder.message,
@@ -300,11 +299,32 @@ async function streamOnce(
             kind: event.type,
           });
           break;
+        case "toolcall_delta":
+          runtime.publish({
+            type: "message_update",
+            message: builder.message,
+            delta: event.delta,
+            kind: event.type,
+            toolCallId: event.id,
+          });
+          break;
         case "toolcall_start":
-          runtime.publish({ type: "message_update", message: builder.message, delta: "", kind: event.type });
+          runtime.publish({
+            type: "message_update",
+            message: builder.message,
+            delta: "",
+            kind: event.type,
+            toolCallId: event.id,
+          });
           break;
         case "toolcall_end":
-          runtime.publish({ type: "message_update", message: builder.message, delta: "", kind: event.type });
+          runtime.publish({
+            type: "message_update",
+            message: builder.message,
+            delta: "",
+            kind: event.type,
+            toolCallId: event.id,
+          });
           if (finishedCall && runtime.eagerToolExecution) call.notifyReady(finishedCall);
           break;
         case "done":
