@@ -6,14 +6,18 @@ import { fitToColumns, terminalSafe } from "./terminal-text.js";
 
 const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 const SPINNER_MS = 80;
+/** The phase while a turn's tool calls are out; {@link createEventView}'s `activity` details it. */
+const TOOLS_PHASE = "running tools";
 
 interface ToolLine {
   id: string;
   name: string;
   summary: string;
+  /** When the tool started executing: after its approval, when it needed one. */
   startedAt: number;
   endedAt?: number;
-  status: "running" | "done" | "failed";
+  /** `waiting`: the call waits for the user's approval (the tool has not started). */
+  status: "waiting" | "running" | "done" | "failed";
   /** Latest output line or progress text while running; the error's first line when failed. */
   detail?: string;
 }
@@ -98,7 +102,23 @@ export function createEventView(
   const thinkingStyle = (line: string) => style.dim(line);
   const textStyle = (line: string) => line;
 
+  /**
+   * What the agent does now: while tools are out, the calls waiting for approval and the ones
+   * running, counted from the tool lines (an approval answered moves its call from one to the other).
+   */
+  const activity = (): string => {
+    if (phase !== TOOLS_PHASE) return phase;
+    const waiting = tools.filter((t) => t.status === "waiting");
+    const runningCount = tools.filter((t) => t.status === "running").length;
+    const runningText = `running ${runningCount} tool${runningCount === 1 ? "" : "s"}`;
+    if (waiting.length === 0) return runningCount ? runningText : "finishing the tool calls";
+    const names = [...new Set(waiting.map((t) => t.name))].join(", ");
+    return `waiting for your approval of ${names}${runningCount ? ` · ${runningText}` : ""}`;
+  };
+
   const toolText = (tool: ToolLine): string => {
+    if (tool.status === "waiting")
+      return `  ${style.yellow("?")} ${style.bold(tool.name)} ${tool.summary}  ${style.yellow("waiting for your approval")}`;
     const icon =
       tool.status === "running"
         ? style.cyan(SPINNER[frame % SPINNER.length]!)
@@ -122,7 +142,7 @@ export function createEventView(
     if (running) {
       const spin = style.cyan(SPINNER[frame % SPINNER.length]!);
       const hint = options.hint ? style.dim(` · ${options.hint}`) : "";
-      lines.push(`${spin} ${style.dim(`${phase} ${seconds(now() - runStartedAt)}`)}${hint}`);
+      lines.push(`${spin} ${style.dim(`${activity()} ${seconds(now() - runStartedAt)}`)}${hint}`);
     }
     screen.setLive([...lines, ...footer]);
   };
@@ -140,10 +160,11 @@ export function createEventView(
     ticker = undefined;
   };
 
-  /** Commits the tool lines that are final, keeping order: a running call holds back the ones after it. */
+  /** Commits the tool lines that are final, keeping order: an unfinished call holds back the ones after it. */
   const commitFinishedTools = (all = false) => {
     let count = 0;
-    while (count < tools.length && (all || tools[count]!.status !== "running")) count++;
+    const final = (tool: ToolLine) => tool.status === "done" || tool.status === "failed";
+    while (count < tools.length && (all || final(tools[count]!))) count++;
     if (count === 0) return;
     screen.endLine();
     for (const tool of tools.slice(0, count)) screen.write(`${toolText(tool)}\n`);
@@ -218,7 +239,7 @@ export function createEventView(
           startedAt: now(),
           status: "running",
         });
-        phase = "running tools";
+        phase = TOOLS_PHASE;
         break;
       case "tool_execution_update": {
         const text = textOf(event.partialResult.content).trimEnd();
@@ -296,9 +317,21 @@ export function createEventView(
       case "input_rejected":
         commit(style.red(`✗ input rejected: ${terminalSafe(event.reason)}`));
         break;
-      case "approval_requested":
-        phase = `waiting for your approval of ${event.toolName}`;
+      case "approval_requested": {
+        const tool = tools.find((t) => t.id === event.toolCallId);
+        if (tool && tool.status === "running") tool.status = "waiting";
+        phase = TOOLS_PHASE;
         break;
+      }
+      case "approval_decided": {
+        // The tool's own time starts now: the wait for the answer is not the tool's.
+        const tool = tools.find((t) => t.id === event.toolCallId);
+        if (tool && tool.status === "waiting") {
+          tool.startedAt = now();
+          if (event.approved) tool.status = "running";
+        }
+        break;
+      }
       case "agent_end":
         commitFinishedTools(true);
         screen.endLine();

@@ -22,7 +22,7 @@ import { startTracingForCli } from "./telemetry.js";
 import { createScreen } from "./screen.js";
 import { recordSession } from "./session-recorder.js";
 import { createSessionStore, type Session, type SessionStore } from "./session-store.js";
-import { chooseModel, codingSystemPrompt, resolveWorkspace } from "./setup.js";
+import { chooseModel, codingSystemPrompt, MODEL_SETUP_HELP, resolveWorkspace } from "./setup.js";
 import { colorEnabled, createStyle } from "./style.js";
 import { terminalSafe } from "./terminal-text.js";
 
@@ -169,9 +169,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
         ? "interactive"
         : "once";
   if (choice.kind === "none") {
-    throw new Error(
-      `${choice.reason}\nSet ANTHROPIC_API_KEY or OPENAI_API_KEY, or run without --provider for the demo.`,
-    );
+    throw new Error(`No model to run with. ${choice.reason}\n${MODEL_SETUP_HELP}`);
   }
   const resuming = args.continue || args.resume !== undefined || args.recover !== undefined;
   if (choice.kind === "demo" && resuming) {
