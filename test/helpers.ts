@@ -106,7 +106,9 @@ export function expectEventInvariants(events: readonly AgentEvent[], { lastRunOp
       if (e.type === "message_update") expect(e.message.id).toBe(openMessage?.id);
       if (e.type === "message_end") {
         expect(e.message.role).toBe(openMessage?.role);
-        expect(e.message.id, "a message keeps its id from message_start to message_end").toBe(openMessage?.id);
+        expect(e.message.id, "a message keeps its id from message_start to message_end").toBe(
+          openMessage?.id,
+        );
         openMessage = undefined;
       }
     }
