@@ -3,6 +3,8 @@
 
 // --- The agent: create one, prompt it, watch it ---
 export type { Agent, AgentActor, AgentSnapshot, PendingApproval } from "./agent/create-agent.js";
+export type { SequencedEvent } from "./agent/event-log.js";
+export { EventsUnavailableError } from "./agent/event-log.js";
 export { createAgent } from "./agent/create-agent.js";
 
 // --- Snapshots across releases: version stamps, migrations, the transcript of any snapshot ---

@@ -1,7 +1,13 @@
 import { Observable, Subject } from "rxjs";
 import { type Actor, createActor, type SnapshotFrom, toObserver } from "xstate";
 import { resolveContextConfig } from "../context/config.js";
-import { MessageIds, PROCESS_MESSAGE_IDS, withMessageIds } from "../core/message-id.js";
+import { MessageIds, newMessageId, PROCESS_MESSAGE_IDS, withMessageIds } from "../core/message-id.js";
+import {
+  DEFAULT_EVENT_REPLAY,
+  EventsUnavailableError,
+  RunEventLog,
+  type SequencedEvent,
+} from "./event-log.js";
 import { screenInput, toMessages } from "../machines/agent.logic.js";
 import { type AgentContext, agentMachine } from "../machines/agent.machine.js";
 import { journaledAgentMachine } from "../machines/journaled-agent.machine.js";
@@ -15,7 +21,7 @@ import { DEFAULT_TOOL_RESULT_MAX_CHARS } from "../tools/result-budget.js";
 import type { EffectJournal } from "../core/effect-journal.js";
 import type { AgentEvent } from "../core/events.js";
 import { type AgentMessage, defaultConvertToLlm } from "../core/messages.js";
-import type { AgentOptions, InputFilter, PromptInput } from "../core/options.js";
+import type { AgentOptions, EventReplayOptions, InputFilter, PromptInput } from "../core/options.js";
 import { type AgentRuntime, bindRuntime, defaultRetryPolicy, defaultStallTimeout } from "../core/runtime.js";
 import { attachTelemetry, moveTelemetry } from "../telemetry/attach.js";
 import type { PersistedSnapshotData } from "../core/snapshot-version.js";
@@ -80,6 +86,21 @@ export interface Agent {
   hibernate(): void;
   /** The agent is hibernating: it holds no actor, only its persisted snapshot. */
   readonly hibernated: boolean;
+  /**
+   * The id of the run in progress, or of the last one until the agent rests, hibernates or runs
+   * again; `undefined` before the first run. With `eventsSince` it resumes a consumer that lost its
+   * connection.
+   */
+  readonly runId: string | undefined;
+  /**
+   * The events of run `runId` from sequence number `seq` (0 = its `agent_start`), then its live ones,
+   * completing after its `agent_end`. Each comes with its `seq`, so a consumer that reconnects asks
+   * for `lastSeq + 1`. Throws {@link EventsUnavailableError} (carrying the transcript to
+   * resynchronise from) when the run is not the agent's current or last one, or its events from
+   * `seq` left the bounded buffer (`createAgent({ eventReplay })`); a `RangeError` for a `seq` that
+   * is not a whole number or not yet reached.
+   */
+  eventsSince(runId: string, seq?: number): Observable<SequencedEvent>;
   /** Lets one pending call run. Throws for an unknown or already-decided id. */
   approve(toolCallId: string): void;
   /** Refuses one pending call; the model sees the reason. Throws for an unknown or already-decided id. */
@@ -183,6 +204,8 @@ class AgentSession implements Agent {
   private failures: Set<(error: unknown) => void> | undefined;
   private snapshots: Subject<AgentSnapshot> | undefined;
   private snapshotStream: Observable<AgentSnapshot> | undefined;
+  /** The events of the current (or last) run, numbered, for `eventsSince`; none with `eventReplay: false`. */
+  private runLog: RunEventLog | undefined;
   /** Who follows every actor (`followActors`): told of each new one before it starts. */
   private actorFollowers: Set<(actor: AgentActor) => void> | undefined;
 
@@ -203,7 +226,7 @@ class AgentSession implements Agent {
       options,
       journal,
       tools,
-      (event) => this.events.next(event),
+      (event) => this.emit(event),
       // Only the agent's actors read it, so the agent is awake.
       () => readTranscript(this.live!.getSnapshot().context.messages),
     );
@@ -233,7 +256,7 @@ class AgentSession implements Agent {
       // Approvals pending when the snapshot was taken are asked again, once listeners are attached.
       queueMicrotask(() => {
         for (const pending of this.pendingApprovals()) {
-          this.events.next({ type: "approval_requested", ...pending });
+          this.emit({ type: "approval_requested", ...pending });
         }
       });
     }
@@ -267,6 +290,40 @@ class AgentSession implements Agent {
     // Not started yet: its transcript is the one it was given, as its actor's would be.
     if (!this.dormant && !this.stopped) return this.options.messages ?? [];
     return dormantMessages(this.dormant, this.options);
+  }
+
+  get runId(): string | undefined {
+    return this.runLog?.runId;
+  }
+
+  eventsSince(runId: string, seq = 0): Observable<SequencedEvent> {
+    if (!Number.isInteger(seq) || seq < 0) {
+      throw new RangeError(`eventsSince: seq must be a whole number ≥ 0, got ${String(seq)}`);
+    }
+    const log = this.checkedLog(runId, seq);
+    return new Observable<SequencedEvent>((subscriber) => {
+      // Taken when subscribed: what arrived since the call is part of the replay.
+      if (this.runLog !== log || log.since(seq) === undefined) {
+        subscriber.error(this.unavailable(runId, seq, log));
+        return;
+      }
+      let next = seq;
+      for (const event of log.since(seq)!) subscriber.next({ runId, seq: next++, event });
+      if (log.ended) {
+        subscriber.complete();
+        return;
+      }
+      // The log records each event before subscribers get it: its last number is this event's.
+      const live = this.events.subscribe({
+        next: (event) => {
+          if (this.runLog !== log) return;
+          subscriber.next({ runId, seq: log.next - 1, event });
+          if (event.type === "agent_end") subscriber.complete();
+        },
+        complete: () => subscriber.complete(),
+      });
+      return () => live.unsubscribe();
+    });
   }
 
   get state(): string {
@@ -350,6 +407,7 @@ class AgentSession implements Agent {
     }
     if (!isIdle(actor)) throw new Error("Agent is running: it can hibernate once it is idle");
     this.dormant = { json: JSON.stringify(actor.getPersistedSnapshot()) };
+    this.runLog = undefined;
     this.live = undefined;
     // Nothing may keep the stopped actor or its transcript alive: telemetry's key goes back to the
     // agent, and the converted messages of the last request go.
@@ -391,6 +449,45 @@ class AgentSession implements Agent {
     this.decide(toolCallId, { type: "DENY", reason });
   }
 
+  /** Publishes an event on `events$`, numbered and kept first when it belongs to a run. */
+  private emit(event: AgentEvent): void {
+    if (event.type === "agent_start" && this.options.eventReplay !== false) {
+      this.runLog = new RunEventLog(newRunId(this.journal), eventReplayLimits(this.options.eventReplay));
+    }
+    const log = this.runLog;
+    if (log !== undefined && !log.ended) log.record(event);
+    this.events.next(event);
+  }
+
+  /** The log that holds `seq` of run `runId`, or the error that says why there is none. */
+  private checkedLog(runId: string, seq: number): RunEventLog {
+    const log = this.runLog;
+    if (!log || log.runId !== runId || seq < log.oldestSeq) throw this.unavailable(runId, seq, log);
+    if (seq > log.next) {
+      throw new RangeError(
+        `eventsSince: run "${runId}" has published ${log.next} events so far (seq 0 to ${log.next - 1}); ` +
+          `seq ${seq} is not reached yet`,
+      );
+    }
+    return log;
+  }
+
+  private unavailable(runId: string, seq: number, log: RunEventLog | undefined): EventsUnavailableError {
+    const known = log?.runId === runId;
+    return new EventsUnavailableError(
+      known
+        ? `The events of run "${runId}" from seq ${seq} are no longer kept (the oldest kept is ` +
+            `${log!.oldestSeq}): resynchronise from the messages (error.messages), then follow live events`
+        : `Run "${runId}" is not this agent's current or last run (${
+            log ? `that is "${log.runId}"` : "it has not run since it was created, restored or woken"
+          }): resynchronise from the messages (error.messages), then follow live events`,
+      runId,
+      seq,
+      known ? log!.oldestSeq : undefined,
+      [...this.messages],
+    );
+  }
+
   /** The actor, woken from the persisted snapshot when the agent hibernates. */
   private awake(): AgentActor {
     if (this.live) return this.live;
@@ -422,7 +519,7 @@ class AgentSession implements Agent {
     actor.on("*", (event) => {
       // A run is over: its stream watchdog's timer goes (the next run re-arms it).
       if (event.type === "agent_end") releaseStallWatchdog(this.runtime);
-      this.events.next(event as AgentEvent);
+      this.emit(event as AgentEvent);
     });
     moveTelemetry(this.telemetryKey, actor);
     this.telemetryKey = actor;
@@ -492,6 +589,8 @@ class AgentSession implements Agent {
 
   private rest(actor: AgentActor): void {
     this.resting = actor.getSnapshot().context;
+    // An idle agent keeps nothing of its last run's events: a consumer resynchronises from messages.
+    this.runLog = undefined;
     this.live = undefined;
     moveTelemetry(actor, this);
     this.telemetryKey = this;
@@ -525,13 +624,13 @@ class AgentSession implements Agent {
       );
     }
     const { toolName } = snapshot.context as { toolName: string };
-    this.events.next({ type: "approval_decided", toolCallId, toolName, approved: event.type === "APPROVE" });
+    this.emit({ type: "approval_decided", toolCallId, toolName, approved: event.type === "APPROVE" });
     child.send(event);
   }
 
   private screened(input: string | AgentMessage) {
     const screening = screenInput(this.inputFilters, toMessages(input, this.runtime.now()));
-    if (!screening.ok) this.events.next({ type: "input_rejected", reason: screening.reason });
+    if (!screening.ok) this.emit({ type: "input_rejected", reason: screening.reason });
     return screening.ok ? screening.messages : [];
   }
 }
@@ -550,6 +649,7 @@ for (const name of [
   "hibernate",
   "getPersistedSnapshot",
   "pendingApprovals",
+  "eventsSince",
   "approve",
   "deny",
 ] as const) {
@@ -668,4 +768,13 @@ function stateName(value: unknown): string {
 /** A copy without functions, fit for machine context (and so for persisted snapshots). */
 function dataOnly<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => typeof v !== "function")) as T;
+}
+
+/** A run's id: a durable agent's is its invocation's (the same on every replay). */
+function newRunId(journal: EffectJournal | undefined): string {
+  return journal?.idPrefix !== undefined ? journal.idPrefix.replace(/-$/, "") : `run-${newMessageId()}`;
+}
+
+function eventReplayLimits(options: EventReplayOptions | undefined): Required<EventReplayOptions> {
+  return options ? { ...DEFAULT_EVENT_REPLAY, ...options } : DEFAULT_EVENT_REPLAY;
 }
