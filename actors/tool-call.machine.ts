@@ -24,7 +24,10 @@ export interface ToolCallContext extends ToolCallInput {
 }
 
 export type ToolCallEvent =
-  { type: "APPROVE" } | { type: "DENY"; reason?: string } | { type: "TOOL_EXECUTED"; result: ToolResult };
+  /** `args`: arguments a human corrected, already checked against the tool's schema (`agent.approve`). */
+  | { type: "APPROVE"; args?: unknown }
+  | { type: "DENY"; reason?: string }
+  | { type: "TOOL_EXECUTED"; result: ToolResult };
 
 /** What a finished call tells its parent. */
 /** What a finished call outputs; its parent receives it as `xstate.done.actor.<toolCallId>`. */
@@ -57,6 +60,25 @@ export function toolResultMessage(
   };
   if (result.details !== undefined) message.details = result.details;
   return message;
+}
+
+function editedValidation(args: unknown): Validation {
+  return { outcome: "run", args, edited: true };
+}
+
+/**
+ * A result of a call that ran with arguments a human corrected: it says so to the model (a first
+ * text block) and to apps (`editedArgs`), since the assistant's call in the transcript still shows
+ * the model's arguments.
+ */
+function withEditedArgs(message: ToolResultMessage, validation: Validation): ToolResultMessage {
+  if (validation.outcome !== "run" || validation.edited !== true) return message;
+  const note = `[The user edited the arguments before approving; the call ran with: ${JSON.stringify(validation.args)}]`;
+  return {
+    ...message,
+    content: [{ type: "text", text: note }, ...message.content],
+    editedArgs: validation.args,
+  };
 }
 
 /**
@@ -122,6 +144,9 @@ export const toolCallMachine = setup({
         : { args: preparation.args, result: context.result },
     ),
     recordResult: assign({ result: (_, result: ToolResult) => result }),
+    adoptEditedArgs: assign(({ context }, args: unknown) => ({
+      validation: args === undefined ? context.validation : editedValidation(args),
+    })),
     // The tool runs in this actor (no child actor per call); stopping the actor aborts it.
     runTool: ({ context, self }) =>
       executeToolCall(self, {
@@ -146,12 +171,15 @@ export const toolCallMachine = setup({
   context: ({ input, self }) => ({ ...input, validation: validateToolCall(runtimeOf(self), input) }),
   output: ({ context, self }): ToolCallOutput => ({
     toolCallId: context.toolCallId,
-    message: toolResultMessage(
-      context.toolCallId,
-      context.toolName,
-      context.result ?? errorResult(`Tool ${context.toolName} produced no result`),
-      nowFor(self),
-      messageIdsFor(self),
+    message: withEditedArgs(
+      toolResultMessage(
+        context.toolCallId,
+        context.toolName,
+        context.result ?? errorResult(`Tool ${context.toolName} produced no result`),
+        nowFor(self),
+        messageIdsFor(self),
+      ),
+      context.validation,
     ),
   }),
   entry: "announceStart",
@@ -204,7 +232,13 @@ export const toolCallMachine = setup({
     awaitingApproval: {
       entry: "announceApprovalRequest",
       on: {
-        APPROVE: "executing",
+        APPROVE: {
+          target: "executing",
+          actions: {
+            type: "adoptEditedArgs",
+            params: ({ event }: { event: { args?: unknown } }) => event.args,
+          },
+        },
         DENY: {
           target: "done",
           actions: { type: "recordResult", params: ({ event }) => errorResult(deniedText(event.reason)) },

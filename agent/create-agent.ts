@@ -2,6 +2,7 @@ import { Observable, Subject } from "rxjs";
 import { type Actor, createActor, type SnapshotFrom, toObserver } from "xstate";
 import { resolveContextConfig } from "../context/config.js";
 import { MessageIds, newMessageId, PROCESS_MESSAGE_IDS, withMessageIds } from "../core/message-id.js";
+import { checkEditedArgs } from "../actors/prepare-tool-call.actor.js";
 import {
   DEFAULT_EVENT_REPLAY,
   EventsUnavailableError,
@@ -101,8 +102,12 @@ export interface Agent {
    * is not a whole number or not yet reached.
    */
   eventsSince(runId: string, seq?: number): Observable<SequencedEvent>;
-  /** Lets one pending call run. Throws for an unknown or already-decided id. */
-  approve(toolCallId: string): void;
+  /**
+   * Lets one pending call run; with `args`, with the arguments a human corrected (checked by the
+   * tool's schema: arguments it refuses throw, and the call keeps waiting). Throws for an unknown or
+   * already-decided id: only the decision that takes effect succeeds.
+   */
+  approve(toolCallId: string, options?: { args?: unknown }): void;
   /** Refuses one pending call; the model sees the reason. Throws for an unknown or already-decided id. */
   deny(toolCallId: string, reason?: string): void;
 }
@@ -441,8 +446,8 @@ class AgentSession implements Agent {
       }));
   }
 
-  approve(toolCallId: string): void {
-    this.decide(toolCallId, { type: "APPROVE" });
+  approve(toolCallId: string, options?: { args?: unknown }): void {
+    this.decide(toolCallId, { type: "APPROVE", ...(options?.args !== undefined && { args: options.args }) });
   }
 
   deny(toolCallId: string, reason?: string): void {
@@ -612,7 +617,10 @@ class AgentSession implements Agent {
     });
   }
 
-  private decide(toolCallId: string, event: { type: "APPROVE" } | { type: "DENY"; reason?: string }) {
+  private decide(
+    toolCallId: string,
+    event: { type: "APPROVE"; args?: unknown } | { type: "DENY"; reason?: string },
+  ) {
     const child = this.live ? toolCallActorOf(this.live, toolCallId) : undefined;
     const snapshot = child?.getSnapshot();
     if (!child || snapshot.status !== "active") {
@@ -624,7 +632,26 @@ class AgentSession implements Agent {
       );
     }
     const { toolName } = snapshot.context as { toolName: string };
-    this.emit({ type: "approval_decided", toolCallId, toolName, approved: event.type === "APPROVE" });
+    if (event.type === "APPROVE" && event.args !== undefined) {
+      const tool = this.runtime.tools.get(toolName);
+      const checked = tool
+        ? checkEditedArgs(tool, event.args)
+        : { ok: false as const, error: "unknown tool" };
+      if (!checked.ok) {
+        throw new TypeError(
+          `approve("${toolCallId}", { args }): the edited arguments fail the schema of tool ${toolName}: ` +
+            `${checked.error}. The call still waits for approval.`,
+        );
+      }
+      event = { type: "APPROVE", args: checked.args };
+    }
+    this.emit({
+      type: "approval_decided",
+      toolCallId,
+      toolName,
+      approved: event.type === "APPROVE",
+      ...(event.type === "APPROVE" && event.args !== undefined && { editedArgs: event.args }),
+    });
     child.send(event);
   }
 

@@ -91,6 +91,11 @@ export interface ToolResultMessage<TDetails = unknown> {
   timestamp: number;
   /** Unique in the transcript, set when the result is made. */
   id?: string;
+  /**
+   * The arguments the call ran with when a human corrected them at approval
+   * (`agent.approve(id, { args })`); the assistant's call keeps the model's.
+   */
+  editedArgs?: unknown;
 }
 
 /**

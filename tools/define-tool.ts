@@ -63,10 +63,18 @@ export interface Tool<TArgs = any, TDetails = unknown> {
   readonly maxResultChars?: number;
   /** The workspace the tool works in, if any (the agent spills cut results where `read_file` can read them). */
   readonly workspace?: Workspace;
+  /** Whether a call waits for `agent.approve` / `agent.deny` before it runs (see {@link ToolDefinition.needsApproval}). */
+  readonly needsApproval?: boolean | ((args: TArgs, ctx: ApprovalContext) => boolean | Promise<boolean>);
   execute(
     args: TArgs,
     ctx: ToolContext,
   ): Promise<string | ToolResult<TDetails>> | string | ToolResult<TDetails>;
+}
+
+/** What `needsApproval` is told about the call besides its arguments. */
+export interface ApprovalContext {
+  toolCallId: string;
+  toolName: string;
 }
 
 /** Options of {@link defineTool}. */
@@ -85,6 +93,13 @@ export interface ToolDefinition<TSchema extends z.ZodType, TDetails = unknown> {
   maxResultChars?: number;
   /** The workspace the tool works in, if any. */
   workspace?: Workspace;
+  /**
+   * Calls wait for `agent.approve(id)` / `agent.deny(id)` before they run: `true` for every call,
+   * or a function of the validated arguments deciding per call (a throw denies the call with its
+   * message). A human may approve with corrected arguments: `agent.approve(id, { args })`. The
+   * agent's permission checker, when set, is asked too: its deny wins, then any ask.
+   */
+  needsApproval?: boolean | ((args: z.output<TSchema>, ctx: ApprovalContext) => boolean | Promise<boolean>);
   execute(
     args: z.output<TSchema>,
     ctx: ToolContext,
@@ -123,6 +138,7 @@ export function defineTool<TSchema extends z.ZodType, TDetails = unknown>(
     timeoutMs: definition.timeoutMs,
     maxResultChars: checkedBudget(`Tool "${definition.name}" maxResultChars`, definition.maxResultChars),
     workspace: definition.workspace,
+    ...(definition.needsApproval !== undefined && { needsApproval: definition.needsApproval }),
     execute: definition.execute,
   };
 }

@@ -1,6 +1,7 @@
 import { type AnyActorRef, enqueueActions, sendTo, stopChild } from "xstate";
 import type { AgentEvent } from "../../../core/events.js";
 import type { ToolResultMessage } from "../../../core/messages.js";
+import { withMessageId } from "../../../core/message-id.js";
 import { messageIdsFor, nowFor } from "../../../core/runtime.js";
 import { callsOf, ensureUniqueToolCallIds, type RunState } from "../../agent.logic.js";
 import { notRunAtLimitText } from "../../limit-answer.logic.js";
@@ -142,9 +143,13 @@ function appendResults(
     emit(event: AgentEvent): void;
     assign(values: Partial<AgentContext>): void;
   },
-  results: ToolResultMessage[],
+  given: ToolResultMessage[],
   self: AnyActorRef,
 ): void {
+  // Results carry the ids their call actors drew; one sent to the machine by hand gets one here.
+  const results = given.some((message) => message.id === undefined)
+    ? given.map((message) => withMessageId(message, messageIdsFor(self)))
+    : given;
   for (const message of results) {
     enqueue.emit({ type: "message_start", message });
     enqueue.emit({ type: "message_end", message });
