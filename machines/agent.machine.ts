@@ -108,6 +108,8 @@ export type AgentMachineEvent =
   | { type: "STEER"; message: AgentMessage }
   | { type: "FOLLOW_UP"; message: AgentMessage }
   | { type: "ABORT" }
+  /** Drops every queued steering and follow-up message (`agent.abort()` sends it). */
+  | { type: "CLEAR_QUEUES" }
   | { type: "DEADLINE" }
   | { type: "CHECK" }
   | ModelStreamEvent
@@ -210,8 +212,10 @@ export const agentMachine = setup({
     }),
     queueContinuation: enqueueActions(({ context, enqueue }) => {
       // Continuing after an assistant message needs something new for the model: a queued message.
-      if (context.messages.at(-1)?.role !== "assistant") return;
+      // Otherwise steering queued while idle joins the first turn, as it does with a prompt.
+      const afterAssistant = context.messages.at(-1)?.role === "assistant";
       const fromSteering = context.steeringQueue.length > 0;
+      if (!afterAssistant && !fromSteering) return;
       const source = fromSteering ? context.steeringQueue : context.followUpQueue;
       const { taken, rest } = takeFromQueue(
         source,
@@ -239,6 +243,13 @@ export const agentMachine = setup({
       const { taken, rest } = takeFromQueue(context.steeringQueue, context.steeringMode);
       return { steeringQueue: rest, pending: [...context.pending, ...taken] };
     }),
+    /** A prompt takes the steering queued while the agent was idle into its first turn. */
+    takeQueuedSteering: enqueueActions(({ context, enqueue }) => {
+      if (context.steeringQueue.length === 0) return;
+      const { taken, rest } = takeFromQueue(context.steeringQueue, context.steeringMode);
+      enqueue.assign({ steeringQueue: rest, pending: [...context.pending, ...taken] });
+    }),
+    clearQueues: assign({ steeringQueue: () => noItems(), followUpQueue: () => noItems() }),
     takeFollowUp: assign(({ context }) => {
       const { taken, rest } = takeFromQueue(context.followUpQueue, context.followUpMode);
       return { followUpQueue: rest, pending: [...context.pending, ...taken] };
@@ -566,13 +577,19 @@ export const agentMachine = setup({
   on: {
     STEER: { actions: { type: "enqueueSteering", params: ({ event }) => event.message } },
     FOLLOW_UP: { actions: { type: "enqueueFollowUp", params: ({ event }) => event.message } },
+    CLEAR_QUEUES: { actions: "clearQueues" },
   },
   states: {
     idle: {
       on: {
         PROMPT: {
           target: "running",
-          actions: ["beginRun", { type: "queueMessages", params: ({ event }) => event.messages }],
+          // Steering queued while idle is taken with the prompt, in the run's first turn.
+          actions: [
+            "beginRun",
+            { type: "queueMessages", params: ({ event }) => event.messages },
+            "takeQueuedSteering",
+          ],
         },
         CONTINUE: { target: "running", actions: ["beginRun", "queueContinuation"] },
         PROMPT_REJECTED: { actions: { type: "rejectInput", params: ({ event }) => event.reason } },
