@@ -1,6 +1,6 @@
 import type { AgentEndReason, AgentEventOf } from "./events.js";
 import type { AgentMessage, Usage } from "./messages.js";
-import type { ProviderErrorKind } from "../providers/provider.js";
+import type { ProviderErrorKind } from "./provider.js";
 
 /**
  * How a run ended, as `agent.prompt()` / `agent.continue()` resolve (whatever the outcome: a
