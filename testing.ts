@@ -60,3 +60,17 @@ export {
   responsesErrorFrame,
   responsesStream,
 } from "./testing/provider-wire.js";
+
+// Stepping your configured agent machine event by event, without running anything (pure
+// transitions: no actor, no model, no clock). XState's functions are re-exported so you need no
+// `xstate` dependency of your own.
+export { initialTransition, transition } from "xstate";
+export type { AgentContext, AgentMachineEvent, AgentMachineInput } from "./machines/agent.machine.js";
+export { agentMachine } from "./machines/agent.machine.js";
+export type { MachineOptions, MachineStep } from "./testing/machine-steps.js";
+export {
+  agentMachineInput,
+  modelAnswer,
+  startAgentMachine,
+  stepAgentMachine,
+} from "./testing/machine-steps.js";
