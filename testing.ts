@@ -74,3 +74,24 @@ export {
   startAgentMachine,
   stepAgentMachine,
 } from "./testing/machine-steps.js";
+
+// Proofs over your configuration: explore its paths with adversarial scripted models and check
+// properties on every one; the shortest failing path is reported, replayable.
+export type {
+  Exploration,
+  ExplorationPath,
+  ExplorationSetup,
+  ExploreOptions,
+  PropertyFailure,
+} from "./testing/explore.js";
+export { exploreAgent, replayPath } from "./testing/explore.js";
+export type { AdversarialCallOptions, ExplorationPlace, ExploredCall } from "./testing/adversarial-calls.js";
+export { adversarialCalls } from "./testing/adversarial-calls.js";
+export type { ObservedCall, PathOutcome, PathProperty } from "./testing/properties.js";
+export {
+  approvalRequired,
+  callsAnsweredOnce,
+  defaultProperties,
+  noWriteOutsideWorkspace,
+  runEnds,
+} from "./testing/properties.js";
