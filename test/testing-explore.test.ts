@@ -26,18 +26,24 @@ const coding = ({ provider, cwd }: ExplorationSetup) => ({
 });
 
 describe("exploring an agent's configuration", { timeout: 120_000 }, () => {
-  it("the coding tools' default configuration keeps every property on every one-call path", async () => {
-    const exploration = await exploreAgent({ agent: coding, maxCalls: 1 });
-    exploration.assertHolds();
-    expect(exploration.failures).toEqual([]);
-    // Every call of every tool alone, plus the denial of each call that asked.
-    expect(exploration.calls).toBeGreaterThanOrEqual(40);
-    expect(exploration.paths).toBeGreaterThan(exploration.calls);
-    expect(exploration.truncated).toBe(false);
-    console.log(
-      `explore: coding tools, default permissions: ${exploration.paths} one-call paths (${exploration.calls} calls) in ${Math.round(exploration.durationMs)} ms`,
-    );
-  });
+  it(
+    "the coding tools' default configuration keeps every property on every one-call path",
+    { timeout: 600_000 },
+    async () => {
+      // EXPLORE_MAX_CALLS=2 measures the next depth (docs/testing.md, "Bounds").
+      const maxCalls = Number(process.env.EXPLORE_MAX_CALLS ?? 1);
+      const exploration = await exploreAgent({ agent: coding, maxCalls });
+      exploration.assertHolds();
+      expect(exploration.failures).toEqual([]);
+      // Every call of every tool alone, plus the denial of each call that asked.
+      expect(exploration.calls).toBeGreaterThanOrEqual(40);
+      expect(exploration.paths).toBeGreaterThan(exploration.calls);
+      expect(exploration.truncated).toBe(false);
+      console.log(
+        `explore: coding tools, default permissions: ${exploration.paths} paths ${JSON.stringify(exploration.pathsByCalls)} of ${exploration.calls} calls in ${Math.round(exploration.durationMs)} ms`,
+      );
+    },
+  );
 
   it("catches a permission rule that lets a write through, with a one-call path", async () => {
     // Meant for scratch files; it lets the model write any .txt without asking.
