@@ -3,9 +3,12 @@ import { type AgentMessage, textOf, type Usage } from "../core/messages.js";
 import type { Screen, TailLine } from "./screen.js";
 import type { Style } from "./style.js";
 import { fitToColumns, terminalSafe } from "./terminal-text.js";
+import { foldToolOutput } from "./tool-output.js";
 
 const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 const SPINNER_MS = 80;
+/** Columns before a line of a call's output: `    │ `. */
+const OUTPUT_INDENT = 6;
 /** The phase while a turn's tool calls are out; {@link createEventView}'s `activity` details it. */
 const TOOLS_PHASE = "running tools";
 
@@ -18,8 +21,10 @@ interface ToolLine {
   endedAt?: number;
   /** `waiting`: the call waits for the user's approval (the tool has not started). */
   status: "waiting" | "running" | "done" | "failed";
-  /** Latest output line or progress text while running; the error's first line when failed. */
+  /** Latest output line or progress text while running; the size or the error's first line when finished. */
   detail?: string;
+  /** The finished call's output, folded ({@link foldToolOutput}): written under its line. */
+  output?: string[];
 }
 
 /** Renders agent events on a {@link Screen}: streamed text, one updating line per tool call, a spinner. */
@@ -167,7 +172,10 @@ export function createEventView(
     while (count < tools.length && (all || final(tools[count]!))) count++;
     if (count === 0) return;
     screen.endLine();
-    for (const tool of tools.slice(0, count)) screen.write(`${toolText(tool)}\n`);
+    for (const tool of tools.slice(0, count)) {
+      screen.write(`${toolText(tool)}\n`);
+      for (const line of tool.output ?? []) screen.write(`${style.dim(line ? `    │ ${line}` : "    │")}\n`);
+    }
     tools = tools.slice(count);
   };
 
@@ -268,8 +276,14 @@ export function createEventView(
         }
         tool.endedAt = now();
         tool.status = event.isError ? "failed" : "done";
-        const firstLine = textOf(event.result.content).trim().split("\n")[0] ?? "";
-        tool.detail = event.isError && firstLine ? fitToColumns(terminalSafe(firstLine), 100) : undefined;
+        const folded = foldToolOutput(
+          event.toolName,
+          textOf(event.result.content),
+          event.isError,
+          screen.columns - OUTPUT_INDENT - 1,
+        );
+        tool.detail = folded.detail && fitToColumns(folded.detail, 100);
+        tool.output = folded.lines;
         commitFinishedTools();
         break;
       }

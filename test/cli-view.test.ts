@@ -65,8 +65,11 @@ describe("the terminal view of agent events", () => {
       "› list it",
       "Looking now.",
       // Tool lines keep the order the calls started in, whatever order they finished in.
+      // Under each call its output, folded (a command's last lines; an error's lines after the first).
       "  ✓ bash ls -la  done 0.0s",
+      "    │ total 0",
       "  ✗ read_file missing.txt  failed 0.0s · File not found: missing.txt",
+      "    │ more",
       "⟳ context compacted (level 1: old tool outputs truncated) 900 → 400 tokens",
       "— done · 1 turn · 15 tokens · 0.0s",
       "",
