@@ -6,6 +6,7 @@ export type { Agent, AgentActor, AgentSnapshot, PendingApproval } from "./agent/
 export type { SequencedEvent } from "./agent/event-log.js";
 export { EventsUnavailableError } from "./agent/event-log.js";
 export { createAgent } from "./agent/create-agent.js";
+export type { RunOutcome } from "./core/run-outcome.js";
 
 // --- Snapshots across releases: version stamps, migrations, the transcript of any snapshot ---
 export type { PersistedSnapshotData, SnapshotMigration, SnapshotVersion } from "./core/snapshot-version.js";

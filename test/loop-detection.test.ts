@@ -57,7 +57,7 @@ describe("loop detection", () => {
     const provider = repeating({ key: "a" });
     const agent = createAgent({ provider, tools: [lookup] });
     const events = record(agent);
-    const added = await agent.prompt("find a");
+    const { messages: added } = await agent.prompt("find a");
 
     expect(provider.calls).toBe(6);
     // The notice is the agent's own custom message (the user's prompt says it came from prompt())...

@@ -32,7 +32,7 @@ describe("message ids", () => {
       tools: [sleepTool()],
     });
     const events = record(agent);
-    const added = await agent.prompt("go");
+    const { messages: added } = await agent.prompt("go");
 
     expectUniqueIds(agent.messages);
     expect(added.map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "assistant"]);

@@ -127,7 +127,7 @@ describe("snapshots written by earlier releases (test/fixtures/snapshots)", () =
       saved.context.messages.forEach((m: AgentMessage, i: number) => {
         if (m.id !== undefined) expect(agent.messages[i]!.id).toBe(m.id);
       });
-      const added = await agent.continue();
+      const { messages: added } = await agent.continue();
       expectUniqueIds(agent.messages);
       expect(added[0]).toMatchObject({ source: "followUp" });
       expect(added.map((m) => m.role)).toEqual(["user", "assistant"]);
@@ -192,7 +192,7 @@ describe("snapshots of another machine version", () => {
       snapshot: old,
       snapshotMigrations: [renameFollowUps],
     });
-    const added = await agent.continue();
+    const { messages: added } = await agent.continue();
     expect(added.map((m) => m.role)).toEqual(["user", "assistant"]);
     expect(added[0]).toMatchObject({ content: "later" });
   });
