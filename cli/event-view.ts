@@ -3,6 +3,7 @@ import { type AgentMessage, textOf, type Usage } from "../core/messages.js";
 import type { Screen, TailLine } from "./screen.js";
 import type { Style } from "./style.js";
 import { fitToColumns, terminalSafe } from "./terminal-text.js";
+import { captureChange } from "./file-changes.js";
 import { foldToolOutput } from "./tool-output.js";
 
 const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
@@ -23,8 +24,10 @@ interface ToolLine {
   status: "waiting" | "running" | "done" | "failed";
   /** Latest output line or progress text while running; the size or the error's first line when finished. */
   detail?: string;
-  /** The finished call's output, folded ({@link foldToolOutput}): written under its line. */
+  /** The finished call's output, folded ({@link foldToolOutput}), styled: written under its line. */
   output?: string[];
+  /** For a file edit or write: the diff it applied, once it has run. */
+  applied?: (style: Style, columns: number) => string[];
 }
 
 /** Renders agent events on a {@link Screen}: streamed text, one updating line per tool call, a spinner. */
@@ -92,7 +95,12 @@ export function runSummary(
 export function createEventView(
   screen: Screen,
   style: Style,
-  options: { hint?: string; now?: () => number } = {},
+  options: {
+    hint?: string;
+    now?: () => number;
+    /** The workspace: a file edit's or write's line shows the diff it applied. */
+    cwd?: string;
+  } = {},
 ): EventView {
   const now = options.now ?? Date.now;
   let running = false;
@@ -174,7 +182,7 @@ export function createEventView(
     screen.endLine();
     for (const tool of tools.slice(0, count)) {
       screen.write(`${toolText(tool)}\n`);
-      for (const line of tool.output ?? []) screen.write(`${style.dim(line ? `    │ ${line}` : "    │")}\n`);
+      for (const line of tool.output ?? []) screen.write(`${style.dim(line ? "    │ " : "    │")}${line}\n`);
     }
     tools = tools.slice(count);
   };
@@ -246,6 +254,7 @@ export function createEventView(
           summary: summarizeArgs(event.toolName, event.args),
           startedAt: now(),
           status: "running",
+          applied: options.cwd ? captureChange(options.cwd, event.toolName, event.args) : undefined,
         });
         phase = TOOLS_PHASE;
         break;
@@ -283,7 +292,9 @@ export function createEventView(
           screen.columns - OUTPUT_INDENT - 1,
         );
         tool.detail = folded.detail && fitToColumns(folded.detail, 100);
-        tool.output = folded.lines;
+        const columns = screen.columns - OUTPUT_INDENT - 1;
+        tool.output =
+          !event.isError && tool.applied ? tool.applied(style, columns) : folded.lines.map(style.dim);
         commitFinishedTools();
         break;
       }

@@ -177,17 +177,6 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
     throw new Error(`${choice.reason} A session can only be resumed with a model: set an API key.`);
   }
 
-  const pretty = mode === "interactive" || mode === "once";
-  const style = createStyle(pretty && colorEnabled(io.stdout, io.env));
-  const screen = pretty ? createScreen(io.stdout) : undefined;
-  const view = screen
-    ? createEventView(screen, style, {
-        hint: mode === "interactive" ? "Enter: steer · >>: follow-up · Ctrl-C: abort" : undefined,
-      })
-    : undefined;
-  /** CLI messages: on the screen in the pretty modes, else on stderr (stdout carries the answer / JSON). */
-  const notice = (text: string) => (view ? view.note(text) : io.stderr.write(`${text}\n`));
-
   let cwd = resolveWorkspace(args.cwd);
   let prompt = args.prompt;
   let demoDir: string | undefined;
@@ -196,6 +185,19 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
     cwd = demoDir;
     prompt = DEMO_PROMPT;
   }
+
+  const pretty = mode === "interactive" || mode === "once";
+  const style = createStyle(pretty && colorEnabled(io.stdout, io.env));
+  const screen = pretty ? createScreen(io.stdout) : undefined;
+  const view = screen
+    ? createEventView(screen, style, {
+        hint: mode === "interactive" ? "Enter: steer · >>: follow-up · Ctrl-C: abort" : undefined,
+        cwd,
+      })
+    : undefined;
+  /** CLI messages: on the screen in the pretty modes, else on stderr (stdout carries the answer / JSON). */
+  const notice = (text: string) => (view ? view.note(text) : io.stderr.write(`${text}\n`));
+
   // A new session needs a prompt: without one, say so before a session is made for nothing.
   if (mode !== "interactive" && !resuming && !prompt) {
     if (!io.stdin.isTTY) prompt = await readAll(io.stdin);
@@ -421,7 +423,16 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
 
   try {
     if (mode === "interactive") {
-      await runInteractive({ agent, view: view!, style, stdin: io.stdin, permissions, start });
+      await runInteractive({
+        agent,
+        view: view!,
+        style,
+        stdin: io.stdin,
+        permissions,
+        start,
+        cwd,
+        columns: () => screen!.columns,
+      });
       return 0;
     }
     if (!prompt && !(plan?.wasRunning ?? false) && !io.stdin.isTTY) prompt = await readAll(io.stdin);
