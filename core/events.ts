@@ -1,5 +1,5 @@
-import type { ProviderErrorKind } from "../providers/provider.js";
-import type { ToolResult } from "../tools/define-tool.js";
+import type { ProviderErrorKind } from "./provider.js";
+import type { ToolResult } from "./tool.js";
 import type { AgentMessage, AssistantMessage, ToolResultMessage, Usage } from "./messages.js";
 
 /** Why a run ended. */
