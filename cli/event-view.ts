@@ -4,6 +4,7 @@ import type { Screen, TailLine } from "./screen.js";
 import type { Style } from "./style.js";
 import { fitToColumns, terminalSafe } from "./terminal-text.js";
 import { captureChange } from "./file-changes.js";
+import { type SessionMeter, statusLine } from "./status-line.js";
 import { foldToolOutput } from "./tool-output.js";
 
 const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
@@ -35,6 +36,8 @@ export interface EventView {
   handle(event: AgentEvent): void;
   /** Lines drawn under the spinner (the input line, an approval question). */
   setFooter(lines: (string | TailLine)[]): void;
+  /** Messages typed for the agent and not yet taken (the status line counts them). */
+  setQueued(count: number): void;
   /** A line of the CLI's own (notices, echoes), committed above the live region. */
   note(text: string): void;
   /** Whether a run is under way (between `agent_start` and `agent_end`). */
@@ -100,6 +103,8 @@ export function createEventView(
     now?: () => number;
     /** The workspace: a file edit's or write's line shows the diff it applied. */
     cwd?: string;
+    /** A status line at the bottom: the model, the context used, tokens and cost, what the agent does. */
+    status?: { model: string; meter: SessionMeter };
   } = {},
 ): EventView {
   const now = options.now ?? Date.now;
@@ -149,6 +154,15 @@ export function createEventView(
     return `  ${icon} ${style.bold(tool.name)} ${tool.summary}  ${status}${detail}`;
   };
 
+  let queued = 0;
+  /** The status line, made again on every event but a streamed delta (their cost must stay flat). */
+  let status = "";
+  const updateStatus = () => {
+    if (!options.status) return;
+    const state = running ? activity() : "idle";
+    status = style.dim(statusLine({ ...options.status, state, queued }));
+  };
+
   const refresh = () => {
     if (!screen.tty) return;
     const lines = tools.map(toolText);
@@ -157,13 +171,14 @@ export function createEventView(
       const hint = options.hint ? style.dim(` · ${options.hint}`) : "";
       lines.push(`${spin} ${style.dim(`${activity()} ${seconds(now() - runStartedAt)}`)}${hint}`);
     }
-    screen.setLive([...lines, ...footer]);
+    screen.setLive(status ? [...lines, ...footer, status] : [...lines, ...footer]);
   };
 
   const startTicker = () => {
     if (ticker || !screen.tty) return;
     ticker = setInterval(() => {
       frame++;
+      updateStatus();
       refresh();
     }, SPINNER_MS);
     ticker.unref?.();
@@ -214,6 +229,7 @@ export function createEventView(
   };
 
   const handle = (event: AgentEvent) => {
+    options.status?.meter.handle(event);
     switch (event.type) {
       case "agent_start":
         running = true;
@@ -367,13 +383,21 @@ export function createEventView(
         );
         break;
     }
+    if (event.type !== "message_update") updateStatus();
     refresh();
   };
+
+  updateStatus();
 
   return {
     handle,
     setFooter(lines) {
       footer = lines;
+      refresh();
+    },
+    setQueued(count) {
+      queued = count;
+      updateStatus();
       refresh();
     },
     note(text) {

@@ -1,4 +1,5 @@
 import type { Agent, PendingApproval } from "../agent/create-agent.js";
+import { textOf } from "../core/messages.js";
 import type { Permissions } from "../tools/permissions.js";
 import { type EventView, summarizeArgs } from "./event-view.js";
 import { approvalPreview } from "./file-changes.js";
@@ -45,6 +46,12 @@ export function runInteractive(options: InteractiveOptions): Promise<void> {
   let current = "";
   /** The call being denied with a reason: the next line typed is the reason. */
   let denying: PendingApproval | undefined;
+  /** Steering and follow-up messages typed and not yet taken by the agent (the status line counts them). */
+  const queued: string[] = [];
+  const queue = (text: string) => {
+    queued.push(text);
+    view.setQueued(queued.length);
+  };
 
   return new Promise<void>((resolve) => {
     let done = false;
@@ -151,11 +158,13 @@ export function runInteractive(options: InteractiveOptions): Promise<void> {
         if (!message) return;
         if (idle) return void prompt(message);
         agent.followUp(message);
+        queue(message);
         view.note(style.dim(`» follow-up queued: ${message}`));
         return;
       }
       if (idle) return void prompt(text);
       agent.steer(text);
+      queue(text);
       view.note(style.dim(`» steering queued (the agent takes it after the current step): ${text}`));
     };
 
@@ -211,6 +220,14 @@ export function runInteractive(options: InteractiveOptions): Promise<void> {
         drawFooter();
       } else if (event.type === "agent_start") {
         abortedAt = 0;
+      } else if (event.type === "message_end" && event.message.role === "user" && queued.length) {
+        // A queued message reached the transcript: the agent took it.
+        const { content } = event.message;
+        const index = queued.indexOf(typeof content === "string" ? content : textOf(content));
+        if (index >= 0) {
+          queued.splice(index, 1);
+          view.setQueued(queued.length);
+        }
       }
     });
 

@@ -9,6 +9,8 @@ import { type CliArgs, UsageError } from "./args.js";
 import { earlyExit } from "./early-exit.js";
 import { actDemoUser, createDemoWorkspace, DEMO_PROMPT } from "./demo.js";
 import { createEventView } from "./event-view.js";
+import { createSessionMeter } from "./status-line.js";
+import { estimateTokens } from "../context/tokens.js";
 import { waitForQuit } from "./keep-open.js";
 import { runInteractive } from "./interactive.js";
 import {
@@ -189,10 +191,13 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
   const pretty = mode === "interactive" || mode === "once";
   const style = createStyle(pretty && colorEnabled(io.stdout, io.env));
   const screen = pretty ? createScreen(io.stdout) : undefined;
+  // The interactive session's status line: the model, the context against its window, tokens, cost.
+  const meter = createSessionMeter({ maxContextTokens: choice.context?.maxContextTokens ?? 0 });
   const view = screen
     ? createEventView(screen, style, {
         hint: mode === "interactive" ? "Enter: steer · >>: follow-up · Ctrl-C: abort" : undefined,
         cwd,
+        ...(mode === "interactive" && { status: { model: choice.provider.model, meter } }),
       })
     : undefined;
   /** CLI messages: on the screen in the pretty modes, else on stderr (stdout carries the answer / JSON). */
@@ -365,6 +370,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
       );
     }
     notice(style.dim(parts.join(" · ")));
+    meter.setContextTokens(estimateTokens(plan.messages));
     if (view) {
       // Where the conversation stood: its last user message and answer.
       const lastUser = plan.messages.findLast((m) => m.role === "user");

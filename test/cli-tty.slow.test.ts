@@ -141,7 +141,7 @@ describe("agent-machine in a terminal", () => {
     // The diff comes before the question, and nothing was changed yet.
     expect(asked).toContain("Approval needed: edit_file math.js");
     expect(asked).toMatch(
-      /@@ -1,3 \+1,3 @@\n +export function add\(a, b\) \{\n +-  return a \+ b \+ 1;\n +\+  return a \+ b;\n/,
+      /@@ -1,3 \+1,3 @@\n +export function add\(a, b\) \{\n +- {2}return a \+ b \+ 1;\n +\+ {2}return a \+ b;\n/,
     );
     expect(asked.indexOf("-  return a + b + 1;")).toBeLessThan(asked.indexOf("? Allow edit_file"));
     expect(readFileSync(path.join(dir!, "math.js"), "utf8")).toContain("a + b + 1");
@@ -150,7 +150,7 @@ describe("agent-machine in a terminal", () => {
     expect(readFileSync(path.join(dir!, "math.js"), "utf8")).toContain("return a + b;\n");
     // After it ran: the diff it applied, under its line.
     expect(done).toMatch(
-      /✓ edit_file math\.js +done [\d.]+s · Edited math\.js[^\n]*\n +│ @@ -1,3 \+1,3 @@\n(?: +│ .*\n)*? +│ -  return a \+ b \+ 1;\n +│ \+  return a \+ b;/,
+      /✓ edit_file math\.js +done [\d.]+s · Edited math\.js[^\n]*\n +│ @@ -1,3 \+1,3 @@\n(?: +│ .*\n)*? +│ - {2}return a \+ b \+ 1;\n +│ \+ {2}return a \+ b;/,
     );
   });
 
@@ -173,6 +173,43 @@ describe("agent-machine in a terminal", () => {
     term.keys("Enter");
     const write = await term.waitFor(/\? Allow write_file fresh\.txt/);
     expect(write).toMatch(/new file, 1 line, 4 bytes\n +\+one\n/);
+  });
+
+  it("a status line under the input: model, context % moving as the session grows, tokens, state, queued", async () => {
+    const term = start(["--permission-mode", "bypass", "--context-window", "20000"]);
+    const status = /cli-script\.mjs · context ([\d.]+)% of 16k · ([\d.]+k?) tokens · (.+)$/m;
+    const percentOf = (screen: string) => Number(status.exec(screen)![1]);
+    let screen = await term.waitFor(status);
+    expect(status.exec(screen)![3]).toBe("idle");
+    expect(percentOf(screen)).toBe(0);
+
+    /** The screen once the n-th run has ended and the status line says so. */
+    const afterRun = async (n: number) => {
+      await waitUntil(() => (term.history().match(/— done/g)?.length ?? 0) >= n, `run ${n} to end`);
+      return term.waitFor(/· idle$/m);
+    };
+    term.type("hello");
+    term.keys("Enter");
+    screen = await afterRun(1);
+    const first = percentOf(screen);
+    expect(first).toBeGreaterThan(0);
+
+    // A long message: the context grows by about 1,000 tokens of the 16,000.
+    term.type(`remember ${"lorem ipsum ".repeat(340)}`);
+    term.keys("Enter");
+    screen = await afterRun(2);
+    expect(percentOf(screen)).toBeGreaterThan(first + 4);
+
+    // While a tool runs the state says so; a message typed meanwhile is counted until it is taken.
+    term.type("run: sleep 2; echo status-done");
+    term.keys("Enter");
+    await term.waitFor(/· running 1 tool$/m);
+    term.type("and then this");
+    term.keys("Enter");
+    await term.waitFor(/· running 1 tool · 1 queued$/m);
+    screen = await afterRun(3);
+    expect(screen).toContain("heard: and then this");
+    expect(screen).not.toMatch(/queued$/m);
   });
 
   it("takes a >> line as a follow-up, delivered when the agent would otherwise stop", async () => {
