@@ -9,9 +9,10 @@ import {
 import { Observable, Subject } from "rxjs";
 import { type Agent, createJournaledAgent } from "../agent/create-agent.js";
 import type { InboxKind } from "../core/effect-journal.js";
-import type { AgentEvent, AgentEventOf } from "../core/events.js";
+import type { AgentEvent } from "../core/events.js";
 import type { AgentMessage } from "../core/messages.js";
 import type { AgentOptions, QueueMode } from "../core/options.js";
+import type { RunOutcome } from "../core/run-outcome.js";
 import { screenInput, takeFromQueue } from "../machines/agent.logic.js";
 import { createInboxBell, type DrainAnswer, type DrainRequest, type Ring } from "./inbox-bell.js";
 import { ensurePromiseWithResolvers } from "./polyfill.js";
@@ -48,16 +49,12 @@ export interface SessionEvent {
   event: AgentEvent;
 }
 
-/** What `AgentSession.prompt` answers when its run ends (whatever the outcome). */
-export interface RunResult {
+/**
+ * What `AgentSession.prompt` answers when its run ends (whatever the outcome): the run's
+ * {@link RunOutcome}, the same shape a local `agent.prompt()` resolves with, and its id.
+ */
+export interface RunResult extends RunOutcome {
   runId: string;
-  reason: AgentEventOf<"agent_end">["reason"];
-  /** The messages the run added to the transcript. */
-  messages: AgentMessage[];
-  usage: AgentEventOf<"agent_end">["usage"];
-  errorMessage?: string;
-  /** Why the input filters refused the prompt (`reason: "rejected"`). */
-  rejection?: string;
 }
 
 /** Restate's retry policy for the sessions' invocations (how soon a crashed run resumes). */
@@ -386,8 +383,6 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
 
     const run: RunRecord = { state: "running", runId, turn: 0, startedAt };
     ctx.set("run", run);
-    let end: AgentEventOf<"agent_end"> | undefined;
-    let rejection: string | undefined;
     const subscription = agent.events$.subscribe((event) => {
       events.next({ sessionId, runId, event });
       if (event.type === "turn_start") {
@@ -396,29 +391,18 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
       } else if (event.type === "turn_end") {
         // After the step that ended the turn has updated the transcript.
         queueMicrotask(() => writer.write(agent.messages));
-      } else if (event.type === "input_rejected") {
-        rejection = event.reason;
-      } else if (event.type === "agent_end") {
-        end = event;
       }
     });
 
     bell.open();
     try {
-      const messages = await Promise.race([agent.prompt(input), pump.failed]);
+      const outcome = await Promise.race([agent.prompt(input), pump.failed]);
       // A check the run left mid-way may still answer: wait for it, then hand back what nobody took.
       while (inFlightDrains.size) await Promise.race([Promise.allSettled([...inFlightDrains]), pump.failed]);
       bell.close();
       returnUntaken(ctx, agent);
       writer.write(agent.messages);
-      const result: RunResult = {
-        runId,
-        reason: end?.reason ?? "error",
-        messages,
-        usage: end?.usage ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 },
-        ...(end?.errorMessage !== undefined && { errorMessage: end.errorMessage }),
-        ...(rejection !== undefined && { rejection }),
-      };
+      const result: RunResult = { runId, ...outcome };
       finishRun(ctx, run, result, journal.now());
       return result;
     } catch (error) {
