@@ -17,7 +17,7 @@ import { resumeToolCall } from "../actors/tool-call.machine.js";
 import { releaseStallWatchdog } from "../actors/stall-watchdog.js";
 import { readTranscript } from "../machines/transcript.js";
 import { createLlmMessages } from "../core/llm-messages.js";
-import { checkedBudget, type Tool, toToolSpec } from "../tools/define-tool.js";
+import { checkedBudget, errorResult, type Tool, type ToolResult, toToolSpec } from "../tools/define-tool.js";
 import { DEFAULT_TOOL_RESULT_MAX_CHARS } from "../tools/result-budget.js";
 import type { EffectJournal } from "../core/effect-journal.js";
 import type { AgentEvent } from "../core/events.js";
@@ -100,6 +100,16 @@ export interface Agent {
   getPersistedSnapshot(): unknown;
   /** Calls waiting for approval. */
   pendingApprovals(): PendingApproval[];
+  /** Calls of client-run tools (`defineClientTool`) waiting for their result. */
+  pendingToolCalls(): PendingApproval[];
+  /**
+   * Answers a call of a client-run tool with its result (text, or a `ToolResult`): the call ends
+   * and the run goes on. Throws for an unknown, already-answered or not client-run call; only the
+   * first answer takes effect.
+   */
+  resolveToolCall(toolCallId: string, result: string | ToolResult): void;
+  /** Answers a call of a client-run tool with an error the model reads (the client could not run it). */
+  rejectToolCall(toolCallId: string, reason: string): void;
   /**
    * Releases the actor tree and keeps only the persisted snapshot (the agent must be idle; throws
    * while it runs, and for sub-agents and durable agents). The next call that needs the actor
@@ -284,6 +294,9 @@ class AgentSession implements Agent {
       queueMicrotask(() => {
         for (const pending of this.pendingApprovals()) {
           this.emit({ type: "approval_requested", ...pending });
+        }
+        for (const pending of this.pendingToolCalls()) {
+          this.emit({ type: "tool_result_requested", ...pending });
         }
       });
     }
@@ -480,6 +493,48 @@ class AgentSession implements Agent {
         toolName: context.toolName,
         args: context.args,
       }));
+  }
+
+  pendingToolCalls(): PendingApproval[] {
+    if (!this.live) return [];
+    return toolCallActorsOf(this.live)
+      .map((child) => child.getSnapshot())
+      .filter((snapshot) => snapshot.status === "active" && snapshot.matches?.("awaitingResult"))
+      .map(({ context }) => ({
+        toolCallId: context.toolCallId,
+        toolName: context.toolName,
+        args: "args" in context.validation ? context.validation.args : context.args,
+      }));
+  }
+
+  resolveToolCall(toolCallId: string, result: string | ToolResult): void {
+    const checked = clientResultOf(result);
+    if (typeof checked === "string") {
+      throw new TypeError(
+        `resolveToolCall("${toolCallId}"): ${checked}. The call still waits for its result.`,
+      );
+    }
+    this.answerClientCall(toolCallId, checked);
+  }
+
+  rejectToolCall(toolCallId: string, reason: string): void {
+    this.answerClientCall(toolCallId, errorResult(String(reason)));
+  }
+
+  private answerClientCall(toolCallId: string, result: ToolResult): void {
+    const child = this.live ? toolCallActorOf(this.live, toolCallId) : undefined;
+    const snapshot = child?.getSnapshot();
+    if (!child || snapshot.status !== "active") {
+      throw new Error(
+        `No tool call "${toolCallId}" waits for a client result: it is unknown or already answered`,
+      );
+    }
+    if (!snapshot.matches("awaitingResult")) {
+      throw new Error(
+        `Tool call "${toolCallId}" is not waiting for a client result (its tool is not client-run, or it waits for approval first)`,
+      );
+    }
+    child.send({ type: "RESULT_PROVIDED", result });
   }
 
   approve(toolCallId: string, options?: { args?: unknown }): void {
@@ -721,6 +776,9 @@ for (const name of [
   "getPersistedSnapshot",
   "pendingApprovals",
   "eventsSince",
+  "resolveToolCall",
+  "rejectToolCall",
+  "pendingToolCalls",
   "approve",
   "deny",
 ] as const) {
@@ -848,4 +906,22 @@ function newRunId(journal: EffectJournal | undefined): string {
 
 function eventReplayLimits(options: EventReplayOptions | undefined): Required<EventReplayOptions> {
   return options ? { ...DEFAULT_EVENT_REPLAY, ...options } : DEFAULT_EVENT_REPLAY;
+}
+
+/** A client's result as the call's result, or why it cannot be one. */
+function clientResultOf(result: unknown): ToolResult | string {
+  if (typeof result === "string") return { content: [{ type: "text", text: result }] };
+  if (
+    typeof result === "object" &&
+    result !== null &&
+    Array.isArray((result as ToolResult).content) &&
+    (result as ToolResult).content.every(
+      (block) =>
+        (block?.type === "text" && typeof block.text === "string") ||
+        (block?.type === "image" && typeof block.data === "string" && typeof block.mimeType === "string"),
+    )
+  ) {
+    return result as ToolResult;
+  }
+  return 'the result must be text or a ToolResult ({ content: [{ type: "text", text }], isError? })';
 }
