@@ -52,8 +52,8 @@ Ctrl-C aborts the run (the transcript is kept), a second Ctrl-C quits.
 Options:
   -p, --print                 run one prompt non-interactively and print the answer
       --json                  print every event as a JSON line (non-interactive)
-      --provider <name>       anthropic | openai | openai-responses | openai-compatible
-      --model <id>            model id (default per provider)
+      --provider <name>       anthropic | openai | openai-responses | openai-compatible | gemini | bedrock
+      --model <id>            model id (default per provider); <provider>:<id> names both (bedrock:<id>)
       --strategy <s>          tool execution: parallel | sequential | auto | batched:N (default parallel)
       --permission-mode <m>   default | acceptEdits | plan | bypass | deny
                               (default: "default" interactively, "deny" with --print/--json or no terminal)
@@ -70,8 +70,9 @@ Options:
   -h, --help                  show this help
   -v, --version               print the version
 
-Models: ANTHROPIC_API_KEY, OPENAI_API_KEY (and OPENAI_BASE_URL) select a real model; with none set,
-the built-in scripted model runs a demo in a temporary workspace.
+Models: ANTHROPIC_API_KEY, OPENAI_API_KEY (and OPENAI_BASE_URL), GEMINI_API_KEY (GOOGLE_API_KEY) select
+a real model; Bedrock takes AWS credentials and --model bedrock:<id>. With none set, the built-in
+scripted model runs a demo in a temporary workspace.
 Sessions are saved under <cwd>/.agent-machine/sessions/<id>/.
 bash runs in a bubblewrap sandbox: it writes only in the workspace and a private /tmp, cannot read
 ~/.ssh, .env and other credentials, and has no network. Without bwrap (apt-get install bubblewrap)

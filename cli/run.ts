@@ -170,7 +170,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
         : "once";
   if (choice.kind === "none") {
     throw new Error(
-      `${choice.reason}\nSet ANTHROPIC_API_KEY or OPENAI_API_KEY, or run without --provider for the demo.`,
+      `${choice.reason}\nSet ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY, or run without --provider for the demo.`,
     );
   }
   const resuming = args.continue || args.resume !== undefined || args.recover !== undefined;

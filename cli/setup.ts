@@ -39,16 +39,33 @@ export async function chooseModel(
     };
   }
   if (args.demo) return demo("Demo requested (--demo).");
-  if (args.provider === undefined && !env.ANTHROPIC_API_KEY && !env.OPENAI_API_KEY && !env.OPENAI_BASE_URL) {
+  // `--model bedrock:<id>` names the provider as --provider does.
+  const namesProvider = /^(anthropic|openai|openai-responses|openai-compatible|gemini|bedrock):/.test(
+    args.model ?? "",
+  );
+  const configured =
+    env.ANTHROPIC_API_KEY ||
+    env.OPENAI_API_KEY ||
+    env.OPENAI_BASE_URL ||
+    env.GEMINI_API_KEY ||
+    env.GOOGLE_API_KEY ||
+    env.GOOGLE_GENAI_USE_VERTEXAI ||
+    namesProvider;
+  if (args.provider === undefined && !configured) {
     // Nothing configured: skip loading the SDKs (a second of start-up on a slow machine).
     return demo(
-      "No provider configured: none of ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL is set.",
+      "No provider configured: none of ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY (GOOGLE_API_KEY) or OPENAI_BASE_URL is set.",
     );
   }
   const { providerFromEnv } = await import("../providers/from-env.js");
   const found = providerFromEnv({ provider: args.provider, model: args.model, env });
   if (found.provider) {
-    const window = found.provider.id.startsWith("anthropic") ? 200_000 : 128_000;
+    const window =
+      found.provider.id.startsWith("anthropic") || /claude/.test(found.provider.model)
+        ? 200_000
+        : found.provider.id.startsWith("gemini")
+          ? 1_000_000
+          : 128_000;
     return {
       kind: "real",
       provider: found.provider,
@@ -56,7 +73,7 @@ export async function chooseModel(
       context: contextConfigForModel(window),
     };
   }
-  if (args.provider !== undefined || (args.model !== undefined && env.OPENAI_BASE_URL)) {
+  if (args.provider !== undefined || namesProvider || (args.model !== undefined && env.OPENAI_BASE_URL)) {
     return { kind: "none", reason: found.reason };
   }
   return demo(found.reason);
