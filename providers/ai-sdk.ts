@@ -1,5 +1,6 @@
 import type { Usage } from "../core/messages.js";
 import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
+import { checkInteger, checkType } from "../core/option-values.js";
 import { type AiSdkSpecVersion, toAiSdkPrompt } from "./internal/ai-sdk-prompt.js";
 import { type AiSdkStreamPart, aiSdkStreamEvents, classifyAiSdkError } from "./internal/ai-sdk-stream.js";
 import { withCost } from "./pricing.js";
@@ -49,6 +50,9 @@ const AI_SDK_KEYS: OptionKeys<AiSdkOptions> = { maxTokens: true, providerOptions
  */
 export function aiSdk(model: AiSdkLanguageModel, options: AiSdkOptions = {}): Provider {
   checkOptionKeys("aiSdk", options, AI_SDK_KEYS);
+  checkInteger("aiSdk", "maxTokens", options.maxTokens, 1);
+  checkType("aiSdk", "providerOptions", options.providerOptions, "object");
+  checkType("aiSdk", "headers", options.headers, "object");
   const version = model?.specificationVersion;
   if (version !== "v2" && version !== "v3" && version !== "v4") {
     throw new TypeError(

@@ -1,5 +1,6 @@
 import type { Usage } from "../core/messages.js";
 import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
+import { checkHttpUrl, checkInteger, checkString, checkType, refuseValue } from "../core/option-values.js";
 import { toBedrockRequest } from "./internal/bedrock-request.js";
 import {
   type BedrockStreamEvent,
@@ -77,6 +78,7 @@ export function bedrockPriceId(model: string): string {
  */
 export function bedrock(options: BedrockOptions): Provider {
   checkOptionKeys("bedrock", options, BEDROCK_KEYS);
+  checkBedrockOptions(options);
   const { model } = options;
   const cache = options.cache ?? /anthropic\.claude|amazon\.nova/.test(model);
   const maxTokens = options.maxTokens ?? (options.thinking ? 16384 : 8192);
@@ -128,4 +130,34 @@ export function bedrock(options: BedrockOptions): Provider {
   }
 
   return { id: "bedrock", model, stream: (request, signal) => stream(request, signal) };
+}
+
+function checkBedrockOptions(options: BedrockOptions): void {
+  const where = "bedrock";
+  checkString(where, "model", options.model, {
+    required: true,
+    accepts: 'a Bedrock model id or inference profile, e.g. "us.anthropic.claude-sonnet-4-5-20250929-v1:0"',
+  });
+  checkString(where, "region", options.region);
+  checkString(where, "profile", options.profile);
+  checkHttpUrl(where, "baseURL", options.baseURL, "https://bedrock-runtime.us-east-1.amazonaws.com");
+  checkInteger(where, "maxTokens", options.maxTokens, 1);
+  checkType(where, "cache", options.cache, "boolean");
+  const { credentials, thinking } = options;
+  if (
+    credentials !== undefined &&
+    typeof credentials !== "function" &&
+    (credentials === null || typeof credentials !== "object")
+  )
+    refuseValue(
+      where,
+      "credentials",
+      "{ accessKeyId, secretAccessKey, sessionToken? } or a provider function",
+      credentials,
+    );
+  if (thinking !== undefined) {
+    const budget = (thinking as { budgetTokens?: unknown } | null)?.budgetTokens;
+    if (typeof budget !== "number" || !Number.isInteger(budget) || budget < 1)
+      refuseValue(where, "thinking", "{ budgetTokens: n } with n a whole number ≥ 1", thinking);
+  }
 }

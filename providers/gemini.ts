@@ -1,5 +1,6 @@
 import type { Usage } from "../core/messages.js";
 import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
+import { checkHttpUrl, checkInteger, checkOneOf, checkString, refuseValue } from "../core/option-values.js";
 import { processEnv } from "./internal/env.js";
 import { toGeminiRequest } from "./internal/gemini-request.js";
 import { classifyGeminiError, type GeminiChunk, geminiStreamEvents } from "./internal/gemini-stream.js";
@@ -87,6 +88,7 @@ function thinkingConfig(thinking: GeminiOptions["thinking"]) {
  */
 export function gemini(options: GeminiOptions): Provider {
   checkOptionKeys("gemini", options, GEMINI_KEYS);
+  checkGeminiOptions(options);
   const { model } = options;
   const env = processEnv();
   const vertexOptions = typeof options.vertex === "object" ? options.vertex : {};
@@ -164,4 +166,25 @@ export function gemini(options: GeminiOptions): Provider {
     model,
     stream: (request, signal) => stream(request, signal),
   };
+}
+
+function checkGeminiOptions(options: GeminiOptions): void {
+  const where = "gemini";
+  checkString(where, "model", options.model, {
+    required: true,
+    accepts: 'a Gemini model id, e.g. "gemini-2.5-flash"',
+  });
+  checkString(where, "apiKey", options.apiKey);
+  checkHttpUrl(where, "baseURL", options.baseURL, "https://generativelanguage.googleapis.com");
+  checkInteger(where, "maxTokens", options.maxTokens, 1);
+  checkString(where, "cachedContent", options.cachedContent);
+  const { vertex, thinking } = options;
+  if (vertex !== undefined && typeof vertex !== "boolean" && (vertex === null || typeof vertex !== "object"))
+    refuseValue(where, "vertex", "true or { project?, location?, googleAuthOptions? }", vertex);
+  if (thinking !== undefined && typeof thinking !== "boolean") {
+    if (thinking === null || typeof thinking !== "object")
+      refuseValue(where, "thinking", "a boolean or { budgetTokens?, level? }", thinking);
+    checkInteger(where, "thinking.budgetTokens", thinking.budgetTokens, 0);
+    checkOneOf(where, "thinking.level", thinking.level, ["minimal", "low", "medium", "high"]);
+  }
 }

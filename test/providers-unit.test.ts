@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { modelPrice, providerFromEnv, setModelPrice, withCost } from "../index.js";
+import { aiSdk, bedrock, gemini, modelPrice, providerFromEnv, setModelPrice, withCost } from "../index.js";
 import { bedrockPriceId } from "../providers/bedrock.js";
 import {
   classifyProviderError,
@@ -209,5 +209,27 @@ describe("providerFromEnv: Gemini and Bedrock", () => {
       output: 15,
     });
     expect(modelPrice(bedrockPriceId("amazon.nova-pro-v1:0"))).toMatchObject({ input: 0.8, output: 3.2 });
+  });
+});
+
+describe("gemini, bedrock and aiSdk options", () => {
+  it("are refused when malformed, with a TypeError naming the option", () => {
+    expect(() => gemini({} as never)).toThrow(/gemini: model is required/);
+    expect(() => gemini({ model: "gemini-2.5-flash", thinking: { level: "max" } } as never)).toThrow(
+      /thinking\.level/,
+    );
+    expect(() => gemini({ model: "gemini-2.5-flash", baseURL: "localhost:8080" })).toThrow(/baseURL/);
+    expect(() => bedrock({ model: "" })).toThrow(/bedrock: model/);
+    expect(() => bedrock({ model: "amazon.nova-pro-v1:0", thinking: { budgetTokens: 0 } })).toThrow(
+      /thinking/,
+    );
+    expect(() => aiSdk({ specificationVersion: "v1" } as never)).toThrow(/specification v2, v3 or v4/);
+    const model = {
+      specificationVersion: "v3",
+      provider: "p",
+      modelId: "m",
+      doStream: async () => ({}),
+    } as never;
+    expect(() => aiSdk(model, { maxTokens: -1 })).toThrow(/maxTokens/);
   });
 });

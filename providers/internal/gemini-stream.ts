@@ -82,7 +82,8 @@ export async function* geminiStreamEvents(
 ): AsyncGenerator<ProviderEvent> {
   let finishReason: string | undefined;
   let finishMessage: string | undefined;
-  let usage: Usage | undefined;
+  // Every chunk carries the running usage: the last one counts, converted once at the end.
+  let usage: GeminiUsage | undefined;
   let sawToolCall = false;
   let started = false;
   for await (const chunk of chunks) {
@@ -90,7 +91,7 @@ export async function* geminiStreamEvents(
       started = true;
       yield { type: "start" };
     }
-    if (chunk.usageMetadata) usage = geminiUsage(chunk.usageMetadata);
+    if (chunk.usageMetadata) usage = chunk.usageMetadata;
     const blockReason = chunk.promptFeedback?.blockReason;
     if (blockReason) {
       yield blockedError("prompt", blockReason, chunk.promptFeedback?.blockReasonMessage);
@@ -141,7 +142,7 @@ export async function* geminiStreamEvents(
     return;
   }
   const stopReason: StopReason = finishReason === "MAX_TOKENS" ? "length" : sawToolCall ? "toolUse" : "stop";
-  yield { type: "done", stopReason, usage: finish(usage) };
+  yield { type: "done", stopReason, usage: finish(usage && geminiUsage(usage)) };
 }
 
 /** The JSON error body the Gemini API answers with, as the SDK puts it in `ApiError.message`. */
