@@ -44,7 +44,7 @@ export function mayOfferDemo(args: Pick<CliArgs, "prompt" | "print" | "json" | "
  * ```
  */
 export async function chooseModel(
-  args: Pick<CliArgs, "provider" | "model" | "demo" | "prompt" | "print" | "json">,
+  args: Pick<CliArgs, "provider" | "model" | "demo" | "prompt" | "print" | "json" | "contextWindow">,
   env: Record<string, string | undefined>,
 ): Promise<ModelChoice> {
   const scriptFile = env[SCRIPT_ENV];
@@ -54,6 +54,7 @@ export async function chooseModel(
       kind: "script",
       provider: scripted(script, { model: path.basename(scriptFile) }),
       reason: `Using the scripted model from ${SCRIPT_ENV}=${scriptFile}.`,
+      ...(args.contextWindow && { context: contextConfigForModel(args.contextWindow) }),
     };
   }
   if (args.demo) return demo("Demo requested (--demo).");
@@ -80,11 +81,12 @@ export async function chooseModel(
   const found = providerFromEnv({ provider: args.provider, model: args.model, env });
   if (found.provider) {
     const window =
-      found.provider.id.startsWith("anthropic") || /claude/.test(found.provider.model)
+      args.contextWindow ??
+      (found.provider.id.startsWith("anthropic") || /claude/.test(found.provider.model)
         ? 200_000
         : found.provider.id.startsWith("gemini")
           ? 1_000_000
-          : 128_000;
+          : 128_000);
     return {
       kind: "real",
       provider: found.provider,

@@ -131,13 +131,32 @@ export function parseFrom(input: unknown): number {
   );
 }
 
-/** What the run asks the inbox for at a check. */
-export function parseDrain(input: unknown): { kind: InboxKind; mode: QueueMode } {
+/** What the run asks the inbox for at a check (with the doorbell to keep, or to forget). */
+export function parseDrain(input: unknown): {
+  kind: InboxKind;
+  mode: QueueMode;
+  bell?: string;
+  close?: string;
+  peek?: boolean;
+} {
   return parse(
-    z.object({ kind: z.enum(["steering", "followUp"]), mode: z.enum(["one-at-a-time", "all"]) }).strict(),
+    z
+      .object({
+        kind: z.enum(["steering", "followUp"]),
+        mode: z.enum(["one-at-a-time", "all"]),
+        bell: z.string().min(1).optional(),
+        close: z.string().min(1).optional(),
+        peek: z.boolean().optional(),
+      })
+      .strict(),
     input,
     "Invalid drain request",
-  );
+  ) as { kind: InboxKind; mode: QueueMode; bell?: string; close?: string; peek?: boolean };
+}
+
+/** The doorbell a run takes back as it ends. */
+export function parseBell(input: unknown): { bell: string } {
+  return parse(z.object({ bell: z.string().min(1) }).strict(), input, "Invalid closeBell request");
 }
 
 /** Messages a run hands back to the inbox (taken by a check the run did not reach). */

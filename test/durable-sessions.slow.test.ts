@@ -37,14 +37,16 @@ const published: SessionEvent[] = [];
 
 beforeAll(async () => {
   restate = await startRestateServer();
-  // Sessions named "limited…" run with a time limit.
+  // Sessions named "limited…" run with a time limit; "raced…" take every queued steer at a check.
   services = createAgentServices({
     agent: (id) =>
-      id.startsWith("limited")
-        ? { ...durableTestAgent(), limits: { maxDurationMs: 300 } }
-        : id.startsWith("compacted")
-          ? { ...durableTestAgent(), context: { maxContextTokens: 2_000, keepRecent: 2 } }
-          : durableTestAgent(),
+      id.startsWith("raced")
+        ? { ...durableTestAgent(), steeringMode: "all" }
+        : id.startsWith("limited")
+          ? { ...durableTestAgent(), limits: { maxDurationMs: 300 } }
+          : id.startsWith("compacted")
+            ? { ...durableTestAgent(), context: { maxContextTokens: 2_000, keepRecent: 2 } }
+            : durableTestAgent(),
     retryPolicy: fastRetries,
   });
   services.events$.subscribe((event) => published.push(event));
@@ -156,6 +158,64 @@ describe("durable sessions on Restate", () => {
       "user later",
       'assistant "answer 4"',
     ]);
+  });
+
+  it("takes a steer that returned at the very next check, never one later, when steers race the checks", async () => {
+    // One timeline of this process: when each steer call returned, and each turn_end the serving
+    // services published (a turn's steering check is decided right after its turn_end).
+    const marks: ({ steer: string } | { turnEnd: number })[] = [];
+    const sub = services.events$.subscribe(({ sessionId, event }) => {
+      if (sessionId.startsWith("raced") && event.type === "turn_end") marks.push({ turnEnd: event.turn });
+    });
+    try {
+      for (const round of [1, 2]) {
+        const sessionId = `raced-${round}`;
+        marks.length = 0;
+        const run = await client.send(sessionId, "race");
+        const steers: string[] = [];
+        // Steers at jittered moments while the run's 16 short turns go by, each sent after the last returned.
+        for (let i = 0; i < 8; i++) {
+          await new Promise((resolve) => setTimeout(resolve, (i * 5) % 17));
+          const text = `steer ${round}.${i}`;
+          await client.steer(sessionId, text);
+          marks.push({ steer: text });
+          steers.push(text);
+        }
+        const result = await client.result(run);
+        expect(result.reason).toBe("stop");
+        const transcript = await client.transcript(sessionId);
+        expectValidTranscript(transcript);
+
+        // The turn after whose check each steer appears in the transcript (0: before the first turn).
+        const takenAfterTurn = new Map<string, number>();
+        let turn = 0;
+        for (const message of transcript) {
+          if (message.role === "assistant") turn++;
+          if (
+            message.role === "user" &&
+            typeof message.content === "string" &&
+            message.content.startsWith("steer")
+          )
+            takenAfterTurn.set(message.content, turn);
+        }
+        expect(marks.filter((m) => "turnEnd" in m)[0]).toEqual({ turnEnd: 1 });
+        for (const text of steers) {
+          const returnedAt = marks.findIndex((m) => "steer" in m && m.steer === text);
+          const nextTurnEnd = marks.slice(returnedAt).find((m): m is { turnEnd: number } => "turnEnd" in m);
+          // Returned after the run's last check: left for the next run.
+          if (!nextTurnEnd) {
+            expect(takenAfterTurn.has(text), `"${text}" returned after the last check`).toBe(false);
+            continue;
+          }
+          expect(
+            takenAfterTurn.get(text),
+            `"${text}" returned before turn ${nextTurnEnd.turnEnd} ended: taken at that turn's check`,
+          ).toBeLessThanOrEqual(nextTurnEnd.turnEnd);
+        }
+      }
+    } finally {
+      sub.unsubscribe();
+    }
   });
 
   it("waits for an approval keyed by tool call id and takes a denial from a client", async () => {
