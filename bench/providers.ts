@@ -155,8 +155,7 @@ const geminiChunks = geminiEvents.map((e) => JSON.parse(e.slice("data: ".length)
 const mapping: Contender[] = [
   {
     name: "anthropic",
-    run: () =>
-      anthropicStreamEvents(fromArray(anthropicFrames.map((f) => f.data as never)), signal, (u) => u),
+    run: () => anthropicStreamEvents(fromArray(anthropicEvents), signal, (u) => u),
   },
   {
     name: "openai chat",
