@@ -78,7 +78,10 @@ export type {
   ScriptedToolCall,
 } from "./providers/scripted.js";
 export { scripted } from "./providers/scripted.js";
+export { type AiSdkLanguageModel, type AiSdkOptions, aiSdk } from "./providers/ai-sdk.js";
 export { type AnthropicOptions, anthropic } from "./providers/anthropic.js";
+export { type BedrockOptions, bedrock } from "./providers/bedrock.js";
+export { type GeminiOptions, gemini } from "./providers/gemini.js";
 export {
   DEFAULT_MODELS,
   PROVIDER_NAMES,
