@@ -236,7 +236,7 @@ export function anthropic(options: AnthropicOptions): Provider {
         usage: withCost(usage, model),
       };
     } catch (error) {
-      yield classifyProviderError(error, signal, apiKey);
+      yield classifyProviderError(error, signal, apiKey, client.baseURL);
     }
   }
 
