@@ -20,6 +20,8 @@ export type {
 export { runAgent } from "./testing/run-agent.js";
 export type { RunToolOptions, ToolRun } from "./testing/run-tool.js";
 export { runTool } from "./testing/run-tool.js";
+export type { TestWorkspace } from "./testing/test-workspace.js";
+export { createTestWorkspace } from "./testing/test-workspace.js";
 export type { RunUntilOptions, TestClock, TestClockOptions } from "./testing/test-clock.js";
 export { createTestClock } from "./testing/test-clock.js";
 export type { ExpectedEvent, NoSecretsOptions } from "./testing/assertions.js";
@@ -65,6 +67,7 @@ export {
 // transitions: no actor, no model, no clock). XState's functions are re-exported so you need no
 // `xstate` dependency of your own.
 export { initialTransition, transition } from "xstate";
+export { getShortestPaths, getSimplePaths } from "xstate/graph";
 export type { AgentContext, AgentMachineEvent, AgentMachineInput } from "./machines/agent.machine.js";
 export { agentMachine } from "./machines/agent.machine.js";
 export type { MachineOptions, MachineStep } from "./testing/machine-steps.js";

@@ -6,7 +6,8 @@ import type { EffectJournal } from "../core/effect-journal.js";
 import type { AgentEvent } from "../core/events.js";
 import { createLlmMessages } from "../core/llm-messages.js";
 import type { AgentMessage } from "../core/messages.js";
-import type { AgentOptions } from "../core/options.js";
+import { newMessageId } from "../core/message-id.js";
+import type { AgentOptions, EventReplayOptions } from "../core/options.js";
 import { type AgentRuntime, bindRuntime } from "../core/runtime.js";
 import type { PersistedSnapshotData } from "../core/snapshot-version.js";
 import { type AgentContext, agentMachine } from "../machines/agent.machine.js";
@@ -17,6 +18,7 @@ import { attachTelemetry, moveTelemetry } from "../telemetry/attach.js";
 import type { Tool } from "../tools/define-tool.js";
 import type { AgentActor, AgentSnapshot, PendingApproval } from "./agent.js";
 import { createRuntime, machineInput } from "./agent-runtime.js";
+import { DEFAULT_EVENT_REPLAY, RunEventLog } from "./event-log.js";
 let agentCounter = 0;
 
 /** The persisted snapshot of a hibernated agent, as JSON; `undefined` for one that never ran. */
@@ -29,7 +31,8 @@ export interface Dormant {
  * when something first needs it, let go when the agent is idle (resting keeps its context, the very
  * objects; hibernating keeps its persisted snapshot as JSON), and made again with the same id by
  * whatever needs it next (`awake`). Whoever follows the agent's actors (`followActors`) is told of
- * each new one before it starts. The live agent's methods are `AgentSession`'s (agent-session.ts),
+ * each new one before it starts. Every event goes out through `emit`, numbered into the run's log
+ * (for `eventsSince`) first. The live agent's methods are `AgentSession`'s (agent-session.ts),
  * which extends this class: one object per agent, its methods on the prototypes.
  *
  * @example
@@ -69,6 +72,9 @@ export abstract class AgentLifecycle {
   protected failures: Set<(error: unknown) => void> | undefined;
   protected snapshots: Subject<AgentSnapshot> | undefined;
 
+  /** The events of the current (or last) run, numbered, for `eventsSince`; none with `eventReplay: false`. */
+  protected runLog: RunEventLog | undefined;
+
   /** Who follows every actor (`followActors`): told of each new one before it starts. */
   private actorFollowers: Set<(actor: AgentActor) => void> | undefined;
 
@@ -88,7 +94,7 @@ export abstract class AgentLifecycle {
       options,
       journal,
       tools,
-      (event) => this.events.next(event),
+      (event) => this.emit(event),
       // Only the agent's actors read it, so the agent is awake.
       () => readTranscript(this.live!.getSnapshot().context.messages),
     );
@@ -118,7 +124,7 @@ export abstract class AgentLifecycle {
       // Approvals pending when the snapshot was taken are asked again, once listeners are attached.
       queueMicrotask(() => {
         for (const pending of this.pendingApprovals()) {
-          this.events.next({ type: "approval_requested", ...pending });
+          this.emit({ type: "approval_requested", ...pending });
         }
       });
     }
@@ -138,6 +144,7 @@ export abstract class AgentLifecycle {
     }
     if (!isIdle(actor)) throw new Error("Agent is running: it can hibernate once it is idle");
     this.dormant = { json: JSON.stringify(actor.getPersistedSnapshot()) };
+    this.runLog = undefined;
     this.live = undefined;
     // Nothing may keep the stopped actor or its transcript alive: telemetry's key goes back to the
     // agent, and the converted messages of the last request go.
@@ -145,6 +152,17 @@ export abstract class AgentLifecycle {
     this.telemetryKey = this;
     this.runtime.llmMessages = createLlmMessages(this.options.convertToLlm);
     actor.stop();
+  }
+
+  /** Publishes an event on `events$`, numbered and kept first when it belongs to a run. */
+
+  protected emit(event: AgentEvent): void {
+    if (event.type === "agent_start" && this.options.eventReplay !== false) {
+      this.runLog = new RunEventLog(newRunId(this.journal), eventReplayLimits(this.options.eventReplay));
+    }
+    const log = this.runLog;
+    if (log !== undefined && !log.ended) log.record(event);
+    this.events.next(event);
   }
 
   /** The context of a hibernated agent, read from its snapshot without waking it. */
@@ -187,7 +205,7 @@ export abstract class AgentLifecycle {
     actor.on("*", (event) => {
       // A run is over: its stream watchdog's timer goes (the next run re-arms it).
       if (event.type === "agent_end") releaseStallWatchdog(this.runtime);
-      this.events.next(event as AgentEvent);
+      this.emit(event as AgentEvent);
     });
     moveTelemetry(this.telemetryKey, actor);
     this.telemetryKey = actor;
@@ -260,6 +278,8 @@ export abstract class AgentLifecycle {
 
   private rest(actor: AgentActor): void {
     this.resting = actor.getSnapshot().context;
+    // An idle agent keeps nothing of its last run's events: a consumer resynchronises from messages.
+    this.runLog = undefined;
     this.live = undefined;
     moveTelemetry(actor, this);
     this.telemetryKey = this;
@@ -294,4 +314,13 @@ export function dormantMessages(dormant: Dormant | undefined, options: AgentOpti
  */
 export function isIdle(actor: AgentActor): boolean {
   return actor.getSnapshot().matches("idle");
+}
+
+/** A run's id: a durable agent's is its invocation's (the same on every replay). */
+function newRunId(journal: EffectJournal | undefined): string {
+  return journal?.idPrefix !== undefined ? journal.idPrefix.replace(/-$/, "") : `run-${newMessageId()}`;
+}
+
+function eventReplayLimits(options: EventReplayOptions | undefined): Required<EventReplayOptions> {
+  return options ? { ...DEFAULT_EVENT_REPLAY, ...options } : DEFAULT_EVENT_REPLAY;
 }

@@ -6,6 +6,7 @@ import type { ToolSpec } from "../core/provider.js";
 import { type AgentRuntime, defaultRetryPolicy, defaultStallTimeout } from "../core/runtime.js";
 import { checkedBudget, type Tool, toToolSpec } from "../tools/define-tool.js";
 import { DEFAULT_TOOL_RESULT_MAX_CHARS } from "../tools/result-budget.js";
+import { MessageIds, PROCESS_MESSAGE_IDS } from "../core/message-id.js";
 
 // What an agent's actors get from its options: the runtime (functions and objects, never in a
 // snapshot) and the machine's input (data only, in every snapshot).
@@ -58,6 +59,7 @@ export function createRuntime(
     publish,
     transcript,
     now: journal ? () => journal.now() : Date.now,
+    messageIds: journal?.idPrefix !== undefined ? new MessageIds(journal.idPrefix) : PROCESS_MESSAGE_IDS,
     ...(journal && { journal }),
   };
 }

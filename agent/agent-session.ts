@@ -1,4 +1,5 @@
 import { Observable, Subject } from "rxjs";
+import { checkEditedArgs } from "../actors/prepare-tool-call.actor.js";
 import { releaseStallWatchdog } from "../actors/stall-watchdog.js";
 import type { AgentEvent } from "../core/events.js";
 import type { AgentMessage } from "../core/messages.js";
@@ -10,6 +11,7 @@ import { toolCallActorOf, toolCallActorsOf } from "../machines/tool-call-actors.
 import { readTranscript } from "../machines/transcript.js";
 import type { Agent, AgentActor, AgentSnapshot, PendingApproval } from "./agent.js";
 import { AgentLifecycle, dormantMessages, isIdle } from "./agent-lifecycle.js";
+import { EventsUnavailableError, type RunEventLog, type SequencedEvent } from "./event-log.js";
 import { stampSnapshot } from "./snapshot-version.js";
 
 /**
@@ -58,6 +60,40 @@ export class AgentSession extends AgentLifecycle implements Agent {
     // Not started yet: its transcript is the one it was given, as its actor's would be.
     if (!this.dormant && !this.stopped) return this.options.messages ?? [];
     return dormantMessages(this.dormant, this.options);
+  }
+
+  get runId(): string | undefined {
+    return this.runLog?.runId;
+  }
+
+  eventsSince(runId: string, seq = 0): Observable<SequencedEvent> {
+    if (!Number.isInteger(seq) || seq < 0) {
+      throw new RangeError(`eventsSince: seq must be a whole number ≥ 0, got ${String(seq)}`);
+    }
+    const log = this.checkedLog(runId, seq);
+    return new Observable<SequencedEvent>((subscriber) => {
+      // Taken when subscribed: what arrived since the call is part of the replay.
+      if (this.runLog !== log || log.since(seq) === undefined) {
+        subscriber.error(this.unavailable(runId, seq, log));
+        return;
+      }
+      let next = seq;
+      for (const event of log.since(seq)!) subscriber.next({ runId, seq: next++, event });
+      if (log.ended) {
+        subscriber.complete();
+        return;
+      }
+      // The log records each event before subscribers get it: its last number is this event's.
+      const live = this.events.subscribe({
+        next: (event) => {
+          if (this.runLog !== log) return;
+          subscriber.next({ runId, seq: log.next - 1, event });
+          if (event.type === "agent_end") subscriber.complete();
+        },
+        complete: () => subscriber.complete(),
+      });
+      return () => live.unsubscribe();
+    });
   }
 
   get state(): string {
@@ -165,12 +201,42 @@ export class AgentSession extends AgentLifecycle implements Agent {
       }));
   }
 
-  approve(toolCallId: string): void {
-    this.decide(toolCallId, { type: "APPROVE" });
+  approve(toolCallId: string, options?: { args?: unknown }): void {
+    this.decide(toolCallId, { type: "APPROVE", ...(options?.args !== undefined && { args: options.args }) });
   }
 
   deny(toolCallId: string, reason?: string): void {
     this.decide(toolCallId, { type: "DENY", reason });
+  }
+
+  /** The log that holds `seq` of run `runId`, or the error that says why there is none. */
+
+  private checkedLog(runId: string, seq: number): RunEventLog {
+    const log = this.runLog;
+    if (!log || log.runId !== runId || seq < log.oldestSeq) throw this.unavailable(runId, seq, log);
+    if (seq > log.next) {
+      throw new RangeError(
+        `eventsSince: run "${runId}" has published ${log.next} events so far (seq 0 to ${log.next - 1}); ` +
+          `seq ${seq} is not reached yet`,
+      );
+    }
+    return log;
+  }
+
+  private unavailable(runId: string, seq: number, log: RunEventLog | undefined): EventsUnavailableError {
+    const known = log?.runId === runId;
+    return new EventsUnavailableError(
+      known
+        ? `The events of run "${runId}" from seq ${seq} are no longer kept (the oldest kept is ` +
+            `${log!.oldestSeq}): resynchronise from the messages (error.messages), then follow live events`
+        : `Run "${runId}" is not this agent's current or last run (${
+            log ? `that is "${log.runId}"` : "it has not run since it was created, restored or woken"
+          }): resynchronise from the messages (error.messages), then follow live events`,
+      runId,
+      seq,
+      known ? log!.oldestSeq : undefined,
+      [...this.messages],
+    );
   }
 
   private nextRunEnd(): Promise<RunOutcome> {
@@ -190,7 +256,10 @@ export class AgentSession extends AgentLifecycle implements Agent {
     });
   }
 
-  private decide(toolCallId: string, event: { type: "APPROVE" } | { type: "DENY"; reason?: string }) {
+  private decide(
+    toolCallId: string,
+    event: { type: "APPROVE"; args?: unknown } | { type: "DENY"; reason?: string },
+  ) {
     const child = this.live ? toolCallActorOf(this.live, toolCallId) : undefined;
     const snapshot = child?.getSnapshot();
     if (!child || snapshot.status !== "active") {
@@ -202,13 +271,32 @@ export class AgentSession extends AgentLifecycle implements Agent {
       );
     }
     const { toolName } = snapshot.context as { toolName: string };
-    this.events.next({ type: "approval_decided", toolCallId, toolName, approved: event.type === "APPROVE" });
+    if (event.type === "APPROVE" && event.args !== undefined) {
+      const tool = this.runtime.tools.get(toolName);
+      const checked = tool
+        ? checkEditedArgs(tool, event.args)
+        : { ok: false as const, error: "unknown tool" };
+      if (!checked.ok) {
+        throw new TypeError(
+          `approve("${toolCallId}", { args }): the edited arguments fail the schema of tool ${toolName}: ` +
+            `${checked.error}. The call still waits for approval.`,
+        );
+      }
+      event = { type: "APPROVE", args: checked.args };
+    }
+    this.emit({
+      type: "approval_decided",
+      toolCallId,
+      toolName,
+      approved: event.type === "APPROVE",
+      ...(event.type === "APPROVE" && event.args !== undefined && { editedArgs: event.args }),
+    });
     child.send(event);
   }
 
   private screened(input: string | AgentMessage) {
     const screening = screenInput(this.inputFilters, toMessages(input, this.runtime.now()));
-    if (!screening.ok) this.events.next({ type: "input_rejected", reason: screening.reason });
+    if (!screening.ok) this.emit({ type: "input_rejected", reason: screening.reason });
     return screening.ok ? screening.messages : [];
   }
 }
@@ -227,6 +315,7 @@ for (const name of [
   "hibernate",
   "getPersistedSnapshot",
   "pendingApprovals",
+  "eventsSince",
   "approve",
   "deny",
 ] as const) {

@@ -5,6 +5,7 @@ import type { AgentMessage } from "../core/messages.js";
 import type { PromptInput } from "../core/options.js";
 import type { RunOutcome } from "../core/run-outcome.js";
 import type { agentMachine } from "../machines/agent.machine.js";
+import type { SequencedEvent } from "./event-log.js";
 
 export type AgentActor = Actor<typeof agentMachine>;
 export type AgentSnapshot = SnapshotFrom<typeof agentMachine>;
@@ -83,8 +84,27 @@ export interface Agent {
   hibernate(): void;
   /** The agent is hibernating: it holds no actor, only its persisted snapshot. */
   readonly hibernated: boolean;
-  /** Lets one pending call run. Throws for an unknown or already-decided id. */
-  approve(toolCallId: string): void;
+  /**
+   * The id of the run in progress, or of the last one until the agent rests, hibernates or runs
+   * again; `undefined` before the first run. With `eventsSince` it resumes a consumer that lost its
+   * connection.
+   */
+  readonly runId: string | undefined;
+  /**
+   * The events of run `runId` from sequence number `seq` (0 = its `agent_start`), then its live ones,
+   * completing after its `agent_end`. Each comes with its `seq`, so a consumer that reconnects asks
+   * for `lastSeq + 1`. Throws {@link EventsUnavailableError} (carrying the transcript to
+   * resynchronise from) when the run is not the agent's current or last one, or its events from
+   * `seq` left the bounded buffer (`createAgent({ eventReplay })`); a `RangeError` for a `seq` that
+   * is not a whole number or not yet reached.
+   */
+  eventsSince(runId: string, seq?: number): Observable<SequencedEvent>;
+  /**
+   * Lets one pending call run; with `args`, with the arguments a human corrected (checked by the
+   * tool's schema: arguments it refuses throw, and the call keeps waiting). Throws for an unknown or
+   * already-decided id: only the decision that takes effect succeeds.
+   */
+  approve(toolCallId: string, options?: { args?: unknown }): void;
   /** Refuses one pending call; the model sees the reason. Throws for an unknown or already-decided id. */
   deny(toolCallId: string, reason?: string): void;
 }

@@ -4,6 +4,7 @@
 // public types are in agent.ts, what its actors need from the options in agent-runtime.ts.
 import { resolveContextConfig } from "../context/config.js";
 import type { EffectJournal } from "../core/effect-journal.js";
+import { withMessageIds } from "../core/message-id.js";
 import type { AgentOptions } from "../core/options.js";
 import { agentMachine } from "../machines/agent.machine.js";
 import type { Tool } from "../tools/define-tool.js";
@@ -63,5 +64,7 @@ function buildAgent(options: AgentOptions, journal: EffectJournal | undefined): 
           ...BUILT_IN_MIGRATIONS,
           ...(options.snapshotMigrations ?? []),
         ]);
-  return new AgentSession(options, journal, tools, snapshot);
+  // Messages given up front get their ids now, so `agent.messages` shows them before the actor exists.
+  const withIds = options.messages ? { ...options, messages: withMessageIds(options.messages) } : options;
+  return new AgentSession(withIds, journal, tools, snapshot);
 }

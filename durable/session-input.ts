@@ -13,8 +13,10 @@ const content = z.union([z.string(), z.array(z.union([text, image]))], {
   error: 'must be text, or a list of { type: "text", text } and { type: "image", data, mimeType } parts',
 });
 const timestamp = z.number().finite().optional();
+/** A client may name its own message (an AI SDK `UIMessage.id`, an AG-UI message id). */
+const id = z.string().min(1).max(200).optional();
 
-const userMessage = z.object({ role: z.literal("user"), content, timestamp }).strict();
+const userMessage = z.object({ role: z.literal("user"), content, timestamp, id }).strict();
 const customMessage = z
   .object({
     role: z.literal("custom"),
@@ -23,6 +25,7 @@ const customMessage = z
     display: z.enum(["model", "ui-only"]).optional(),
     details: z.unknown().optional(),
     timestamp,
+    id,
   })
   .strict();
 
@@ -131,12 +134,11 @@ export function parseFrom(input: unknown): number {
   );
 }
 
-/** What the run asks the inbox for at a check (with the doorbell to keep, or to forget). */
+/** What the run asks the inbox for at a check (with the doorbell it hands over). */
 export function parseDrain(input: unknown): {
   kind: InboxKind;
   mode: QueueMode;
-  bell?: string;
-  close?: string;
+  bell?: { id: string; runId: string };
   peek?: boolean;
 } {
   return parse(
@@ -144,14 +146,16 @@ export function parseDrain(input: unknown): {
       .object({
         kind: z.enum(["steering", "followUp"]),
         mode: z.enum(["one-at-a-time", "all"]),
-        bell: z.string().min(1).optional(),
-        close: z.string().min(1).optional(),
+        bell: z
+          .object({ id: z.string().min(1), runId: z.string().min(1) })
+          .strict()
+          .optional(),
         peek: z.boolean().optional(),
       })
       .strict(),
     input,
     "Invalid drain request",
-  ) as { kind: InboxKind; mode: QueueMode; bell?: string; close?: string; peek?: boolean };
+  ) as { kind: InboxKind; mode: QueueMode; bell?: { id: string; runId: string }; peek?: boolean };
 }
 
 /** The doorbell a run takes back as it ends. */
