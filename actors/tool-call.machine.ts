@@ -123,7 +123,11 @@ export const toolCallMachine = setup({
         journal.approval({ toolCallId, toolName, args }).then(
           (decision) => {
             if (self.getSnapshot().status !== "active") return;
-            self.send(decision.approved ? { type: "APPROVE" } : { type: "DENY", reason: decision.reason });
+            self.send(
+              decision.approved
+                ? { type: "APPROVE", ...(decision.args !== undefined && { args: decision.args }) }
+                : { type: "DENY", reason: decision.reason },
+            );
           },
           (error: unknown) => {
             if (self.getSnapshot().status !== "active") return;
