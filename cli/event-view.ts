@@ -253,6 +253,9 @@ export function createEventView(
           streamed = true;
           // The model's text is shown, never obeyed: no escape sequence of it reaches the terminal.
           screen.write(terminalSafe(event.delta), event.kind === "text_delta" ? textStyle : thinkingStyle);
+          // Nothing else on the screen changed: the screen redraws the streamed line itself, and the
+          // spinner's tick the rest. A delta costs one write, whatever the live region holds.
+          return;
         } else if (event.kind === "toolcall_start" || event.kind === "toolcall_delta") {
           phase = "model is writing a tool call";
         }

@@ -6,6 +6,7 @@ import {
   killMatching,
   pidsMatching,
   removeDir,
+  sessionsDirOf,
   startTerminalCli,
   TEST_SCRIPT,
   type TerminalCli,
@@ -48,11 +49,8 @@ describe("agent-machine in a terminal", () => {
     expect(screen).toContain("— done · 2 turns");
 
     // The model's second request held the tool result, then the steering message.
-    const [session] = readdirSync(path.join(dir!, ".agent-machine", "sessions"));
-    const events = readFileSync(
-      path.join(dir!, ".agent-machine", "sessions", session!, "events.jsonl"),
-      "utf8",
-    )
+    const [session] = readdirSync(sessionsDirOf(dir!));
+    const events = readFileSync(path.join(sessionsDirOf(dir!), session!, "events.jsonl"), "utf8")
       .trim()
       .split("\n")
       .map((line) => JSON.parse(line));
