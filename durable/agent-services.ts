@@ -105,8 +105,8 @@ export interface AgentServices {
 
 const DEFAULT_ABORT_TIMEOUT_MS = 60 * 60 * 1000;
 /**
- * How long a steer that rang a run's doorbell waits for the run to acknowledge it. A live run does
- * within milliseconds; this bounds the wait when the run's process is down (or the run was killed).
+ * How long a steer that rang a run's doorbell waits for the run to acknowledge it (or end). A live
+ * run does within milliseconds; this bounds the wait while the run's process is down.
  */
 const RING_TIMEOUT_MS = 10_000;
 
@@ -181,34 +181,39 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
         followUp: ((await ctx.get<AgentMessage[]>("followUp")) ?? []).length,
       })),
       /**
-       * The run's check: takes what the mode says from one queue, and keeps the run's doorbell when
-       * the steering queue is left empty (see durable/inbox-bell.ts).
+       * The run's check: takes what the mode says from one queue (nothing for a peek), keeps the
+       * run's doorbell when it hands one over, and counts what waits in both queues
+       * (durable/inbox-bell.ts).
        */
       drain: restate.handlers.object.exclusive(
         { ingressPrivate: true },
         async (ctx: ObjectContext, input: unknown): Promise<DrainAnswer> => {
-          const { kind, mode, bell, close, peek } = parseDrain(input);
-          const queue = (await ctx.get<AgentMessage[]>(kind)) ?? [];
-          const { taken, rest } =
-            queue.length && !peek ? takeFromQueue(queue, mode) : { taken: [], rest: queue };
-          if (taken.length) {
-            if (rest.length) ctx.set(kind, rest);
+          const { kind, mode, bell, peek } = parseDrain(input);
+          const queues = {
+            steering: (await ctx.get<AgentMessage[]>("steering")) ?? [],
+            followUp: (await ctx.get<AgentMessage[]>("followUp")) ?? [],
+          };
+          let taken: AgentMessage[] = [];
+          if (!peek && queues[kind].length) {
+            const took = takeFromQueue(queues[kind], mode);
+            taken = took.taken;
+            queues[kind] = took.rest;
+            if (took.rest.length) ctx.set(kind, took.rest);
             else ctx.clear(kind);
           }
-          if (bell !== undefined) {
-            if (rest.length === 0) ctx.set("bell", bell);
-            else ctx.clear("bell");
-          }
-          if (close !== undefined && (await ctx.get<string>("bell")) === close) ctx.clear("bell");
-          return { messages: taken, waiting: rest.length };
+          if (bell !== undefined) ctx.set("bell", bell satisfies StoredBell);
+          return {
+            messages: taken,
+            waiting: { steering: queues.steering.length, followUp: queues.followUp.length },
+          };
         },
       ),
-      /** The run is ending: it no longer listens to its doorbell. */
+      /** The run has ended: its doorbell is forgotten (unless a newer run handed over another). */
       closeBell: restate.handlers.object.exclusive(
         { ingressPrivate: true },
         async (ctx: ObjectContext, input: unknown): Promise<void> => {
           const { bell } = parseBell(input);
-          if ((await ctx.get<string>("bell")) === bell) ctx.clear("bell");
+          if (storedBell(await ctx.get<StoredBell | string>("bell"))?.id === bell) ctx.clear("bell");
         },
       ),
       /** Puts back messages a run took but ended before using (they go first again). */
@@ -232,21 +237,25 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
     const queue = (await ctx.get<AgentMessage[]>(kind)) ?? [];
     const next = [...queue, ...screening.messages];
     ctx.set(kind, next);
-    if (kind === "steering") await ringBell(ctx);
+    await ringBell(ctx);
     return { queued: next.length };
   }
 
   /**
-   * Rings the doorbell of the run listening (if one is), and returns once the run has the ring: so
-   * a steer that returned is taken at the run's next check (durable/inbox-bell.ts has the argument).
+   * Rings the doorbell of the run listening (if one is), and returns once the run has the ring (or
+   * has ended): so a message that returned is taken at the run's next check (durable/inbox-bell.ts
+   * has the argument).
    */
   async function ringBell(ctx: ObjectContext): Promise<void> {
-    const bell = await ctx.get<string>("bell");
+    const bell = storedBell(await ctx.get<StoredBell | string>("bell"));
     if (!bell) return;
     ctx.clear("bell");
     const ack = ctx.awakeable();
-    ctx.resolveAwakeable(bell, { ack: ack.id } satisfies Ring);
-    await RestatePromise.race([ack.promise, ctx.sleep(RING_TIMEOUT_MS, "ring timeout")]);
+    ctx.resolveAwakeable(bell.id, { ack: ack.id } satisfies Ring);
+    const waits: RestatePromise<unknown>[] = [ack.promise, ctx.sleep(RING_TIMEOUT_MS, "ring timeout")];
+    // A run that ended (its doorbell not forgotten yet) never acknowledges: its end answers instead.
+    if (bell.runId) waits.push(ctx.attach(bell.runId as InvocationId).map(() => undefined));
+    await RestatePromise.race(waits);
   }
 
   const session = restate.object({
@@ -332,7 +341,9 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
     };
     const inboxClient = ctx.objectClient(inbox, sessionId) as unknown as {
       drain(input: DrainRequest & { mode: QueueMode }): restate.RestatePromise<DrainAnswer | AgentMessage[]>;
-      closeBell(input: { bell: string }): restate.RestatePromise<void>;
+    };
+    const inboxSend = ctx.objectSendClient(inbox, sessionId) as unknown as {
+      closeBell(input: { bell: string }): void;
     };
     const inFlightDrains = new Set<Promise<unknown>>();
     // The pump reports a cancellation to the agent, which is built on the journal the pump serves.
@@ -340,7 +351,8 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
     const pump = createRestatePump({ onCancel: () => running.agent?.abort() });
     const bell = createInboxBell(ctx, pump, {
       drain: (request) => inboxClient.drain({ ...request, mode: modes[request.kind] }),
-      closeBell: (id) => inboxClient.closeBell({ bell: id }),
+      runId,
+      closeBell: (id) => inboxSend.closeBell({ bell: id }),
     });
     const journal = createRestateJournal(ctx, pump, {
       startedAt,
@@ -387,7 +399,7 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
       const outcome = await Promise.race([agent.prompt(input), pump.failed]);
       // A check the run left mid-way may still answer: wait for it, then hand back what nobody took.
       while (inFlightDrains.size) await Promise.race([Promise.allSettled([...inFlightDrains]), pump.failed]);
-      await Promise.race([bell.close(), pump.failed]);
+      bell.close();
       returnUntaken(ctx, agent);
       writer.write(agent.messages);
       const result: RunResult = { runId, ...outcome };
@@ -440,6 +452,15 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
 }
 
 export type { LastRun, SessionStatus, TranscriptSlice };
+
+/** The doorbell the inbox keeps: the run's awakeable, and the run. */
+type StoredBell = { id: string; runId?: string };
+
+/** The stored doorbell (a bare awakeable id was stored by earlier versions). */
+function storedBell(value: StoredBell | string | null): StoredBell | undefined {
+  if (!value) return undefined;
+  return typeof value === "string" ? { id: value } : value;
+}
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

@@ -131,12 +131,11 @@ export function parseFrom(input: unknown): number {
   );
 }
 
-/** What the run asks the inbox for at a check (with the doorbell to keep, or to forget). */
+/** What the run asks the inbox for at a check (with the doorbell it hands over). */
 export function parseDrain(input: unknown): {
   kind: InboxKind;
   mode: QueueMode;
-  bell?: string;
-  close?: string;
+  bell?: { id: string; runId: string };
   peek?: boolean;
 } {
   return parse(
@@ -144,14 +143,16 @@ export function parseDrain(input: unknown): {
       .object({
         kind: z.enum(["steering", "followUp"]),
         mode: z.enum(["one-at-a-time", "all"]),
-        bell: z.string().min(1).optional(),
-        close: z.string().min(1).optional(),
+        bell: z
+          .object({ id: z.string().min(1), runId: z.string().min(1) })
+          .strict()
+          .optional(),
         peek: z.boolean().optional(),
       })
       .strict(),
     input,
     "Invalid drain request",
-  ) as { kind: InboxKind; mode: QueueMode; bell?: string; close?: string; peek?: boolean };
+  ) as { kind: InboxKind; mode: QueueMode; bell?: { id: string; runId: string }; peek?: boolean };
 }
 
 /** The doorbell a run takes back as it ends. */

@@ -41,7 +41,7 @@ beforeAll(async () => {
   services = createAgentServices({
     agent: (id) =>
       id.startsWith("raced")
-        ? { ...durableTestAgent(), steeringMode: "all" }
+        ? { ...durableTestAgent(), steeringMode: "all", followUpMode: "all" }
         : id.startsWith("limited")
           ? { ...durableTestAgent(), limits: { maxDurationMs: 300 } }
           : id.startsWith("compacted")
@@ -160,26 +160,31 @@ describe("durable sessions on Restate", () => {
     ]);
   });
 
-  it("takes a steer that returned at the very next check, never one later, when steers race the checks", async () => {
+  it("takes a steer that returned at the very next check, never one later, and a follow-up in the same run, when they race the checks", async () => {
     // One timeline of this process: when each steer call returned, and each turn_end the serving
     // services published (a turn's steering check is decided right after its turn_end).
-    const marks: ({ steer: string } | { turnEnd: number })[] = [];
+    const marks: ({ sent: string } | { turnEnd: number })[] = [];
     const sub = services.events$.subscribe(({ sessionId, event }) => {
       if (sessionId.startsWith("raced") && event.type === "turn_end") marks.push({ turnEnd: event.turn });
     });
     try {
-      for (const round of [1, 2]) {
+      // Round 3 sends follow-ups only: no steer rings the doorbell for them.
+      for (const round of [1, 2, 3]) {
         const sessionId = `raced-${round}`;
         marks.length = 0;
         const run = await client.send(sessionId, "race");
-        const steers: string[] = [];
-        // Steers at jittered moments while the run's 16 short turns go by, each sent after the last returned.
-        for (let i = 0; i < 8; i++) {
+        const sent: string[] = [];
+        // (After the run's first check, so the run's peek at its start cannot see them.)
+        if (round === 3) await eventually(() => marks.length > 0, "the first turn's end");
+        // Steers (and every third a follow-up) at jittered moments while the run's 16 short turns go
+        // by, each sent after the last returned.
+        for (let i = 0; i < 9; i++) {
           await new Promise((resolve) => setTimeout(resolve, (i * 5) % 17));
-          const text = `steer ${round}.${i}`;
-          await client.steer(sessionId, text);
-          marks.push({ steer: text });
-          steers.push(text);
+          const followUp = round === 3 || i % 3 === 2;
+          const text = followUp ? `follow-up ${round}.${i}` : `steer ${round}.${i}`;
+          await (followUp ? client.followUp(sessionId, text) : client.steer(sessionId, text));
+          marks.push({ sent: text });
+          sent.push(text);
         }
         const result = await client.result(run);
         expect(result.reason).toBe("stop");
@@ -191,20 +196,24 @@ describe("durable sessions on Restate", () => {
         let turn = 0;
         for (const message of transcript) {
           if (message.role === "assistant") turn++;
-          if (
-            message.role === "user" &&
-            typeof message.content === "string" &&
-            message.content.startsWith("steer")
-          )
+          if (message.role === "user" && typeof message.content === "string" && message.content !== "race")
             takenAfterTurn.set(message.content, turn);
         }
         expect(marks.filter((m) => "turnEnd" in m)[0]).toEqual({ turnEnd: 1 });
-        for (const text of steers) {
-          const returnedAt = marks.findIndex((m) => "steer" in m && m.steer === text);
+        for (const text of sent) {
+          const returnedAt = marks.findIndex((m) => "sent" in m && m.sent === text);
           const nextTurnEnd = marks.slice(returnedAt).find((m): m is { turnEnd: number } => "turnEnd" in m);
           // Returned after the run's last check: left for the next run.
           if (!nextTurnEnd) {
             expect(takenAfterTurn.has(text), `"${text}" returned after the last check`).toBe(false);
+            continue;
+          }
+          // A follow-up is taken when the run would stop: in this run, since a check came after it.
+          if (text.startsWith("follow-up")) {
+            expect(
+              takenAfterTurn.has(text),
+              `"${text}" returned before turn ${nextTurnEnd.turnEnd} ended`,
+            ).toBe(true);
             continue;
           }
           expect(

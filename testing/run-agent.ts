@@ -201,7 +201,7 @@ function toolCallsOf(
 }
 
 /** The tool, noting each call whose `execute` runs. */
-export function watched(tool: Tool, executed: Set<string>): Tool {
+function watched(tool: Tool, executed: Set<string>): Tool {
   // A tool built as a class keeps its prototype: only `execute` is overridden.
   const copy: Tool = Object.create(tool);
   copy.execute = (args, ctx) => {
