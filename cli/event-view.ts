@@ -210,7 +210,15 @@ export function createEventView(
   const showMessageEnd = (message: AgentMessage) => {
     if (message.role === "user") {
       const text = typeof message.content === "string" ? message.content : textOf(message.content);
-      commit(style.cyan(`› ${terminalSafe(text)}`));
+      // Files attached with @path follow the typed line: name them, do not print them.
+      const files = text.indexOf('\n\n<file path="');
+      const typed = files >= 0 ? text.slice(0, files) : text;
+      const attached =
+        files >= 0 ? [...text.slice(files).matchAll(/^<file path="([^"]*)">$/gm)].map((m) => m[1]) : [];
+      commit(
+        style.cyan(`› ${terminalSafe(typed)}`) +
+          (attached.length ? style.dim(` (attached: ${terminalSafe(attached.join(", "))})`) : ""),
+      );
       return;
     }
     if (message.role === "custom") {

@@ -9,7 +9,7 @@ import { type CliArgs, UsageError } from "./args.js";
 import { earlyExit } from "./early-exit.js";
 import { actDemoUser, createDemoWorkspace, DEMO_PROMPT } from "./demo.js";
 import { createEventView } from "./event-view.js";
-import { createSessionMeter } from "./status-line.js";
+import { costText, createSessionMeter } from "./status-line.js";
 import { legacySessionsDir, moveLegacySessions, sessionsRoot } from "./session-location.js";
 import { estimateTokens } from "../context/tokens.js";
 import { waitForQuit } from "./keep-open.js";
@@ -477,6 +477,11 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
         start,
         cwd,
         columns: () => screen!.columns,
+        cost: () => costText(meter),
+        visualize: async () => {
+          visualizer ??= await startVisualizerForCli(agent, args.port);
+          return visualizer.url;
+        },
       });
       return 0;
     }

@@ -210,6 +210,44 @@ describe("agent-machine in a terminal", () => {
     expect(screen).not.toMatch(/queued$/m);
   });
 
+  it("slash commands (/help, /cost, /visualize, a typo answered), Tab completion, and @path attaching a file", async () => {
+    const term = start();
+    writeFileSync(path.join(dir!, "notes.txt"), "hello-from-the-file\n");
+    await term.waitFor(/^›/m);
+    term.type("/help");
+    term.keys("Enter");
+    await term.waitFor(/\/cost +the session's tokens and cost so far/);
+    term.type("/cst");
+    term.keys("Enter");
+    await term.waitFor("Unknown command /cst (did you mean /cost?)");
+    term.type("/vis");
+    term.keys("Tab");
+    await term.waitFor(/^› \/visualize$/m);
+    term.keys("Enter");
+    const page = await term.waitFor(/Visualizer: open (http:\/\/127\.0\.0\.1:\d+\/\S*)/);
+    const url = /Visualizer: open (http:\/\/127\.0\.0\.1:\d+\/\S*)/.exec(page)![1]!;
+    expect((await fetch(url)).status).toBe(200);
+
+    term.type("what is in @no");
+    term.keys("Tab");
+    await term.waitFor(/^› what is in @notes\.txt$/m);
+    term.keys("Enter");
+    const screen = await term.waitFor("— done");
+    expect(screen).toContain("+ notes.txt attached (1 lines, 20 bytes)");
+    // The echo names the file; the model got its content (the script repeats what it heard).
+    expect(screen).toContain("› what is in @notes.txt (attached: notes.txt)");
+    expect(term.history()).toContain(
+      'heard: what is in @notes.txt\n\n<file path="notes.txt">\nhello-from-the-file\n</file>',
+    );
+    term.type("/cost");
+    term.keys("Enter");
+    await term.waitFor(
+      /This session: [\d,]+ tokens · no cost reported by the provider · context [\d,]+ tokens/,
+    );
+    // Nothing of the commands reached the model.
+    expect(term.history()).not.toContain("heard: /");
+  });
+
   it("takes a >> line as a follow-up, delivered when the agent would otherwise stop", async () => {
     const term = start(["--permission-mode", "bypass"]);
     await term.waitFor(/^›/m);
