@@ -38,6 +38,8 @@ export interface EventView {
   setFooter(lines: (string | TailLine)[]): void;
   /** Messages typed for the agent and not yet taken (the status line counts them). */
   setQueued(count: number): void;
+  /** The last finished call's whole output (what `/expand` shows unfolded). */
+  lastOutput(): { title: string; text: string } | undefined;
   /** A line of the CLI's own (notices, echoes), committed above the live region. */
   note(text: string): void;
   /** Whether a run is under way (between `agent_start` and `agent_end`). */
@@ -155,6 +157,7 @@ export function createEventView(
   };
 
   let queued = 0;
+  let lastOutput: { title: string; text: string } | undefined;
   /** The status line, made again on every event but a streamed delta (their cost must stay flat). */
   let status = "";
   const updateStatus = () => {
@@ -312,9 +315,11 @@ export function createEventView(
         }
         tool.endedAt = now();
         tool.status = event.isError ? "failed" : "done";
+        const output = textOf(event.result.content);
+        lastOutput = { title: `${event.toolName} ${tool.summary}`.trim(), text: output };
         const folded = foldToolOutput(
           event.toolName,
-          textOf(event.result.content),
+          output,
           event.isError,
           screen.columns - OUTPUT_INDENT - 1,
         );
@@ -406,6 +411,7 @@ export function createEventView(
       footer = lines;
       refresh();
     },
+    lastOutput: () => lastOutput,
     setQueued(count) {
       queued = count;
       updateStatus();

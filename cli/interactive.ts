@@ -29,6 +29,9 @@ export interface InteractiveOptions {
   visualize?: () => Promise<string>;
 }
 
+/** Lines `/expand` shows at most: more would flood the scrollback the fold protects. */
+export const EXPAND_LINES = 2_000;
+
 /** The prefix that makes a line a follow-up instead of a steering message. */
 export const FOLLOW_UP_PREFIX = ">>";
 
@@ -187,6 +190,26 @@ export function runInteractive(options: InteractiveOptions): Promise<void> {
           return quit();
         case "/help":
           return view.note(style.dim(slashHelp().join("\n")));
+        case "/expand": {
+          const last = view.lastOutput();
+          if (!last) return view.note(style.dim("No tool output yet"));
+          const lines = terminalSafe(last.text.replace(/\s+$/, "")).split("\n");
+          const shown = lines.slice(0, EXPAND_LINES);
+          const more = lines.length - shown.length;
+          return view.note(
+            [
+              style.bold(`${last.title}: ${lines.length} lines`),
+              ...shown,
+              ...(more
+                ? [
+                    style.dim(
+                      `… ${more} more lines: the model saw them; read the file or rerun to see them all`,
+                    ),
+                  ]
+                : []),
+            ].join("\n"),
+          );
+        }
         case "/cost":
           return view.note(style.dim(options.cost?.() ?? "No cost counted in this mode"));
         case "/visualize":

@@ -6,6 +6,7 @@ import { closestKey } from "../core/option-keys.js";
 export const SLASH_COMMANDS: Readonly<Record<string, string>> = {
   "/help": "this list",
   "/cost": "the session's tokens and cost so far",
+  "/expand": "the last tool call's whole output, unfolded",
   "/visualize": "serve the live statechart page of this session and print its address",
   "/exit": "quit (also /quit, Ctrl-D, or Ctrl-C twice)",
   "/quit": "quit",

@@ -248,6 +248,27 @@ describe("agent-machine in a terminal", () => {
     expect(term.history()).not.toContain("heard: /");
   });
 
+  it("a 10,000-line output is folded to its last lines with its size; /expand unfolds it on request", async () => {
+    const term = start(["--permission-mode", "bypass"]);
+    await term.waitFor(/^›/m);
+    term.type("run: seq 1 10000");
+    term.keys("Enter");
+    const screen = await term.waitFor("— done");
+    expect(screen).toMatch(
+      /✓ bash seq 1 10000 +done [\d.]+s\n +│ … \d+ lines above \([\d.]+ KB in all\)\n(?: +│ .*\n){4}/,
+    );
+    expect(screen).toMatch(/│ 10000\n/);
+    // The scrollback holds the fold, not the output.
+    const before = term.history();
+    expect(before).not.toMatch(/^ +│ 5000$/m);
+    expect(before.split("\n").length).toBeLessThan(100);
+    term.type("/expand");
+    term.keys("Enter");
+    await waitUntil(() => /^bash seq 1 10000: \d+ lines$/m.test(term.history()), "the unfolded output");
+    await term.waitFor(/^›/m);
+    expect(term.history().split("\n").length).toBeGreaterThan(1000);
+  });
+
   it("takes a >> line as a follow-up, delivered when the agent would otherwise stop", async () => {
     const term = start(["--permission-mode", "bypass"]);
     await term.waitFor(/^›/m);
