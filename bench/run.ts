@@ -30,6 +30,7 @@ const reports = [
   "compaction.ts",
   "context-window.ts",
   "provider-cache.ts",
+  "providers.ts",
   "telemetry.ts",
 ].filter((name) => filters.length === 0 || filters.some((filter) => name.includes(filter)));
 

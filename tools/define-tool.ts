@@ -1,10 +1,11 @@
 import * as z from "zod";
+import { errorText, type ThrownError, thrownError } from "../core/error-text.js";
 import type { ToolCall } from "../core/messages.js";
 import type { ToolSpec } from "../core/provider.js";
-import type { Tool, ToolContext, ToolResult } from "../core/tool.js";
+import type { ApprovalContext, Tool, ToolContext, ToolResult } from "../core/tool.js";
 import type { Workspace } from "../core/workspace.js";
 
-export type { Tool, ToolContext, ToolResult } from "../core/tool.js";
+export type { ApprovalContext, Tool, ToolContext, ToolResult } from "../core/tool.js";
 
 /** Options of {@link defineTool}. */
 export interface ToolDefinition<TSchema extends z.ZodType, TDetails = unknown> {
@@ -22,6 +23,13 @@ export interface ToolDefinition<TSchema extends z.ZodType, TDetails = unknown> {
   maxResultChars?: number;
   /** The workspace the tool works in, if any. */
   workspace?: Workspace;
+  /**
+   * Calls wait for `agent.approve(id)` / `agent.deny(id)` before they run: `true` for every call,
+   * or a function of the validated arguments deciding per call (a throw denies the call with its
+   * message). A human may approve with corrected arguments: `agent.approve(id, { args })`. The
+   * agent's permission checker, when set, is asked too: its deny wins, then any ask.
+   */
+  needsApproval?: boolean | ((args: z.output<TSchema>, ctx: ApprovalContext) => boolean | Promise<boolean>);
   execute(
     args: z.output<TSchema>,
     ctx: ToolContext,
@@ -60,6 +68,7 @@ export function defineTool<TSchema extends z.ZodType, TDetails = unknown>(
     timeoutMs: definition.timeoutMs,
     maxResultChars: checkedBudget(`Tool "${definition.name}" maxResultChars`, definition.maxResultChars),
     workspace: definition.workspace,
+    ...(definition.needsApproval !== undefined && { needsApproval: definition.needsApproval }),
     execute: definition.execute,
   };
 }
@@ -111,6 +120,26 @@ export function normalizeToolResult(value: unknown): ToolResult {
 /** A text-only error result. */
 export function errorResult(text: string): ToolResult {
   return { content: [{ type: "text", text }], isError: true };
+}
+
+/**
+ * The result of a tool call that threw: the model sees the error's message (a thrown non-Error
+ * as JSON, never `[object Object]`); the app finds the whole error, JSON-safe, in
+ * `details.error` (name, message, stack, cause, an Error's own fields such as `code`), in the
+ * transcript and in `tool_execution_end`.
+ *
+ * @example
+ * ```ts
+ * thrownErrorResult(new Error("disk full", { cause: err }));
+ * // { content: [{ type: "text", text: "disk full" }], details: { error: { name: "Error", message: "disk full", stack, cause } }, isError: true }
+ * ```
+ */
+export function thrownErrorResult(error: unknown): ToolResult<{ error: ThrownError }> {
+  return {
+    content: [{ type: "text", text: errorText(error) }],
+    details: { error: thrownError(error) },
+    isError: true,
+  };
 }
 
 export type { ToolCall };
