@@ -162,8 +162,10 @@ export function createEventView(
   let status = "";
   const updateStatus = () => {
     if (!options.status) return;
-    const state = running ? activity() : "idle";
-    status = style.dim(statusLine({ ...options.status, state, queued }));
+    // While a run is under way the spinner's row says what the agent does; the status follows it
+    // on the same row, so the live region is no taller than without it (a taller one is likelier
+    // to be re-wrapped past its room by a terminal made narrower before the resize is known).
+    status = style.dim(statusLine({ ...options.status, ...(!running && { state: "idle" }), queued }));
   };
 
   const refresh = () => {
@@ -171,10 +173,10 @@ export function createEventView(
     const lines = tools.map(toolText);
     if (running) {
       const spin = style.cyan(SPINNER[frame % SPINNER.length]!);
-      const hint = options.hint ? style.dim(` · ${options.hint}`) : "";
-      lines.push(`${spin} ${style.dim(`${activity()} ${seconds(now() - runStartedAt)}`)}${hint}`);
+      const after = status ? ` · ${status}` : options.hint ? style.dim(` · ${options.hint}`) : "";
+      lines.push(`${spin} ${style.dim(`${activity()} ${seconds(now() - runStartedAt)}`)}${after}`);
     }
-    screen.setLive(status ? [...lines, ...footer, status] : [...lines, ...footer]);
+    screen.setLive(status && !running ? [...lines, ...footer, status] : [...lines, ...footer]);
   };
 
   const startTicker = () => {

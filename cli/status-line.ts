@@ -92,7 +92,8 @@ export function shortCount(n: number): string {
 export function statusLine(input: {
   model: string;
   meter: SessionMeter;
-  state: string;
+  /** What the agent does now; left out when the line follows the spinner's, which says it. */
+  state?: string;
   queued: number;
 }): string {
   const { meter } = input;
@@ -107,7 +108,7 @@ export function statusLine(input: {
     `${shortCount(meter.totalTokens)} tokens`,
   ];
   if (meter.cost > 0) parts.push(`$${meter.cost.toFixed(4)}`);
-  parts.push(input.state);
+  if (input.state !== undefined) parts.push(input.state);
   if (input.queued > 0) parts.push(`${input.queued} queued`);
   return parts.join(" · ");
 }

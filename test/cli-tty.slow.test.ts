@@ -201,10 +201,12 @@ describe("agent-machine in a terminal", () => {
     // While a tool runs the state says so; a message typed meanwhile is counted until it is taken.
     term.type("run: sleep 2; echo status-done");
     term.keys("Enter");
-    await term.waitFor(/· running 1 tool$/m);
+    await term.waitFor(
+      /running 1 tool [\d.]+s · cli-script\.mjs · context [\d.]+% of 16k · [\d.]+k? tokens$/m,
+    );
     term.type("and then this");
     term.keys("Enter");
-    await term.waitFor(/· running 1 tool · 1 queued$/m);
+    await term.waitFor(/running 1 tool [\d.]+s · cli-script\.mjs · .* tokens · 1 queued$/m);
     screen = await afterRun(3);
     expect(screen).toContain("heard: and then this");
     expect(screen).not.toMatch(/queued$/m);
