@@ -126,6 +126,9 @@ export abstract class AgentLifecycle {
         for (const pending of this.pendingApprovals()) {
           this.emit({ type: "approval_requested", ...pending });
         }
+        for (const pending of this.pendingToolCalls()) {
+          this.emit({ type: "tool_result_requested", ...pending });
+        }
       });
     }
   }
@@ -289,6 +292,9 @@ export abstract class AgentLifecycle {
   /** Calls waiting for approval (asked again after a restore). */
 
   abstract pendingApprovals(): PendingApproval[];
+
+  /** Calls of client-run tools waiting for their result (asked again after a restore). */
+  abstract pendingToolCalls(): PendingApproval[];
 }
 
 /**

@@ -1,5 +1,7 @@
 import { Observable, Subject } from "rxjs";
 import { checkEditedArgs } from "../actors/prepare-tool-call.actor.js";
+import type { ToolResult } from "../core/tool.js";
+import { errorResult } from "../tools/define-tool.js";
 import { releaseStallWatchdog } from "../actors/stall-watchdog.js";
 import type { AgentEvent } from "../core/events.js";
 import type { AgentMessage } from "../core/messages.js";
@@ -201,6 +203,48 @@ export class AgentSession extends AgentLifecycle implements Agent {
       }));
   }
 
+  pendingToolCalls(): PendingApproval[] {
+    if (!this.live) return [];
+    return toolCallActorsOf(this.live)
+      .map((child) => child.getSnapshot())
+      .filter((snapshot) => snapshot.status === "active" && snapshot.matches?.("awaitingResult"))
+      .map(({ context }) => ({
+        toolCallId: context.toolCallId,
+        toolName: context.toolName,
+        args: "args" in context.validation ? context.validation.args : context.args,
+      }));
+  }
+
+  resolveToolCall(toolCallId: string, result: string | ToolResult): void {
+    const checked = clientResultOf(result);
+    if (typeof checked === "string") {
+      throw new TypeError(
+        `resolveToolCall("${toolCallId}"): ${checked}. The call still waits for its result.`,
+      );
+    }
+    this.answerClientCall(toolCallId, checked);
+  }
+
+  rejectToolCall(toolCallId: string, reason: string): void {
+    this.answerClientCall(toolCallId, errorResult(String(reason)));
+  }
+
+  private answerClientCall(toolCallId: string, result: ToolResult): void {
+    const child = this.live ? toolCallActorOf(this.live, toolCallId) : undefined;
+    const snapshot = child?.getSnapshot();
+    if (!child || snapshot.status !== "active") {
+      throw new Error(
+        `No tool call "${toolCallId}" waits for a client result: it is unknown or already answered`,
+      );
+    }
+    if (!snapshot.matches("awaitingResult")) {
+      throw new Error(
+        `Tool call "${toolCallId}" is not waiting for a client result (its tool is not client-run, or it waits for approval first)`,
+      );
+    }
+    child.send({ type: "RESULT_PROVIDED", result });
+  }
+
   approve(toolCallId: string, options?: { args?: unknown }): void {
     this.decide(toolCallId, { type: "APPROVE", ...(options?.args !== undefined && { args: options.args }) });
   }
@@ -316,6 +360,9 @@ for (const name of [
   "getPersistedSnapshot",
   "pendingApprovals",
   "eventsSince",
+  "resolveToolCall",
+  "rejectToolCall",
+  "pendingToolCalls",
   "approve",
   "deny",
 ] as const) {
@@ -331,4 +378,22 @@ function stateName(value: unknown): string {
   if (typeof value === "string") return value;
   const [key, child] = Object.entries(value as Record<string, unknown>)[0]!;
   return `${key}.${stateName(child)}`;
+}
+
+/** A client's result as the call's result, or why it cannot be one. */
+function clientResultOf(result: unknown): ToolResult | string {
+  if (typeof result === "string") return { content: [{ type: "text", text: result }] };
+  if (
+    typeof result === "object" &&
+    result !== null &&
+    Array.isArray((result as ToolResult).content) &&
+    (result as ToolResult).content.every(
+      (block) =>
+        (block?.type === "text" && typeof block.text === "string") ||
+        (block?.type === "image" && typeof block.data === "string" && typeof block.mimeType === "string"),
+    )
+  ) {
+    return result as ToolResult;
+  }
+  return 'the result must be text or a ToolResult ({ content: [{ type: "text", text }], isError? })';
 }

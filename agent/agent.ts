@@ -4,6 +4,7 @@ import type { AgentEvent } from "../core/events.js";
 import type { AgentMessage } from "../core/messages.js";
 import type { PromptInput } from "../core/options.js";
 import type { RunOutcome } from "../core/run-outcome.js";
+import type { ToolResult } from "../core/tool.js";
 import type { agentMachine } from "../machines/agent.machine.js";
 import type { SequencedEvent } from "./event-log.js";
 
@@ -75,6 +76,16 @@ export interface Agent {
   getPersistedSnapshot(): unknown;
   /** Calls waiting for approval. */
   pendingApprovals(): PendingApproval[];
+  /** Calls of client-run tools (`defineClientTool`) waiting for their result. */
+  pendingToolCalls(): PendingApproval[];
+  /**
+   * Answers a call of a client-run tool with its result (text, or a `ToolResult`): the call ends
+   * and the run goes on. Throws for an unknown, already-answered or not client-run call; only the
+   * first answer takes effect.
+   */
+  resolveToolCall(toolCallId: string, result: string | ToolResult): void;
+  /** Answers a call of a client-run tool with an error the model reads (the client could not run it). */
+  rejectToolCall(toolCallId: string, reason: string): void;
   /**
    * Releases the actor tree and keeps only the persisted snapshot (the agent must be idle; throws
    * while it runs, and for sub-agents and durable agents). The next call that needs the actor
