@@ -55,6 +55,8 @@ export function validateToolCall(runtime: AgentRuntime, input: PrepareToolCallIn
         ),
       };
     }
+    // A client-run call is neither checked nor held for approval: the client, where the user is, runs it.
+    if (tool.external) return { outcome: "run", args: parsed.data };
     const asks = tool.needsApproval !== undefined && tool.needsApproval !== false;
     return { outcome: runtime.permissions || asks ? "check" : "run", args: parsed.data };
   } catch (error) {

@@ -104,7 +104,6 @@ export const toolCallMachine = setup({
     isSettled: (_, preparation: Validation) => preparation.outcome === "settled",
     isValidToRun: (_, preparation: Validation) => preparation.outcome === "run",
     needsApproval: (_, preparation: Preparation) => preparation.outcome === "ask",
-    runsOnClient: ({ context }) => context.external,
     isValidForClient: ({ context }) => context.external && context.validation.outcome === "run",
   },
   actions: {
@@ -258,11 +257,6 @@ export const toolCallMachine = setup({
             target: "awaitingApproval",
             actions: { type: "adoptPreparation", params: ({ event }) => event.output },
           },
-          {
-            guard: "runsOnClient",
-            target: "awaitingResult",
-            actions: { type: "adoptPreparation", params: ({ event }) => event.output },
-          },
           { target: "executing", actions: { type: "adoptPreparation", params: ({ event }) => event.output } },
         ],
         onError: {
@@ -274,35 +268,16 @@ export const toolCallMachine = setup({
     awaitingApproval: {
       entry: "announceApprovalRequest",
       on: {
-        APPROVE: [
-          {
-            guard: "runsOnClient",
-            target: "awaitingResult",
-            actions: {
-              type: "adoptEditedArgs",
-              params: ({ event }: { event: { args?: unknown } }) => event.args,
-            },
+        APPROVE: {
+          target: "executing",
+          actions: {
+            type: "adoptEditedArgs",
+            params: ({ event }: { event: { args?: unknown } }) => event.args,
           },
-          {
-            target: "executing",
-            actions: {
-              type: "adoptEditedArgs",
-              params: ({ event }: { event: { args?: unknown } }) => event.args,
-            },
-          },
-        ],
+        },
         DENY: {
           target: "done",
           actions: { type: "recordResult", params: ({ event }) => errorResult(deniedText(event.reason)) },
-        },
-      },
-    },
-    awaitingResult: {
-      entry: "announceResultRequest",
-      on: {
-        RESULT_PROVIDED: {
-          target: "done",
-          actions: { type: "recordResult", params: ({ event }) => event.result },
         },
       },
     },
@@ -310,6 +285,15 @@ export const toolCallMachine = setup({
       entry: "runTool",
       on: {
         TOOL_EXECUTED: {
+          target: "done",
+          actions: { type: "recordResult", params: ({ event }) => event.result },
+        },
+      },
+    },
+    awaitingResult: {
+      entry: "announceResultRequest",
+      on: {
+        RESULT_PROVIDED: {
           target: "done",
           actions: { type: "recordResult", params: ({ event }) => event.result },
         },

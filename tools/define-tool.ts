@@ -91,7 +91,6 @@ export interface ClientToolDefinition<TSchema extends z.ZodType> {
   parameters: TSchema | Record<string, unknown>;
   /** A call not answered within this many ms is answered with an error the model reads. */
   timeoutMs?: number;
-  needsApproval?: ToolDefinition<TSchema>["needsApproval"];
 }
 
 /**
@@ -123,7 +122,6 @@ export function defineClientTool<TSchema extends z.ZodType>(
     description: definition.description,
     parameters: (zod ?? z.unknown()) as TSchema,
     timeoutMs: definition.timeoutMs,
-    ...(definition.needsApproval !== undefined && { needsApproval: definition.needsApproval }),
     execute: () => {
       throw new Error(`Tool ${definition.name} is run by the client: answer it with agent.resolveToolCall`);
     },

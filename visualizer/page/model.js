@@ -328,15 +328,21 @@ function addLogRow(model, event, t, index, dirty) {
   if (model.log.length > MAX_LOG_ROWS) model.log.splice(0, model.log.length - MAX_LOG_ROWS);
 }
 
+/** A message's role, and where a user or custom message came from (`user · steer`, `custom · agent`). */
+function messageLabel(message) {
+  const role = message?.role ?? "";
+  return message?.source ? `${role} · ${message.source}` : role;
+}
+
 export function eventDetail(event) {
   switch (event.type) {
     case "turn_start":
     case "turn_end":
       return `turn ${event.turn}`;
     case "message_start":
-      return event.message?.role ?? "";
+      return messageLabel(event.message);
     case "message_end":
-      return `${event.message?.role ?? ""}${event.discarded ? " (discarded: retried)" : ""}`;
+      return `${messageLabel(event.message)}${event.discarded ? " (discarded: retried)" : ""}`;
     case "tool_execution_start":
     case "tool_execution_update":
     case "approval_requested":

@@ -15,7 +15,8 @@ export function createTranscript(host) {
     const role = h("span", { class: "role" });
     div.appendChild(role);
     if (message.role === "user") {
-      role.textContent = "user";
+      // Where it came from: prompt, steer, followUp (the agent's own notices are custom messages).
+      role.textContent = message.source ? `user · ${message.source}` : "user";
       div.append(textOf(message.content));
     } else if (message.role === "assistant") {
       role.textContent = `assistant · ${message.stopReason ?? ""}`;
@@ -41,6 +42,9 @@ export function createTranscript(host) {
       if (message.isError) div.classList.add("error");
       const text = textOf(message.content);
       div.append(text.length > MAX_RESULT_CHARS ? `${text.slice(0, MAX_RESULT_CHARS)}…` : text);
+    } else if (message.role === "custom") {
+      role.textContent = ["custom", message.customType, message.source].filter(Boolean).join(" · ");
+      div.append(textOf(message.content) || JSON.stringify(message).slice(0, 500));
     } else {
       role.textContent = message.role ?? "message";
       div.append(textOf(message.content) || JSON.stringify(message).slice(0, 500));
