@@ -128,7 +128,7 @@ const START_TURN = ["announceTurnStart", "announceQueued", "openTurn"] as const;
 const NO_LIMITS: AgentLimits = Object.freeze({});
 
 /**
- * The agent loop as a statechart. See DESIGN.md for the diagram:
+ * The agent loop as a statechart. The README's "The loop" draws it:
  * idle → running (turnGate → compacting → streaming → executing → turnEnd → steeringCheck →
  * followUpCheck → ending) → idle. The transient `turnGate` and `turnEnd` decide the unusual turns
  * (limits, compaction, errors, aborts, loops); the usual one goes executing → steeringCheck →

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, posix } from "node:path";
 import * as esbuild from "esbuild";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -130,6 +130,52 @@ describe("npm pack", () => {
         (file.endsWith(".ts") && !file.endsWith(".d.ts")),
     );
     expect(unwanted).toEqual([]);
+  });
+});
+
+describe("the shipped docs and declarations", () => {
+  // What a user has is the tarball: its docs and TSDoc must not send them to files it lacks.
+  const installed = () => join(app, "node_modules", "agent-machine");
+  const notes = /\b(DESIGN|DURABLE|CHANGELOG|FRONTENDS|PERFORMANCE)\.md\b/;
+  // A path into the repository's tests, benchmarks or CI (a folder name alone is fine).
+  const repositoryPath = /(^|[^\w/.-])(test|bench|\.ci)\/[\w*]/;
+
+  it("link only to files in the tarball, and name no repository-only file outside a repository-only section", () => {
+    const problems: string[] = [];
+    for (const file of packedFiles.filter((name) => name.endsWith(".md"))) {
+      let repositoryOnly = false;
+      readFileSync(join(installed(), file), "utf8")
+        .split("\n")
+        .forEach((line, i) => {
+          const where = `${file}:${i + 1}`;
+          // <!-- repository-only --> marks the rest of its section as about a clone of the repository.
+          if (/^#{1,6} /.test(line)) repositoryOnly = false;
+          if (line.trim() === "<!-- repository-only -->") repositoryOnly = true;
+          for (const [, target] of line.matchAll(/\]\(([^)\s]+)\)/g)) {
+            if (/^([a-z]+:|#)/.test(target!)) continue;
+            const resolved = posix.normalize(posix.join(posix.dirname(file), target!.replace(/#.*$/, "")));
+            if (!packedFiles.includes(resolved))
+              problems.push(`${where}: links to ${target}, not in the package`);
+          }
+          if (notes.test(line)) problems.push(`${where}: names ${notes.exec(line)![0]}`);
+          if (!repositoryOnly && repositoryPath.test(line)) problems.push(`${where}: ${line.trim()}`);
+        });
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it("have TSDoc that names no file the package lacks", () => {
+    const problems: string[] = [];
+    for (const file of packedFiles.filter((name) => name.endsWith(".d.ts"))) {
+      readFileSync(join(installed(), file), "utf8")
+        .split("\n")
+        .forEach((line, i) => {
+          if (!/^\s*(\/\*\*|\*|\/\/)/.test(line)) return; // comments only: string types may hold any text
+          if (notes.test(line) || repositoryPath.test(line))
+            problems.push(`${file}:${i + 1}: ${line.trim()}`);
+        });
+    }
+    expect(problems).toEqual([]);
   });
 });
 
