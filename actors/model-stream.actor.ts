@@ -1,6 +1,8 @@
 import { fromCallback } from "xstate";
 import type { ModelCallOutcome } from "../core/effect-journal.js";
 import type { AssistantMessage, Message, ToolCall } from "../core/messages.js";
+import { errorText } from "../core/error-text.js";
+import { describeValue } from "../core/option-values.js";
 import { type AgentRuntime, runtimeOf } from "../core/runtime.js";
 import {
   isRetryableKind,
@@ -274,10 +276,13 @@ async function streamOnce(
     tools: runtime.toolSpecs,
     ...(call.toolChoice && { toolChoice: call.toolChoice }),
   };
+  const events = openStream(runtime, request, signal);
+  if ("failure" in events) return events.failure;
   try {
-    for await (const event of runtime.provider.stream(request, signal)) {
+    for await (const event of events.stream) {
       if (call.finished || attempt.abandoned) return undefined;
       attempt.watchdog?.touch();
+      if (event === null || typeof event !== "object") return notAnEvent(runtime, event);
       if (event.type === "error") return event;
       if (!call.started) {
         call.started = true;
@@ -287,7 +292,6 @@ async function streamOnce(
       switch (event.type) {
         case "text_delta":
         case "thinking_delta":
-        case "toolcall_delta":
           runtime.publish({
             type: "message_update",
             message: builder.message,
@@ -295,11 +299,32 @@ async function streamOnce(
             kind: event.type,
           });
           break;
+        case "toolcall_delta":
+          runtime.publish({
+            type: "message_update",
+            message: builder.message,
+            delta: event.delta,
+            kind: event.type,
+            toolCallId: event.id,
+          });
+          break;
         case "toolcall_start":
-          runtime.publish({ type: "message_update", message: builder.message, delta: "", kind: event.type });
+          runtime.publish({
+            type: "message_update",
+            message: builder.message,
+            delta: "",
+            kind: event.type,
+            toolCallId: event.id,
+          });
           break;
         case "toolcall_end":
-          runtime.publish({ type: "message_update", message: builder.message, delta: "", kind: event.type });
+          runtime.publish({
+            type: "message_update",
+            message: builder.message,
+            delta: "",
+            kind: event.type,
+            toolCallId: event.id,
+          });
           if (finishedCall && runtime.eagerToolExecution) call.notifyReady(finishedCall);
           break;
         case "done":
@@ -312,6 +337,54 @@ async function streamOnce(
   }
   if (signal.aborted) return { type: "error", kind: "aborted", message: "Request was aborted" };
   return { type: "error", kind: "network", message: "The stream ended before the model finished its answer" };
+}
+
+/**
+ * Calls the provider's `stream()`. One that throws at once, or returns something that is not an
+ * (async) iterable, has a bug no retry mends: the call fails at once (kind `"api"`), naming it.
+ */
+function openStream(
+  runtime: AgentRuntime,
+  request: ProviderRequest,
+  signal: AbortSignal,
+): { stream: AsyncIterable<ProviderEvent> | Iterable<ProviderEvent> } | { failure: Failure } {
+  const { provider } = runtime;
+  let stream: unknown;
+  try {
+    stream = provider.stream(request, signal);
+  } catch (error) {
+    if (signal.aborted) return { failure: { type: "error", kind: "aborted", message: ABORTED_TEXT } };
+    return {
+      failure: {
+        type: "error",
+        kind: "api",
+        message: `Provider "${provider.id}" stream() threw: ${errorText(error)}`,
+      },
+    };
+  }
+  const iterable = stream as { [Symbol.asyncIterator]?: unknown; [Symbol.iterator]?: unknown } | null;
+  if (
+    iterable === null ||
+    typeof iterable !== "object" ||
+    (typeof iterable[Symbol.asyncIterator] !== "function" && typeof iterable[Symbol.iterator] !== "function")
+  ) {
+    return {
+      failure: {
+        type: "error",
+        kind: "api",
+        message: `Provider "${provider.id}" stream() returned ${describeValue(stream)}, not an async iterable of events`,
+      },
+    };
+  }
+  return { stream: iterable as AsyncIterable<ProviderEvent> };
+}
+
+function notAnEvent(runtime: AgentRuntime, event: unknown): Failure {
+  return {
+    type: "error",
+    kind: "api",
+    message: `Provider "${runtime.provider.id}" stream() yielded ${describeValue(event)}, not an event object`,
+  };
 }
 
 /**
@@ -341,8 +414,4 @@ function sleep(ms: number, aborts: AbortHub): Promise<boolean> {
       resolve(false);
     });
   });
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

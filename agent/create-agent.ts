@@ -14,25 +14,12 @@ import { DEFAULT_TOOL_RESULT_MAX_CHARS } from "../tools/result-budget.js";
 import type { EffectJournal } from "../core/effect-journal.js";
 import type { AgentEvent } from "../core/events.js";
 import { type AgentMessage, defaultConvertToLlm } from "../core/messages.js";
-import { checkOptionKeys } from "../core/option-keys.js";
-import {
-  AGENT_HOOK_KEYS,
-  AGENT_LIMIT_KEYS,
-  AGENT_OPTION_KEYS,
-  type AgentOptions,
-  type InputFilter,
-  type PromptInput,
-  RETRY_POLICY_KEYS,
-  LOOP_DETECTION_KEYS,
-  STALL_TIMEOUT_KEYS,
-  TOOL_RESULT_BUDGET_KEYS,
-  TELEMETRY_KEYS,
-} from "../core/options.js";
-import { checkLoopDetection } from "../machines/loop-detection.logic.js";
+import type { AgentOptions, InputFilter, PromptInput } from "../core/options.js";
 import { type AgentRuntime, bindRuntime, defaultRetryPolicy, defaultStallTimeout } from "../core/runtime.js";
 import { attachTelemetry, moveTelemetry } from "../telemetry/attach.js";
 import type { PersistedSnapshotData } from "../core/snapshot-version.js";
 import type { ToolSpec } from "../providers/provider.js";
+import { checkAgentOptions } from "./check-agent-options.js";
 import { BUILT_IN_MIGRATIONS } from "./snapshot-migrations.js";
 import { prepareSnapshotForRestore, stampSnapshot } from "./snapshot-version.js";
 
@@ -666,39 +653,6 @@ function toolSpecOf(tool: Tool): ToolSpec {
   let spec = toolSpecs.get(tool);
   if (!spec) toolSpecs.set(tool, (spec = toToolSpec(tool)));
   return spec;
-}
-
-/**
- * Refuses unknown keys in the options and their nested option objects: a typo must be an error,
- * never an option silently left at its default.
- */
-function checkAgentOptions(options: AgentOptions): void {
-  if (options === null || typeof options !== "object") {
-    throw new TypeError("createAgent: options must be an object with at least a provider");
-  }
-  checkOptionKeys("createAgent", options, AGENT_OPTION_KEYS);
-  checkOptionKeys("createAgent limits", options.limits, AGENT_LIMIT_KEYS);
-  const onLimit = options.limits?.onLimit;
-  if (onLimit !== undefined && onLimit !== "answer" && onLimit !== "stop") {
-    throw new TypeError(
-      `createAgent limits.onLimit must be "answer" or "stop", got ${JSON.stringify(onLimit)}`,
-    );
-  }
-  checkOptionKeys("createAgent retry", options.retry, RETRY_POLICY_KEYS);
-  checkOptionKeys("createAgent hooks", options.hooks, AGENT_HOOK_KEYS);
-  if (options.toolResultBudget !== false) {
-    checkOptionKeys("createAgent toolResultBudget", options.toolResultBudget, TOOL_RESULT_BUDGET_KEYS);
-  }
-  if (options.stallTimeout !== false) {
-    checkOptionKeys("createAgent stallTimeout", options.stallTimeout, STALL_TIMEOUT_KEYS);
-  }
-  if (options.loopDetection !== false) {
-    checkOptionKeys("createAgent loopDetection", options.loopDetection, LOOP_DETECTION_KEYS);
-  }
-  checkLoopDetection(options.loopDetection);
-  if (options.telemetry !== false) {
-    checkOptionKeys("createAgent telemetry", options.telemetry, TELEMETRY_KEYS);
-  }
 }
 
 function stateName(value: unknown): string {

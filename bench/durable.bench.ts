@@ -14,6 +14,7 @@ import {
   serveAgents,
   startRestateServer,
 } from "../restate.js";
+import { runFloor, serveFloors } from "./durable-floors.js";
 import { type BenchResult, benchRuns, median } from "./harness.js";
 
 /** Turns of one measured run: the model asks for one instant tool each turn, then answers. */
@@ -71,7 +72,11 @@ export async function run(): Promise<BenchResult[]> {
     const server = await serveAgents({ services, logger: quiet });
     servers.push(server);
     await registerDeployment({ adminUrl: restate.adminUrl, uri: server.url });
-    const client = createSessionClient({ url: restate.ingressUrl });
+    const floors = await serveFloors();
+    servers.push(floors);
+    await registerDeployment({ adminUrl: restate.adminUrl, uri: floors.url });
+    const ingress = restate.ingressUrl;
+    const client = createSessionClient({ url: ingress });
     const first = await client.prompt("first", "go");
     const toFirstRun = performance.now() - started;
     if (first.reason !== "stop") throw new Error(`the first run ended with ${first.reason}`);
@@ -83,9 +88,12 @@ export async function run(): Promise<BenchResult[]> {
       note: `server serving after ${serverReady.toFixed(0)} ms; then register, one ${TURNS}-turn run`,
     });
 
-    // (r) one session, one-tool turns: durable against the same agent in process.
+    // (r) one session, one-tool turns: durable against the same agent in process, and against bare
+    // Restate objects doing the same journal and the minimal one (the floors), interleaved.
     const durableRuns: number[] = [];
     const localRuns: number[] = [];
+    const sameRuns: number[] = [];
+    const minimalRuns: number[] = [];
     const runs = benchRuns();
     for (let i = -1; i < runs; i++) {
       const durable = await timed(async () => {
@@ -99,20 +107,42 @@ export async function run(): Promise<BenchResult[]> {
         if (agent.messages.length !== 2 * TURNS)
           throw new Error(`local run: ${agent.messages.length} messages`);
       });
+      const same = await timed(() => runFloor(ingress, "FloorSameJournal", `turns-${i}`, TURNS));
+      const minimal = await timed(() => runFloor(ingress, "FloorMinimalJournal", `turns-${i}`, TURNS));
       if (i >= 0) {
         durableRuns.push(durable / TURNS);
         localRuns.push(local / TURNS);
+        sameRuns.push(same / TURNS);
+        minimalRuns.push(minimal / TURNS);
       }
     }
     const durablePerTurn = median(durableRuns);
     const localPerTurn = median(localRuns);
+    const samePerTurn = median(sameRuns);
+    const minimalPerTurn = median(minimalRuns);
     results.push(
       {
         name: `(r) durable: ${TURNS} one-tool turns, one session`,
         unit: "ms/turn",
         ours: durablePerTurn,
         runs,
-        note: "wall; a turn journals a model call, a tool call, a steering check and its messages",
+        note: `wall; ${(durablePerTurn / minimalPerTurn).toFixed(2)}× the minimal journal, ${(
+          durablePerTurn / samePerTurn
+        ).toFixed(2)}× the bare object with the inbox call`,
+      },
+      {
+        name: `(r) floor: bare Restate object, 2 ctx.run + inbox call + 1 write per turn`,
+        unit: "ms/turn",
+        ours: samePerTurn,
+        runs,
+        note: "the journal a durable turn made before the inbox doorbell",
+      },
+      {
+        name: `(r) floor: bare Restate object, 2 ctx.run + 1 write per turn (minimal journal)`,
+        unit: "ms/turn",
+        ours: minimalPerTurn,
+        runs,
+        note: "what any durable turn costs: a model step, a tool step, the transcript",
       },
       {
         name: `(r) same agent in process, ${TURNS} one-tool turns`,
@@ -129,8 +159,12 @@ export async function run(): Promise<BenchResult[]> {
       },
     );
 
-    // (r) many sessions at once, each a run of a few turns.
+    // (r) many sessions at once, each a run of a few turns, against the bare objects (interleaved).
     const walls: number[] = [];
+    const sameWalls: number[] = [];
+    const minimalWalls: number[] = [];
+    const many = (run: (n: number) => Promise<unknown>) =>
+      timed(() => Promise.all(Array.from({ length: CONCURRENT_SESSIONS }, (_, n) => run(n))));
     for (let i = -1; i < Math.min(runs, 3); i++) {
       const wall = await timed(async () => {
         const all = await Promise.all(
@@ -140,19 +174,48 @@ export async function run(): Promise<BenchResult[]> {
         if (bad)
           throw new Error(`a concurrent run ended with ${bad.reason}, ${bad.messages.length} messages`);
       });
-      if (i >= 0) walls.push(wall);
+      const same = await many((n) =>
+        runFloor(ingress, "FloorSameJournal", `many-${i}-${n}`, TURNS_PER_SESSION),
+      );
+      const minimal = await many((n) =>
+        runFloor(ingress, "FloorMinimalJournal", `many-${i}-${n}`, TURNS_PER_SESSION),
+      );
+      if (i >= 0) {
+        walls.push(wall);
+        sameWalls.push(same);
+        minimalWalls.push(minimal);
+      }
     }
+    const rate = (ms: number) => (CONCURRENT_SESSIONS / ms) * 1000;
     const wall = median(walls);
-    results.push({
-      name: `(r) durable: ${CONCURRENT_SESSIONS} concurrent sessions × ${TURNS_PER_SESSION} turns`,
-      unit: "ms",
-      ours: wall,
-      runs: walls.length,
-      note: `wall; ${((CONCURRENT_SESSIONS / wall) * 1000).toFixed(1)} sessions/s, ${(
-        (CONCURRENT_SESSIONS * TURNS_PER_SESSION * 1000) /
-        wall
-      ).toFixed(0)} turns/s`,
-    });
+    const sameWall = median(sameWalls);
+    const minimalWall = median(minimalWalls);
+    results.push(
+      {
+        name: `(r) durable: ${CONCURRENT_SESSIONS} concurrent sessions × ${TURNS_PER_SESSION} turns`,
+        unit: "ms",
+        ours: wall,
+        runs: walls.length,
+        note: `wall; ${rate(wall).toFixed(1)} sessions/s, ${(
+          (CONCURRENT_SESSIONS * TURNS_PER_SESSION * 1000) /
+          wall
+        ).toFixed(0)} turns/s; ${(rate(wall) / rate(sameWall)).toFixed(2)}× the bare object's rate`,
+      },
+      {
+        name: `(r) floor: bare object (same journal), ${CONCURRENT_SESSIONS} concurrent × ${TURNS_PER_SESSION} turns`,
+        unit: "ms",
+        ours: sameWall,
+        runs: sameWalls.length,
+        note: `wall; ${rate(sameWall).toFixed(1)} sessions/s`,
+      },
+      {
+        name: `(r) floor: bare object (minimal journal), ${CONCURRENT_SESSIONS} concurrent × ${TURNS_PER_SESSION} turns`,
+        unit: "ms",
+        ours: minimalWall,
+        runs: minimalWalls.length,
+        note: `wall; ${rate(minimalWall).toFixed(1)} sessions/s`,
+      },
+    );
     return results;
   } finally {
     for (const server of servers) await server.close();

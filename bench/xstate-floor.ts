@@ -71,8 +71,9 @@ function createFloorAgent(provider: Provider, tools: Tool[], shape: FloorShape) 
         publish({ type: "message_start", message: builder.message });
       }
       builder.apply(event);
-      if (
-        event.type === "text_delta" ||
+      if (event.type === "text_delta") {
+        publish({ type: "message_update", message: builder.message, delta: event.delta, kind: event.type });
+      } else if (
         event.type === "toolcall_delta" ||
         event.type === "toolcall_start" ||
         event.type === "toolcall_end"
@@ -82,6 +83,7 @@ function createFloorAgent(provider: Provider, tools: Tool[], shape: FloorShape) 
           message: builder.message,
           delta: "delta" in event ? event.delta : "",
           kind: event.type,
+          toolCallId: event.id,
         });
       }
     }

@@ -1,5 +1,6 @@
 import type { ToolExecutionStrategy } from "../core/options.js";
 import type { PermissionMode } from "../tools/permissions.js";
+import { closestKey } from "../core/option-keys.js";
 import { SESSION_ID } from "./session-store.js";
 
 /** The command line, parsed. */
@@ -70,12 +71,35 @@ Options:
   -h, --help                  show this help
   -v, --version               print the version
 
-Models: ANTHROPIC_API_KEY, OPENAI_API_KEY (and OPENAI_BASE_URL) select a real model; with none set,
-the built-in scripted model runs a demo in a temporary workspace.
+Models: ANTHROPIC_API_KEY, OPENAI_API_KEY, or OPENAI_BASE_URL with --model select a real model. With
+none set, the bare command runs a demo on a scripted model in a temporary workspace; a prompt,
+--print or --json without a model is an error (exit 1), never the demo.
 Sessions are saved under <cwd>/.agent-machine/sessions/<id>/.
 bash runs in a bubblewrap sandbox: it writes only in the workspace and a private /tmp, cannot read
 ~/.ssh, .env and other credentials, and has no network. Without bwrap (apt-get install bubblewrap)
 bash commands are refused until you install it or pass --no-sandbox.`;
+
+/** Every option the command takes, long names first: what "did you mean" picks from. */
+export const OPTION_NAMES: readonly string[] = [
+  "--print",
+  "--json",
+  "--provider",
+  "--model",
+  "--strategy",
+  "--permission-mode",
+  "--max-turns",
+  "--inspect",
+  "--visualize",
+  "--cwd",
+  "--no-sandbox",
+  "--allow-network",
+  "--continue",
+  "--resume",
+  "--recover",
+  "--demo",
+  "--help",
+  "--version",
+];
 
 /** A usage error: the CLI prints it with a hint and exits with status 2. */
 export class UsageError extends Error {
@@ -239,8 +263,10 @@ export function parseArgs(argv: readonly string[]): CliArgs {
       case "--version":
         args.version = true;
         break;
-      default:
-        throw new UsageError(`Unknown option ${name}`);
+      default: {
+        const suggestion = closestKey(name, OPTION_NAMES);
+        throw new UsageError(`Unknown option ${name}${suggestion ? ` (did you mean ${suggestion}?)` : ""}`);
+      }
     }
   }
   if (args.allowNetwork && !args.sandbox) {

@@ -3,19 +3,28 @@ import { type AgentMessage, textOf, type Usage } from "../core/messages.js";
 import type { Screen, TailLine } from "./screen.js";
 import type { Style } from "./style.js";
 import { fitToColumns, terminalSafe } from "./terminal-text.js";
+import { foldToolOutput } from "./tool-output.js";
 
 const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 const SPINNER_MS = 80;
+/** Columns before a line of a call's output: `    │ `. */
+const OUTPUT_INDENT = 6;
+/** The phase while a turn's tool calls are out; {@link createEventView}'s `activity` details it. */
+const TOOLS_PHASE = "running tools";
 
 interface ToolLine {
   id: string;
   name: string;
   summary: string;
+  /** When the tool started executing: after its approval, when it needed one. */
   startedAt: number;
   endedAt?: number;
-  status: "running" | "done" | "failed";
-  /** Latest output line or progress text while running; the error's first line when failed. */
+  /** `waiting`: the call waits for the user's approval (the tool has not started). */
+  status: "waiting" | "running" | "done" | "failed";
+  /** Latest output line or progress text while running; the size or the error's first line when finished. */
   detail?: string;
+  /** The finished call's output, folded ({@link foldToolOutput}): written under its line. */
+  output?: string[];
 }
 
 /** Renders agent events on a {@link Screen}: streamed text, one updating line per tool call, a spinner. */
@@ -98,7 +107,23 @@ export function createEventView(
   const thinkingStyle = (line: string) => style.dim(line);
   const textStyle = (line: string) => line;
 
+  /**
+   * What the agent does now: while tools are out, the calls waiting for approval and the ones
+   * running, counted from the tool lines (an approval answered moves its call from one to the other).
+   */
+  const activity = (): string => {
+    if (phase !== TOOLS_PHASE) return phase;
+    const waiting = tools.filter((t) => t.status === "waiting");
+    const runningCount = tools.filter((t) => t.status === "running").length;
+    const runningText = `running ${runningCount} tool${runningCount === 1 ? "" : "s"}`;
+    if (waiting.length === 0) return runningCount ? runningText : "finishing the tool calls";
+    const names = [...new Set(waiting.map((t) => t.name))].join(", ");
+    return `waiting for your approval of ${names}${runningCount ? ` · ${runningText}` : ""}`;
+  };
+
   const toolText = (tool: ToolLine): string => {
+    if (tool.status === "waiting")
+      return `  ${style.yellow("?")} ${style.bold(tool.name)} ${tool.summary}  ${style.yellow("waiting for your approval")}`;
     const icon =
       tool.status === "running"
         ? style.cyan(SPINNER[frame % SPINNER.length]!)
@@ -122,7 +147,7 @@ export function createEventView(
     if (running) {
       const spin = style.cyan(SPINNER[frame % SPINNER.length]!);
       const hint = options.hint ? style.dim(` · ${options.hint}`) : "";
-      lines.push(`${spin} ${style.dim(`${phase} ${seconds(now() - runStartedAt)}`)}${hint}`);
+      lines.push(`${spin} ${style.dim(`${activity()} ${seconds(now() - runStartedAt)}`)}${hint}`);
     }
     screen.setLive([...lines, ...footer]);
   };
@@ -140,13 +165,17 @@ export function createEventView(
     ticker = undefined;
   };
 
-  /** Commits the tool lines that are final, keeping order: a running call holds back the ones after it. */
+  /** Commits the tool lines that are final, keeping order: an unfinished call holds back the ones after it. */
   const commitFinishedTools = (all = false) => {
     let count = 0;
-    while (count < tools.length && (all || tools[count]!.status !== "running")) count++;
+    const final = (tool: ToolLine) => tool.status === "done" || tool.status === "failed";
+    while (count < tools.length && (all || final(tools[count]!))) count++;
     if (count === 0) return;
     screen.endLine();
-    for (const tool of tools.slice(0, count)) screen.write(`${toolText(tool)}\n`);
+    for (const tool of tools.slice(0, count)) {
+      screen.write(`${toolText(tool)}\n`);
+      for (const line of tool.output ?? []) screen.write(`${style.dim(line ? `    │ ${line}` : "    │")}\n`);
+    }
     tools = tools.slice(count);
   };
 
@@ -218,7 +247,7 @@ export function createEventView(
           startedAt: now(),
           status: "running",
         });
-        phase = "running tools";
+        phase = TOOLS_PHASE;
         break;
       case "tool_execution_update": {
         const text = textOf(event.partialResult.content).trimEnd();
@@ -247,8 +276,14 @@ export function createEventView(
         }
         tool.endedAt = now();
         tool.status = event.isError ? "failed" : "done";
-        const firstLine = textOf(event.result.content).trim().split("\n")[0] ?? "";
-        tool.detail = event.isError && firstLine ? fitToColumns(terminalSafe(firstLine), 100) : undefined;
+        const folded = foldToolOutput(
+          event.toolName,
+          textOf(event.result.content),
+          event.isError,
+          screen.columns - OUTPUT_INDENT - 1,
+        );
+        tool.detail = folded.detail && fitToColumns(folded.detail, 100);
+        tool.output = folded.lines;
         commitFinishedTools();
         break;
       }
@@ -296,9 +331,21 @@ export function createEventView(
       case "input_rejected":
         commit(style.red(`✗ input rejected: ${terminalSafe(event.reason)}`));
         break;
-      case "approval_requested":
-        phase = `waiting for your approval of ${event.toolName}`;
+      case "approval_requested": {
+        const tool = tools.find((t) => t.id === event.toolCallId);
+        if (tool && tool.status === "running") tool.status = "waiting";
+        phase = TOOLS_PHASE;
         break;
+      }
+      case "approval_decided": {
+        // The tool's own time starts now: the wait for the answer is not the tool's.
+        const tool = tools.find((t) => t.id === event.toolCallId);
+        if (tool && tool.status === "waiting") {
+          tool.startedAt = now();
+          if (event.approved) tool.status = "running";
+        }
+        break;
+      }
       case "agent_end":
         commitFinishedTools(true);
         screen.endLine();

@@ -9,6 +9,7 @@ import { type CliArgs, UsageError } from "./args.js";
 import { earlyExit } from "./early-exit.js";
 import { actDemoUser, createDemoWorkspace, DEMO_PROMPT } from "./demo.js";
 import { createEventView } from "./event-view.js";
+import { waitForQuit } from "./keep-open.js";
 import { runInteractive } from "./interactive.js";
 import {
   createInspectorForCli,
@@ -22,7 +23,7 @@ import { startTracingForCli } from "./telemetry.js";
 import { createScreen } from "./screen.js";
 import { recordSession } from "./session-recorder.js";
 import { createSessionStore, type Session, type SessionStore } from "./session-store.js";
-import { chooseModel, codingSystemPrompt, resolveWorkspace } from "./setup.js";
+import { chooseModel, codingSystemPrompt, MODEL_SETUP_HELP, resolveWorkspace } from "./setup.js";
 import { colorEnabled, createStyle } from "./style.js";
 import { terminalSafe } from "./terminal-text.js";
 
@@ -169,9 +170,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
         ? "interactive"
         : "once";
   if (choice.kind === "none") {
-    throw new Error(
-      `${choice.reason}\nSet ANTHROPIC_API_KEY or OPENAI_API_KEY, or run without --provider for the demo.`,
-    );
+    throw new Error(`No model to run with. ${choice.reason}\n${MODEL_SETUP_HELP}`);
   }
   const resuming = args.continue || args.resume !== undefined || args.recover !== undefined;
   if (choice.kind === "demo" && resuming) {
@@ -233,29 +232,16 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
     session = store.create({ cwd, provider: choice.provider.id, model: choice.provider.model });
   }
 
-  if (choice.kind === "demo") {
-    notice(
-      style.yellow(
-        [
-          `${style.bold("agent-machine demo")} — ${choice.reason}`,
-          "This is a demo on the built-in scripted model (no real model is called), in a temporary workspace:",
-          `  ${demoDir}`,
-          "It shows parallel tool calls, a steering message typed while the agent works, and context compaction.",
-          "To use a real model: export ANTHROPIC_API_KEY=... (or OPENAI_API_KEY=...), then run",
-          '  npx agent-machine "your task"',
-          ...(args.prompt ? ["Your prompt was not sent anywhere: there is no model to send it to."] : []),
-        ].join("\n"),
-      ),
-    );
-  } else if (pretty) {
-    notice(style.dim(choice.reason));
-  }
+  // The set-up's notices wait until the agent and its live page are up: the page's address (and
+  // the demo's banner) come first, before anything runs.
+  const setupNotices: string[] = [];
+  const setupNotice = (text: string) => setupNotices.push(text);
 
   const bashSetup = chooseBashSetup(args, choice);
   if (bashSetup.kind === "refused" || (bashSetup.kind === "unsandboxed" && bashSetup.warn)) {
-    notice(style.yellow(bashSetup.notice));
+    setupNotice(style.yellow(bashSetup.notice));
   } else if (pretty) {
-    notice(style.dim(bashSetup.notice));
+    setupNotice(style.dim(bashSetup.notice));
   }
 
   const permissions = createPermissions({
@@ -269,11 +255,11 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
   if (args.inspect) {
     try {
       inspector = await createInspectorForCli();
-      notice(
+      setupNotice(
         style.dim(`Stately inspector: open ${inspector.url ?? "the inspector"} to watch the statechart`),
       );
     } catch (error) {
-      notice(
+      setupNotice(
         style.yellow(
           `Cannot start the Stately inspector (${(error as Error).message}); going on without it.`,
         ),
@@ -284,8 +270,8 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
   const telemetry = await startTracingForCli(io.env);
   if (telemetry.notice) {
     if (telemetry.tracing) {
-      if (pretty) notice(style.dim(telemetry.notice));
-    } else notice(style.yellow(telemetry.notice));
+      if (pretty) setupNotice(style.dim(telemetry.notice));
+    } else setupNotice(style.yellow(telemetry.notice));
   }
 
   const agent = createAgent({
@@ -312,15 +298,41 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
     notice(style.red(`Cannot save the session (${error.message}); the agent goes on.`)),
   );
 
+  // The demo is there to show the statechart at work: it serves the live page without being asked.
   let visualizer: VisualizerHandle | undefined;
-  if (args.visualize) {
+  let visualizerProblem: string | undefined;
+  if (args.visualize || choice.kind === "demo") {
     try {
       visualizer = await startVisualizerForCli(agent, args.port);
-      notice(style.dim(`Visualizer: open ${visualizer.url}`));
     } catch (error) {
-      notice(style.yellow(`Cannot start the visualizer (${(error as Error).message}); going on without it.`));
+      visualizerProblem = `Cannot start the visualizer (${(error as Error).message}); going on without it.`;
     }
   }
+  const pageLine = visualizer && `Visualizer: open ${visualizer.url}`;
+
+  if (choice.kind === "demo") {
+    notice(
+      style.yellow(
+        [
+          `${style.bold("agent-machine demo")} — ${choice.reason}`,
+          ...(pageLine
+            ? [`${pageLine}  (the statechart live: each turn, one actor per tool call, compaction)`]
+            : []),
+          "This is a demo on the built-in scripted model (no real model is called), in a temporary workspace:",
+          `  ${demoDir}`,
+          "It shows parallel tool calls, a steering message typed while the agent works, and context compaction.",
+          "To use a real model: export ANTHROPIC_API_KEY=... (or OPENAI_API_KEY=...), then run",
+          '  npx agent-machine "your task"',
+          ...(args.prompt ? ["Your prompt was not sent anywhere: there is no model to send it to."] : []),
+        ].join("\n"),
+      ),
+    );
+  } else {
+    if (pageLine) notice(style.dim(pageLine));
+    if (pretty) notice(style.dim(choice.reason));
+  }
+  if (visualizerProblem) notice(style.yellow(visualizerProblem));
+  for (const text of setupNotices) notice(text);
 
   let lastReason: AgentEndReason | undefined;
   let lastMessages: AgentMessage[] = [];
@@ -415,6 +427,12 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
     if (!prompt && !(plan?.wasRunning ?? false) && !io.stdin.isTTY) prompt = await readAll(io.stdin);
     if (!prompt && !plan) throw new UsageError("No prompt: pass one as an argument or on stdin");
     await start();
+    if (visualizer && mode === "once" && io.stdin.isTTY) {
+      // The run is over, the page is not: keep it until the user has looked at it.
+      notice(style.dim(`The live page stays open until you quit (Enter or q):\n  ${visualizer.url}`));
+      screen?.flush();
+      await waitForQuit(io.stdin);
+    }
     if (mode === "print") {
       const answer = lastAnswer(lastMessages.length ? lastMessages : agent.messages);
       if (answer) io.stdout.write(`${answer}\n`);

@@ -35,6 +35,8 @@ export interface ScreenOutput {
  */
 export interface Screen {
   readonly tty: boolean;
+  /** The terminal's width now (80 when the output is not a terminal). */
+  readonly columns: number;
   /** Appends text (may end mid-line: the unfinished line stays live until its newline comes). */
   write(text: string, style?: (line: string) => string): void;
   /** Ends the unfinished line, if any. */
@@ -161,6 +163,9 @@ export function createScreen(out: ScreenOutput): Screen {
 
   return {
     tty,
+    get columns() {
+      return columns();
+    },
     write(text, style) {
       if (!text) return;
       if (style && style !== partialStyle && partial) {

@@ -15,9 +15,26 @@ export type ModelChoice =
   | { kind: "none"; reason: string };
 
 /**
+ * What to set for a real model: the end of every "no model" error.
+ */
+export const MODEL_SETUP_HELP =
+  "Set ANTHROPIC_API_KEY (Anthropic) or OPENAI_API_KEY (OpenAI), or OPENAI_BASE_URL with --model <id> " +
+  "(an OpenAI-compatible server such as Ollama or vLLM); `agent-machine --demo` runs the scripted demo.";
+
+/**
+ * Whether the command may run the scripted demo when no model is configured: only the bare command
+ * (no prompt, no `--print`, no `--json`) may offer it, or an explicit `--demo`. A prompt must never
+ * get the demo's canned answer with exit 0: a script or CI job would take it for success.
+ */
+export function mayOfferDemo(args: Pick<CliArgs, "prompt" | "print" | "json" | "demo">): boolean {
+  return args.demo || (args.prompt === undefined && !args.print && !args.json);
+}
+
+/**
  * Chooses the model: `AGENT_MACHINE_SCRIPT` (a script file) first, then `--demo`, then the
- * environment (`providerFromEnv`). With nothing configured and no explicit `--provider`, the demo;
- * with an explicit `--provider` that cannot be used, `none` and the reason.
+ * environment (`providerFromEnv`). With nothing usable configured, the demo when the command may
+ * offer it ({@link mayOfferDemo}: the bare command, no explicit `--provider`), else `none` and the
+ * reason.
  *
  * @example
  * ```ts
@@ -26,7 +43,7 @@ export type ModelChoice =
  * ```
  */
 export async function chooseModel(
-  args: Pick<CliArgs, "provider" | "model" | "demo">,
+  args: Pick<CliArgs, "provider" | "model" | "demo" | "prompt" | "print" | "json">,
   env: Record<string, string | undefined>,
 ): Promise<ModelChoice> {
   const scriptFile = env[SCRIPT_ENV];
@@ -39,11 +56,12 @@ export async function chooseModel(
     };
   }
   if (args.demo) return demo("Demo requested (--demo).");
+  const demoAllowed = mayOfferDemo(args);
   if (args.provider === undefined && !env.ANTHROPIC_API_KEY && !env.OPENAI_API_KEY && !env.OPENAI_BASE_URL) {
     // Nothing configured: skip loading the SDKs (a second of start-up on a slow machine).
-    return demo(
-      "No provider configured: none of ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL is set.",
-    );
+    const reason =
+      "No provider configured: none of ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL is set.";
+    return demoAllowed ? demo(reason) : { kind: "none", reason };
   }
   const { providerFromEnv } = await import("../providers/from-env.js");
   const found = providerFromEnv({ provider: args.provider, model: args.model, env });
@@ -56,7 +74,7 @@ export async function chooseModel(
       context: contextConfigForModel(window),
     };
   }
-  if (args.provider !== undefined || (args.model !== undefined && env.OPENAI_BASE_URL)) {
+  if (!demoAllowed || args.provider !== undefined || (args.model !== undefined && env.OPENAI_BASE_URL)) {
     return { kind: "none", reason: found.reason };
   }
   return demo(found.reason);

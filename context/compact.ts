@@ -1,32 +1,13 @@
+import type { CompactionResult } from "../core/context-config.js";
 import type { AgentMessage } from "../core/messages.js";
+
+export type { CompactionResult } from "../core/context-config.js";
 import type { ContextConfig, TokenCalibration } from "./config.js";
 import { resolveContextConfig } from "./config.js";
 import { dropMiddle } from "./drop-middle.js";
 import { summarizeOldTurns } from "./summarize-old-turns.js";
 import { contextBudget, estimateTokens } from "./tokens.js";
 import { truncateToolOutputs } from "./truncate-tool-outputs.js";
-
-/**
- * What one compaction did.
- *
- * @example
- * ```ts
- * const result = await compactContext(messages, config);
- * if (result && !result.fits) console.warn("even the protected turns exceed the budget");
- * ```
- */
-export interface CompactionResult {
-  messages: AgentMessage[];
-  level: 1 | 2 | 3;
-  tokensBefore: number;
-  tokensAfter: number;
-  /** The budget the messages had to fit (`maxContextTokens` minus the measured overhead). */
-  budget: number;
-  /** What levels 2 and 3 aimed at: `targetRatio × budget` (of the smaller bound when forced). */
-  target: number;
-  /** Whether the result fits the budget; `false` only when no answer the invariants allow does. */
-  fits: boolean;
-}
 
 /**
  * Options of `compactContext`.

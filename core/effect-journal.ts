@@ -1,6 +1,6 @@
-import type { CompactionResult } from "../context/compact.js";
-import type { ProviderErrorKind } from "../providers/provider.js";
-import type { ToolResult } from "../tools/define-tool.js";
+import type { CompactionResult } from "./context-config.js";
+import type { ProviderErrorKind } from "./provider.js";
+import type { ToolResult } from "./tool.js";
 import type { AgentMessage, AssistantMessage } from "./messages.js";
 import type { PermissionDecision } from "./options.js";
 

@@ -1,5 +1,5 @@
-import type { ProviderErrorKind, ProviderEvent } from "../providers/provider.js";
-import type { ToolResult } from "../tools/define-tool.js";
+import type { ProviderErrorKind } from "./provider.js";
+import type { ToolResult } from "./tool.js";
 import type { AgentMessage, AssistantMessage, ToolResultMessage, Usage } from "./messages.js";
 
 /** Why a run ended. */
@@ -14,7 +14,19 @@ export type AgentEvent =
       type: "message_update";
       message: AssistantMessage;
       delta: string;
-      kind: Exclude<ProviderEvent["type"], "start" | "done" | "error">;
+      kind: "text_delta" | "thinking_delta";
+    }
+  | {
+      /**
+       * A tool call of the streaming message opened, grew or completed. `toolCallId` names the call
+       * the update belongs to (the provider's id): providers may interleave the deltas of two calls,
+       * so the last call block of `message` is not necessarily this one.
+       */
+      type: "message_update";
+      message: AssistantMessage;
+      delta: string;
+      kind: "toolcall_start" | "toolcall_delta" | "toolcall_end";
+      toolCallId: string;
     }
   | {
       type: "message_end";

@@ -54,8 +54,17 @@ export function checkOptionKeys<T>(
   }
 }
 
-/** The known key a typo most likely meant: same letters ignoring case, or at most 2 edits away. */
-function closestKey(key: string, known: readonly string[]): string | undefined {
+/**
+ * The known key a typo most likely meant: same letters ignoring case, or at most 2 edits away
+ * (`undefined` when none is that close). Also what the command's "did you mean" uses.
+ *
+ * @example
+ * ```ts
+ * closestKey("permisions", ["provider", "permissions"]); // "permissions"
+ * closestKey("--modle", ["--model", "--print"]); // "--model"
+ * ```
+ */
+export function closestKey(key: string, known: readonly string[]): string | undefined {
   const lower = key.toLowerCase();
   let best: { key: string; distance: number } | undefined;
   for (const candidate of known) {

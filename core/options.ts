@@ -1,8 +1,8 @@
 import type { TracerProvider } from "@opentelemetry/api";
 import type { AnyActorRef, Observer } from "xstate";
-import type { ContextConfig } from "../context/config.js";
-import type { Provider } from "../providers/provider.js";
-import type { Tool, ToolResult } from "../tools/define-tool.js";
+import type { ContextConfig } from "./context-config.js";
+import type { Provider } from "./provider.js";
+import type { Tool, ToolResult } from "./tool.js";
 import type { AgentMessage, ImageContent, Message, TextContent, ToolCall, UserMessage } from "./messages.js";
 import type { OptionKeys } from "./option-keys.js";
 import type { SnapshotMigration } from "./snapshot-version.js";

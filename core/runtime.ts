@@ -1,8 +1,8 @@
 import type { AnyActorRef } from "xstate";
 
-import type { Provider, ToolSpec } from "../providers/provider.js";
-import type { Tool } from "../tools/define-tool.js";
-import type { Workspace } from "../tools/workspace.js";
+import type { Provider, ToolSpec } from "./provider.js";
+import type { Tool } from "./tool.js";
+import type { Workspace } from "./workspace.js";
 import type { EffectJournal } from "./effect-journal.js";
 import type { LlmMessagesReader } from "./llm-messages.js";
 import type { AgentEvent } from "./events.js";

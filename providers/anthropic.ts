@@ -1,6 +1,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import type { Usage } from "../core/messages.js";
 import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
+import { checkHttpUrl, checkInteger, checkString, checkType, refuseValue } from "../core/option-values.js";
 import { toAnthropicRequest } from "./internal/anthropic-request.js";
 import { processEnv } from "./internal/env.js";
 import { classifyProviderError, truncatedStreamError } from "./internal/errors.js";
@@ -103,6 +104,7 @@ function mergeUsage(usage: Usage, wire: WireUsage | null | undefined): Usage {
  */
 export function anthropic(options: AnthropicOptions): Provider {
   checkOptionKeys("anthropic", options, ANTHROPIC_KEYS);
+  checkAnthropicOptions(options);
   const model = options.model;
   // Kept for the missing-key check and to scrub error texts; the SDK reads the environment itself
   // (ANTHROPIC_API_KEY, or ANTHROPIC_AUTH_TOKEN for bearer tokens) when no key is passed.
@@ -243,4 +245,27 @@ export function anthropic(options: AnthropicOptions): Provider {
     model,
     stream: (request, signal) => stream(request, signal),
   };
+}
+
+function checkAnthropicOptions(options: AnthropicOptions): void {
+  const where = "anthropic";
+  if (options === null || typeof options !== "object") {
+    refuseValue(where, "options", 'an object with a model, e.g. { model: "claude-sonnet-4-6" }', options);
+  }
+  checkString(where, "model", options.model, {
+    required: true,
+    accepts: 'a Messages API model id, e.g. "claude-sonnet-4-6"',
+  });
+  checkString(where, "apiKey", options.apiKey);
+  checkHttpUrl(where, "baseURL", options.baseURL, "https://api.anthropic.com");
+  checkInteger(where, "maxTokens", options.maxTokens, 1);
+  const { thinking } = options;
+  if (thinking !== undefined && thinking !== "adaptive") {
+    const budget = (thinking as { budgetTokens?: unknown } | null)?.budgetTokens;
+    if (typeof budget !== "number" || !Number.isInteger(budget) || budget < 1) {
+      refuseValue(where, "thinking", '"adaptive" or { budgetTokens: n } with n a whole number ≥ 1', thinking);
+    }
+  }
+  checkType(where, "cache", options.cache, "boolean");
+  checkType(where, "dangerouslyAllowBrowser", options.dangerouslyAllowBrowser, "boolean");
 }

@@ -1,6 +1,7 @@
 import { createOpenAIProvider } from "./internal/openai-provider.js";
 import type { Provider } from "./provider.js";
 import { checkOptionKeys } from "../core/option-keys.js";
+import { checkHttpUrl, checkInteger, checkString, checkType, refuseValue } from "../core/option-values.js";
 
 /** Options of {@link openaiCompatible}. */
 export interface OpenAICompatibleOptions {
@@ -38,6 +39,7 @@ export function openaiCompatible(options: OpenAICompatibleOptions): Provider {
     maxTokens: true,
     dangerouslyAllowBrowser: true,
   });
+  checkOpenAICompatibleOptions(options);
   return createOpenAIProvider({
     id: "openai-compatible",
     model: options.model,
@@ -48,4 +50,23 @@ export function openaiCompatible(options: OpenAICompatibleOptions): Provider {
     legacyMaxTokens: true,
     dangerouslyAllowBrowser: options.dangerouslyAllowBrowser,
   });
+}
+
+function checkOpenAICompatibleOptions(options: OpenAICompatibleOptions): void {
+  const where = "openaiCompatible";
+  if (options === null || typeof options !== "object") {
+    refuseValue(where, "options", "an object with a baseURL and a model", options);
+  }
+  checkString(where, "baseURL", options.baseURL, {
+    required: true,
+    accepts: 'the server\'s OpenAI-style base URL, e.g. "http://localhost:11434/v1"',
+  });
+  checkHttpUrl(where, "baseURL", options.baseURL, "http://localhost:11434/v1");
+  checkString(where, "model", options.model, {
+    required: true,
+    accepts: 'the model name the server knows, e.g. "llama3.1:8b" (its /v1/models lists them)',
+  });
+  checkString(where, "apiKey", options.apiKey);
+  checkInteger(where, "maxTokens", options.maxTokens, 1);
+  checkType(where, "dangerouslyAllowBrowser", options.dangerouslyAllowBrowser, "boolean");
 }

@@ -2,6 +2,14 @@ import { processEnv } from "./internal/env.js";
 import { createOpenAIProvider, type ReasoningEffort } from "./internal/openai-provider.js";
 import type { Provider } from "./provider.js";
 import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
+import {
+  checkHttpUrl,
+  checkInteger,
+  checkOneOf,
+  checkString,
+  checkType,
+  refuseValue,
+} from "../core/option-values.js";
 
 /** Options of {@link openai}. */
 export interface OpenAIOptions {
@@ -49,6 +57,7 @@ const OPENAI_KEYS: OptionKeys<OpenAIOptions> = {
  */
 export function openai(options: OpenAIOptions): Provider {
   checkOptionKeys("openai", options, OPENAI_KEYS);
+  checkOpenAIOptions(options);
   const api = options.api ?? "chat";
   return createOpenAIProvider({
     id: api === "responses" ? "openai-responses" : "openai",
@@ -61,4 +70,21 @@ export function openai(options: OpenAIOptions): Provider {
     dangerouslyAllowBrowser: options.dangerouslyAllowBrowser,
     missingKeyMessage: "No OpenAI API key: set OPENAI_API_KEY or pass apiKey",
   });
+}
+
+function checkOpenAIOptions(options: OpenAIOptions): void {
+  const where = "openai";
+  if (options === null || typeof options !== "object") {
+    refuseValue(where, "options", 'an object with a model, e.g. { model: "gpt-4.1" }', options);
+  }
+  checkString(where, "model", options.model, {
+    required: true,
+    accepts: 'a model id, e.g. "gpt-4.1" or "o4-mini"',
+  });
+  checkOneOf(where, "api", options.api, ["chat", "responses"]);
+  checkString(where, "apiKey", options.apiKey);
+  checkHttpUrl(where, "baseURL", options.baseURL, "https://api.openai.com/v1");
+  checkInteger(where, "maxTokens", options.maxTokens, 1);
+  checkOneOf(where, "reasoningEffort", options.reasoningEffort, ["minimal", "low", "medium", "high"]);
+  checkType(where, "dangerouslyAllowBrowser", options.dangerouslyAllowBrowser, "boolean");
 }

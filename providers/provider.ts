@@ -1,66 +1,12 @@
-import type { Message, StopReason, Usage } from "../core/messages.js";
+import type { ProviderErrorKind } from "../core/provider.js";
 
-/** A tool as the model sees it: its name, what it does, and a JSON Schema of its arguments. */
-export interface ToolSpec {
-  name: string;
-  description: string;
-  parameters: Record<string, unknown>;
-}
-
-/** What the agent asks a provider for on each turn. */
-export interface ProviderRequest {
-  systemPrompt?: string;
-  /**
-   * The conversation, converted by `convertToLlm`. The agent hands it over as a getter that copies
-   * the messages on first read, so a turn costs the runtime nothing per message of history; the
-   * array you get is yours (it never changes later).
-   */
-  messages: Message[];
-  tools: ToolSpec[];
-  /**
-   * `"none"`: the model must answer in text and call no tool, though `tools` are still listed (the
-   * transcript refers to them, and keeping them keeps the prompt cache). Absent: the model chooses.
-   */
-  toolChoice?: "none";
-}
-
-export type ProviderErrorKind =
-  "context_overflow" | "rate_limit" | "overloaded" | "auth" | "network" | "aborted" | "api";
-
-/** One event of a provider's stream. A stream ends with exactly one `done` or `error`. */
-export type ProviderEvent =
-  | { type: "start" }
-  | { type: "text_delta"; delta: string }
-  /** `signature`, when present, signs the thinking block so it can be sent back (Anthropic). */
-  | { type: "thinking_delta"; delta: string; signature?: string; redacted?: boolean }
-  | { type: "toolcall_start"; id: string; name: string }
-  | { type: "toolcall_delta"; id: string; delta: string }
-  | { type: "toolcall_end"; id: string; name: string; arguments: Record<string, unknown> }
-  | { type: "done"; stopReason: Exclude<StopReason, "error" | "aborted">; usage?: Usage }
-  | { type: "error"; kind: ProviderErrorKind; message: string; retryAfterMs?: number; usage?: Usage };
-
-/**
- * A model behind a streaming API. Implementations must honour `signal` (end promptly with an
- * `error` of kind `"aborted"` or by returning) and should report failures as `error` events rather
- * than throwing; a thrown error is treated as a `"network"` error.
- *
- * @example
- * ```ts
- * const echo: Provider = {
- *   id: "echo", model: "echo-1",
- *   async *stream(request) {
- *     yield { type: "start" };
- *     yield { type: "text_delta", delta: "hello" };
- *     yield { type: "done", stopReason: "stop" };
- *   },
- * };
- * ```
- */
-export interface Provider {
-  readonly id: string;
-  readonly model: string;
-  stream(request: ProviderRequest, signal: AbortSignal): AsyncIterable<ProviderEvent>;
-}
+export type {
+  Provider,
+  ProviderErrorKind,
+  ProviderEvent,
+  ProviderRequest,
+  ToolSpec,
+} from "../core/provider.js";
 
 /** Provider error kinds worth retrying: the same request may well succeed a little later. */
 export function isRetryableKind(kind: ProviderErrorKind): boolean {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseArgs, UsageError } from "../cli/args.js";
+import { OPTION_NAMES, parseArgs, USAGE, UsageError } from "../cli/args.js";
 
 describe("agent-machine command line", () => {
   it("joins the words of the prompt and takes options before or after it", () => {
@@ -66,5 +66,24 @@ describe("agent-machine command line", () => {
       "Use one of --continue, --resume and --recover",
     );
     expect(() => parseArgs(["--nope"])).toThrow("Unknown option --nope");
+  });
+
+  it("answers a mistyped option with the one it most likely meant", () => {
+    expect(() => parseArgs(["--modle", "gpt-4.1"])).toThrow("Unknown option --modle (did you mean --model?)");
+    expect(() => parseArgs(["--prnt", "hi"])).toThrow("Unknown option --prnt (did you mean --print?)");
+    expect(() => parseArgs(["--resum"])).toThrow("Unknown option --resum (did you mean --resume?)");
+    expect(() => parseArgs(["--max-turn=3"])).toThrow(
+      "Unknown option --max-turn (did you mean --max-turns?)",
+    );
+    // Nothing close: no guess.
+    expect(() => parseArgs(["--frobnicate"])).toThrow(/^Unknown option --frobnicate$/);
+  });
+
+  it("suggests only options the command takes, and knows every one --help lists", () => {
+    const listed = [...USAGE.matchAll(/(?<![\w-])--[a-z][a-z-]*/g)].map((m) => m[0]);
+    expect(new Set(listed)).toEqual(new Set(OPTION_NAMES));
+    for (const name of OPTION_NAMES) {
+      expect(() => parseArgs([name, "x"]), name).not.toThrow(/Unknown option/);
+    }
   });
 });

@@ -117,6 +117,11 @@ describe("agent-machine --print / --json", () => {
     const unknown = await runCliProcess(["--frobnicate"], { cwd: dir, env: env() });
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("Unknown option --frobnicate");
+    const typo = await runCliProcess(["--modle", "gpt-4.1", "-p", "hi"], { cwd: dir, env: env() });
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toBe(
+      "agent-machine: Unknown option --modle (did you mean --model?)\nRun agent-machine --help for usage.\n",
+    );
   });
 
   it("without a prompt: one line, exit status 2, and no empty session left behind", async () => {
@@ -161,6 +166,41 @@ describe("agent-machine --print / --json", () => {
     );
     expect(result.stdout).toBe("");
     expect(result.code).toBe(1);
+  });
+
+  it("a prompt with no usable model is an error naming what to set, never the demo's canned answer", async () => {
+    dir = tempDir();
+    const cases: { args: string[]; env: Record<string, string>; reason: string }[] = [
+      { args: ["-p", "what is 2+2"], env: cleanEnv(), reason: "none of ANTHROPIC_API_KEY" },
+      { args: ["--json", "what is 2+2"], env: cleanEnv(), reason: "none of ANTHROPIC_API_KEY" },
+      // A prompt on the command line, not a terminal and no --print: still no demo.
+      { args: ["what is 2+2"], env: cleanEnv(), reason: "none of ANTHROPIC_API_KEY" },
+      {
+        args: ["-p", "what is 2+2"],
+        env: cleanEnv({ OPENAI_BASE_URL: "http://127.0.0.1:9/v1" }),
+        reason: "OPENAI_BASE_URL is set (http://127.0.0.1:9/v1) but no model: pass --model",
+      },
+    ];
+    for (const { args, env: caseEnv, reason } of cases) {
+      const result = await runCliProcess(args, { cwd: dir, env: caseEnv });
+      const label = `${args.join(" ")} ${caseEnv.OPENAI_BASE_URL ?? ""}`;
+      expect(result.code, label).toBe(1);
+      expect(result.stdout, label).toBe("");
+      expect(result.stderr, label).toContain("agent-machine: No model to run with.");
+      expect(result.stderr, label).toContain(reason);
+      expect(result.stderr, label).toContain("Set ANTHROPIC_API_KEY (Anthropic) or OPENAI_API_KEY (OpenAI)");
+      expect(result.stderr, label).not.toContain("demo —");
+    }
+    // Nothing was started: no session for --continue to pick up.
+    expect(existsSync(path.join(dir, ".agent-machine"))).toBe(false);
+  });
+
+  it("--demo with a prompt runs the demo, as asked, and says the prompt was not sent", async () => {
+    dir = tempDir();
+    const result = await runCliProcess(["--demo", "-p", "what is 2+2"], { cwd: dir, env: cleanEnv() });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain("Your prompt was not sent anywhere");
+    expect(result.stdout).toContain("All tests pass now.");
   });
 
   it("says plainly when an explicit --provider has no key, without falling back to the demo", async () => {

@@ -114,6 +114,23 @@ describe("agent-machine in a terminal", () => {
     expect(term.screen()).not.toContain("? Allow write_file more.txt");
   });
 
+  it("while a call waits for approval its line says so (not running); once allowed, the status shows it running", async () => {
+    const term = start();
+    await term.waitFor(/^›/m);
+    term.type("run: sleep 2; echo approved-run");
+    term.keys("Enter");
+    let screen = await term.waitFor("? Allow bash");
+    expect(screen).toMatch(/\? bash sleep 2; echo approved-run +waiting for your approval/);
+    expect(screen).toMatch(/waiting for your approval of bash \d/);
+    expect(screen).not.toMatch(/approved-run +running/);
+    term.type("y");
+    screen = await term.waitFor(/bash sleep 2; echo approved-run +running \d/);
+    expect(screen).toContain("✓ allowed bash");
+    expect(screen).toMatch(/running 1 tool \d/);
+    expect(screen).not.toContain("waiting for your approval");
+    await term.waitFor("tool results: approved-run");
+  });
+
   it("takes a >> line as a follow-up, delivered when the agent would otherwise stop", async () => {
     const term = start(["--permission-mode", "bypass"]);
     await term.waitFor(/^›/m);

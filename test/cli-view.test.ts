@@ -65,8 +65,11 @@ describe("the terminal view of agent events", () => {
       "› list it",
       "Looking now.",
       // Tool lines keep the order the calls started in, whatever order they finished in.
+      // Under each call its output, folded (a command's last lines; an error's lines after the first).
       "  ✓ bash ls -la  done 0.0s",
+      "    │ total 0",
       "  ✗ read_file missing.txt  failed 0.0s · File not found: missing.txt",
+      "    │ more",
       "⟳ context compacted (level 1: old tool outputs truncated) 900 → 400 tokens",
       "— done · 1 turn · 15 tokens · 0.0s",
       "",
@@ -104,6 +107,88 @@ describe("the terminal view of agent events", () => {
     screen.close();
     view.dispose();
     expect(stripAnsi(text())).toContain("— aborted · 0 turns");
+  });
+
+  it("an approval: the line waits (not running), the status says so, and the tool's time starts when allowed", () => {
+    const { out, text } = capture(true);
+    const screen = createScreen(out);
+    let now = 0;
+    const view = createEventView(screen, createStyle(false), { now: () => now });
+    /** The live region as last drawn: what follows the last erase. */
+    const live = () => {
+      const before = text().length;
+      view.setFooter([]); // redraws at the clock's time, as the spinner's tick does
+      screen.flush();
+      return stripAnsi(text().slice(before));
+    };
+    const args = { command: "sleep 4" };
+    view.handle({ type: "agent_start" });
+    view.handle({ type: "turn_start", turn: 1 });
+    view.handle({ type: "tool_execution_start", toolCallId: "a", toolName: "bash", args });
+    view.handle({
+      type: "tool_execution_start",
+      toolCallId: "b",
+      toolName: "read_file",
+      args: { path: "x" },
+    });
+    view.handle({ type: "approval_requested", toolCallId: "a", toolName: "bash", args });
+    now = 3000;
+    let region = live();
+    expect(region).toContain("? bash sleep 4  waiting for your approval");
+    expect(region).not.toMatch(/bash sleep 4 +running/);
+    expect(region).toContain("read_file x  running 3.0s");
+    expect(region).toContain("waiting for your approval of bash · running 1 tool 3.0s");
+
+    view.handle({ type: "approval_decided", toolCallId: "a", toolName: "bash", approved: true });
+    now = 4000;
+    region = live();
+    expect(region).toMatch(/bash sleep 4 +running 1\.0s/);
+    expect(region).not.toContain("waiting for your approval");
+    expect(region).toContain("running 2 tools 4.0s");
+
+    now = 7000;
+    view.handle({
+      type: "tool_execution_end",
+      toolCallId: "a",
+      toolName: "bash",
+      result: { content: [{ type: "text", text: "" }] },
+      isError: false,
+    });
+    view.handle({
+      type: "tool_execution_end",
+      toolCallId: "b",
+      toolName: "read_file",
+      result: { content: [{ type: "text", text: "x" }] },
+      isError: false,
+    });
+    screen.flush();
+    // 4 s of the command's own, not the 7 s since the call was announced.
+    expect(stripAnsi(text())).toContain("✓ bash sleep 4  done 4.0s");
+    screen.close();
+    view.dispose();
+  });
+
+  it("a denied call is never shown running, and takes no time of its own", () => {
+    const { out, text } = capture(false);
+    const screen = createScreen(out);
+    let now = 0;
+    const view = createEventView(screen, createStyle(false), { now: () => now });
+    const args = { path: "notes.txt", content: "x" };
+    view.handle({ type: "agent_start" });
+    view.handle({ type: "tool_execution_start", toolCallId: "w", toolName: "write_file", args });
+    view.handle({ type: "approval_requested", toolCallId: "w", toolName: "write_file", args });
+    now = 5000;
+    view.handle({ type: "approval_decided", toolCallId: "w", toolName: "write_file", approved: false });
+    view.handle({
+      type: "tool_execution_end",
+      toolCallId: "w",
+      toolName: "write_file",
+      result: { content: [{ type: "text", text: "Permission denied: the user said no" }] },
+      isError: true,
+    });
+    screen.close();
+    view.dispose();
+    expect(text()).toContain("  ✗ write_file notes.txt  failed 0.0s · Permission denied: the user said no\n");
   });
 
   it("says when a limit ends the work, and whether the model is asked for its answer", () => {

@@ -5,6 +5,7 @@ import * as browser from "../browser.js";
 import * as codingTools from "../coding-tools.js";
 import * as main from "../index.js";
 import * as mcp from "../mcp.js";
+import * as testing from "../testing.js";
 import * as visualizer from "../visualizer.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -52,6 +53,15 @@ describe("the package's entries", () => {
     ]) {
       expect(browser, name).not.toHaveProperty(name);
       expect(main, name).toHaveProperty(name);
+    }
+  });
+});
+
+describe("the testing entry", () => {
+  it("is the test kit, kept out of the main entry (apps do not load it)", () => {
+    for (const name of ["scriptedModel", "runAgent", "runTool", "createTestClock", "startProviderServer"]) {
+      expect(testing, name).toHaveProperty(name);
+      expect(main, name).not.toHaveProperty(name);
     }
   });
 });

@@ -16,6 +16,8 @@ export interface WireMessageUpdate {
   type: "message_update";
   delta: string;
   kind: AgentEventOf<"message_update">["kind"];
+  /** The call a `toolcall_*` update belongs to. */
+  toolCallId?: string;
 }
 
 /** An agent event made JSON-safe (secrets redacted, huge strings cut), `message_update` slimmed. */
@@ -109,10 +111,24 @@ function wireDelta(event: AgentEventOf<"message_update">): string {
   return event.kind === "toolcall_delta" ? "" : event.delta;
 }
 
+function toolCallIdOf(event: AgentEventOf<"message_update">): string | undefined {
+  return "toolCallId" in event ? event.toolCallId : undefined;
+}
+
+function wireUpdate(
+  kind: WireMessageUpdate["kind"],
+  delta: string,
+  toolCallId: string | undefined,
+): WireMessageUpdate {
+  return toolCallId === undefined
+    ? { type: "message_update", delta, kind }
+    : { type: "message_update", delta, kind, toolCallId };
+}
+
 /** The wire form of one agent event. */
 export function toWire(event: AgentEvent, t = Date.now()): Extract<VisualizerMessage, { kind: "event" }> {
   if (event.type === "message_update") {
-    return { kind: "event", t, event: { type: "message_update", delta: wireDelta(event), kind: event.kind } };
+    return { kind: "event", t, event: wireUpdate(event.kind, wireDelta(event), toolCallIdOf(event)) };
   }
   const wire = sanitize(event, WIRE_LIMITS) as WireEvent;
   return event.type === "tool_execution_end"
@@ -171,16 +187,16 @@ export function followAgent(
   options: WireFeedOptions = {},
 ): () => void {
   const coalesceMs = options.coalesceMs ?? 40;
-  let pending: { t: number; kind: WireMessageUpdate["kind"]; delta: string } | undefined;
+  let pending: { t: number; kind: WireMessageUpdate["kind"]; delta: string; toolCallId?: string } | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
 
   const flush = () => {
     if (timer) clearTimeout(timer);
     timer = undefined;
     if (!pending) return;
-    const { t, kind, delta } = pending;
+    const { t, kind, delta, toolCallId } = pending;
     pending = undefined;
-    send({ kind: "event", t, event: { type: "message_update", delta, kind } });
+    send({ kind: "event", t, event: wireUpdate(kind, delta, toolCallId) });
   };
   const emit = (message: VisualizerMessage) => {
     flush();
@@ -196,9 +212,10 @@ export function followAgent(
 
   const events = agent.events$.subscribe((event) => {
     if (event.type === "message_update" && coalesceMs > 0) {
-      if (pending && pending.kind !== event.kind) flush();
+      const toolCallId = toolCallIdOf(event);
+      if (pending && (pending.kind !== event.kind || pending.toolCallId !== toolCallId)) flush();
       if (pending) pending.delta += wireDelta(event);
-      else pending = { t: Date.now(), kind: event.kind, delta: wireDelta(event) };
+      else pending = { t: Date.now(), kind: event.kind, delta: wireDelta(event), toolCallId };
       timer ??= setTimeout(flush, coalesceMs);
       return;
     }

@@ -1,3 +1,31 @@
+// The bash subset that permission rules can trust. `bash` deny rules (tools/permissions.ts) ask
+// which commands a command line would run; this file answers by reading the line the way bash
+// does, without running or expanding anything.
+//
+// What it understands: bash's quoting (single, double, `$'...'`, backslashes), words and
+// comments; the operators that chain commands (`;` `&&` `||` `|` `&` newlines) and redirections
+// (here-documents and here-strings too); subshells and `{ }` groups; compound commands (`if`,
+// `while`, `until`, `for`, `case`, `select`, functions, `(( ))` arithmetic); command and process
+// substitutions (`$( )`, backticks, `<( )`, `>( )`, also inside double quotes, `${ }` and
+// here-documents); and the commands that run another command from their arguments: wrappers
+// (`env`, `sudo`, `timeout`, `nohup`, ...), shells given `-c`, `eval`, `trap`, `source`,
+// `xargs`, `parallel`, `find -exec`. Each found command is recorded as its words after quote
+// removal, by its base name too when run through a path.
+//
+// What it refuses (the `unknown` of its answer), and why: anything whose command is only decided
+// when the line runs — a command name from a variable, a substitution or a glob/brace pattern,
+// `eval` or `bash -c` of an expanded string, a shell or `source` reading commands from standard
+// input or a file, arguments built by `xargs` — and lines it cannot read to the end (unclosed
+// quotes or substitutions, nesting deeper than MAX_DEPTH). A deny rule that guessed there could be
+// bypassed by the very spelling it failed to read, so the answer is "cannot tell", and the rule
+// refuses; a user who needs such a line writes it plainly. Aliases are not expanded (a
+// non-interactive bash does not either); a function's body is read where it is defined. What a
+// program does inside (`python -c`, `make`, a script) is beyond any command rule: the OS sandbox
+// is the wall for that.
+//
+// One concern, one file: the grammar and the table of command-running commands call each other
+// (a wrapper's argument is parsed again as a command line), so they stay together.
+
 /**
  * Finds every command a bash command line would run, for permission rules: the commands of a
  * chain (`;`, `&&`, `||`, `|`, `&`, newlines), of subshells and groups, of command substitutions

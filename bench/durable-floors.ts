@@ -1,0 +1,102 @@
+// Floors for the durable bench: bare Restate virtual objects doing a turn's journal without
+// agent-machine, served from the same process and measured in the same run as the durable agent.
+//  - "same journal": what a durable turn journaled before the inbox doorbell (two ctx.run, a call to
+//    an inbox object, one state write);
+//  - "minimal journal": what any durable turn needs (two ctx.run and one state write).
+import http2 from "node:http2";
+import type { AddressInfo } from "node:net";
+import * as restate from "@restatedev/restate-sdk";
+import type { ObjectContext } from "@restatedev/restate-sdk";
+
+const floorInbox = restate.object({
+  name: "FloorInbox",
+  handlers: {
+    drain: async (ctx: ObjectContext): Promise<unknown[]> => {
+      const queue = (await ctx.get<unknown[]>("steering")) ?? [];
+      if (queue.length) ctx.clear("steering");
+      return queue;
+    },
+  },
+});
+
+/** A model step's and a tool step's result of about the size the agent journals. */
+const modelAnswer = (turn: number) => ({
+  role: "assistant",
+  content: [{ type: "toolCall", id: `c${turn}`, name: "noop", arguments: { turn } }],
+  stopReason: "toolUse",
+  at: Date.now(),
+});
+const toolAnswer = (turn: number) => ({ content: [{ type: "text", text: `ok ${turn}` }], at: Date.now() });
+
+const floorSameJournal = restate.object({
+  name: "FloorSameJournal",
+  handlers: {
+    run: async (ctx: ObjectContext, turns: number): Promise<number> => {
+      const inbox = ctx.objectClient(floorInbox, ctx.key);
+      for (let turn = 0; turn < turns; turn++) {
+        const model = await ctx.run(`model:${turn}`, async () => modelAnswer(turn));
+        const tool = await ctx.run(`tool:c${turn}`, async () => toolAnswer(turn));
+        await inbox.drain();
+        ctx.set(`m/${turn}`, { model, tool });
+      }
+      return turns;
+    },
+  },
+});
+
+const floorMinimal = restate.object({
+  name: "FloorMinimalJournal",
+  handlers: {
+    run: async (ctx: ObjectContext, turns: number): Promise<number> => {
+      for (let turn = 0; turn < turns; turn++) {
+        const model = await ctx.run(`model:${turn}`, async () => modelAnswer(turn));
+        const tool = await ctx.run(`tool:c${turn}`, async () => toolAnswer(turn));
+        ctx.set(`m/${turn}`, { model, tool });
+      }
+      return turns;
+    },
+  },
+});
+
+export type FloorName = "FloorSameJournal" | "FloorMinimalJournal";
+
+/** Serves the floor objects on 127.0.0.1 (HTTP/2); register `url` with the Restate server. */
+export async function serveFloors(): Promise<{ url: string; close(): Promise<void> }> {
+  const handler = restate.createEndpointHandler({
+    services: [floorInbox, floorSameJournal, floorMinimal],
+    logger: () => {},
+  });
+  const server = http2.createServer(handler);
+  const sessions = new Set<http2.Http2Session>();
+  server.on("session", (session) => {
+    sessions.add(session);
+    session.once("close", () => sessions.delete(session));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const session of sessions) session.destroy();
+      }),
+  };
+}
+
+/** Runs `turns` turns of a floor object through the ingress (one invocation, like one run). */
+export async function runFloor(
+  ingressUrl: string,
+  floor: FloorName,
+  key: string,
+  turns: number,
+): Promise<void> {
+  const response = await fetch(`${ingressUrl}/${floor}/${encodeURIComponent(key)}/run`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(turns),
+  });
+  const text = await response.text();
+  if (!response.ok || Number(text) !== turns)
+    throw new Error(`${floor} answered ${response.status}: ${text}`);
+}

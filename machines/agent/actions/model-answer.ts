@@ -1,0 +1,98 @@
+import { enqueueActions, sendTo } from "xstate";
+import { contextOverflowText } from "../../../context/context-window.js";
+import { calibrationFromUsage, estimateTokens } from "../../../context/tokens.js";
+import { addUsage, type AssistantMessage } from "../../../core/messages.js";
+import { nowFor } from "../../../core/runtime.js";
+import { emptyAssistant, ensureUniqueToolCallIds } from "../../agent.logic.js";
+import { appendToTranscript, readTranscript } from "../../transcript.js";
+import type { AgentContext, StreamDone } from "../context.js";
+import { defineAgentActions } from "./define.js";
+
+/**
+ * The actions of the model's answer: the assistant message recorded (with the run's usage, its end
+ * reason and the budget's calibration), an empty one where the model never answered (a failed
+ * stream or compaction, an abort), and an abort passed on to the stream.
+ *
+ * @example
+ * ```ts
+ * setup({ actions: { ...modelAnswerActions } }); // streaming's STREAM_DONE: `recordAssistant`
+ * ```
+ */
+export const modelAnswerActions = defineAgentActions({
+  recordAssistant: enqueueActions(({ context, enqueue }, done: StreamDone) => {
+    const message = explainOverflow(context, ensureUniqueToolCallIds(done.message), done);
+    if (!done.started) enqueue.emit({ type: "message_start", message });
+    enqueue.emit({ type: "message_end", message });
+    const usage = message.usage;
+    const endReason =
+      context.run.endReason ??
+      (message.stopReason === "error" ? "error" : message.stopReason === "aborted" ? "aborted" : undefined);
+    enqueue.assign({
+      // What the provider counted beyond our estimate of the messages sent (system prompt, tools).
+      // Only agents with a budget need it: measuring walks the transcript.
+      calibration:
+        (context.contextBudget !== undefined || context.learnedMaxContextTokens !== undefined) &&
+        usage.input + usage.cacheRead + usage.cacheWrite > 0
+          ? calibrationFromUsage(readTranscript(context.messages), usage)
+          : context.calibration,
+      messages: appendToTranscript(context.messages, [message]),
+      run: {
+        ...context.run,
+        usage: addUsage(context.run.usage, usage),
+        turnMessage: message,
+        endReason,
+        errorMessage: message.stopReason === "error" ? message.errorMessage : context.run.errorMessage,
+        ...(message.stopReason === "error" && done.errorKind && { errorKind: done.errorKind }),
+      },
+    });
+  }),
+  recordEmptyTurn: enqueueActions(
+    ({ context, enqueue, self }, failure: { stopReason: "aborted" | "error"; error: string }) => {
+      const message = emptyAssistant(failure.stopReason, failure.error, nowFor(self));
+      enqueue.emit({ type: "message_start", message });
+      enqueue.emit({ type: "message_end", message });
+      enqueue.assign({
+        messages: appendToTranscript(context.messages, [message]),
+        run: {
+          ...context.run,
+          turnMessage: message,
+          endReason: context.run.endReason ?? failure.stopReason,
+          errorMessage: failure.stopReason === "error" ? failure.error : context.run.errorMessage,
+        },
+      });
+    },
+  ),
+  forwardAbortToStream: sendTo("modelStream", { type: "ABORT" }),
+});
+
+/**
+ * A model call refused as too long after every retry: its message says so plainly (what was kept,
+ * what to do), with the provider's words last.
+ */
+function explainOverflow(
+  context: AgentContext,
+  message: AssistantMessage,
+  done: StreamDone,
+): AssistantMessage {
+  if (done.errorKind !== "context_overflow" || message.stopReason !== "error") return message;
+  const transcript = readTranscript(context.messages);
+  const errorMessage = contextOverflowText({
+    providerMessage: message.errorMessage ?? "context overflow",
+    messages: transcript.length,
+    tokens: estimateTokens(transcript),
+    maxContextTokens: context.learnedMaxContextTokens ?? context.contextBudget?.maxContextTokens ?? 0,
+  });
+  return { ...message, errorMessage };
+}
+
+/**
+ * An error's message for the empty turn that records it (`recordEmptyTurn`).
+ *
+ * @example
+ * ```ts
+ * `Model stream failed: ${errorText(event.error)}`;
+ * ```
+ */
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,47 @@
+import { assign, enqueueActions, sendTo } from "xstate";
+import type { AgentMessage } from "../../../core/messages.js";
+import { takeFromQueue } from "../../agent.logic.js";
+import { defineAgentActions } from "./define.js";
+
+/**
+ * The actions of the messages waiting for a turn: a prompt's, and the steering and follow-up
+ * messages a user queues while the agent works, taken by the checks between turns.
+ *
+ * @example
+ * ```ts
+ * setup({ actions: { ...queueActions } }); // STEER: `enqueueSteering`; steeringCheck: `takeSteering`
+ * ```
+ */
+export const queueActions = defineAgentActions({
+  queueMessages: assign({
+    pending: ({ context }, messages: AgentMessage[]) => [...context.pending, ...messages],
+  }),
+  queueContinuation: enqueueActions(({ context, enqueue }) => {
+    // Continuing after an assistant message needs something new for the model: a queued message.
+    if (context.messages.at(-1)?.role !== "assistant") return;
+    const fromSteering = context.steeringQueue.length > 0;
+    const source = fromSteering ? context.steeringQueue : context.followUpQueue;
+    const { taken, rest } = takeFromQueue(source, fromSteering ? context.steeringMode : context.followUpMode);
+    enqueue.assign(fromSteering ? { steeringQueue: rest } : { followUpQueue: rest });
+    enqueue.assign({ pending: ({ context }) => [...context.pending, ...taken] });
+  }),
+  enqueueSteering: assign({
+    steeringQueue: ({ context }, message: AgentMessage) => [...context.steeringQueue, message],
+  }),
+  enqueueFollowUp: assign({
+    followUpQueue: ({ context }, message: AgentMessage) => [...context.followUpQueue, message],
+  }),
+  tellExecutionAboutSteering: enqueueActions(({ context, enqueue }) => {
+    if (context.run.executionSpawned) enqueue.sendTo("toolExecution", { type: "STEERING_QUEUED" });
+  }),
+  takeSteering: assign(({ context }) => {
+    const { taken, rest } = takeFromQueue(context.steeringQueue, context.steeringMode);
+    return { steeringQueue: rest, pending: [...context.pending, ...taken] };
+  }),
+  takeFollowUp: assign(({ context }) => {
+    const { taken, rest } = takeFromQueue(context.followUpQueue, context.followUpMode);
+    return { followUpQueue: rest, pending: [...context.pending, ...taken] };
+  }),
+  // Agents with a journal drain the queue of this check (`params`) first: see journaled-agent.machine.ts.
+  scheduleCheck: sendTo(({ self }) => self, { type: "CHECK" }),
+});

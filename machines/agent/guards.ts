@@ -1,0 +1,101 @@
+import type { CompactionResult } from "../../context/compact.js";
+import { isOverBudget } from "../../context/compact.js";
+import { withLearnedWindow } from "../../context/context-window.js";
+import { hasCalls } from "../agent.logic.js";
+import { type LimitVerdict, limitNotice, limitVerdict, nextCallTokens } from "../limit-answer.logic.js";
+import { loopMayStop, resolveLoopDetection } from "../loop-detection.logic.js";
+import { readTranscript } from "../transcript.js";
+import type { AgentContext, StreamDone } from "./context.js";
+
+type Args = { context: AgentContext };
+
+/**
+ * Times one turn is retried after a context overflow, each after learning a smaller window and
+ * compacting to it (a window the error states is learned at once; one it does not is approached in
+ * steps of 10 %).
+ */
+const MAX_OVERFLOW_RETRIES = 3;
+
+/**
+ * The agent machine's guards, by the names its transitions use: each a question about the context
+ * (and the event's params where a transition gives them), callable on its own in a test.
+ *
+ * @example
+ * ```ts
+ * agentGuards.hasSteering({ context }); // true when a steering message is queued
+ * ```
+ */
+export const agentGuards = {
+  limitWantsAnswer: ({ context }: Args) =>
+    !context.run.answeringLimit && verdictOf(context)?.action === "answer",
+  limitReached: ({ context }: Args) => verdictOf(context) !== undefined,
+  /** The turn about to start is over the context budget (with the limit's notice when one is asked for). */
+  turnNeedsCompaction: ({ context }: Args) => turnOverBudget(context),
+  answerNeedsCompaction: ({ context }: Args) => turnOverBudget(context, verdictOf(context)),
+  /** After an overflow, a compaction that found nothing to remove: the same request would be refused. */
+  compactionCannotHelp: ({ context }: Args, output: CompactionResult | undefined) =>
+    context.run.forceCompaction && output === undefined,
+  overflowRetryable: ({ context }: Args, done: StreamDone) =>
+    done.errorKind === "context_overflow" &&
+    (context.run.overflowRetries ?? 0) < MAX_OVERFLOW_RETRIES &&
+    !context.run.executionSpawned,
+  hasToolCalls: (_: Args, done: StreamDone) => hasCalls(done.message),
+  // Calls that must not run: those of a failed or aborted message, or of the answer a limit asked
+  // for. Unless one already started eagerly (then the execution machine stops them), they are
+  // answered at once and never spawned: a spawned call starts running before an ABORT can reach it.
+  callsNotToRun: ({ context }: Args, done: StreamDone) =>
+    hasCalls(done.message) &&
+    !context.run.executionSpawned &&
+    (context.run.answeringLimit ||
+      context.run.endReason !== undefined ||
+      done.message.stopReason === "error" ||
+      done.message.stopReason === "aborted"),
+  runMustEnd: ({ context }: Args) => context.run.endReason !== undefined,
+  /**
+   * Whether the run may end with the turn whose tool results are coming in (checked before they
+   * are recorded): it is ending already, or loop detection could stop it. When not, the turn
+   * goes straight to `steeringCheck`, as `turnEnd` would send it, without a step through `turnEnd`.
+   */
+  runMayEndWithTurn: ({ context }: Args) =>
+    context.run.endReason !== undefined ||
+    (resolveLoopDetection(context.loopDetection) !== undefined && loopMayStop(context.run.loop)),
+  hasSteering: ({ context }: Args) => context.steeringQueue.length > 0,
+  turnHadToolCalls: ({ context }: Args) => hasCalls(context.run.turnMessage),
+  /**
+   * The turn had tool calls, nothing is queued for the next one (a loop notice), and it meets no
+   * limit and fits the budget: it opens and streams at once, as `turnGate` would send it, without
+   * a step through `turnGate`.
+   */
+  nextTurnStreams: ({ context }: Args) =>
+    context.pending.length === 0 &&
+    hasCalls(context.run.turnMessage) &&
+    verdictOf(context) === undefined &&
+    !turnOverBudget(context),
+  hasFollowUp: ({ context }: Args) => context.followUpQueue.length > 0,
+  executionSpawned: ({ context }: Args) => context.run.executionSpawned,
+};
+
+/**
+ * Whether the turn about to start goes over the context budget: the transcript, the messages the
+ * turn will append, and the limit's notice when the turn is the answer a limit asks for.
+ */
+function turnOverBudget(context: AgentContext, answering?: LimitVerdict): boolean {
+  const config = withLearnedWindow(context.contextBudget, context.learnedMaxContextTokens);
+  if (config === undefined) return false;
+  const next = [...readTranscript(context.messages), ...context.pending];
+  if (answering) next.push(limitNotice(answering, 0));
+  return isOverBudget(next, config, context.calibration);
+}
+
+/**
+ * What the limits say at the turn gate (see `limitVerdict`): the guards ask whether a limit is met,
+ * the actions of the turn gate what it says.
+ *
+ * @example
+ * ```ts
+ * verdictOf(context)?.limit; // "maxTurns" when the run has made its last allowed turn
+ * ```
+ */
+export function verdictOf(context: AgentContext) {
+  return limitVerdict(context.limits, context.run, () => nextCallTokens(context.messages, context.pending));
+}

@@ -1,0 +1,62 @@
+// agent-machine/testing (Node only): the kit for testing your own agent — a scripted model that
+// fails the test when its script is not used as written, runAgent / runTool, a clock the test
+// moves, assertions for any test runner, and the fake provider HTTP server our own tests use.
+// See docs/testing.md. Vitest matchers: `agent-machine/testing/vitest`.
+
+export type {
+  ModelScript,
+  ModelStep,
+  ScriptedModel,
+  ScriptedModelOptions,
+} from "./testing/scripted-model.js";
+export { scriptedModel } from "./testing/scripted-model.js";
+export type {
+  AgentRun,
+  ApprovalPolicy,
+  RunAgentOptions,
+  RunOutcome,
+  RunToolCall,
+} from "./testing/run-agent.js";
+export { runAgent } from "./testing/run-agent.js";
+export type { RunToolOptions, ToolRun } from "./testing/run-tool.js";
+export { runTool } from "./testing/run-tool.js";
+export type { RunUntilOptions, TestClock, TestClockOptions } from "./testing/test-clock.js";
+export { createTestClock } from "./testing/test-clock.js";
+export type { ExpectedEvent, NoSecretsOptions } from "./testing/assertions.js";
+export {
+  assertEndedWith,
+  assertEventInvariants,
+  assertEventOrder,
+  assertNoSecrets,
+  assertToolCalled,
+  assertValidTranscript,
+} from "./testing/assertions.js";
+export { TestKitError } from "./testing/test-kit-error.js";
+
+// The fake model API: Anthropic's and OpenAI's streaming wire formats on 127.0.0.1, for tests
+// through a real provider adapter and its official SDK.
+export type {
+  AnthropicCacheUsage,
+  FixtureReply,
+  ProviderFixtureServer,
+  RecordedRequest,
+  ReplySource,
+  SSEFrame,
+} from "./testing/provider-server.js";
+export { startProviderServer } from "./testing/provider-server.js";
+export type {
+  AnthropicBlock,
+  AnthropicMessageOptions,
+  ChatStreamOptions,
+  ChatToolCallScript,
+  ResponsesStreamOptions,
+} from "./testing/provider-wire.js";
+export {
+  anthropicErrorFrame,
+  anthropicHttpError,
+  anthropicMessage,
+  chatStream,
+  openaiHttpError,
+  responsesErrorFrame,
+  responsesStream,
+} from "./testing/provider-wire.js";

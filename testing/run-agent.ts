@@ -1,0 +1,232 @@
+import { type Agent, createAgent, type PendingApproval } from "../agent/create-agent.js";
+import type { AgentEndReason, AgentEvent, AgentEventOf } from "../core/events.js";
+import type { AgentMessage, ToolResultMessage, Usage } from "../core/messages.js";
+import type { AgentOptions, PromptInput } from "../core/options.js";
+import type { ProviderErrorKind } from "../providers/provider.js";
+import type { Tool, ToolResult } from "../tools/define-tool.js";
+import type { ScriptedModel } from "./scripted-model.js";
+import type { TestClock } from "./test-clock.js";
+import { TestKitError } from "./test-kit-error.js";
+
+/** How a run ended: what `agent_end` reported. */
+export interface RunOutcome {
+  reason: AgentEndReason;
+  /** The messages this run added to the transcript. */
+  messages: AgentMessage[];
+  usage: Usage;
+  errorMessage?: string;
+  errorKind?: ProviderErrorKind;
+}
+
+/** One tool call of a run: what the model asked for and what it got back. */
+export interface RunToolCall {
+  id: string;
+  name: string;
+  /** The arguments as the model sent them. */
+  args: Record<string, unknown>;
+  /** The result the model saw (undefined only when the transcript lacks it: an invalid run). */
+  result?: ToolResult;
+  isError: boolean;
+  /** Approval asked and decided, when the permission checker asked. */
+  approval?: "approved" | "denied";
+  /**
+   * The tool's `execute` ran (known when `runAgent` created the agent from options: it watches
+   * each tool; `undefined` for an agent you passed in).
+   */
+  executed?: boolean;
+}
+
+/** Everything one run did, for assertions. */
+export interface AgentRun {
+  outcome: RunOutcome;
+  /** Every event of the run, in order, from `agent_start` to `agent_end`. */
+  events: AgentEvent[];
+  /** The whole transcript after the run. */
+  transcript: AgentMessage[];
+  /** The run's tool calls, in the order the model asked for them. */
+  toolCalls: RunToolCall[];
+  /** The agent that ran (reuse it for a second run, read its snapshot). */
+  agent: Agent;
+}
+
+/** Who answers the approvals a run asks for. */
+export type ApprovalPolicy =
+  | "approve"
+  | "deny"
+  /** `true` approves; `false` or a string (the reason the model sees) denies. */
+  | ((request: PendingApproval) => boolean | string | Promise<boolean | string>);
+
+/** Options of {@link runAgent}. */
+export interface RunAgentOptions {
+  /** Approvals the run asks for. Default `"deny"`, with a reason saying no one approved in the test. */
+  approve?: ApprovalPolicy;
+  /** Moves this installed {@link TestClock} whenever the run waits for time, instead of waiting. */
+  clock?: TestClock;
+  /**
+   * A run that has not ended after this long is aborted and `runAgent` throws (clock time with a
+   * `clock`, else real time). Default 30 000 ms real, one day on a test clock.
+   */
+  timeoutMs?: number;
+  /**
+   * With a `clock`: real time to wait when no timer is pending and nothing happens, before
+   * `runAgent` aborts the run and throws. Default 30 000 ms.
+   */
+  realTimeoutMs?: number;
+  /** Call the scripted model's `verify()` after the run (default `true` when the provider is a {@link scriptedModel}). */
+  verifyModel?: boolean;
+}
+
+/**
+ * Runs one prompt to its end and returns everything it did: the outcome, every event in order,
+ * the transcript, the tool calls with their arguments and results. Pass options (a new agent is
+ * created, its tools watched so `executed` is known) or an agent (reused across runs).
+ *
+ * @example
+ * ```ts
+ * const run = await runAgent({ provider: scriptedModel([{ text: "Hi" }]) }, "Hello");
+ * assert.equal(run.outcome.reason, "stop");
+ * assertValidTranscript(run.transcript);
+ * ```
+ */
+export async function runAgent(
+  agentOrOptions: Agent | AgentOptions,
+  input: PromptInput,
+  options: RunAgentOptions = {},
+): Promise<AgentRun> {
+  const executed = new Set<string>();
+  const agent = isAgent(agentOrOptions)
+    ? agentOrOptions
+    : createAgent({ ...agentOrOptions, tools: agentOrOptions.tools?.map((t) => watched(t, executed)) });
+  const events: AgentEvent[] = [];
+  const decisions = new Map<string, boolean>();
+  const policy = options.approve ?? "deny";
+  let ended: AgentEventOf<"agent_end"> | undefined;
+  const subscription = agent.events$.subscribe((event) => {
+    events.push(event);
+    if (event.type === "agent_end") ended = event;
+    if (event.type === "approval_decided") decisions.set(event.toolCallId, event.approved);
+    if (event.type === "approval_requested") answerApproval(agent, event, policy);
+  });
+  try {
+    const done = agent.prompt(input);
+    await waitForEnd(agent, done, options);
+  } finally {
+    subscription.unsubscribe();
+  }
+  if (!ended) throw new TestKitError("runAgent: the run ended without agent_end");
+  const provider = isAgent(agentOrOptions) ? undefined : agentOrOptions.provider;
+  if (options.verifyModel !== false && isScriptedModel(provider)) provider.verify();
+  const transcript = [...agent.messages];
+  return {
+    outcome: {
+      reason: ended.reason,
+      messages: ended.messages,
+      usage: ended.usage,
+      ...(ended.errorMessage !== undefined && { errorMessage: ended.errorMessage }),
+      ...(ended.errorKind !== undefined && { errorKind: ended.errorKind }),
+    },
+    events,
+    transcript,
+    toolCalls: toolCallsOf(ended.messages, decisions, isAgent(agentOrOptions) ? undefined : executed),
+    agent,
+  };
+}
+
+async function waitForEnd(agent: Agent, done: Promise<unknown>, options: RunAgentOptions): Promise<void> {
+  const { clock } = options;
+  if (clock) {
+    try {
+      await clock.runUntil(done, { maxMs: options.timeoutMs, maxRealIdleMs: options.realTimeoutMs });
+    } catch (error) {
+      agent.abort();
+      throw new TestKitError(`runAgent: the run did not end: ${(error as Error).message}`);
+    }
+    return;
+  }
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = new Promise<"timeout">(
+    (resolve) => (timer = setTimeout(() => resolve("timeout"), timeoutMs)),
+  );
+  try {
+    if ((await Promise.race([done, timedOut])) === "timeout") {
+      agent.abort();
+      throw new TestKitError(`runAgent: the run did not end within ${timeoutMs} ms (it was aborted)`);
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function answerApproval(
+  agent: Agent,
+  request: AgentEventOf<"approval_requested">,
+  policy: ApprovalPolicy,
+): void {
+  const pending: PendingApproval = {
+    toolCallId: request.toolCallId,
+    toolName: request.toolName,
+    args: request.args,
+  };
+  const decide = (verdict: boolean | string) => {
+    if (!agent.pendingApprovals().some((p) => p.toolCallId === pending.toolCallId)) return;
+    if (verdict === true) agent.approve(pending.toolCallId);
+    else agent.deny(pending.toolCallId, typeof verdict === "string" ? verdict : undefined);
+  };
+  if (policy === "approve") return decide(true);
+  if (policy === "deny")
+    return decide("Denied: no one approves calls in this test (runAgent's approve option)");
+  Promise.resolve(policy(pending)).then(decide, (error: unknown) =>
+    decide(`Denied: the approver failed: ${String(error)}`),
+  );
+}
+
+/** The run's calls from its messages: each call with the result the model saw. */
+function toolCallsOf(
+  messages: readonly AgentMessage[],
+  decisions: ReadonlyMap<string, boolean>,
+  executed: ReadonlySet<string> | undefined,
+): RunToolCall[] {
+  const results = new Map<string, ToolResultMessage>();
+  for (const m of messages) if (m.role === "toolResult") results.set(m.toolCallId, m);
+  const calls: RunToolCall[] = [];
+  for (const m of messages) {
+    if (m.role !== "assistant") continue;
+    for (const c of m.content) {
+      if (c.type !== "toolCall") continue;
+      const result = results.get(c.id);
+      const decision = decisions.get(c.id);
+      calls.push({
+        id: c.id,
+        name: c.name,
+        args: c.arguments,
+        ...(result && {
+          result: { content: result.content, details: result.details, isError: result.isError },
+        }),
+        isError: result?.isError ?? false,
+        ...(decision !== undefined && { approval: decision ? ("approved" as const) : ("denied" as const) }),
+        ...(executed && { executed: executed.has(c.id) }),
+      });
+    }
+  }
+  return calls;
+}
+
+/** The tool, noting each call whose `execute` runs. */
+export function watched(tool: Tool, executed: Set<string>): Tool {
+  // A tool built as a class keeps its prototype: only `execute` is overridden.
+  const copy: Tool = Object.create(tool);
+  copy.execute = (args, ctx) => {
+    executed.add(ctx.toolCallId);
+    return tool.execute(args, ctx);
+  };
+  return copy;
+}
+
+function isAgent(value: Agent | AgentOptions): value is Agent {
+  return typeof (value as Agent).prompt === "function" && "events$" in value;
+}
+
+function isScriptedModel(provider: unknown): provider is ScriptedModel {
+  return typeof (provider as ScriptedModel | undefined)?.verify === "function";
+}
