@@ -46,6 +46,7 @@ const GIVEN: Record<string, string> = {
   saved: `const saved = __createAgent(options).getPersistedSnapshot();`,
   port: `const port = undefined as number | undefined;`,
   path: `const path = ".agent-machine/runs/cli.jsonl";`,
+  argsText: `const argsText: Record<string, string> = {};`,
 };
 const GIVEN_IMPORTS = [
   `import { type AgentOptions as __AgentOptions, createAgent as __createAgent, createReadFileTool as __createReadFileTool, defineTool as __defineTool, scripted as __scripted } from "agent-machine";`,
