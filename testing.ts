@@ -60,3 +60,38 @@ export {
   responsesErrorFrame,
   responsesStream,
 } from "./testing/provider-wire.js";
+
+// Stepping your configured agent machine event by event, without running anything (pure
+// transitions: no actor, no model, no clock). XState's functions are re-exported so you need no
+// `xstate` dependency of your own.
+export { initialTransition, transition } from "xstate";
+export type { AgentContext, AgentMachineEvent, AgentMachineInput } from "./machines/agent.machine.js";
+export { agentMachine } from "./machines/agent.machine.js";
+export type { MachineOptions, MachineStep } from "./testing/machine-steps.js";
+export {
+  agentMachineInput,
+  modelAnswer,
+  startAgentMachine,
+  stepAgentMachine,
+} from "./testing/machine-steps.js";
+
+// Proofs over your configuration: explore its paths with adversarial scripted models and check
+// properties on every one; the shortest failing path is reported, replayable.
+export type {
+  Exploration,
+  ExplorationPath,
+  ExplorationSetup,
+  ExploreOptions,
+  PropertyFailure,
+} from "./testing/explore.js";
+export { exploreAgent, replayPath } from "./testing/explore.js";
+export type { AdversarialCallOptions, ExplorationPlace, ExploredCall } from "./testing/adversarial-calls.js";
+export { adversarialCalls } from "./testing/adversarial-calls.js";
+export type { ObservedCall, PathOutcome, PathProperty } from "./testing/properties.js";
+export {
+  approvalRequired,
+  callsAnsweredOnce,
+  defaultProperties,
+  noWriteOutsideWorkspace,
+  runEnds,
+} from "./testing/properties.js";

@@ -1,0 +1,190 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { codingTools, createPermissions, defineTool, type PermissionChecker } from "../index.js";
+import {
+  adversarialCalls,
+  approvalRequired,
+  defaultProperties,
+  type ExplorationSetup,
+  exploreAgent,
+  noWriteOutsideWorkspace,
+  type PathProperty,
+  replayPath,
+  runEnds,
+} from "../testing.js";
+
+// The exploration (agent-machine/testing) tested on itself: the coding tools' default
+// configuration keeps every property, and deliberately misconfigured agents are caught, each
+// with a short path that replays.
+
+const coding = ({ provider, cwd }: ExplorationSetup) => ({
+  provider,
+  tools: codingTools({ cwd }),
+  permissions: createPermissions({ cwd }),
+});
+
+describe("exploring an agent's configuration", { timeout: 120_000 }, () => {
+  it(
+    "the coding tools' default configuration keeps every property on every one-call path",
+    { timeout: 600_000 },
+    async () => {
+      // EXPLORE_MAX_CALLS=2 measures the next depth (docs/testing.md, "Bounds").
+      const maxCalls = Number(process.env.EXPLORE_MAX_CALLS ?? 1);
+      const exploration = await exploreAgent({ agent: coding, maxCalls });
+      exploration.assertHolds();
+      expect(exploration.failures).toEqual([]);
+      // Every call of every tool alone, plus the denial of each call that asked.
+      expect(exploration.calls).toBeGreaterThanOrEqual(40);
+      expect(exploration.paths).toBeGreaterThan(exploration.calls);
+      expect(exploration.truncated).toBe(false);
+      console.log(
+        `explore: coding tools, default permissions: ${exploration.paths} paths ${JSON.stringify(exploration.pathsByCalls)} of ${exploration.calls} calls in ${Math.round(exploration.durationMs)} ms`,
+      );
+    },
+  );
+
+  it("catches a permission rule that lets a write through, with a one-call path", async () => {
+    // Meant for scratch files; it lets the model write any .txt without asking.
+    const agent = ({ provider, cwd }: ExplorationSetup) => ({
+      provider,
+      tools: codingTools({ cwd }),
+      permissions: createPermissions({ cwd, rules: { allow: ["write_file(**/*.txt)"] } }),
+    });
+    const exploration = await exploreAgent({ agent });
+    expect(exploration.failures).toHaveLength(1);
+    const [failure] = exploration.failures;
+    expect(failure!.property).toBe("no tool that needs approval runs unapproved");
+    expect(failure!.path.turns).toEqual([[expect.objectContaining({ name: "write_file", label: "benign" })]]);
+    expect(failure!.problems).toEqual([expect.stringMatching(/^write_file p1_1 ran without approval/)]);
+    expect(failure!.description).toMatch(/fails on a path of 1 call/);
+    expect(() => exploration.assertHolds()).toThrow(/write_file p1_1 ran without approval/);
+
+    // The path replays: the same call runs again, unapproved.
+    const replay = await replayPath({ agent }, failure!.path);
+    expect(replay.calls).toEqual([expect.objectContaining({ name: "write_file", executed: true })]);
+    expect(replay.calls[0]!.approval).toBeUndefined();
+    expect(replay.approvalsAsked).toBe(0);
+  });
+
+  it("catches a tool that writes outside the workspace behind an allow rule", async () => {
+    const saveNote = (cwd: string) =>
+      defineTool({
+        name: "save_note",
+        description: "Saves a note",
+        parameters: z.object({ path: z.string(), text: z.string() }),
+        // The bug: a plain join, no workspace.
+        execute: ({ path, text }) => {
+          writeFileSync(join(cwd, path), text);
+          return "saved";
+        },
+      });
+    const exploration = await exploreAgent({
+      agent: ({ provider, cwd }) => ({
+        provider,
+        tools: [saveNote(cwd)],
+        permissions: createPermissions({ cwd, rules: { allow: ["save_note"] } }),
+      }),
+      // The user's policy: notes need no approval; the workspace still holds.
+      properties: [approvalRequired((call) => call.name !== "save_note"), noWriteOutsideWorkspace()],
+    });
+    const [failure] = exploration.failures;
+    expect(failure!.property).toBe("no write outside the workspace");
+    expect(failure!.path.turns.flat()).toEqual([
+      expect.objectContaining({ name: "save_note", label: "path: ../outside/escape.txt" }),
+    ]);
+    expect(failure!.problems).toEqual(["created outside/escape.txt (during save_note p1_1)"]);
+  });
+
+  it("catches an approval skipped under one strategy only: the shortest path runs under it", async () => {
+    // A checker meant to spare the user a burst of prompts: a write checked while another one
+    // waits for its approval rides on it (the flag clears when the approved call runs). Sequential
+    // calls are checked one at a time, after the one before ran, so with every approval granted
+    // it holds; parallel calls are all checked at once, and the second write runs unapproved.
+    const debounced = (cwd: string) => {
+      const base = createPermissions({ cwd });
+      let asking = false;
+      const permissions: PermissionChecker = {
+        async check(request) {
+          const decision = await base.check(request);
+          if (decision.behavior !== "ask") return decision;
+          if (asking) return { behavior: "allow" };
+          asking = true;
+          return decision;
+        },
+      };
+      return { permissions, hooks: { beforeToolCall: () => void (asking = false) } };
+    };
+    const options = {
+      agent: ({ provider, cwd }: ExplorationSetup) => ({
+        provider,
+        tools: codingTools({ cwd }).filter((t) => t.name === "write_file"),
+        ...debounced(cwd),
+      }),
+      calls: (tools: Parameters<typeof adversarialCalls>[0], place: Parameters<typeof adversarialCalls>[1]) =>
+        adversarialCalls(tools, place).slice(0, 2),
+      approvals: "approve" as const,
+    };
+
+    const sequentialOnly = await exploreAgent({ ...options, strategies: ["sequential"] });
+    expect(sequentialOnly.failures).toEqual([]);
+    expect(sequentialOnly.pathsByCalls[2]).toBeGreaterThan(0);
+
+    const exploration = await exploreAgent({ ...options, strategies: ["sequential", "parallel"] });
+    const [failure] = exploration.failures;
+    expect(failure!.property).toBe("no tool that needs approval runs unapproved");
+    expect(failure!.path.strategy).toBe("parallel");
+    expect(failure!.path.turns).toHaveLength(1);
+    expect(failure!.path.turns[0]).toHaveLength(2);
+    expect(failure!.problems).toEqual([expect.stringMatching(/^write_file p1_2 ran without approval/)]);
+    expect(failure!.events).toContain("approval_requested:p1_1");
+    expect(failure!.events).not.toContain("approval_requested:p1_2");
+
+    // With denials explored too, the same checker fails sequentially as well: a denied write
+    // leaves the flag set, and the next write rides on an approval that never came.
+    const withDenials = await exploreAgent({ ...options, approvals: "both", strategies: ["sequential"] });
+    expect(withDenials.failures[0]!.path).toMatchObject({ strategy: "sequential", decisions: [false] });
+  });
+
+  it("catches a run that never ends", async () => {
+    const hang = defineTool({
+      name: "hang",
+      description: "Never answers",
+      parameters: z.object({}),
+      readOnly: true,
+      execute: () => new Promise<string>(() => {}),
+    });
+    const exploration = await exploreAgent({
+      agent: ({ provider }) => ({ provider, tools: [hang] }),
+      properties: [runEnds()],
+      runTimeoutMs: 200,
+    });
+    expect(exploration.failures.map((f) => f.property)).toEqual(["every run ends"]);
+    expect(exploration.failures[0]!.path.turns).toEqual([[expect.objectContaining({ name: "hang" })]]);
+  });
+
+  it("checks your own properties too: an approved shell reads outside the workspace", async () => {
+    const noSecretRead: PathProperty = {
+      name: "nothing outside the workspace is read",
+      check: ({ transcript }) =>
+        transcript.some(
+          (m) => m.role === "toolResult" && JSON.stringify(m.content).includes("outside the workspace"),
+        )
+          ? ["the model saw the content of outside/secret.txt"]
+          : [],
+    };
+    const exploration = await exploreAgent({
+      agent: coding,
+      maxCalls: 1,
+      properties: [...defaultProperties(), noSecretRead],
+    });
+    const [failure] = exploration.failures;
+    expect(failure!.property).toBe("nothing outside the workspace is read");
+    expect(failure!.path.turns).toEqual([
+      [expect.objectContaining({ name: "bash", label: "command: cat ../outside/secret.txt" })],
+    ]);
+    // Denied, the same call is harmless: only the approving path fails.
+    expect(failure!.path.decisions).toEqual([]);
+  });
+});

@@ -1,0 +1,439 @@
+import { createAgent } from "../agent/create-agent.js";
+import type { AgentEvent } from "../core/events.js";
+import type { AgentOptions, ToolExecutionStrategy } from "../core/options.js";
+import type { Provider } from "../providers/provider.js";
+import type { Tool } from "../tools/define-tool.js";
+import {
+  type AdversarialCallOptions,
+  adversarialCalls,
+  type ExplorationPlace,
+  type ExploredCall,
+} from "./adversarial-calls.js";
+import { changesBetween, createSandboxTree, type SandboxTree } from "./internal/sandbox-tree.js";
+import { defaultProperties, type ObservedCall, type PathOutcome, type PathProperty } from "./properties.js";
+import { scriptedModel } from "./scripted-model.js";
+import { TestKitError } from "./test-kit-error.js";
+
+/** What `exploreAgent` hands your configuration for one path. */
+export interface ExplorationSetup {
+  /** The scripted model of this path: make it your agent's `provider`. */
+  provider: Provider;
+  /** The path's workspace root (a fresh temporary folder): give it to your tools and permissions. */
+  cwd: string;
+  /** A folder beside the workspace that no call may change. */
+  outside: string;
+}
+
+/** One explored path: the calls the model makes turn by turn, the approvals' answers, the strategy. */
+export interface ExplorationPath {
+  /** The strategy the path ran under (absent: the configuration's own). */
+  strategy?: ToolExecutionStrategy;
+  /** The model's calls, turn by turn (after them it answers "done"). Paths use `$CWD` / `$OUTSIDE` for the path's folders. */
+  turns: ExploredCall[][];
+  /** The answers to the approvals, in the order they were asked: `true` approves. */
+  decisions: boolean[];
+  /** The answer to the approvals beyond `decisions`. Default `"approve"`. */
+  otherwise?: "approve" | "deny";
+}
+
+/** Options of {@link exploreAgent}. */
+export interface ExploreOptions {
+  /** Your agent's options for one path: your tools, permissions, approvals, limits, with the setup's provider and folders. */
+  agent: (setup: ExplorationSetup) => AgentOptions;
+  /** The properties checked on every path. Default {@link defaultProperties}. */
+  properties?: readonly PathProperty[];
+  /** The calls the model tries. Default: {@link adversarialCalls} of your tools. */
+  calls?: (tools: readonly Tool[], place: ExplorationPlace) => ExploredCall[];
+  /** Options of the default calls (the size of the huge input). */
+  adversarial?: AdversarialCallOptions;
+  /** Most calls in one path. Every call is tried alone; longer paths combine `combine`'s calls. Default 2. */
+  maxCalls?: number;
+  /** Most calls in one turn. Default 2. */
+  maxCallsPerTurn?: number;
+  /**
+   * Which calls paths of two or more calls combine, in every order: `"representative"` (default:
+   * per tool the plain call and its first adversarial one) or `"all"`.
+   */
+  combine?: "representative" | "all";
+  /** Run every path under each of these strategies. Default: your configuration's own. */
+  strategies?: readonly ToolExecutionStrategy[];
+  /** How approvals are answered: `"both"` (default: every path with approve, then each denial), `"approve"`, `"deny"`. */
+  approvals?: "both" | "approve" | "deny";
+  /** Files the workspace starts with, besides a notes.txt, src/app.ts, .git/ and node_modules/. */
+  files?: Record<string, string>;
+  /** Paths at most (shortest first). Default 5000. */
+  maxPaths?: number;
+  /** Real time a run may take before it counts as never ending. Default 10 000 ms. */
+  runTimeoutMs?: number;
+  /** Keep exploring after a failure (each property keeps its shortest failing path). Default `false`. */
+  keepGoing?: boolean;
+}
+
+/** A property that failed, with the shortest path that breaks it. */
+export interface PropertyFailure {
+  property: string;
+  problems: string[];
+  path: ExplorationPath;
+  /** The path's events, by type (with the call id where there is one). */
+  events: string[];
+  /** The failure, the path step by step, and how to replay it. */
+  description: string;
+}
+
+/** What an exploration covered and found. */
+export interface Exploration {
+  /** Paths run. */
+  paths: number;
+  /** Paths by number of calls. */
+  pathsByCalls: Record<number, number>;
+  /** Distinct calls tried. */
+  calls: number;
+  durationMs: number;
+  /** `maxPaths` stopped the exploration before it ran every path. */
+  truncated: boolean;
+  failures: PropertyFailure[];
+  /** Throws a `TestKitError` describing the first failure, if any. */
+  assertHolds(): void;
+}
+
+/**
+ * Explores the paths of your agent: its tools, permission rules and modes, approval settings,
+ * strategy and limits, driven by scripted models that call every tool with adversarial arguments
+ * (`..`, absolute paths, a symlink that leads out, `.git/`, `node_modules/`, a shell that writes
+ * outside, huge inputs), alone and combined in every order, each approval approved and denied —
+ * and checks properties on every path: no tool that needs approval runs unapproved, no write
+ * outside the workspace, every run ends, every call is answered once. Shortest paths run first, so
+ * the failure reported is the shortest path that breaks a property; `replayPath` runs it again.
+ * Each path runs in a fresh temporary workspace.
+ *
+ * @example
+ * ```ts
+ * const exploration = await exploreAgent({
+ *   agent: ({ provider, cwd }) => ({
+ *     provider,
+ *     tools: codingTools({ cwd }),
+ *     permissions: createPermissions({ cwd, mode: "default" }),
+ *   }),
+ * });
+ * exploration.assertHolds();
+ * ```
+ */
+export async function exploreAgent(options: ExploreOptions): Promise<Exploration> {
+  const started = performance.now();
+  const properties = options.properties ?? defaultProperties();
+  const maxPaths = options.maxPaths ?? 5000;
+  const all = callsOf(options);
+  const combined = options.combine === "all" ? all : representative(all);
+  const strategies: (ToolExecutionStrategy | undefined)[] = options.strategies
+    ? [...options.strategies]
+    : [undefined];
+  const failures = new Map<string, PropertyFailure>();
+  const pathsByCalls: Record<number, number> = {};
+  let paths = 0;
+  let truncated = false;
+  let tree = createSandboxTree(options.files);
+  try {
+    explore: for (let size = 1; size <= (options.maxCalls ?? 2); size++) {
+      const pool = size === 1 ? all : combined;
+      for (const layout of layouts(size, options.maxCallsPerTurn ?? 2)) {
+        for (const sequence of sequences(pool, size)) {
+          for (const strategy of strategies) {
+            const queue: ExplorationPath[] = [
+              {
+                ...(strategy !== undefined && { strategy }),
+                turns: split(sequence, layout),
+                decisions: [],
+                ...(options.approvals === "deny" && { otherwise: "deny" as const }),
+              },
+            ];
+            while (queue.length > 0) {
+              if (paths >= maxPaths) {
+                truncated = true;
+                break explore;
+              }
+              const path = queue.shift()!;
+              // Paths that changed nothing (most) leave the tree for the next one: making it costs more than a run.
+              if (!tree.pristine()) {
+                tree.remove();
+                tree = createSandboxTree(options.files);
+              }
+              const outcome = await runPath(options, path, tree);
+              paths++;
+              pathsByCalls[size] = (pathsByCalls[size] ?? 0) + 1;
+              for (const property of properties) {
+                if (failures.has(property.name)) continue;
+                const problems = [...(property.check(outcome) ?? [])];
+                if (problems.length > 0)
+                  failures.set(property.name, failure(property.name, problems, outcome));
+              }
+              if (failures.size > 0 && !options.keepGoing) break explore;
+              if (options.approvals === undefined || options.approvals === "both")
+                queue.push(...denials(path, outcome));
+            }
+          }
+        }
+      }
+    }
+  } finally {
+    tree.remove();
+  }
+  const found = [...failures.values()];
+  return {
+    paths,
+    pathsByCalls,
+    calls: all.length,
+    durationMs: performance.now() - started,
+    truncated,
+    failures: found,
+    assertHolds() {
+      if (found.length > 0) throw new TestKitError(found.map((f) => f.description).join("\n\n"));
+    },
+  };
+}
+
+/**
+ * Runs one explored path again (from a {@link PropertyFailure}'s `path`), in a fresh workspace,
+ * and returns what happened: the events, transcript, calls and changes to the guarded places.
+ *
+ * @example
+ * ```ts
+ * const outcome = await replayPath({ agent }, exploration.failures[0].path);
+ * console.log(outcome.calls);
+ * ```
+ */
+export async function replayPath(
+  options: Pick<ExploreOptions, "agent" | "files" | "runTimeoutMs">,
+  path: ExplorationPath,
+): Promise<PathOutcome> {
+  const tree = createSandboxTree(options.files);
+  try {
+    return await runPath(options, path, tree);
+  } finally {
+    tree.remove();
+  }
+}
+
+async function runPath(
+  options: Pick<ExploreOptions, "agent" | "runTimeoutMs">,
+  path: ExplorationPath,
+  tree: SandboxTree,
+): Promise<PathOutcome> {
+  const steps = path.turns.map((turn, t) => ({
+    toolCalls: turn.map((call, i) => ({
+      id: `p${t + 1}_${i + 1}`,
+      name: call.name,
+      arguments: placed(call.arguments, tree) as Record<string, unknown>,
+    })),
+  }));
+  const model = scriptedModel([...steps, { text: "done" }], {
+    requireAllSteps: false,
+    whenExhausted: "error",
+  });
+  const config = options.agent({ provider: model, cwd: tree.cwd, outside: tree.outside });
+  const tools = new Map((config.tools ?? []).map((t) => [t.name, t] as const));
+  const observed = new Map<string, ObservedCall>();
+  const observe = (id: string, name: string, args: Record<string, unknown>) => {
+    let call = observed.get(id);
+    if (!call) {
+      call = { id, name, args, executed: false, tool: tools.get(name) };
+      observed.set(id, call);
+    }
+    return call;
+  };
+
+  // Changes to the guarded places are looked for whenever a call finishes, and blamed on the
+  // calls that ran since the last look.
+  const guardedChanges: PathOutcome["guardedChanges"] = [];
+  let last = tree.snapshot();
+  const running = new Set<ObservedCall>();
+  let sinceLast = new Set<ObservedCall>();
+  const look = () => {
+    const now = tree.snapshot();
+    const changes = changesBetween(last, now);
+    last = now;
+    for (const change of changes) guardedChanges.push({ change, calls: [...sinceLast] });
+    sinceLast = new Set(running);
+  };
+  const watch = (tool: Tool): Tool => {
+    const copy: Tool = Object.create(tool);
+    copy.execute = async (args, ctx) => {
+      const call = observe(ctx.toolCallId, tool.name, args as Record<string, unknown>);
+      call.executed = true;
+      running.add(call);
+      sinceLast.add(call);
+      try {
+        return await tool.execute(args, ctx);
+      } finally {
+        running.delete(call);
+        look();
+      }
+    };
+    return copy;
+  };
+
+  const agent = createAgent({
+    ...config,
+    provider: model,
+    tools: config.tools?.map(watch),
+    ...(path.strategy !== undefined && { toolExecution: path.strategy }),
+  });
+  const events: AgentEvent[] = [];
+  const decisions = new Map<string, boolean>();
+  let asked = 0;
+  let ended = false;
+  const subscription = agent.events$.subscribe((event) => {
+    events.push(event);
+    if (event.type === "agent_end") ended = true;
+    if (event.type === "approval_requested") {
+      const approve = path.decisions[asked++] ?? path.otherwise !== "deny";
+      if (approve) agent.approve(event.toolCallId);
+      else agent.deny(event.toolCallId, "Denied by the exploration");
+    }
+    if (event.type === "approval_decided") {
+      const call = observed.get(event.toolCallId);
+      decisions.set(event.toolCallId, event.approved);
+      if (call) call.approval = event.approved ? "approved" : "denied";
+    }
+  });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let endedInTime: boolean;
+  try {
+    const done = agent.prompt("Explore").catch(() => undefined);
+    const timeout = new Promise<void>(
+      (resolve) => (timer = setTimeout(resolve, options.runTimeoutMs ?? 10_000)),
+    );
+    await Promise.race([done, timeout]);
+    endedInTime = ended;
+    if (!ended) {
+      agent.abort();
+      await Promise.race([done, new Promise((resolve) => setTimeout(resolve, 1_000))]);
+    }
+  } finally {
+    clearTimeout(timer);
+    subscription.unsubscribe();
+  }
+  sinceLast = new Set([...sinceLast, ...[...observed.values()].filter((c) => c.executed)]);
+  look();
+  const transcript = [...agent.messages];
+  agent.stop();
+
+  // Every call the model made, in order, whether or not it ran.
+  const calls: ObservedCall[] = [];
+  for (const m of transcript) {
+    if (m.role !== "assistant") continue;
+    for (const c of m.content) {
+      if (c.type !== "toolCall") continue;
+      const call = observe(c.id, c.name, c.arguments);
+      const decision = decisions.get(c.id);
+      if (decision !== undefined) call.approval = decision ? "approved" : "denied";
+      calls.push(call);
+    }
+  }
+  return {
+    path,
+    events,
+    transcript,
+    calls,
+    ended: endedInTime,
+    approvalsAsked: asked,
+    guardedChanges,
+    cwd: tree.cwd,
+    outside: tree.outside,
+  };
+}
+
+/** The paths that deny one more of the approvals this path asked for (approving the ones before). */
+function denials(path: ExplorationPath, outcome: PathOutcome): ExplorationPath[] {
+  const more: ExplorationPath[] = [];
+  for (let i = path.decisions.length; i < outcome.approvalsAsked; i++) {
+    more.push({
+      ...path,
+      decisions: [...path.decisions, ...Array<boolean>(i - path.decisions.length).fill(true), false],
+    });
+  }
+  return more;
+}
+
+function callsOf(options: ExploreOptions): ExploredCall[] {
+  // The tools of the configuration, made once with placeholder folders to read their schemas.
+  const probe = createSandboxTree(options.files);
+  try {
+    const config = options.agent({ provider: scriptedModel([]), cwd: probe.cwd, outside: probe.outside });
+    const place = { cwd: "$CWD", outside: "$OUTSIDE" };
+    const tools = config.tools ?? [];
+    return options.calls ? options.calls(tools, place) : adversarialCalls(tools, place, options.adversarial);
+  } finally {
+    probe.remove();
+  }
+}
+
+/** Per tool: its plain call and its first adversarial one. */
+function representative(calls: readonly ExploredCall[]): ExploredCall[] {
+  const picked: ExploredCall[] = [];
+  const seen = new Map<string, number>();
+  for (const call of calls) {
+    const count = seen.get(call.name) ?? 0;
+    if (count < 2) picked.push(call);
+    seen.set(call.name, count + 1);
+  }
+  return picked;
+}
+
+/** The ways to cut `size` calls into turns of at most `perTurn` calls: [1, 1], [2], ... */
+function layouts(size: number, perTurn: number): number[][] {
+  if (size === 0) return [[]];
+  const found: number[][] = [];
+  for (let first = 1; first <= Math.min(size, perTurn); first++) {
+    for (const rest of layouts(size - first, perTurn)) found.push([first, ...rest]);
+  }
+  return found;
+}
+
+function* sequences<T>(pool: readonly T[], size: number): Generator<T[]> {
+  if (size === 0) {
+    yield [];
+    return;
+  }
+  for (const head of pool) for (const tail of sequences(pool, size - 1)) yield [head, ...tail];
+}
+
+function split<T>(sequence: readonly T[], layout: readonly number[]): T[][] {
+  const turns: T[][] = [];
+  let at = 0;
+  for (const count of layout) {
+    turns.push(sequence.slice(at, at + count));
+    at += count;
+  }
+  return turns;
+}
+
+/** The arguments with `$CWD` / `$OUTSIDE` replaced by this path's folders. */
+function placed(value: unknown, tree: SandboxTree): unknown {
+  if (typeof value === "string")
+    return value.replaceAll("$OUTSIDE", tree.outside).replaceAll("$CWD", tree.cwd);
+  if (Array.isArray(value)) return value.map((v) => placed(v, tree));
+  if (value && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, placed(v, tree)]));
+  }
+  return value;
+}
+
+function failure(property: string, problems: string[], outcome: PathOutcome): PropertyFailure {
+  const { path } = outcome;
+  const events = outcome.events
+    .filter((e) => e.type !== "message_update")
+    .map((e) => ("toolCallId" in e ? `${e.type}:${e.toolCallId}` : e.type));
+  const calls = path.turns.flat().length;
+  const lines = [
+    `Property "${property}" fails on a path of ${calls} call${calls === 1 ? "" : "s"}${path.strategy !== undefined ? ` (strategy ${JSON.stringify(path.strategy)})` : ""}:`,
+    ...path.turns.map(
+      (turn, t) =>
+        `  turn ${t + 1}: ${turn.map((c, i) => `p${t + 1}_${i + 1} ${c.name} [${c.label}]`).join(", ")}`,
+    ),
+    `  approvals asked: ${outcome.approvalsAsked}; answers: ${[...path.decisions.map((d) => (d ? "approve" : "deny")), `then ${path.otherwise ?? "approve"}`].join(", ")}`,
+    ...problems.map((p) => `  - ${p}`),
+    `  events: ${events.join(" → ")}`,
+    `  replay: await replayPath(options, failure.path) — the path: ${JSON.stringify(path, (_, v) => (typeof v === "string" && v.length > 200 ? `<${v.length} characters>` : v))}`,
+  ];
+  return { property, problems, path, events, description: lines.join("\n") };
+}
