@@ -20,6 +20,8 @@ import { childEnv, packCheckout, ROOT, type Run, run } from "./package-install-p
 //   <!-- doc-test: run given="provider, tools" -->
 //                                             ts: a fragment that uses names the page defines
 //                                             elsewhere; GIVEN below defines them (a scripted model)
+//   <!-- doc-test: run runner=vitest -->     ts: a vitest test file (<page>-<line>.test.ts); the page's
+//                                             files run in one `vitest run` once its blocks are written
 //   <!-- doc-test: run model=fixture -->      ts: ANTHROPIC_* / OPENAI_* point at a local fixture
 //                                             server answering "Done." (the example names a real model)
 //   <!-- doc-test: save file=service.ts -->   ts: written only; a later sh block runs it
@@ -253,7 +255,9 @@ describe.each(order.filter(({ blocks }) => blocks.some((block) => block.kind !==
             console.log(`${where}:\n${result.stdout.trim().split("\n").slice(-6).join("\n")}`);
           return;
         }
-        const file = block.attrs.file ?? `${page.replace(/\W/g, "-")}-${block.line}.ts`;
+        const vitest = block.attrs.runner === "vitest";
+        const file =
+          block.attrs.file ?? `${page.replace(/\W/g, "-")}-${block.line}${vitest ? ".test" : ""}.ts`;
         const given = (block.attrs.given ?? "")
           .split(",")
           .map((name) => name.trim())
@@ -262,6 +266,10 @@ describe.each(order.filter(({ blocks }) => blocks.some((block) => block.kind !==
         writeFileSync(join(cwd, file), prelude.join("\n") + rewrite(block.code, ports));
         files().push(file);
         if (block.kind === "save") return;
+        if (vitest) {
+          vitestFiles.push(file);
+          return;
+        }
         const modelEnv: Record<string, string> =
           block.attrs.model === "fixture"
             ? {
@@ -286,6 +294,19 @@ describe.each(order.filter(({ blocks }) => blocks.some((block) => block.kind !==
         expect(result.code, `${where}\n${result.stderr}\n${result.stdout}`).toBe(0);
       });
     }
+
+    const vitestFiles: string[] = [];
+    if (blocks.some((block) => block.attrs.runner === "vitest"))
+      it(`${page}: its vitest examples pass (npx vitest run)`, async () => {
+        const result = await run(
+          join(app(), "node_modules", ".bin", "vitest"),
+          ["run", ...vitestFiles],
+          app(),
+          env,
+        );
+        expect(result.code, `${result.stderr}\n${result.stdout}`).toBe(0);
+        expect(result.stdout).toContain(`${vitestFiles.length} passed`);
+      });
 
     if (page === "docs/durable.md")
       it("keeps the server's data in restate-data/, where the page says", () => {
