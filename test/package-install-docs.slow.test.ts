@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { mkdtemp } from "node:fs/promises";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -146,8 +146,9 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const child of background) stopGroup(child);
   await fixture?.close();
-  if (work) rmSync(work, { recursive: true, force: true });
-});
+  // Two apps with their node_modules: a while on a busy machine.
+  if (work) await rm(work, { recursive: true, force: true });
+}, 300_000);
 
 function stopGroup(child: ChildProcess) {
   if (child.exitCode !== null || child.signalCode !== null || !child.pid) return;

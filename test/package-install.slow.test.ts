@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, posix } from "node:path";
 import * as esbuild from "esbuild";
@@ -97,9 +97,9 @@ beforeAll(async () => {
   await mustRun("npm", ["ci", "--offline", "--no-audit", "--no-fund"], app);
 }, 300_000);
 
-afterAll(() => {
-  if (work) rmSync(work, { recursive: true, force: true });
-});
+afterAll(async () => {
+  if (work) await rm(work, { recursive: true, force: true });
+}, 300_000);
 
 describe("npm pack", () => {
   it("ships the compiled library with its types and maps, the command, the page, the docs and the licence", () => {
