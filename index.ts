@@ -4,6 +4,7 @@
 // --- The agent: create one, prompt it, watch it ---
 export type { Agent, AgentActor, AgentSnapshot, PendingApproval } from "./agent/create-agent.js";
 export { createAgent } from "./agent/create-agent.js";
+export type { RunOutcome } from "./core/run-outcome.js";
 
 // --- Snapshots across releases: version stamps, migrations, the transcript of any snapshot ---
 export type { PersistedSnapshotData, SnapshotMigration, SnapshotVersion } from "./core/snapshot-version.js";

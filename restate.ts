@@ -26,3 +26,9 @@ export type {
 export { createSessionClient, SessionCallError } from "./durable/session-client.js";
 export type { RestateServer, StartRestateServerOptions } from "./durable/restate-server.js";
 export { findRestateServerBinary, startRestateServer } from "./durable/restate-server.js";
+export type {
+  RestateCluster,
+  RestateClusterNode,
+  StartRestateClusterOptions,
+} from "./durable/restate-cluster.js";
+export { startRestateCluster } from "./durable/restate-cluster.js";

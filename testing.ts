@@ -20,6 +20,8 @@ export type {
 export { runAgent } from "./testing/run-agent.js";
 export type { RunToolOptions, ToolRun } from "./testing/run-tool.js";
 export { runTool } from "./testing/run-tool.js";
+export type { TestWorkspace } from "./testing/test-workspace.js";
+export { createTestWorkspace } from "./testing/test-workspace.js";
 export type { RunUntilOptions, TestClock, TestClockOptions } from "./testing/test-clock.js";
 export { createTestClock } from "./testing/test-clock.js";
 export type { ExpectedEvent, NoSecretsOptions } from "./testing/assertions.js";

@@ -1,7 +1,13 @@
 import type { AnyActorRef } from "xstate";
 import type { ToolCall } from "../core/messages.js";
 import { type AgentRuntime, runtimeOf } from "../core/runtime.js";
-import { errorResult, normalizeToolResult, type ToolContext, type ToolResult } from "../tools/define-tool.js";
+import {
+  errorResult,
+  normalizeToolResult,
+  thrownErrorResult,
+  type ToolContext,
+  type ToolResult,
+} from "../tools/define-tool.js";
 import { fitToolResult } from "../tools/result-budget.js";
 import { createLazyAbort, type LazyAbort } from "./abort-hub.js";
 import { abortReason, timeoutReason } from "./abort-reason.js";
@@ -74,7 +80,7 @@ class ToolExecution implements ExecutionState {
     const result = journal ? journal.toolCall(this.input.toolCallId, () => this.run()) : this.run();
     result.then(
       (value) => this.answer(value),
-      (error: unknown) => this.answer(errorResult(errorText(error))),
+      (error: unknown) => this.answer(thrownErrorResult(error)),
     );
   }
 
@@ -93,7 +99,7 @@ class ToolExecution implements ExecutionState {
     const result = new Promise<ToolResult>((resolve) => (this.resolveResult = resolve));
     runTool(this.runtime, this.self, this.input, this.toolCall, this.controller, this, (value) =>
       this.settle(value),
-    ).catch((error: unknown) => this.settle(errorResult(errorText(error))));
+    ).catch((error: unknown) => this.settle(thrownErrorResult(error)));
     return result;
   }
 
@@ -181,7 +187,7 @@ async function runTool(
     result = normalizeToolResult(await tool.execute(args, ctx));
   } catch (error) {
     if (state.settled) return;
-    result = errorResult(errorText(error));
+    result = thrownErrorResult(error);
   }
   if (state.settled) return;
   await updates.drained();
@@ -268,8 +274,4 @@ function asRecord(value: unknown): Record<string, unknown> {
   return value && typeof value === "object" && !Array.isArray(value)
     ? (value as Record<string, unknown>)
     : {};
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

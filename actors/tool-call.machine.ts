@@ -1,7 +1,8 @@
 import { type AnyActorRef, assign, type SnapshotFrom, setup } from "xstate";
 import type { ToolResultMessage } from "../core/messages.js";
 import { nowFor, runtimeOf } from "../core/runtime.js";
-import { errorResult, type ToolResult } from "../tools/define-tool.js";
+import { errorText } from "../core/error-text.js";
+import { errorResult, thrownErrorResult, type ToolResult } from "../tools/define-tool.js";
 import { executeToolCall } from "./execute-tool.js";
 import {
   checkPermissionActor,
@@ -193,7 +194,7 @@ export const toolCallMachine = setup({
         ],
         onError: {
           target: "done",
-          actions: { type: "recordResult", params: ({ event }) => errorResult(errorMessage(event.error)) },
+          actions: { type: "recordResult", params: ({ event }) => thrownErrorResult(event.error) },
         },
       },
     },
@@ -245,5 +246,5 @@ function validatedArgs(context: ToolCallContext): unknown {
 }
 
 function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return errorText(error);
 }

@@ -15,6 +15,7 @@ import type { EffectJournal } from "../core/effect-journal.js";
 import type { AgentEvent } from "../core/events.js";
 import { type AgentMessage, defaultConvertToLlm } from "../core/messages.js";
 import type { AgentOptions, InputFilter, PromptInput } from "../core/options.js";
+import { type RunOutcome, runOutcomeOf } from "../core/run-outcome.js";
 import { type AgentRuntime, bindRuntime, defaultRetryPolicy, defaultStallTimeout } from "../core/runtime.js";
 import { attachTelemetry, moveTelemetry } from "../telemetry/attach.js";
 import type { PersistedSnapshotData } from "../core/snapshot-version.js";
@@ -49,17 +50,38 @@ export interface Agent {
   readonly messages: readonly AgentMessage[];
   /** The active state, e.g. `"idle"` or `"running.executing"`. */
   readonly state: string;
-  /** Starts a run; resolves with the run's new messages at `agent_end`, whatever the outcome. */
-  prompt(input: PromptInput): Promise<AgentMessage[]>;
-  /** Runs again from the current transcript (its last message must not be the assistant's, unless a message is queued). */
-  continue(): Promise<AgentMessage[]>;
+  /**
+   * Starts a run; resolves with its outcome at `agent_end`, whatever it is (`reason`, the run's new
+   * `messages`, `usage`, `errorMessage`): a failed run resolves with `reason: "error"`, it does not
+   * reject. Rejects only when the run cannot start (the agent is running or stopped).
+   */
+  prompt(input: PromptInput): Promise<RunOutcome>;
+  /**
+   * Runs again from the current transcript (its last message must not be the assistant's, unless a
+   * message is queued); resolves with the run's outcome, as `prompt` does.
+   */
+  continue(): Promise<RunOutcome>;
   /** Resolves when the agent is idle. */
   waitForIdle(): Promise<void>;
-  /** Queues a message the agent takes after the current turn (or tool group); a sequential run skips its remaining calls. */
+  /**
+   * Queues a message the agent takes after the current turn (or tool group); a sequential run
+   * skips its remaining calls. On an idle agent it waits for the next run (`prompt` or
+   * `continue`), which takes it in its first turn, right after the prompt; it starts no run.
+   */
   steer(input: string | AgentMessage): void;
-  /** Queues a message the agent takes when it would otherwise stop. */
+  /**
+   * Queues a message the agent takes when it would otherwise stop. On an idle agent it waits for
+   * the next run, which takes it when it would otherwise stop; it starts no run (`continue()`
+   * starts one with it).
+   */
   followUp(input: string | AgentMessage): void;
-  /** Stops the current run: the stream and every running tool are aborted and every open call is answered. */
+  /** What `steer` and `followUp` queued that no turn has taken yet (copies). */
+  readonly queued: { steering: AgentMessage[]; followUp: AgentMessage[] };
+  /**
+   * Stops the current run (the stream and every running tool are aborted and every open call is
+   * answered) and drops every queued steering and follow-up message. On an idle agent it only
+   * drops what is queued.
+   */
   abort(): void;
   /** Stops the actor for good (aborting anything running) and completes `events$`. */
   stop(): void;
@@ -97,7 +119,7 @@ let agentCounter = 0;
  *   systemPrompt: "You are terse.",
  * });
  * agent.events$.subscribe((e) => console.log(e.type));
- * const newMessages = await agent.prompt("Hi");
+ * const { reason, messages } = await agent.prompt("Hi");
  * ```
  */
 export function createAgent(options: AgentOptions): Agent {
@@ -270,7 +292,7 @@ class AgentSession implements Agent {
     return this.live ? stateName(this.live.getSnapshot().value) : "idle";
   }
 
-  prompt(input: PromptInput): Promise<AgentMessage[]> {
+  prompt(input: PromptInput): Promise<RunOutcome> {
     if (this.stopped) return Promise.reject(new Error("Agent is stopped"));
     const actor = this.awake();
     if (!isIdle(actor)) return Promise.reject(new Error("Agent is already running"));
@@ -285,7 +307,7 @@ class AgentSession implements Agent {
     return done;
   }
 
-  continue(): Promise<AgentMessage[]> {
+  continue(): Promise<RunOutcome> {
     if (this.stopped) return Promise.reject(new Error("Agent is stopped"));
     const actor = this.awake();
     if (!isIdle(actor)) return Promise.reject(new Error("Agent is already running"));
@@ -314,9 +336,23 @@ class AgentSession implements Agent {
     for (const message of this.screened(input)) this.awake().send({ type: "FOLLOW_UP", message });
   }
 
+  get queued(): { steering: AgentMessage[]; followUp: AgentMessage[] } {
+    const context = this.live?.getSnapshot().context ?? this.resting ?? this.dormantContext();
+    return { steering: [...(context?.steeringQueue ?? [])], followUp: [...(context?.followUpQueue ?? [])] };
+  }
+
   abort(): void {
-    // A hibernated agent runs nothing: there is nothing to abort.
-    this.live?.send({ type: "ABORT" });
+    if (this.stopped) return;
+    // An agent asleep (or not started) with nothing queued has nothing to abort: it stays asleep.
+    if (!this.live) {
+      const { steering, followUp } = this.queued;
+      if (steering.length + followUp.length === 0) return;
+    }
+    const actor = this.awake();
+    // Queues first: an aborted run must not take a queued message on its way out. A durable
+    // agent's queue is its session's inbox, which hands back what its run did not take.
+    if (!this.journal) actor.send({ type: "CLEAR_QUEUES" });
+    actor.send({ type: "ABORT" });
   }
 
   stop(): void {
@@ -386,6 +422,12 @@ class AgentSession implements Agent {
 
   deny(toolCallId: string, reason?: string): void {
     this.decide(toolCallId, { type: "DENY", reason });
+  }
+
+  /** The context of a hibernated agent, read from its snapshot without waking it. */
+  private dormantContext(): Pick<AgentContext, "steeringQueue" | "followUpQueue"> | undefined {
+    if (this.dormant?.json === undefined) return undefined;
+    return (JSON.parse(this.dormant.json) as { context: AgentContext }).context;
   }
 
   /** The actor, woken from the persisted snapshot when the agent hibernates. */
@@ -495,16 +537,18 @@ class AgentSession implements Agent {
     actor.stop();
   }
 
-  private nextRunEnd(): Promise<AgentMessage[]> {
+  private nextRunEnd(): Promise<RunOutcome> {
     return new Promise((resolve, reject) => {
       const failures = (this.failures ??= new Set());
+      let rejection: string | undefined;
       const subscription = this.events.subscribe((event) => {
+        if (event.type === "input_rejected") rejection = event.reason;
         if (event.type !== "agent_end") return;
         subscription.unsubscribe();
         failures.delete(reject);
         // An idle agent keeps no empty set around.
         if (failures.size === 0 && this.failures === failures) this.failures = undefined;
-        resolve(event.messages);
+        resolve(runOutcomeOf(event, event.reason === "rejected" ? rejection : undefined));
       });
       failures.add(reject);
     });

@@ -96,20 +96,45 @@ export function prepareSnapshotForRestore(
   migrations: readonly SnapshotMigration[],
 ): PersistedSnapshotData {
   const expected = snapshotVersionOf(machine);
+  // A snapshot passed as its JSON text: read it for the error (its version, its transcript).
+  const parsed = typeof snapshot === "string" ? parseJson(snapshot) : snapshot;
   const refuse = (found: SnapshotVersion | undefined, reason: string, cause?: unknown): never => {
+    const messages = messagesOfSnapshot(parsed);
     throw new SnapshotVersionError(
       `Cannot restore this agent snapshot (${formatVersion(found)}) with this agent-machine ` +
-        `(${formatVersion(expected)}): ${reason}. Its transcript is still readable: ` +
-        "error.messages, or messagesOfSnapshot(snapshot).",
+        `(${formatVersion(expected)}): ${reason}. ` +
+        (messages.length > 0
+          ? `Its transcript (${messages.length} messages) is still readable: error.messages, or messagesOfSnapshot(snapshot).`
+          : "It holds no transcript to recover."),
       found,
       expected,
-      messagesOfSnapshot(snapshot),
+      messages,
       cause === undefined ? undefined : { cause },
     );
   };
 
+  if (typeof snapshot === "string" && isRecord(parsed)) {
+    const holds = isVersion(parsed[SNAPSHOT_VERSION_KEY]) ? parsed[SNAPSHOT_VERSION_KEY] : undefined;
+    return refuse(
+      holds,
+      "it is a string (the snapshot as JSON text), not the snapshot object: did you forget JSON.parse? " +
+        "Pass createAgent({ snapshot: JSON.parse(saved) })",
+    );
+  }
   if (!isRecord(snapshot) || !isRecord(snapshot.context) || !Array.isArray(snapshot.context.messages)) {
-    return refuse(undefined, "it is not a persisted agent snapshot (no context with messages)");
+    const stamp = isRecord(snapshot) ? snapshot[SNAPSHOT_VERSION_KEY] : undefined;
+    if (isVersion(stamp) && isRecord(snapshot) && isRecord(snapshot.context)) {
+      return refuse(
+        stamp,
+        `it is damaged: its context.messages is ${describe(snapshot.context.messages)}, not an array of messages`,
+      );
+    }
+    const what = !isRecord(snapshot)
+      ? `it is ${describe(snapshot)}`
+      : !isRecord(snapshot.context)
+        ? "it has no context"
+        : "its context has no messages";
+    return refuse(isVersion(stamp) ? stamp : undefined, `it is not a persisted agent snapshot (${what})`);
   }
   const stamp = snapshot[SNAPSHOT_VERSION_KEY];
   if (stamp !== undefined && !isVersion(stamp)) {
@@ -194,6 +219,21 @@ function isVersion(value: unknown): value is SnapshotVersion {
 
 function isRecord(value: unknown): value is Record<string, any> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return "missing";
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }
 
 function errorText(error: unknown): string {

@@ -7,6 +7,7 @@ import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import * as restate from "@restatedev/restate-sdk";
 import type { ObjectContext } from "@restatedev/restate-sdk";
+import { ensurePromiseWithResolvers } from "../durable/polyfill.js";
 
 const floorInbox = restate.object({
   name: "FloorInbox",
@@ -62,6 +63,7 @@ export type FloorName = "FloorSameJournal" | "FloorMinimalJournal";
 
 /** Serves the floor objects on 127.0.0.1 (HTTP/2); register `url` with the Restate server. */
 export async function serveFloors(): Promise<{ url: string; close(): Promise<void> }> {
+  ensurePromiseWithResolvers();
   const handler = restate.createEndpointHandler({
     services: [floorInbox, floorSameJournal, floorMinimal],
     logger: () => {},

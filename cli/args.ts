@@ -13,6 +13,8 @@ export interface CliArgs {
   strategy?: ToolExecutionStrategy;
   permissionMode?: PermissionMode;
   maxTurns?: number;
+  /** `--context-window <tokens>`: the model's context window (default per provider). */
+  contextWindow?: number;
   inspect: boolean;
   visualize: boolean;
   /** Port of the `--visualize` page (default: a free one). */
@@ -59,6 +61,8 @@ Options:
       --permission-mode <m>   default | acceptEdits | plan | bypass | deny
                               (default: "default" interactively, "deny" with --print/--json or no terminal)
       --max-turns <n>         end a run after n model calls (one more asks for its answer)
+      --context-window <n>    the model's context window in tokens (default 200000 for Anthropic,
+                              128000 for others): compaction and the status line's context % use it
       --inspect               send the statechart to the Stately inspector
       --visualize [port]      serve the live visualizer page on 127.0.0.1
       --cwd <dir>             workspace directory (default: the current one)
@@ -88,6 +92,7 @@ export const OPTION_NAMES: readonly string[] = [
   "--strategy",
   "--permission-mode",
   "--max-turns",
+  "--context-window",
   "--inspect",
   "--visualize",
   "--cwd",
@@ -217,6 +222,9 @@ export function parseArgs(argv: readonly string[]): CliArgs {
       }
       case "--max-turns":
         args.maxTurns = positiveInteger(name, take(name));
+        break;
+      case "--context-window":
+        args.contextWindow = positiveInteger(name, take(name));
         break;
       case "--inspect":
         args.inspect = true;

@@ -3,6 +3,8 @@ import { type AgentMessage, textOf, type Usage } from "../core/messages.js";
 import type { Screen, TailLine } from "./screen.js";
 import type { Style } from "./style.js";
 import { fitToColumns, terminalSafe } from "./terminal-text.js";
+import { captureChange } from "./file-changes.js";
+import { type SessionMeter, statusLine } from "./status-line.js";
 import { foldToolOutput } from "./tool-output.js";
 
 const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
@@ -23,8 +25,10 @@ interface ToolLine {
   status: "waiting" | "running" | "done" | "failed";
   /** Latest output line or progress text while running; the size or the error's first line when finished. */
   detail?: string;
-  /** The finished call's output, folded ({@link foldToolOutput}): written under its line. */
+  /** The finished call's output, folded ({@link foldToolOutput}), styled: written under its line. */
   output?: string[];
+  /** For a file edit or write: the diff it applied, once it has run. */
+  applied?: (style: Style, columns: number) => string[];
 }
 
 /** Renders agent events on a {@link Screen}: streamed text, one updating line per tool call, a spinner. */
@@ -32,6 +36,8 @@ export interface EventView {
   handle(event: AgentEvent): void;
   /** Lines drawn under the spinner (the input line, an approval question). */
   setFooter(lines: (string | TailLine)[]): void;
+  /** Messages typed for the agent and not yet taken (the status line counts them). */
+  setQueued(count: number): void;
   /** A line of the CLI's own (notices, echoes), committed above the live region. */
   note(text: string): void;
   /** Whether a run is under way (between `agent_start` and `agent_end`). */
@@ -92,7 +98,14 @@ export function runSummary(
 export function createEventView(
   screen: Screen,
   style: Style,
-  options: { hint?: string; now?: () => number } = {},
+  options: {
+    hint?: string;
+    now?: () => number;
+    /** The workspace: a file edit's or write's line shows the diff it applied. */
+    cwd?: string;
+    /** A status line at the bottom: the model, the context used, tokens and cost, what the agent does. */
+    status?: { model: string; meter: SessionMeter };
+  } = {},
 ): EventView {
   const now = options.now ?? Date.now;
   let running = false;
@@ -141,6 +154,15 @@ export function createEventView(
     return `  ${icon} ${style.bold(tool.name)} ${tool.summary}  ${status}${detail}`;
   };
 
+  let queued = 0;
+  /** The status line, made again on every event but a streamed delta (their cost must stay flat). */
+  let status = "";
+  const updateStatus = () => {
+    if (!options.status) return;
+    const state = running ? activity() : "idle";
+    status = style.dim(statusLine({ ...options.status, state, queued }));
+  };
+
   const refresh = () => {
     if (!screen.tty) return;
     const lines = tools.map(toolText);
@@ -149,13 +171,14 @@ export function createEventView(
       const hint = options.hint ? style.dim(` · ${options.hint}`) : "";
       lines.push(`${spin} ${style.dim(`${activity()} ${seconds(now() - runStartedAt)}`)}${hint}`);
     }
-    screen.setLive([...lines, ...footer]);
+    screen.setLive(status ? [...lines, ...footer, status] : [...lines, ...footer]);
   };
 
   const startTicker = () => {
     if (ticker || !screen.tty) return;
     ticker = setInterval(() => {
       frame++;
+      updateStatus();
       refresh();
     }, SPINNER_MS);
     ticker.unref?.();
@@ -174,7 +197,7 @@ export function createEventView(
     screen.endLine();
     for (const tool of tools.slice(0, count)) {
       screen.write(`${toolText(tool)}\n`);
-      for (const line of tool.output ?? []) screen.write(`${style.dim(line ? `    │ ${line}` : "    │")}\n`);
+      for (const line of tool.output ?? []) screen.write(`${style.dim(line ? "    │ " : "    │")}${line}\n`);
     }
     tools = tools.slice(count);
   };
@@ -206,6 +229,7 @@ export function createEventView(
   };
 
   const handle = (event: AgentEvent) => {
+    options.status?.meter.handle(event);
     switch (event.type) {
       case "agent_start":
         running = true;
@@ -246,6 +270,7 @@ export function createEventView(
           summary: summarizeArgs(event.toolName, event.args),
           startedAt: now(),
           status: "running",
+          applied: options.cwd ? captureChange(options.cwd, event.toolName, event.args) : undefined,
         });
         phase = TOOLS_PHASE;
         break;
@@ -283,7 +308,9 @@ export function createEventView(
           screen.columns - OUTPUT_INDENT - 1,
         );
         tool.detail = folded.detail && fitToColumns(folded.detail, 100);
-        tool.output = folded.lines;
+        const columns = screen.columns - OUTPUT_INDENT - 1;
+        tool.output =
+          !event.isError && tool.applied ? tool.applied(style, columns) : folded.lines.map(style.dim);
         commitFinishedTools();
         break;
       }
@@ -356,13 +383,21 @@ export function createEventView(
         );
         break;
     }
+    if (event.type !== "message_update") updateStatus();
     refresh();
   };
+
+  updateStatus();
 
   return {
     handle,
     setFooter(lines) {
       footer = lines;
+      refresh();
+    },
+    setQueued(count) {
+      queued = count;
+      updateStatus();
       refresh();
     },
     note(text) {

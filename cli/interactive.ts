@@ -1,6 +1,8 @@
 import type { Agent, PendingApproval } from "../agent/create-agent.js";
+import { textOf } from "../core/messages.js";
 import type { Permissions } from "../tools/permissions.js";
 import { type EventView, summarizeArgs } from "./event-view.js";
+import { approvalPreview } from "./file-changes.js";
 import { createKeyboard } from "./keyboard.js";
 import type { TailLine } from "./screen.js";
 import type { Style } from "./style.js";
@@ -15,6 +17,10 @@ export interface InteractiveOptions {
   permissions?: Permissions;
   /** Runs first (resume a stopped run, the prompt from the command line). */
   start?: () => Promise<unknown>;
+  /** The workspace: an approval question shows the diff of the edit or write it is about. */
+  cwd?: string;
+  /** The terminal's width now. */
+  columns?: () => number;
 }
 
 /** The prefix that makes a line a follow-up instead of a steering message. */
@@ -22,9 +28,11 @@ export const FOLLOW_UP_PREFIX = ">>";
 
 /**
  * The interactive session: the user types while the agent works (a line steers it; `>> line` is a
- * follow-up), starts a new run when it is idle, answers approvals with y / n / a (always for this
- * tool), aborts with Ctrl-C and quits with a second Ctrl-C (or Ctrl-D, or `/exit`). Resolves when
- * the user quits; the caller then aborts whatever still runs.
+ * follow-up), starts a new run when it is idle, answers approvals with y / n / r (no, and the
+ * reason typed next goes to the model) / a (always for this tool), each question shown with what it
+ * is about (the diff of an edit, the whole command); aborts with Ctrl-C and quits with a second
+ * Ctrl-C (or Ctrl-D, or `/exit`). Resolves when the user quits; the caller then aborts whatever
+ * still runs.
  *
  * @example
  * ```ts
@@ -36,6 +44,14 @@ export function runInteractive(options: InteractiveOptions): Promise<void> {
   const approvals: PendingApproval[] = [];
   let abortedAt = 0;
   let current = "";
+  /** The call being denied with a reason: the next line typed is the reason. */
+  let denying: PendingApproval | undefined;
+  /** Steering and follow-up messages typed and not yet taken by the agent (the status line counts them). */
+  const queued: string[] = [];
+  const queue = (text: string) => {
+    queued.push(text);
+    view.setQueued(queued.length);
+  };
 
   return new Promise<void>((resolve) => {
     let done = false;
@@ -51,10 +67,16 @@ export function runInteractive(options: InteractiveOptions): Promise<void> {
     const drawFooter = () => {
       const question = approvals[0];
       const lines: (string | TailLine)[] = [];
-      if (question) {
+      if (denying) {
         lines.push(
           style.yellow(
-            `? Allow ${question.toolName} ${summarizeArgs(question.toolName, question.args)}  [y]es / [n]o / [a]lways for ${question.toolName}`,
+            `? Why not ${denying.toolName} ${summarizeArgs(denying.toolName, denying.args)}? The model reads your reason (Enter sends it)`,
+          ),
+        );
+      } else if (question) {
+        lines.push(
+          style.yellow(
+            `? Allow ${question.toolName} ${summarizeArgs(question.toolName, question.args)}  [y]es / [n]o / [r] no, say why / [a]lways for ${question.toolName}`,
           ),
         );
       }
@@ -63,12 +85,28 @@ export function runInteractive(options: InteractiveOptions): Promise<void> {
       view.setFooter(lines);
     };
 
+    const deny = (question: PendingApproval, reason?: string) => {
+      try {
+        agent.deny(question.toolCallId, reason);
+        view.note(style.red(`✗ denied ${question.toolName}${reason ? `: ${terminalSafe(reason)}` : ""}`));
+      } catch (error) {
+        view.note(style.dim(`(${(error as Error).message})`));
+      }
+    };
+
     const answer = (key: string): boolean => {
+      // While a reason is typed, keys are the reason's.
+      if (denying) return false;
       const question = approvals[0];
       if (!question) return false;
       const choice = key.toLowerCase();
-      if (choice !== "y" && choice !== "n" && choice !== "a") return true;
+      if (choice !== "y" && choice !== "n" && choice !== "a" && choice !== "r") return true;
       approvals.shift();
+      if (choice === "r") {
+        denying = question;
+        drawFooter();
+        return true;
+      }
       try {
         if (choice === "n") {
           agent.deny(question.toolCallId);
@@ -96,6 +134,13 @@ export function runInteractive(options: InteractiveOptions): Promise<void> {
     };
 
     const submit = (line: string) => {
+      if (denying) {
+        const question = denying;
+        denying = undefined;
+        deny(question, line.trim() || undefined);
+        drawFooter();
+        return;
+      }
       const text = line.trim();
       if (!text) return;
       if (text === "/exit" || text === "/quit") return quit();
@@ -113,11 +158,13 @@ export function runInteractive(options: InteractiveOptions): Promise<void> {
         if (!message) return;
         if (idle) return void prompt(message);
         agent.followUp(message);
+        queue(message);
         view.note(style.dim(`» follow-up queued: ${message}`));
         return;
       }
       if (idle) return void prompt(text);
       agent.steer(text);
+      queue(text);
       view.note(style.dim(`» steering queued (the agent takes it after the current step): ${text}`));
     };
 
@@ -136,6 +183,7 @@ export function runInteractive(options: InteractiveOptions): Promise<void> {
         if (agent.state !== "idle" && abortedAt === 0) {
           abortedAt = Date.now();
           approvals.length = 0;
+          denying = undefined;
           agent.abort();
           view.note(style.yellow("⏹ aborted (the transcript is kept) — Ctrl-C again to quit"));
           drawFooter();
@@ -153,13 +201,33 @@ export function runInteractive(options: InteractiveOptions): Promise<void> {
     const subscription = agent.events$.subscribe((event) => {
       if (event.type === "approval_requested") {
         approvals.push({ toolCallId: event.toolCallId, toolName: event.toolName, args: event.args });
+        if (options.cwd !== undefined) {
+          // What the question is about, above it and kept in the scrollback: the diff, the command.
+          const columns = (options.columns?.() ?? 80) - 5;
+          const preview = approvalPreview(options.cwd, event.toolName, event.args, style, columns);
+          view.note(
+            [
+              style.yellow(`Approval needed: ${event.toolName} ${summarizeArgs(event.toolName, event.args)}`),
+              ...preview.map((line) => `    ${line}`),
+            ].join("\n"),
+          );
+        }
         drawFooter();
       } else if (event.type === "tool_execution_end") {
         const index = approvals.findIndex((p) => p.toolCallId === event.toolCallId);
         if (index >= 0) approvals.splice(index, 1);
+        if (denying?.toolCallId === event.toolCallId) denying = undefined;
         drawFooter();
       } else if (event.type === "agent_start") {
         abortedAt = 0;
+      } else if (event.type === "message_end" && event.message.role === "user" && queued.length) {
+        // A queued message reached the transcript: the agent took it.
+        const { content } = event.message;
+        const index = queued.indexOf(typeof content === "string" ? content : textOf(content));
+        if (index >= 0) {
+          queued.splice(index, 1);
+          view.setQueued(queued.length);
+        }
       }
     });
 

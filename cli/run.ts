@@ -9,6 +9,8 @@ import { type CliArgs, UsageError } from "./args.js";
 import { earlyExit } from "./early-exit.js";
 import { actDemoUser, createDemoWorkspace, DEMO_PROMPT } from "./demo.js";
 import { createEventView } from "./event-view.js";
+import { createSessionMeter } from "./status-line.js";
+import { estimateTokens } from "../context/tokens.js";
 import { waitForQuit } from "./keep-open.js";
 import { runInteractive } from "./interactive.js";
 import {
@@ -177,17 +179,6 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
     throw new Error(`${choice.reason} A session can only be resumed with a model: set an API key.`);
   }
 
-  const pretty = mode === "interactive" || mode === "once";
-  const style = createStyle(pretty && colorEnabled(io.stdout, io.env));
-  const screen = pretty ? createScreen(io.stdout) : undefined;
-  const view = screen
-    ? createEventView(screen, style, {
-        hint: mode === "interactive" ? "Enter: steer · >>: follow-up · Ctrl-C: abort" : undefined,
-      })
-    : undefined;
-  /** CLI messages: on the screen in the pretty modes, else on stderr (stdout carries the answer / JSON). */
-  const notice = (text: string) => (view ? view.note(text) : io.stderr.write(`${text}\n`));
-
   let cwd = resolveWorkspace(args.cwd);
   let prompt = args.prompt;
   let demoDir: string | undefined;
@@ -196,6 +187,22 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
     cwd = demoDir;
     prompt = DEMO_PROMPT;
   }
+
+  const pretty = mode === "interactive" || mode === "once";
+  const style = createStyle(pretty && colorEnabled(io.stdout, io.env));
+  const screen = pretty ? createScreen(io.stdout) : undefined;
+  // The interactive session's status line: the model, the context against its window, tokens, cost.
+  const meter = createSessionMeter({ maxContextTokens: choice.context?.maxContextTokens ?? 0 });
+  const view = screen
+    ? createEventView(screen, style, {
+        hint: mode === "interactive" ? "Enter: steer · >>: follow-up · Ctrl-C: abort" : undefined,
+        cwd,
+        ...(mode === "interactive" && { status: { model: choice.provider.model, meter } }),
+      })
+    : undefined;
+  /** CLI messages: on the screen in the pretty modes, else on stderr (stdout carries the answer / JSON). */
+  const notice = (text: string) => (view ? view.note(text) : io.stderr.write(`${text}\n`));
+
   // A new session needs a prompt: without one, say so before a session is made for nothing.
   if (mode !== "interactive" && !resuming && !prompt) {
     if (!io.stdin.isTTY) prompt = await readAll(io.stdin);
@@ -363,6 +370,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
       );
     }
     notice(style.dim(parts.join(" · ")));
+    meter.setContextTokens(estimateTokens(plan.messages));
     if (view) {
       // Where the conversation stood: its last user message and answer.
       const lastUser = plan.messages.findLast((m) => m.role === "user");
@@ -421,7 +429,16 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
 
   try {
     if (mode === "interactive") {
-      await runInteractive({ agent, view: view!, style, stdin: io.stdin, permissions, start });
+      await runInteractive({
+        agent,
+        view: view!,
+        style,
+        stdin: io.stdin,
+        permissions,
+        start,
+        cwd,
+        columns: () => screen!.columns,
+      });
       return 0;
     }
     if (!prompt && !(plan?.wasRunning ?? false) && !io.stdin.isTTY) prompt = await readAll(io.stdin);

@@ -43,7 +43,7 @@ export function mayOfferDemo(args: Pick<CliArgs, "prompt" | "print" | "json" | "
  * ```
  */
 export async function chooseModel(
-  args: Pick<CliArgs, "provider" | "model" | "demo" | "prompt" | "print" | "json">,
+  args: Pick<CliArgs, "provider" | "model" | "demo" | "prompt" | "print" | "json" | "contextWindow">,
   env: Record<string, string | undefined>,
 ): Promise<ModelChoice> {
   const scriptFile = env[SCRIPT_ENV];
@@ -53,6 +53,7 @@ export async function chooseModel(
       kind: "script",
       provider: scripted(script, { model: path.basename(scriptFile) }),
       reason: `Using the scripted model from ${SCRIPT_ENV}=${scriptFile}.`,
+      ...(args.contextWindow && { context: contextConfigForModel(args.contextWindow) }),
     };
   }
   if (args.demo) return demo("Demo requested (--demo).");
@@ -66,7 +67,7 @@ export async function chooseModel(
   const { providerFromEnv } = await import("../providers/from-env.js");
   const found = providerFromEnv({ provider: args.provider, model: args.model, env });
   if (found.provider) {
-    const window = found.provider.id.startsWith("anthropic") ? 200_000 : 128_000;
+    const window = args.contextWindow ?? (found.provider.id.startsWith("anthropic") ? 200_000 : 128_000);
     return {
       kind: "real",
       provider: found.provider,

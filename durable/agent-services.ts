@@ -3,21 +3,25 @@ import {
   type InvocationId,
   type ObjectContext,
   type ObjectSharedContext,
+  RestatePromise,
   TerminalError,
 } from "@restatedev/restate-sdk";
 import { Observable, Subject } from "rxjs";
 import { type Agent, createJournaledAgent } from "../agent/create-agent.js";
 import type { InboxKind } from "../core/effect-journal.js";
-import type { AgentEvent, AgentEventOf } from "../core/events.js";
+import type { AgentEvent } from "../core/events.js";
 import type { AgentMessage } from "../core/messages.js";
 import type { AgentOptions, QueueMode } from "../core/options.js";
+import type { RunOutcome } from "../core/run-outcome.js";
 import { screenInput, takeFromQueue } from "../machines/agent.logic.js";
+import { createInboxBell, type DrainAnswer, type DrainRequest, type Ring } from "./inbox-bell.js";
 import { ensurePromiseWithResolvers } from "./polyfill.js";
 import { createRestateJournal } from "./restate-journal.js";
 import { createRestatePump } from "./restate-pump.js";
 import {
   badRequest,
   parseDecision,
+  parseBell,
   parseDrain,
   parseFrom,
   parsePromptInput,
@@ -45,16 +49,12 @@ export interface SessionEvent {
   event: AgentEvent;
 }
 
-/** What `AgentSession.prompt` answers when its run ends (whatever the outcome). */
-export interface RunResult {
+/**
+ * What `AgentSession.prompt` answers when its run ends (whatever the outcome): the run's
+ * {@link RunOutcome}, the same shape a local `agent.prompt()` resolves with, and its id.
+ */
+export interface RunResult extends RunOutcome {
   runId: string;
-  reason: AgentEventOf<"agent_end">["reason"];
-  /** The messages the run added to the transcript. */
-  messages: AgentMessage[];
-  usage: AgentEventOf<"agent_end">["usage"];
-  errorMessage?: string;
-  /** Why the input filters refused the prompt (`reason: "rejected"`). */
-  rejection?: string;
 }
 
 /** Restate's retry policy for the sessions' invocations (how soon a crashed run resumes). */
@@ -104,6 +104,11 @@ export interface AgentServices {
 }
 
 const DEFAULT_ABORT_TIMEOUT_MS = 60 * 60 * 1000;
+/**
+ * How long a steer that rang a run's doorbell waits for the run to acknowledge it (or end). A live
+ * run does within milliseconds; this bounds the wait while the run's process is down.
+ */
+const RING_TIMEOUT_MS = 10_000;
 
 /**
  * Serves agents as Restate services, from the same options `createAgent` takes. Each session is a
@@ -175,17 +180,40 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
         steering: ((await ctx.get<AgentMessage[]>("steering")) ?? []).length,
         followUp: ((await ctx.get<AgentMessage[]>("followUp")) ?? []).length,
       })),
-      /** The run's check: takes what the mode says from one queue. */
+      /**
+       * The run's check: takes what the mode says from one queue (nothing for a peek), keeps the
+       * run's doorbell when it hands one over, and counts what waits in both queues
+       * (durable/inbox-bell.ts).
+       */
       drain: restate.handlers.object.exclusive(
         { ingressPrivate: true },
-        async (ctx: ObjectContext, input: unknown): Promise<AgentMessage[]> => {
-          const { kind, mode } = parseDrain(input);
-          const queue = (await ctx.get<AgentMessage[]>(kind)) ?? [];
-          if (queue.length === 0) return [];
-          const { taken, rest } = takeFromQueue(queue, mode);
-          if (rest.length) ctx.set(kind, rest);
-          else ctx.clear(kind);
-          return taken;
+        async (ctx: ObjectContext, input: unknown): Promise<DrainAnswer> => {
+          const { kind, mode, bell, peek } = parseDrain(input);
+          const queues = {
+            steering: (await ctx.get<AgentMessage[]>("steering")) ?? [],
+            followUp: (await ctx.get<AgentMessage[]>("followUp")) ?? [],
+          };
+          let taken: AgentMessage[] = [];
+          if (!peek && queues[kind].length) {
+            const took = takeFromQueue(queues[kind], mode);
+            taken = took.taken;
+            queues[kind] = took.rest;
+            if (took.rest.length) ctx.set(kind, took.rest);
+            else ctx.clear(kind);
+          }
+          if (bell !== undefined) ctx.set("bell", bell satisfies StoredBell);
+          return {
+            messages: taken,
+            waiting: { steering: queues.steering.length, followUp: queues.followUp.length },
+          };
+        },
+      ),
+      /** The run has ended: its doorbell is forgotten (unless a newer run handed over another). */
+      closeBell: restate.handlers.object.exclusive(
+        { ingressPrivate: true },
+        async (ctx: ObjectContext, input: unknown): Promise<void> => {
+          const { bell } = parseBell(input);
+          if (storedBell(await ctx.get<StoredBell | string>("bell"))?.id === bell) ctx.clear("bell");
         },
       ),
       /** Puts back messages a run took but ended before using (they go first again). */
@@ -209,7 +237,25 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
     const queue = (await ctx.get<AgentMessage[]>(kind)) ?? [];
     const next = [...queue, ...screening.messages];
     ctx.set(kind, next);
+    await ringBell(ctx);
     return { queued: next.length };
+  }
+
+  /**
+   * Rings the doorbell of the run listening (if one is), and returns once the run has the ring (or
+   * has ended): so a message that returned is taken at the run's next check (durable/inbox-bell.ts
+   * has the argument).
+   */
+  async function ringBell(ctx: ObjectContext): Promise<void> {
+    const bell = storedBell(await ctx.get<StoredBell | string>("bell"));
+    if (!bell) return;
+    ctx.clear("bell");
+    const ack = ctx.awakeable();
+    ctx.resolveAwakeable(bell.id, { ack: ack.id } satisfies Ring);
+    const waits: RestatePromise<unknown>[] = [ack.promise, ctx.sleep(RING_TIMEOUT_MS, "ring timeout")];
+    // A run that ended (its doorbell not forgotten yet) never acknowledges: its end answers instead.
+    if (bell.runId) waits.push(ctx.attach(bell.runId as InvocationId).map(() => undefined));
+    await RestatePromise.race(waits);
   }
 
   const session = restate.object({
@@ -294,16 +340,24 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
       followUp: base.followUpMode ?? "one-at-a-time",
     };
     const inboxClient = ctx.objectClient(inbox, sessionId) as unknown as {
-      drain(input: { kind: InboxKind; mode: QueueMode }): restate.RestatePromise<AgentMessage[]>;
+      drain(input: DrainRequest & { mode: QueueMode }): restate.RestatePromise<DrainAnswer | AgentMessage[]>;
+    };
+    const inboxSend = ctx.objectSendClient(inbox, sessionId) as unknown as {
+      closeBell(input: { bell: string }): void;
     };
     const inFlightDrains = new Set<Promise<unknown>>();
     // The pump reports a cancellation to the agent, which is built on the journal the pump serves.
     const running: { agent?: Agent } = {};
     const pump = createRestatePump({ onCancel: () => running.agent?.abort() });
+    const bell = createInboxBell(ctx, pump, {
+      drain: (request) => inboxClient.drain({ ...request, mode: modes[request.kind] }),
+      runId,
+      closeBell: (id) => inboxSend.closeBell({ bell: id }),
+    });
     const journal = createRestateJournal(ctx, pump, {
       startedAt,
       approvals,
-      drainInbox: (kind) => inboxClient.drain({ kind, mode: modes[kind] }),
+      drainInbox: (kind) => bell.drain(kind),
     });
     const tracked = {
       ...journal,
@@ -329,8 +383,6 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
 
     const run: RunRecord = { state: "running", runId, turn: 0, startedAt };
     ctx.set("run", run);
-    let end: AgentEventOf<"agent_end"> | undefined;
-    let rejection: string | undefined;
     const subscription = agent.events$.subscribe((event) => {
       events.next({ sessionId, runId, event });
       if (event.type === "turn_start") {
@@ -339,27 +391,18 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
       } else if (event.type === "turn_end") {
         // After the step that ended the turn has updated the transcript.
         queueMicrotask(() => writer.write(agent.messages));
-      } else if (event.type === "input_rejected") {
-        rejection = event.reason;
-      } else if (event.type === "agent_end") {
-        end = event;
       }
     });
 
+    bell.open();
     try {
-      const messages = await Promise.race([agent.prompt(input), pump.failed]);
+      const outcome = await Promise.race([agent.prompt(input), pump.failed]);
       // A check the run left mid-way may still answer: wait for it, then hand back what nobody took.
       while (inFlightDrains.size) await Promise.race([Promise.allSettled([...inFlightDrains]), pump.failed]);
+      bell.close();
       returnUntaken(ctx, agent);
       writer.write(agent.messages);
-      const result: RunResult = {
-        runId,
-        reason: end?.reason ?? "error",
-        messages,
-        usage: end?.usage ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 },
-        ...(end?.errorMessage !== undefined && { errorMessage: end.errorMessage }),
-        ...(rejection !== undefined && { rejection }),
-      };
+      const result: RunResult = { runId, ...outcome };
       finishRun(ctx, run, result, journal.now());
       return result;
     } catch (error) {
@@ -409,6 +452,15 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
 }
 
 export type { LastRun, SessionStatus, TranscriptSlice };
+
+/** The doorbell the inbox keeps: the run's awakeable, and the run. */
+type StoredBell = { id: string; runId?: string };
+
+/** The stored doorbell (a bare awakeable id was stored by earlier versions). */
+function storedBell(value: StoredBell | string | null): StoredBell | undefined {
+  if (!value) return undefined;
+  return typeof value === "string" ? { id: value } : value;
+}
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

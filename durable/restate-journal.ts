@@ -1,4 +1,4 @@
-import type { ObjectContext, RestatePromise } from "@restatedev/restate-sdk";
+import type { ObjectContext } from "@restatedev/restate-sdk";
 import type { ApprovalDecision, EffectJournal, InboxKind } from "../core/effect-journal.js";
 import type { AgentMessage } from "../core/messages.js";
 import type { RestatePump } from "./restate-pump.js";
@@ -7,8 +7,8 @@ import type { createApprovalBook } from "./session-state.js";
 export interface RestateJournalOptions {
   /** The run's start, from `ctx.date.now()`: the clock until the first step answers. */
   startedAt: number;
-  /** A durable call to the session's inbox that takes the messages of one check. */
-  drainInbox(kind: InboxKind): RestatePromise<AgentMessage[]>;
+  /** The messages of one check, from the session's inbox (already tracked by the pump). */
+  drainInbox(kind: InboxKind): Promise<AgentMessage[]>;
   approvals: ReturnType<typeof createApprovalBook>;
 }
 
@@ -27,7 +27,8 @@ interface Recorded<T> {
  * - tool call → `ctx.run("tool:<toolCallId>")` recording the result (the tool got the id as its
  *   idempotency key); permission decision → `ctx.run("permission:<toolCallId>")`;
  * - approval → an awakeable whose id is kept in the session's state until the decision arrives;
- * - steering / follow-up check → a call to `SessionInbox.drain`;
+ * - steering / follow-up check → a call to `SessionInbox.drain` when a message may be waiting
+ *   (durable/inbox-bell.ts);
  * - deadline → `ctx.sleep`; compaction → `ctx.run("compaction:<turn>")`;
  * - time → the finishing time each step records (after `ctx.date.now()` at the run's start).
  *
@@ -83,7 +84,7 @@ export function createRestateJournal(
         },
       );
     },
-    drain: (kind) => pump.track(options.drainInbox(kind)).then((messages) => messages ?? []),
+    drain: (kind) => options.drainInbox(kind).then((messages) => messages ?? []),
     timer: (ms) => pump.track(ctx.sleep(ms, "deadline")),
   };
 }

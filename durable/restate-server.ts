@@ -149,7 +149,7 @@ interface RunningServer {
 // The guard: runs the server as its child, prints the server's pid, relays its output to stderr,
 // and kills it when its own stdin closes (the process that started it is gone) or when it is told
 // to stop. Plain JavaScript, so it starts in a few milliseconds.
-const GUARD = `
+export const GUARD = `
 const { spawn } = require("node:child_process");
 const [command, ...args] = JSON.parse(process.argv[1]);
 const server = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"], env: process.env });
@@ -204,7 +204,8 @@ async function launchServer(
   }
 }
 
-function kill(pid: number, signal: NodeJS.Signals): void {
+/** Sends `signal` to `pid`, ignoring a process already gone. */
+export function kill(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(pid, signal);
   } catch {}
@@ -261,7 +262,7 @@ function readPorts(
   });
 }
 
-function parseSpan(line: string): Record<string, unknown> | undefined {
+export function parseSpan(line: string): Record<string, unknown> | undefined {
   if (!line.startsWith("{")) return undefined;
   try {
     return (JSON.parse(line) as { span?: Record<string, unknown> }).span;
@@ -287,7 +288,8 @@ async function waitUntilServing(adminUrl: string, guard: ChildProcess, timeoutMs
   }
 }
 
-async function runQuery<T>(adminUrl: string, sql: string): Promise<T[]> {
+/** Runs a SQL query on a Restate admin API (`POST /query`). */
+export async function runQuery<T>(adminUrl: string, sql: string): Promise<T[]> {
   const response = await fetch(new URL("/query", adminUrl), {
     method: "POST",
     headers: { "content-type": "application/json", accept: "application/json" },

@@ -38,6 +38,11 @@ export interface FollowOptions {
    * `(status) => status.lastRun?.runId === handle.invocationId` for the end of one run.
    */
   until?: (status: SessionStatus) => boolean;
+  /**
+   * How long polls may keep failing for a reason other than the request (a network error, a 5xx
+   * while a Restate node fails over) before `follow` throws. Default 30 000 ms.
+   */
+  retryForMs?: number;
 }
 
 /** Talks to durable agent sessions from any process: through Restate's ingress, never the serving process. */
@@ -183,12 +188,29 @@ async function* followSession(
   options: FollowOptions = {},
 ): AsyncGenerator<SessionUpdate> {
   const intervalMs = options.intervalMs ?? 500;
+  const retryForMs = options.retryForMs ?? 30_000;
   let next = 0;
   let generation = -1;
   let lastStatus = "";
+  let failingSince: number | undefined;
+  /** A poll; a transient failure (network, 5xx) is retried at the next interval for `retryForMs`. */
+  const poll = async <T>(call: () => Promise<T>): Promise<T> => {
+    for (;;) {
+      try {
+        const answer = await call();
+        failingSince = undefined;
+        return answer;
+      } catch (error) {
+        const transient = !(error instanceof SessionCallError) || error.status >= 500;
+        failingSince ??= Date.now();
+        if (!transient || Date.now() - failingSince > retryForMs || options.signal?.aborted) throw error;
+        await pause(intervalMs, options.signal);
+      }
+    }
+  };
   while (!options.signal?.aborted) {
     // A session whose first run has not started yet is unknown (404): keep waiting for it.
-    const status = await client.status(sessionId).catch((error: unknown) => {
+    const status = await poll(() => client.status(sessionId)).catch((error: unknown) => {
       if (error instanceof SessionCallError && error.status === 404) return undefined;
       throw error;
     });
@@ -202,7 +224,7 @@ async function* followSession(
     }
     generation = status.generation;
     if (status.messageCount > next) {
-      const slice = await client.messages(sessionId, next);
+      const slice = await poll(() => client.messages(sessionId, next));
       if (slice.generation !== generation) continue;
       for (const [offset, message] of slice.messages.entries()) {
         yield { type: "message", index: slice.from + offset, message };

@@ -131,13 +131,33 @@ export function parseFrom(input: unknown): number {
   );
 }
 
-/** What the run asks the inbox for at a check. */
-export function parseDrain(input: unknown): { kind: InboxKind; mode: QueueMode } {
+/** What the run asks the inbox for at a check (with the doorbell it hands over). */
+export function parseDrain(input: unknown): {
+  kind: InboxKind;
+  mode: QueueMode;
+  bell?: { id: string; runId: string };
+  peek?: boolean;
+} {
   return parse(
-    z.object({ kind: z.enum(["steering", "followUp"]), mode: z.enum(["one-at-a-time", "all"]) }).strict(),
+    z
+      .object({
+        kind: z.enum(["steering", "followUp"]),
+        mode: z.enum(["one-at-a-time", "all"]),
+        bell: z
+          .object({ id: z.string().min(1), runId: z.string().min(1) })
+          .strict()
+          .optional(),
+        peek: z.boolean().optional(),
+      })
+      .strict(),
     input,
     "Invalid drain request",
-  );
+  ) as { kind: InboxKind; mode: QueueMode; bell?: { id: string; runId: string }; peek?: boolean };
+}
+
+/** The doorbell a run takes back as it ends. */
+export function parseBell(input: unknown): { bell: string } {
+  return parse(z.object({ bell: z.string().min(1) }).strict(), input, "Invalid closeBell request");
 }
 
 /** Messages a run hands back to the inbox (taken by a check the run did not reach). */

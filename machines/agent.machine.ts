@@ -32,13 +32,19 @@ export const agentMachine = agentSetup.createMachine({
   on: {
     STEER: { actions: { type: "enqueueSteering", params: ({ event }) => event.message } },
     FOLLOW_UP: { actions: { type: "enqueueFollowUp", params: ({ event }) => event.message } },
+    CLEAR_QUEUES: { actions: "clearQueues" },
   },
   states: {
     idle: {
       on: {
         PROMPT: {
           target: "running",
-          actions: ["beginRun", { type: "queueMessages", params: ({ event }) => event.messages }],
+          // Steering queued while idle is taken with the prompt, in the run's first turn.
+          actions: [
+            "beginRun",
+            { type: "queueMessages", params: ({ event }) => event.messages },
+            "takeQueuedSteering",
+          ],
         },
         CONTINUE: { target: "running", actions: ["beginRun", "queueContinuation"] },
         PROMPT_REJECTED: { actions: { type: "rejectInput", params: ({ event }) => event.reason } },

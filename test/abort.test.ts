@@ -24,7 +24,7 @@ describe("abort", () => {
     const run = agent.prompt("go");
     await eventMatching(agent, events, (e) => e.type === "message_update");
     agent.abort();
-    const added = await run;
+    const { messages: added } = await run;
 
     const end = events.at(-1);
     expect(end?.type === "agent_end" && end.reason).toBe("aborted");

@@ -8,7 +8,7 @@ describe("event order", () => {
   it("text-only run: agent_start, one turn, agent_end last", async () => {
     const agent = createAgent({ provider: scripted([{ text: "Hello there" }]) });
     const events = record(agent);
-    const newMessages = await agent.prompt("hi");
+    const { messages: newMessages } = await agent.prompt("hi");
 
     expect(trace(events)).toEqual([
       "agent_start",

@@ -29,7 +29,7 @@ describe("an agent that has never run", () => {
       const agent = createAgent({ provider: scripted([{ text: "hello" }]) });
       if (readActorFirst) void agent.actor;
       const events = record(agent);
-      const added = await agent.prompt("hi");
+      const { messages: added } = await agent.prompt("hi");
       expectEventInvariants(events);
       return { events: types(events), added: added.map((m) => m.role), messages: agent.messages.length };
     };

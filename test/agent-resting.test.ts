@@ -42,7 +42,7 @@ describe("an idle agent rests", () => {
     expect(agent.state).toBe("idle");
     expect(roles(agent.messages)).toEqual(["user", "assistant"]);
 
-    const added = await agent.prompt("second");
+    const { messages: added } = await agent.prompt("second");
     expect(roles(added)).toEqual(["user", "assistant"]);
     expect(roles(provider.requests[1]!.messages)).toEqual(["user", "assistant", "user"]);
     expect(roles(agent.messages)).toEqual(["user", "assistant", "user", "assistant"]);

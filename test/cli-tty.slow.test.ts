@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -129,6 +129,87 @@ describe("agent-machine in a terminal", () => {
     expect(screen).toMatch(/running 1 tool \d/);
     expect(screen).not.toContain("waiting for your approval");
     await term.waitFor("tool results: approved-run");
+  });
+
+  it("shows an edit's diff before the question; allowed, the edit runs and its line shows the applied diff", async () => {
+    const term = start();
+    writeFileSync(path.join(dir!, "math.js"), "export function add(a, b) {\n  return a + b + 1;\n}\n");
+    await term.waitFor(/^›/m);
+    term.type("edit: math.js :: return a + b + 1; :: return a + b;");
+    term.keys("Enter");
+    const asked = await term.waitFor("? Allow edit_file math.js");
+    // The diff comes before the question, and nothing was changed yet.
+    expect(asked).toContain("Approval needed: edit_file math.js");
+    expect(asked).toMatch(
+      /@@ -1,3 \+1,3 @@\n +export function add\(a, b\) \{\n +- {2}return a \+ b \+ 1;\n +\+ {2}return a \+ b;\n/,
+    );
+    expect(asked.indexOf("-  return a + b + 1;")).toBeLessThan(asked.indexOf("? Allow edit_file"));
+    expect(readFileSync(path.join(dir!, "math.js"), "utf8")).toContain("a + b + 1");
+    term.type("y");
+    const done = await term.waitFor("tool results: Edited math.js");
+    expect(readFileSync(path.join(dir!, "math.js"), "utf8")).toContain("return a + b;\n");
+    // After it ran: the diff it applied, under its line.
+    expect(done).toMatch(
+      /✓ edit_file math\.js +done [\d.]+s · Edited math\.js[^\n]*\n +│ @@ -1,3 \+1,3 @@\n(?: +│ .*\n)*? +│ - {2}return a \+ b \+ 1;\n +│ \+ {2}return a \+ b;/,
+    );
+  });
+
+  it("shows a write's new content and a command in full; r denies with a reason the model reads", async () => {
+    const term = start();
+    await term.waitFor(/^›/m);
+    term.type("run: echo first line; echo second-line-of-the-command");
+    term.keys("Enter");
+    const asked = await term.waitFor("? Allow bash");
+    expect(asked).toContain("$ echo first line; echo second-line-of-the-command");
+    expect(asked).toContain("[r] no, say why");
+    term.type("r");
+    await term.waitFor("? Why not bash");
+    term.type("use printf instead");
+    term.keys("Enter");
+    const told = await term.waitFor("tool results: The user denied this tool call: use printf instead");
+    expect(told).toContain("✗ denied bash: use printf instead");
+
+    term.type("write: fresh.txt");
+    term.keys("Enter");
+    const write = await term.waitFor(/\? Allow write_file fresh\.txt/);
+    expect(write).toMatch(/new file, 1 line, 4 bytes\n +\+one\n/);
+  });
+
+  it("a status line under the input: model, context % moving as the session grows, tokens, state, queued", async () => {
+    const term = start(["--permission-mode", "bypass", "--context-window", "20000"]);
+    const status = /cli-script\.mjs · context ([\d.]+)% of 16k · ([\d.]+k?) tokens · (.+)$/m;
+    const percentOf = (screen: string) => Number(status.exec(screen)![1]);
+    let screen = await term.waitFor(status);
+    expect(status.exec(screen)![3]).toBe("idle");
+    expect(percentOf(screen)).toBe(0);
+
+    /** The screen once the n-th run has ended and the status line says so. */
+    const afterRun = async (n: number) => {
+      await waitUntil(() => (term.history().match(/— done/g)?.length ?? 0) >= n, `run ${n} to end`);
+      return term.waitFor(/· idle$/m);
+    };
+    term.type("hello");
+    term.keys("Enter");
+    screen = await afterRun(1);
+    const first = percentOf(screen);
+    expect(first).toBeGreaterThan(0);
+
+    // A long message: the context grows by about 1,000 tokens of the 16,000.
+    term.type(`remember ${"lorem ipsum ".repeat(340)}`);
+    term.keys("Enter");
+    screen = await afterRun(2);
+    expect(percentOf(screen)).toBeGreaterThan(first + 4);
+
+    // While a tool runs the state says so; a message typed meanwhile is counted until it is taken.
+    term.type("run: sleep 2; echo status-done");
+    term.keys("Enter");
+    await term.waitFor(/· running 1 tool$/m);
+    term.type("and then this");
+    term.keys("Enter");
+    await term.waitFor(/· running 1 tool · 1 queued$/m);
+    screen = await afterRun(3);
+    expect(screen).toContain("heard: and then this");
+    expect(screen).not.toMatch(/queued$/m);
   });
 
   it("takes a >> line as a follow-up, delivered when the agent would otherwise stop", async () => {

@@ -37,14 +37,16 @@ const published: SessionEvent[] = [];
 
 beforeAll(async () => {
   restate = await startRestateServer();
-  // Sessions named "limited…" run with a time limit.
+  // Sessions named "limited…" run with a time limit; "raced…" take every queued steer at a check.
   services = createAgentServices({
     agent: (id) =>
-      id.startsWith("limited")
-        ? { ...durableTestAgent(), limits: { maxDurationMs: 300 } }
-        : id.startsWith("compacted")
-          ? { ...durableTestAgent(), context: { maxContextTokens: 2_000, keepRecent: 2 } }
-          : durableTestAgent(),
+      id.startsWith("raced")
+        ? { ...durableTestAgent(), steeringMode: "all", followUpMode: "all" }
+        : id.startsWith("limited")
+          ? { ...durableTestAgent(), limits: { maxDurationMs: 300 } }
+          : id.startsWith("compacted")
+            ? { ...durableTestAgent(), context: { maxContextTokens: 2_000, keepRecent: 2 } }
+            : durableTestAgent(),
     retryPolicy: fastRetries,
   });
   services.events$.subscribe((event) => published.push(event));
@@ -156,6 +158,73 @@ describe("durable sessions on Restate", () => {
       "user later",
       'assistant "answer 4"',
     ]);
+  });
+
+  it("takes a steer that returned at the very next check, never one later, and a follow-up in the same run, when they race the checks", async () => {
+    // One timeline of this process: when each steer call returned, and each turn_end the serving
+    // services published (a turn's steering check is decided right after its turn_end).
+    const marks: ({ sent: string } | { turnEnd: number })[] = [];
+    const sub = services.events$.subscribe(({ sessionId, event }) => {
+      if (sessionId.startsWith("raced") && event.type === "turn_end") marks.push({ turnEnd: event.turn });
+    });
+    try {
+      // Round 3 sends follow-ups only: no steer rings the doorbell for them.
+      for (const round of [1, 2, 3]) {
+        const sessionId = `raced-${round}`;
+        marks.length = 0;
+        const run = await client.send(sessionId, "race");
+        const sent: string[] = [];
+        // (After the run's first check, so the run's peek at its start cannot see them.)
+        if (round === 3) await eventually(() => marks.length > 0, "the first turn's end");
+        // Steers (and every third a follow-up) at jittered moments while the run's 16 short turns go
+        // by, each sent after the last returned.
+        for (let i = 0; i < 9; i++) {
+          await new Promise((resolve) => setTimeout(resolve, (i * 5) % 17));
+          const followUp = round === 3 || i % 3 === 2;
+          const text = followUp ? `follow-up ${round}.${i}` : `steer ${round}.${i}`;
+          await (followUp ? client.followUp(sessionId, text) : client.steer(sessionId, text));
+          marks.push({ sent: text });
+          sent.push(text);
+        }
+        const result = await client.result(run);
+        expect(result.reason).toBe("stop");
+        const transcript = await client.transcript(sessionId);
+        expectValidTranscript(transcript);
+
+        // The turn after whose check each steer appears in the transcript (0: before the first turn).
+        const takenAfterTurn = new Map<string, number>();
+        let turn = 0;
+        for (const message of transcript) {
+          if (message.role === "assistant") turn++;
+          if (message.role === "user" && typeof message.content === "string" && message.content !== "race")
+            takenAfterTurn.set(message.content, turn);
+        }
+        expect(marks.filter((m) => "turnEnd" in m)[0]).toEqual({ turnEnd: 1 });
+        for (const text of sent) {
+          const returnedAt = marks.findIndex((m) => "sent" in m && m.sent === text);
+          const nextTurnEnd = marks.slice(returnedAt).find((m): m is { turnEnd: number } => "turnEnd" in m);
+          // Returned after the run's last check: left for the next run.
+          if (!nextTurnEnd) {
+            expect(takenAfterTurn.has(text), `"${text}" returned after the last check`).toBe(false);
+            continue;
+          }
+          // A follow-up is taken when the run would stop: in this run, since a check came after it.
+          if (text.startsWith("follow-up")) {
+            expect(
+              takenAfterTurn.has(text),
+              `"${text}" returned before turn ${nextTurnEnd.turnEnd} ended`,
+            ).toBe(true);
+            continue;
+          }
+          expect(
+            takenAfterTurn.get(text),
+            `"${text}" returned before turn ${nextTurnEnd.turnEnd} ended: taken at that turn's check`,
+          ).toBeLessThanOrEqual(nextTurnEnd.turnEnd);
+        }
+      }
+    } finally {
+      sub.unsubscribe();
+    }
   });
 
   it("waits for an approval keyed by tool call id and takes a denial from a client", async () => {

@@ -26,7 +26,7 @@ describe("agent.hibernate()", () => {
     expect(agent.getPersistedSnapshot()).toEqual(before);
     expect(agent.hibernated).toBe(true);
 
-    const added = await agent.prompt("second");
+    const { messages: added } = await agent.prompt("second");
     expect(agent.hibernated).toBe(false);
     expect(agent.id).toBe("session-7");
     expect(agent.actor.id).toBe("session-7");
@@ -121,7 +121,7 @@ describe("agent.hibernate()", () => {
   it("methods keep their agent when handed around (destructured, as callbacks)", async () => {
     const agent = createAgent({ provider: scripted([{ text: "one" }]), hibernate: "whenIdle" });
     const { prompt, hibernate } = agent;
-    const added = await prompt("hi");
+    const { messages: added } = await prompt("hi");
     expect(roles(added)).toEqual(["user", "assistant"]);
     hibernate();
     expect(agent.hibernated).toBe(true);

@@ -55,7 +55,7 @@ describe("an answer at the turn cap (onLimit)", () => {
     const { tool, runs } = counter();
     const agent = createAgent({ provider, tools: [tool], limits: { maxTurns: 2 } });
     const events = record(agent);
-    const added = await agent.prompt("research this");
+    const { messages: added } = await agent.prompt("research this");
 
     expect(provider.calls).toBe(3);
     expect(runs).toEqual(["q0", "q1"]);

@@ -10,7 +10,7 @@ describe("limits", () => {
     const provider = loop();
     const agent = createAgent({ provider, tools: [sleepTool()], limits: { maxTurns: 2, onLimit: "stop" } });
     const events = record(agent);
-    const added = await agent.prompt("go");
+    const { messages: added } = await agent.prompt("go");
     expect(provider.calls).toBe(2);
     const notice = added.at(-1);
     expect(notice).toMatchObject({ role: "assistant", stopReason: "stop", usage: { totalTokens: 0 } });
@@ -119,7 +119,7 @@ describe("input filters", () => {
     const provider = scripted([{ text: "never" }]);
     const agent = createAgent({ provider, inputFilters: [shouting, noSecrets] });
     const events = record(agent);
-    const added = await agent.prompt("my password is hunter2");
+    const { messages: added } = await agent.prompt("my password is hunter2");
     expect(added).toEqual([]);
     expect(events).toEqual([
       { type: "agent_start" },

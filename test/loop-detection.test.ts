@@ -53,7 +53,7 @@ describe("loop detection", () => {
     const provider = repeating({ key: "a" });
     const agent = createAgent({ provider, tools: [lookup] });
     const events = record(agent);
-    const added = await agent.prompt("find a");
+    const { messages: added } = await agent.prompt("find a");
 
     expect(provider.calls).toBe(6);
     // The notice reaches the model as a user message at the start of the 6th turn.

@@ -103,7 +103,7 @@ describe("persisted snapshots", () => {
       snapshot: first.getPersistedSnapshot(),
     });
     expect(restored.messages).toEqual(first.messages);
-    const added = await restored.continue();
+    const { messages: added } = await restored.continue();
     expect(added.map((m) => m.role)).toEqual(["user", "assistant"]);
     expect(added[0]).toMatchObject({ content: "later" });
   });

@@ -17,7 +17,7 @@ describe("provider failures", () => {
       provider: scripted([{ error: { kind: "auth", message: "invalid x-api-key" } }]),
     });
     const events = record(agent);
-    const added = await agent.prompt("hi");
+    const { messages: added } = await agent.prompt("hi");
     expect(added.at(-1)).toMatchObject({
       role: "assistant",
       stopReason: "error",

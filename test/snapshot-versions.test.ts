@@ -114,7 +114,7 @@ describe("snapshots written by earlier releases (test/fixtures/snapshots)", () =
       );
       expect(agent.state).toBe("idle");
       expect(agent.messages).toEqual(saved.context.messages);
-      const added = await agent.continue();
+      const { messages: added } = await agent.continue();
       expect(added.map((m) => m.role)).toEqual(["user", "assistant"]);
       expect(added[0]).toMatchObject({ content: "and then the folders" });
       expect(provider.requests[0]!.messages).toHaveLength(saved.context.messages.length + 1);
@@ -177,7 +177,7 @@ describe("snapshots of another machine version", () => {
       snapshot: old,
       snapshotMigrations: [renameFollowUps],
     });
-    const added = await agent.continue();
+    const { messages: added } = await agent.continue();
     expect(added.map((m) => m.role)).toEqual(["user", "assistant"]);
     expect(added[0]).toMatchObject({ content: "later" });
   });

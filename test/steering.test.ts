@@ -163,7 +163,7 @@ describe("follow-ups", () => {
     await agent.prompt("go");
     await expect(agent.continue()).rejects.toThrow("Cannot continue from message role: assistant");
     agent.followUp("next");
-    const added = await agent.continue();
+    const { messages: added } = await agent.continue();
     expect(added.map((m) => m.role)).toEqual(["user", "assistant"]);
   });
 });

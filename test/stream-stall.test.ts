@@ -64,7 +64,7 @@ describe("stream stall watchdog", () => {
       stallTimeout: { firstEventMs: 20, idleMs: 20 },
     });
     const events = record(agent);
-    const added = await agent.prompt("hi");
+    const { messages: added } = await agent.prompt("hi");
 
     expect(provider.calls).toBe(3);
     const stall = "The model stream stalled: no first event within 20 ms (stallTimeout.firstEventMs)";

@@ -147,6 +147,35 @@ describe("exploring an agent's configuration", { timeout: 120_000 }, () => {
     expect(withDenials.failures[0]!.path).toMatchObject({ strategy: "sequential", decisions: [false] });
   });
 
+  it("also aborts each path at its first call's start and at its first approval, and every call stays answered", async () => {
+    const seen: { abortAt?: string; reason?: string; answered: boolean }[] = [];
+    const recorder: PathProperty = {
+      name: "records",
+      check: (outcome) => {
+        const end = outcome.events.at(-1);
+        seen.push({
+          abortAt: outcome.path.abortAt,
+          reason: end?.type === "agent_end" ? end.reason : undefined,
+          answered: outcome.transcript.filter((m) => m.role === "toolResult").length === outcome.calls.length,
+        });
+      },
+    };
+    const exploration = await exploreAgent({
+      agent: ({ provider, cwd }) => ({
+        provider,
+        tools: codingTools({ cwd }).filter((t) => t.name === "write_file" || t.name === "read_file"),
+        permissions: createPermissions({ cwd }),
+      }),
+      maxCalls: 1,
+      properties: [...defaultProperties(), recorder],
+    });
+    exploration.assertHolds();
+    const aborted = seen.filter((s) => s.abortAt !== undefined);
+    expect(new Set(aborted.map((s) => s.abortAt))).toEqual(new Set(["execution", "approval"]));
+    for (const run of aborted) expect(run).toMatchObject({ reason: "aborted", answered: true });
+    expect(seen.filter((s) => s.abortAt === undefined).every((s) => s.reason === "stop")).toBe(true);
+  });
+
   it("catches a run that never ends", async () => {
     const hang = defineTool({
       name: "hang",

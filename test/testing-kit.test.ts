@@ -13,6 +13,7 @@ import {
   assertToolCalled,
   assertValidTranscript,
   createTestClock,
+  createTestWorkspace,
   runAgent,
   runTool,
   scriptedModel,
@@ -249,6 +250,25 @@ describe("the test clock", () => {
     assertValidTranscript(run);
   });
 
+  it("a tool timeout and the retry backoff pass in clock time", async () => {
+    clock = createTestClock({ now: 0 }).install();
+    const model = scriptedModel([
+      { error: { kind: "overloaded", message: "busy" } },
+      { toolCalls: [{ name: "slow" }] },
+      { text: "gave up waiting" },
+    ]);
+    const run = await runAgent({ provider: model, tools: [slow], toolTimeoutMs: 120_000 }, "go", { clock });
+    expect(run.toolCalls[0]?.result?.content).toEqual([
+      { type: "text", text: "Tool slow timed out after 120000 ms" },
+    ]);
+    const retry = run.events.find((e) => e.type === "retry");
+    expect(retry).toMatchObject({ attempt: 1 });
+    // The default policy's first delay (1 s ± 20 %), then the two minutes of the tool's timeout.
+    expect(clock.now()).toBeGreaterThanOrEqual(120_000 + 800);
+    expect(clock.now()).toBeLessThan(120_000 + 1_300);
+    assertEndedWith(run, "stop");
+  });
+
   it("a run that never ends makes runAgent throw instead of hanging", async () => {
     clock = createTestClock().install();
     const model = scriptedModel([{ stall: true }]);
@@ -297,6 +317,21 @@ describe("runTool", () => {
     const running = runTool(slow, {}, { signal: controller.signal });
     controller.abort();
     expect(await running).toMatchObject({ text: "Tool slow aborted", isError: true, aborted: true });
+  });
+});
+
+describe("createTestWorkspace", () => {
+  it("holds the given files, reads them back, lists every file and is gone after remove()", async () => {
+    const ws = createTestWorkspace({ "a.txt": "hello", "src/b.ts": "export {}", ".git/HEAD": "ref" });
+    const write = codingTools({ cwd: ws.cwd }).find((t) => t.name === "write_file")!;
+    expect(await runTool(write, { path: "new/c.md", content: "# c" })).toMatchObject({ isError: false });
+    expect((await runTool(write, { path: ".git/HEAD", content: "x" })).isError).toBe(true);
+    expect(ws.read("new/c.md")).toBe("# c");
+    expect(ws.read("missing.txt")).toBeUndefined();
+    expect(ws.files()).toEqual([".git/HEAD", "a.txt", "new/c.md", "src/b.ts"]);
+    expect(ws.workspace.root).toBe(ws.cwd);
+    ws.remove();
+    expect(existsSync(ws.cwd)).toBe(false);
   });
 });
 

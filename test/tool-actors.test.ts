@@ -45,7 +45,7 @@ describe("a turn with one call", () => {
     // No duration limit, so no deadline actor: the call is the agent's only child.
     expect(Object.keys(agent.actor.getSnapshot().children)).toEqual(["only"]);
     agent.abort();
-    const messages = await run;
+    const { messages } = await run;
     expect(aborted).toBe(1);
     expect(messages.at(-1)).toMatchObject({
       role: "toolResult",

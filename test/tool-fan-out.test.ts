@@ -72,7 +72,7 @@ describe("a fan-out of many parallel calls", () => {
     const run = agent.prompt("go");
     await eventMatching(agent, events, (e) => e.type === "tool_execution_end" && e.toolCallId === "quick");
     agent.abort();
-    const messages = await run;
+    const { messages } = await run;
     expect(aborted).toBe(120);
     const results = toolResults(messages);
     expect(results.map((m) => m.toolCallId)).toEqual([...ids(120), "quick"]);

@@ -120,7 +120,7 @@ describe("recordings", () => {
     await writeFile(dir, "a file where a directory should be");
     const agent = createAgent({ provider: scripted([{ text: "still fine" }]) });
     const recorder = recordEvents(agent, join(dir, "run.jsonl"));
-    const messages = await agent.prompt("x");
+    const { messages } = await agent.prompt("x");
     expect(messages.at(-1)).toMatchObject({ role: "assistant" });
     await expect(recorder.close()).rejects.toThrow("Could not write the recording");
     agent.stop();

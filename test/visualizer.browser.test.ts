@@ -159,7 +159,7 @@ describe("the visualizer page", () => {
     const run = agent.prompt("Wait for a long time");
     await page.locator('[data-lane][data-outcome="running"]').waitFor();
     await page.locator('[data-testid="abort-button"]').click();
-    const newMessages = await run;
+    const { messages: newMessages } = await run;
     expect(newMessages.at(-1)).toMatchObject({ role: "toolResult", isError: true });
     await page.waitForFunction(
       () => document.querySelector("[data-lane]")?.getAttribute("data-outcome") === "aborted",

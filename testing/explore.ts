@@ -34,6 +34,8 @@ export interface ExplorationPath {
   decisions: boolean[];
   /** The answer to the approvals beyond `decisions`. Default `"approve"`. */
   otherwise?: "approve" | "deny";
+  /** The user aborts the run when its first call starts running, or when the first approval is asked. */
+  abortAt?: "execution" | "approval";
 }
 
 /** Options of {@link exploreAgent}. */
@@ -65,6 +67,11 @@ export interface ExploreOptions {
   maxPaths?: number;
   /** Real time a run may take before it counts as never ending. Default 10 000 ms. */
   runTimeoutMs?: number;
+  /**
+   * Also run each path aborted (`agent.abort()`) when its first call starts running and when its
+   * first approval is asked: where calls are most often left unanswered. Default `true`.
+   */
+  aborts?: boolean;
   /** Keep exploring after a failure (each property keeps its shortest failing path). Default `false`. */
   keepGoing?: boolean;
 }
@@ -169,6 +176,7 @@ export async function exploreAgent(options: ExploreOptions): Promise<Exploration
               if (failures.size > 0 && !options.keepGoing) break explore;
               if (options.approvals === undefined || options.approvals === "both")
                 queue.push(...denials(path, outcome));
+              if (options.aborts !== false) queue.push(...interruptions(path, outcome));
             }
           }
         }
@@ -259,6 +267,10 @@ async function runPath(
     copy.execute = async (args, ctx) => {
       const call = observe(ctx.toolCallId, tool.name, args as Record<string, unknown>);
       call.executed = true;
+      if (path.abortAt === "execution" && !aborted) {
+        aborted = true;
+        queueMicrotask(() => agent.abort());
+      }
       running.add(call);
       sinceLast.add(call);
       try {
@@ -279,12 +291,17 @@ async function runPath(
   });
   const events: AgentEvent[] = [];
   const decisions = new Map<string, boolean>();
+  let aborted = false;
   let asked = 0;
   let ended = false;
   const subscription = agent.events$.subscribe((event) => {
     events.push(event);
     if (event.type === "agent_end") ended = true;
-    if (event.type === "approval_requested") {
+    if (event.type === "approval_requested" && path.abortAt === "approval" && !aborted) {
+      aborted = true;
+      asked++;
+      agent.abort();
+    } else if (event.type === "approval_requested") {
       const approve = path.decisions[asked++] ?? path.otherwise !== "deny";
       if (approve) agent.approve(event.toolCallId);
       else agent.deny(event.toolCallId, "Denied by the exploration");
@@ -342,9 +359,19 @@ async function runPath(
   };
 }
 
+/** The path aborted at its first execution and at its first approval, when it has them. */
+function interruptions(path: ExplorationPath, outcome: PathOutcome): ExplorationPath[] {
+  if (path.abortAt !== undefined || path.decisions.length > 0) return [];
+  return [
+    ...(outcome.calls.some((c) => c.executed) ? [{ ...path, abortAt: "execution" as const }] : []),
+    ...(outcome.approvalsAsked > 0 ? [{ ...path, abortAt: "approval" as const }] : []),
+  ];
+}
+
 /** The paths that deny one more of the approvals this path asked for (approving the ones before). */
 function denials(path: ExplorationPath, outcome: PathOutcome): ExplorationPath[] {
   const more: ExplorationPath[] = [];
+  if (path.abortAt !== undefined) return more;
   for (let i = path.decisions.length; i < outcome.approvalsAsked; i++) {
     more.push({
       ...path,
@@ -431,6 +458,11 @@ function failure(property: string, problems: string[], outcome: PathOutcome): Pr
         `  turn ${t + 1}: ${turn.map((c, i) => `p${t + 1}_${i + 1} ${c.name} [${c.label}]`).join(", ")}`,
     ),
     `  approvals asked: ${outcome.approvalsAsked}; answers: ${[...path.decisions.map((d) => (d ? "approve" : "deny")), `then ${path.otherwise ?? "approve"}`].join(", ")}`,
+    ...(path.abortAt
+      ? [
+          `  the user aborts the run at its first ${path.abortAt === "execution" ? "call's start" : "approval request"}`,
+        ]
+      : []),
     ...problems.map((p) => `  - ${p}`),
     `  events: ${events.join(" → ")}`,
     `  replay: await replayPath(options, failure.path) — the path: ${JSON.stringify(path, (_, v) => (typeof v === "string" && v.length > 200 ? `<${v.length} characters>` : v))}`,

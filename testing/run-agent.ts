@@ -1,22 +1,15 @@
 import { type Agent, createAgent, type PendingApproval } from "../agent/create-agent.js";
-import type { AgentEndReason, AgentEvent, AgentEventOf } from "../core/events.js";
-import type { AgentMessage, ToolResultMessage, Usage } from "../core/messages.js";
+import type { AgentEvent, AgentEventOf } from "../core/events.js";
+import type { AgentMessage, ToolResultMessage } from "../core/messages.js";
 import type { AgentOptions, PromptInput } from "../core/options.js";
-import type { ProviderErrorKind } from "../providers/provider.js";
+import type { RunOutcome } from "../core/run-outcome.js";
 import type { Tool, ToolResult } from "../tools/define-tool.js";
 import type { ScriptedModel } from "./scripted-model.js";
 import type { TestClock } from "./test-clock.js";
 import { TestKitError } from "./test-kit-error.js";
 
-/** How a run ended: what `agent_end` reported. */
-export interface RunOutcome {
-  reason: AgentEndReason;
-  /** The messages this run added to the transcript. */
-  messages: AgentMessage[];
-  usage: Usage;
-  errorMessage?: string;
-  errorKind?: ProviderErrorKind;
-}
+/** How a run ended: what `agent_end` reported, as `agent.prompt()` resolves it. */
+export type { RunOutcome };
 
 /** One tool call of a run: what the model asked for and what it got back. */
 export interface RunToolCall {
@@ -107,8 +100,9 @@ export async function runAgent(
     if (event.type === "approval_decided") decisions.set(event.toolCallId, event.approved);
     if (event.type === "approval_requested") answerApproval(agent, event, policy);
   });
+  let done: Promise<RunOutcome> | undefined;
   try {
-    const done = agent.prompt(input);
+    done = agent.prompt(input);
     await waitForEnd(agent, done, options);
   } finally {
     subscription.unsubscribe();
@@ -118,13 +112,7 @@ export async function runAgent(
   if (options.verifyModel !== false && isScriptedModel(provider)) provider.verify();
   const transcript = [...agent.messages];
   return {
-    outcome: {
-      reason: ended.reason,
-      messages: ended.messages,
-      usage: ended.usage,
-      ...(ended.errorMessage !== undefined && { errorMessage: ended.errorMessage }),
-      ...(ended.errorKind !== undefined && { errorKind: ended.errorKind }),
-    },
+    outcome: await done,
     events,
     transcript,
     toolCalls: toolCallsOf(ended.messages, decisions, isAgent(agentOrOptions) ? undefined : executed),
@@ -213,7 +201,7 @@ function toolCallsOf(
 }
 
 /** The tool, noting each call whose `execute` runs. */
-export function watched(tool: Tool, executed: Set<string>): Tool {
+function watched(tool: Tool, executed: Set<string>): Tool {
   // A tool built as a class keeps its prototype: only `execute` is overridden.
   const copy: Tool = Object.create(tool);
   copy.execute = (args, ctx) => {

@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { errorText, type ThrownError, thrownError } from "../core/error-text.js";
 import type { ToolCall } from "../core/messages.js";
 import type { ToolSpec } from "../core/provider.js";
 import type { Tool, ToolContext, ToolResult } from "../core/tool.js";
@@ -111,6 +112,26 @@ export function normalizeToolResult(value: unknown): ToolResult {
 /** A text-only error result. */
 export function errorResult(text: string): ToolResult {
   return { content: [{ type: "text", text }], isError: true };
+}
+
+/**
+ * The result of a tool call that threw: the model sees the error's message (a thrown non-Error
+ * as JSON, never `[object Object]`); the app finds the whole error, JSON-safe, in
+ * `details.error` (name, message, stack, cause, an Error's own fields such as `code`), in the
+ * transcript and in `tool_execution_end`.
+ *
+ * @example
+ * ```ts
+ * thrownErrorResult(new Error("disk full", { cause: err }));
+ * // { content: [{ type: "text", text: "disk full" }], details: { error: { name: "Error", message: "disk full", stack, cause } }, isError: true }
+ * ```
+ */
+export function thrownErrorResult(error: unknown): ToolResult<{ error: ThrownError }> {
+  return {
+    content: [{ type: "text", text: errorText(error) }],
+    details: { error: thrownError(error) },
+    isError: true,
+  };
 }
 
 export type { ToolCall };

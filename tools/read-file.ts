@@ -223,6 +223,9 @@ async function readLines(
     currentDropped += Math.max(0, part.length - Math.max(room, 0));
   };
 
+  // A stream made with a signal that already fired is destroyed with an AbortError nobody awaits
+  // yet (an unhandled error); a call aborted before its first read stops here instead.
+  options.signal.throwIfAborted();
   const stream = handle.createReadStream({
     start: 0,
     highWaterMark: 64 * 1024,

@@ -61,6 +61,8 @@ export type AgentMachineEvent =
   | { type: "STEER"; message: AgentMessage }
   | { type: "FOLLOW_UP"; message: AgentMessage }
   | { type: "ABORT" }
+  /** Drops every queued steering and follow-up message (`agent.abort()` sends it). */
+  | { type: "CLEAR_QUEUES" }
   | { type: "DEADLINE" }
   | { type: "CHECK" }
   | ModelStreamEvent

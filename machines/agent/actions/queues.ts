@@ -1,6 +1,6 @@
 import { assign, enqueueActions, sendTo } from "xstate";
 import type { AgentMessage } from "../../../core/messages.js";
-import { takeFromQueue } from "../../agent.logic.js";
+import { noItems, takeFromQueue } from "../../agent.logic.js";
 import { defineAgentActions } from "./define.js";
 
 /**
@@ -18,8 +18,10 @@ export const queueActions = defineAgentActions({
   }),
   queueContinuation: enqueueActions(({ context, enqueue }) => {
     // Continuing after an assistant message needs something new for the model: a queued message.
-    if (context.messages.at(-1)?.role !== "assistant") return;
+    // Otherwise steering queued while idle joins the first turn, as it does with a prompt.
+    const afterAssistant = context.messages.at(-1)?.role === "assistant";
     const fromSteering = context.steeringQueue.length > 0;
+    if (!afterAssistant && !fromSteering) return;
     const source = fromSteering ? context.steeringQueue : context.followUpQueue;
     const { taken, rest } = takeFromQueue(source, fromSteering ? context.steeringMode : context.followUpMode);
     enqueue.assign(fromSteering ? { steeringQueue: rest } : { followUpQueue: rest });
@@ -37,6 +39,17 @@ export const queueActions = defineAgentActions({
   takeSteering: assign(({ context }) => {
     const { taken, rest } = takeFromQueue(context.steeringQueue, context.steeringMode);
     return { steeringQueue: rest, pending: [...context.pending, ...taken] };
+  }),
+  /** A prompt takes the steering queued while the agent was idle into its first turn. */
+  takeQueuedSteering: enqueueActions(({ context, enqueue }) => {
+    if (context.steeringQueue.length === 0) return;
+    const { taken, rest } = takeFromQueue(context.steeringQueue, context.steeringMode);
+    enqueue.assign({ steeringQueue: rest, pending: [...context.pending, ...taken] });
+  }),
+  /** `agent.abort()`: what is queued is dropped with the run. */
+  clearQueues: assign({
+    steeringQueue: () => noItems<AgentMessage>(),
+    followUpQueue: () => noItems<AgentMessage>(),
   }),
   takeFollowUp: assign(({ context }) => {
     const { taken, rest } = takeFromQueue(context.followUpQueue, context.followUpMode);

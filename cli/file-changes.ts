@@ -1,0 +1,185 @@
+import { readFileSync, realpathSync, statSync } from "node:fs";
+import * as path from "node:path";
+import { structuredPatch } from "diff";
+import type { Style } from "./style.js";
+import { fitToColumns, terminalSafe } from "./terminal-text.js";
+
+/** Files larger than this are not read to show a change (the size is shown instead). */
+const MAX_SHOWN_BYTES = 1024 * 1024;
+/** Lines of a diff shown before the rest is folded. */
+export const DIFF_LINES = 40;
+/** Lines of a new file's content shown for a `write_file` approval. */
+export const CONTENT_HEAD_LINES = 10;
+
+/** A file of the workspace as it is now: its text, `missing`, or why it cannot be shown. */
+type FileNow = { kind: "text"; text: string } | { kind: "missing" } | { kind: "unshown"; why: string };
+
+/**
+ * Reads a workspace file to show what a call changes in it. Only for the screen: a path outside
+ * the workspace (also through a symbolic link) or a large file is not read.
+ */
+function readWorkspaceFile(cwd: string, file: string): FileNow {
+  const absolute = path.resolve(cwd, file);
+  const inside = (p: string, root: string) => p === root || p.startsWith(`${root}${path.sep}`);
+  if (!inside(absolute, cwd)) return { kind: "unshown", why: "outside the workspace" };
+  let real: string;
+  try {
+    real = realpathSync(absolute);
+  } catch {
+    return { kind: "missing" };
+  }
+  let root = cwd;
+  try {
+    root = realpathSync(cwd);
+  } catch {}
+  if (!inside(real, root)) return { kind: "unshown", why: "outside the workspace" };
+  const info = statSync(real);
+  if (!info.isFile()) return { kind: "unshown", why: "not a regular file" };
+  if (info.size > MAX_SHOWN_BYTES) return { kind: "unshown", why: `${info.size} bytes` };
+  return { kind: "text", text: readFileSync(real, "utf8") };
+}
+
+/** The file's text after `edit_file` with these arguments, as the tool computes it; or why it fails. */
+function editedText(
+  text: string,
+  args: { old_string?: unknown; new_string?: unknown; replace_all?: unknown },
+): string | { fails: string } {
+  const { old_string: oldString, new_string: newString } = args;
+  if (typeof oldString !== "string" || typeof newString !== "string" || oldString === "")
+    return { fails: "malformed arguments" };
+  const count = text.split(oldString).length - 1;
+  if (count === 0) return { fails: "old_string is not in the file" };
+  if (count > 1 && args.replace_all !== true) return { fails: `old_string occurs ${count} times` };
+  return args.replace_all === true
+    ? text.split(oldString).join(newString)
+    : text.replace(oldString, () => newString);
+}
+
+/**
+ * A coloured unified diff of `before` → `after`, hunks only (the call's line names the file):
+ * `@@` headers cyan, removed lines red, added lines green, context dim; folded after
+ * {@link DIFF_LINES} lines. Each line is terminal-safe and cut to `columns`.
+ *
+ * @example
+ * ```ts
+ * diffLines("a\nb\n", "a\nc\n", createStyle(false), 80);
+ * // ["@@ -1,2 +1,2 @@", " a", "-b", "+c"]
+ * ```
+ */
+export function diffLines(before: string, after: string, style: Style, columns: number): string[] {
+  const patch = structuredPatch("a", "b", before, after, undefined, undefined, { context: 3 });
+  const lines: string[] = [];
+  const fit = (line: string) => fitToColumns(terminalSafe(line.slice(0, columns * 4)), columns);
+  for (const hunk of patch.hunks) {
+    // As `diff -u` writes it: an empty side starts at the line before (`-0,0` for a new file).
+    const start = (at: number, count: number) => `${count === 0 ? at - 1 : at},${count}`;
+    lines.push(
+      style.cyan(`@@ -${start(hunk.oldStart, hunk.oldLines)} +${start(hunk.newStart, hunk.newLines)} @@`),
+    );
+    for (const line of hunk.lines) {
+      if (line.startsWith("\\")) continue; // "\ No newline at end of file"
+      const shown = fit(line);
+      lines.push(
+        line[0] === "+" ? style.green(shown) : line[0] === "-" ? style.red(shown) : style.dim(shown),
+      );
+    }
+  }
+  if (lines.length <= DIFF_LINES) return lines;
+  const hidden = lines.length - (DIFF_LINES - 1);
+  return [...lines.slice(0, DIFF_LINES - 1), style.dim(`… ${hidden} more diff lines`)];
+}
+
+const record = (args: unknown): Record<string, unknown> =>
+  args && typeof args === "object" ? (args as Record<string, unknown>) : {};
+
+/**
+ * What an approval question is about, as lines shown above it: the coloured diff of an
+ * `edit_file`; for a `write_file` the diff against the file it replaces, or the new file's first
+ * lines and size; the whole command of a `bash` call; the arguments of any other tool.
+ *
+ * @example
+ * ```ts
+ * for (const line of approvalPreview(cwd, "edit_file", args, style, 100)) view.note(line);
+ * ```
+ */
+export function approvalPreview(
+  cwd: string,
+  toolName: string,
+  args: unknown,
+  style: Style,
+  columns: number,
+): string[] {
+  const a = record(args);
+  const fit = (line: string) => fitToColumns(terminalSafe(line.slice(0, columns * 4)), columns);
+  if (toolName === "bash" && typeof a.command === "string") {
+    const lines = a.command.split("\n");
+    const shown = lines.length > DIFF_LINES ? lines.slice(0, DIFF_LINES - 1) : lines;
+    return [
+      ...shown.map((line, i) => style.bold(fit(`${i === 0 ? "$ " : "  "}${line}`))),
+      ...(shown.length < lines.length ? [style.dim(`… ${lines.length - shown.length} more lines`)] : []),
+    ];
+  }
+  if ((toolName === "edit_file" || toolName === "write_file") && typeof a.path === "string") {
+    const now = readWorkspaceFile(cwd, a.path);
+    if (now.kind === "unshown") return [style.dim(`(${a.path}: ${now.why}; not shown)`)];
+    if (toolName === "edit_file") {
+      if (now.kind === "missing") return [style.yellow(`(${a.path} does not exist: the edit will fail)`)];
+      const after = editedText(now.text, a);
+      if (typeof after !== "string") return [style.yellow(`(${after.fails}: the edit will fail)`)];
+      return diffLines(now.text, after, style, columns);
+    }
+    if (typeof a.content !== "string") return [style.yellow("(no content: the write will fail)")];
+    if (now.kind === "text") return diffLines(now.text, a.content, style, columns);
+    const lines = a.content.replace(/\n$/, "").split("\n");
+    const head = lines.slice(0, CONTENT_HEAD_LINES).map((line) => style.green(fit(`+${line}`)));
+    const size = Buffer.byteLength(a.content);
+    return [
+      style.dim(`new file, ${lines.length} line${lines.length === 1 ? "" : "s"}, ${size} bytes`),
+      ...head,
+      ...(lines.length > CONTENT_HEAD_LINES
+        ? [style.dim(`… ${lines.length - CONTENT_HEAD_LINES} more lines`)]
+        : []),
+    ];
+  }
+  const json = JSON.stringify(args, null, 2) ?? "";
+  const lines = json.split("\n");
+  return [
+    ...lines.slice(0, DIFF_LINES).map((line) => style.dim(fit(line))),
+    ...(lines.length > DIFF_LINES ? [style.dim(`… ${lines.length - DIFF_LINES} more lines`)] : []),
+  ];
+}
+
+/**
+ * Captures a file before an `edit_file` / `write_file` call runs, and returns what gives the diff
+ * the call applied once it has run (`undefined` for other tools, or a file that cannot be shown).
+ *
+ * @example
+ * ```ts
+ * const applied = captureChange(cwd, "edit_file", args); // at tool_execution_start
+ * const lines = applied?.(style, 100); // at tool_execution_end
+ * ```
+ */
+export function captureChange(
+  cwd: string,
+  toolName: string,
+  args: unknown,
+): ((style: Style, columns: number) => string[]) | undefined {
+  const file = record(args).path;
+  if ((toolName !== "edit_file" && toolName !== "write_file") || typeof file !== "string") return undefined;
+  let before: FileNow;
+  try {
+    before = readWorkspaceFile(cwd, file);
+  } catch {
+    return undefined;
+  }
+  if (before.kind === "unshown") return undefined;
+  return (style, columns) => {
+    try {
+      const after = readWorkspaceFile(cwd, file);
+      if (after.kind !== "text") return [];
+      return diffLines(before.kind === "text" ? before.text : "", after.text, style, columns);
+    } catch {
+      return [];
+    }
+  };
+}

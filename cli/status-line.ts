@@ -1,0 +1,113 @@
+import { reportedPromptTokens } from "../context/tokens.js";
+import type { AgentEvent } from "../core/events.js";
+
+/** What the status line counts over a session. */
+export interface SessionMeter {
+  /** Takes every event of the agent (cheap on `message_update`: it returns at once). */
+  handle(event: AgentEvent): void;
+  /** Tokens the context holds now, as the provider last reported them or compaction left them. */
+  readonly contextTokens: number;
+  /** The window the context is measured against (a learned smaller window replaces it); 0: unknown. */
+  readonly maxContextTokens: number;
+  /** Sets the context's size (a resumed session's transcript, estimated). */
+  setContextTokens(tokens: number): void;
+  /** Tokens of every model call of the session, retried attempts included (they were paid for). */
+  readonly totalTokens: number;
+  /** Dollars of every model call of the session, when the provider prices them. */
+  readonly cost: number;
+}
+
+/**
+ * Counts a session for the status line: the context against its window, tokens and cost.
+ *
+ * @example
+ * ```ts
+ * const meter = createSessionMeter({ maxContextTokens: 200_000 });
+ * agent.events$.subscribe((event) => meter.handle(event));
+ * ```
+ */
+export function createSessionMeter(options: {
+  maxContextTokens: number;
+  contextTokens?: number;
+}): SessionMeter {
+  let contextTokens = options.contextTokens ?? 0;
+  let maxContextTokens = options.maxContextTokens;
+  let totalTokens = 0;
+  let cost = 0;
+  return {
+    handle(event) {
+      switch (event.type) {
+        case "message_end": {
+          const { message } = event;
+          if (message.role !== "assistant") return;
+          totalTokens += message.usage.totalTokens;
+          cost += message.usage.cost?.total ?? 0;
+          const prompt = reportedPromptTokens(message.usage);
+          if (!event.discarded && prompt > 0) contextTokens = prompt + message.usage.output;
+          return;
+        }
+        case "compaction":
+          contextTokens = event.tokensAfter;
+          return;
+        case "context_window_learned":
+          maxContextTokens = event.maxContextTokens;
+          return;
+      }
+    },
+    get contextTokens() {
+      return contextTokens;
+    },
+    setContextTokens(tokens) {
+      contextTokens = tokens;
+    },
+    get maxContextTokens() {
+      return maxContextTokens;
+    },
+    get totalTokens() {
+      return totalTokens;
+    },
+    get cost() {
+      return cost;
+    },
+  };
+}
+
+/** `950`, `15.2k`, `200k`, `1.2M`. */
+export function shortCount(n: number): string {
+  if (n < 1000) return String(Math.round(n));
+  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 100_000 ? 1 : 0).replace(/\.0$/, "")}k`;
+  return `${(n / 1_000_000).toFixed(1).replace(/\.0$/, "")}M`;
+}
+
+/**
+ * The status line under the input: model, context used against the window, the session's tokens
+ * and cost, what the agent does now, and the messages queued for it.
+ *
+ * @example
+ * ```ts
+ * statusLine({ model: "claude-sonnet-4-5", meter, state: "running 2 tools", queued: 1 });
+ * // "claude-sonnet-4-5 · context 12% of 200k · 15.2k tokens · $0.0123 · running 2 tools · 1 queued"
+ * ```
+ */
+export function statusLine(input: {
+  model: string;
+  meter: SessionMeter;
+  state: string;
+  queued: number;
+}): string {
+  const { meter } = input;
+  const share = (meter.contextTokens / meter.maxContextTokens) * 100;
+  // One decimal while it is small: a session's first turns must show it moving.
+  const percent = share < 10 ? share.toFixed(1).replace(/\.0$/, "") : String(Math.round(share));
+  const parts = [
+    input.model,
+    meter.maxContextTokens > 0
+      ? `context ${percent}% of ${shortCount(meter.maxContextTokens)}`
+      : `context ${shortCount(meter.contextTokens)} tokens`,
+    `${shortCount(meter.totalTokens)} tokens`,
+  ];
+  if (meter.cost > 0) parts.push(`$${meter.cost.toFixed(4)}`);
+  parts.push(input.state);
+  if (input.queued > 0) parts.push(`${input.queued} queued`);
+  return parts.join(" · ");
+}

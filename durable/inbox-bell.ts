@@ -1,0 +1,142 @@
+import type { ObjectContext, RestatePromise } from "@restatedev/restate-sdk";
+import type { InboxKind } from "../core/effect-journal.js";
+import type { AgentMessage } from "../core/messages.js";
+import type { RestatePump } from "./restate-pump.js";
+
+/** What `SessionInbox.drain` answers: the messages taken, and how many still wait in each queue. */
+export interface DrainAnswer {
+  messages: AgentMessage[];
+  waiting: Record<InboxKind, number>;
+}
+
+/** What a run asks `SessionInbox.drain` for. */
+export interface DrainRequest {
+  kind: InboxKind;
+  /** The run's doorbell (an awakeable id) and the run (its invocation id): the inbox keeps them. */
+  bell?: { id: string; runId: string };
+  /** Take nothing: only say how many wait (and keep `bell`). */
+  peek?: boolean;
+}
+
+/** What a steer or follow-up resolves the doorbell with: the awakeable the run resolves once it has the ring. */
+export interface Ring {
+  ack: string;
+}
+
+export interface InboxBellOptions {
+  /** The run's invocation id (a steer that rings waits for it to end, at most). */
+  runId: string;
+  /** A durable call to `SessionInbox.drain` (a journal entry, and a round trip). */
+  drain(request: DrainRequest): RestatePromise<DrainAnswer | AgentMessage[]>;
+  /** A one-way message to `SessionInbox.closeBell` (a journal entry, no round trip). */
+  closeBell(bell: string): void;
+}
+
+/** The run's side of the inbox: its checks, and what it leaves behind. See {@link createInboxBell}. */
+export interface InboxBell {
+  /**
+   * Hands the inbox a doorbell as the run starts, with a peek the run does not wait for: the first
+   * checks then ask the inbox only if a message came before it.
+   */
+  open(): void;
+  /** The messages one check takes: asks the inbox only when a message of `kind` may be waiting. */
+  drain(kind: InboxKind): Promise<AgentMessage[]>;
+  /** The run is ending: tells the inbox to forget the doorbell (one way, no round trip). */
+  close(): void;
+}
+
+/**
+ * The steering and follow-up checks of one run, paying the inbox's round trip only when a message
+ * may be waiting.
+ *
+ * The run hands the inbox a doorbell (an awakeable) with a peek as it starts, and a new one with each
+ * drain after a ring. A `steer` or `followUp` that finds the doorbell queues its message, rings it
+ * (resolves it with an acknowledgement awakeable), forgets it, and returns once the run has resolved
+ * the acknowledgement (or the run has ended). A check asks the inbox when the doorbell rang since the
+ * last drain, or when the last answer (drain or peek) said messages of its kind wait; otherwise it
+ * takes nothing, with no journal entry. Every answer counts both queues.
+ *
+ * Why a message that returned is taken at the next check, never one later: the run acknowledges a
+ * ring as soon as Restate delivers it, and Restate delivers an invocation's completions in journal
+ * order, live and on replay. A check is decided in the reactions to the completion before it (the
+ * last step of its turn). A message that returned was acknowledged, so its ring was delivered: either
+ * before that completion (the check sees it) or after it, in which case the check was decided before
+ * the message returned. A message that found no doorbell came before the peek or a drain (whose
+ * answer counts it), or after another message rang, whose acknowledgement it waited for (the inbox
+ * takes one message at a time) and which made the next check ask. A message whose steer returned
+ * because the run ended came after the run's last check. Decisions depend only on the journal's
+ * order, so a replay decides the same.
+ *
+ * @example
+ * ```ts
+ * const bell = createInboxBell(ctx, pump, { runId, drain: (r) => inbox.drain(r), closeBell: (b) => send.closeBell({ bell: b }) });
+ * bell.open();
+ * const messages = await bell.drain("steering"); // [] without a round trip when nothing rang
+ * ```
+ */
+export function createInboxBell(ctx: ObjectContext, pump: RestatePump, options: InboxBellOptions): InboxBell {
+  /** Messages of each kind may be waiting (true until an answer tells otherwise). */
+  const mayWait: Record<InboxKind, boolean> = { steering: true, followUp: true };
+  /** The doorbell not rung yet, and whether the inbox was handed it. */
+  let bell: { id: string; offered: boolean } | undefined;
+  let opening: Promise<unknown> | undefined;
+
+  const currentBell = () => {
+    if (bell) return bell;
+    const { id, promise } = ctx.awakeable<Ring>();
+    const created = { id, offered: false };
+    bell = created;
+    void pump.track(promise).then(
+      (ring) => {
+        if (bell === created) bell = undefined;
+        mayWait.steering = true;
+        mayWait.followUp = true;
+        if (ring?.ack) ctx.resolveAwakeable(ring.ack);
+      },
+      () => {},
+    );
+    return created;
+  };
+
+  /** A drain or a peek, handing over the doorbell when the inbox does not hold it yet. */
+  const ask = async (kind: InboxKind, peek: boolean): Promise<AgentMessage[]> => {
+    const offer = currentBell();
+    const handOver = !offer.offered;
+    offer.offered = true;
+    // What the answer counts replaces what the flags say; a ring after this point sets them again.
+    mayWait.steering = false;
+    mayWait.followUp = false;
+    const answer = await pump.track(
+      options.drain({
+        kind,
+        ...(handOver && { bell: { id: offer.id, runId: options.runId } }),
+        ...(peek && { peek }),
+      }),
+    );
+    if (Array.isArray(answer)) {
+      mayWait.steering = true;
+      mayWait.followUp = true;
+      return answer;
+    }
+    if (answer.waiting.steering > 0) mayWait.steering = true;
+    if (answer.waiting.followUp > 0) mayWait.followUp = true;
+    return answer.messages;
+  };
+
+  return {
+    open() {
+      opening = ask("steering", true);
+    },
+    async drain(kind) {
+      if (opening) {
+        await opening;
+        opening = undefined;
+      }
+      return mayWait[kind] ? ask(kind, false) : [];
+    },
+    close() {
+      if (bell?.offered) options.closeBell(bell.id);
+      bell = undefined;
+    },
+  };
+}
