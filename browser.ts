@@ -7,6 +7,8 @@
 
 // --- The agent: create one, prompt it, watch it ---
 export type { Agent, AgentActor, AgentSnapshot, PendingApproval } from "./agent/create-agent.js";
+export type { SequencedEvent } from "./agent/event-log.js";
+export { EventsUnavailableError } from "./agent/event-log.js";
 export { createAgent } from "./agent/create-agent.js";
 
 // --- Snapshots across releases: version stamps, migrations, the transcript of any snapshot ---
@@ -43,7 +45,10 @@ export type {
   ScriptedToolCall,
 } from "./providers/scripted.js";
 export { scripted } from "./providers/scripted.js";
+export { type AiSdkLanguageModel, type AiSdkOptions, aiSdk } from "./providers/ai-sdk.js";
 export { type AnthropicOptions, anthropic } from "./providers/anthropic.js";
+export { type BedrockOptions, bedrock } from "./providers/bedrock.js";
+export { type GeminiOptions, gemini } from "./providers/gemini.js";
 export {
   DEFAULT_MODELS,
   PROVIDER_NAMES,
@@ -126,6 +131,7 @@ export { toolCallMachine } from "./actors/tool-call.machine.js";
 export type { AgentContext, AgentMachineEvent, AgentMachineInput } from "./machines/agent.machine.js";
 export { agentMachine } from "./machines/agent.machine.js";
 export type { LimitName, LimitVerdict } from "./machines/limit-answer.logic.js";
+export { LOOP_NOTICE_TYPE } from "./machines/loop-detection.logic.js";
 export {
   answeredAtLimit,
   LIMIT_NOTICE_TYPE,

@@ -67,6 +67,7 @@ export {
 // transitions: no actor, no model, no clock). XState's functions are re-exported so you need no
 // `xstate` dependency of your own.
 export { initialTransition, transition } from "xstate";
+export { getShortestPaths, getSimplePaths } from "xstate/graph";
 export type { AgentContext, AgentMachineEvent, AgentMachineInput } from "./machines/agent.machine.js";
 export { agentMachine } from "./machines/agent.machine.js";
 export type { MachineOptions, MachineStep } from "./testing/machine-steps.js";

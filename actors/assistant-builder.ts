@@ -1,4 +1,5 @@
 import type { AssistantMessage, TextContent, ThinkingContent, ToolCall } from "../core/messages.js";
+import { newMessageId } from "../core/message-id.js";
 import { emptyUsage } from "../core/messages.js";
 import type { ProviderEvent } from "../providers/provider.js";
 
@@ -15,7 +16,7 @@ export class AssistantBuilder {
   private readonly startedCalls = new Map<string, ToolCall>();
   done = false;
 
-  constructor(provider: string, model: string, timestamp = Date.now()) {
+  constructor(provider: string, model: string, timestamp = Date.now(), id = newMessageId()) {
     this.message = {
       role: "assistant",
       content: [],
@@ -24,6 +25,7 @@ export class AssistantBuilder {
       provider,
       model,
       timestamp,
+      id,
     };
   }
 

@@ -97,6 +97,11 @@ class ModelCall {
   started = false;
   /** A call of this message started eagerly; a retry would ask for it again, so none is made. */
   announcedCalls = false;
+  /**
+   * The message's id, drawn once per call outside any journaled step: every attempt (and the failure
+   * or abort that ends the call) is the same message to a UI.
+   */
+  readonly messageId: string;
   readonly aborts: AbortHub = createAbortHub();
 
   constructor(
@@ -104,7 +109,9 @@ class ModelCall {
     private readonly sendBack: (event: ModelStreamEvent) => void,
     /** `"none"`: the call must answer without calling tools (the answer at a limit). */
     readonly toolChoice: "none" | undefined,
-  ) {}
+  ) {
+    this.messageId = runtime.messageIds.next();
+  }
 
   /** Reports the outcome to the machine, once. */
   finish(event: ModelStreamEvent): void {
@@ -115,7 +122,7 @@ class ModelCall {
 
   /** The message so far (or an empty one), ended with `stopReason` and `text`. */
   fail(stopReason: "aborted" | "error", text: string): AssistantMessage {
-    return (this.builder ?? newBuilder(this.runtime)).fail(stopReason, text);
+    return (this.builder ?? newBuilder(this)).fail(stopReason, text);
   }
 
   /** A tool call of the message is complete: it may start before the message ends (eager execution). */
@@ -129,8 +136,8 @@ class ModelCall {
 
 const ABORTED_TEXT = "Request was aborted";
 
-function newBuilder(runtime: AgentRuntime): AssistantBuilder {
-  return new AssistantBuilder(runtime.provider.id, runtime.provider.model, runtime.now());
+function newBuilder({ runtime, messageId }: ModelCall): AssistantBuilder {
+  return new AssistantBuilder(runtime.provider.id, runtime.provider.model, runtime.now(), messageId);
 }
 
 /** Resolves with `aborted()` as soon as the call is aborted, even when `work` never settles (a provider that ignores it). */
@@ -159,7 +166,7 @@ function untilAborted<T extends ModelCallOutcome>(
 async function streamWithRetries(call: ModelCall): Promise<ModelCallOutcome> {
   const { runtime, aborts } = call;
   for (let attempt = 0; ; attempt++) {
-    const builder = newBuilder(runtime);
+    const builder = newBuilder(call);
     call.builder = builder;
     call.started = false;
     const failure = await streamWatched(call, builder);
@@ -172,7 +179,7 @@ async function streamWithRetries(call: ModelCall): Promise<ModelCallOutcome> {
       closeDiscardedAttempt(runtime, call, builder, failure.message);
       if (!(await sleep(delayMs, aborts)) || call.finished) {
         return {
-          message: call.finished ? builder.message : newBuilder(runtime).fail("aborted", ABORTED_TEXT),
+          message: call.finished ? builder.message : newBuilder(call).fail("aborted", ABORTED_TEXT),
         };
       }
       continue;

@@ -3,7 +3,8 @@ import * as z from "zod";
 import type { AgentRuntime } from "../core/runtime.js";
 import { runtimeOf } from "../core/runtime.js";
 import { INVALID_JSON_ARGUMENTS_KEY } from "../providers/internal/tool-arguments.js";
-import { errorResult, type ToolResult } from "../tools/define-tool.js";
+import type { PermissionDecision } from "../core/options.js";
+import { errorResult, type Tool, type ToolResult } from "../tools/define-tool.js";
 import { cutText } from "../tools/result-budget.js";
 
 export interface PrepareToolCallInput {
@@ -16,7 +17,8 @@ export interface PrepareToolCallInput {
 export type Preparation =
   | { outcome: "settled"; result: ToolResult }
   | { outcome: "ask"; args: unknown }
-  | { outcome: "run"; args: unknown };
+  /** `edited`: a human corrected the arguments at approval; these are what runs. */
+  | { outcome: "run"; args: unknown; edited?: true };
 
 /** Preparation so far: `check` when validated arguments still wait for the permission checker. */
 export type Validation = Preparation | { outcome: "check"; args: unknown };
@@ -53,7 +55,8 @@ export function validateToolCall(runtime: AgentRuntime, input: PrepareToolCallIn
         ),
       };
     }
-    return { outcome: runtime.permissions ? "check" : "run", args: parsed.data };
+    const asks = tool.needsApproval !== undefined && tool.needsApproval !== false;
+    return { outcome: runtime.permissions || asks ? "check" : "run", args: parsed.data };
   } catch (error) {
     return {
       outcome: "settled",
@@ -74,20 +77,68 @@ export const checkPermissionActor = fromPromise<Preparation, PrepareToolCallInpu
   async ({ input, self }) => {
     const runtime = runtimeOf(self);
     const tool = runtime.tools.get(input.toolName);
-    if (!tool || !runtime.permissions) return { outcome: "run", args: input.args };
+    const { permissions, journal } = runtime;
+    if (!tool || (!permissions && (tool.needsApproval === undefined || tool.needsApproval === false))) {
+      return { outcome: "run", args: input.args };
+    }
     const toolCall = {
       type: "toolCall" as const,
       id: input.toolCallId,
       name: input.toolName,
       arguments: (input.rawArgs ?? {}) as Record<string, unknown>,
     };
-    const { permissions, journal } = runtime;
-    const check = async () => permissions.check({ toolCall, tool, args: input.args });
+    // The checker's deny wins; then an ask from either the checker or the tool.
+    const check = async (): Promise<PermissionDecision> => {
+      const decision = permissions
+        ? await permissions.check({ toolCall, tool, args: input.args })
+        : undefined;
+      if (decision?.behavior === "deny") return decision;
+      const { needsApproval } = tool;
+      let asks = needsApproval === true;
+      if (typeof needsApproval === "function") {
+        try {
+          asks = await needsApproval(input.args, { toolCallId: input.toolCallId, toolName: input.toolName });
+        } catch (error) {
+          return {
+            behavior: "deny",
+            reason: `needsApproval of tool ${tool.name} failed: ${errorText(error)}`,
+          };
+        }
+      }
+      return asks ? { behavior: "ask" } : (decision ?? { behavior: "allow" });
+    };
     const decision = journal ? await journal.permission(input.toolCallId, check) : await check();
     if (decision.behavior === "deny") return { outcome: "settled", result: errorResult(decision.reason) };
     return { outcome: decision.behavior === "ask" ? "ask" : "run", args: input.args };
   },
 );
+
+/**
+ * Arguments a human corrected at approval, checked by the tool's schema like the model's: the
+ * parsed arguments, or the error that refuses them (the call then keeps waiting).
+ *
+ * @example
+ * ```ts
+ * checkEditedArgs(tool, { path: 42 }); // { ok: false, error: "✖ Invalid input: expected string ..." }
+ * ```
+ */
+export function checkEditedArgs(
+  tool: Tool,
+  args: unknown,
+): { ok: true; args: unknown } | { ok: false; error: string } {
+  try {
+    const parsed = tool.parameters.safeParse(args);
+    return parsed.success
+      ? { ok: true, args: parsed.data }
+      : { ok: false, error: z.prettifyError(parsed.error) };
+  } catch (error) {
+    return { ok: false, error: errorText(error) };
+  }
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
 
 /** Providers pass arguments they could not parse as `{ __invalid_json: raw }`; the raw text, if so. */
 function unparsedArguments(args: unknown): string | undefined {

@@ -1,6 +1,7 @@
 import { type AnyActorRef, assign, type SnapshotFrom, setup } from "xstate";
+import { type MessageIds, PROCESS_MESSAGE_IDS } from "../core/message-id.js";
 import type { ToolResultMessage } from "../core/messages.js";
-import { nowFor, runtimeOf } from "../core/runtime.js";
+import { messageIdsFor, nowFor, runtimeOf } from "../core/runtime.js";
 import { errorText } from "../core/error-text.js";
 import { errorResult, thrownErrorResult, type ToolResult } from "../tools/define-tool.js";
 import { executeToolCall } from "./execute-tool.js";
@@ -24,7 +25,10 @@ export interface ToolCallContext extends ToolCallInput {
 }
 
 export type ToolCallEvent =
-  { type: "APPROVE" } | { type: "DENY"; reason?: string } | { type: "TOOL_EXECUTED"; result: ToolResult };
+  /** `args`: arguments a human corrected, already checked against the tool's schema (`agent.approve`). */
+  | { type: "APPROVE"; args?: unknown }
+  | { type: "DENY"; reason?: string }
+  | { type: "TOOL_EXECUTED"; result: ToolResult };
 
 /** What a finished call tells its parent. */
 /** What a finished call outputs; its parent receives it as `xstate.done.actor.<toolCallId>`. */
@@ -44,6 +48,7 @@ export function toolResultMessage(
   toolName: string,
   result: ToolResult,
   timestamp = Date.now(),
+  ids: MessageIds = PROCESS_MESSAGE_IDS,
 ): ToolResultMessage {
   const message: ToolResultMessage = {
     role: "toolResult",
@@ -52,9 +57,29 @@ export function toolResultMessage(
     content: result.content,
     isError: result.isError ?? false,
     timestamp,
+    id: ids.forResult(toolCallId),
   };
   if (result.details !== undefined) message.details = result.details;
   return message;
+}
+
+function editedValidation(args: unknown): Validation {
+  return { outcome: "run", args, edited: true };
+}
+
+/**
+ * A result of a call that ran with arguments a human corrected: it says so to the model (a first
+ * text block) and to apps (`editedArgs`), since the assistant's call in the transcript still shows
+ * the model's arguments.
+ */
+function withEditedArgs(message: ToolResultMessage, validation: Validation): ToolResultMessage {
+  if (validation.outcome !== "run" || validation.edited !== true) return message;
+  const note = `[The user edited the arguments before approving; the call ran with: ${JSON.stringify(validation.args)}]`;
+  return {
+    ...message,
+    content: [{ type: "text", text: note }, ...message.content],
+    editedArgs: validation.args,
+  };
 }
 
 /**
@@ -120,6 +145,9 @@ export const toolCallMachine = setup({
         : { args: preparation.args, result: context.result },
     ),
     recordResult: assign({ result: (_, result: ToolResult) => result }),
+    adoptEditedArgs: assign(({ context }, args: unknown) => ({
+      validation: args === undefined ? context.validation : editedValidation(args),
+    })),
     // The tool runs in this actor (no child actor per call); stopping the actor aborts it.
     runTool: ({ context, self }) =>
       executeToolCall(self, {
@@ -144,11 +172,15 @@ export const toolCallMachine = setup({
   context: ({ input, self }) => ({ ...input, validation: validateToolCall(runtimeOf(self), input) }),
   output: ({ context, self }): ToolCallOutput => ({
     toolCallId: context.toolCallId,
-    message: toolResultMessage(
-      context.toolCallId,
-      context.toolName,
-      context.result ?? errorResult(`Tool ${context.toolName} produced no result`),
-      nowFor(self),
+    message: withEditedArgs(
+      toolResultMessage(
+        context.toolCallId,
+        context.toolName,
+        context.result ?? errorResult(`Tool ${context.toolName} produced no result`),
+        nowFor(self),
+        messageIdsFor(self),
+      ),
+      context.validation,
     ),
   }),
   entry: "announceStart",
@@ -201,7 +233,13 @@ export const toolCallMachine = setup({
     awaitingApproval: {
       entry: "announceApprovalRequest",
       on: {
-        APPROVE: "executing",
+        APPROVE: {
+          target: "executing",
+          actions: {
+            type: "adoptEditedArgs",
+            params: ({ event }: { event: { args?: unknown } }) => event.args,
+          },
+        },
         DENY: {
           target: "done",
           actions: { type: "recordResult", params: ({ event }) => errorResult(deniedText(event.reason)) },

@@ -11,6 +11,7 @@ import {
   AGENT_HOOK_KEYS,
   AGENT_LIMIT_KEYS,
   AGENT_OPTION_KEYS,
+  EVENT_REPLAY_KEYS,
   type AgentOptions,
   LOOP_DETECTION_KEYS,
   RETRY_POLICY_KEYS,
@@ -81,6 +82,12 @@ export function checkAgentOptions(options: AgentOptions): void {
     refuseValue(WHERE, "snapshotMigrations", "an array of migrations", options.snapshotMigrations);
   }
   checkOneOf(WHERE, "hibernate", options.hibernate, ["whenIdle", "manual"]);
+  if (options.eventReplay !== undefined && options.eventReplay !== false) {
+    checkObject("eventReplay", options.eventReplay, "false or { maxEvents?, maxBytes? }");
+    checkOptionKeys("createAgent eventReplay", options.eventReplay, EVENT_REPLAY_KEYS);
+    checkInteger(WHERE, "eventReplay.maxEvents", options.eventReplay.maxEvents, 1);
+    checkInteger(WHERE, "eventReplay.maxBytes", options.eventReplay.maxBytes, 1);
+  }
   checkType(WHERE, "id", options.id, "string");
 }
 

@@ -1,6 +1,14 @@
 import { Observable, Subject } from "rxjs";
 import { type Actor, createActor, type SnapshotFrom, toObserver } from "xstate";
 import { resolveContextConfig } from "../context/config.js";
+import { MessageIds, newMessageId, PROCESS_MESSAGE_IDS, withMessageIds } from "../core/message-id.js";
+import { checkEditedArgs } from "../actors/prepare-tool-call.actor.js";
+import {
+  DEFAULT_EVENT_REPLAY,
+  EventsUnavailableError,
+  RunEventLog,
+  type SequencedEvent,
+} from "./event-log.js";
 import { screenInput, toMessages } from "../machines/agent.logic.js";
 import { type AgentContext, agentMachine } from "../machines/agent.machine.js";
 import { journaledAgentMachine } from "../machines/journaled-agent.machine.js";
@@ -14,7 +22,7 @@ import { DEFAULT_TOOL_RESULT_MAX_CHARS } from "../tools/result-budget.js";
 import type { EffectJournal } from "../core/effect-journal.js";
 import type { AgentEvent } from "../core/events.js";
 import { type AgentMessage, defaultConvertToLlm } from "../core/messages.js";
-import type { AgentOptions, InputFilter, PromptInput } from "../core/options.js";
+import type { AgentOptions, EventReplayOptions, InputFilter, PromptInput } from "../core/options.js";
 import { type RunOutcome, runOutcomeOf } from "../core/run-outcome.js";
 import { type AgentRuntime, bindRuntime, defaultRetryPolicy, defaultStallTimeout } from "../core/runtime.js";
 import { attachTelemetry, moveTelemetry } from "../telemetry/attach.js";
@@ -101,8 +109,27 @@ export interface Agent {
   hibernate(): void;
   /** The agent is hibernating: it holds no actor, only its persisted snapshot. */
   readonly hibernated: boolean;
-  /** Lets one pending call run. Throws for an unknown or already-decided id. */
-  approve(toolCallId: string): void;
+  /**
+   * The id of the run in progress, or of the last one until the agent rests, hibernates or runs
+   * again; `undefined` before the first run. With `eventsSince` it resumes a consumer that lost its
+   * connection.
+   */
+  readonly runId: string | undefined;
+  /**
+   * The events of run `runId` from sequence number `seq` (0 = its `agent_start`), then its live ones,
+   * completing after its `agent_end`. Each comes with its `seq`, so a consumer that reconnects asks
+   * for `lastSeq + 1`. Throws {@link EventsUnavailableError} (carrying the transcript to
+   * resynchronise from) when the run is not the agent's current or last one, or its events from
+   * `seq` left the bounded buffer (`createAgent({ eventReplay })`); a `RangeError` for a `seq` that
+   * is not a whole number or not yet reached.
+   */
+  eventsSince(runId: string, seq?: number): Observable<SequencedEvent>;
+  /**
+   * Lets one pending call run; with `args`, with the arguments a human corrected (checked by the
+   * tool's schema: arguments it refuses throw, and the call keeps waiting). Throws for an unknown or
+   * already-decided id: only the decision that takes effect succeeds.
+   */
+  approve(toolCallId: string, options?: { args?: unknown }): void;
   /** Refuses one pending call; the model sees the reason. Throws for an unknown or already-decided id. */
   deny(toolCallId: string, reason?: string): void;
 }
@@ -157,7 +184,9 @@ function buildAgent(options: AgentOptions, journal: EffectJournal | undefined): 
           ...BUILT_IN_MIGRATIONS,
           ...(options.snapshotMigrations ?? []),
         ]);
-  return new AgentSession(options, journal, tools, snapshot);
+  // Messages given up front get their ids now, so `agent.messages` shows them before the actor exists.
+  const withIds = options.messages ? { ...options, messages: withMessageIds(options.messages) } : options;
+  return new AgentSession(withIds, journal, tools, snapshot);
 }
 
 /** The persisted snapshot of a hibernated agent, as JSON; `undefined` for one that never ran. */
@@ -202,6 +231,8 @@ class AgentSession implements Agent {
   private failures: Set<(error: unknown) => void> | undefined;
   private snapshots: Subject<AgentSnapshot> | undefined;
   private snapshotStream: Observable<AgentSnapshot> | undefined;
+  /** The events of the current (or last) run, numbered, for `eventsSince`; none with `eventReplay: false`. */
+  private runLog: RunEventLog | undefined;
   /** Who follows every actor (`followActors`): told of each new one before it starts. */
   private actorFollowers: Set<(actor: AgentActor) => void> | undefined;
 
@@ -222,7 +253,7 @@ class AgentSession implements Agent {
       options,
       journal,
       tools,
-      (event) => this.events.next(event),
+      (event) => this.emit(event),
       // Only the agent's actors read it, so the agent is awake.
       () => readTranscript(this.live!.getSnapshot().context.messages),
     );
@@ -252,7 +283,7 @@ class AgentSession implements Agent {
       // Approvals pending when the snapshot was taken are asked again, once listeners are attached.
       queueMicrotask(() => {
         for (const pending of this.pendingApprovals()) {
-          this.events.next({ type: "approval_requested", ...pending });
+          this.emit({ type: "approval_requested", ...pending });
         }
       });
     }
@@ -286,6 +317,40 @@ class AgentSession implements Agent {
     // Not started yet: its transcript is the one it was given, as its actor's would be.
     if (!this.dormant && !this.stopped) return this.options.messages ?? [];
     return dormantMessages(this.dormant, this.options);
+  }
+
+  get runId(): string | undefined {
+    return this.runLog?.runId;
+  }
+
+  eventsSince(runId: string, seq = 0): Observable<SequencedEvent> {
+    if (!Number.isInteger(seq) || seq < 0) {
+      throw new RangeError(`eventsSince: seq must be a whole number ≥ 0, got ${String(seq)}`);
+    }
+    const log = this.checkedLog(runId, seq);
+    return new Observable<SequencedEvent>((subscriber) => {
+      // Taken when subscribed: what arrived since the call is part of the replay.
+      if (this.runLog !== log || log.since(seq) === undefined) {
+        subscriber.error(this.unavailable(runId, seq, log));
+        return;
+      }
+      let next = seq;
+      for (const event of log.since(seq)!) subscriber.next({ runId, seq: next++, event });
+      if (log.ended) {
+        subscriber.complete();
+        return;
+      }
+      // The log records each event before subscribers get it: its last number is this event's.
+      const live = this.events.subscribe({
+        next: (event) => {
+          if (this.runLog !== log) return;
+          subscriber.next({ runId, seq: log.next - 1, event });
+          if (event.type === "agent_end") subscriber.complete();
+        },
+        complete: () => subscriber.complete(),
+      });
+      return () => live.unsubscribe();
+    });
   }
 
   get state(): string {
@@ -383,6 +448,7 @@ class AgentSession implements Agent {
     }
     if (!isIdle(actor)) throw new Error("Agent is running: it can hibernate once it is idle");
     this.dormant = { json: JSON.stringify(actor.getPersistedSnapshot()) };
+    this.runLog = undefined;
     this.live = undefined;
     // Nothing may keep the stopped actor or its transcript alive: telemetry's key goes back to the
     // agent, and the converted messages of the last request go.
@@ -416,12 +482,51 @@ class AgentSession implements Agent {
       }));
   }
 
-  approve(toolCallId: string): void {
-    this.decide(toolCallId, { type: "APPROVE" });
+  approve(toolCallId: string, options?: { args?: unknown }): void {
+    this.decide(toolCallId, { type: "APPROVE", ...(options?.args !== undefined && { args: options.args }) });
   }
 
   deny(toolCallId: string, reason?: string): void {
     this.decide(toolCallId, { type: "DENY", reason });
+  }
+
+  /** Publishes an event on `events$`, numbered and kept first when it belongs to a run. */
+  private emit(event: AgentEvent): void {
+    if (event.type === "agent_start" && this.options.eventReplay !== false) {
+      this.runLog = new RunEventLog(newRunId(this.journal), eventReplayLimits(this.options.eventReplay));
+    }
+    const log = this.runLog;
+    if (log !== undefined && !log.ended) log.record(event);
+    this.events.next(event);
+  }
+
+  /** The log that holds `seq` of run `runId`, or the error that says why there is none. */
+  private checkedLog(runId: string, seq: number): RunEventLog {
+    const log = this.runLog;
+    if (!log || log.runId !== runId || seq < log.oldestSeq) throw this.unavailable(runId, seq, log);
+    if (seq > log.next) {
+      throw new RangeError(
+        `eventsSince: run "${runId}" has published ${log.next} events so far (seq 0 to ${log.next - 1}); ` +
+          `seq ${seq} is not reached yet`,
+      );
+    }
+    return log;
+  }
+
+  private unavailable(runId: string, seq: number, log: RunEventLog | undefined): EventsUnavailableError {
+    const known = log?.runId === runId;
+    return new EventsUnavailableError(
+      known
+        ? `The events of run "${runId}" from seq ${seq} are no longer kept (the oldest kept is ` +
+            `${log!.oldestSeq}): resynchronise from the messages (error.messages), then follow live events`
+        : `Run "${runId}" is not this agent's current or last run (${
+            log ? `that is "${log.runId}"` : "it has not run since it was created, restored or woken"
+          }): resynchronise from the messages (error.messages), then follow live events`,
+      runId,
+      seq,
+      known ? log!.oldestSeq : undefined,
+      [...this.messages],
+    );
   }
 
   /** The context of a hibernated agent, read from its snapshot without waking it. */
@@ -461,7 +566,7 @@ class AgentSession implements Agent {
     actor.on("*", (event) => {
       // A run is over: its stream watchdog's timer goes (the next run re-arms it).
       if (event.type === "agent_end") releaseStallWatchdog(this.runtime);
-      this.events.next(event as AgentEvent);
+      this.emit(event as AgentEvent);
     });
     moveTelemetry(this.telemetryKey, actor);
     this.telemetryKey = actor;
@@ -531,6 +636,8 @@ class AgentSession implements Agent {
 
   private rest(actor: AgentActor): void {
     this.resting = actor.getSnapshot().context;
+    // An idle agent keeps nothing of its last run's events: a consumer resynchronises from messages.
+    this.runLog = undefined;
     this.live = undefined;
     moveTelemetry(actor, this);
     this.telemetryKey = this;
@@ -554,7 +661,10 @@ class AgentSession implements Agent {
     });
   }
 
-  private decide(toolCallId: string, event: { type: "APPROVE" } | { type: "DENY"; reason?: string }) {
+  private decide(
+    toolCallId: string,
+    event: { type: "APPROVE"; args?: unknown } | { type: "DENY"; reason?: string },
+  ) {
     const child = this.live ? toolCallActorOf(this.live, toolCallId) : undefined;
     const snapshot = child?.getSnapshot();
     if (!child || snapshot.status !== "active") {
@@ -566,13 +676,32 @@ class AgentSession implements Agent {
       );
     }
     const { toolName } = snapshot.context as { toolName: string };
-    this.events.next({ type: "approval_decided", toolCallId, toolName, approved: event.type === "APPROVE" });
+    if (event.type === "APPROVE" && event.args !== undefined) {
+      const tool = this.runtime.tools.get(toolName);
+      const checked = tool
+        ? checkEditedArgs(tool, event.args)
+        : { ok: false as const, error: "unknown tool" };
+      if (!checked.ok) {
+        throw new TypeError(
+          `approve("${toolCallId}", { args }): the edited arguments fail the schema of tool ${toolName}: ` +
+            `${checked.error}. The call still waits for approval.`,
+        );
+      }
+      event = { type: "APPROVE", args: checked.args };
+    }
+    this.emit({
+      type: "approval_decided",
+      toolCallId,
+      toolName,
+      approved: event.type === "APPROVE",
+      ...(event.type === "APPROVE" && event.args !== undefined && { editedArgs: event.args }),
+    });
     child.send(event);
   }
 
   private screened(input: string | AgentMessage) {
     const screening = screenInput(this.inputFilters, toMessages(input, this.runtime.now()));
-    if (!screening.ok) this.events.next({ type: "input_rejected", reason: screening.reason });
+    if (!screening.ok) this.emit({ type: "input_rejected", reason: screening.reason });
     return screening.ok ? screening.messages : [];
   }
 }
@@ -591,6 +720,7 @@ for (const name of [
   "hibernate",
   "getPersistedSnapshot",
   "pendingApprovals",
+  "eventsSince",
   "approve",
   "deny",
 ] as const) {
@@ -661,6 +791,7 @@ function createRuntime(
     publish,
     transcript,
     now: journal ? () => journal.now() : Date.now,
+    messageIds: journal?.idPrefix !== undefined ? new MessageIds(journal.idPrefix) : PROCESS_MESSAGE_IDS,
     ...(journal && { journal }),
   };
 }
@@ -708,4 +839,13 @@ function stateName(value: unknown): string {
 /** A copy without functions, fit for machine context (and so for persisted snapshots). */
 function dataOnly<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => typeof v !== "function")) as T;
+}
+
+/** A run's id: a durable agent's is its invocation's (the same on every replay). */
+function newRunId(journal: EffectJournal | undefined): string {
+  return journal?.idPrefix !== undefined ? journal.idPrefix.replace(/-$/, "") : `run-${newMessageId()}`;
+}
+
+function eventReplayLimits(options: EventReplayOptions | undefined): Required<EventReplayOptions> {
+  return options ? { ...DEFAULT_EVENT_REPLAY, ...options } : DEFAULT_EVENT_REPLAY;
 }

@@ -1,3 +1,5 @@
+import { enteredAs, newMessageId, withMessageIds } from "../core/message-id.js";
+import type { AgentMessage, MessageSource } from "../core/messages.js";
 import type { PersistedSnapshotData, SnapshotMigration } from "../core/snapshot-version.js";
 
 /**
@@ -63,9 +65,55 @@ export const BUILT_IN_MIGRATIONS: readonly SnapshotMigration[] = [
       "a run's deadline actor is spawned only when the run has a duration limit, no longer invoked by every run (a snapshot's runDeadline child still restores, and is stopped when the run ends)",
     migrate: (snapshot) => snapshot,
   },
+  {
+    from: { format: 1, machine: "de9a26fead63" },
+    to: { format: 2, machine: "de9a26fead63" },
+    description:
+      "every message carries an id (the transcript, the queues, the messages of the turn about to open, the run's own)",
+    migrate: withMessageIdsEverywhere,
+  },
 ];
 
 type Json = Record<string, any>;
+
+/**
+ * Format 2: messages have ids. Every message the snapshot holds gets one; the run's `turnMessage`
+ * (a copy of the transcript's last assistant message in JSON) takes its original's. Tool results
+ * recorded by running calls get theirs as they enter the transcript.
+ */
+function withMessageIdsEverywhere(snapshot: PersistedSnapshotData): PersistedSnapshotData {
+  const context = snapshot.context as Json;
+  const ids = (list: unknown): unknown =>
+    Array.isArray(list) ? withMessageIds(list as AgentMessage[]) : list;
+  const messages = ids(context.messages) as AgentMessage[];
+  const queued = (list: unknown, source: MessageSource): unknown =>
+    Array.isArray(list) ? (list as AgentMessage[]).map((message) => enteredAs(message, source)) : list;
+  const run = context.run as Json | undefined;
+  let migratedRun = run;
+  if (run) {
+    migratedRun = { ...run };
+    if (Array.isArray(run.rewritten)) migratedRun.rewritten = ids(run.rewritten);
+    if (run.turnMessage && typeof run.turnMessage === "object") {
+      const turn = run.turnMessage as AgentMessage;
+      const original = [...messages]
+        .reverse()
+        .find((m) => m.role === "assistant" && m.timestamp === turn.timestamp);
+      migratedRun.turnMessage = { ...turn, id: original?.id ?? newMessageId() };
+    }
+  }
+  return {
+    ...snapshot,
+    context: {
+      ...context,
+      messages,
+      pending: ids(context.pending),
+      // A queue says how its messages came in; the transcript's older messages keep no source.
+      steeringQueue: queued(context.steeringQueue, "steer"),
+      followUpQueue: queued(context.followUpQueue, "followUp"),
+      ...(migratedRun && { run: migratedRun }),
+    },
+  };
+}
 
 /**
  * The snapshot with its running tool execution's context rewritten (nothing to do when idle), and

@@ -25,9 +25,13 @@ const files = readdirSync(here)
   .sort();
 
 // Figures that are not comparisons with pi-agent-core: scripts that print their own report.
-const reports = ["compaction.ts", "context-window.ts", "provider-cache.ts", "telemetry.ts"].filter(
-  (name) => filters.length === 0 || filters.some((filter) => name.includes(filter)),
-);
+const reports = [
+  "compaction.ts",
+  "context-window.ts",
+  "provider-cache.ts",
+  "providers.ts",
+  "telemetry.ts",
+].filter((name) => filters.length === 0 || filters.some((filter) => name.includes(filter)));
 
 if (files.length === 0 && reports.length === 0) {
   console.error(`No bench file matches ${filters.join(", ")}`);

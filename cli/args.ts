@@ -55,8 +55,8 @@ Ctrl-C aborts the run (the transcript is kept), a second Ctrl-C quits.
 Options:
   -p, --print                 run one prompt non-interactively and print the answer
       --json                  print every event as a JSON line (non-interactive)
-      --provider <name>       anthropic | openai | openai-responses | openai-compatible
-      --model <id>            model id (default per provider)
+      --provider <name>       anthropic | openai | openai-responses | openai-compatible | gemini | bedrock
+      --model <id>            model id (default per provider); <provider>:<id> names both (bedrock:<id>)
       --strategy <s>          tool execution: parallel | sequential | auto | batched:N (default parallel)
       --permission-mode <m>   default | acceptEdits | plan | bypass | deny
                               (default: "default" interactively, "deny" with --print/--json or no terminal)
@@ -75,9 +75,10 @@ Options:
   -h, --help                  show this help
   -v, --version               print the version
 
-Models: ANTHROPIC_API_KEY, OPENAI_API_KEY, or OPENAI_BASE_URL with --model select a real model. With
-none set, the bare command runs a demo on a scripted model in a temporary workspace; a prompt,
---print or --json without a model is an error (exit 1), never the demo.
+Models: ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY (GOOGLE_API_KEY), or OPENAI_BASE_URL with
+--model select a real model; Bedrock takes AWS credentials and --model bedrock:<id>. With none set,
+the bare command runs a demo on a scripted model in a temporary workspace; a prompt, --print or
+--json without a model is an error (exit 1), never the demo.
 Sessions are saved under <cwd>/.agent-machine/sessions/<id>/.
 bash runs in a bubblewrap sandbox: it writes only in the workspace and a private /tmp, cannot read
 ~/.ssh, .env and other credentials, and has no network. Without bwrap (apt-get install bubblewrap)

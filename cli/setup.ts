@@ -18,8 +18,9 @@ export type ModelChoice =
  * What to set for a real model: the end of every "no model" error.
  */
 export const MODEL_SETUP_HELP =
-  "Set ANTHROPIC_API_KEY (Anthropic) or OPENAI_API_KEY (OpenAI), or OPENAI_BASE_URL with --model <id> " +
-  "(an OpenAI-compatible server such as Ollama or vLLM); `agent-machine --demo` runs the scripted demo.";
+  "Set ANTHROPIC_API_KEY (Anthropic), OPENAI_API_KEY (OpenAI) or GEMINI_API_KEY (Gemini), or OPENAI_BASE_URL " +
+  "with --model <id> (an OpenAI-compatible server such as Ollama or vLLM); Bedrock takes AWS credentials " +
+  "and --model bedrock:<id>; `agent-machine --demo` runs the scripted demo.";
 
 /**
  * Whether the command may run the scripted demo when no model is configured: only the bare command
@@ -58,16 +59,34 @@ export async function chooseModel(
   }
   if (args.demo) return demo("Demo requested (--demo).");
   const demoAllowed = mayOfferDemo(args);
-  if (args.provider === undefined && !env.ANTHROPIC_API_KEY && !env.OPENAI_API_KEY && !env.OPENAI_BASE_URL) {
+  // `--model bedrock:<id>` names the provider as --provider does.
+  const namesProvider = /^(anthropic|openai|openai-responses|openai-compatible|gemini|bedrock):/.test(
+    args.model ?? "",
+  );
+  const configured =
+    env.ANTHROPIC_API_KEY ||
+    env.OPENAI_API_KEY ||
+    env.OPENAI_BASE_URL ||
+    env.GEMINI_API_KEY ||
+    env.GOOGLE_API_KEY ||
+    env.GOOGLE_GENAI_USE_VERTEXAI ||
+    namesProvider;
+  if (args.provider === undefined && !configured) {
     // Nothing configured: skip loading the SDKs (a second of start-up on a slow machine).
     const reason =
-      "No provider configured: none of ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL is set.";
+      "No provider configured: none of ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY (GOOGLE_API_KEY) or OPENAI_BASE_URL is set.";
     return demoAllowed ? demo(reason) : { kind: "none", reason };
   }
   const { providerFromEnv } = await import("../providers/from-env.js");
   const found = providerFromEnv({ provider: args.provider, model: args.model, env });
   if (found.provider) {
-    const window = args.contextWindow ?? (found.provider.id.startsWith("anthropic") ? 200_000 : 128_000);
+    const window =
+      args.contextWindow ??
+      (found.provider.id.startsWith("anthropic") || /claude/.test(found.provider.model)
+        ? 200_000
+        : found.provider.id.startsWith("gemini")
+          ? 1_000_000
+          : 128_000);
     return {
       kind: "real",
       provider: found.provider,
@@ -75,7 +94,12 @@ export async function chooseModel(
       context: contextConfigForModel(window),
     };
   }
-  if (!demoAllowed || args.provider !== undefined || (args.model !== undefined && env.OPENAI_BASE_URL)) {
+  if (
+    !demoAllowed ||
+    args.provider !== undefined ||
+    namesProvider ||
+    (args.model !== undefined && env.OPENAI_BASE_URL)
+  ) {
     return { kind: "none", reason: found.reason };
   }
   return demo(found.reason);

@@ -106,17 +106,20 @@ export function createSummaryMessage(
   method: CompactionSummaryDetails["method"],
   timestamp: number,
   summarizerError?: string,
+  replaces?: readonly AgentMessage[],
 ): CustomMessage {
   const details: CompactionSummaryDetails = { summary, method };
   if (summarizerError !== undefined) details.summarizerError = summarizerError;
-  return {
+  const message: CustomMessage = {
     role: "custom",
     customType: COMPACTION_SUMMARY_TYPE,
     content: COMPACTION_SUMMARY_PREFIX + summary,
     display: "model",
     details,
     timestamp,
+    source: "agent",
   };
+  return replaces ? withReplaced(message, replaces) : message;
 }
 
 /**
@@ -128,12 +131,24 @@ export function createSummaryMessage(
  * createMarkerMessage(dropped[0].timestamp);
  * ```
  */
-export function createMarkerMessage(timestamp: number): CustomMessage {
-  return {
+export function createMarkerMessage(timestamp: number, replaces?: readonly AgentMessage[]): CustomMessage {
+  const message: CustomMessage = {
     role: "custom",
     customType: COMPACTION_MARKER_TYPE,
     content: COMPACTION_MARKER_TEXT,
     display: "model",
     timestamp,
+    source: "agent",
   };
+  return replaces ? withReplaced(message, replaces) : message;
+}
+
+/**
+ * The compaction message with the ids of the messages it stands for (`replaces`); its own id comes
+ * as it enters the transcript. Messages without an id (never in an agent's transcript) are skipped.
+ */
+function withReplaced(message: CustomMessage, replaced: readonly AgentMessage[]): CustomMessage {
+  const ids: string[] = [];
+  for (const m of replaced) if (m.id !== undefined) ids.push(m.id);
+  return { ...message, replaces: ids };
 }

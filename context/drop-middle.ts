@@ -34,5 +34,9 @@ export function dropMiddle(
   if (cut === headEnd + 1 && first.role === "custom" && first.customType === COMPACTION_MARKER_TYPE) {
     return undefined;
   }
-  return [...head, createMarkerMessage(first.timestamp), ...messages.slice(cut)];
+  return [
+    ...head,
+    createMarkerMessage(first.timestamp, messages.slice(headEnd, cut)),
+    ...messages.slice(cut),
+  ];
 }

@@ -88,7 +88,13 @@ export async function summarizeOldTurns(
 
   const previous = earlier.length > 0 ? clampToTokens(earlier.map(summaryTextOf).join("\n"), cap) : undefined;
   const summary = await writeSummary(toSummarise, previous, cap, config.summarizer, options);
-  const message = createSummaryMessage(summary.text, summary.method, middle[0].timestamp, summary.error);
+  const message = createSummaryMessage(
+    summary.text,
+    summary.method,
+    middle[0].timestamp,
+    summary.error,
+    middle,
+  );
   if (headTokens + estimateMessageTokens(message) + keptTokens > options.bound) return undefined;
   return [...head, message, ...kept];
 }

@@ -49,6 +49,11 @@ export type InboxKind = "steering" | "followUp";
  * ```
  */
 export interface EffectJournal {
+  /**
+   * A prefix unique to this journal (a Restate invocation id): the run's message ids are counted
+   * under it, so a replay mints the same ids as the first execution did.
+   */
+  readonly idPrefix?: string;
   /** The clock of every timestamp the loop writes (in process: `Date.now`). */
   now(): number;
   /** One model call (`turn` counts the run's turns): `run` streams it, publishing its deltas, and resolves with the outcome. */

@@ -91,7 +91,14 @@ export type AgentEvent =
     }
   | { type: "approval_requested"; toolCallId: string; toolName: string; args: unknown }
   /** `agent.approve` / `agent.deny` answered a pending call (published just before the call goes on). */
-  | { type: "approval_decided"; toolCallId: string; toolName: string; approved: boolean }
+  | {
+      type: "approval_decided";
+      toolCallId: string;
+      toolName: string;
+      approved: boolean;
+      /** The arguments a human corrected, when approved with `{ args }` (what the call runs with). */
+      editedArgs?: unknown;
+    }
   | {
       /** A tool call repeats: `warned` (the model is told), then `stopped` (the run ends with reason `loop`). */
       type: "loop_detected";

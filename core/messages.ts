@@ -46,10 +46,25 @@ export interface Usage {
   cost?: { input: number; output: number; cacheRead: number; cacheWrite: number; total: number };
 }
 
+/**
+ * How a user or custom message entered the transcript: `prompt` (`agent.prompt`), `steer`
+ * (`agent.steer`), `followUp` (`agent.followUp`), or `agent` (written by the agent itself: the
+ * limit and loop notices, compaction summaries).
+ */
+export type MessageSource = "prompt" | "steer" | "followUp" | "agent";
+
 export interface UserMessage {
   role: "user";
   content: string | (TextContent | ImageContent)[];
   timestamp: number;
+  /**
+   * Unique in the transcript, set when the message enters it (a caller may pass its own). Optional
+   * in the type so messages written by hand or by older releases still type-check; every message of
+   * an agent's transcript and events has one.
+   */
+  id?: string;
+  /** How it entered the transcript (absent only in messages from before sources were recorded). */
+  source?: MessageSource;
 }
 
 export interface AssistantMessage {
@@ -62,6 +77,8 @@ export interface AssistantMessage {
   provider?: string;
   model?: string;
   timestamp: number;
+  /** Unique in the transcript; known from the call's first `message_start` (every attempt of one model call shares it). */
+  id?: string;
 }
 
 export interface ToolResultMessage<TDetails = unknown> {
@@ -72,6 +89,13 @@ export interface ToolResultMessage<TDetails = unknown> {
   details?: TDetails;
   isError: boolean;
   timestamp: number;
+  /** Unique in the transcript, set when the result is made. */
+  id?: string;
+  /**
+   * The arguments the call ran with when a human corrected them at approval
+   * (`agent.approve(id, { args })`); the assistant's call keeps the model's.
+   */
+  editedArgs?: unknown;
 }
 
 /**
@@ -86,6 +110,15 @@ export interface CustomMessage {
   display?: "model" | "ui-only";
   details?: unknown;
   timestamp: number;
+  /** Unique in the transcript, set when the message enters it (a caller may pass its own). */
+  id?: string;
+  /** How it entered the transcript: `agent` for the agent's own notices and compaction messages. */
+  source?: MessageSource;
+  /**
+   * The ids of the messages this one stands for in the transcript: set on a compaction summary or
+   * marker (the messages it replaced, earlier summaries included).
+   */
+  replaces?: string[];
 }
 
 /** A message the provider understands. */

@@ -215,6 +215,12 @@ export interface AgentOptions {
    * (README, "Resting").
    */
   hibernate?: "whenIdle" | "manual";
+  /**
+   * The events of the run in progress are numbered and kept, so a consumer that reconnects asks
+   * `agent.eventsSince(runId, seq)` for what it missed (docs/ui.md). Bounded by a count and a byte
+   * budget (defaults: 10,000 events, 8 MB); `false` keeps none.
+   */
+  eventReplay?: EventReplayOptions | false;
   /** An id for this agent (shown in the inspector, used as `childAgentId` for sub-agents). */
   id?: string;
 }
@@ -250,7 +256,25 @@ export const AGENT_OPTION_KEYS: OptionKeys<AgentOptions> = {
   parentActor: true,
   id: true,
   hibernate: true,
+  eventReplay: true,
 };
+
+/**
+ * How much of a run's events an agent keeps for consumers that reconnect
+ * (`createAgent({ eventReplay })`). The oldest events go first once either bound is passed.
+ */
+export interface EventReplayOptions {
+  /** Events kept per run. Default 10,000. */
+  maxEvents?: number;
+  /**
+   * Approximate bytes the kept events may hold beyond what the transcript holds anyway: each event
+   * object, and the text only it carries (deltas, progress, partial tool results). Default 8 MB.
+   */
+  maxBytes?: number;
+}
+
+/** The keys of {@link EventReplayOptions}. */
+export const EVENT_REPLAY_KEYS: OptionKeys<EventReplayOptions> = { maxEvents: true, maxBytes: true };
 
 /** The keys of {@link AgentLimits}. */
 export const AGENT_LIMIT_KEYS: OptionKeys<AgentLimits> = {

@@ -4,6 +4,7 @@ import type { Provider, ToolSpec } from "./provider.js";
 import type { Tool } from "./tool.js";
 import type { Workspace } from "./workspace.js";
 import type { EffectJournal } from "./effect-journal.js";
+import { type MessageIds, PROCESS_MESSAGE_IDS } from "./message-id.js";
 import type { LlmMessagesReader } from "./llm-messages.js";
 import type { AgentEvent } from "./events.js";
 import type { AgentMessage, Message } from "./messages.js";
@@ -46,6 +47,8 @@ export interface AgentRuntime {
   now(): number;
   /** Set only for agents a durable engine runs: every effect goes through it. */
   readonly journal?: EffectJournal;
+  /** Where the agent's messages get their ids (deterministic under a journal). */
+  readonly messageIds: MessageIds;
 }
 
 const runtimes = new WeakMap<object, AgentRuntime>();
@@ -71,6 +74,14 @@ export function runtimeOf(actor: AnyActorRef): AgentRuntime {
  */
 export function nowFor(actor: AnyActorRef): number {
   return findRuntime(actor)?.now() ?? Date.now();
+}
+
+/**
+ * Where the messages an actor writes get their ids: its agent's {@link MessageIds}, or the
+ * process's for a machine run without an agent.
+ */
+export function messageIdsFor(actor: AnyActorRef): MessageIds {
+  return findRuntime(actor)?.messageIds ?? PROCESS_MESSAGE_IDS;
 }
 
 function findRuntime(actor: AnyActorRef): AgentRuntime | undefined {

@@ -1,9 +1,9 @@
 /**
  * The layout of a persisted agent snapshot. Bump it when the meaning of the saved data changes in
  * a way the machine's structure hash cannot see (a value's unit, a message field's meaning), and
- * register a migration from the previous version.
+ * register a migration from the previous version. Format 2: every message carries an `id`.
  */
-export const SNAPSHOT_FORMAT = 1;
+export const SNAPSHOT_FORMAT = 2;
 
 /** Which agent machine wrote a persisted snapshot: the format and a hash of the machine's structure. */
 export interface SnapshotVersion {

@@ -64,8 +64,16 @@ export interface Tool<TArgs = any, TDetails = unknown> {
   readonly maxResultChars?: number;
   /** The workspace the tool works in, if any (the agent spills cut results where `read_file` can read them). */
   readonly workspace?: Workspace;
+  /** Whether a call waits for `agent.approve` / `agent.deny` before it runs (see `defineTool`'s `needsApproval`). */
+  readonly needsApproval?: boolean | ((args: TArgs, ctx: ApprovalContext) => boolean | Promise<boolean>);
   execute(
     args: TArgs,
     ctx: ToolContext,
   ): Promise<string | ToolResult<TDetails>> | string | ToolResult<TDetails>;
+}
+
+/** What a tool's `needsApproval` is told about the call besides its arguments. */
+export interface ApprovalContext {
+  toolCallId: string;
+  toolName: string;
 }

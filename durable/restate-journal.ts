@@ -64,6 +64,8 @@ export function createRestateJournal(
       });
 
   return {
+    // The invocation's id: the same on every replay of this run, and no other run's.
+    idPrefix: `${ctx.request().id as string}-`,
     now: () => clock,
     modelCall: (turn, run) => step(`model:${turn}`, run),
     toolCall: (toolCallId, run) => step(`tool:${toolCallId}`, run),

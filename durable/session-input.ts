@@ -13,8 +13,10 @@ const content = z.union([z.string(), z.array(z.union([text, image]))], {
   error: 'must be text, or a list of { type: "text", text } and { type: "image", data, mimeType } parts',
 });
 const timestamp = z.number().finite().optional();
+/** A client may name its own message (an AI SDK `UIMessage.id`, an AG-UI message id). */
+const id = z.string().min(1).max(200).optional();
 
-const userMessage = z.object({ role: z.literal("user"), content, timestamp }).strict();
+const userMessage = z.object({ role: z.literal("user"), content, timestamp, id }).strict();
 const customMessage = z
   .object({
     role: z.literal("custom"),
@@ -23,6 +25,7 @@ const customMessage = z
     display: z.enum(["model", "ui-only"]).optional(),
     details: z.unknown().optional(),
     timestamp,
+    id,
   })
   .strict();
 

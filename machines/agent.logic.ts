@@ -1,4 +1,5 @@
 import type { AgentEndReason } from "../core/events.js";
+import { PROCESS_MESSAGE_IDS } from "../core/message-id.js";
 import {
   type AgentMessage,
   type AssistantMessage,
@@ -164,13 +165,18 @@ export function durationLimitText(maxDurationMs: number): string {
 }
 
 /** The assistant message that closes a run stopped by a limit. It is not a turn. */
-export function stopNotice(limitText: string, timestamp = Date.now()): AssistantMessage {
+export function stopNotice(
+  limitText: string,
+  timestamp = Date.now(),
+  id = PROCESS_MESSAGE_IDS.next(),
+): AssistantMessage {
   return {
     role: "assistant",
     content: [{ type: "text", text: `[Agent stopped: ${limitText}]` }],
     stopReason: "stop",
     usage: emptyUsage(),
     timestamp,
+    id,
   };
 }
 
@@ -179,6 +185,7 @@ export function emptyAssistant(
   stopReason: "aborted" | "error",
   errorMessage: string,
   timestamp = Date.now(),
+  id = PROCESS_MESSAGE_IDS.next(),
 ): AssistantMessage {
   return {
     role: "assistant",
@@ -187,6 +194,7 @@ export function emptyAssistant(
     usage: emptyUsage(),
     errorMessage,
     timestamp,
+    id,
   };
 }
 

@@ -1,4 +1,5 @@
 import { estimateMessageTokens } from "../context/tokens.js";
+import { PROCESS_MESSAGE_IDS } from "../core/message-id.js";
 import {
   type AgentMessage,
   type AssistantMessage,
@@ -114,7 +115,11 @@ export function nextCallTokens(messages: readonly AgentMessage[], pending: reado
  * // "[Max turns reached (3/3). No more tool calls: answer now …]"
  * ```
  */
-export function limitNotice(verdict: LimitVerdict, timestamp = Date.now()): CustomMessage {
+export function limitNotice(
+  verdict: LimitVerdict,
+  timestamp = Date.now(),
+  id = PROCESS_MESSAGE_IDS.next(),
+): CustomMessage {
   return {
     role: "custom",
     customType: LIMIT_NOTICE_TYPE,
@@ -124,6 +129,8 @@ export function limitNotice(verdict: LimitVerdict, timestamp = Date.now()): Cust
     display: "model",
     details: { limit: verdict.limit },
     timestamp,
+    id,
+    source: "agent",
   };
 }
 

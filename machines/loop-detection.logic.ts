@@ -1,4 +1,5 @@
-import type { AgentMessage, ToolCall, ToolResultMessage, UserMessage } from "../core/messages.js";
+import { PROCESS_MESSAGE_IDS } from "../core/message-id.js";
+import type { AgentMessage, CustomMessage, ToolCall, ToolResultMessage } from "../core/messages.js";
 import type { LoopDetectionOptions } from "../core/options.js";
 import { SKIPPED_TEXT } from "./tool-execution.logic.js";
 
@@ -259,22 +260,36 @@ export function describeLoop(hit: LoopHit): string {
     : `${hit.toolName} was called ${hit.count} times with the same arguments and got the same result each time`;
 }
 
+/** `customType` of the notice that tells the model it loops. */
+export const LOOP_NOTICE_TYPE = "loop_notice";
+
 /**
- * The steering-like notice that tells the model it loops: a user message the next turn appends.
+ * The notice that tells the model it loops, which the next turn appends: a custom message with
+ * `source: "agent"`, like the limit notice, so an app tells it from what the user steered in. The
+ * model reads it as a user message (the default `convertToLlm`).
  *
  * @example
  * ```ts
  * loopNotice({ toolName: "bash", toolCallId: "c7", kind: "failing", count: 3 });
- * // { role: "user", content: "[Loop detected: bash failed 3 times with the same arguments. ...]" }
+ * // { role: "custom", customType: "loop_notice", source: "agent", content: "[Loop detected: bash failed 3 times ...]" }
  * ```
  */
-export function loopNotice(hit: LoopHit, timestamp = Date.now()): UserMessage {
+export function loopNotice(
+  hit: LoopHit,
+  timestamp = Date.now(),
+  id = PROCESS_MESSAGE_IDS.next(),
+): CustomMessage {
   return {
-    role: "user",
+    role: "custom",
+    customType: LOOP_NOTICE_TYPE,
     content:
       `[Loop detected: ${describeLoop(hit)}. Repeating it will not help: change the arguments, ` +
       "try another approach, or stop and say what blocks you. If this call repeats again, the run is stopped.]",
+    display: "model",
+    details: { toolName: hit.toolName, toolCallId: hit.toolCallId, kind: hit.kind, count: hit.count },
     timestamp,
+    id,
+    source: "agent",
   };
 }
 
@@ -285,9 +300,5 @@ export function loopStopText(hit: LoopHit): string {
 
 /** Whether a transcript message is a loop notice. */
 export function isLoopNotice(message: AgentMessage): boolean {
-  return (
-    message.role === "user" &&
-    typeof message.content === "string" &&
-    message.content.startsWith("[Loop detected: ")
-  );
+  return message.role === "custom" && message.customType === LOOP_NOTICE_TYPE;
 }

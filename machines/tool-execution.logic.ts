@@ -1,3 +1,4 @@
+import { type MessageIds, PROCESS_MESSAGE_IDS } from "../core/message-id.js";
 import type { AnyActorRef } from "xstate";
 import { toolResultMessage } from "../actors/tool-call.machine.js";
 import type { ToolCall, ToolResultMessage } from "../core/messages.js";
@@ -105,8 +106,9 @@ export function unranResult(
   call: Pick<PlannedCall, "id" | "name">,
   text: string,
   timestamp = Date.now(),
+  ids: MessageIds = PROCESS_MESSAGE_IDS,
 ): ToolResultMessage {
-  return toolResultMessage(call.id, call.name, errorResult(text), timestamp);
+  return toolResultMessage(call.id, call.name, errorResult(text), timestamp, ids);
 }
 
 /** Planned calls from an assistant message's tool calls. */
@@ -134,9 +136,9 @@ export function answerUnran(
   enqueue: EnqueueEffect,
   call: PlannedCall,
   text: string,
-  { started, timestamp }: { started: boolean; timestamp: number },
+  { started, timestamp, ids }: { started: boolean; timestamp: number; ids?: MessageIds },
 ): ToolResultMessage {
-  const message = unranResult(call, text, timestamp);
+  const message = unranResult(call, text, timestamp, ids);
   enqueue(({ self }) => {
     const runtime = runtimeOf(self);
     if (!started) {

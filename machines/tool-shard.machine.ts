@@ -1,7 +1,7 @@
 import { assign, enqueueActions, setup, stopChild } from "xstate";
 import { type ToolCallOutput, toolCallMachine } from "../actors/tool-call.machine.js";
 import type { ToolResultMessage } from "../core/messages.js";
-import { nowFor } from "../core/runtime.js";
+import { messageIdsFor, nowFor } from "../core/runtime.js";
 import { abortedText, answerUnran, doneActorId, type PlannedCall } from "./tool-execution.logic.js";
 
 export interface ToolShardInput {
@@ -69,6 +69,7 @@ export const toolShardMachine = setup({
       context.results[toolCallId] = answerUnran(enqueue, call, abortedText(call.name), {
         started: true,
         timestamp: nowFor(self),
+        ids: messageIdsFor(self),
       });
       enqueue.assign({ open: context.open - 1 });
     }),
@@ -79,6 +80,7 @@ export const toolShardMachine = setup({
         context.results[call.id] = answerUnran(enqueue, call, abortedText(call.name), {
           started: true,
           timestamp: nowFor(self),
+          ids: messageIdsFor(self),
         });
       }
       enqueue.assign({ open: 0, sealed: true });

@@ -1,3 +1,4 @@
+import { withMessageId } from "../core/message-id.js";
 import type { AgentMessage } from "../core/messages.js";
 
 /**
@@ -32,7 +33,9 @@ export function appendToTranscript(
   if (items.length === 0) return messages as AgentMessage[];
   const store = stores.get(messages);
   const owned = store !== undefined && store.length === messages.length ? store : Array.from(messages);
-  for (const item of items) owned.push(item);
+  // Every message is created with its id; one restored from an older snapshot's running call (or
+  // sent to the machine by hand) gets it here, so the transcript never holds a message without one.
+  for (const item of items) owned.push(item.id === undefined ? withMessageId(item) : item);
   return viewOf(owned, owned.length);
 }
 

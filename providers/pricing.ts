@@ -34,6 +34,20 @@ const prices = new Map<string, ModelPrice>(
     "gpt-4o": { input: 2.5, output: 10, cacheRead: 1.25 },
     "gpt-4o-mini": { input: 0.15, output: 0.6, cacheRead: 0.075 },
     o3: { input: 2, output: 8, cacheRead: 0.5 },
+    // Gemini API paid tier, prompts up to 200k tokens (longer prompts cost more on the Pro models).
+    "gemini-3-pro": { input: 2, output: 12, cacheRead: 0.2 },
+    "gemini-3-flash": { input: 0.5, output: 3, cacheRead: 0.05 },
+    "gemini-2.5-pro": { input: 1.25, output: 10, cacheRead: 0.125 },
+    "gemini-2.5-flash": { input: 0.3, output: 2.5, cacheRead: 0.03 },
+    "gemini-2.5-flash-lite": { input: 0.1, output: 0.4, cacheRead: 0.01 },
+    "gemini-2.0-flash": { input: 0.1, output: 0.4, cacheRead: 0.025 },
+    "gemini-2.0-flash-lite": { input: 0.075, output: 0.3 },
+    // Amazon Nova on Bedrock (on-demand, us-east-1); Bedrock ids are priced without their region
+    // and vendor prefix, so `us.anthropic.claude-sonnet-4-5-…` takes the Claude price above.
+    "nova-premier": { input: 2.5, output: 12.5, cacheRead: 0.625 },
+    "nova-pro": { input: 0.8, output: 3.2, cacheRead: 0.2 },
+    "nova-lite": { input: 0.06, output: 0.24, cacheRead: 0.015 },
+    "nova-micro": { input: 0.035, output: 0.14, cacheRead: 0.00875 },
     "o4-mini": { input: 1.1, output: 4.4, cacheRead: 0.275 },
   }),
 );

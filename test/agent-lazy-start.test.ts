@@ -13,14 +13,14 @@ describe("an agent that has never run", () => {
     const agent = createAgent({ provider: scripted([]), id: "fresh", messages: history });
     expect(agent.state).toBe("idle");
     expect(agent.hibernated).toBe(false);
-    expect(agent.messages).toEqual(history);
+    expect(agent.messages).toEqual([{ ...history[0], id: expect.any(String) }]);
     expect(agent.pendingApprovals()).toEqual([]);
     expect(() => agent.approve("call_1")).toThrow(/No pending approval/);
     // Its actor, once read, is the agent's, idle, with the given transcript.
     expect(agent.actor.id).toBe("fresh");
     expect(agent.actor.getSnapshot().status).toBe("active");
     expect(agent.actor.getSnapshot().value).toBe("idle");
-    expect(agent.actor.getSnapshot().context.messages).toEqual(history);
+    expect(agent.actor.getSnapshot().context.messages).toEqual(agent.messages);
     expect(agent.actor).toBe(agent.actor);
   });
 

@@ -188,7 +188,9 @@ describe("agent-machine --print / --json", () => {
       expect(result.stdout, label).toBe("");
       expect(result.stderr, label).toContain("agent-machine: No model to run with.");
       expect(result.stderr, label).toContain(reason);
-      expect(result.stderr, label).toContain("Set ANTHROPIC_API_KEY (Anthropic) or OPENAI_API_KEY (OpenAI)");
+      expect(result.stderr, label).toContain(
+        "Set ANTHROPIC_API_KEY (Anthropic), OPENAI_API_KEY (OpenAI) or GEMINI_API_KEY (Gemini)",
+      );
       expect(result.stderr, label).not.toContain("demo —");
     }
     // Nothing was started: no session for --continue to pick up.

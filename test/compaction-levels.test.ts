@@ -227,6 +227,9 @@ describe("level 3: dropMiddle", () => {
       content: COMPACTION_MARKER_TEXT,
       display: "model",
       timestamp: messages[1].timestamp,
+      source: "agent",
+      // These hand-made messages have no ids: the marker lists none.
+      replaces: [],
     });
     expect(out.slice(2)).toEqual(messages.slice(-2));
   });

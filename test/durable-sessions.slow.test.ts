@@ -86,6 +86,10 @@ describe("durable sessions on Restate", () => {
 
     const transcript = await client.transcript("same-as-local");
     expect(withoutClock(transcript)).toEqual(withoutClock(local.messages));
+    // Every message has an id; a durable run counts them under its invocation id, so a replay of
+    // the run mints the same ones.
+    expect(new Set(transcript.map((m) => m.id)).size).toBe(transcript.length);
+    expect(transcript.every((m) => m.id?.startsWith(`${result.runId}-`))).toBe(true);
     expect(shape(transcript)).toEqual([
       "user tools",
       "assistant [t1,t2]",

@@ -47,6 +47,7 @@ function createRecordingJournal(
     return answer;
   };
   const journal: EffectJournal = {
+    idPrefix: "recorded-",
     now: () => clock,
     modelCall: (turn, run) => step(`model:${turn}`, run),
     toolCall: (id, run) => step(`tool:${id}`, run),

@@ -100,10 +100,15 @@ export function expectEventInvariants(events: readonly AgentEvent[], { lastRunOp
     for (const e of run) {
       if (e.type === "message_start") {
         expect(openMessage, "message_start inside an open message").toBeUndefined();
+        expect(e.message.id, "every message has an id from its message_start").toEqual(expect.any(String));
         openMessage = e.message;
       }
+      if (e.type === "message_update") expect(e.message.id).toBe(openMessage?.id);
       if (e.type === "message_end") {
         expect(e.message.role).toBe(openMessage?.role);
+        expect(e.message.id, "a message keeps its id from message_start to message_end").toBe(
+          openMessage?.id,
+        );
         openMessage = undefined;
       }
     }

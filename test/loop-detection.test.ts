@@ -6,6 +6,7 @@ import {
   type AgentMessage,
   createAgent,
   defineTool,
+  LOOP_NOTICE_TYPE,
   scripted,
   type ScriptedStep,
   textOf,
@@ -42,8 +43,11 @@ function repeating(args: Record<string, unknown>, stopAfter = 100) {
   );
 }
 
+/** The text of the user messages and of the custom messages the model reads as user messages. */
 const userTexts = (messages: readonly AgentMessage[]) =>
-  messages.filter((m) => m.role === "user").map((m) => (typeof m.content === "string" ? m.content : ""));
+  messages
+    .filter((m) => m.role === "user" || (m.role === "custom" && m.display !== "ui-only"))
+    .map((m) => (m.role !== "assistant" && typeof m.content === "string" ? m.content : ""));
 
 const loopEvents = (events: AgentEvent[]) =>
   events.filter((e): e is AgentEventOf<"loop_detected"> => e.type === "loop_detected");
@@ -56,7 +60,16 @@ describe("loop detection", () => {
     const { messages: added } = await agent.prompt("find a");
 
     expect(provider.calls).toBe(6);
-    // The notice reaches the model as a user message at the start of the 6th turn.
+    // The notice is the agent's own custom message (the user's prompt says it came from prompt())...
+    expect(added.filter((m) => m.role === "user" || m.role === "custom")).toMatchObject([
+      { role: "user", source: "prompt" },
+      { role: "custom", customType: LOOP_NOTICE_TYPE, source: "agent", display: "model" },
+    ]);
+    // ...and reaches the model as a user message at the start of the 6th turn.
+    expect(provider.requests[5]!.messages.at(-1)).toMatchObject({
+      role: "user",
+      content: expect.stringMatching(/^\[Loop detected: /),
+    });
     expect(userTexts(added)).toEqual([
       "find a",
       "[Loop detected: lookup was called 5 times with the same arguments and got the same result each time. " +

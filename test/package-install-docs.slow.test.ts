@@ -49,6 +49,9 @@ const GIVEN: Record<string, string> = {
   port: `const port = undefined as number | undefined;`,
   path: `const path = ".agent-machine/runs/cli.jsonl";`,
   argsText: `const argsText: Record<string, string> = {};`,
+  defineTool: `const defineTool = __defineTool;`,
+  z: `const z = __z;`,
+  send: `const send = async (...args: unknown[]) => \`sent \${args.join(" ")}\`;`,
 };
 const GIVEN_IMPORTS = [
   `import { type AgentOptions as __AgentOptions, createAgent as __createAgent, createReadFileTool as __createReadFileTool, defineTool as __defineTool, scripted as __scripted } from "agent-machine";`,

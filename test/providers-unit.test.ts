@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { modelPrice, providerFromEnv, setModelPrice, withCost } from "../index.js";
+import { aiSdk, bedrock, gemini, modelPrice, providerFromEnv, setModelPrice, withCost } from "../index.js";
+import { bedrockPriceId } from "../providers/bedrock.js";
 import {
   classifyProviderError,
   isContextOverflowText,
@@ -136,14 +137,99 @@ describe("providerFromEnv", () => {
   it("returns no provider and a plain reason when nothing fits", () => {
     expect(providerFromEnv({ env: {} })).toEqual({
       provider: undefined,
-      reason: "No provider configured: none of ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL is set.",
+      reason:
+        "No provider configured: none of ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY (GOOGLE_API_KEY) or OPENAI_BASE_URL is set.",
     });
     expect(providerFromEnv({ provider: "anthropic", env: { OPENAI_API_KEY: "o" } }).reason).toBe(
       "Provider anthropic needs ANTHROPIC_API_KEY.",
     );
-    expect(providerFromEnv({ provider: "gemini", env: {} }).reason).toMatch(/^Unknown provider "gemini"/);
+    expect(providerFromEnv({ provider: "mistral", env: {} }).reason).toMatch(/^Unknown provider "mistral"/);
+    expect(providerFromEnv({ provider: "gemini", env: {} }).reason).toBe(
+      "Provider gemini needs GEMINI_API_KEY (or GOOGLE_API_KEY).",
+    );
     expect(providerFromEnv({ env: { OPENAI_BASE_URL: "http://127.0.0.1:8080/v1" } }).reason).toMatch(
       /no model/,
     );
+  });
+});
+
+describe("providerFromEnv: Gemini and Bedrock", () => {
+  it("picks Gemini from GEMINI_API_KEY or GOOGLE_API_KEY after Anthropic and OpenAI, the key in no reason", () => {
+    const key = "AIzaSyUnitTestKey0000000000000000000";
+    const found = providerFromEnv({ env: { GEMINI_API_KEY: key, OPENAI_BASE_URL: "http://127.0.0.1:1/v1" } });
+    expect(found.provider).toMatchObject({ id: "gemini", model: "gemini-2.5-flash" });
+    expect(found.reason).toBe("Using Gemini gemini-2.5-flash (GEMINI_API_KEY).");
+    expect(JSON.stringify(found)).not.toContain(key);
+    expect(providerFromEnv({ env: { GOOGLE_API_KEY: key } }).provider?.id).toBe("gemini");
+    expect(providerFromEnv({ env: { GOOGLE_API_KEY: key, OPENAI_API_KEY: "sk-o" } }).provider?.id).toBe(
+      "openai",
+    );
+    expect(
+      providerFromEnv({ env: { GOOGLE_GENAI_USE_VERTEXAI: "true", GOOGLE_CLOUD_PROJECT: "p" } }).provider?.id,
+    ).toBe("gemini-vertex");
+  });
+
+  it("takes the provider from a <provider>:<id> model, Bedrock only when asked for", () => {
+    const aws = {
+      AWS_ACCESS_KEY_ID: "AKIAUNITTEST00000000",
+      AWS_SECRET_ACCESS_KEY: "s3cr3t",
+      AWS_REGION: "eu-west-1",
+    };
+    expect(providerFromEnv({ env: aws }).provider).toBeUndefined();
+    const found = providerFromEnv({ model: "bedrock:amazon.nova-pro-v1:0", env: aws });
+    expect(found.provider).toMatchObject({ id: "bedrock", model: "amazon.nova-pro-v1:0" });
+    expect(found.reason).toBe(
+      "Using Amazon Bedrock amazon.nova-pro-v1:0 (region eu-west-1, credentials from the standard AWS chain).",
+    );
+    expect(JSON.stringify(found)).not.toMatch(/AKIAUNITTEST|s3cr3t/);
+    expect(providerFromEnv({ provider: "bedrock", env: aws }).provider?.model).toBe(
+      "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+    );
+    expect(
+      providerFromEnv({ model: "gemini:gemini-2.5-pro", env: { GEMINI_API_KEY: "k" } }).provider,
+    ).toMatchObject({
+      id: "gemini",
+      model: "gemini-2.5-pro",
+    });
+    // A colon that is not after a provider name is part of the model id.
+    expect(
+      providerFromEnv({ model: "qwen3:8b", env: { OPENAI_BASE_URL: "http://127.0.0.1:1/v1" } }).provider
+        ?.model,
+    ).toBe("qwen3:8b");
+    expect(providerFromEnv({ provider: "openai", model: "bedrock:x", env: aws }).reason).toMatch(
+      /name one provider/,
+    );
+  });
+
+  it("prices Gemini models and Bedrock ids (region and vendor prefix left out)", () => {
+    expect(modelPrice("gemini-2.5-flash-lite-preview-09-2025")).toMatchObject({ input: 0.1, output: 0.4 });
+    expect(modelPrice("gemini-2.5-flash")).toMatchObject({ input: 0.3, output: 2.5, cacheRead: 0.03 });
+    expect(modelPrice(bedrockPriceId("us.anthropic.claude-sonnet-4-5-20250929-v1:0"))).toMatchObject({
+      input: 3,
+      output: 15,
+    });
+    expect(modelPrice(bedrockPriceId("amazon.nova-pro-v1:0"))).toMatchObject({ input: 0.8, output: 3.2 });
+  });
+});
+
+describe("gemini, bedrock and aiSdk options", () => {
+  it("are refused when malformed, with a TypeError naming the option", () => {
+    expect(() => gemini({} as never)).toThrow(/gemini: model is required/);
+    expect(() => gemini({ model: "gemini-2.5-flash", thinking: { level: "max" } } as never)).toThrow(
+      /thinking\.level/,
+    );
+    expect(() => gemini({ model: "gemini-2.5-flash", baseURL: "localhost:8080" })).toThrow(/baseURL/);
+    expect(() => bedrock({ model: "" })).toThrow(/bedrock: model/);
+    expect(() => bedrock({ model: "amazon.nova-pro-v1:0", thinking: { budgetTokens: 0 } })).toThrow(
+      /thinking/,
+    );
+    expect(() => aiSdk({ specificationVersion: "v1" } as never)).toThrow(/specification v2, v3 or v4/);
+    const model = {
+      specificationVersion: "v3",
+      provider: "p",
+      modelId: "m",
+      doStream: async () => ({}),
+    } as never;
+    expect(() => aiSdk(model, { maxTokens: -1 })).toThrow(/maxTokens/);
   });
 });

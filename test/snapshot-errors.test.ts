@@ -53,7 +53,9 @@ describe("snapshot errors say what went wrong", () => {
     const error = refusal({ ...saved, context: { ...saved.context, messages: { 0: "hi" } } });
     expect(error.found).toEqual(saved.snapshotVersion);
     expect(error.message).not.toContain("no version stamp");
-    expect(error.message).toContain(`(format 1, machine ${saved.snapshotVersion.machine})`);
+    expect(error.message).toContain(
+      `(format ${saved.snapshotVersion.format}, machine ${saved.snapshotVersion.machine})`,
+    );
     expect(error.message).toContain(
       "it is damaged: its context.messages is an object, not an array of messages",
     );

@@ -38,6 +38,14 @@ function restoreFixture(create: () => Agent): Agent {
 
 const current = snapshotVersionOf(agentMachine);
 
+const withoutIds = (messages: readonly AgentMessage[]) => messages.map(({ id: _id, ...rest }) => rest);
+
+function expectUniqueIds(messages: readonly AgentMessage[]): void {
+  const ids = messages.map((m) => m.id);
+  expect(ids.every((id) => typeof id === "string" && id.length > 0)).toBe(true);
+  expect(new Set(ids).size).toBe(ids.length);
+}
+
 /** An idle snapshot of the current machine, with a follow-up queued. */
 async function idleSnapshot() {
   const agent = createAgent({ provider: scripted([{ text: "one" }]) });
@@ -60,7 +68,7 @@ describe("snapshot version stamps", () => {
   it("every persisted snapshot carries the format and the machine's structure hash", async () => {
     const snapshot = await idleSnapshot();
     expect(snapshot.snapshotVersion).toEqual(current);
-    expect(current).toEqual({ format: 1, machine: expect.stringMatching(/^[0-9a-f]{12}$/) });
+    expect(current).toEqual({ format: 2, machine: expect.stringMatching(/^[0-9a-f]{12}$/) });
     // JSON-safe, and restored as it is by the same release.
     const restored = createAgent({ provider: scripted([]), snapshot: JSON.parse(JSON.stringify(snapshot)) });
     expect(restored.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
@@ -113,8 +121,15 @@ describe("snapshots written by earlier releases (test/fixtures/snapshots)", () =
         createAgent({ provider, tools: [fixtureTool()], systemPrompt: "sys", snapshot: saved }),
       );
       expect(agent.state).toBe("idle");
-      expect(agent.messages).toEqual(saved.context.messages);
+      // The transcript as saved; a snapshot from before message ids (format 1) gets one per message.
+      expect(withoutIds(agent.messages)).toEqual(withoutIds(saved.context.messages));
+      expectUniqueIds(agent.messages);
+      saved.context.messages.forEach((m: AgentMessage, i: number) => {
+        if (m.id !== undefined) expect(agent.messages[i]!.id).toBe(m.id);
+      });
       const { messages: added } = await agent.continue();
+      expectUniqueIds(agent.messages);
+      expect(added[0]).toMatchObject({ source: "followUp" });
       expect(added.map((m) => m.role)).toEqual(["user", "assistant"]);
       expect(added[0]).toMatchObject({ content: "and then the folders" });
       expect(provider.requests[0]!.messages).toHaveLength(saved.context.messages.length + 1);
@@ -200,7 +215,7 @@ describe("snapshots of another machine version", () => {
     const old = await olderSnapshot();
     const error = refusal(() => createAgent({ provider: scripted([]), snapshot: old }));
     expect(error.message).toContain("format 1, machine 0123456789ab");
-    expect(error.message).toContain(`format 1, machine ${current.machine}`);
+    expect(error.message).toContain(`format ${current.format}, machine ${current.machine}`);
     expect(error.message).toContain("no migration is registered");
     expect(error.found).toEqual({ format: 1, machine: "0123456789ab" });
     expect(error.expected).toEqual(current);

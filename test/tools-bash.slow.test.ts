@@ -159,7 +159,10 @@ describe("bash tool", () => {
     expect(dropped + shown).toBe(10_000_000);
     expect(run.text.length).toBeLessThan(2200);
     expect(heapAfter - heapBefore).toBeLessThan(30 * 1024 * 1024);
-    expect(peak - before).toBeLessThan(64 * 1024 * 1024);
+    // Node 24 leaves more dead chunk buffers uncollected at a time than Node 20/22 (a peak of
+    // 69-72 MB measured there against under 64 MB): still well below the 100 MB a tool that held
+    // the whole output would reach.
+    expect(peak - before).toBeLessThan(85 * 1024 * 1024);
   });
 
   it("says (no output) for a silent command and refuses to start when already aborted", async () => {

@@ -74,7 +74,8 @@ describe("agent machine transitions (pure)", () => {
     expect(step.snapshot.value).toEqual({ running: "streaming" });
     expect(types(step)).toEqual(["agent_start", "turn_start", "message_start", "message_end"]);
     expect(step.actions).toContain("spawn:modelStream");
-    expect(step.snapshot.context.messages).toEqual([user]);
+    // The prompt enters with an id and says it came from prompt().
+    expect(step.snapshot.context.messages).toEqual([{ ...user, id: expect.any(String), source: "prompt" }]);
   });
 
   it("a text answer ends the turn and rests in steeringCheck, which asks itself to CHECK", () => {
@@ -94,7 +95,7 @@ describe("agent machine transitions (pure)", () => {
     expect(end.emitted).toEqual([
       {
         type: "agent_end",
-        messages: [user, expect.objectContaining({ role: "assistant" })],
+        messages: [expect.objectContaining(user), expect.objectContaining({ role: "assistant" })],
         reason: "stop",
         usage: expect.objectContaining({ input: 10 }),
       },
@@ -160,7 +161,7 @@ describe("agent machine transitions (pure)", () => {
     expect(step.snapshot.value).toEqual({ running: "steeringCheck" });
     expect(step.actions).toContain("stopChild");
     expect(types(step)).toEqual(["message_start", "message_end", "turn_end"]);
-    expect(step.snapshot.context.messages.at(-1)).toEqual(result("a"));
+    expect(step.snapshot.context.messages.at(-1)).toEqual({ ...result("a"), id: expect.any(String) });
   });
 
   it("ABORT during a turn's one call stops it and answers it as aborted", () => {

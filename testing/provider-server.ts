@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createH2cServer, type Http2ServerRequest } from "node:http2";
 import type { AddressInfo, Socket } from "node:net";
 
 /** One server-sent event: `event:` line (optional) and `data:` (objects are JSON-encoded). */
@@ -23,6 +24,20 @@ export type FixtureReply =
   | { type: "json"; status: number; body?: unknown; headers?: Record<string, string> }
   /** A response body replayed byte for byte (a recorded stream). */
   | { type: "raw"; status?: number; headers?: Record<string, string>; body: string }
+  /**
+   * A streamed body written piece by piece, each piece exactly as given (an SSE stream with the
+   * API's own line endings, or binary frames such as AWS event-stream messages).
+   */
+  | {
+      type: "stream";
+      chunks: (string | Uint8Array)[];
+      status?: number;
+      headers?: Record<string, string>;
+      /** Cut the connection (TCP reset) after writing this many chunks. */
+      resetAfter?: number;
+      /** Write this many chunks, then send nothing more and keep the connection open. */
+      stallAfter?: number;
+    }
   /** Close the connection without any response. */
   | { type: "reset" }
   /** Never answer (until the client gives up or the server closes). */
@@ -32,6 +47,8 @@ export type FixtureReply =
 export interface RecordedRequest {
   method: string;
   path: string;
+  /** The query string without `?` (`alt=sse`), empty when none. */
+  query: string;
   headers: Record<string, string | string[] | undefined>;
   body: any;
   /** For `/v1/messages`: usage computed the way Anthropic's prompt cache bills it. */
@@ -166,7 +183,14 @@ async function readBody(req: IncomingMessage): Promise<any> {
  * ```
  */
 export async function startProviderServer(
-  options: { cacheMinTokens?: number } = {},
+  options: {
+    cacheMinTokens?: number;
+    /**
+     * Serve HTTP/2 without TLS (h2c, prior knowledge) instead of HTTP/1.1: what the AWS SDK's
+     * Bedrock runtime client speaks. A reset then ends the whole HTTP/2 session.
+     */
+    http2?: boolean;
+  } = {},
 ): Promise<ProviderFixtureServer> {
   const queue: ReplySource[] = [];
   const requests: RecordedRequest[] = [];
@@ -184,7 +208,7 @@ export async function startProviderServer(
   ) => {
     switch (reply.type) {
       case "reset":
-        req.socket.resetAndDestroy();
+        cut(req);
         return;
       case "hang":
         return;
@@ -196,6 +220,15 @@ export async function startProviderServer(
         res.writeHead(reply.status ?? 200, { "content-type": "text/event-stream", ...reply.headers });
         res.end(reply.body);
         return;
+      case "stream": {
+        res.writeHead(reply.status ?? 200, reply.headers);
+        res.flushHeaders();
+        const limit = reply.resetAfter ?? reply.stallAfter ?? reply.chunks.length;
+        for (const chunk of reply.chunks.slice(0, limit)) res.write(chunk);
+        if (reply.resetAfter !== undefined) setTimeout(() => cut(req), 20);
+        else if (reply.stallAfter === undefined) res.end();
+        return;
+      }
       case "sse": {
         res.writeHead(reply.status ?? 200, {
           "content-type": "text/event-stream; charset=utf-8",
@@ -209,7 +242,7 @@ export async function startProviderServer(
         for (const frame of frames.slice(0, limit)) res.write(encodeFrame(frame));
         if (reply.resetAfter !== undefined) {
           // Let the written frames reach the client, then cut the connection mid-message.
-          setTimeout(() => req.socket.resetAndDestroy(), 20);
+          setTimeout(() => cut(req), 20);
         } else if (reply.stallAfter === undefined) {
           res.end();
         }
@@ -218,10 +251,23 @@ export async function startProviderServer(
     }
   };
 
-  const server: Server = createServer(async (req, res) => {
+  // Cuts the connection as a network failure would: a TCP reset (HTTP/1.1), the session's socket
+  // destroyed (HTTP/2).
+  const cut = (req: IncomingMessage) => {
+    const h2 = (req as unknown as Http2ServerRequest).stream;
+    if (h2) h2.session?.destroy();
+    else req.socket.resetAndDestroy();
+  };
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const body = await readBody(req);
-    const path = (req.url ?? "").split("?")[0];
-    const recorded: RecordedRequest = { method: req.method ?? "GET", path, headers: req.headers, body };
+    const [path, query = ""] = (req.url ?? "").split("?");
+    const recorded: RecordedRequest = {
+      method: req.method ?? "GET",
+      path,
+      query,
+      headers: req.headers,
+      body,
+    };
     if (path.endsWith("/v1/messages") && body && typeof body === "object")
       recorded.anthropicUsage = cache.bill(body);
     requests.push(recorded);
@@ -234,8 +280,13 @@ export async function startProviderServer(
       req,
       res,
     );
-  });
-  server.on("connection", (socket) => {
+  };
+  const server = (
+    options.http2
+      ? createH2cServer((req, res) => void handle(req as never, res as never))
+      : createServer(handle)
+  ) as Server;
+  server.on("connection", (socket: Socket) => {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
   });

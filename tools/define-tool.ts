@@ -2,10 +2,10 @@ import * as z from "zod";
 import { errorText, type ThrownError, thrownError } from "../core/error-text.js";
 import type { ToolCall } from "../core/messages.js";
 import type { ToolSpec } from "../core/provider.js";
-import type { Tool, ToolContext, ToolResult } from "../core/tool.js";
+import type { ApprovalContext, Tool, ToolContext, ToolResult } from "../core/tool.js";
 import type { Workspace } from "../core/workspace.js";
 
-export type { Tool, ToolContext, ToolResult } from "../core/tool.js";
+export type { ApprovalContext, Tool, ToolContext, ToolResult } from "../core/tool.js";
 
 /** Options of {@link defineTool}. */
 export interface ToolDefinition<TSchema extends z.ZodType, TDetails = unknown> {
@@ -23,6 +23,13 @@ export interface ToolDefinition<TSchema extends z.ZodType, TDetails = unknown> {
   maxResultChars?: number;
   /** The workspace the tool works in, if any. */
   workspace?: Workspace;
+  /**
+   * Calls wait for `agent.approve(id)` / `agent.deny(id)` before they run: `true` for every call,
+   * or a function of the validated arguments deciding per call (a throw denies the call with its
+   * message). A human may approve with corrected arguments: `agent.approve(id, { args })`. The
+   * agent's permission checker, when set, is asked too: its deny wins, then any ask.
+   */
+  needsApproval?: boolean | ((args: z.output<TSchema>, ctx: ApprovalContext) => boolean | Promise<boolean>);
   execute(
     args: z.output<TSchema>,
     ctx: ToolContext,
@@ -61,6 +68,7 @@ export function defineTool<TSchema extends z.ZodType, TDetails = unknown>(
     timeoutMs: definition.timeoutMs,
     maxResultChars: checkedBudget(`Tool "${definition.name}" maxResultChars`, definition.maxResultChars),
     workspace: definition.workspace,
+    ...(definition.needsApproval !== undefined && { needsApproval: definition.needsApproval }),
     execute: definition.execute,
   };
 }

@@ -1,6 +1,7 @@
 import type { ModelStreamEvent } from "../../actors/model-stream.actor.js";
 import type { ToolCallOutput } from "../../actors/tool-call.machine.js";
 import type { ContextConfig, TokenCalibration } from "../../context/config.js";
+import { withMessageIds } from "../../core/message-id.js";
 import type { AgentMessage, ToolResultMessage } from "../../core/messages.js";
 import type {
   AgentLimits,
@@ -94,7 +95,7 @@ const NO_LIMITS: AgentLimits = Object.freeze({});
 export function initialContext(input: AgentMachineInput): AgentContext {
   return (
     input.resume ?? {
-      messages: input.messages ?? [],
+      messages: withMessageIds(input.messages ?? []),
       pending: noItems(),
       steeringQueue: noItems(),
       followUpQueue: noItems(),

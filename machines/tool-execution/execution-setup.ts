@@ -1,7 +1,7 @@
 import { assign, enqueueActions, setup, stopChild } from "xstate";
 import { type ToolCallOutput, toolCallMachine } from "../../actors/tool-call.machine.js";
 import type { ToolResultMessage } from "../../core/messages.js";
-import { nowFor } from "../../core/runtime.js";
+import { messageIdsFor, nowFor } from "../../core/runtime.js";
 import {
   abortedText,
   answerUnran,
@@ -97,6 +97,7 @@ export const toolExecutionSetup = setup({
         context.results[call.id] = answerUnran(enqueue, call, abortedText(call.name), {
           started: true,
           timestamp: nowFor(self),
+          ids: messageIdsFor(self),
         });
         hosted--;
       }
@@ -141,6 +142,7 @@ export const toolExecutionSetup = setup({
         context.results[call.id] = answerUnran(enqueue, call, SKIPPED_TEXT, {
           started: false,
           timestamp: nowFor(self),
+          ids: messageIdsFor(self),
         });
       }
     }),
@@ -155,6 +157,7 @@ export const toolExecutionSetup = setup({
         context.results[call.id] = answerUnran(enqueue, call, abortedText(call.name), {
           started: false,
           timestamp: nowFor(self),
+          ids: messageIdsFor(self),
         });
       }
     }),

@@ -15,6 +15,8 @@ const CONTEXT_OVERFLOW_PATTERNS: RegExp[] = [
   /maximum context length/i, // OpenAI chat, vLLM, OpenRouter
   /greater than the context length/i, // LM Studio
   /context length exceeded/i,
+  /exceeds the maximum number of tokens allowed/i, // Gemini
+  /input token count.*exceeds/i, // Gemini, Vertex AI
   /too many tokens/i,
   /input is too long/i,
   /reduce the length of the messages/i,
@@ -50,11 +52,17 @@ export function parseRetryAfterMs(headers: HeaderSource | undefined, now = Date.
   return undefined;
 }
 
+/**
+ * Shapes of credentials: OpenAI / Anthropic keys (`sk-…`), Google API keys (`AIza…`), AWS access
+ * key ids (`AKIA…`, `ASIA…`).
+ */
+const SECRET_SHAPES = /\b(?:sk-(?:ant-)?[A-Za-z0-9_*-]{6,}|AIza[0-9A-Za-z_-]{20,}|A[KS]IA[0-9A-Z]{12,})/g;
+
 /** Replaces anything that looks like an API key (and the configured key itself) with `[redacted]`. */
 export function redactSecrets(text: string, secret?: string): string {
   let out = text;
   if (secret && secret.length >= 4) out = out.split(secret).join("[redacted]");
-  return out.replace(/\b(sk-(?:ant-)?[A-Za-z0-9_*-]{6,})/g, "[redacted]");
+  return out.replace(SECRET_SHAPES, "[redacted]");
 }
 
 /** Error codes Node and undici use for a connection that failed or was cut. */

@@ -6,7 +6,8 @@ import {
   withLearnedWindow,
 } from "../../../context/context-window.js";
 import { estimateTokens } from "../../../context/tokens.js";
-import { nowFor } from "../../../core/runtime.js";
+import { withMessageIds } from "../../../core/message-id.js";
+import { messageIdsFor, nowFor } from "../../../core/runtime.js";
 import { emptyAssistant, runMessages } from "../../agent.logic.js";
 import { appendToTranscript, readTranscript } from "../../transcript.js";
 import type { StreamDone } from "../context.js";
@@ -23,7 +24,7 @@ import { defineAgentActions } from "./define.js";
  * ```
  */
 export const compactionActions = defineAgentActions({
-  applyCompaction: enqueueActions(({ context, enqueue }, result: CompactionResult | undefined) => {
+  applyCompaction: enqueueActions(({ context, enqueue, self }, result: CompactionResult | undefined) => {
     enqueue.assign({ run: { ...context.run, needsCompaction: false, forceCompaction: false } });
     if (!result) return;
     const { level, tokensBefore, tokensAfter } = result;
@@ -31,7 +32,8 @@ export const compactionActions = defineAgentActions({
     // The run's messages so far are kept as they were, for agent_end; new ones follow the compacted transcript.
     const rewritten = runMessages(context.messages, context.run);
     enqueue.assign({
-      messages: result.messages,
+      // The summary and marker a compaction writes get their ids as they enter.
+      messages: withMessageIds(result.messages, messageIdsFor(self)),
       run: {
         ...context.run,
         needsCompaction: false,
@@ -85,7 +87,7 @@ export const compactionActions = defineAgentActions({
       tokens: estimateTokens(transcript),
       maxContextTokens: context.learnedMaxContextTokens ?? context.contextBudget?.maxContextTokens ?? 0,
     });
-    const message = emptyAssistant("error", error, nowFor(self));
+    const message = emptyAssistant("error", error, nowFor(self), messageIdsFor(self).next());
     enqueue.emit({ type: "message_start", message });
     enqueue.emit({ type: "message_end", message });
     enqueue.assign({

@@ -2,7 +2,8 @@ import { enqueueActions, sendTo } from "xstate";
 import { contextOverflowText } from "../../../context/context-window.js";
 import { calibrationFromUsage, estimateTokens } from "../../../context/tokens.js";
 import { addUsage, type AssistantMessage } from "../../../core/messages.js";
-import { nowFor } from "../../../core/runtime.js";
+import { withMessageId } from "../../../core/message-id.js";
+import { messageIdsFor, nowFor } from "../../../core/runtime.js";
 import { emptyAssistant, ensureUniqueToolCallIds } from "../../agent.logic.js";
 import { appendToTranscript, readTranscript } from "../../transcript.js";
 import type { AgentContext, StreamDone } from "../context.js";
@@ -19,8 +20,12 @@ import { defineAgentActions } from "./define.js";
  * ```
  */
 export const modelAnswerActions = defineAgentActions({
-  recordAssistant: enqueueActions(({ context, enqueue }, done: StreamDone) => {
-    const message = explainOverflow(context, ensureUniqueToolCallIds(done.message), done);
+  recordAssistant: enqueueActions(({ context, enqueue, self }, done: StreamDone) => {
+    // The model stream draws the id; a message sent to the machine by hand gets one here.
+    const message = withMessageId(
+      explainOverflow(context, ensureUniqueToolCallIds(done.message), done),
+      messageIdsFor(self),
+    );
     if (!done.started) enqueue.emit({ type: "message_start", message });
     enqueue.emit({ type: "message_end", message });
     const usage = message.usage;
@@ -48,7 +53,12 @@ export const modelAnswerActions = defineAgentActions({
   }),
   recordEmptyTurn: enqueueActions(
     ({ context, enqueue, self }, failure: { stopReason: "aborted" | "error"; error: string }) => {
-      const message = emptyAssistant(failure.stopReason, failure.error, nowFor(self));
+      const message = emptyAssistant(
+        failure.stopReason,
+        failure.error,
+        nowFor(self),
+        messageIdsFor(self).next(),
+      );
       enqueue.emit({ type: "message_start", message });
       enqueue.emit({ type: "message_end", message });
       enqueue.assign({

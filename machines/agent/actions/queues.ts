@@ -1,5 +1,7 @@
 import { assign, enqueueActions, sendTo } from "xstate";
+import { enteredAs } from "../../../core/message-id.js";
 import type { AgentMessage } from "../../../core/messages.js";
+import { messageIdsFor } from "../../../core/runtime.js";
 import { noItems, takeFromQueue } from "../../agent.logic.js";
 import { defineAgentActions } from "./define.js";
 
@@ -14,7 +16,10 @@ import { defineAgentActions } from "./define.js";
  */
 export const queueActions = defineAgentActions({
   queueMessages: assign({
-    pending: ({ context }, messages: AgentMessage[]) => [...context.pending, ...messages],
+    pending: ({ context, self }, messages: AgentMessage[]) => [
+      ...context.pending,
+      ...messages.map((message) => enteredAs(message, "prompt", messageIdsFor(self))),
+    ],
   }),
   queueContinuation: enqueueActions(({ context, enqueue }) => {
     // Continuing after an assistant message needs something new for the model: a queued message.
@@ -28,10 +33,16 @@ export const queueActions = defineAgentActions({
     enqueue.assign({ pending: ({ context }) => [...context.pending, ...taken] });
   }),
   enqueueSteering: assign({
-    steeringQueue: ({ context }, message: AgentMessage) => [...context.steeringQueue, message],
+    steeringQueue: ({ context, self }, message: AgentMessage) => [
+      ...context.steeringQueue,
+      enteredAs(message, "steer", messageIdsFor(self)),
+    ],
   }),
   enqueueFollowUp: assign({
-    followUpQueue: ({ context }, message: AgentMessage) => [...context.followUpQueue, message],
+    followUpQueue: ({ context, self }, message: AgentMessage) => [
+      ...context.followUpQueue,
+      enteredAs(message, "followUp", messageIdsFor(self)),
+    ],
   }),
   tellExecutionAboutSteering: enqueueActions(({ context, enqueue }) => {
     if (context.run.executionSpawned) enqueue.sendTo("toolExecution", { type: "STEERING_QUEUED" });

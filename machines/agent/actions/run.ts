@@ -1,5 +1,5 @@
 import { assign, enqueueActions, raise, stopChild } from "xstate";
-import { nowFor } from "../../../core/runtime.js";
+import { messageIdsFor, nowFor } from "../../../core/runtime.js";
 import { durationLimitText, newRun, runMessages, stopNotice } from "../../agent.logic.js";
 import { answeredAtLimit, limitNotice } from "../../limit-answer.logic.js";
 import { isLoopNotice } from "../../loop-detection.logic.js";
@@ -42,7 +42,7 @@ export const runActions = defineAgentActions({
     enqueue.emit({ type: "limit_reached", limit: verdict.limit, action: "answer", text: verdict.text });
     // The run ends after this turn whatever the model does; the notice joins the turn's messages.
     enqueue.assign({
-      pending: [...context.pending, limitNotice(verdict, nowFor(self))],
+      pending: [...context.pending, limitNotice(verdict, nowFor(self), messageIdsFor(self).next())],
       run: { ...context.run, endReason: "limit", limitText: verdict.text, answeringLimit: true },
     });
   }),
@@ -63,7 +63,7 @@ export const runActions = defineAgentActions({
     let { messages } = context;
     const answered = run.answeringLimit && answeredAtLimit(run.turnMessage);
     if ((run.endReason === "limit" || run.endReason === "loop") && run.limitText && !answered) {
-      const notice = stopNotice(run.limitText, nowFor(self));
+      const notice = stopNotice(run.limitText, nowFor(self), messageIdsFor(self).next());
       enqueue.emit({ type: "message_start", message: notice });
       enqueue.emit({ type: "message_end", message: notice });
       messages = appendToTranscript(messages, [notice]);

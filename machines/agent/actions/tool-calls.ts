@@ -1,7 +1,8 @@
-import { enqueueActions, sendTo, stopChild } from "xstate";
+import { type AnyActorRef, enqueueActions, sendTo, stopChild } from "xstate";
 import type { AgentEvent } from "../../../core/events.js";
 import type { ToolResultMessage } from "../../../core/messages.js";
-import { nowFor } from "../../../core/runtime.js";
+import { withMessageId } from "../../../core/message-id.js";
+import { messageIdsFor, nowFor } from "../../../core/runtime.js";
 import { callsOf, ensureUniqueToolCallIds, type RunState } from "../../agent.logic.js";
 import { notRunAtLimitText } from "../../limit-answer.logic.js";
 import {
@@ -68,7 +69,7 @@ export const toolCallActions = defineAgentActions({
     }
   }),
   appendToolResults: enqueueActions(({ context, enqueue, self }, results: ToolResultMessage[]) =>
-    appendResults(context, enqueue, results, () => nowFor(self)),
+    appendResults(context, enqueue, results, self),
   ),
   answerMissingResults: enqueueActions(({ context, enqueue, self }, error: unknown) => {
     const answered = new Set(context.run.turnResults.map((r) => r.toolCallId));
@@ -76,7 +77,7 @@ export const toolCallActions = defineAgentActions({
     const now = nowFor(self);
     const missing = callsOf(context.run.turnMessage)
       .filter((c) => !answered.has(c.id))
-      .map((c) => unranResult(c, text, now));
+      .map((c) => unranResult(c, text, now, messageIdsFor(self)));
     for (const message of missing) {
       const { toolCallId, toolName, content } = message;
       enqueue.emit({
@@ -87,7 +88,7 @@ export const toolCallActions = defineAgentActions({
         isError: true,
       });
     }
-    appendResults(context, enqueue, missing, () => nowFor(self));
+    appendResults(context, enqueue, missing, self);
   }),
   stopCall: stopChild(({ event }) => doneActorId(event)),
   abortCall: enqueueActions(({ context, enqueue, self }) => {
@@ -95,7 +96,7 @@ export const toolCallActions = defineAgentActions({
     const [call] = callsOf(context.run.turnMessage);
     if (!call) return;
     enqueue(stopChild(call.id));
-    const message = unranResult(call, abortedText(call.name), nowFor(self));
+    const message = unranResult(call, abortedText(call.name), nowFor(self), messageIdsFor(self));
     const { content } = message;
     enqueue.emit({
       type: "tool_execution_end",
@@ -104,13 +105,14 @@ export const toolCallActions = defineAgentActions({
       result: { content, isError: true },
       isError: true,
     });
-    appendResults(context, enqueue, [message], () => nowFor(self));
+    appendResults(context, enqueue, [message], self);
   }),
   answerUnranCalls: enqueueActions(({ context, enqueue, self }, done: StreamDone) => {
     const now = nowFor(self);
     const textFor = context.run.answeringLimit ? notRunAtLimitText : abortedText;
     const calls = callsOf(ensureUniqueToolCallIds(done.message));
-    const results = calls.map((call) => unranResult(call, textFor(call.name), now));
+    const ids = messageIdsFor(self);
+    const results = calls.map((call) => unranResult(call, textFor(call.name), now, ids));
     for (const [index, { toolCallId, toolName, content }] of results.entries()) {
       enqueue.emit({ type: "tool_execution_start", toolCallId, toolName, args: calls[index]!.arguments });
       enqueue.emit({
@@ -121,7 +123,7 @@ export const toolCallActions = defineAgentActions({
         isError: true,
       });
     }
-    appendResults(context, enqueue, results, () => now);
+    appendResults(context, enqueue, results, self);
   }),
   // Stopped where executing ends with it, not on exit: a stop clones the snapshot even when
   // nothing runs (a turn with one call), and most turns have one.
@@ -141,9 +143,13 @@ function appendResults(
     emit(event: AgentEvent): void;
     assign(values: Partial<AgentContext>): void;
   },
-  results: ToolResultMessage[],
-  now: () => number,
+  given: ToolResultMessage[],
+  self: AnyActorRef,
 ): void {
+  // Results carry the ids their call actors drew; one sent to the machine by hand gets one here.
+  const results = given.some((message) => message.id === undefined)
+    ? given.map((message) => withMessageId(message, messageIdsFor(self)))
+    : given;
   for (const message of results) {
     enqueue.emit({ type: "message_start", message });
     enqueue.emit({ type: "message_end", message });
@@ -159,7 +165,7 @@ function appendResults(
     run = { ...run, loop: verdict.state };
     for (const hit of verdict.warnings) {
       enqueue.emit({ type: "loop_detected", action: "warned", ...hit });
-      pending = [...pending, loopNotice(hit, now())];
+      pending = [...pending, loopNotice(hit, nowFor(self), messageIdsFor(self).next())];
     }
     if (verdict.stop && !run.endReason) {
       enqueue.emit({ type: "loop_detected", action: "stopped", ...verdict.stop });
