@@ -144,7 +144,7 @@ describe("event order", () => {
       provider: scripted([
         {
           toolCalls: [
-            call("r1", "read", 20),
+            call("r1", "read", 150), // a wide margin: r2 (5 ms) must end first even on a loaded machine
             call("r2", "read", 5),
             call("w1", "write", 5),
             call("r3", "read", 5),

@@ -1,5 +1,3 @@
-import { createAgent } from "../agent/create-agent.js";
-import type { AgentEvent } from "../core/events.js";
 import type { AgentOptions, ToolExecutionStrategy } from "../core/options.js";
 import type { Provider } from "../providers/provider.js";
 import type { Tool } from "../tools/define-tool.js";
@@ -9,8 +7,10 @@ import {
   type ExplorationPlace,
   type ExploredCall,
 } from "./adversarial-calls.js";
-import { changesBetween, createSandboxTree, type SandboxTree } from "./internal/sandbox-tree.js";
-import { defaultProperties, type ObservedCall, type PathOutcome, type PathProperty } from "./properties.js";
+import { layouts, representative, sequences, split } from "./internal/path-space.js";
+import { runPath } from "./internal/run-path.js";
+import { createSandboxTree } from "./internal/sandbox-tree.js";
+import { defaultProperties, type PathOutcome, type PathProperty } from "./properties.js";
 import { scriptedModel } from "./scripted-model.js";
 import { TestKitError } from "./test-kit-error.js";
 
@@ -221,144 +221,6 @@ export async function replayPath(
   }
 }
 
-async function runPath(
-  options: Pick<ExploreOptions, "agent" | "runTimeoutMs">,
-  path: ExplorationPath,
-  tree: SandboxTree,
-): Promise<PathOutcome> {
-  const steps = path.turns.map((turn, t) => ({
-    toolCalls: turn.map((call, i) => ({
-      id: `p${t + 1}_${i + 1}`,
-      name: call.name,
-      arguments: placed(call.arguments, tree) as Record<string, unknown>,
-    })),
-  }));
-  const model = scriptedModel([...steps, { text: "done" }], {
-    requireAllSteps: false,
-    whenExhausted: "error",
-  });
-  const config = options.agent({ provider: model, cwd: tree.cwd, outside: tree.outside });
-  const tools = new Map((config.tools ?? []).map((t) => [t.name, t] as const));
-  const observed = new Map<string, ObservedCall>();
-  const observe = (id: string, name: string, args: Record<string, unknown>) => {
-    let call = observed.get(id);
-    if (!call) {
-      call = { id, name, args, executed: false, tool: tools.get(name) };
-      observed.set(id, call);
-    }
-    return call;
-  };
-
-  // Changes to the guarded places are looked for whenever a call finishes, and blamed on the
-  // calls that ran since the last look.
-  const guardedChanges: PathOutcome["guardedChanges"] = [];
-  let last = tree.snapshot();
-  const running = new Set<ObservedCall>();
-  let sinceLast = new Set<ObservedCall>();
-  const look = () => {
-    const now = tree.snapshot();
-    const changes = changesBetween(last, now);
-    last = now;
-    for (const change of changes) guardedChanges.push({ change, calls: [...sinceLast] });
-    sinceLast = new Set(running);
-  };
-  const watch = (tool: Tool): Tool => {
-    const copy: Tool = Object.create(tool);
-    copy.execute = async (args, ctx) => {
-      const call = observe(ctx.toolCallId, tool.name, args as Record<string, unknown>);
-      call.executed = true;
-      if (path.abortAt === "execution" && !aborted) {
-        aborted = true;
-        queueMicrotask(() => agent.abort());
-      }
-      running.add(call);
-      sinceLast.add(call);
-      try {
-        return await tool.execute(args, ctx);
-      } finally {
-        running.delete(call);
-        look();
-      }
-    };
-    return copy;
-  };
-
-  const agent = createAgent({
-    ...config,
-    provider: model,
-    tools: config.tools?.map(watch),
-    ...(path.strategy !== undefined && { toolExecution: path.strategy }),
-  });
-  const events: AgentEvent[] = [];
-  const decisions = new Map<string, boolean>();
-  let aborted = false;
-  let asked = 0;
-  let ended = false;
-  const subscription = agent.events$.subscribe((event) => {
-    events.push(event);
-    if (event.type === "agent_end") ended = true;
-    if (event.type === "approval_requested" && path.abortAt === "approval" && !aborted) {
-      aborted = true;
-      asked++;
-      agent.abort();
-    } else if (event.type === "approval_requested") {
-      const approve = path.decisions[asked++] ?? path.otherwise !== "deny";
-      if (approve) agent.approve(event.toolCallId);
-      else agent.deny(event.toolCallId, "Denied by the exploration");
-    }
-    if (event.type === "approval_decided") {
-      const call = observed.get(event.toolCallId);
-      decisions.set(event.toolCallId, event.approved);
-      if (call) call.approval = event.approved ? "approved" : "denied";
-    }
-  });
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let endedInTime: boolean;
-  try {
-    const done = agent.prompt("Explore").catch(() => undefined);
-    const timeout = new Promise<void>(
-      (resolve) => (timer = setTimeout(resolve, options.runTimeoutMs ?? 10_000)),
-    );
-    await Promise.race([done, timeout]);
-    endedInTime = ended;
-    if (!ended) {
-      agent.abort();
-      await Promise.race([done, new Promise((resolve) => setTimeout(resolve, 1_000))]);
-    }
-  } finally {
-    clearTimeout(timer);
-    subscription.unsubscribe();
-  }
-  sinceLast = new Set([...sinceLast, ...[...observed.values()].filter((c) => c.executed)]);
-  look();
-  const transcript = [...agent.messages];
-  agent.stop();
-
-  // Every call the model made, in order, whether or not it ran.
-  const calls: ObservedCall[] = [];
-  for (const m of transcript) {
-    if (m.role !== "assistant") continue;
-    for (const c of m.content) {
-      if (c.type !== "toolCall") continue;
-      const call = observe(c.id, c.name, c.arguments);
-      const decision = decisions.get(c.id);
-      if (decision !== undefined) call.approval = decision ? "approved" : "denied";
-      calls.push(call);
-    }
-  }
-  return {
-    path,
-    events,
-    transcript,
-    calls,
-    ended: endedInTime,
-    approvalsAsked: asked,
-    guardedChanges,
-    cwd: tree.cwd,
-    outside: tree.outside,
-  };
-}
-
 /** The path aborted at its first execution and at its first approval, when it has them. */
 function interruptions(path: ExplorationPath, outcome: PathOutcome): ExplorationPath[] {
   if (path.abortAt !== undefined || path.decisions.length > 0) return [];
@@ -392,57 +254,6 @@ function callsOf(options: ExploreOptions): ExploredCall[] {
   } finally {
     probe.remove();
   }
-}
-
-/** Per tool: its plain call and its first adversarial one. */
-function representative(calls: readonly ExploredCall[]): ExploredCall[] {
-  const picked: ExploredCall[] = [];
-  const seen = new Map<string, number>();
-  for (const call of calls) {
-    const count = seen.get(call.name) ?? 0;
-    if (count < 2) picked.push(call);
-    seen.set(call.name, count + 1);
-  }
-  return picked;
-}
-
-/** The ways to cut `size` calls into turns of at most `perTurn` calls: [1, 1], [2], ... */
-function layouts(size: number, perTurn: number): number[][] {
-  if (size === 0) return [[]];
-  const found: number[][] = [];
-  for (let first = 1; first <= Math.min(size, perTurn); first++) {
-    for (const rest of layouts(size - first, perTurn)) found.push([first, ...rest]);
-  }
-  return found;
-}
-
-function* sequences<T>(pool: readonly T[], size: number): Generator<T[]> {
-  if (size === 0) {
-    yield [];
-    return;
-  }
-  for (const head of pool) for (const tail of sequences(pool, size - 1)) yield [head, ...tail];
-}
-
-function split<T>(sequence: readonly T[], layout: readonly number[]): T[][] {
-  const turns: T[][] = [];
-  let at = 0;
-  for (const count of layout) {
-    turns.push(sequence.slice(at, at + count));
-    at += count;
-  }
-  return turns;
-}
-
-/** The arguments with `$CWD` / `$OUTSIDE` replaced by this path's folders. */
-function placed(value: unknown, tree: SandboxTree): unknown {
-  if (typeof value === "string")
-    return value.replaceAll("$OUTSIDE", tree.outside).replaceAll("$CWD", tree.cwd);
-  if (Array.isArray(value)) return value.map((v) => placed(v, tree));
-  if (value && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, placed(v, tree)]));
-  }
-  return value;
 }
 
 function failure(property: string, problems: string[], outcome: PathOutcome): PropertyFailure {
