@@ -173,7 +173,12 @@ async function streamWithRetries(call: ModelCall): Promise<ModelCallOutcome> {
     // Finished from outside (abort, stop): the actor has answered already; nothing more to stream.
     if (call.finished) return { message: builder.message };
     if (!failure) return { message: builder.message };
-    if (isRetryableKind(failure.kind) && attempt < runtime.retry.maxRetries && !call.announcedCalls) {
+    if (
+      isRetryableKind(failure.kind) &&
+      failure.retryable !== false &&
+      attempt < runtime.retry.maxRetries &&
+      !call.announcedCalls
+    ) {
       const delayMs = retryDelay(attempt, runtime.retry, failure.retryAfterMs);
       runtime.publish({ type: "retry", attempt: attempt + 1, delayMs, error: failure.message });
       closeDiscardedAttempt(runtime, call, builder, failure.message);

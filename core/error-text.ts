@@ -41,6 +41,39 @@ export function errorText(error: unknown): string {
 }
 
 /**
+ * The low-level cause of a failed connection, from an error's `cause` chain: the deepest error
+ * with a string `code` (`ECONNREFUSED`, `ENOTFOUND`, `UND_ERR_CONNECT_TIMEOUT`, …) and its message.
+ * `undefined` when the chain names none.
+ *
+ * @example
+ * ```ts
+ * connectionCause(apiConnectionError); // { code: "ECONNREFUSED", message: "connect ECONNREFUSED 127.0.0.1:1" }
+ * ```
+ */
+export function connectionCause(error: unknown): { code: string; message: string } | undefined {
+  let found: { code: string; message: string } | undefined;
+  const seen = new Set<unknown>();
+  for (
+    let e: unknown = error;
+    e && typeof e === "object" && !seen.has(e);
+    e = (e as { cause?: unknown }).cause
+  ) {
+    seen.add(e);
+    const { code, message } = e as { code?: unknown; message?: unknown };
+    if (typeof code === "string" && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(code)) {
+      found = { code, message: typeof message === "string" ? message : code };
+    }
+    // Node's AggregateError (several addresses tried): the first attempt's cause says it.
+    const inner = (e as { errors?: unknown }).errors;
+    if (!found && Array.isArray(inner) && inner.length > 0) {
+      const first = connectionCause(inner[0]);
+      if (first) found = first;
+    }
+  }
+  return found;
+}
+
+/**
  * Something thrown as JSON-safe data (see {@link ThrownError}), its `cause` chain included (up to
  * a few levels, cycles cut).
  *

@@ -40,7 +40,18 @@ export type ProviderEvent =
   | { type: "toolcall_delta"; id: string; delta: string }
   | { type: "toolcall_end"; id: string; name: string; arguments: Record<string, unknown> }
   | { type: "done"; stopReason: Exclude<StopReason, "error" | "aborted">; usage?: Usage }
-  | { type: "error"; kind: ProviderErrorKind; message: string; retryAfterMs?: number; usage?: Usage };
+  | {
+      type: "error";
+      kind: ProviderErrorKind;
+      message: string;
+      retryAfterMs?: number;
+      usage?: Usage;
+      /**
+       * `false`: the provider knows waiting will not help although the kind is transient (a
+       * connection refused at a local address: the server is not running); the agent does not retry.
+       */
+      retryable?: false;
+    };
 
 /**
  * A model behind a streaming API. Implementations must honour `signal` (end promptly with an

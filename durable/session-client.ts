@@ -1,4 +1,5 @@
 import { connect, HttpCallError, type Ingress, rpc } from "@restatedev/restate-sdk-clients";
+import { connectionCause } from "../core/error-text.js";
 import type { AgentMessage, UserMessage } from "../core/messages.js";
 import type { PromptInput } from "../core/options.js";
 import type { RunResult, SessionServiceNames } from "./agent-services.js";
@@ -86,6 +87,7 @@ export interface SessionClient {
  * ```
  */
 export function createSessionClient(options: SessionClientOptions): SessionClient {
+  const readable = <T>(promise: Promise<T>) => readableAt(options.url, promise);
   const ingress: Ingress = connect({
     url: options.url,
     ...(options.headers && { headers: options.headers }),
@@ -153,12 +155,26 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
   return client;
 }
 
-/** Errors from the ingress, with the service's own message first. */
-async function readable<T>(promise: Promise<T>): Promise<T> {
+/**
+ * Errors from the ingress, with the service's own message first; a connection that could not be
+ * made names the ingress address and the cause (fetch's own `TypeError: fetch failed` says neither).
+ */
+async function readableAt<T>(url: string, promise: Promise<T>): Promise<T> {
   try {
     return await promise;
   } catch (error) {
     if (error instanceof HttpCallError) throw new SessionCallError(error.status, serviceMessage(error));
+    const cause = connectionCause(error);
+    if (cause) {
+      throw new Error(
+        `Cannot reach Restate's ingress at ${url}: ${cause.code}` +
+          (cause.message === cause.code ? "" : ` (${cause.message})`) +
+          (cause.code === "ECONNREFUSED"
+            ? "; is restate-server running, and is this its ingress port (8080 by default, not the admin port 9070)?"
+            : ""),
+        { cause: error },
+      );
+    }
     throw error;
   }
 }

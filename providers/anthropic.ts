@@ -107,7 +107,7 @@ export function anthropic(options: AnthropicOptions): Provider {
       );
       yield* anthropicStreamEvents(events, signal, (usage) => withCost(usage, model));
     } catch (error) {
-      yield classifyProviderError(error, signal, apiKey);
+      yield classifyProviderError(error, signal, apiKey, client.baseURL);
     }
   }
 

@@ -57,6 +57,12 @@ export function defineTool<TSchema extends z.ZodType, TDetails = unknown>(
   if (!/^[a-zA-Z0-9_-]{1,64}$/.test(definition.name)) {
     throw new Error(`Invalid tool name "${definition.name}": use 1-64 letters, digits, "_" or "-"`);
   }
+  checkZod4Schema(definition.name, definition.parameters);
+  if (typeof definition.execute !== "function") {
+    throw new TypeError(
+      `defineTool "${definition.name}": execute must be a function, got ${typeof definition.execute}`,
+    );
+  }
   const readOnly = definition.readOnly ?? false;
   return {
     name: definition.name,
@@ -71,6 +77,27 @@ export function defineTool<TSchema extends z.ZodType, TDetails = unknown>(
     ...(definition.needsApproval !== undefined && { needsApproval: definition.needsApproval }),
     execute: definition.execute,
   };
+}
+
+/**
+ * Refuses a `parameters` that is not a zod 4 schema before zod's JSON Schema conversion fails on it
+ * with an error of its own. A zod 4 schema carries `_zod`; a zod 3 one only `_def` (and `~standard`
+ * with `vendor: "zod"`): told apart without importing zod 3.
+ */
+function checkZod4Schema(tool: string, schema: unknown): void {
+  const candidate = schema as { _zod?: unknown; _def?: unknown; "~standard"?: { vendor?: unknown } } | null;
+  if (candidate !== null && typeof candidate === "object" && candidate._zod !== undefined) return;
+  const zod3 =
+    candidate !== null &&
+    typeof candidate === "object" &&
+    (candidate._def !== undefined || candidate["~standard"]?.vendor === "zod");
+  throw new TypeError(
+    zod3
+      ? `defineTool "${tool}": parameters is a zod 3 schema; agent-machine needs zod 4, a peer ` +
+          'dependency (npm i zod@^4, then import * as z from "zod")'
+      : `defineTool "${tool}": parameters must be a zod 4 schema, e.g. z.object({ city: z.string() }), ` +
+          `got ${schema === null ? "null" : typeof schema}`,
+  );
 }
 
 function toJsonSchema(schema: z.ZodType): Record<string, unknown> {

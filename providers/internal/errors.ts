@@ -1,3 +1,4 @@
+import { connectionCause } from "../../core/error-text.js";
 import type { ProviderErrorKind, ProviderEvent } from "../provider.js";
 
 /** The one `error` event a failed stream ends with. */
@@ -176,6 +177,7 @@ export function classifyProviderError(
   error: unknown,
   signal: AbortSignal,
   secret?: string,
+  endpoint?: string,
 ): ProviderErrorEvent {
   if (signal.aborted || isAbortLike(error))
     return { type: "error", kind: "aborted", message: "Request aborted" };
@@ -214,11 +216,64 @@ export function classifyProviderError(
     kind,
     message: status ? `${status} ${message}` : message,
   };
+  if (status === undefined && kind === "network") {
+    const failed = describeConnectionFailure(error, endpoint, secret);
+    if (failed) Object.assign(event, failed);
+  }
   const retryAfterMs = parseRetryAfterMs(e.headers);
   if (retryAfterMs !== undefined && (kind === "rate_limit" || kind === "overloaded" || kind === "network")) {
     event.retryAfterMs = retryAfterMs;
   }
   return event;
+}
+
+/**
+ * A connection that could not be made, said with the address and the cause (`Connection error.`
+ * alone leaves the user guessing). A refused connection at a local address is not retried: nothing
+ * listens there, and four retries would take 17 s to say so.
+ *
+ * @example
+ * ```ts
+ * describeConnectionFailure(error, "http://127.0.0.1:1/v1");
+ * // { message: "Cannot connect to http://127.0.0.1:1/v1: ECONNREFUSED (connect ECONNREFUSED 127.0.0.1:1); is the server running?", retryable: false }
+ * ```
+ */
+export function describeConnectionFailure(
+  error: unknown,
+  endpoint: string | undefined,
+  secret?: string,
+): { message: string; retryable?: false } | undefined {
+  const cause = connectionCause(error);
+  if (!cause || !endpoint) return undefined;
+  const where = redactSecrets(endpoint, secret);
+  const detail = cause.message.includes(cause.code) ? cause.message : `${cause.code}: ${cause.message}`;
+  const refusedLocally = cause.code === "ECONNREFUSED" && isLocalAddress(endpoint);
+  const verb =
+    cause.code === "ECONNREFUSED" || cause.code.startsWith("UND_ERR_CONNECT") || cause.code === "ENOTFOUND"
+      ? "Cannot connect to"
+      : "Connection to";
+  const message =
+    `${verb} ${where}${verb === "Connection to" ? " failed" : ""}: ${cause.code}` +
+    (detail === cause.code ? "" : ` (${redactSecrets(cause.message, secret)})`) +
+    (refusedLocally ? "; is the server running, on that port?" : "");
+  return refusedLocally ? { message, retryable: false } : { message };
+}
+
+/** A loopback address: `localhost`, 127.0.0.0/8, `::1`. */
+export function isLocalAddress(url: string): boolean {
+  let host: string;
+  try {
+    host = new URL(url).hostname;
+  } catch {
+    return false;
+  }
+  return (
+    host === "localhost" ||
+    host.endsWith(".localhost") ||
+    host === "[::1]" ||
+    host === "::1" ||
+    /^127\.\d+\.\d+\.\d+$/.test(host)
+  );
 }
 
 /** The error a stream ends with when the connection closed before the API's final event. */

@@ -223,11 +223,12 @@ export async function* guardedStream(
   open: () => Promise<AsyncIterable<ProviderEvent>>,
   signal: AbortSignal,
   secret: string | undefined,
+  endpoint?: string,
 ): AsyncGenerator<ProviderEvent> {
   try {
     yield* await open();
   } catch (error) {
-    const event: ProviderErrorEvent = classifyProviderError(error, signal, secret);
+    const event: ProviderErrorEvent = classifyProviderError(error, signal, secret, endpoint);
     yield event;
   }
 }

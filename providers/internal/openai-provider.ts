@@ -69,6 +69,7 @@ export function createOpenAIProvider(config: {
       },
       signal,
       apiKey,
+      c.baseURL,
     );
   }
 
@@ -99,6 +100,7 @@ export function createOpenAIProvider(config: {
       },
       signal,
       apiKey,
+      c.baseURL,
     );
   }
 
