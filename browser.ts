@@ -28,8 +28,15 @@ export * from "./core/messages.js";
 export type * from "./core/options.js";
 
 // --- Tools: define your own, or delegate to a sub-agent ---
-export type { Tool, ToolContext, ToolDefinition, ToolResult } from "./tools/define-tool.js";
-export { defineTool, errorResult, toToolSpec } from "./tools/define-tool.js";
+export type {
+  ApprovalContext,
+  ClientToolDefinition,
+  Tool,
+  ToolContext,
+  ToolDefinition,
+  ToolResult,
+} from "./tools/define-tool.js";
+export { defineClientTool, defineTool, errorResult, toToolSpec } from "./tools/define-tool.js";
 export type { SubAgentDetails, SubAgentToolOptions } from "./agent/sub-agent-tool.js";
 export { subAgentTool } from "./agent/sub-agent-tool.js";
 export { narrowPermissions } from "./tools/narrow-permissions.js";

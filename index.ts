@@ -25,8 +25,15 @@ export * from "./core/messages.js";
 export type * from "./core/options.js";
 
 // --- Tools: define your own, or use the built-in coding tools, permissions, sub-agents and MCP ---
-export type { Tool, ToolContext, ToolDefinition, ToolResult } from "./tools/define-tool.js";
-export { defineTool, errorResult, toToolSpec } from "./tools/define-tool.js";
+export type {
+  ApprovalContext,
+  ClientToolDefinition,
+  Tool,
+  ToolContext,
+  ToolDefinition,
+  ToolResult,
+} from "./tools/define-tool.js";
+export { defineClientTool, defineTool, errorResult, toToolSpec } from "./tools/define-tool.js";
 export type { BashResultDetails, BashToolOptions } from "./tools/bash.js";
 export { createBashTool } from "./tools/bash.js";
 export type { CodingToolsOptions } from "./tools/coding-tools.js";

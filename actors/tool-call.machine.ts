@@ -21,6 +21,8 @@ export interface ToolCallInput {
 export interface ToolCallContext extends ToolCallInput {
   /** Lookup and validation, done when the actor starts (they need no waiting). */
   validation: Validation;
+  /** The tool is run by the client (`defineClientTool`): the call waits in `awaitingResult`. */
+  external: boolean;
   result?: ToolResult;
 }
 
@@ -28,7 +30,9 @@ export type ToolCallEvent =
   /** `args`: arguments a human corrected, already checked against the tool's schema (`agent.approve`). */
   | { type: "APPROVE"; args?: unknown }
   | { type: "DENY"; reason?: string }
-  | { type: "TOOL_EXECUTED"; result: ToolResult };
+  | { type: "TOOL_EXECUTED"; result: ToolResult }
+  /** The client's answer to a client-run call (`agent.resolveToolCall` / `rejectToolCall`, or its timeout). */
+  | { type: "RESULT_PROVIDED"; result: ToolResult };
 
 /** What a finished call tells its parent. */
 /** What a finished call outputs; its parent receives it as `xstate.done.actor.<toolCallId>`. */
@@ -100,6 +104,8 @@ export const toolCallMachine = setup({
     isSettled: (_, preparation: Validation) => preparation.outcome === "settled",
     isValidToRun: (_, preparation: Validation) => preparation.outcome === "run",
     needsApproval: (_, preparation: Preparation) => preparation.outcome === "ask",
+    runsOnClient: ({ context }) => context.external,
+    isValidForClient: ({ context }) => context.external && context.validation.outcome === "run",
   },
   actions: {
     announceStart: ({ context, self }) =>
@@ -117,7 +123,11 @@ export const toolCallMachine = setup({
         journal.approval({ toolCallId, toolName, args }).then(
           (decision) => {
             if (self.getSnapshot().status !== "active") return;
-            self.send(decision.approved ? { type: "APPROVE" } : { type: "DENY", reason: decision.reason });
+            self.send(
+              decision.approved
+                ? { type: "APPROVE", ...(decision.args !== undefined && { args: decision.args }) }
+                : { type: "DENY", reason: decision.reason },
+            );
           },
           (error: unknown) => {
             if (self.getSnapshot().status !== "active") return;
@@ -138,6 +148,23 @@ export const toolCallMachine = setup({
           args: context.args,
         });
       });
+    },
+    announceResultRequest: ({ context, self }) => {
+      const runtime = runtimeOf(self);
+      if (runtime.journal) {
+        // Durable sessions take no client results yet: answer at once rather than wait forever.
+        queueMicrotask(() => {
+          if (!self.getSnapshot().matches("awaitingResult")) return;
+          self.send({
+            type: "RESULT_PROVIDED",
+            result: errorResult(
+              `Tool ${context.toolName} is run by the client, which durable sessions do not support yet`,
+            ),
+          });
+        });
+        return;
+      }
+      awaitClientResult(self, context);
     },
     adoptPreparation: assign(({ context }, preparation: Preparation) =>
       preparation.outcome === "settled"
@@ -169,7 +196,14 @@ export const toolCallMachine = setup({
   },
 }).createMachine({
   id: "toolCall",
-  context: ({ input, self }) => ({ ...input, validation: validateToolCall(runtimeOf(self), input) }),
+  context: ({ input, self }) => {
+    const runtime = runtimeOf(self);
+    return {
+      ...input,
+      validation: validateToolCall(runtime, input),
+      external: runtime.tools.get(input.toolName)?.external === true,
+    };
+  },
   output: ({ context, self }): ToolCallOutput => ({
     toolCallId: context.toolCallId,
     message: withEditedArgs(
@@ -193,6 +227,8 @@ export const toolCallMachine = setup({
           target: "done",
           actions: { type: "adoptPreparation", params: ({ context }) => context.validation as Preparation },
         },
+        // A client-run tool is never executed here: its call waits for the client's result.
+        { guard: "isValidForClient", target: "awaitingResult" },
         {
           // The validated arguments stay in `validation`: the tool runs with them (no copy of the context).
           guard: { type: "isValidToRun", params: ({ context }) => context.validation },
@@ -222,6 +258,11 @@ export const toolCallMachine = setup({
             target: "awaitingApproval",
             actions: { type: "adoptPreparation", params: ({ event }) => event.output },
           },
+          {
+            guard: "runsOnClient",
+            target: "awaitingResult",
+            actions: { type: "adoptPreparation", params: ({ event }) => event.output },
+          },
           { target: "executing", actions: { type: "adoptPreparation", params: ({ event }) => event.output } },
         ],
         onError: {
@@ -233,16 +274,35 @@ export const toolCallMachine = setup({
     awaitingApproval: {
       entry: "announceApprovalRequest",
       on: {
-        APPROVE: {
-          target: "executing",
-          actions: {
-            type: "adoptEditedArgs",
-            params: ({ event }: { event: { args?: unknown } }) => event.args,
+        APPROVE: [
+          {
+            guard: "runsOnClient",
+            target: "awaitingResult",
+            actions: {
+              type: "adoptEditedArgs",
+              params: ({ event }: { event: { args?: unknown } }) => event.args,
+            },
           },
-        },
+          {
+            target: "executing",
+            actions: {
+              type: "adoptEditedArgs",
+              params: ({ event }: { event: { args?: unknown } }) => event.args,
+            },
+          },
+        ],
         DENY: {
           target: "done",
           actions: { type: "recordResult", params: ({ event }) => errorResult(deniedText(event.reason)) },
+        },
+      },
+    },
+    awaitingResult: {
+      entry: "announceResultRequest",
+      on: {
+        RESULT_PROVIDED: {
+          target: "done",
+          actions: { type: "recordResult", params: ({ event }) => event.result },
         },
       },
     },
@@ -273,9 +333,55 @@ export const toolCallMachine = setup({
  */
 export function resumeToolCall(actor: AnyActorRef): void {
   const snapshot = actor.getSnapshot() as SnapshotFrom<typeof toolCallMachine>;
+  // A client-run call restored while it waited: its timeout runs again, from the restore.
+  if (snapshot.status === "active" && snapshot.matches("awaitingResult")) {
+    awaitClientResult(actor, snapshot.context, { announce: false });
+    return;
+  }
   if (snapshot.status !== "active" || !snapshot.matches("executing")) return;
   const { toolCallId, toolName } = snapshot.context;
   executeToolCall(actor, { toolCallId, toolName, args: validatedArgs(snapshot.context) });
+}
+
+/**
+ * A client-run call starts waiting: `tool_result_requested` is published once the state is
+ * committed (a listener may answer at once), and the tool's timeout (or the agent's
+ * `toolTimeoutMs`) answers the call with an error the model reads if the client does not.
+ */
+function awaitClientResult(
+  self: AnyActorRef,
+  context: ToolCallContext,
+  { announce = true }: { announce?: boolean } = {},
+): void {
+  const runtime = runtimeOf(self);
+  const waiting = () => {
+    const snapshot = self.getSnapshot() as SnapshotFrom<typeof toolCallMachine>;
+    return snapshot.status === "active" && snapshot.matches("awaitingResult");
+  };
+  if (announce) {
+    queueMicrotask(() => {
+      if (!waiting()) return;
+      runtime.publish({
+        type: "tool_result_requested",
+        toolCallId: context.toolCallId,
+        toolName: context.toolName,
+        args: validatedArgs(context),
+      });
+    });
+  }
+  const timeoutMs = runtime.tools.get(context.toolName)?.timeoutMs ?? runtime.toolTimeoutMs;
+  if (timeoutMs === undefined || !(timeoutMs > 0) || !Number.isFinite(timeoutMs)) return;
+  const timer = setTimeout(() => {
+    if (!waiting()) return;
+    self.send({
+      type: "RESULT_PROVIDED",
+      result: errorResult(
+        `Tool ${context.toolName} timed out after ${timeoutMs} ms waiting for the client's result`,
+      ),
+    });
+  }, timeoutMs);
+  // A wait must not keep the process alive by itself.
+  (timer as { unref?: () => void }).unref?.();
 }
 
 /** The arguments the tool runs with: validated by its schema (and approved, when it asked). */

@@ -72,6 +72,14 @@ export const BUILT_IN_MIGRATIONS: readonly SnapshotMigration[] = [
       "every message carries an id (the transcript, the queues, the messages of the turn about to open, the run's own)",
     migrate: withMessageIdsEverywhere,
   },
+  {
+    from: { format: 2, machine: "de9a26fead63" },
+    to: { format: 2, machine: "572ade2359a6" },
+    description:
+      "a tool call can wait for a client's result (awaitingResult, for client-run tools); its context says whether its tool is client-run (external)",
+    // No earlier tool was client-run: a saved call reads as external: false (absent).
+    migrate: (snapshot) => snapshot,
+  },
 ];
 
 type Json = Record<string, any>;

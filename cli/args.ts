@@ -25,6 +25,8 @@ export interface CliArgs {
   continue: boolean;
   /** `--recover <id>`: a new session from what is readable of a damaged one (which is left as it is). */
   recover?: string;
+  /** `--sessions-dir <dir>`: where this workspace's sessions are kept (default: the user's data folder). */
+  sessionsDir?: string;
   /** Run the built-in demo even when an API key is set. */
   demo: boolean;
   /** Run bash in the OS sandbox (default); `--no-sandbox` turns it off. */
@@ -71,6 +73,7 @@ Options:
   -c, --continue              resume the most recent session of this workspace
   -r, --resume [id]           resume a session (without an id: choose from a list)
       --recover <id>          start a new session from what is readable of a damaged one
+      --sessions-dir <dir>    keep this workspace's sessions in <dir> (default: the user's data folder)
       --demo                  run the built-in demo on the scripted model
   -h, --help                  show this help
   -v, --version               print the version
@@ -79,7 +82,9 @@ Models: ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY (GOOGLE_API_KEY), or O
 --model select a real model; Bedrock takes AWS credentials and --model bedrock:<id>. With none set,
 the bare command runs a demo on a scripted model in a temporary workspace; a prompt, --print or
 --json without a model is an error (exit 1), never the demo.
-Sessions are saved under <cwd>/.agent-machine/sessions/<id>/.
+Sessions are saved in the user's data folder ($XDG_DATA_HOME or ~/.local/share/agent-machine/sessions/
+<workspace>/<id>/; ~/Library/Application Support on macOS, %LOCALAPPDATA% on Windows), not in the
+repository; an old <cwd>/.agent-machine/sessions/ is moved there once.
 bash runs in a bubblewrap sandbox: it writes only in the workspace and a private /tmp, cannot read
 ~/.ssh, .env and other credentials, and has no network. Without bwrap (apt-get install bubblewrap)
 bash commands are refused until you install it or pass --no-sandbox.`;
@@ -102,6 +107,7 @@ export const OPTION_NAMES: readonly string[] = [
   "--continue",
   "--resume",
   "--recover",
+  "--sessions-dir",
   "--demo",
   "--help",
   "--version",
@@ -255,6 +261,9 @@ export function parseArgs(argv: readonly string[]): CliArgs {
         args.recover = id;
         break;
       }
+      case "--sessions-dir":
+        args.sessionsDir = take(name);
+        break;
       case "--demo":
         args.demo = true;
         break;

@@ -38,6 +38,8 @@ export interface EventView {
   setFooter(lines: (string | TailLine)[]): void;
   /** Messages typed for the agent and not yet taken (the status line counts them). */
   setQueued(count: number): void;
+  /** The last finished call's whole output (what `/expand` shows unfolded). */
+  lastOutput(): { title: string; text: string } | undefined;
   /** A line of the CLI's own (notices, echoes), committed above the live region. */
   note(text: string): void;
   /** Whether a run is under way (between `agent_start` and `agent_end`). */
@@ -155,12 +157,15 @@ export function createEventView(
   };
 
   let queued = 0;
+  let lastOutput: { title: string; text: string } | undefined;
   /** The status line, made again on every event but a streamed delta (their cost must stay flat). */
   let status = "";
   const updateStatus = () => {
     if (!options.status) return;
-    const state = running ? activity() : "idle";
-    status = style.dim(statusLine({ ...options.status, state, queued }));
+    // While a run is under way the spinner's row says what the agent does; the status follows it
+    // on the same row, so the live region is no taller than without it (a taller one is likelier
+    // to be re-wrapped past its room by a terminal made narrower before the resize is known).
+    status = style.dim(statusLine({ ...options.status, ...(!running && { state: "idle" }), queued }));
   };
 
   const refresh = () => {
@@ -168,10 +173,10 @@ export function createEventView(
     const lines = tools.map(toolText);
     if (running) {
       const spin = style.cyan(SPINNER[frame % SPINNER.length]!);
-      const hint = options.hint ? style.dim(` · ${options.hint}`) : "";
-      lines.push(`${spin} ${style.dim(`${activity()} ${seconds(now() - runStartedAt)}`)}${hint}`);
+      const after = status ? ` · ${status}` : options.hint ? style.dim(` · ${options.hint}`) : "";
+      lines.push(`${spin} ${style.dim(`${activity()} ${seconds(now() - runStartedAt)}`)}${after}`);
     }
-    screen.setLive(status ? [...lines, ...footer, status] : [...lines, ...footer]);
+    screen.setLive(status && !running ? [...lines, ...footer, status] : [...lines, ...footer]);
   };
 
   const startTicker = () => {
@@ -210,7 +215,15 @@ export function createEventView(
   const showMessageEnd = (message: AgentMessage) => {
     if (message.role === "user") {
       const text = typeof message.content === "string" ? message.content : textOf(message.content);
-      commit(style.cyan(`› ${terminalSafe(text)}`));
+      // Files attached with @path follow the typed line: name them, do not print them.
+      const files = text.indexOf('\n\n<file path="');
+      const typed = files >= 0 ? text.slice(0, files) : text;
+      const attached =
+        files >= 0 ? [...text.slice(files).matchAll(/^<file path="([^"]*)">$/gm)].map((m) => m[1]) : [];
+      commit(
+        style.cyan(`› ${terminalSafe(typed)}`) +
+          (attached.length ? style.dim(` (attached: ${terminalSafe(attached.join(", "))})`) : ""),
+      );
       return;
     }
     if (message.role === "custom") {
@@ -253,6 +266,9 @@ export function createEventView(
           streamed = true;
           // The model's text is shown, never obeyed: no escape sequence of it reaches the terminal.
           screen.write(terminalSafe(event.delta), event.kind === "text_delta" ? textStyle : thinkingStyle);
+          // Nothing else on the screen changed: the screen redraws the streamed line itself, and the
+          // spinner's tick the rest. A delta costs one write, whatever the live region holds.
+          return;
         } else if (event.kind === "toolcall_start" || event.kind === "toolcall_delta") {
           phase = "model is writing a tool call";
         }
@@ -301,9 +317,11 @@ export function createEventView(
         }
         tool.endedAt = now();
         tool.status = event.isError ? "failed" : "done";
+        const output = textOf(event.result.content);
+        lastOutput = { title: `${event.toolName} ${tool.summary}`.trim(), text: output };
         const folded = foldToolOutput(
           event.toolName,
-          textOf(event.result.content),
+          output,
           event.isError,
           screen.columns - OUTPUT_INDENT - 1,
         );
@@ -395,6 +413,7 @@ export function createEventView(
       footer = lines;
       refresh();
     },
+    lastOutput: () => lastOutput,
     setQueued(count) {
       queued = count;
       updateStatus();

@@ -3,6 +3,8 @@ import { textOf } from "../core/messages.js";
 import type { Permissions } from "../tools/permissions.js";
 import { type EventView, summarizeArgs } from "./event-view.js";
 import { approvalPreview } from "./file-changes.js";
+import { expandMentions } from "./mentions.js";
+import { completeInput, parseSlashCommand, slashHelp, unknownCommandText } from "./slash-commands.js";
 import { createKeyboard } from "./keyboard.js";
 import type { TailLine } from "./screen.js";
 import type { Style } from "./style.js";
@@ -21,7 +23,14 @@ export interface InteractiveOptions {
   cwd?: string;
   /** The terminal's width now. */
   columns?: () => number;
+  /** `/cost`: the session's tokens and cost. */
+  cost?: () => string;
+  /** `/visualize`: serves the live page of this session (once) and resolves with its address. */
+  visualize?: () => Promise<string>;
 }
+
+/** Lines `/expand` shows at most: more would flood the scrollback the fold protects. */
+export const EXPAND_LINES = 2_000;
 
 /** The prefix that makes a line a follow-up instead of a steering message. */
 export const FOLLOW_UP_PREFIX = ">>";
@@ -143,29 +152,75 @@ export function runInteractive(options: InteractiveOptions): Promise<void> {
       }
       const text = line.trim();
       if (!text) return;
-      if (text === "/exit" || text === "/quit") return quit();
-      if (text === "/help") {
-        view.note(
-          style.dim(
-            "Enter: send (steers the agent while it works) · >> text: follow-up · Ctrl-C: abort, again: quit · /exit",
-          ),
-        );
-        return;
-      }
+      const command = parseSlashCommand(text);
+      if (command) return runCommand(command.name);
       const idle = agent.state === "idle";
       if (text.startsWith(FOLLOW_UP_PREFIX)) {
-        const message = text.slice(FOLLOW_UP_PREFIX.length).trim();
-        if (!message) return;
+        const typed = text.slice(FOLLOW_UP_PREFIX.length).trim();
+        if (!typed) return;
+        const message = attach(typed);
         if (idle) return void prompt(message);
         agent.followUp(message);
         queue(message);
-        view.note(style.dim(`» follow-up queued: ${message}`));
+        view.note(style.dim(`» follow-up queued: ${typed}`));
         return;
       }
-      if (idle) return void prompt(text);
-      agent.steer(text);
-      queue(text);
+      const message = attach(text);
+      if (idle) return void prompt(message);
+      agent.steer(message);
+      queue(message);
       view.note(style.dim(`» steering queued (the agent takes it after the current step): ${text}`));
+    };
+
+    /** The line with the files it mentions as @path attached; says what was attached and what not. */
+    const attach = (line: string): string => {
+      if (options.cwd === undefined || !line.includes("@")) return line;
+      const expanded = expandMentions(line, options.cwd);
+      for (const file of expanded.attached)
+        view.note(style.dim(`+ ${file.path} attached (${file.lines} lines, ${file.bytes} bytes)`));
+      for (const file of expanded.skipped)
+        view.note(style.yellow(`@${terminalSafe(file.path)} not attached: ${file.why}`));
+      return expanded.text;
+    };
+
+    const runCommand = (name: string) => {
+      switch (name) {
+        case "/exit":
+        case "/quit":
+          return quit();
+        case "/help":
+          return view.note(style.dim(slashHelp().join("\n")));
+        case "/expand": {
+          const last = view.lastOutput();
+          if (!last) return view.note(style.dim("No tool output yet"));
+          const lines = terminalSafe(last.text.replace(/\s+$/, "")).split("\n");
+          const shown = lines.slice(0, EXPAND_LINES);
+          const more = lines.length - shown.length;
+          return view.note(
+            [
+              style.bold(`${last.title}: ${lines.length} lines`),
+              ...shown,
+              ...(more
+                ? [
+                    style.dim(
+                      `… ${more} more lines: the model saw them; read the file or rerun to see them all`,
+                    ),
+                  ]
+                : []),
+            ].join("\n"),
+          );
+        }
+        case "/cost":
+          return view.note(style.dim(options.cost?.() ?? "No cost counted in this mode"));
+        case "/visualize":
+          if (!options.visualize) return view.note(style.yellow("The visualizer is not available here"));
+          return void options.visualize().then(
+            (url) => view.note(style.dim(`Visualizer: open ${url}`)),
+            (error: Error) => view.note(style.yellow(`Cannot start the visualizer (${error.message})`)),
+          );
+        default:
+          return view.note(style.yellow(unknownCommandText(name)));
+      }
     };
 
     const prompt = (text: string) =>
@@ -178,6 +233,7 @@ export function runInteractive(options: InteractiveOptions): Promise<void> {
         drawFooter();
       },
       onKey: answer,
+      onTab: (text) => (options.cwd !== undefined && !denying ? completeInput(text, options.cwd) : undefined),
       onEof: quit,
       onInterrupt() {
         if (agent.state !== "idle" && abortedAt === 0) {

@@ -10,6 +10,11 @@ export interface KeyboardHandlers {
   onChange(text: string): void;
   /** Sees each printable key first; return true to consume it (answers to a question). */
   onKey?(key: string): boolean;
+  /**
+   * Tab pressed (a tab ending what arrived; one inside a paste is a space): the completed line, or
+   * `undefined` to leave it. Keys typed just before it may arrive with it in one chunk.
+   */
+  onTab?(text: string): string | undefined;
 }
 
 /** A minimal line editor over a raw-mode terminal: typing, Backspace, Ctrl-U, Ctrl-W, Enter. */
@@ -70,7 +75,10 @@ export function createKeyboard(input: RawInput, handlers: KeyboardHandlers): Key
       } else if (char === "\x7f" || char === "\b") set([...text].slice(0, -1).join(""));
       else if (char === "\x15") set("");
       else if (char === "\x17") set(text.replace(/\S*\s*$/, ""));
-      else if (char >= " " || char === "\t") {
+      else if (char === "\t" && rest === "" && handlers.onTab) {
+        const completed = handlers.onTab(text);
+        if (completed !== undefined) set(completed);
+      } else if (char >= " " || char === "\t") {
         if (handlers.onKey?.(char)) continue;
         set(text + (char === "\t" ? " " : char));
       }

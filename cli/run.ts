@@ -9,7 +9,8 @@ import { type CliArgs, UsageError } from "./args.js";
 import { earlyExit } from "./early-exit.js";
 import { actDemoUser, createDemoWorkspace, DEMO_PROMPT } from "./demo.js";
 import { createEventView } from "./event-view.js";
-import { createSessionMeter } from "./status-line.js";
+import { costText, createSessionMeter } from "./status-line.js";
+import { legacySessionsDir, moveLegacySessions, sessionsRoot } from "./session-location.js";
 import { estimateTokens } from "../context/tokens.js";
 import { waitForQuit } from "./keep-open.js";
 import { runInteractive } from "./interactive.js";
@@ -24,7 +25,13 @@ import { chooseBashSetup, codingToolsFor } from "./sandbox.js";
 import { startTracingForCli } from "./telemetry.js";
 import { createScreen } from "./screen.js";
 import { recordSession } from "./session-recorder.js";
-import { createSessionStore, type Session, type SessionStore } from "./session-store.js";
+import {
+  createSessionStore,
+  messagesInEventLog,
+  type Session,
+  type SessionMeta,
+  type SessionStore,
+} from "./session-store.js";
 import { chooseModel, codingSystemPrompt, MODEL_SETUP_HELP, resolveWorkspace } from "./setup.js";
 import { colorEnabled, createStyle } from "./style.js";
 import { terminalSafe } from "./terminal-text.js";
@@ -79,9 +86,7 @@ async function pickSession(
   const lines = sessions.map(
     (s, i) =>
       `${String(i + 1).padStart(2)}. ${s.id}  ${
-        s.damaged !== undefined
-          ? `(damaged: ${s.damaged})`
-          : `${s.status === "running" ? "(stopped mid-run) " : ""}${terminalSafe(s.title ?? "")}`
+        s.damaged !== undefined ? `(damaged: ${s.damaged})` : sessionSummary(store, s)
       }`,
   );
   if (!interactive) {
@@ -98,6 +103,27 @@ async function pickSession(
   } finally {
     rl.close();
   }
+}
+
+/** `2026-11-25 14:03`, in local time. */
+function localMinute(iso: string): string {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  const two = (n: number) => String(n).padStart(2, "0");
+  return `${date.getFullYear()}-${two(date.getMonth() + 1)}-${two(date.getDate())} ${two(date.getHours())}:${two(date.getMinutes())}`;
+}
+
+/** A `--resume` list entry: when, the first prompt, how many messages, which model. */
+function sessionSummary(store: SessionStore, meta: SessionMeta): string {
+  let messages = "";
+  try {
+    const count = messagesInEventLog(store.inspect(meta.id).events);
+    messages = ` · ${count} message${count === 1 ? "" : "s"}`;
+  } catch {
+    // An unreadable log: the list still shows the rest.
+  }
+  const title = terminalSafe(meta.title ?? "(no prompt)");
+  return `${localMinute(meta.updatedAt)}  ${meta.status === "running" ? "(stopped mid-run) " : ""}${title}${messages} · ${terminalSafe(meta.model)}`;
 }
 
 /**
@@ -209,7 +235,11 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
     if (!prompt) throw new UsageError("No prompt: pass one as an argument or on stdin");
   }
 
-  const store = createSessionStore(cwd);
+  // Sessions live in the user's data folder, keyed by workspace; the demo's stay in its throwaway
+  // workspace, deleted with it. A workspace's old `.agent-machine/sessions/` moves there once.
+  const root = demoDir ? legacySessionsDir(cwd) : sessionsRoot(cwd, io.env, args.sessionsDir);
+  const moved = demoDir || args.sessionsDir !== undefined ? undefined : moveLegacySessions(cwd, root);
+  const store = createSessionStore(cwd, root);
   let session: Session | undefined;
   let plan: ResumePlan | undefined;
   let recoveredFrom: { id: string; source: RecoverySource } | undefined;
@@ -339,6 +369,15 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
     if (pretty) notice(style.dim(choice.reason));
   }
   if (visualizerProblem) notice(style.yellow(visualizerProblem));
+  if (moved) {
+    const count = `${moved.moved.length} session${moved.moved.length === 1 ? "" : "s"}`;
+    const left = moved.left.map((entry) => `\n  left ${entry.id} in place: ${entry.why}`).join("");
+    notice(
+      (moved.left.length ? style.yellow : style.dim)(
+        `Moved ${count} of this workspace from ${moved.from} to ${moved.to} (sessions live in your data folder now, out of the repository)${left}`,
+      ),
+    );
+  }
   for (const text of setupNotices) notice(text);
 
   let lastReason: AgentEndReason | undefined;
@@ -438,6 +477,11 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
         start,
         cwd,
         columns: () => screen!.columns,
+        cost: () => costText(meter),
+        visualize: async () => {
+          visualizer ??= await startVisualizerForCli(agent, args.port);
+          return visualizer.url;
+        },
       });
       return 0;
     }

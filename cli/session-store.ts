@@ -298,9 +298,11 @@ function openSession(dir: string, meta: SessionMeta, inspect: () => SessionInspe
 }
 
 /**
- * The session store of a workspace: `<cwd>/.agent-machine/sessions/<id>/` holds `meta.json`,
+ * The session store of a workspace: `<root>/<id>/` holds `meta.json`,
  * `snapshot.json` (the persisted machine snapshot, replaced atomically) and `events.jsonl` (every
- * event, appended as it happens).
+ * event, appended as it happens). `root` is where the command keeps the workspace's sessions
+ * (`sessionsRoot`: the user's data folder); it defaults to `<cwd>/.agent-machine/sessions`, where
+ * they were kept before.
  *
  * @example
  * ```ts
@@ -309,9 +311,10 @@ function openSession(dir: string, meta: SessionMeta, inspect: () => SessionInspe
  * session.saveSnapshot(agent.getPersistedSnapshot());
  * ```
  */
-export function createSessionStore(cwd: string): SessionStore {
-  const root = path.join(cwd, ".agent-machine", "sessions");
-
+export function createSessionStore(
+  cwd: string,
+  root: string = path.join(cwd, ".agent-machine", "sessions"),
+): SessionStore {
   const inspect = (id: string): SessionInspection => {
     const dir = path.join(root, id);
     const inspection: SessionInspection = { id, dir, events: [], unreadableEventLines: 0 };
@@ -394,7 +397,7 @@ export function createSessionStore(cwd: string): SessionStore {
           rmSync(dir, { recursive: true, force: true });
         } catch {}
         throw new Error(
-          `Cannot save the session in ${root}: ${fileProblem(error)}; run in a workspace you can write to (--cwd <dir>)`,
+          `Cannot save the session in ${root}: ${fileProblem(error)}; choose a folder you can write to with --sessions-dir <dir>`,
           { cause: error },
         );
       }

@@ -92,7 +92,8 @@ export function shortCount(n: number): string {
 export function statusLine(input: {
   model: string;
   meter: SessionMeter;
-  state: string;
+  /** What the agent does now; left out when the line follows the spinner's, which says it. */
+  state?: string;
   queued: number;
 }): string {
   const { meter } = input;
@@ -107,7 +108,24 @@ export function statusLine(input: {
     `${shortCount(meter.totalTokens)} tokens`,
   ];
   if (meter.cost > 0) parts.push(`$${meter.cost.toFixed(4)}`);
-  parts.push(input.state);
+  if (input.state !== undefined) parts.push(input.state);
   if (input.queued > 0) parts.push(`${input.queued} queued`);
   return parts.join(" · ");
+}
+
+/**
+ * The `/cost` answer: the session's tokens and cost, and the context now.
+ *
+ * @example
+ * ```ts
+ * costText(meter); // "This session: 34,500 tokens · $0.0300 · context 24,000 tokens (12% of 200k)"
+ * ```
+ */
+export function costText(meter: SessionMeter): string {
+  const share =
+    meter.maxContextTokens > 0
+      ? ` (${Math.round((meter.contextTokens / meter.maxContextTokens) * 100)}% of ${shortCount(meter.maxContextTokens)})`
+      : "";
+  const cost = meter.cost > 0 ? `$${meter.cost.toFixed(4)}` : "no cost reported by the provider";
+  return `This session: ${meter.totalTokens.toLocaleString("en-US")} tokens · ${cost} · context ${meter.contextTokens.toLocaleString("en-US")} tokens${share}`;
 }

@@ -18,7 +18,8 @@ export interface ApprovalRequest {
 }
 
 /** A decision on an {@link ApprovalRequest}. */
-export type ApprovalDecision = { approved: true } | { approved: false; reason?: string };
+/** `args`: the arguments a human corrected, already checked by the tool's schema. */
+export type ApprovalDecision = { approved: true; args?: unknown } | { approved: false; reason?: string };
 
 /** Which queue a check drains: steering at `steeringCheck`, follow-ups at `followUpCheck`. */
 export type InboxKind = "steering" | "followUp";

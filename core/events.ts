@@ -90,6 +90,11 @@ export type AgentEvent =
       text: string;
     }
   | { type: "approval_requested"; toolCallId: string; toolName: string; args: unknown }
+  /**
+   * A call of a client-run tool (`defineClientTool`) waits for its result: answer it with
+   * `agent.resolveToolCall(toolCallId, result)` or `agent.rejectToolCall(toolCallId, reason)`.
+   */
+  | { type: "tool_result_requested"; toolCallId: string; toolName: string; args: unknown }
   /** `agent.approve` / `agent.deny` answered a pending call (published just before the call goes on). */
   | {
       type: "approval_decided";

@@ -64,6 +64,11 @@ export interface Tool<TArgs = any, TDetails = unknown> {
   readonly maxResultChars?: number;
   /** The workspace the tool works in, if any (the agent spills cut results where `read_file` can read them). */
   readonly workspace?: Workspace;
+  /**
+   * A client-run tool (`defineClientTool`): the agent never executes it; each call waits in
+   * `awaitingResult` until `agent.resolveToolCall` (or `rejectToolCall`) answers it.
+   */
+  readonly external?: true;
   /** Whether a call waits for `agent.approve` / `agent.deny` before it runs (see `defineTool`'s `needsApproval`). */
   readonly needsApproval?: boolean | ((args: TArgs, ctx: ApprovalContext) => boolean | Promise<boolean>);
   execute(

@@ -1,4 +1,5 @@
 import * as restate from "@restatedev/restate-sdk";
+import { checkEditedArgs } from "../actors/prepare-tool-call.actor.js";
 import {
   type InvocationId,
   type ObjectContext,
@@ -285,9 +286,23 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
       ),
       /** Lets a call waiting for approval run. */
       approve: restate.handlers.object.shared(async (ctx: ObjectSharedContext, input: unknown) => {
-        const { toolCallId } = parseDecision(input, "approve");
+        const { toolCallId, args } = parseDecision(input, "approve");
         const pending = await pendingApproval(ctx, toolCallId);
-        ctx.resolveAwakeable(pending.awakeableId, { approved: true });
+        if (args === undefined) {
+          ctx.resolveAwakeable(pending.awakeableId, { approved: true });
+          return { toolCallId, decision: "approved" as const };
+        }
+        // Edited arguments are checked by the tool's schema here, before anything is decided.
+        const tool = sessionOptions(ctx.key).tools?.find((t) => t.name === pending.toolName);
+        const checked = tool ? checkEditedArgs(tool, args) : { ok: false as const, error: "unknown tool" };
+        if (!checked.ok) {
+          throw new TerminalError(
+            `The edited arguments of tool call "${toolCallId}" fail the schema of tool ${pending.toolName}: ` +
+              `${checked.error}. The call still waits for approval.`,
+            { errorCode: 400 },
+          );
+        }
+        ctx.resolveAwakeable(pending.awakeableId, { approved: true, args: checked.args });
         return { toolCallId, decision: "approved" as const };
       }),
       /** Refuses a call waiting for approval; the model sees the reason. */

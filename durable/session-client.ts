@@ -58,7 +58,8 @@ export interface SessionClient {
   steer(sessionId: string, input: string | UserMessage): Promise<{ queued: number }>;
   /** Queues a message taken when the run would otherwise stop. */
   followUp(sessionId: string, input: string | UserMessage): Promise<{ queued: number }>;
-  approve(sessionId: string, toolCallId: string): Promise<void>;
+  /** Lets a pending call run; with `args`, with the arguments a human corrected (checked by the tool's schema: 400 when refused, and the call keeps waiting). */
+  approve(sessionId: string, toolCallId: string, options?: { args?: unknown }): Promise<void>;
   deny(sessionId: string, toolCallId: string, reason?: string): Promise<void>;
   /** Aborts the active run; `false` when none was active. */
   abort(sessionId: string): Promise<boolean>;
@@ -137,8 +138,11 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
       ),
     steer: (sessionId, input) => call(inbox, "steer", sessionId, input),
     followUp: (sessionId, input) => call(inbox, "followUp", sessionId, input),
-    async approve(sessionId, toolCallId) {
-      await call(session, "approve", sessionId, { toolCallId });
+    async approve(sessionId, toolCallId, options) {
+      await call(session, "approve", sessionId, {
+        toolCallId,
+        ...(options?.args !== undefined && { args: options.args }),
+      });
     },
     async deny(sessionId, toolCallId, reason) {
       await call(session, "deny", sessionId, { toolCallId, ...(reason !== undefined && { reason }) });

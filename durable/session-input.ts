@@ -118,11 +118,19 @@ export function parseQueuedInput(input: unknown, what: string, now: number): Use
 export function parseDecision(
   input: unknown,
   what: "approve" | "deny",
-): { toolCallId: string; reason?: string } {
+): { toolCallId: string; reason?: string; args?: unknown } {
   const schema = z
-    .object({ toolCallId: z.string().min(1), ...(what === "deny" && { reason: z.string().optional() }) })
+    .object({
+      toolCallId: z.string().min(1),
+      ...(what === "deny" && { reason: z.string().optional() }),
+      ...(what === "approve" && { args: z.unknown().optional() }),
+    })
     .strict();
-  const parsed = parse(schema, input, `Invalid ${what} request`) as { toolCallId: string; reason?: string };
+  const parsed = parse(schema, input, `Invalid ${what} request`) as {
+    toolCallId: string;
+    reason?: string;
+    args?: unknown;
+  };
   return parsed;
 }
 

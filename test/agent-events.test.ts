@@ -110,7 +110,7 @@ describe("event order", () => {
   it("batched: calls run n at a time, each batch's results appended when it completes", async () => {
     const agent = createAgent({
       provider: scripted([
-        { toolCalls: [wait("a", 20), wait("b", 5), wait("c", 5), wait("d", 20)] },
+        { toolCalls: [wait("a", 150), wait("b", 5), wait("c", 5), wait("d", 150)] },
         { text: "ok" },
       ]),
       tools: [sleepTool()],

@@ -1,7 +1,14 @@
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanEnv, removeDir, runCliProcess, TEST_SCRIPT, tempDir } from "./fixtures/cli-harness.js";
+import {
+  cleanEnv,
+  removeDir,
+  runCliProcess,
+  sessionsDirOf,
+  TEST_SCRIPT,
+  tempDir,
+} from "./fixtures/cli-harness.js";
 
 // A session whose files were damaged (a disk full mid-write by another tool, a bad edit, a sync
 // conflict): the command says which session and which file, what can be recovered and how, never
@@ -10,11 +17,10 @@ import { cleanEnv, removeDir, runCliProcess, TEST_SCRIPT, tempDir } from "./fixt
 const env = cleanEnv({ AGENT_MACHINE_SCRIPT: TEST_SCRIPT });
 
 function sessions(cwd: string): string[] {
-  return readdirSync(path.join(cwd, ".agent-machine", "sessions")).sort();
+  return readdirSync(sessionsDirOf(cwd)).sort();
 }
 
-const file = (cwd: string, id: string, name: string) =>
-  path.join(cwd, ".agent-machine", "sessions", id, name);
+const file = (cwd: string, id: string, name: string) => path.join(sessionsDirOf(cwd), id, name);
 
 describe("damaged sessions", () => {
   let dir: string | undefined;

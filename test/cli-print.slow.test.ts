@@ -2,7 +2,14 @@ import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AgentEvent } from "../index.js";
-import { cleanEnv, removeDir, runCliProcess, TEST_SCRIPT, tempDir } from "./fixtures/cli-harness.js";
+import {
+  cleanEnv,
+  removeDir,
+  runCliProcess,
+  sessionsDirOf,
+  TEST_SCRIPT,
+  tempDir,
+} from "./fixtures/cli-harness.js";
 
 describe("agent-machine --print / --json", () => {
   let dir: string | undefined;
@@ -101,10 +108,12 @@ describe("agent-machine --print / --json", () => {
     expect(result.code).toBe(3);
   });
 
-  it("saves the session under .agent-machine/sessions/<id>/", async () => {
+  it("saves the session in the user's data folder, keyed by workspace, and nothing in the workspace", async () => {
     dir = tempDir();
     await runCliProcess(["--print", "hi"], { cwd: dir, env: env() });
-    const root = path.join(dir, ".agent-machine", "sessions");
+    expect(readdirSync(dir)).toEqual([]);
+    const root = sessionsDirOf(dir);
+    expect(root.startsWith(path.join(env().XDG_DATA_HOME!, "agent-machine", "sessions"))).toBe(true);
     const [id] = readdirSync(root);
     expect(readdirSync(path.join(root, id!)).sort()).toEqual(["events.jsonl", "meta.json", "snapshot.json"]);
   });
@@ -133,36 +142,38 @@ describe("agent-machine --print / --json", () => {
       );
       expect(result.code).toBe(2);
     }
-    expect(existsSync(path.join(dir, ".agent-machine"))).toBe(false);
+    expect(existsSync(sessionsDirOf(dir))).toBe(false);
     // So --continue has nothing to resume, rather than an empty session.
     const resumed = await runCliProcess(["--continue", "--print"], { cwd: dir, env: env(), input: "" });
-    expect(resumed.stderr).toBe(
-      `agent-machine: No sessions to resume in ${path.join(dir, ".agent-machine", "sessions")}\n`,
-    );
+    expect(resumed.stderr).toBe(`agent-machine: No sessions to resume in ${sessionsDirOf(dir)}\n`);
     expect(resumed.code).toBe(2);
   });
 
   it("--resume of a session that does not exist: one line naming it and the recent ones", async () => {
     dir = tempDir();
     await runCliProcess(["--print", "hi"], { cwd: dir, env: env() });
-    const [id] = readdirSync(path.join(dir, ".agent-machine", "sessions"));
+    const [id] = readdirSync(sessionsDirOf(dir));
     for (const missing of ["does-not-exist", "20200101-000000000-abcdef"]) {
       const result = await runCliProcess(["--resume", missing, "--print", "go on"], { cwd: dir, env: env() });
       expect(result.stderr).toBe(
-        `agent-machine: No session "${missing}" in ${path.join(dir, ".agent-machine", "sessions")} (recent: ${id})\n`,
+        `agent-machine: No session "${missing}" in ${sessionsDirOf(dir)} (recent: ${id})\n`,
       );
       expect(result.stdout).toBe("");
       expect(result.code).not.toBe(0);
     }
   });
 
-  it("a workspace where sessions cannot be saved: one line saying where and why, no stack trace", async () => {
+  it("a data folder where sessions cannot be saved: one line saying where and why, no stack trace", async () => {
     dir = tempDir();
-    // A file where the sessions folder must go (a read-only folder would not stop root).
-    writeFileSync(path.join(dir, ".agent-machine"), "");
-    const result = await runCliProcess(["--print", "hi"], { cwd: dir, env: env() });
+    // A file where the data folder must go (a read-only folder would not stop root).
+    const dataHome = path.join(dir, "data");
+    writeFileSync(dataHome, "");
+    const result = await runCliProcess(["--print", "hi"], {
+      cwd: dir,
+      env: { ...env(), XDG_DATA_HOME: dataHome },
+    });
     expect(result.stderr).toBe(
-      `agent-machine: Cannot save the session in ${path.join(dir, ".agent-machine", "sessions")}: not a directory (ENOTDIR); run in a workspace you can write to (--cwd <dir>)\n`,
+      `agent-machine: Cannot save the session in ${sessionsDirOf(dir, { XDG_DATA_HOME: dataHome })}: not a directory (ENOTDIR); choose a folder you can write to with --sessions-dir <dir>\n`,
     );
     expect(result.stdout).toBe("");
     expect(result.code).toBe(1);
@@ -194,7 +205,7 @@ describe("agent-machine --print / --json", () => {
       expect(result.stderr, label).not.toContain("demo —");
     }
     // Nothing was started: no session for --continue to pick up.
-    expect(existsSync(path.join(dir, ".agent-machine"))).toBe(false);
+    expect(existsSync(sessionsDirOf(dir))).toBe(false);
   });
 
   it("--demo with a prompt runs the demo, as asked, and says the prompt was not sent", async () => {

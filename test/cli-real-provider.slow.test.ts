@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanEnv, removeDir, runCliProcess, tempDir } from "./fixtures/cli-harness.js";
+import { cleanEnv, removeDir, runCliProcess, sessionsDirOf, tempDir } from "./fixtures/cli-harness.js";
 import { type ProviderFixtureServer, startProviderServer } from "./fixtures/provider-server.js";
 import { anthropicMessage } from "./fixtures/provider-wire.js";
 
@@ -65,7 +65,7 @@ describe("agent-machine against a real provider's wire format", () => {
     expect(JSON.stringify(lastTurn)).toContain("hi from disk");
 
     // The session on disk never holds the key.
-    const sessions = path.join(dir, ".agent-machine", "sessions");
+    const sessions = sessionsDirOf(dir);
     const [id] = readdirSync(sessions);
     for (const file of ["snapshot.json", "events.jsonl", "meta.json"]) {
       expect(readFileSync(path.join(sessions, id!, file), "utf8")).not.toContain(secret);

@@ -11,13 +11,14 @@ import {
   pidsMatching,
   removeDir,
   runCliProcess,
+  sessionsDirOf,
   TEST_SCRIPT,
   tempDir,
   waitUntil,
 } from "./fixtures/cli-harness.js";
 
 function sessionDir(cwd: string): string | undefined {
-  const root = path.join(cwd, ".agent-machine", "sessions");
+  const root = sessionsDirOf(cwd);
   if (!existsSync(root)) return undefined;
   const [id] = readdirSync(root);
   return id ? path.join(root, id) : undefined;

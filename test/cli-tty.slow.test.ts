@@ -6,6 +6,7 @@ import {
   killMatching,
   pidsMatching,
   removeDir,
+  sessionsDirOf,
   startTerminalCli,
   TEST_SCRIPT,
   type TerminalCli,
@@ -48,11 +49,8 @@ describe("agent-machine in a terminal", () => {
     expect(screen).toContain("— done · 2 turns");
 
     // The model's second request held the tool result, then the steering message.
-    const [session] = readdirSync(path.join(dir!, ".agent-machine", "sessions"));
-    const events = readFileSync(
-      path.join(dir!, ".agent-machine", "sessions", session!, "events.jsonl"),
-      "utf8",
-    )
+    const [session] = readdirSync(sessionsDirOf(dir!));
+    const events = readFileSync(path.join(sessionsDirOf(dir!), session!, "events.jsonl"), "utf8")
       .trim()
       .split("\n")
       .map((line) => JSON.parse(line));
@@ -203,13 +201,74 @@ describe("agent-machine in a terminal", () => {
     // While a tool runs the state says so; a message typed meanwhile is counted until it is taken.
     term.type("run: sleep 2; echo status-done");
     term.keys("Enter");
-    await term.waitFor(/· running 1 tool$/m);
+    await term.waitFor(
+      /running 1 tool [\d.]+s · cli-script\.mjs · context [\d.]+% of 16k · [\d.]+k? tokens$/m,
+    );
     term.type("and then this");
     term.keys("Enter");
-    await term.waitFor(/· running 1 tool · 1 queued$/m);
+    await term.waitFor(/running 1 tool [\d.]+s · cli-script\.mjs · .* tokens · 1 queued$/m);
     screen = await afterRun(3);
     expect(screen).toContain("heard: and then this");
     expect(screen).not.toMatch(/queued$/m);
+  });
+
+  it("slash commands (/help, /cost, /visualize, a typo answered), Tab completion, and @path attaching a file", async () => {
+    const term = start();
+    writeFileSync(path.join(dir!, "notes.txt"), "hello-from-the-file\n");
+    await term.waitFor(/^›/m);
+    term.type("/help");
+    term.keys("Enter");
+    await term.waitFor(/\/cost +the session's tokens and cost so far/);
+    term.type("/cst");
+    term.keys("Enter");
+    await term.waitFor("Unknown command /cst (did you mean /cost?)");
+    term.type("/vis");
+    term.keys("Tab");
+    await term.waitFor(/^› \/visualize$/m);
+    term.keys("Enter");
+    const page = await term.waitFor(/Visualizer: open (http:\/\/127\.0\.0\.1:\d+\/\S*)/);
+    const url = /Visualizer: open (http:\/\/127\.0\.0\.1:\d+\/\S*)/.exec(page)![1]!;
+    expect((await fetch(url)).status).toBe(200);
+
+    term.type("what is in @no");
+    term.keys("Tab");
+    await term.waitFor(/^› what is in @notes\.txt$/m);
+    term.keys("Enter");
+    const screen = await term.waitFor("— done");
+    expect(screen).toContain("+ notes.txt attached (1 lines, 20 bytes)");
+    // The echo names the file; the model got its content (the script repeats what it heard).
+    expect(screen).toContain("› what is in @notes.txt (attached: notes.txt)");
+    expect(term.history()).toContain(
+      'heard: what is in @notes.txt\n\n<file path="notes.txt">\nhello-from-the-file\n</file>',
+    );
+    term.type("/cost");
+    term.keys("Enter");
+    await term.waitFor(
+      /This session: [\d,]+ tokens · no cost reported by the provider · context [\d,]+ tokens/,
+    );
+    // Nothing of the commands reached the model.
+    expect(term.history()).not.toContain("heard: /");
+  });
+
+  it("a 10,000-line output is folded to its last lines with its size; /expand unfolds it on request", async () => {
+    const term = start(["--permission-mode", "bypass"]);
+    await term.waitFor(/^›/m);
+    term.type("run: seq 1 10000");
+    term.keys("Enter");
+    const screen = await term.waitFor("— done");
+    expect(screen).toMatch(
+      /✓ bash seq 1 10000 +done [\d.]+s\n +│ … \d+ lines above \([\d.]+ KB in all\)\n(?: +│ .*\n){4}/,
+    );
+    expect(screen).toMatch(/│ 10000\n/);
+    // The scrollback holds the fold, not the output.
+    const before = term.history();
+    expect(before).not.toMatch(/^ +│ 5000$/m);
+    expect(before.split("\n").length).toBeLessThan(100);
+    term.type("/expand");
+    term.keys("Enter");
+    await waitUntil(() => /^bash seq 1 10000: \d+ lines$/m.test(term.history()), "the unfolded output");
+    await term.waitFor(/^›/m);
+    expect(term.history().split("\n").length).toBeGreaterThan(1000);
   });
 
   it("takes a >> line as a follow-up, delivered when the agent would otherwise stop", async () => {

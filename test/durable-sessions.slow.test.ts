@@ -254,6 +254,29 @@ describe("durable sessions on Restate", () => {
     expect(late.message).toMatch(/No pending approval for tool call "g1"/);
   });
 
+  it("approves with edited arguments: refused ones leave the call waiting, accepted ones are what runs", async () => {
+    const run = await client.send("edited", "approval");
+    await eventually(
+      async () => (await client.status("edited")).pendingApprovals.length > 0,
+      "the approval request",
+    );
+
+    const refused = await refusal(client.approve("edited", "g1", { args: { action: 42 } }));
+    expect(refused.status).toBe(400);
+    expect(refused.message).toMatch(/fail the schema of tool guarded.*still waits for approval/s);
+    expect((await client.status("edited")).pendingApprovals.map((p) => p.toolCallId)).toEqual(["g1"]);
+
+    await client.approve("edited", "g1", { args: { action: "rollback" } });
+    const result = await client.result(run);
+    const ran = result.messages.find((m) => m.role === "toolResult");
+    expect(ran).toMatchObject({ editedArgs: { action: "rollback" } });
+    // The tool ran with the edited arguments; the model is told they were edited.
+    expect(ran?.role === "toolResult" && ran.content.map((c) => (c.type === "text" ? c.text : ""))).toEqual([
+      '[The user edited the arguments before approving; the call ran with: {"action":"rollback"}]',
+      "did rollback",
+    ]);
+  });
+
   it("aborts a run mid-tool: the open call is answered, the run ends aborted, the session stays usable", async () => {
     const run = await client.send("aborted", "long");
     await published$("aborted", (e) => e.type === "tool_execution_start" && e.toolCallId === "l1");

@@ -79,6 +79,62 @@ export function defineTool<TSchema extends z.ZodType, TDetails = unknown>(
   };
 }
 
+/** Options of {@link defineClientTool}. */
+export interface ClientToolDefinition<TSchema extends z.ZodType> {
+  name: string;
+  description: string;
+  /**
+   * A zod schema (the model's arguments are validated by it, as for any tool), or a JSON Schema
+   * object as a frontend declares it (sent to the provider as it is; the arguments pass unchecked,
+   * the client validates them).
+   */
+  parameters: TSchema | Record<string, unknown>;
+  /** A call not answered within this many ms is answered with an error the model reads. */
+  timeoutMs?: number;
+  needsApproval?: ToolDefinition<TSchema>["needsApproval"];
+}
+
+/**
+ * Declares a tool the *client* runs (a frontend tool of AG-UI or the AI SDK, a human step): the
+ * model can call it, but the agent has no `execute`. Each call waits in the tool-call state
+ * `awaitingResult` (a `tool_result_requested` event, `agent.pendingToolCalls()`) until
+ * `agent.resolveToolCall(id, result)` or `agent.rejectToolCall(id, reason)` answers it; the run
+ * stays active meanwhile (abort, limits and `timeoutMs` answer it too), and a persisted snapshot
+ * keeps the wait.
+ *
+ * @example
+ * ```ts
+ * const pickColor = defineClientTool({
+ *   name: "pick_color",
+ *   description: "Asks the user to pick a color in the page",
+ *   parameters: z.object({ options: z.array(z.string()) }),
+ * });
+ * agent.events$.subscribe((e) => {
+ *   if (e.type === "tool_result_requested") showPicker(e.args, (color) => agent.resolveToolCall(e.toolCallId, color));
+ * });
+ * ```
+ */
+export function defineClientTool<TSchema extends z.ZodType>(
+  definition: ClientToolDefinition<TSchema>,
+): Tool<z.output<TSchema>> {
+  const zod = definition.parameters instanceof z.ZodType ? definition.parameters : undefined;
+  const tool = defineTool({
+    name: definition.name,
+    description: definition.description,
+    parameters: (zod ?? z.unknown()) as TSchema,
+    timeoutMs: definition.timeoutMs,
+    ...(definition.needsApproval !== undefined && { needsApproval: definition.needsApproval }),
+    execute: () => {
+      throw new Error(`Tool ${definition.name} is run by the client: answer it with agent.resolveToolCall`);
+    },
+  });
+  return {
+    ...tool,
+    ...(zod === undefined && { jsonSchema: definition.parameters as Record<string, unknown> }),
+    external: true,
+  };
+}
+
 /**
  * Refuses a `parameters` that is not a zod 4 schema before zod's JSON Schema conversion fails on it
  * with an error of its own. A zod 4 schema carries `_zod`; a zod 3 one only `_def` (and `~standard`

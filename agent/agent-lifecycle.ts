@@ -1,0 +1,332 @@
+import { Subject } from "rxjs";
+import { createActor, toObserver } from "xstate";
+import { releaseStallWatchdog } from "../actors/stall-watchdog.js";
+import { resumeToolCall } from "../actors/tool-call.machine.js";
+import type { EffectJournal } from "../core/effect-journal.js";
+import type { AgentEvent } from "../core/events.js";
+import { createLlmMessages } from "../core/llm-messages.js";
+import type { AgentMessage } from "../core/messages.js";
+import { newMessageId } from "../core/message-id.js";
+import type { AgentOptions, EventReplayOptions } from "../core/options.js";
+import { type AgentRuntime, bindRuntime } from "../core/runtime.js";
+import type { PersistedSnapshotData } from "../core/snapshot-version.js";
+import { type AgentContext, agentMachine } from "../machines/agent.machine.js";
+import { journaledAgentMachine } from "../machines/journaled-agent.machine.js";
+import { toolCallActorsOf } from "../machines/tool-call-actors.js";
+import { readTranscript } from "../machines/transcript.js";
+import { attachTelemetry, moveTelemetry } from "../telemetry/attach.js";
+import type { Tool } from "../tools/define-tool.js";
+import type { AgentActor, AgentSnapshot, PendingApproval } from "./agent.js";
+import { createRuntime, machineInput } from "./agent-runtime.js";
+import { DEFAULT_EVENT_REPLAY, RunEventLog } from "./event-log.js";
+let agentCounter = 0;
+
+/** The persisted snapshot of a hibernated agent, as JSON; `undefined` for one that never ran. */
+export interface Dormant {
+  json?: string;
+}
+
+/**
+ * An agent's actor over its life, the part of the façade that rests and wakes: the actor is made
+ * when something first needs it, let go when the agent is idle (resting keeps its context, the very
+ * objects; hibernating keeps its persisted snapshot as JSON), and made again with the same id by
+ * whatever needs it next (`awake`). Whoever follows the agent's actors (`followActors`) is told of
+ * each new one before it starts. Every event goes out through `emit`, numbered into the run's log
+ * (for `eventsSince`) first. The live agent's methods are `AgentSession`'s (agent-session.ts),
+ * which extends this class: one object per agent, its methods on the prototypes.
+ *
+ * @example
+ * ```ts
+ * class AgentSession extends AgentLifecycle implements Agent {}
+ * ```
+ */
+export abstract class AgentLifecycle {
+  readonly id: string;
+  protected readonly events = new Subject<AgentEvent>();
+  protected readonly runtime: AgentRuntime;
+  private readonly whenIdle: boolean;
+
+  /**
+   * The actor, while awake (and after `stop()`, the stopped one); `undefined` while the agent
+   * hibernates (`dormant`) and, for a root agent, until something first needs it.
+   */
+  protected live: AgentActor | undefined;
+  protected dormant: Dormant | undefined;
+
+  /**
+   * Resting: the context of the idle actor this agent let go (no snapshot, no copy). The next call
+   * that needs an actor makes one that starts idle with it. See {@link AgentLifecycle.rest}.
+   */
+  protected resting: AgentContext | undefined;
+
+  /**
+   * The app holds the actor (it read `agent.actor` or `snapshot$`, or inspects it from the start):
+   * from then on the agent keeps that one actor for good, as apps that hold it expect.
+   */
+  protected pinned: boolean;
+  protected stopped = false;
+  private hibernationQueued = false;
+
+  /** Where telemetry keeps this agent's tracing: the agent itself until an actor exists. */
+  private telemetryKey: object = this;
+  protected failures: Set<(error: unknown) => void> | undefined;
+  protected snapshots: Subject<AgentSnapshot> | undefined;
+
+  /** The events of the current (or last) run, numbered, for `eventsSince`; none with `eventReplay: false`. */
+  protected runLog: RunEventLog | undefined;
+
+  /** Who follows every actor (`followActors`): told of each new one before it starts. */
+  private actorFollowers: Set<(actor: AgentActor) => void> | undefined;
+
+  constructor(
+    protected readonly options: AgentOptions,
+    protected readonly journal: EffectJournal | undefined,
+    tools: Map<string, Tool>,
+    snapshot: PersistedSnapshotData | undefined,
+  ) {
+    this.id = options.id ?? `agent-${++agentCounter}`;
+    this.whenIdle = options.hibernate === "whenIdle" && !options.parentActor && !journal;
+    this.pinned = options.parentActor !== undefined || journal !== undefined || options.inspect !== undefined;
+    // The two functions go as arguments, not as an object's properties: a transpiler that keeps
+    // function names (tsx, esbuild's keepNames) renames a property's function, which puts it in
+    // V8's slow dictionary mode: about 250 bytes more per function, per agent.
+    this.runtime = createRuntime(
+      options,
+      journal,
+      tools,
+      (event) => this.emit(event),
+      // Only the agent's actors read it, so the agent is awake.
+      () => readTranscript(this.live!.getSnapshot().context.messages),
+    );
+    attachTelemetry(
+      {
+        id: this.id,
+        actor: this,
+        runtime: this.runtime,
+        subscribe: (next, complete) => this.events.subscribe({ next, complete }),
+      },
+      options,
+    );
+    if (this.whenIdle && (snapshot === undefined || snapshot.value === "idle")) {
+      // Created idle: it starts asleep, its actor made only when something needs it.
+      this.dormant = snapshot === undefined ? {} : { json: JSON.stringify(snapshot) };
+      return;
+    }
+    // A new root agent makes its actor when something first needs it (a run, a queued message, a
+    // read of `actor`, `snapshot$` or a snapshot): until then it is only its options, and an app
+    // that keeps one per user session pays for the actor tree only once the session is used. One
+    // with an inspector starts at once, so the inspector sees it from its creation.
+    if (snapshot === undefined && !options.parentActor && !journal && !options.inspect) return;
+    const actor = this.start(snapshot);
+    if (snapshot !== undefined) {
+      // Calls whose tool ran when the snapshot was taken run again (at-least-once).
+      for (const call of toolCallActorsOf(actor)) resumeToolCall(call);
+      // Approvals pending when the snapshot was taken are asked again, once listeners are attached.
+      queueMicrotask(() => {
+        for (const pending of this.pendingApprovals()) {
+          this.emit({ type: "approval_requested", ...pending });
+        }
+        for (const pending of this.pendingToolCalls()) {
+          this.emit({ type: "tool_result_requested", ...pending });
+        }
+      });
+    }
+  }
+
+  hibernate(): void {
+    if (this.options.parentActor) {
+      throw new Error("A sub-agent runs inside its parent's actor tree: it cannot hibernate");
+    }
+    if (this.journal) throw new Error("A durable agent lives in its journal: it cannot hibernate");
+    const actor = this.live ?? (this.resting && !this.stopped ? this.awake() : undefined);
+    if (this.stopped) return;
+    if (!actor) {
+      // Never started: asleep from now on, woken from its options as it would have started.
+      this.dormant ??= {};
+      return;
+    }
+    if (!isIdle(actor)) throw new Error("Agent is running: it can hibernate once it is idle");
+    this.dormant = { json: JSON.stringify(actor.getPersistedSnapshot()) };
+    this.runLog = undefined;
+    this.live = undefined;
+    // Nothing may keep the stopped actor or its transcript alive: telemetry's key goes back to the
+    // agent, and the converted messages of the last request go.
+    moveTelemetry(actor, this);
+    this.telemetryKey = this;
+    this.runtime.llmMessages = createLlmMessages(this.options.convertToLlm);
+    actor.stop();
+  }
+
+  /** Publishes an event on `events$`, numbered and kept first when it belongs to a run. */
+
+  protected emit(event: AgentEvent): void {
+    if (event.type === "agent_start" && this.options.eventReplay !== false) {
+      this.runLog = new RunEventLog(newRunId(this.journal), eventReplayLimits(this.options.eventReplay));
+    }
+    const log = this.runLog;
+    if (log !== undefined && !log.ended) log.record(event);
+    this.events.next(event);
+  }
+
+  /** The context of a hibernated agent, read from its snapshot without waking it. */
+
+  protected dormantContext(): Pick<AgentContext, "steeringQueue" | "followUpQueue"> | undefined {
+    if (this.dormant?.json === undefined) return undefined;
+    return (JSON.parse(this.dormant.json) as { context: AgentContext }).context;
+  }
+
+  /** The actor, woken from the persisted snapshot when the agent hibernates. */
+
+  protected awake(): AgentActor {
+    if (this.live) return this.live;
+    if (this.stopped) throw new Error("Agent is stopped");
+    const json = this.dormant?.json;
+    this.dormant = undefined;
+    const actor = this.start(json === undefined ? undefined : JSON.parse(json));
+    this.hibernateWhenIdle();
+    return actor;
+  }
+
+  /**
+   * Makes and starts the actor: from `snapshot`, or from the context it rested with, or (with
+   * neither) from the options.
+   */
+
+  protected start(snapshot: PersistedSnapshotData | undefined): AgentActor {
+    const { options, resting } = this;
+    this.resting = undefined;
+    // A child agent reports to the inspector of the tree it joins; a root agent to its own.
+    const inspect = options.parentActor ? undefined : options.inspect;
+    const actor: AgentActor = createActor(this.journal ? journaledAgentMachine : agentMachine, {
+      id: this.id,
+      input: resting ? { resume: resting } : machineInput(options, this.runtime.tools),
+      ...(snapshot !== undefined && { snapshot: snapshot as unknown as AgentSnapshot }),
+      ...(options.parentActor && { parent: options.parentActor }),
+      ...(inspect && { inspect: typeof inspect === "function" ? inspect : toObserver(inspect) }),
+    });
+    bindRuntime(actor, this.runtime);
+    actor.on("*", (event) => {
+      // A run is over: its stream watchdog's timer goes (the next run re-arms it).
+      if (event.type === "agent_end") releaseStallWatchdog(this.runtime);
+      this.emit(event as AgentEvent);
+    });
+    moveTelemetry(this.telemetryKey, actor);
+    this.telemetryKey = actor;
+    // Handlers as arguments rather than an observer object: see the runtime's functions above.
+    actor.subscribe(
+      (next) => {
+        this.snapshots?.next(next);
+        if (next.matches("idle")) {
+          if (this.whenIdle) this.hibernateWhenIdle();
+          else if (!this.pinned) this.restWhenIdle();
+        }
+      },
+      (error) => {
+        // A bug in the machine must not crash the host process: report it to whoever waits.
+        for (const fail of this.failures ?? []) fail(error);
+        this.snapshots?.error(error);
+      },
+    );
+    this.live = actor;
+    for (const follow of this.actorFollowers ?? []) follow(actor);
+    actor.start();
+    return actor;
+  }
+
+  /** See {@link followActors}. */
+
+  followActors(onActor: (actor: AgentActor) => void): () => void {
+    const followers = (this.actorFollowers ??= new Set());
+    const follow = (actor: AgentActor) => onActor(actor);
+    followers.add(follow);
+    // A resting agent is woken (cheaply: its context is at hand), so a watcher that comes after a
+    // run shows the agent at once, as it would an agent that never rested; it stays awake while
+    // watched. A hibernated one is not: waking it means parsing its snapshot.
+    if (this.resting && !this.live && !this.stopped) this.awake();
+    else if (this.live && !this.stopped) onActor(this.live);
+    return () => followers.delete(follow);
+  }
+
+  /** With `hibernate: "whenIdle"`: hibernates once the current call is over, if the agent is still idle. */
+
+  private hibernateWhenIdle(): void {
+    if (!this.whenIdle || this.hibernationQueued) return;
+    this.hibernationQueued = true;
+    queueMicrotask(() => {
+      this.hibernationQueued = false;
+      if (this.live && !this.stopped && isIdle(this.live)) this.hibernate();
+    });
+  }
+
+  /**
+   * Resting (the default for a root agent whose actor the app never read): once the current call
+   * is over, an idle agent lets its actor go and keeps only the actor's context, the very same
+   * objects (no snapshot, no copy). An XState actor and its actor system cost more than a whole
+   * idle agent otherwise; the next call that needs one makes a new actor (same id) that starts
+   * idle with that context. Unlike hibernation nothing is serialized: messages keep their identity.
+   */
+
+  private restWhenIdle(): void {
+    if (this.hibernationQueued) return;
+    this.hibernationQueued = true;
+    queueMicrotask(() => {
+      this.hibernationQueued = false;
+      const actor = this.live;
+      // A watched agent (visualizer, Stately inspector) keeps its actor while watched: one actor
+      // per agent on the page, not one per run.
+      if (!actor || this.pinned || this.actorFollowers?.size || this.stopped || !isIdle(actor)) return;
+      this.rest(actor);
+    });
+  }
+
+  private rest(actor: AgentActor): void {
+    this.resting = actor.getSnapshot().context;
+    // An idle agent keeps nothing of its last run's events: a consumer resynchronises from messages.
+    this.runLog = undefined;
+    this.live = undefined;
+    moveTelemetry(actor, this);
+    this.telemetryKey = this;
+    actor.stop();
+  }
+
+  /** Calls waiting for approval (asked again after a restore). */
+
+  abstract pendingApprovals(): PendingApproval[];
+
+  /** Calls of client-run tools waiting for their result (asked again after a restore). */
+  abstract pendingToolCalls(): PendingApproval[];
+}
+
+/**
+ * The transcript of a hibernated agent, read from its snapshot without waking it.
+ *
+ * @example
+ * ```ts
+ * dormantMessages({ json: JSON.stringify(snapshot) }, options).length;
+ * ```
+ */
+export function dormantMessages(dormant: Dormant | undefined, options: AgentOptions): AgentMessage[] {
+  if (dormant?.json === undefined) return [...(options.messages ?? [])];
+  return (JSON.parse(dormant.json) as { context: { messages: AgentMessage[] } }).context.messages;
+}
+
+/**
+ * Whether the agent's actor is idle (no run going on).
+ *
+ * @example
+ * ```ts
+ * if (!isIdle(actor)) throw new Error("Agent is already running");
+ * ```
+ */
+export function isIdle(actor: AgentActor): boolean {
+  return actor.getSnapshot().matches("idle");
+}
+
+/** A run's id: a durable agent's is its invocation's (the same on every replay). */
+function newRunId(journal: EffectJournal | undefined): string {
+  return journal?.idPrefix !== undefined ? journal.idPrefix.replace(/-$/, "") : `run-${newMessageId()}`;
+}
+
+function eventReplayLimits(options: EventReplayOptions | undefined): Required<EventReplayOptions> {
+  return options ? { ...DEFAULT_EVENT_REPLAY, ...options } : DEFAULT_EVENT_REPLAY;
+}

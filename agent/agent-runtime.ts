@@ -1,0 +1,101 @@
+import { createLlmMessages } from "../core/llm-messages.js";
+import { defaultConvertToLlm } from "../core/messages.js";
+import type { EffectJournal } from "../core/effect-journal.js";
+import type { AgentOptions } from "../core/options.js";
+import type { ToolSpec } from "../core/provider.js";
+import { type AgentRuntime, defaultRetryPolicy, defaultStallTimeout } from "../core/runtime.js";
+import { checkedBudget, type Tool, toToolSpec } from "../tools/define-tool.js";
+import { DEFAULT_TOOL_RESULT_MAX_CHARS } from "../tools/result-budget.js";
+import { MessageIds, PROCESS_MESSAGE_IDS } from "../core/message-id.js";
+
+// What an agent's actors get from its options: the runtime (functions and objects, never in a
+// snapshot) and the machine's input (data only, in every snapshot).
+
+/**
+ * What an agent's actors need that must not live in machine context (see `AgentRuntime`): the
+ * provider, the tools, hooks and policies, with the defaults filled in.
+ *
+ * @example
+ * ```ts
+ * const runtime = createRuntime(options, undefined, tools, (event) => events.next(event), transcript);
+ * ```
+ */
+export function createRuntime(
+  options: AgentOptions,
+  journal: EffectJournal | undefined,
+  tools: Map<string, Tool>,
+  publish: AgentRuntime["publish"],
+  transcript: AgentRuntime["transcript"],
+): AgentRuntime {
+  return {
+    provider: options.provider,
+    tools,
+    toolSpecs: [...tools.values()].map(toolSpecOf),
+    systemPrompt: options.systemPrompt,
+    hooks: options.hooks ?? noHooks,
+    permissions: options.permissions,
+    retry: options.retry ? { ...defaultRetryPolicy, ...options.retry } : defaultRetryPolicy,
+    stallTimeout:
+      options.stallTimeout === false
+        ? undefined
+        : options.stallTimeout
+          ? { ...defaultStallTimeout, ...options.stallTimeout }
+          : defaultStallTimeout,
+    toolTimeoutMs: options.toolTimeoutMs,
+    toolResultMaxChars:
+      options.toolResultBudget === false
+        ? Infinity
+        : (checkedBudget("createAgent toolResultBudget.maxChars", options.toolResultBudget?.maxChars) ??
+          DEFAULT_TOOL_RESULT_MAX_CHARS),
+    spillWorkspace:
+      options.toolResultBudget !== false && options.toolResultBudget?.spill !== false
+        ? tools.get("read_file")?.workspace
+        : undefined,
+    // A journaled model call is one step whose final message is recorded: its calls start after it.
+    eagerToolExecution: journal ? false : (options.eagerToolExecution ?? false),
+    options,
+    convertToLlm: options.convertToLlm ?? defaultConvertToLlm,
+    llmMessages: createLlmMessages(options.convertToLlm),
+    publish,
+    transcript,
+    now: journal ? () => journal.now() : Date.now,
+    messageIds: journal?.idPrefix !== undefined ? new MessageIds(journal.idPrefix) : PROCESS_MESSAGE_IDS,
+    ...(journal && { journal }),
+  };
+}
+
+/**
+ * The machine's input, from the options (used when the agent starts without a snapshot).
+ *
+ * @example
+ * ```ts
+ * createActor(agentMachine, { input: machineInput(options, runtime.tools) });
+ * ```
+ */
+export function machineInput(options: AgentOptions, tools: ReadonlyMap<string, Tool>) {
+  return {
+    messages: options.messages,
+    strategy: options.toolExecution,
+    steeringMode: options.steeringMode,
+    followUpMode: options.followUpMode,
+    limits: options.limits,
+    ...(options.loopDetection !== undefined && { loopDetection: options.loopDetection }),
+    contextBudget: options.context && dataOnly(options.context),
+    concurrencySafeTools: [...tools.values()].filter((t) => t.concurrencySafe).map((t) => t.name),
+  };
+}
+
+const noHooks = Object.freeze({});
+
+/** Tool specs are the same for every agent that has the tool: made once per tool. */
+const toolSpecs = new WeakMap<Tool, ToolSpec>();
+function toolSpecOf(tool: Tool): ToolSpec {
+  let spec = toolSpecs.get(tool);
+  if (!spec) toolSpecs.set(tool, (spec = toToolSpec(tool)));
+  return spec;
+}
+
+/** A copy without functions, fit for machine context (and so for persisted snapshots). */
+function dataOnly<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => typeof v !== "function")) as T;
+}

@@ -1,0 +1,399 @@
+import { Observable, Subject } from "rxjs";
+import { checkEditedArgs } from "../actors/prepare-tool-call.actor.js";
+import type { ToolResult } from "../core/tool.js";
+import { errorResult } from "../tools/define-tool.js";
+import { releaseStallWatchdog } from "../actors/stall-watchdog.js";
+import type { AgentEvent } from "../core/events.js";
+import type { AgentMessage } from "../core/messages.js";
+import type { InputFilter, PromptInput } from "../core/options.js";
+import { type RunOutcome, runOutcomeOf } from "../core/run-outcome.js";
+import { screenInput, toMessages } from "../machines/agent.logic.js";
+import { agentMachine } from "../machines/agent.machine.js";
+import { toolCallActorOf, toolCallActorsOf } from "../machines/tool-call-actors.js";
+import { readTranscript } from "../machines/transcript.js";
+import type { Agent, AgentActor, AgentSnapshot, PendingApproval } from "./agent.js";
+import { AgentLifecycle, dormantMessages, isIdle } from "./agent-lifecycle.js";
+import { EventsUnavailableError, type RunEventLog, type SequencedEvent } from "./event-log.js";
+import { stampSnapshot } from "./snapshot-version.js";
+
+/**
+ * An agent: the façade over its actor. While it hibernates (`agent.hibernate()`, or idle with
+ * `hibernate: "whenIdle"`) it holds no actor at all, only its persisted snapshot as a JSON string;
+ * what needs the actor wakes it (a new actor restored from the snapshot, the same id), and
+ * `events$` stays the same stream throughout. Methods live on the prototype, so an idle agent
+ * costs a few fields, not a closure per method. Its actor's life (made, resting, hibernating,
+ * woken) is the base class's, `AgentLifecycle`; what is here is what apps call.
+ *
+ * @example
+ * ```ts
+ * const agent: Agent = new AgentSession(options, undefined, tools, undefined); // as createAgent does
+ * ```
+ */
+export class AgentSession extends AgentLifecycle implements Agent {
+  private eventStream: Observable<AgentEvent> | undefined;
+  private readonly inputFilters: readonly InputFilter[] = this.options.inputFilters ?? [];
+  private snapshotStream: Observable<AgentSnapshot> | undefined;
+
+  get events$(): Observable<AgentEvent> {
+    return (this.eventStream ??= this.events.asObservable());
+  }
+
+  get snapshot$(): Observable<AgentSnapshot> {
+    this.pinned = true;
+    return (this.snapshotStream ??= new Observable<AgentSnapshot>((subscriber) => {
+      subscriber.next(this.awake().getSnapshot());
+      const subscription = (this.snapshots ??= new Subject()).subscribe(subscriber);
+      return () => subscription.unsubscribe();
+    }));
+  }
+
+  get actor(): AgentActor {
+    this.pinned = true;
+    return this.awake();
+  }
+
+  get hibernated(): boolean {
+    return this.dormant !== undefined;
+  }
+
+  get messages(): readonly AgentMessage[] {
+    if (this.live) return readTranscript(this.live.getSnapshot().context.messages);
+    if (this.resting) return readTranscript(this.resting.messages);
+    // Not started yet: its transcript is the one it was given, as its actor's would be.
+    if (!this.dormant && !this.stopped) return this.options.messages ?? [];
+    return dormantMessages(this.dormant, this.options);
+  }
+
+  get runId(): string | undefined {
+    return this.runLog?.runId;
+  }
+
+  eventsSince(runId: string, seq = 0): Observable<SequencedEvent> {
+    if (!Number.isInteger(seq) || seq < 0) {
+      throw new RangeError(`eventsSince: seq must be a whole number ≥ 0, got ${String(seq)}`);
+    }
+    const log = this.checkedLog(runId, seq);
+    return new Observable<SequencedEvent>((subscriber) => {
+      // Taken when subscribed: what arrived since the call is part of the replay.
+      if (this.runLog !== log || log.since(seq) === undefined) {
+        subscriber.error(this.unavailable(runId, seq, log));
+        return;
+      }
+      let next = seq;
+      for (const event of log.since(seq)!) subscriber.next({ runId, seq: next++, event });
+      if (log.ended) {
+        subscriber.complete();
+        return;
+      }
+      // The log records each event before subscribers get it: its last number is this event's.
+      const live = this.events.subscribe({
+        next: (event) => {
+          if (this.runLog !== log) return;
+          subscriber.next({ runId, seq: log.next - 1, event });
+          if (event.type === "agent_end") subscriber.complete();
+        },
+        complete: () => subscriber.complete(),
+      });
+      return () => live.unsubscribe();
+    });
+  }
+
+  get state(): string {
+    return this.live ? stateName(this.live.getSnapshot().value) : "idle";
+  }
+
+  prompt(input: PromptInput): Promise<RunOutcome> {
+    if (this.stopped) return Promise.reject(new Error("Agent is stopped"));
+    const actor = this.awake();
+    if (!isIdle(actor)) return Promise.reject(new Error("Agent is already running"));
+    const messages = toMessages(input, this.runtime.now());
+    const done = this.nextRunEnd();
+    const screening = screenInput(this.inputFilters, messages);
+    actor.send(
+      screening.ok
+        ? { type: "PROMPT", messages: screening.messages }
+        : { type: "PROMPT_REJECTED", reason: screening.reason },
+    );
+    return done;
+  }
+
+  continue(): Promise<RunOutcome> {
+    if (this.stopped) return Promise.reject(new Error("Agent is stopped"));
+    const actor = this.awake();
+    if (!isIdle(actor)) return Promise.reject(new Error("Agent is already running"));
+    const { context } = actor.getSnapshot();
+    const last = context.messages.at(-1);
+    if (!last) return Promise.reject(new Error("No messages to continue from"));
+    const queued = context.steeringQueue.length + context.followUpQueue.length > 0;
+    if (last.role === "assistant" && !queued) {
+      return Promise.reject(new Error("Cannot continue from message role: assistant"));
+    }
+    const done = this.nextRunEnd();
+    actor.send({ type: "CONTINUE" });
+    return done;
+  }
+
+  waitForIdle(): Promise<void> {
+    if (!this.live || isIdle(this.live)) return Promise.resolve();
+    return this.nextRunEnd().then(() => undefined);
+  }
+
+  steer(input: string | AgentMessage): void {
+    for (const message of this.screened(input)) this.awake().send({ type: "STEER", message });
+  }
+
+  followUp(input: string | AgentMessage): void {
+    for (const message of this.screened(input)) this.awake().send({ type: "FOLLOW_UP", message });
+  }
+
+  get queued(): { steering: AgentMessage[]; followUp: AgentMessage[] } {
+    const context = this.live?.getSnapshot().context ?? this.resting ?? this.dormantContext();
+    return { steering: [...(context?.steeringQueue ?? [])], followUp: [...(context?.followUpQueue ?? [])] };
+  }
+
+  abort(): void {
+    if (this.stopped) return;
+    // An agent asleep (or not started) with nothing queued has nothing to abort: it stays asleep.
+    if (!this.live) {
+      const { steering, followUp } = this.queued;
+      if (steering.length + followUp.length === 0) return;
+    }
+    const actor = this.awake();
+    // Queues first: an aborted run must not take a queued message on its way out. A durable
+    // agent's queue is its session's inbox, which hands back what its run did not take.
+    if (!this.journal) actor.send({ type: "CLEAR_QUEUES" });
+    actor.send({ type: "ABORT" });
+  }
+
+  stop(): void {
+    // An agent stopped before it ever ran (or while resting) still gets its (stopped) actor:
+    // `agent.actor` reads it.
+    if (!this.live && !this.dormant && !this.stopped) this.start(undefined);
+    this.stopped = true;
+    releaseStallWatchdog(this.runtime);
+    // XState lets only a parent stop a child actor; a child agent's owner (its tool call) stops it
+    // the way a parent would, so it also leaves the tree's actor system.
+    if (this.options.parentActor) (this.live as unknown as { _stop(): void } | undefined)?._stop();
+    else this.live?.stop();
+    this.events.complete();
+    this.snapshots?.complete();
+  }
+
+  getPersistedSnapshot(): unknown {
+    if (this.live) {
+      return stampSnapshot(JSON.parse(JSON.stringify(this.live.getPersistedSnapshot())), agentMachine);
+    }
+    if (this.dormant?.json !== undefined) return stampSnapshot(JSON.parse(this.dormant.json), agentMachine);
+    // Asleep since it was created: its snapshot is its actor's first one.
+    return stampSnapshot(
+      JSON.parse(JSON.stringify(this.awake().getPersistedSnapshot())),
+      agentMachine,
+    ) as unknown;
+  }
+
+  pendingApprovals(): PendingApproval[] {
+    if (!this.live) return [];
+    return toolCallActorsOf(this.live)
+      .map((child) => child.getSnapshot())
+      .filter((snapshot) => snapshot.status === "active" && snapshot.matches?.("awaitingApproval"))
+      .map(({ context }) => ({
+        toolCallId: context.toolCallId,
+        toolName: context.toolName,
+        args: context.args,
+      }));
+  }
+
+  pendingToolCalls(): PendingApproval[] {
+    if (!this.live) return [];
+    return toolCallActorsOf(this.live)
+      .map((child) => child.getSnapshot())
+      .filter((snapshot) => snapshot.status === "active" && snapshot.matches?.("awaitingResult"))
+      .map(({ context }) => ({
+        toolCallId: context.toolCallId,
+        toolName: context.toolName,
+        args: "args" in context.validation ? context.validation.args : context.args,
+      }));
+  }
+
+  resolveToolCall(toolCallId: string, result: string | ToolResult): void {
+    const checked = clientResultOf(result);
+    if (typeof checked === "string") {
+      throw new TypeError(
+        `resolveToolCall("${toolCallId}"): ${checked}. The call still waits for its result.`,
+      );
+    }
+    this.answerClientCall(toolCallId, checked);
+  }
+
+  rejectToolCall(toolCallId: string, reason: string): void {
+    this.answerClientCall(toolCallId, errorResult(String(reason)));
+  }
+
+  private answerClientCall(toolCallId: string, result: ToolResult): void {
+    const child = this.live ? toolCallActorOf(this.live, toolCallId) : undefined;
+    const snapshot = child?.getSnapshot();
+    if (!child || snapshot.status !== "active") {
+      throw new Error(
+        `No tool call "${toolCallId}" waits for a client result: it is unknown or already answered`,
+      );
+    }
+    if (!snapshot.matches("awaitingResult")) {
+      throw new Error(
+        `Tool call "${toolCallId}" is not waiting for a client result (its tool is not client-run, or it waits for approval first)`,
+      );
+    }
+    child.send({ type: "RESULT_PROVIDED", result });
+  }
+
+  approve(toolCallId: string, options?: { args?: unknown }): void {
+    this.decide(toolCallId, { type: "APPROVE", ...(options?.args !== undefined && { args: options.args }) });
+  }
+
+  deny(toolCallId: string, reason?: string): void {
+    this.decide(toolCallId, { type: "DENY", reason });
+  }
+
+  /** The log that holds `seq` of run `runId`, or the error that says why there is none. */
+
+  private checkedLog(runId: string, seq: number): RunEventLog {
+    const log = this.runLog;
+    if (!log || log.runId !== runId || seq < log.oldestSeq) throw this.unavailable(runId, seq, log);
+    if (seq > log.next) {
+      throw new RangeError(
+        `eventsSince: run "${runId}" has published ${log.next} events so far (seq 0 to ${log.next - 1}); ` +
+          `seq ${seq} is not reached yet`,
+      );
+    }
+    return log;
+  }
+
+  private unavailable(runId: string, seq: number, log: RunEventLog | undefined): EventsUnavailableError {
+    const known = log?.runId === runId;
+    return new EventsUnavailableError(
+      known
+        ? `The events of run "${runId}" from seq ${seq} are no longer kept (the oldest kept is ` +
+            `${log!.oldestSeq}): resynchronise from the messages (error.messages), then follow live events`
+        : `Run "${runId}" is not this agent's current or last run (${
+            log ? `that is "${log.runId}"` : "it has not run since it was created, restored or woken"
+          }): resynchronise from the messages (error.messages), then follow live events`,
+      runId,
+      seq,
+      known ? log!.oldestSeq : undefined,
+      [...this.messages],
+    );
+  }
+
+  private nextRunEnd(): Promise<RunOutcome> {
+    return new Promise((resolve, reject) => {
+      const failures = (this.failures ??= new Set());
+      let rejection: string | undefined;
+      const subscription = this.events.subscribe((event) => {
+        if (event.type === "input_rejected") rejection = event.reason;
+        if (event.type !== "agent_end") return;
+        subscription.unsubscribe();
+        failures.delete(reject);
+        // An idle agent keeps no empty set around.
+        if (failures.size === 0 && this.failures === failures) this.failures = undefined;
+        resolve(runOutcomeOf(event, event.reason === "rejected" ? rejection : undefined));
+      });
+      failures.add(reject);
+    });
+  }
+
+  private decide(
+    toolCallId: string,
+    event: { type: "APPROVE"; args?: unknown } | { type: "DENY"; reason?: string },
+  ) {
+    const child = this.live ? toolCallActorOf(this.live, toolCallId) : undefined;
+    const snapshot = child?.getSnapshot();
+    if (!child || snapshot.status !== "active") {
+      throw new Error(`No pending approval for tool call "${toolCallId}": it is unknown or already finished`);
+    }
+    if (!snapshot.matches("awaitingApproval")) {
+      throw new Error(
+        `Tool call "${toolCallId}" is not waiting for approval (already decided or never asked)`,
+      );
+    }
+    const { toolName } = snapshot.context as { toolName: string };
+    if (event.type === "APPROVE" && event.args !== undefined) {
+      const tool = this.runtime.tools.get(toolName);
+      const checked = tool
+        ? checkEditedArgs(tool, event.args)
+        : { ok: false as const, error: "unknown tool" };
+      if (!checked.ok) {
+        throw new TypeError(
+          `approve("${toolCallId}", { args }): the edited arguments fail the schema of tool ${toolName}: ` +
+            `${checked.error}. The call still waits for approval.`,
+        );
+      }
+      event = { type: "APPROVE", args: checked.args };
+    }
+    this.emit({
+      type: "approval_decided",
+      toolCallId,
+      toolName,
+      approved: event.type === "APPROVE",
+      ...(event.type === "APPROVE" && event.args !== undefined && { editedArgs: event.args }),
+    });
+    child.send(event);
+  }
+
+  private screened(input: string | AgentMessage) {
+    const screening = screenInput(this.inputFilters, toMessages(input, this.runtime.now()));
+    if (!screening.ok) this.emit({ type: "input_rejected", reason: screening.reason });
+    return screening.ok ? screening.messages : [];
+  }
+}
+
+// Methods that apps hand around (`onClick={agent.abort}`, `const { prompt } = agent`) keep their
+// agent: each is read through a getter that returns it bound, made on each read, so an idle agent
+// still holds no function of its own.
+for (const name of [
+  "prompt",
+  "continue",
+  "waitForIdle",
+  "steer",
+  "followUp",
+  "abort",
+  "stop",
+  "hibernate",
+  "getPersistedSnapshot",
+  "pendingApprovals",
+  "eventsSince",
+  "resolveToolCall",
+  "rejectToolCall",
+  "pendingToolCalls",
+  "approve",
+  "deny",
+] as const) {
+  const method = AgentSession.prototype[name] as (...args: unknown[]) => unknown;
+  Object.defineProperty(AgentSession.prototype, name, {
+    get(this: AgentSession) {
+      return (...args: unknown[]) => method.apply(this, args);
+    },
+  });
+}
+
+function stateName(value: unknown): string {
+  if (typeof value === "string") return value;
+  const [key, child] = Object.entries(value as Record<string, unknown>)[0]!;
+  return `${key}.${stateName(child)}`;
+}
+
+/** A client's result as the call's result, or why it cannot be one. */
+function clientResultOf(result: unknown): ToolResult | string {
+  if (typeof result === "string") return { content: [{ type: "text", text: result }] };
+  if (
+    typeof result === "object" &&
+    result !== null &&
+    Array.isArray((result as ToolResult).content) &&
+    (result as ToolResult).content.every(
+      (block) =>
+        (block?.type === "text" && typeof block.text === "string") ||
+        (block?.type === "image" && typeof block.data === "string" && typeof block.mimeType === "string"),
+    )
+  ) {
+    return result as ToolResult;
+  }
+  return 'the result must be text or a ToolResult ({ content: [{ type: "text", text }], isError? })';
+}
