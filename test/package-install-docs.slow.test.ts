@@ -51,6 +51,7 @@ const GIVEN: Record<string, string> = {
   argsText: `const argsText: Record<string, string> = {};`,
   defineTool: `const defineTool = __defineTool;`,
   z: `const z = __z;`,
+  serverTools: `const serverTools = [__defineTool({ name: "now", description: "The time", parameters: __z.object({}), execute: () => new Date().toISOString() })];`,
   send: `const send = async (...args: unknown[]) => \`sent \${args.join(" ")}\`;`,
 };
 const GIVEN_IMPORTS = [
