@@ -176,6 +176,32 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
       steer: async (ctx: ObjectContext, input: unknown) => enqueue(ctx, "steering", input),
       /** Queues a message the run takes when it would otherwise stop (or the next run's first check). */
       followUp: async (ctx: ObjectContext, input: unknown) => enqueue(ctx, "followUp", input),
+      /**
+       * Takes one approval decision, exclusively: the first for a call resolves its awakeable; any
+       * later one (a concurrent approve and deny, a second tab) is refused with 404, so only the
+       * decision that takes effect is answered with success. Keyed by the awakeable (unique per
+       * wait); the last 256 are remembered.
+       */
+      decide: restate.handlers.object.exclusive(
+        { ingressPrivate: true },
+        async (ctx: ObjectContext, input: unknown): Promise<{ decided: true }> => {
+          const { toolCallId, awakeableId, decision } = input as {
+            toolCallId: string;
+            awakeableId: string;
+            decision: unknown;
+          };
+          const decided = (await ctx.get<string[]>("decided")) ?? [];
+          if (decided.includes(awakeableId)) {
+            throw new TerminalError(
+              `No pending approval for tool call "${toolCallId}" in session "${ctx.key}": it is already decided`,
+              { errorCode: 404 },
+            );
+          }
+          ctx.set("decided", [...decided, awakeableId].slice(-256));
+          ctx.resolveAwakeable(awakeableId, decision);
+          return { decided: true };
+        },
+      ),
       /** Messages waiting, by queue. */
       pending: restate.handlers.object.shared(async (ctx: ObjectSharedContext) => ({
         steering: ((await ctx.get<AgentMessage[]>("steering")) ?? []).length,
@@ -289,7 +315,7 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
         const { toolCallId, args } = parseDecision(input, "approve");
         const pending = await pendingApproval(ctx, toolCallId);
         if (args === undefined) {
-          ctx.resolveAwakeable(pending.awakeableId, { approved: true });
+          await decideOnce(ctx, toolCallId, pending.awakeableId, { approved: true });
           return { toolCallId, decision: "approved" as const };
         }
         // Edited arguments are checked by the tool's schema here, before anything is decided.
@@ -302,14 +328,14 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
             { errorCode: 400 },
           );
         }
-        ctx.resolveAwakeable(pending.awakeableId, { approved: true, args: checked.args });
+        await decideOnce(ctx, toolCallId, pending.awakeableId, { approved: true, args: checked.args });
         return { toolCallId, decision: "approved" as const };
       }),
       /** Refuses a call waiting for approval; the model sees the reason. */
       deny: restate.handlers.object.shared(async (ctx: ObjectSharedContext, input: unknown) => {
         const { toolCallId, reason } = parseDecision(input, "deny");
         const pending = await pendingApproval(ctx, toolCallId);
-        ctx.resolveAwakeable(pending.awakeableId, {
+        await decideOnce(ctx, toolCallId, pending.awakeableId, {
           approved: false,
           ...(reason !== undefined && { reason }),
         });
@@ -324,6 +350,23 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
       }),
     },
   });
+
+  /**
+   * Hands a decision to the inbox's exclusive `decide`: shared handlers run side by side, so the
+   * pending entry alone (removed only when the run takes the decision) cannot tell the first of two
+   * concurrent decisions from the second.
+   */
+  async function decideOnce(
+    ctx: ObjectSharedContext,
+    toolCallId: string,
+    awakeableId: string,
+    decision: unknown,
+  ): Promise<void> {
+    const client = ctx.objectClient(inbox, ctx.key) as unknown as {
+      decide(input: { toolCallId: string; awakeableId: string; decision: unknown }): Promise<unknown>;
+    };
+    await client.decide({ toolCallId, awakeableId, decision });
+  }
 
   async function pendingApproval(ctx: ObjectSharedContext, toolCallId: string) {
     await requireRun(ctx);

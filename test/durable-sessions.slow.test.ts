@@ -254,6 +254,40 @@ describe("durable sessions on Restate", () => {
     expect(late.message).toMatch(/No pending approval for tool call "g1"/);
   });
 
+  it("a decision is taken once: of an approve and a deny sent together, only the one that takes effect succeeds", async () => {
+    for (const round of [1, 2, 3]) {
+      const sessionId = `race-${round}`;
+      const run = await client.send(sessionId, "approval");
+      await eventually(
+        async () => (await client.status(sessionId)).pendingApprovals.length > 0,
+        "the approval request",
+      );
+      const [approved, denied] = await Promise.allSettled([
+        client.approve(sessionId, "g1"),
+        client.deny(sessionId, "g1", "raced"),
+      ]);
+      // Exactly one is answered with success, the other with a 404 saying it is decided.
+      expect([approved.status, denied.status].filter((s) => s === "fulfilled")).toHaveLength(1);
+      const loser = (approved.status === "rejected" ? approved : denied) as PromiseRejectedResult;
+      expect((loser.reason as SessionCallError).status).toBe(404);
+      const result = await client.result(run);
+      const line = shape(result.messages).find((l) => l.startsWith("toolResult g1"));
+      // What the winner was told is what happened.
+      if (approved.status === "fulfilled") expect(line).toBe("toolResult g1: did deploy");
+      else expect(line).toBe("toolResult g1: The user denied this tool call: raced");
+    }
+    // One after the other, before the run has taken the first: the second is refused too.
+    const run = await client.send("race-seq", "approval");
+    await eventually(
+      async () => (await client.status("race-seq")).pendingApprovals.length > 0,
+      "the request",
+    );
+    await client.approve("race-seq", "g1");
+    const second = await refusal(client.deny("race-seq", "g1"));
+    expect(second.status).toBe(404);
+    expect(shape((await client.result(run)).messages)).toContain("toolResult g1: did deploy");
+  });
+
   it("approves with edited arguments: refused ones leave the call waiting, accepted ones are what runs", async () => {
     const run = await client.send("edited", "approval");
     await eventually(

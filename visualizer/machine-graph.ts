@@ -512,8 +512,9 @@ function routeEdges(transitions: Transition[], nodes: Map<string, GraphNode>): G
           (b) =>
             b.x < Math.max(x1, x2) &&
             b.x + b.width > Math.min(x1, x2) &&
-            b.y < lineY &&
-            b.y + b.height > lineY,
+            // the label sits above the line: a box in its band would be written over
+            b.y < lineY + 2 &&
+            b.y + b.height > lineY - 6 - LINE_HEIGHT * Math.max(1, labels.flatMap(labelLines).length),
         );
       if (forward && !blocked) {
         edges.push({
