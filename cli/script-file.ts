@@ -13,7 +13,7 @@ export const SCRIPT_ENV = "AGENT_MACHINE_SCRIPT";
  *
  * @example
  * ```ts
- * const provider = scripted(await loadScriptFile("test/fixtures/echo-script.mjs"));
+ * const provider = scripted(await loadScriptFile("script.mjs"));
  * ```
  */
 export async function loadScriptFile(file: string): Promise<Script> {

@@ -49,8 +49,8 @@ export function isOverBudget(
 }
 
 /**
- * Compacts `messages` to fit the budget with the cheapest level that fits (DESIGN.md,
- * "Compaction"): 1 truncate old tool outputs, 2 summarise old turns, 3 drop the middle. Returns
+ * Compacts `messages` to fit the budget with the cheapest level that fits (docs/compaction.md,
+ * "Levels"): 1 truncate old tool outputs, 2 summarise old turns, 3 drop the middle. Returns
  * `undefined` when the context already fits (and `force` is not set) or when no level can change
  * anything, so compacting a compacted context is a no-op. When no level fits, the deepest result
  * is returned with `fits: false`: it is the smallest context the invariants allow.

@@ -7,7 +7,7 @@ import type { AgentMessage, ImageContent, Message, TextContent, ToolCall, UserMe
 import type { OptionKeys } from "./option-keys.js";
 import type { SnapshotMigration } from "./snapshot-version.js";
 
-/** How the calls of one assistant message run. See DESIGN.md, "Tool execution". */
+/** How the calls of one assistant message run. See `createAgent({ toolExecution })`. */
 export type ToolExecutionStrategy = "parallel" | "sequential" | "auto" | { batched: number };
 
 /** How many queued steering / follow-up messages one turn takes. */

@@ -11,7 +11,7 @@ export type { AgentContext, AgentMachineEvent, AgentMachineInput } from "./agent
 const START_TURN = ["announceTurnStart", "announceQueued", "openTurn"] as const;
 
 /**
- * The agent loop as a statechart. See DESIGN.md for the diagram:
+ * The agent loop as a statechart. The README's "The loop" draws it:
  * idle → running (turnGate → compacting → streaming → executing → turnEnd → steeringCheck →
  * followUpCheck → ending) → idle. The transient `turnGate` and `turnEnd` decide the unusual turns
  * (limits, compaction, errors, aborts, loops); the usual one goes executing → steeringCheck →

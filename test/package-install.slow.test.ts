@@ -1,14 +1,13 @@
-import { execFile } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { mkdtemp } from "node:fs/promises";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, relative, sep } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join, posix } from "node:path";
 import * as esbuild from "esbuild";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchBrowser } from "./browser.js";
 import { SANDBOX_ARGS } from "./fixtures/cli-harness.js";
+import { mustRun, packCheckout, ROOT, run } from "./package-install-pack.js";
 import { type ProviderFixtureServer, startProviderServer } from "./fixtures/provider-server.js";
 import { chatStream } from "./fixtures/provider-wire.js";
 
@@ -16,7 +15,6 @@ import { chatStream } from "./fixtures/provider-wire.js";
 // as it does before a publish, without touching this checkout's dist/), then the tarball installed
 // into a temporary app outside the source tree, offline, and used from there. docs/package.md.
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
   version: string;
   exports: Record<string, string | Record<string, unknown>>;
@@ -25,46 +23,6 @@ const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
 
 /** The app uses every entry, so it installs the optional peers too (the Restate SDK), as such an app must. */
 const appDependencies = (tarball: string) => ({ "agent-machine": tarball, ...pkg.peerDependencies });
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** The environment without what `npm test` adds for its own script (it would confuse a nested npm). */
-function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (/^npm_(lifecycle|package)_|^INIT_CWD$|^(ANTHROPIC|OPENAI)_/.test(key)) continue;
-    env[key] = value;
-  }
-  return { ...env, ...extra };
-}
-
-function run(command: string, args: string[], cwd: string, extraEnv?: Record<string, string>): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      command,
-      args,
-      { cwd, env: childEnv(extraEnv), maxBuffer: 64 * 1024 * 1024, timeout: 240_000 },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
-
-async function mustRun(command: string, args: string[], cwd: string, extraEnv?: Record<string, string>) {
-  const result = await run(command, args, cwd, extraEnv);
-  if (result.code !== 0) {
-    throw new Error(
-      `${command} ${args.join(" ")} exited ${result.code}:\n${result.stderr}\n${result.stdout}`,
-    );
-  }
-  return result;
-}
 
 /**
  * The app's lock file: agent-machine from the tarball, and its dependencies at the versions of
@@ -119,25 +77,13 @@ let packedFiles: string[];
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), "agent-machine-package-"));
-  // A copy of the checkout, as a clone would have it: sources, no dist/, this checkout's node_modules
-  // (the build needs TypeScript).
-  source = join(work, "source");
-  const skipped = new Set(["node_modules", "dist", ".git", "test-artifacts", "coverage", ".agent-machine"]);
-  cpSync(ROOT, source, {
-    recursive: true,
-    filter: (from) => !skipped.has(relative(ROOT, from).split(sep)[0]!),
-  });
-  symlinkSync(join(ROOT, "node_modules"), join(source, "node_modules"), "dir");
-  const packed = await mustRun("npm", ["pack", "--json", "--pack-destination", work], source);
-  const [info] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf("["))) as {
-    filename: string;
-    files: { path: string }[];
-  }[];
-  packedFiles = info!.files.map((file) => file.path);
+  const packed = await packCheckout(work);
+  source = packed.source;
+  packedFiles = packed.files;
 
   app = join(work, "app");
   mkdirSync(app);
-  const tarball = `file:../${info!.filename}`;
+  const tarball = `file:../${packed.filename}`;
   writeFileSync(
     join(app, "package.json"),
     JSON.stringify({
@@ -151,9 +97,9 @@ beforeAll(async () => {
   await mustRun("npm", ["ci", "--offline", "--no-audit", "--no-fund"], app);
 }, 300_000);
 
-afterAll(() => {
-  if (work) rmSync(work, { recursive: true, force: true });
-});
+afterAll(async () => {
+  if (work) await rm(work, { recursive: true, force: true });
+}, 300_000);
 
 describe("npm pack", () => {
   it("ships the compiled library with its types and maps, the command, the page, the docs and the licence", () => {
@@ -184,6 +130,52 @@ describe("npm pack", () => {
         (file.endsWith(".ts") && !file.endsWith(".d.ts")),
     );
     expect(unwanted).toEqual([]);
+  });
+});
+
+describe("the shipped docs and declarations", () => {
+  // What a user has is the tarball: its docs and TSDoc must not send them to files it lacks.
+  const installed = () => join(app, "node_modules", "agent-machine");
+  const notes = /\b(DESIGN|DURABLE|CHANGELOG|FRONTENDS|PERFORMANCE)\.md\b/;
+  // A path into the repository's tests, benchmarks or CI (a folder name alone is fine).
+  const repositoryPath = /(^|[^\w/.-])(test|bench|\.ci)\/[\w*]/;
+
+  it("link only to files in the tarball, and name no repository-only file outside a repository-only section", () => {
+    const problems: string[] = [];
+    for (const file of packedFiles.filter((name) => name.endsWith(".md"))) {
+      let repositoryOnly = false;
+      readFileSync(join(installed(), file), "utf8")
+        .split("\n")
+        .forEach((line, i) => {
+          const where = `${file}:${i + 1}`;
+          // <!-- repository-only --> marks the rest of its section as about a clone of the repository.
+          if (/^#{1,6} /.test(line)) repositoryOnly = false;
+          if (line.trim() === "<!-- repository-only -->") repositoryOnly = true;
+          for (const [, target] of line.matchAll(/\]\(([^)\s]+)\)/g)) {
+            if (/^([a-z]+:|#)/.test(target!)) continue;
+            const resolved = posix.normalize(posix.join(posix.dirname(file), target!.replace(/#.*$/, "")));
+            if (!packedFiles.includes(resolved))
+              problems.push(`${where}: links to ${target}, not in the package`);
+          }
+          if (notes.test(line)) problems.push(`${where}: names ${notes.exec(line)![0]}`);
+          if (!repositoryOnly && repositoryPath.test(line)) problems.push(`${where}: ${line.trim()}`);
+        });
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it("have TSDoc that names no file the package lacks", () => {
+    const problems: string[] = [];
+    for (const file of packedFiles.filter((name) => name.endsWith(".d.ts"))) {
+      readFileSync(join(installed(), file), "utf8")
+        .split("\n")
+        .forEach((line, i) => {
+          if (!/^\s*(\/\*\*|\*|\/\/)/.test(line)) return; // comments only: string types may hold any text
+          if (notes.test(line) || repositoryPath.test(line))
+            problems.push(`${file}:${i + 1}: ${line.trim()}`);
+        });
+    }
+    expect(problems).toEqual([]);
   });
 });
 

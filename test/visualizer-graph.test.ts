@@ -77,6 +77,20 @@ describe("the statechart drawn from the machine definition", () => {
     for (const n of graph.nodes) expect(n.y + n.height).toBeLessThanOrEqual(graph.height);
   });
 
+  it("shows one label per edge at first look: the first transition's event (or guard) and how many more", () => {
+    for (const e of graph.edges) expect(e.lines.length, e.id).toBeLessThanOrEqual(1);
+    const folded = edge("agent.running.streaming", "agent.running.turnEnd")!;
+    expect(folded.labels.length).toBeGreaterThan(1);
+    expect(folded.lines).toEqual([`STREAM_DONE +${folded.labels.length - 1}`]);
+    expect(edge("agent.idle", "agent.running")?.lines).toEqual(["PROMPT +1"]);
+    // An eventless edge shows its guard; a combining guard ("and") is passed over for a named one.
+    expect(edge("agent.running.turnGate", "agent.running.ending")?.lines).toEqual(["[limitReached]"]);
+    const compaction = edge("agent.running.turnGate", "agent.running.compacting")!;
+    expect(compaction.lines[0]).toMatch(/^\[turnNeedsCompaction\]/);
+    // Unguarded eventless hops say nothing beyond the arrow.
+    expect(edge("agent.running.turnEnd", "agent.running.steeringCheck")?.lines).toEqual([]);
+  });
+
   it("follows a machine that changes: a new state appears without touching the visualizer", () => {
     const machine = createMachine({
       id: "m",

@@ -32,7 +32,10 @@ export interface GraphEdge {
   labels: string[];
   /** Only eventless (`always`) transitions. */
   eventless: boolean;
-  /** The label as drawn, line by line (a straight edge puts a guard on its own line). */
+  /**
+   * The label as drawn at first look: one line (see {@link edgeCaption}); `labels` has every
+   * transition, shown on hover and on click.
+   */
   lines: string[];
   /** SVG path data. */
   path: string;
@@ -81,8 +84,8 @@ const LEAF_HEIGHT = 40;
 /** Distance between the lines of one label: the 11px label font's box is ~13px tall, so they never touch. */
 export const LINE_HEIGHT = 14;
 const GAP_X = 44;
-/** Approximate width of one label character at the page's 11px label font. */
-const CHAR_WIDTH = 6.4;
+/** Approximate width of one label character at the page's 12px label font. */
+const CHAR_WIDTH = 7;
 const GAP_Y = 24;
 const PAD = 18;
 const HEADER = 24;
@@ -323,6 +326,46 @@ export function labelLines(label: string): string[] {
   return at < 0 ? [label] : [label.slice(0, at), label.slice(at + 1)];
 }
 
+/** Guards that only combine others: they name nothing a reader looks for. */
+const COMBINATORS = new Set(["and", "or", "not"]);
+
+/**
+ * The one line an edge shows at first look, so that a state with many ways out does not pile its
+ * labels up: the first transition's event (an eventless one: its guard, in brackets), then `+N`
+ * for the N other transitions of the edge. Every transition is in `labels`, shown on hover.
+ *
+ * @example
+ * ```ts
+ * edgeCaption(["STREAM_DONE [callsNotToRun]", "STREAM_DONE", "error", "ABORT"]); // "STREAM_DONE +3"
+ * edgeCaption(["always [and]", "always [turnNeedsCompaction]"]); // "[turnNeedsCompaction] +1"
+ * ```
+ */
+export function edgeCaption(labels: readonly string[]): string {
+  if (labels.length === 0) return "";
+  const named = (label: string) => {
+    const [event, guard] = labelLines(label);
+    return event === "always" ? guard : event;
+  };
+  const first =
+    labels.find((label) => {
+      const guard = labelLines(label)[1]?.slice(1, -1);
+      return !label.startsWith("always") || (guard !== undefined && !COMBINATORS.has(guard));
+    }) ?? labels[0]!;
+  return labels.length > 1 ? `${named(first)} +${labels.length - 1}` : named(first)!;
+}
+
+/** The labels of every drawn edge, by `source->target` (unguarded `always` hops say nothing beyond the arrow). */
+function labelsByEdge(transitions: Transition[]): Map<string, string[]> {
+  const byEdge = new Map<string, string[]>();
+  for (const t of transitions) {
+    const key = `${t.source}->${t.target}`;
+    const labels = byEdge.get(key) ?? [];
+    if (t.label !== "always" && !labels.includes(t.label)) labels.push(t.label);
+    byEdge.set(key, labels);
+  }
+  return byEdge;
+}
+
 /** Gaps between columns, wide enough for the labels of the straight edges that cross them. */
 function gapsOf(
   id: string,
@@ -335,14 +378,14 @@ function gapsOf(
     for (const node of column) columnOf.set(node.id, index);
   });
   const gaps = columns.slice(1).map(() => GAP_X);
-  for (const t of transitions) {
-    const from = childUnder(t.source, id, nodes);
-    const to = childUnder(t.target, id, nodes);
-    if (!from || !to || t.label === "always") continue;
+  for (const [key, labels] of labelsByEdge(transitions)) {
+    const [source, target] = key.split("->") as [string, string];
+    const from = childUnder(source, id, nodes);
+    const to = childUnder(target, id, nodes);
+    if (!from || !to || labels.length === 0) continue;
     const a = columnOf.get(from)!;
     if (columnOf.get(to) !== a + 1) continue;
-    const longest = Math.max(...labelLines(t.label).map((line) => line.length));
-    gaps[a] = Math.max(gaps[a]!, Math.ceil(longest * CHAR_WIDTH + 16));
+    gaps[a] = Math.max(gaps[a]!, Math.ceil(edgeCaption(labels).length * CHAR_WIDTH + 16));
   }
   return gaps;
 }
@@ -469,15 +512,16 @@ function routeEdges(transitions: Transition[], nodes: Map<string, GraphNode>): G
           (b) =>
             b.x < Math.max(x1, x2) &&
             b.x + b.width > Math.min(x1, x2) &&
-            b.y < lineY &&
-            b.y + b.height > lineY,
+            // the label sits above the line: a box in its band would be written over
+            b.y < lineY + 2 &&
+            b.y + b.height > lineY - 6 - LINE_HEIGHT * Math.max(1, labels.flatMap(labelLines).length),
         );
       if (forward && !blocked) {
         edges.push({
           ...base,
           path: `M ${x1} ${lineY} L ${x2} ${lineY}`,
           labelX: (x1 + x2) / 2,
-          lines: labels.flatMap(labelLines),
+          lines: labels.length ? [edgeCaption(labels)] : [],
           labelY: lineY - 6,
           route: "straight",
           anchor: "middle",
@@ -504,7 +548,7 @@ function routeEdges(transitions: Transition[], nodes: Map<string, GraphNode>): G
     edges.push({
       ...base,
       path: `M ${x} ${y1} L ${x} ${y2}`,
-      lines: labels,
+      lines: labels.length ? [edgeCaption(labels)] : [],
       labelX: x + 6,
       labelY: (y1 + y2) / 2,
       route: "straight",
@@ -534,7 +578,7 @@ function placeArcs(
   const edges: GraphEdge[] = [];
   for (const arc of [...arcs].sort((a, b) => Math.abs(a.tx - a.sx) - Math.abs(b.tx - b.sx))) {
     const { sx, tx, sy, ty, above, base } = arc;
-    const lines = base.labels;
+    const lines = base.labels.length ? [edgeCaption(base.labels)] : [];
     const labelX = (sx + tx) / 2;
     const labelWidth = Math.max(0, ...lines.map((line) => line.length * CHAR_WIDTH));
     const from = Math.min(sx, tx, labelX - labelWidth / 2);

@@ -85,7 +85,7 @@ export function contextDigest(context: AgentContext): unknown {
 /** Limits for what goes on the wire: big enough for real transcripts, small enough for a browser. */
 export const WIRE_LIMITS: SanitizeOptions = { maxStringLength: 100_000, maxArrayLength: 5_000, maxDepth: 24 };
 
-/** Classifies a finished tool call by the texts the runtime gives each fate (see DESIGN.md). */
+/** Classifies a finished tool call by the texts the runtime gives each fate (the README's "Abort" and "Denied approvals" decisions). */
 export function toolOutcome(event: AgentEventOf<"tool_execution_end">): ToolOutcome {
   if (!event.isError) return "ok";
   const text = event.result.content

@@ -1,11 +1,14 @@
 // The statechart panel: draws a machine graph (from graph.json, laid out by the server from the machine
-// definition) at a readable size, lights its active states, and zooms (buttons, Ctrl/⌘ + wheel) and
-// pans (drag, scroll bars). Labels keep their size in screen pixels' terms: the chart scrolls rather
-// than shrinking below MIN_SCALE.
+// definition) fitted to the panel's width, lights its active states, and zooms (buttons, Ctrl/⌘ +
+// wheel) and pans (drag, scroll bars). A panel too narrow to fit it with labels of FIT_FLOOR's size
+// shows it at MIN_SCALE instead, and scrolls. Each edge shows one label (its first transition and how
+// many more); hovering or clicking it shows them all.
 import { setText, svg } from "./dom.js";
 import { activeIds } from "./model.js";
 
-/** Never smaller than this unless asked (Fit, −): edge labels stay at 10.5 px or more. */
+/** Fitted to the width down to this scale (12 px labels at 9 px or more); narrower, MIN_SCALE and scroll. */
+export const FIT_FLOOR = 0.75;
+/** The scale of a chart too wide to fit: edge labels at 11.4 px. */
 export const MIN_SCALE = 0.95;
 const MAX_SCALE = 2.5;
 const ZOOM_STEP = 1.2;
@@ -13,8 +16,8 @@ const ZOOM_STEP = 1.2;
 export function createChart({ viewport, caption }) {
   let graph = null;
   let scale = 1;
-  /** "readable": fit the width but never below MIN_SCALE; "whole": all of it; "manual": the user zoomed. */
-  let mode = "readable";
+  /** "width": fit the width when labels stay readable, else MIN_SCALE; "whole": all of it; "manual": the user zoomed. */
+  let mode = "width";
   let lastPan = 0;
   const nodes = new Map();
   let svgRoot = null;
@@ -23,7 +26,7 @@ export function createChart({ viewport, caption }) {
     if (!graph) return 1;
     const whole = Math.min(1.25, (viewport.clientWidth - 4) / graph.width);
     if (mode === "whole") return whole;
-    if (mode === "readable") return Math.max(MIN_SCALE, whole);
+    if (mode === "width") return whole >= FIT_FLOOR ? whole : Math.max(MIN_SCALE, whole);
     return scale;
   }
 
@@ -127,6 +130,13 @@ export function createChart({ viewport, caption }) {
     }
     for (const edge of graph.edges) {
       const g = svg("g", { class: `edge ${edge.eventless ? "eventless" : ""}`, "data-edge": edge.id });
+      const all = edgeDescription(edge);
+      if (all) {
+        g.appendChild(svg("title", {}, all));
+        g.addEventListener("click", () => setText(caption, all.replace(/\n/g, " · ")));
+      }
+      // A wide transparent stroke under the line, so the edge is easy to hover and click.
+      g.appendChild(svg("path", { d: edge.path, class: "hit" }));
       g.appendChild(svg("path", { d: edge.path, "marker-end": arrow }));
       edge.lines.forEach((line, index) => {
         g.appendChild(
@@ -195,14 +205,19 @@ export function createChart({ viewport, caption }) {
     { passive: false },
   );
   let drag = null;
+  // The pointer is captured only once it moves: captured at once, a click would go to the viewport
+  // instead of the state or edge under it.
   viewport.addEventListener("pointerdown", (event) => {
     if (event.button !== 0) return;
     drag = { x: event.clientX, y: event.clientY, left: viewport.scrollLeft, top: viewport.scrollTop };
-    viewport.setPointerCapture(event.pointerId);
-    viewport.classList.add("panning");
   });
   viewport.addEventListener("pointermove", (event) => {
     if (!drag) return;
+    if (!viewport.classList.contains("panning")) {
+      if (Math.hypot(event.clientX - drag.x, event.clientY - drag.y) < 4) return;
+      viewport.setPointerCapture(event.pointerId);
+      viewport.classList.add("panning");
+    }
     lastPan = Date.now();
     viewport.scrollLeft = drag.left - (event.clientX - drag.x);
     viewport.scrollTop = drag.top - (event.clientY - drag.y);
@@ -233,6 +248,13 @@ export function createChart({ viewport, caption }) {
     },
     actualSize: () => ((mode = "manual"), applyScale(1)),
   };
+}
+
+/** Every transition an edge stands for, one per line: what hovering or clicking it shows. */
+function edgeDescription(edge) {
+  const name = (id) => id.split(".").at(-1);
+  if (edge.labels.length === 0) return "";
+  return [`${name(edge.source)} → ${name(edge.target)}`, ...edge.labels].join("\n");
 }
 
 function describe(node) {
