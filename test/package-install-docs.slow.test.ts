@@ -241,12 +241,14 @@ describe.each(order.filter(({ blocks }) => blocks.some((block) => block.kind !==
     for (const block of blocks) {
       const where = `${page}:${block.line}`;
       if (block.kind === "skip") {
-        it.skip(`${where}: ${block.reason}`, () => {});
+        it.skip(`${where}: skipped, ${block.reason}`, () => {});
         continue;
       }
       const needsSandbox = block.lang === "ts" && /sandbox: true/.test(block.code);
       const skipSandbox = needsSandbox && !bubblewrap.available && !process.env.CI;
-      it.skipIf(skipSandbox)(`${where} (${block.kind} ${block.lang})`, async () => {
+      const name = `${where} (${block.kind} ${block.lang})`;
+      const reason = " (skipped: it runs bash in bubblewrap, not installed here; CI installs it)";
+      it.skipIf(skipSandbox)(skipSandbox ? name + reason : name, async () => {
         const cwd = app();
         if (block.lang === "sh") {
           const script = rewrite(block.code, ports);
