@@ -33,8 +33,6 @@ export interface AgUiEventEncoderOptions {
   client?: "1.0" | "legacy";
   /** Also send the legacy `CUSTOM on_interrupt` event before an interrupt outcome (default `true`). */
   legacyInterruptEvent?: boolean;
-  /** The name of the step the response continues in, when it resumes a run mid-turn. */
-  resumeStep?: string;
 }
 
 /** The prefix of every `CUSTOM` event name this encoder makes up. */
@@ -79,11 +77,12 @@ export class AgUiEventEncoder {
 
   constructor(private readonly options: AgUiEventEncoderOptions) {}
 
-  /** `RUN_STARTED`, and the step the run is in when the response resumes it. */
+  /**
+   * `RUN_STARTED`. A response that resumes a run mid-turn (after approvals) opens no step: the
+   * turn's step was finished with the response before, and the next turn opens the next one.
+   */
   open(): AgUiEvent[] {
-    const out: AgUiEvent[] = [{ type: "RUN_STARTED", threadId: this.options.threadId, runId: this.options.runId }];
-    if (this.options.resumeStep) this.openStep(out, this.options.resumeStep);
-    return out;
+    return [{ type: "RUN_STARTED", threadId: this.options.threadId, runId: this.options.runId }];
   }
 
   /** The AG-UI events of one agent event (none for what the client needs not see). */
@@ -113,29 +112,43 @@ export class AgUiEventEncoder {
       case "tool_execution_update": {
         const child = childAgentOf(event.partialResult);
         if (child !== undefined) this.startSubagent(out, event.toolCallId, event.toolName, child);
-        out.push(custom("tool_execution_update", {
-          toolCallId: event.toolCallId,
-          toolName: event.toolName,
-          text: plainText(event.partialResult.content),
-        }));
+        out.push(
+          custom("tool_execution_update", {
+            toolCallId: event.toolCallId,
+            toolName: event.toolName,
+            text: plainText(event.partialResult.content),
+          }),
+        );
         break;
       }
       case "tool_progress":
-        out.push(custom("tool_progress", { toolCallId: event.toolCallId, toolName: event.toolName, text: event.text }));
+        out.push(
+          custom("tool_progress", {
+            toolCallId: event.toolCallId,
+            toolName: event.toolName,
+            text: event.text,
+          }),
+        );
         break;
       case "tool_execution_end":
         if (event.childAgentId !== undefined) {
           this.startSubagent(out, event.toolCallId, event.toolName, event.childAgentId);
-          this.finishSubagent(out, event.toolCallId, event.isError ? plainText(event.result.content) : undefined);
+          this.finishSubagent(
+            out,
+            event.toolCallId,
+            event.isError ? plainText(event.result.content) : undefined,
+          );
         }
         break;
       case "approval_decided":
-        out.push(custom("approval_decided", {
-          toolCallId: event.toolCallId,
-          toolName: event.toolName,
-          approved: event.approved,
-          ...(event.editedArgs !== undefined && { editedArgs: event.editedArgs }),
-        }));
+        out.push(
+          custom("approval_decided", {
+            toolCallId: event.toolCallId,
+            toolName: event.toolName,
+            approved: event.approved,
+            ...(event.editedArgs !== undefined && { editedArgs: event.editedArgs }),
+          }),
+        );
         break;
       case "agent_end":
         this.usage = event.usage;
@@ -198,7 +211,8 @@ export class AgUiEventEncoder {
       case "rejected":
         out.push({
           type: "RUN_ERROR",
-          message: end.errorMessage ?? (end.reason === "rejected" ? "The input was rejected" : "The run failed"),
+          message:
+            end.errorMessage ?? (end.reason === "rejected" ? "The input was rejected" : "The run failed"),
           code: end.reason === "rejected" ? "input_rejected" : (end.errorKind ?? "error"),
         });
         break;
@@ -206,7 +220,14 @@ export class AgUiEventEncoder {
         out.push(
           legacy
             ? { type: "RUN_FINISHED", threadId, runId, result: { reason: "aborted" } }
-            : { type: "RUN_FINISHED", threadId, runId, outcome: { type: "cancelled" }, result: { reason: "aborted" }, ...usage },
+            : {
+                type: "RUN_FINISHED",
+                threadId,
+                runId,
+                outcome: { type: "cancelled" },
+                result: { reason: "aborted" },
+                ...usage,
+              },
         );
         break;
       default:
@@ -289,8 +310,17 @@ export class AgUiEventEncoder {
         for (const block of message.content) {
           if (block.type !== "toolCall" || this.sentCalls.has(block.id)) continue;
           this.sentCalls.add(block.id);
-          out.push({ type: "TOOL_CALL_START", toolCallId: block.id, toolCallName: block.name, parentMessageId: streamId });
-          out.push({ type: "TOOL_CALL_ARGS", toolCallId: block.id, delta: JSON.stringify(block.arguments ?? {}) });
+          out.push({
+            type: "TOOL_CALL_START",
+            toolCallId: block.id,
+            toolCallName: block.name,
+            parentMessageId: streamId,
+          });
+          out.push({
+            type: "TOOL_CALL_ARGS",
+            toolCallId: block.id,
+            delta: JSON.stringify(block.arguments ?? {}),
+          });
           out.push({ type: "TOOL_CALL_END", toolCallId: block.id });
         }
         return;
@@ -313,18 +343,25 @@ export class AgUiEventEncoder {
         if (message.source === "prompt" || message.source === undefined) return;
         const text = plainText(message.content);
         const messageId = message.id ?? `user-${Date.now()}`;
-        out.push({ type: "TEXT_MESSAGE_START", messageId, role: "user", metadata: { source: message.source } });
+        out.push({
+          type: "TEXT_MESSAGE_START",
+          messageId,
+          role: "user",
+          metadata: { source: message.source },
+        });
         if (text !== "") out.push({ type: "TEXT_MESSAGE_CONTENT", messageId, delta: text });
         out.push({ type: "TEXT_MESSAGE_END", messageId });
         return;
       }
       case "custom":
-        out.push(custom("message", {
-          id: message.id,
-          customType: message.customType,
-          text: plainText(message.content),
-          ...(message.source !== undefined && { source: message.source }),
-        }));
+        out.push(
+          custom("message", {
+            id: message.id,
+            customType: message.customType,
+            text: plainText(message.content),
+            ...(message.source !== undefined && { source: message.source }),
+          }),
+        );
         return;
     }
   }

@@ -84,7 +84,8 @@ function assistantOf(id: string, message: AssistantMessage): AgUiMessage {
 
 function reasoningOf(message: AssistantMessage): { role: "reasoning"; content: string } | undefined {
   let text = "";
-  for (const block of message.content) if (block.type === "thinking" && !block.redacted) text += block.thinking;
+  for (const block of message.content)
+    if (block.type === "thinking" && !block.redacted) text += block.thinking;
   return text === "" ? undefined : { role: "reasoning", content: text };
 }
 

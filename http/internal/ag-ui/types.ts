@@ -14,7 +14,10 @@ export type AgUiMessage =
 /** A content part of a user message (text, or an image given inline or by URL). */
 export type AgUiContentPart =
   | { type: "text"; text: string }
-  | { type: "image"; source: { type: "data"; value: string; mimeType: string } | { type: "url"; value: string } }
+  | {
+      type: "image";
+      source: { type: "data"; value: string; mimeType: string } | { type: "url"; value: string };
+    }
   | { type: string; [key: string]: unknown };
 
 /** A tool call of an assistant message; `arguments` is JSON text. */
