@@ -31,3 +31,4 @@ export {
   type RunAgentInput,
   toAgUiMessages,
 } from "./http/ag-ui.js";
+export { type AgUiProtocolOptions, agUiProtocol } from "./http/ag-ui-protocol.js";
