@@ -283,7 +283,12 @@ describe.each(VERSIONS)("AG-UI over the session host, @ag-ui/client %s HttpAgent
       fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 4 }), async (steps) => {
         const threadId = `fuzz-${runs++}`;
         const { base } = await startHost({
-          provider: scripted([...(steps as ScriptedStep[]), { text: "final" }, { text: "final" }, { text: "final" }]),
+          provider: scripted([
+            ...(steps as ScriptedStep[]),
+            { text: "final" },
+            { text: "final" },
+            { text: "final" },
+          ]),
           tools: [weather, deleteFile],
           retry: { baseDelayMs: 1, maxDelayMs: 2, jitter: 0, maxRetries: 1 },
         });

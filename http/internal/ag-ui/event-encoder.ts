@@ -353,16 +353,30 @@ export class AgUiEventEncoder {
         out.push({ type: "TEXT_MESSAGE_END", messageId });
         return;
       }
-      case "custom":
-        out.push(
-          custom("message", {
-            id: message.id,
-            customType: message.customType,
-            text: plainText(message.content),
-            ...(message.source !== undefined && { source: message.source }),
-          }),
-        );
+      case "custom": {
+        // In the stream, so the client holds it where the transcript does (a snapshot appends
+        // what the client lacks at the end): a developer message, or an activity when UI-only.
+        const messageId = message.id ?? `custom-${Date.now()}`;
+        const text = plainText(message.content);
+        const metadata = {
+          customType: message.customType,
+          ...(message.source && { source: message.source }),
+        };
+        if (message.display === "ui-only") {
+          out.push({
+            type: "ACTIVITY_SNAPSHOT",
+            messageId,
+            activityType: `${CUSTOM_PREFIX}${message.customType}`,
+            content: { text },
+            metadata,
+          });
+          return;
+        }
+        out.push({ type: "TEXT_MESSAGE_START", messageId, role: "developer", metadata });
+        if (text !== "") out.push({ type: "TEXT_MESSAGE_CONTENT", messageId, delta: text });
+        out.push({ type: "TEXT_MESSAGE_END", messageId });
         return;
+      }
     }
   }
 
