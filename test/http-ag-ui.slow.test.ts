@@ -132,13 +132,7 @@ describe.each(VERSIONS)("AG-UI over the session host, @ag-ui/client %s HttpAgent
       { interruptId: "d1", status: "resolved", payload: { approved: true, editedArgs: { path: "c.txt" } } },
       { interruptId: "d2", status: "resolved", payload: { approved: false, reason: "keep it" } },
     ];
-    // The 0.0.59 client has no resume[]: it resumes the legacy way, CopilotKit's.
-    const second = await runClient(
-      client,
-      version === "1.0"
-        ? { resume }
-        : { forwardedProps: { command: { resume: { d1: resume[0]!.payload, d2: resume[1]!.payload } } } },
-    );
+    const second = await runClient(client, { resume });
     expectClean(second, "success");
     const results = host.agent("t2")!.messages.filter((m) => m.role === "toolResult");
     expect(results.map((r) => [r.toolCallId, r.isError, r.editedArgs])).toEqual([
@@ -302,16 +296,7 @@ describe.each(VERSIONS)("AG-UI over the session host, @ag-ui/client %s HttpAgent
             status: "resolved",
             payload: { approved: n % 2 === 0 },
           }));
-          run = await runClient(
-            client,
-            version === "1.0"
-              ? { resume }
-              : {
-                  forwardedProps: {
-                    command: { resume: Object.fromEntries(resume.map((r) => [r.interruptId, r.payload])) },
-                  },
-                },
-          );
+          run = await runClient(client, { resume });
         }
         expect(run.failures).toEqual([]);
         expect(run.logged).toEqual([]);
