@@ -61,7 +61,9 @@ export function readRunAgentInput(body: unknown, agent: Agent | undefined): AgUi
           ? { toolCallId: m.toolCallId, error: m.error }
           : { toolCallId: m.toolCallId, result: content },
       );
-    } else if (m.role !== "activity") {
+    } else if (m.role !== "activity" && m.role !== "reasoning") {
+      // Activity and reasoning messages are the client's view of progress: never read, never
+      // refused (a withdrawn attempt's reasoning may linger there, empty).
       throw bad(`messages[${index}]: ${m.role} message "${m.id}" is not in the thread's transcript`);
     }
   });
