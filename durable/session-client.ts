@@ -2,6 +2,7 @@ import { connect, HttpCallError, type Ingress, rpc } from "@restatedev/restate-s
 import { connectionCause } from "../core/error-text.js";
 import type { AgentMessage, UserMessage } from "../core/messages.js";
 import type { PromptInput } from "../core/options.js";
+import type { ToolResult } from "../core/tool.js";
 import type { RunResult, SessionServiceNames } from "./agent-services.js";
 import type { SessionStatus, TranscriptSlice } from "./session-state.js";
 
@@ -61,6 +62,15 @@ export interface SessionClient {
   /** Lets a pending call run; with `args`, with the arguments a human corrected (checked by the tool's schema: 400 when refused, and the call keeps waiting). */
   approve(sessionId: string, toolCallId: string, options?: { args?: unknown }): Promise<void>;
   deny(sessionId: string, toolCallId: string, reason?: string): Promise<void>;
+  /**
+   * Answers a call of a client-run tool (`defineClientTool`, listed in `status().pendingToolCalls`)
+   * with the client's result: text or a `ToolResult`. Decided once: a call already answered (by
+   * another client, `rejectToolCall`, or its timeout) or unknown is refused with 404, a malformed
+   * result with 400 (the call keeps waiting).
+   */
+  resolveToolCall(sessionId: string, toolCallId: string, result: string | ToolResult): Promise<void>;
+  /** Answers a call of a client-run tool with an error the model reads; 404 as for `resolveToolCall`. */
+  rejectToolCall(sessionId: string, toolCallId: string, reason: string): Promise<void>;
   /** Aborts the active run; `false` when none was active. */
   abort(sessionId: string): Promise<boolean>;
   transcript(sessionId: string): Promise<AgentMessage[]>;
@@ -146,6 +156,12 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
     },
     async deny(sessionId, toolCallId, reason) {
       await call(session, "deny", sessionId, { toolCallId, ...(reason !== undefined && { reason }) });
+    },
+    async resolveToolCall(sessionId, toolCallId, result) {
+      await call(session, "resolveToolCall", sessionId, { toolCallId, result });
+    },
+    async rejectToolCall(sessionId, toolCallId, reason) {
+      await call(session, "rejectToolCall", sessionId, { toolCallId, reason });
     },
     async abort(sessionId) {
       const { aborted } = await call<{ aborted: boolean }>(session, "abort", sessionId);
@@ -256,6 +272,7 @@ async function* followSession(
       status.turn,
       status.runId,
       status.pendingApprovals.map((p) => p.toolCallId),
+      (status.pendingToolCalls ?? []).map((p) => p.toolCallId),
     ]);
     if (key !== lastStatus) {
       lastStatus = key;

@@ -134,6 +134,22 @@ export function parseDecision(
   return parsed;
 }
 
+/** The call a client answers, with its result (`resolveToolCall`) or the reason it failed (`rejectToolCall`). */
+export function parseClientAnswer(
+  input: unknown,
+  what: "resolveToolCall" | "rejectToolCall",
+): { toolCallId: string; result?: unknown; reason?: string } {
+  const schema: z.ZodType<{ toolCallId: string; result?: unknown; reason?: string }> =
+    what === "resolveToolCall"
+      ? z.object({ toolCallId: z.string().min(1), result: z.unknown() }).strict()
+      : z.object({ toolCallId: z.string().min(1), reason: z.string() }).strict();
+  return parse(schema, input, `Invalid ${what} request`) as {
+    toolCallId: string;
+    result?: unknown;
+    reason?: string;
+  };
+}
+
 /** Where a reader of the transcript starts (`{ from }`, default 0). */
 export function parseFrom(input: unknown): number {
   if (input === undefined || input === null) return 0;

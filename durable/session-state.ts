@@ -11,6 +11,7 @@ import type { AgentMessage, Usage } from "../core/messages.js";
 //   "run"        RunRecord        the active run, or the last one (state idle)
 //   "lastRun"    LastRun          how the last finished run ended
 //   "approvals"  ApprovalBook     calls waiting for a decision, with the awakeable that takes it
+//   "clientCalls" ApprovalBook    calls of client-run tools waiting for the client's result, likewise
 //   "count"      number           messages in the transcript
 //   "generation" number           bumped when a compaction rewrote earlier messages
 //   "m/<i>"      AgentMessage     message i of the transcript
@@ -35,7 +36,7 @@ export interface LastRun {
   endedAt: number;
 }
 
-/** A call waiting for approval. */
+/** A call waiting for approval (or, in "clientCalls", for a client's result). */
 export interface PendingApprovalRecord {
   toolCallId: string;
   toolName: string;
@@ -58,6 +59,8 @@ export interface SessionStatus {
   /** Bumped when a compaction rewrote earlier messages: a follower reads the transcript again. */
   generation: number;
   pendingApprovals: { toolCallId: string; toolName: string; args: unknown }[];
+  /** Calls of client-run tools waiting for the client's result (`resolveToolCall` / `rejectToolCall`). */
+  pendingToolCalls: { toolCallId: string; toolName: string; args: unknown }[];
   lastRun?: LastRun;
 }
 
@@ -91,12 +94,13 @@ export async function requireRun(ctx: AnyObjectContext): Promise<RunRecord> {
 /** The session's status as one object (404 for a session that never ran). */
 export async function readStatus(ctx: AnyObjectContext): Promise<SessionStatus> {
   const run = await requireRun(ctx);
-  const [count, generation, approvals, lastRun] = (await RestatePromise.all([
+  const [count, generation, approvals, clientCalls, lastRun] = (await RestatePromise.all([
     ctx.get<number>("count") as RestatePromise<number | null>,
     ctx.get<number>("generation") as RestatePromise<number | null>,
     ctx.get<ApprovalBook>("approvals") as RestatePromise<ApprovalBook | null>,
+    ctx.get<ApprovalBook>("clientCalls") as RestatePromise<ApprovalBook | null>,
     ctx.get<LastRun>("lastRun") as RestatePromise<LastRun | null>,
-  ])) as [number | null, number | null, ApprovalBook | null, LastRun | null];
+  ])) as [number | null, number | null, ApprovalBook | null, ApprovalBook | null, LastRun | null];
   return {
     sessionId: ctx.key,
     state: run.state,
@@ -104,13 +108,15 @@ export async function readStatus(ctx: AnyObjectContext): Promise<SessionStatus> 
     turn: run.turn,
     messageCount: count ?? 0,
     generation: generation ?? 0,
-    pendingApprovals: Object.values(approvals ?? {}).map(({ toolCallId, toolName, args }) => ({
-      toolCallId,
-      toolName,
-      args,
-    })),
+    pendingApprovals: publicEntries(approvals),
+    pendingToolCalls: publicEntries(clientCalls),
     ...(lastRun && { lastRun }),
   };
+}
+
+/** A book's calls without their awakeable ids (capabilities: whoever holds one can decide). */
+function publicEntries(book: ApprovalBook | null) {
+  return Object.values(book ?? {}).map(({ toolCallId, toolName, args }) => ({ toolCallId, toolName, args }));
 }
 
 /** Messages `from` … end of the stored transcript. */
@@ -164,23 +170,26 @@ export function createTranscriptWriter(
   };
 }
 
-/** The calls waiting for approval, kept in state so `approve` / `deny` (shared handlers) find them. */
-export function createApprovalBook(ctx: ObjectContext) {
+/**
+ * The calls waiting for approval (state key "approvals"), or for a client's result ("clientCalls"),
+ * kept in state so the shared handlers that decide them find them.
+ */
+export function createApprovalBook(ctx: ObjectContext, key: "approvals" | "clientCalls" = "approvals") {
   let book: ApprovalBook = {};
   return {
     add(record: PendingApprovalRecord): void {
       book = { ...book, [record.toolCallId]: record };
-      ctx.set("approvals", book);
+      ctx.set(key, book);
     },
     remove(toolCallId: string): void {
       if (!(toolCallId in book)) return;
       const { [toolCallId]: _removed, ...rest } = book;
       book = rest;
-      ctx.set("approvals", book);
+      ctx.set(key, book);
     },
     clear(): void {
       book = {};
-      ctx.clear("approvals");
+      ctx.clear(key);
     },
   };
 }

@@ -311,6 +311,94 @@ describe("durable sessions on Restate", () => {
     ]);
   });
 
+  it("waits for a client-run call's result; the first answer is taken, a malformed one or a second refused", async () => {
+    const run = await client.send("client-run", "client");
+    const status = await eventually(async () => {
+      const s = await client.status("client-run");
+      return s.pendingToolCalls.length > 0 && s;
+    }, "the client-run call");
+    expect(status.pendingToolCalls).toEqual([
+      { toolCallId: "p1", toolName: "pick", args: { options: ["red", "blue"] } },
+    ]);
+    expect(status).toMatchObject({ state: "running", pendingApprovals: [] });
+    expect(eventsOf(published, "client-run").find((e) => e.type === "tool_result_requested")).toMatchObject({
+      toolCallId: "p1",
+      toolName: "pick",
+      args: { options: ["red", "blue"] },
+    });
+
+    const malformed = await refusal(client.resolveToolCall("client-run", "p1", { content: "blue" } as never));
+    expect(malformed.status).toBe(400);
+    expect(malformed.message).toMatch(/must be text or a ToolResult.*still waits/s);
+    expect((await refusal(client.resolveToolCall("client-run", "p9", "blue"))).status).toBe(404);
+    expect((await client.status("client-run")).pendingToolCalls.map((p) => p.toolCallId)).toEqual(["p1"]);
+
+    // Sent together: exactly one is answered with success, and it is what the model reads.
+    const [resolved, rejected] = await Promise.allSettled([
+      client.resolveToolCall("client-run", "p1", { content: [{ type: "text", text: "blue" }] }),
+      client.rejectToolCall("client-run", "p1", "the user closed the page"),
+    ]);
+    expect([resolved.status, rejected.status].filter((s) => s === "fulfilled")).toHaveLength(1);
+    const loser = (resolved.status === "rejected" ? resolved : rejected) as PromiseRejectedResult;
+    expect((loser.reason as SessionCallError).status).toBe(404);
+    expect((loser.reason as SessionCallError).message).toMatch(
+      /No tool call "p1" waits for a client result in session "client-run"/,
+    );
+
+    const result = await client.result(run);
+    expect(result.reason).toBe("stop");
+    expectValidTranscript(result.messages);
+    const answer = result.messages.find((m) => m.role === "toolResult");
+    if (resolved.status === "fulfilled") {
+      expect(answer).toMatchObject({
+        toolCallId: "p1",
+        isError: false,
+        content: [{ type: "text", text: "blue" }],
+      });
+    } else {
+      expect(answer).toMatchObject({
+        toolCallId: "p1",
+        isError: true,
+        content: [{ type: "text", text: "the user closed the page" }],
+      });
+    }
+    expect((await client.status("client-run")).pendingToolCalls).toEqual([]);
+    expect((await refusal(client.resolveToolCall("client-run", "p1", "late"))).status).toBe(404);
+  });
+
+  it("answers a client-run call the client never answers when its tool's timeout ends; a late answer is refused", async () => {
+    const result = await client.prompt("client-late", "client soon");
+    expect(result.reason).toBe("stop");
+    expect(shape(result.messages)).toEqual([
+      "user client soon",
+      "assistant [q1]",
+      "toolResult q1: Tool pick_soon timed out after 300 ms waiting for the client's result",
+      'assistant "moved on"',
+    ]);
+    expect(result.messages[2]).toMatchObject({ isError: true });
+    const late = await refusal(client.resolveToolCall("client-late", "q1", "red"));
+    expect(late.status).toBe(404);
+    expect(late.message).toMatch(/No tool call "q1" waits for a client result/);
+  });
+
+  it("aborts a run waiting for a client's result: the call is answered, a later result refused", async () => {
+    const run = await client.send("client-aborted", "client");
+    await eventually(
+      async () => (await client.status("client-aborted")).pendingToolCalls.length > 0,
+      "the client-run call",
+    );
+    expect(await client.abort("client-aborted")).toBe(true);
+    const result = await client.result(run);
+    expect(result.reason).toBe("aborted");
+    expectValidTranscript(result.messages);
+    expect(result.messages.find((m) => m.role === "toolResult")).toMatchObject({
+      toolCallId: "p1",
+      isError: true,
+    });
+    expect((await client.status("client-aborted")).pendingToolCalls).toEqual([]);
+    expect((await refusal(client.resolveToolCall("client-aborted", "p1", "red"))).status).toBe(404);
+  });
+
   it("aborts a run mid-tool: the open call is answered, the run ends aborted, the session stays usable", async () => {
     const run = await client.send("aborted", "long");
     await published$("aborted", (e) => e.type === "tool_execution_start" && e.toolCallId === "l1");
