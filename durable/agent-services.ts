@@ -31,6 +31,7 @@ import {
   parsePromptInput,
   parseQueuedInput,
   parseRequeue,
+  parseUpdatesRequest,
 } from "./session-input.js";
 import {
   type ApprovalBook,
@@ -39,9 +40,11 @@ import {
   type LastRun,
   readStatus,
   readTranscript,
+  readUpdates,
   requireRun,
   type RunRecord,
   type SessionStatus,
+  type SessionUpdates,
   type TranscriptSlice,
 } from "./session-state.js";
 
@@ -317,6 +320,17 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
           return readTranscript(ctx, from);
         },
       ),
+      /**
+       * What a follower polls: the status and the messages from `from`, in one read; with `runId`
+       * and `since`, that run's messages from its seq `since` (410 when they are not kept).
+       */
+      updates: restate.handlers.object.shared(
+        async (ctx: ObjectSharedContext, input: unknown): Promise<SessionUpdates> => {
+          const request = parseUpdatesRequest(input);
+          await requireRun(ctx);
+          return readUpdates(ctx, request);
+        },
+      ),
       /** Whether a run is active, its turn, the calls waiting for approval, how the last run ended. */
       status: restate.handlers.object.shared(async (ctx: ObjectSharedContext): Promise<SessionStatus> =>
         readStatus(ctx),
@@ -486,7 +500,14 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
     }
     running.agent = agent;
 
-    const run: RunRecord = { state: "running", runId, turn: 0, startedAt };
+    const run: RunRecord = {
+      state: "running",
+      runId,
+      turn: 0,
+      startedAt,
+      firstIndex: transcript.length,
+      generation: stored.generation,
+    };
     ctx.set("run", run);
     const subscription = agent.events$.subscribe((event) => {
       events.next({ sessionId, runId, event });
@@ -557,7 +578,7 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
   };
 }
 
-export type { LastRun, SessionStatus, TranscriptSlice };
+export type { LastRun, SessionStatus, SessionUpdates, TranscriptSlice };
 
 /** What `SessionInbox.decide` takes: one decision on the call waiting on `awakeableId`. */
 interface DecideRequest {

@@ -158,6 +158,24 @@ export function parseFrom(input: unknown): number {
   );
 }
 
+/** What a follower asks `updates` for: messages from `from`, or run `runId`'s from its seq `since`. */
+export function parseUpdatesRequest(input: unknown): { from: number; runId?: string; since?: number } {
+  const parsed = parse(
+    z
+      .object({
+        from: z.number().int().min(0).optional(),
+        runId: z.string().min(1).optional(),
+        since: z.number().int().min(0).optional(),
+      })
+      .strict(),
+    input ?? {},
+    "Invalid updates request",
+  ) as { from?: number; runId?: string; since?: number };
+  if (parsed.since !== undefined && parsed.runId === undefined)
+    throw badRequest("Invalid updates request", "since needs the runId it counts in");
+  return { ...parsed, from: parsed.from ?? 0 };
+}
+
 /** What the run asks the inbox for at a check (with the doorbell it hands over). */
 export function parseDrain(input: unknown): {
   kind: InboxKind;

@@ -24,6 +24,13 @@ export interface RunRecord {
   runId: string;
   turn: number;
   startedAt: number;
+  /**
+   * Where the run's own messages start in the transcript (its message seq 0), and the transcript's
+   * generation then: the seq of a message is its index minus `firstIndex` while the generation is
+   * the same. Absent in records of earlier versions.
+   */
+  firstIndex?: number;
+  generation?: number;
 }
 
 /** How the last finished run ended. */
@@ -117,6 +124,71 @@ export async function readStatus(ctx: AnyObjectContext): Promise<SessionStatus> 
 /** A book's calls without their awakeable ids (capabilities: whoever holds one can decide). */
 function publicEntries(book: ApprovalBook | null) {
   return Object.values(book ?? {}).map(({ toolCallId, toolName, args }) => ({ toolCallId, toolName, args }));
+}
+
+/** What `AgentSession.updates` answers: the status and the new messages, in one read. */
+export interface SessionUpdates {
+  status: SessionStatus;
+  /**
+   * Where the messages of run `status.runId` start in the transcript (its message seq 0), while no
+   * compaction has rewritten the transcript since the run started; absent otherwise.
+   */
+  runStart?: number;
+  /** Messages `from` … `status.messageCount - 1`. */
+  from: number;
+  messages: AgentMessage[];
+}
+
+/** A 410: what a follower asked to resume from is not kept; it resynchronises from the transcript. */
+export function resynchronise(detail: string): TerminalError {
+  return new TerminalError(`${detail}: resynchronise from the transcript, then follow from there`, {
+    errorCode: 410,
+  });
+}
+
+/**
+ * The session's status and its messages from `from` on, or, with `runId` and `since`, the messages
+ * of that run from its message `since` on (a 410 when that run is not the current or last one, or
+ * a compaction rewrote the transcript since it started; a 400 for a seq the run has not reached).
+ */
+export async function readUpdates(
+  ctx: AnyObjectContext,
+  request: { from: number; runId?: string; since?: number },
+): Promise<SessionUpdates> {
+  const status = await readStatus(ctx);
+  const run = (await ctx.get<RunRecord>("run"))!;
+  const runStart =
+    run.firstIndex !== undefined && run.generation === status.generation ? run.firstIndex : undefined;
+  let from = request.from;
+  if (request.runId !== undefined) {
+    const since = request.since ?? 0;
+    if (run.runId !== request.runId) {
+      throw resynchronise(
+        `Run "${request.runId}" is not the current or last run of session "${ctx.key}" (that is "${run.runId}")`,
+      );
+    }
+    if (runStart === undefined) {
+      throw resynchronise(
+        `The messages of run "${request.runId}" from seq ${since} are no longer where they were ` +
+          "(a compaction rewrote the transcript since the run started)",
+      );
+    }
+    const stored = status.messageCount - runStart;
+    if (since > stored) {
+      throw new TerminalError(
+        `Run "${request.runId}" has stored ${stored} messages so far (seq 0 to ${stored - 1}); seq ${since} is not reached yet`,
+        { errorCode: 400 },
+      );
+    }
+    from = runStart + since;
+  }
+  const slice = await readTranscript(ctx, from);
+  return {
+    status,
+    ...(runStart !== undefined && { runStart }),
+    from: slice.from,
+    messages: slice.messages,
+  };
 }
 
 /** Messages `from` … end of the stored transcript. */

@@ -13,7 +13,7 @@ import {
   serveAgents,
   startRestateServer,
 } from "../restate.js";
-import { type AgentEvent, createAgent } from "../index.js";
+import { type AgentEvent, createAgent, EventsUnavailableError } from "../index.js";
 import { durableTestAgent } from "./fixtures/durable-agent.js";
 import {
   eventsOf,
@@ -68,6 +68,12 @@ async function refusal(call: Promise<unknown>): Promise<SessionCallError> {
   );
   expect(error, "the call should have been refused").toBeInstanceOf(Error);
   return error as SessionCallError;
+}
+
+async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
+  const items: T[] = [];
+  for await (const item of iterable) items.push(item);
+  return items;
 }
 
 /** Resolves when this process's services publish an event of `sessionId` that matches. */
@@ -487,6 +493,45 @@ describe("durable sessions on Restate", () => {
     // The transcript was stored turn by turn: the follower saw messages before the run ended.
     const firstIdle = updates.findIndex((u) => u.type === "status" && u.status.state === "idle");
     expect(updates.slice(0, firstIdle).some((u) => u.type === "message")).toBe(true);
+  });
+
+  it("resumes a run's messages from a seq in another client, and says when the run is no longer kept", async () => {
+    // Followed from the moment it is sent: the run (of a session that has never run) is waited for.
+    const run = await client.send("resumed", "slow tool");
+    const live: SessionUpdate[] = [];
+    for await (const update of client.follow("resumed", { runId: run.invocationId, intervalMs: 50 }))
+      live.push(update);
+    const transcript = await client.transcript("resumed");
+    const messages = live.flatMap((u) => (u.type === "message" ? [u] : []));
+    expect(messages.map((u) => u.message)).toEqual(transcript);
+    expect(messages.map((u) => [u.runId, u.seq])).toEqual(transcript.map((_, i) => [run.invocationId, i]));
+    expect(live.at(-1)).toMatchObject({ type: "status", status: { state: "idle", runId: run.invocationId } });
+
+    // A consumer that saw seq 0 to 2 resumes after them, from another client.
+    const other = createSessionClient({ url: restate.ingressUrl });
+    const resumed: SessionUpdate[] = [];
+    for await (const update of other.follow("resumed", { runId: run.invocationId, since: 3 }))
+      resumed.push(update);
+    expect(resumed.flatMap((u) => (u.type === "message" ? [[u.seq, u.message]] : []))).toEqual(
+      transcript.slice(3).map((m, i) => [3 + i, m]),
+    );
+    const ahead = await refusal(collect(other.follow("resumed", { runId: run.invocationId, since: 99 })));
+    expect((ahead as SessionCallError).status).toBe(400);
+    expect(ahead.message).toMatch(/seq 99 is not reached yet/);
+
+    // Another run since: the first is no longer kept, and the error carries the transcript.
+    const second = await client.prompt("resumed", "and now?");
+    const gone = await refusal(collect(other.follow("resumed", { runId: run.invocationId, since: 3 })));
+    expect(gone).toBeInstanceOf(EventsUnavailableError);
+    expect(gone.message).toMatch(/not the current or last run.*resynchronise from the transcript/);
+    expect((gone as unknown as EventsUnavailableError).messages).toEqual(await client.transcript("resumed"));
+    // The second run's own numbering starts at its prompt.
+    const fromSecond: SessionUpdate[] = [];
+    for await (const update of other.follow("resumed", { runId: second.runId })) fromSecond.push(update);
+    expect(fromSecond.flatMap((u) => (u.type === "message" ? [[u.seq, u.message.role]] : []))).toEqual([
+      [0, "user"],
+      [1, "assistant"],
+    ]);
   });
 
   it("refuses bad input with a clear error and changes nothing", async () => {
