@@ -27,3 +27,18 @@ export type { AiSdkTarget, UIMessage, UIPart } from "./http/ui-messages.js";
 export { toUIMessages } from "./http/ui-messages.js";
 export type { FetchHandler, NodeServer, ServeNodeOptions } from "./http/node.js";
 export { serveNode, toNodeListener } from "./http/node.js";
+export {
+  AG_UI_CUSTOM_PREFIX,
+  type AgUiEncoderOptions,
+  type AgUiEvent,
+  type AgUiInterrupt,
+  type AgUiMessage,
+  type AgUiRequest,
+  type AgUiResumeEntry,
+  type AgUiTool,
+  type AgUiToolCall,
+  agUiEncoder,
+  readRunAgentInput,
+  type RunAgentInput,
+  toAgUiMessages,
+} from "./http/ag-ui.js";
