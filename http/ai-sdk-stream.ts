@@ -89,6 +89,12 @@ class AiSdkEncoder implements StreamEncoder {
   private textId: string | undefined;
   private reasoningId: string | undefined;
   private readonly denied = new Set<string>();
+  /**
+   * For an ai 6 client, the tool-input chunks of the message being streamed, sent when it ends: it
+   * has no reset-step, so a retried attempt's calls must never reach it (it would wait for their
+   * outputs, and run a client-run tool the agent dropped).
+   */
+  private heldCalls: UIMessageChunk[] | undefined;
 
   constructor(private readonly target: AiSdkTarget) {}
 
@@ -215,7 +221,12 @@ class AiSdkEncoder implements StreamEncoder {
     return out;
   }
 
-  private onUpdate(event: AgentEventOf<"message_update">, write: (chunk: UIMessageChunk) => void): void {
+  private onUpdate(event: AgentEventOf<"message_update">, writeNow: (chunk: UIMessageChunk) => void): void {
+    const write = (chunk: UIMessageChunk): void => {
+      if (this.heldCalls && chunk.type.startsWith("tool-input")) this.heldCalls.push(chunk);
+      else writeNow(chunk);
+    };
+    if (this.target === 6 && event.kind === "toolcall_start") this.heldCalls ??= [];
     switch (event.kind) {
       case "text_delta":
         if (this.reasoningId) this.endReasoning(write);
@@ -268,10 +279,11 @@ class AiSdkEncoder implements StreamEncoder {
     const message = event.message;
     if (message.role === "assistant") {
       this.closeParts(write);
-      if (event.discarded) {
-        // The failed attempt is withdrawn (v7); a v6 client keeps what it showed.
-        if (this.target === 7) write({ type: "reset-step" });
-      }
+      const calls = this.heldCalls ?? [];
+      this.heldCalls = undefined;
+      // The failed attempt is withdrawn (v7); a v6 client keeps its text, and never saw its calls.
+      if (event.discarded && this.target === 7) write({ type: "reset-step" });
+      if (!event.discarded) for (const chunk of calls) write(chunk);
       return;
     }
     if (message.role === "user" && !opensTurnGroup(message)) {

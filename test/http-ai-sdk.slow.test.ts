@@ -2,6 +2,7 @@
 // `ai` 7 (skipped on Node 20: it needs Node >= 22) and of `ai` 6, against a host on 127.0.0.1
 // around agents with scripted providers. After every request the client's messages must equal the
 // server's transcript as UIMessages (toUIMessages), and the client must report no error.
+import fc from "fast-check";
 import * as z from "zod";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -13,7 +14,7 @@ import {
   toUIMessages,
   type UIMessage,
 } from "../http.js";
-import { type AgentOptions, defineClientTool, defineTool, scripted } from "../index.js";
+import { type AgentOptions, defineClientTool, defineTool, type ScriptedStep, scripted } from "../index.js";
 import { AI_SDK_CLIENTS, type ChatLike, type ChatOptions } from "./fixtures/ai-sdk-clients.js";
 
 const weather = defineTool({
@@ -330,6 +331,91 @@ for (const client of AI_SDK_CLIENTS) {
           }
         }
         expect(ended).toEqual({ abort: "aborted", error: "error", limit: "limit" });
+      });
+
+      it("fuzz: random runs (text, thinking, server / approval / client-run calls, retries) give 0 client errors", async () => {
+        const step = fc.record({
+          thinking: fc.option(fc.constantFrom("Hmm.", "Let me see, step by step."), { nil: undefined }),
+          text: fc.option(fc.string({ minLength: 1, maxLength: 40 }), { nil: undefined }),
+          calls: fc.array(fc.constantFrom("weather", "delete_file", "pick_color"), { maxLength: 2 }),
+          fails: fc.boolean(),
+        });
+        const runs = fc.array(step, { minLength: 1, maxLength: 3 });
+        const scripts = new Map<string, ScriptedStep[]>();
+        const { base } = await startHost(
+          (id) => ({
+            provider: scripted(scripts.get(id)!),
+            tools: [weather, deleteFile, pickColor],
+            retry: { baseDelayMs: 1, jitter: 0 },
+          }),
+          target,
+        );
+        let n = 0;
+        await fc.assert(
+          fc.asyncProperty(runs, fc.infiniteStream(fc.boolean()), async (steps, approvals) => {
+            const id = `fuzz-${n++}`;
+            const script: ScriptedStep[] = [];
+            let retried = false;
+            for (const s of steps) {
+              const toolCalls = s.calls.map((name, i) => ({
+                name,
+                id: `c${script.length}_${i}`,
+                arguments:
+                  name === "weather"
+                    ? { city: "Oslo" }
+                    : name === "delete_file"
+                      ? { path: "x" }
+                      : { options: ["a"] },
+              }));
+              const answer: ScriptedStep = {
+                thinking: s.thinking,
+                text: s.text ?? (toolCalls.length ? undefined : "ok"),
+                toolCalls,
+              };
+              if (s.fails) {
+                retried = true;
+                script.push({
+                  ...answer,
+                  toolCalls: toolCalls.map((c) => ({ ...c, id: `${c.id}x` })),
+                  error: { kind: "overloaded", message: "try again" },
+                });
+              }
+              script.push(answer);
+            }
+            script.push({ text: "Final." }, { text: "Final." }, { text: "Final." });
+            scripts.set(id, script);
+            const answer: { chat?: ChatLike } = {};
+            const { chat, errors } = await newChat(base, {
+              id,
+              auto: true,
+              // As an app's onToolCall does: it runs the tools the page owns (it sees every call).
+              onToolCall: (call) => {
+                if (call.toolName !== "pick_color") return;
+                const output = { toolCallId: call.toolCallId, tool: call.toolName, output: "a" };
+                setTimeout(() => void answer.chat!.addToolOutput(output), 1);
+              },
+            });
+            answer.chat = chat;
+            await chat.sendMessage({ text: "go" });
+            const choices = approvals[Symbol.iterator]();
+            for (let round = 0; round < 10; round++) {
+              await settle(chat, base);
+              const waiting = chat.messages.at(-1)!.parts.filter((p) => p.state === "approval-requested");
+              if (waiting.length === 0) break;
+              for (const part of waiting) {
+                await chat.addToolApprovalResponse({
+                  id: (part.approval as { id: string }).id,
+                  approved: choices.next().value as boolean,
+                });
+              }
+            }
+            await settle(chat, base);
+            expect(errors).toEqual([]);
+            expect((await threadStatus(base, id)).status).toBe("idle");
+            if (target === 7 || !retried) await expectSameTranscript(chat, base, target);
+          }),
+          { numRuns: 12, seed: 24 },
+        );
       });
 
       it("a dropped connection does not abort the run; the resumed stream replaces the partial message", async () => {

@@ -299,3 +299,56 @@ describe("the session host: bad input gets a clear 4xx, nothing stored, the agen
     expect((await (await get(host, "/threads/t1")).json()).status).toBe("idle");
   });
 });
+
+describe("the session host: threads rest and come back", () => {
+  it("hibernates an idle thread and wakes it for the next request, same transcript", async () => {
+    const host = makeHost();
+    const agent = await waitingThread(host, "t1");
+    expect(agent.hibernated).toBe(false); // a run waiting for the client is not idle
+    expect((await post(host, "/threads/t1/deny", { toolCallId: "call_0_0", reason: "no" })).status).toBe(200);
+    await agent.waitForIdle();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(agent.hibernated).toBe(true);
+    // Nothing to resume after the end: the AI SDK transport reads 204 as "no stream".
+    expect((await get(host, "/chat/t1/stream")).status).toBe(204);
+    const next = await post(
+      host,
+      "/chat",
+      chatBody("t1", [userMessage("u1", "delete a.txt"), userMessage("u2", "again")]),
+    );
+    expect((await chunks(next)).at(-1)).toEqual({ type: "finish", finishReason: "stop" });
+    expect(agent.messages.map((m) => m.id)).toContain("u2");
+    expect(agent.messages.filter((m) => m.role === "user")).toHaveLength(2);
+  });
+
+  it("keeps threads in the store across hosts: a waiting run is approved on a new host", async () => {
+    const saved = new Map<string, unknown>();
+    const store = {
+      load: (id: string) => saved.get(id),
+      save: (id: string, snapshot: unknown) => void saved.set(id, snapshot),
+    };
+    // A model that answers from what it is sent, as a real one does after a restart.
+    const agent = () => ({
+      provider: scripted((request) =>
+        request.messages.some((m) => m.role === "toolResult")
+          ? { text: "Done." }
+          : { toolCalls: [{ name: "delete_file", arguments: { path: "a.txt" } }] },
+      ),
+      tools: [deleteFile],
+    });
+    const first = makeHost({ store, agent });
+    await waitingThread(first, "t1");
+    expect(saved.has("t1")).toBe(true);
+    await first.close();
+
+    const second = makeHost({ store, agent });
+    expect(await errorOf(await get(second, "/threads/nope"))).toEqual([404, "unknown_thread"]);
+    const status = await (await get(second, "/threads/t1")).json();
+    expect(status.pendingApprovals.map((p: { toolCallId: string }) => p.toolCallId)).toEqual(["call_0_0"]);
+    expect((await post(second, "/threads/t1/approve", { toolCallId: "call_0_0" })).status).toBe(200);
+    const restored = second.agent("t1")!;
+    await restored.waitForIdle();
+    expect(restored.messages.map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "assistant"]);
+    expect(restored.messages[2]).toMatchObject({ toolCallId: "call_0_0", isError: false });
+  });
+});
