@@ -42,3 +42,4 @@ export {
   type RunAgentInput,
   toAgUiMessages,
 } from "./http/ag-ui.js";
+export { type AgUiProtocolOptions, agUiProtocol } from "./http/ag-ui-protocol.js";
