@@ -167,11 +167,12 @@ function timedProvider(stamps: { firstDelta?: number }): Provider {
 
 {
   const STREAMS = 1000;
-  const WORDS = 40;
+  const WORDS = 20;
+  const DELAY_MS = 400;
   const expected = Array.from({ length: WORDS }, (_, i) => `w${i} `).join("");
   const host = createSessionHost({
     agent: () => ({
-      provider: leanScripted([{ text: expected, chunkSize: 4, delayMs: 25, usage: stepUsage }]),
+      provider: leanScripted([{ text: expected, chunkSize: 4, delayMs: DELAY_MS, usage: stepUsage }]),
     }),
     basePath: "/api",
   });
@@ -220,7 +221,7 @@ function timedProvider(stamps: { firstDelta?: number }): Provider {
   await host.close();
   await server.close();
   console.log(
-    `\n(3) ${STREAMS.toLocaleString("en")} concurrent chat streams (one process: host and clients), ${WORDS} words each in deltas 25 ms apart, connecting over 0.5 s: ${peakOpen} open at once, ${complete}/${STREAMS} complete and exact (none lost), ${chunks.toLocaleString("en")} chunks in ${seconds.toFixed(2)} s = ${Math.round(chunks / seconds).toLocaleString("en")} chunks/s; peak heap +${((peakHeap - heapBefore) / 1024 / 1024).toFixed(1)} MB (${((peakHeap - heapBefore) / STREAMS / 1024).toFixed(1)} KB per open stream, clients' buffers included)`,
+    `\n(3) ${STREAMS.toLocaleString("en")} concurrent chat streams (one process: host and clients), ${WORDS} words each in deltas ${DELAY_MS} ms apart (each stream ~${(((expected.length / 4) * DELAY_MS) / 1000).toFixed(0)} s), connecting over 0.5 s: ${peakOpen} open at once, ${complete}/${STREAMS} complete and exact (none lost), ${chunks.toLocaleString("en")} chunks in ${seconds.toFixed(2)} s = ${Math.round(chunks / seconds).toLocaleString("en")} chunks/s; peak heap +${((peakHeap - heapBefore) / 1024 / 1024).toFixed(1)} MB (${((peakHeap - heapBefore) / STREAMS / 1024).toFixed(1)} KB per open stream, clients' buffers included)`,
   );
   if (complete !== STREAMS) process.exitCode = 1;
 }

@@ -4,6 +4,7 @@
 import type { Agent } from "../agent/agent.js";
 import { createAgent } from "../agent/create-agent.js";
 import type { AgentOptions } from "../core/options.js";
+import { agUiProtocol } from "./ag-ui-protocol.js";
 import { aiSdkProtocol } from "./ai-sdk-protocol.js";
 import { HostedThreadImpl } from "./internal/hosted-thread.js";
 import { errorResponse, jsonResponse, readJsonBody } from "./internal/json.js";
@@ -33,7 +34,7 @@ export interface SessionHostOptions {
    * `false` and the request gets 403 and touches nothing.
    */
   authorize?: (request: Request, threadId: string) => boolean | Promise<boolean>;
-  /** The protocols served (default: the AI SDK UI message stream, `[aiSdkProtocol()]`). */
+  /** The protocols served (default: both, `[aiSdkProtocol(), agUiProtocol()]`). */
   protocols?: readonly HostProtocol[];
   /** Keeps threads' snapshots (loaded when a thread is first asked for, saved when a run settles). */
   store?: ThreadStore;
@@ -71,7 +72,7 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
   const threads = new Map<string, Promise<HostedThreadImpl>>();
   const ready = new Map<string, HostedThreadImpl>();
   const routes: HostRoute[] = [
-    ...(options.protocols ?? [aiSdkProtocol()]).flatMap((p) => p.routes),
+    ...(options.protocols ?? [aiSdkProtocol(), agUiProtocol()]).flatMap((p) => p.routes),
     ...threadRoutes(),
   ];
 

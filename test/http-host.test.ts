@@ -161,6 +161,22 @@ describe("the session host: bad input gets a clear 4xx, nothing stored, the agen
     expect(host.agent("t1")).toBeUndefined();
   });
 
+  it("serves both protocols by default: the AI SDK chat route and the AG-UI route", async () => {
+    const host = makeHost();
+    const agUi = await post(host, "/ag-ui", {
+      threadId: "ag1",
+      runId: "r1",
+      messages: [{ id: "u1", role: "user", content: "delete a.txt" }],
+      tools: [],
+      context: [],
+      state: {},
+      forwardedProps: {},
+    });
+    expect(agUi.status).toBe(200);
+    expect(await agUi.text()).toContain('"type":"RUN_STARTED"');
+    expect(host.agent("ag1")!.messages[0]).toMatchObject({ id: "u1", content: "delete a.txt" });
+  });
+
   it("answers unknown routes 404, wrong methods 405, unknown threads 404 (and resume 204)", async () => {
     const host = makeHost();
     expect((await get(host, "/nowhere")).status).toBe(404);
