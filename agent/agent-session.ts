@@ -5,7 +5,9 @@ import { errorResult } from "../tools/define-tool.js";
 import { releaseStallWatchdog } from "../actors/stall-watchdog.js";
 import type { AgentEvent } from "../core/events.js";
 import type { AgentMessage } from "../core/messages.js";
-import type { InputFilter, PromptInput } from "../core/options.js";
+import type { InputFilter, PromptInput, PromptOptions } from "../core/options.js";
+import type { OutputSpec } from "../core/output.js";
+import { outputSpecOf } from "../machines/output.logic.js";
 import { type RunOutcome, runOutcomeOf } from "../core/run-outcome.js";
 import { screenInput, toMessages } from "../machines/agent.logic.js";
 import { agentMachine } from "../machines/agent.machine.js";
@@ -32,6 +34,9 @@ import { stampSnapshot } from "./snapshot-version.js";
 export class AgentSession extends AgentLifecycle implements Agent {
   private eventStream: Observable<AgentEvent> | undefined;
   private readonly inputFilters: readonly InputFilter[] = this.options.inputFilters ?? [];
+  /** The agent's output schema, in the form runs keep (`createAgent({ output })`). */
+  private readonly outputSpec: OutputSpec | undefined =
+    this.options.output === undefined ? undefined : outputSpecOf(this.options.output, "createAgent: output");
   private snapshotStream: Observable<AgentSnapshot> | undefined;
 
   get events$(): Observable<AgentEvent> {
@@ -102,8 +107,15 @@ export class AgentSession extends AgentLifecycle implements Agent {
     return this.live ? stateName(this.live.getSnapshot().value) : "idle";
   }
 
-  prompt(input: PromptInput): Promise<RunOutcome> {
+  prompt(input: PromptInput, options?: PromptOptions): Promise<RunOutcome<any>> {
     if (this.stopped) return Promise.reject(new Error("Agent is stopped"));
+    let output: OutputSpec | undefined;
+    try {
+      output =
+        options?.output !== undefined ? outputSpecOf(options.output, "prompt: output") : this.outputSpec;
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
     const actor = this.awake();
     if (!isIdle(actor)) return Promise.reject(new Error("Agent is already running"));
     const messages = toMessages(input, this.runtime.now());
@@ -111,7 +123,7 @@ export class AgentSession extends AgentLifecycle implements Agent {
     const screening = screenInput(this.inputFilters, messages);
     actor.send(
       screening.ok
-        ? { type: "PROMPT", messages: screening.messages }
+        ? { type: "PROMPT", messages: screening.messages, ...(output && { outputSpec: output }) }
         : { type: "PROMPT_REJECTED", reason: screening.reason },
     );
     return done;
@@ -129,7 +141,8 @@ export class AgentSession extends AgentLifecycle implements Agent {
       return Promise.reject(new Error("Cannot continue from message role: assistant"));
     }
     const done = this.nextRunEnd();
-    actor.send({ type: "CONTINUE" });
+    const output = this.outputSpec;
+    actor.send({ type: "CONTINUE", ...(output && { outputSpec: output }) });
     return done;
   }
 
@@ -294,7 +307,9 @@ export class AgentSession extends AgentLifecycle implements Agent {
         failures.delete(reject);
         // An idle agent keeps no empty set around.
         if (failures.size === 0 && this.failures === failures) this.failures = undefined;
-        resolve(runOutcomeOf(event, event.reason === "rejected" ? rejection : undefined));
+        resolve(
+          runOutcomeOf(event, event.rejection ?? (event.reason === "rejected" ? rejection : undefined)),
+        );
       });
       failures.add(reject);
     });

@@ -5,6 +5,7 @@ import type { Provider } from "./provider.js";
 import type { Tool, ToolResult } from "./tool.js";
 import type { AgentMessage, ImageContent, Message, TextContent, ToolCall, UserMessage } from "./messages.js";
 import type { OptionKeys } from "./option-keys.js";
+import type { OutputFilter, OutputOption } from "./output.js";
 import type { SnapshotMigration } from "./snapshot-version.js";
 
 /** How the calls of one assistant message run. See `createAgent({ toolExecution })`. */
@@ -165,6 +166,21 @@ export interface AgentOptions {
   followUpMode?: QueueMode;
   hooks?: AgentHooks;
   inputFilters?: InputFilter[];
+  /**
+   * The result every run returns: a zod 4 schema (or a JSON Schema, or `{ schema, name?,
+   * maxRepairs? }`). The final answer must be a JSON object of it: `outcome.output` carries it,
+   * validated and typed; an invalid answer goes back to the model with the error (docs/output.md).
+   * `prompt(input, { output })` sets one per run.
+   */
+  output?: OutputOption;
+  /**
+   * Checks of the final answer (text or object), the mirror of `inputFilters`: each passes, warns
+   * (`outcome.outputWarnings`) or rejects (the model is told why and answers again, up to
+   * `outputFilterRetries` times; then the run ends with reason `"rejected"`). First reject wins.
+   */
+  outputFilters?: OutputFilter[];
+  /** Times an answer an output filter rejected goes back to the model. Default 2. */
+  outputFilterRetries?: number;
   limits?: AgentLimits;
   /** Compaction budget; without it the context is never compacted. */
   context?: ContextConfig;
@@ -239,6 +255,9 @@ export const AGENT_OPTION_KEYS: OptionKeys<AgentOptions> = {
   followUpMode: true,
   hooks: true,
   inputFilters: true,
+  output: true,
+  outputFilters: true,
+  outputFilterRetries: true,
   limits: true,
   context: true,
   toolTimeoutMs: true,
@@ -328,3 +347,16 @@ export const AGENT_HOOK_KEYS: OptionKeys<AgentHooks> = {
 
 /** What `prompt()` accepts. */
 export type PromptInput = string | UserMessage | AgentMessage | AgentMessage[];
+
+/**
+ * Options of one run (`agent.prompt(input, options)`).
+ *
+ * @example
+ * ```ts
+ * const { output } = await agent.prompt("Triage this issue", { output: z.object({ severity: z.enum(["low", "high"]) }) });
+ * ```
+ */
+export interface PromptOptions<TOutput extends OutputOption | undefined = OutputOption | undefined> {
+  /** This run's output schema, instead of the agent's (`createAgent({ output })`). */
+  output?: TOutput;
+}
