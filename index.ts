@@ -81,6 +81,7 @@ export { createWriteFileTool } from "./tools/write-file.js";
 // --- Providers: Anthropic, OpenAI (chat + responses), OpenAI-compatible servers, scripted ---
 export type * from "./providers/provider.js";
 export { isRetryableKind } from "./providers/provider.js";
+export { withOutputTool } from "./providers/internal/structured-output.js";
 export type {
   Script,
   ScriptedOptions,
