@@ -1,11 +1,12 @@
 import { Observable, Subject } from "rxjs";
 import { checkEditedArgs } from "../actors/prepare-tool-call.actor.js";
-import type { ToolResult } from "../core/tool.js";
+import type { Tool, ToolResult } from "../core/tool.js";
 import { errorResult } from "../tools/define-tool.js";
 import { releaseStallWatchdog } from "../actors/stall-watchdog.js";
 import type { AgentEvent } from "../core/events.js";
 import type { AgentMessage } from "../core/messages.js";
-import type { InputFilter, PromptInput, PromptOptions } from "../core/options.js";
+import { checkOptionKeys } from "../core/option-keys.js";
+import { type InputFilter, type PromptInput, RUN_OPTION_KEYS, type RunOptions } from "../core/options.js";
 import type { OutputSpec } from "../core/output.js";
 import { outputSpecOf } from "../machines/output.logic.js";
 import { type RunOutcome, runOutcomeOf } from "../core/run-outcome.js";
@@ -17,6 +18,7 @@ import type { Agent, AgentActor, AgentSnapshot, PendingApproval } from "./agent.
 import { AgentLifecycle, dormantMessages, isIdle } from "./agent-lifecycle.js";
 import { EventsUnavailableError, type RunEventLog, type SequencedEvent } from "./event-log.js";
 import { stampSnapshot } from "./snapshot-version.js";
+import { runToolsOf, useRunTools } from "./agent-runtime.js";
 
 /**
  * An agent: the façade over its actor. While it hibernates (`agent.hibernate()`, or idle with
@@ -107,12 +109,13 @@ export class AgentSession extends AgentLifecycle implements Agent {
     return this.live ? stateName(this.live.getSnapshot().value) : "idle";
   }
 
-  prompt(input: PromptInput, options?: PromptOptions): Promise<RunOutcome<any>> {
+  prompt(input: PromptInput, options?: RunOptions): Promise<RunOutcome<any>> {
     if (this.stopped) return Promise.reject(new Error("Agent is stopped"));
+    let tools: ReadonlyMap<string, Tool>;
     let output: OutputSpec | undefined;
     try {
-      output =
-        options?.output !== undefined ? outputSpecOf(options.output, "prompt: output") : this.outputSpec;
+      tools = this.toolsOfRun("prompt", options);
+      output = this.outputOfRun("prompt", options);
     } catch (error) {
       return Promise.reject(error as Error);
     }
@@ -120,6 +123,7 @@ export class AgentSession extends AgentLifecycle implements Agent {
     if (!isIdle(actor)) return Promise.reject(new Error("Agent is already running"));
     const messages = toMessages(input, this.runtime.now());
     const done = this.nextRunEnd();
+    this.useToolsUntil(tools, done);
     const screening = screenInput(this.inputFilters, messages);
     actor.send(
       screening.ok
@@ -129,8 +133,16 @@ export class AgentSession extends AgentLifecycle implements Agent {
     return done;
   }
 
-  continue(): Promise<RunOutcome> {
+  continue(options?: RunOptions): Promise<RunOutcome<any>> {
     if (this.stopped) return Promise.reject(new Error("Agent is stopped"));
+    let tools: ReadonlyMap<string, Tool>;
+    let output: OutputSpec | undefined;
+    try {
+      tools = this.toolsOfRun("continue", options);
+      output = this.outputOfRun("continue", options);
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
     const actor = this.awake();
     if (!isIdle(actor)) return Promise.reject(new Error("Agent is already running"));
     const { context } = actor.getSnapshot();
@@ -141,7 +153,7 @@ export class AgentSession extends AgentLifecycle implements Agent {
       return Promise.reject(new Error("Cannot continue from message role: assistant"));
     }
     const done = this.nextRunEnd();
-    const output = this.outputSpec;
+    this.useToolsUntil(tools, done);
     actor.send({ type: "CONTINUE", ...(output && { outputSpec: output }) });
     return done;
   }
@@ -264,6 +276,31 @@ export class AgentSession extends AgentLifecycle implements Agent {
 
   deny(toolCallId: string, reason?: string): void {
     this.decide(toolCallId, { type: "DENY", reason });
+  }
+
+  /** The tools a run starting with these options sees (throws a `TypeError` for bad options). */
+  private toolsOfRun(where: string, options: RunOptions | undefined): ReadonlyMap<string, Tool> {
+    if (options !== undefined && (options === null || typeof options !== "object")) {
+      throw new TypeError(
+        `${where}: run options must be an object, got ${options === null ? "null" : typeof options}`,
+      );
+    }
+    checkOptionKeys(where, options, RUN_OPTION_KEYS);
+    return options?.tools === undefined ? this.agentTools : runToolsOf(this.agentTools, options.tools);
+  }
+
+  /** The run's output schema: its own (`options.output`), else the agent's. */
+  private outputOfRun(where: string, options: RunOptions | undefined): OutputSpec | undefined {
+    return options?.output !== undefined ? outputSpecOf(options.output, `${where}: output`) : this.outputSpec;
+  }
+
+  /** The run sees `tools` until it ends; then the agent's own again (unless a newer run set its own). */
+  private useToolsUntil(tools: ReadonlyMap<string, Tool>, end: Promise<RunOutcome>): void {
+    useRunTools(this.runtime, tools);
+    if (tools === this.agentTools) return;
+    void end.then(() => {
+      if (this.runtime.tools === tools) useRunTools(this.runtime, this.agentTools);
+    });
   }
 
   /** The log that holds `seq` of run `runId`, or the error that says why there is none. */

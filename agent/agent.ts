@@ -2,7 +2,7 @@ import type { Observable } from "rxjs";
 import type { Actor, SnapshotFrom } from "xstate";
 import type { AgentEvent } from "../core/events.js";
 import type { AgentMessage } from "../core/messages.js";
-import type { PromptInput, PromptOptions } from "../core/options.js";
+import type { PromptInput, RunOptions } from "../core/options.js";
 import type { InferOutput, OutputOption } from "../core/output.js";
 import type { RunOutcome } from "../core/run-outcome.js";
 import type { ToolResult } from "../core/tool.js";
@@ -41,19 +41,22 @@ export interface Agent<TOutput = unknown> {
   /**
    * Starts a run; resolves with its outcome at `agent_end`, whatever it is (`reason`, the run's new
    * `messages`, `usage`, `errorMessage`): a failed run resolves with `reason: "error"`, it does not
-   * reject. Rejects only when the run cannot start (the agent is running or stopped, or
-   * `options.output` is not a schema). With an output schema (the agent's, or `options.output` for
-   * this run) the outcome's `output` is the validated object, typed from the schema.
+   * reject. Rejects only when the run cannot start (the agent is running or stopped, or `options`
+   * are refused). `options.tools` adds tools for this run only (client-run tools a frontend brings);
+   * `options.output` sets this run's output schema (else the agent's): the outcome's `output` is the
+   * validated object, typed from the schema.
    */
   prompt<O extends OutputOption | undefined = undefined>(
     input: PromptInput,
-    options?: PromptOptions<O>,
+    options?: RunOptions<O>,
   ): Promise<RunOutcome<undefined extends O ? TOutput : InferOutput<O>>>;
   /**
    * Runs again from the current transcript (its last message must not be the assistant's, unless a
    * message is queued); resolves with the run's outcome, as `prompt` does.
    */
-  continue(): Promise<RunOutcome<TOutput>>;
+  continue<O extends OutputOption | undefined = undefined>(
+    options?: RunOptions<O>,
+  ): Promise<RunOutcome<undefined extends O ? TOutput : InferOutput<O>>>;
   /** Resolves when the agent is idle. */
   waitForIdle(): Promise<void>;
   /**
