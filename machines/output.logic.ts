@@ -98,7 +98,9 @@ function validatorOf(spec: OutputSpec, where = "output"): z.ZodType {
   try {
     made = z.fromJSONSchema(spec.schema as Parameters<typeof z.fromJSONSchema>[0]);
   } catch (error) {
-    throw new TypeError(`${where}: the JSON Schema cannot be used: ${(error as Error).message}`);
+    throw new TypeError(`${where}: the JSON Schema cannot be used: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
   fromJson.set(spec.schema, made);
   return made;
