@@ -16,3 +16,18 @@ export type {
   ToolCallAnswer,
 } from "./http/protocol.js";
 export { HostError } from "./http/protocol.js";
+export {
+  AG_UI_CUSTOM_PREFIX,
+  type AgUiEncoderOptions,
+  type AgUiEvent,
+  type AgUiInterrupt,
+  type AgUiMessage,
+  type AgUiRequest,
+  type AgUiResumeEntry,
+  type AgUiTool,
+  type AgUiToolCall,
+  agUiEncoder,
+  readRunAgentInput,
+  type RunAgentInput,
+  toAgUiMessages,
+} from "./http/ag-ui.js";
