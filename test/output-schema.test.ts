@@ -203,3 +203,37 @@ describe("output filters", () => {
     expect(provider.calls).toBe(2);
   });
 });
+
+describe("output schema across a snapshot", () => {
+  it("a run restored mid-way keeps its per-run schema (as JSON Schema) and still repairs and validates", async () => {
+    const Count = z.object({ n: z.number().int() });
+    const askFirst = { check: () => ({ behavior: "ask" as const }) };
+    const provider = scripted([{ toolCalls: [{ id: "c1", name: "lookup", arguments: { id: "7" } }] }]);
+    const first = createAgent({ provider, tools: [lookup], permissions: askFirst });
+    const asked = new Promise<void>((resolve) =>
+      first.events$.subscribe((e) => e.type === "approval_requested" && resolve()),
+    );
+    void first.prompt("Count the issues", { output: Count });
+    await asked;
+    const saved = JSON.parse(JSON.stringify(first.getPersistedSnapshot()));
+    first.stop();
+
+    // A new process: the agent has no output option of its own; the run's schema comes from the snapshot.
+    const resumed = createAgent({
+      provider: scripted([{ text: '{"n": 2.5}' }, { text: '{"n": 3}' }]),
+      tools: [lookup],
+      permissions: askFirst,
+      snapshot: saved,
+    });
+    const events = recording(resumed);
+    const ended = new Promise<unknown>((resolve) =>
+      resumed.events$.subscribe((e) => e.type === "agent_end" && resolve(e)),
+    );
+    resumed.approve("c1");
+    const end = (await ended) as { reason: string; output: unknown };
+    expect(end.reason).toBe("stop");
+    expect(end.output).toEqual({ n: 3 });
+    const invalid = events.find((e) => e.type === "output_invalid") as { error: string };
+    expect(invalid.error).toMatch(/does not match the schema[\s\S]*expected int/);
+  });
+});
