@@ -135,9 +135,10 @@ class ModelCall {
   /** What the output checks find in the message, when it is a final answer they apply to. */
   check(message: AssistantMessage): AnswerCheck | undefined {
     const { options } = this.runtime;
-    const filters = options.outputFilters ?? [];
+    // The usual turn, with neither: nothing to check, nothing made.
+    if (!this.output && !options.outputFilters?.length) return undefined;
     try {
-      return checkAnswer(message, this.output, filters, options.outputFilterRetries);
+      return checkAnswer(message, this.output, options.outputFilters ?? [], options.outputFilterRetries);
     } catch (error) {
       // A schema that cannot validate (e.g. a restored JSON Schema zod cannot read) ends the run clearly.
       return { raw: "", problem: { kind: "invalid", error: errorText(error) }, verdicts: [], maxRetries: 0 };

@@ -134,7 +134,7 @@ export async function* withOutputTool(
         }
         break;
       case "toolcall_end":
-        if (outputCalls.has(event.id) || (event.name === spec.name && !outputCalls.has(event.id))) {
+        if (outputCalls.has(event.id) || event.name === spec.name) {
           if (!outputCalls.get(event.id)) {
             const value = wrapped ? event.arguments.value : event.arguments;
             yield { type: "text_delta", delta: JSON.stringify(value) };
