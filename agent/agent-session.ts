@@ -1,6 +1,7 @@
 import { Observable, Subject } from "rxjs";
 import { checkEditedArgs } from "../actors/prepare-tool-call.actor.js";
 import type { Tool, ToolResult } from "../core/tool.js";
+import { clientResultOf } from "../tools/client-result.js";
 import { errorResult } from "../tools/define-tool.js";
 import { releaseStallWatchdog } from "../actors/stall-watchdog.js";
 import type { AgentEvent } from "../core/events.js";
@@ -430,22 +431,4 @@ function stateName(value: unknown): string {
   if (typeof value === "string") return value;
   const [key, child] = Object.entries(value as Record<string, unknown>)[0]!;
   return `${key}.${stateName(child)}`;
-}
-
-/** A client's result as the call's result, or why it cannot be one. */
-function clientResultOf(result: unknown): ToolResult | string {
-  if (typeof result === "string") return { content: [{ type: "text", text: result }] };
-  if (
-    typeof result === "object" &&
-    result !== null &&
-    Array.isArray((result as ToolResult).content) &&
-    (result as ToolResult).content.every(
-      (block) =>
-        (block?.type === "text" && typeof block.text === "string") ||
-        (block?.type === "image" && typeof block.data === "string" && typeof block.mimeType === "string"),
-    )
-  ) {
-    return result as ToolResult;
-  }
-  return 'the result must be text or a ToolResult ({ content: [{ type: "text", text }], isError? })';
 }
