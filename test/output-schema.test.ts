@@ -237,3 +237,36 @@ describe("output schema across a snapshot", () => {
     expect(invalid.error).toMatch(/does not match the schema[\s\S]*expected int/);
   });
 });
+
+describe("output over the AI SDK UI message stream", () => {
+  it("carries the partial objects, the checks and the final object as agent-machine data parts", async () => {
+    const { encodeUIMessageChunks } = await import("../http.js");
+    const agent = createAgent({
+      provider: scripted([
+        { text: '{"severity":"hi' },
+        { text: '{"severity":"high","summary":"red"}', chunkSize: 10 },
+      ]),
+      output: Triage,
+    });
+    const events = recording(agent);
+    await agent.prompt("Triage");
+    const end = events.at(-1) as Extract<AgentEvent, { type: "agent_end" }>;
+    const chunks = encodeUIMessageChunks(
+      { kind: "run", threadId: "t", runId: undefined, messages: [] },
+      events.slice(0, -1),
+      { kind: "end", event: end, messages: agent.messages },
+    ) as { type: string; data?: Record<string, unknown> }[];
+    const data = chunks.filter((c) => c.type.startsWith("data-agent-machine-"));
+    expect(data.filter((c) => c.type === "data-agent-machine-output-invalid")).toEqual([
+      expect.objectContaining({ data: expect.objectContaining({ attempt: 1, action: "retry" }) }),
+    ]);
+    const partials = data
+      .filter((c) => c.type === "data-agent-machine-output-delta")
+      .map((c) => c.data!.partial);
+    expect(partials.at(-1)).toEqual({ severity: "high", summary: "red" });
+    expect(data.at(-1)).toMatchObject({
+      type: "data-agent-machine-end",
+      data: { reason: "stop", output: { severity: "high", summary: "red" } },
+    });
+  });
+});
