@@ -56,6 +56,13 @@ export function aiSdkProtocol(options: AiSdkProtocolOptions = {}): HostProtocol 
           }
           const messages = body.messages.map((m, i) => objectOf(m, `messages[${i}]`));
           const thread = await host.thread(request, threadId, { create: true });
+          // The same message sent again (a client retrying after its connection dropped) while its
+          // run goes on: follow that run, as the resume route does, rather than refuse it.
+          const last = messages.at(-1);
+          if (last?.role === "user" && thread.agent.messages.some((m) => m.id === last.id)) {
+            const resumed = thread.reconnect(encoder());
+            if (resumed) return resumed;
+          }
           const input = chatInputOf(messages, thread);
           return thread.respond(input, encoder());
         },

@@ -130,6 +130,34 @@ describe("the session host: a chat request", () => {
     expect(agent.messages[0].id).toBe("u1"); // the client's id is kept
     expect(runId).toBeDefined();
   });
+
+  it("a chat request sent again while its run goes on follows that run instead of starting another", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const wait = defineTool({
+      name: "wait",
+      description: "Waits",
+      parameters: z.object({}),
+      execute: async () => {
+        await gate;
+        return "waited";
+      },
+    });
+    const host = makeHost({
+      agent: () => ({
+        provider: scripted([{ toolCalls: [{ name: "wait" }] }, { text: "Done waiting." }]),
+        tools: [wait],
+      }),
+    });
+    const body = chatBody("t1", [userMessage("u1", "wait")]);
+    const first = await post(host, "/chat", body);
+    const again = await post(host, "/chat", body);
+    expect(again.status).toBe(200);
+    release();
+    const [a, b] = await Promise.all([chunks(first), chunks(again)]);
+    expect(b).toEqual(a); // the whole response, replayed from its start, then live
+    expect(host.agent("t1")!.messages.filter((m) => m.role === "user")).toHaveLength(1);
+  });
 });
 
 describe("the session host: bad input gets a clear 4xx, nothing stored, the agent unharmed", () => {
