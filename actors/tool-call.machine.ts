@@ -148,23 +148,7 @@ export const toolCallMachine = setup({
         });
       });
     },
-    announceResultRequest: ({ context, self }) => {
-      const runtime = runtimeOf(self);
-      if (runtime.journal) {
-        // Durable sessions take no client results yet: answer at once rather than wait forever.
-        queueMicrotask(() => {
-          if (!self.getSnapshot().matches("awaitingResult")) return;
-          self.send({
-            type: "RESULT_PROVIDED",
-            result: errorResult(
-              `Tool ${context.toolName} is run by the client, which durable sessions do not support yet`,
-            ),
-          });
-        });
-        return;
-      }
-      awaitClientResult(self, context);
-    },
+    announceResultRequest: ({ context, self }) => awaitClientResult(self, context),
     adoptPreparation: assign(({ context }, preparation: Preparation) =>
       preparation.outcome === "settled"
         ? { result: preparation.result }
@@ -354,15 +338,39 @@ function awaitClientResult(
     });
   }
   const timeoutMs = runtime.tools.get(context.toolName)?.timeoutMs ?? runtime.toolTimeoutMs;
-  if (timeoutMs === undefined || !(timeoutMs > 0) || !Number.isFinite(timeoutMs)) return;
+  const bounded = timeoutMs !== undefined && timeoutMs > 0 && Number.isFinite(timeoutMs);
+  const timedOut = () =>
+    errorResult(`Tool ${context.toolName} timed out after ${timeoutMs} ms waiting for the client's result`);
+  const { journal } = runtime;
+  if (journal) {
+    const answer = (result: ToolResult) => {
+      if (waiting()) self.send({ type: "RESULT_PROVIDED", result });
+    };
+    if (!journal.clientResult) {
+      // A journal that cannot take a client's result: answer at once rather than wait forever.
+      queueMicrotask(() =>
+        answer(
+          errorResult(`Tool ${context.toolName} is run by the client, which this journal does not support`),
+        ),
+      );
+      return;
+    }
+    // A durable run waits on its journal, where the result (or the timeout) arrives from outside.
+    journal
+      .clientResult({
+        toolCallId: context.toolCallId,
+        toolName: context.toolName,
+        args: validatedArgs(context),
+        ...(bounded && { timeout: { ms: timeoutMs, result: timedOut() } }),
+      })
+      .then(answer, (error: unknown) =>
+        answer(errorResult(`Waiting for the client's result failed: ${errorMessage(error)}`)),
+      );
+    return;
+  }
+  if (!bounded) return;
   const timer = setTimeout(() => {
-    if (!waiting()) return;
-    self.send({
-      type: "RESULT_PROVIDED",
-      result: errorResult(
-        `Tool ${context.toolName} timed out after ${timeoutMs} ms waiting for the client's result`,
-      ),
-    });
+    if (waiting()) self.send({ type: "RESULT_PROVIDED", result: timedOut() });
   }, timeoutMs);
   // A wait must not keep the process alive by itself.
   (timer as { unref?: () => void }).unref?.();

@@ -81,7 +81,7 @@ export abstract class AgentLifecycle {
   constructor(
     protected readonly options: AgentOptions,
     protected readonly journal: EffectJournal | undefined,
-    tools: Map<string, Tool>,
+    protected readonly agentTools: Map<string, Tool>,
     snapshot: PersistedSnapshotData | undefined,
   ) {
     this.id = options.id ?? `agent-${++agentCounter}`;
@@ -93,7 +93,7 @@ export abstract class AgentLifecycle {
     this.runtime = createRuntime(
       options,
       journal,
-      tools,
+      agentTools,
       (event) => this.emit(event),
       // Only the agent's actors read it, so the agent is awake.
       () => readTranscript(this.live!.getSnapshot().context.messages),

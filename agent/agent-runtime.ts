@@ -85,6 +85,62 @@ export function machineInput(options: AgentOptions, tools: ReadonlyMap<string, T
   };
 }
 
+/**
+ * Checks a run's own tools (`prompt(input, { tools })`) against the agent's: each must be a tool
+ * (`defineTool` / `defineClientTool`) with a name no other tool has. Throws a `TypeError` saying
+ * which one is wrong; returns the tools of the run, the agent's first.
+ *
+ * @example
+ * ```ts
+ * const tools = runToolsOf(agentTools, [pickColor]); // Map { ...agent's, "pick_color" => pickColor }
+ * ```
+ */
+export function runToolsOf(
+  agentTools: ReadonlyMap<string, Tool>,
+  runTools: readonly Tool[],
+): ReadonlyMap<string, Tool> {
+  if (!Array.isArray(runTools)) throw new TypeError("run option tools must be an array of tools");
+  const tools = new Map(agentTools);
+  for (const tool of runTools as unknown[]) {
+    const candidate = tool as Partial<Tool> | null;
+    if (
+      candidate === null ||
+      typeof candidate !== "object" ||
+      typeof candidate.name !== "string" ||
+      typeof candidate.jsonSchema !== "object" ||
+      typeof candidate.execute !== "function"
+    ) {
+      throw new TypeError(
+        "run option tools: each must be a tool made with defineTool or defineClientTool, got " +
+          (candidate === null ? "null" : typeof candidate),
+      );
+    }
+    if (tools.has(candidate.name)) {
+      throw new TypeError(
+        `run option tools: a tool named "${candidate.name}" is already ${
+          agentTools.has(candidate.name) ? "one of the agent's tools" : "in this run's tools"
+        }`,
+      );
+    }
+    tools.set(candidate.name, candidate as Tool);
+  }
+  return tools;
+}
+
+/**
+ * Gives the runtime the tools of a run (the agent's plus its own), or the agent's alone again.
+ *
+ * @example
+ * ```ts
+ * useRunTools(runtime, runToolsOf(agentTools, [pickColor]));
+ * ```
+ */
+export function useRunTools(runtime: AgentRuntime, tools: ReadonlyMap<string, Tool>): void {
+  if (runtime.tools === tools) return;
+  runtime.tools = tools;
+  runtime.toolSpecs = [...tools.values()].map(toolSpecOf);
+}
+
 const noHooks = Object.freeze({});
 
 /** Tool specs are the same for every agent that has the tool: made once per tool. */

@@ -1,11 +1,13 @@
 import { Observable, Subject } from "rxjs";
 import { checkEditedArgs } from "../actors/prepare-tool-call.actor.js";
-import type { ToolResult } from "../core/tool.js";
+import type { Tool, ToolResult } from "../core/tool.js";
+import { clientResultOf } from "../tools/client-result.js";
 import { errorResult } from "../tools/define-tool.js";
 import { releaseStallWatchdog } from "../actors/stall-watchdog.js";
 import type { AgentEvent } from "../core/events.js";
 import type { AgentMessage } from "../core/messages.js";
-import type { InputFilter, PromptInput } from "../core/options.js";
+import { checkOptionKeys } from "../core/option-keys.js";
+import { type InputFilter, type PromptInput, RUN_OPTION_KEYS, type RunOptions } from "../core/options.js";
 import { type RunOutcome, runOutcomeOf } from "../core/run-outcome.js";
 import { screenInput, toMessages } from "../machines/agent.logic.js";
 import { agentMachine } from "../machines/agent.machine.js";
@@ -15,6 +17,7 @@ import type { Agent, AgentActor, AgentSnapshot, PendingApproval } from "./agent.
 import { AgentLifecycle, dormantMessages, isIdle } from "./agent-lifecycle.js";
 import { EventsUnavailableError, type RunEventLog, type SequencedEvent } from "./event-log.js";
 import { stampSnapshot } from "./snapshot-version.js";
+import { runToolsOf, useRunTools } from "./agent-runtime.js";
 
 /**
  * An agent: the façade over its actor. While it hibernates (`agent.hibernate()`, or idle with
@@ -102,12 +105,19 @@ export class AgentSession extends AgentLifecycle implements Agent {
     return this.live ? stateName(this.live.getSnapshot().value) : "idle";
   }
 
-  prompt(input: PromptInput): Promise<RunOutcome> {
+  prompt(input: PromptInput, options?: RunOptions): Promise<RunOutcome> {
     if (this.stopped) return Promise.reject(new Error("Agent is stopped"));
+    let tools: ReadonlyMap<string, Tool>;
+    try {
+      tools = this.toolsOfRun("prompt", options);
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
     const actor = this.awake();
     if (!isIdle(actor)) return Promise.reject(new Error("Agent is already running"));
     const messages = toMessages(input, this.runtime.now());
     const done = this.nextRunEnd();
+    this.useToolsUntil(tools, done);
     const screening = screenInput(this.inputFilters, messages);
     actor.send(
       screening.ok
@@ -117,8 +127,14 @@ export class AgentSession extends AgentLifecycle implements Agent {
     return done;
   }
 
-  continue(): Promise<RunOutcome> {
+  continue(options?: RunOptions): Promise<RunOutcome> {
     if (this.stopped) return Promise.reject(new Error("Agent is stopped"));
+    let tools: ReadonlyMap<string, Tool>;
+    try {
+      tools = this.toolsOfRun("continue", options);
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
     const actor = this.awake();
     if (!isIdle(actor)) return Promise.reject(new Error("Agent is already running"));
     const { context } = actor.getSnapshot();
@@ -129,6 +145,7 @@ export class AgentSession extends AgentLifecycle implements Agent {
       return Promise.reject(new Error("Cannot continue from message role: assistant"));
     }
     const done = this.nextRunEnd();
+    this.useToolsUntil(tools, done);
     actor.send({ type: "CONTINUE" });
     return done;
   }
@@ -251,6 +268,26 @@ export class AgentSession extends AgentLifecycle implements Agent {
 
   deny(toolCallId: string, reason?: string): void {
     this.decide(toolCallId, { type: "DENY", reason });
+  }
+
+  /** The tools a run starting with these options sees (throws a `TypeError` for bad options). */
+  private toolsOfRun(where: string, options: RunOptions | undefined): ReadonlyMap<string, Tool> {
+    if (options !== undefined && (options === null || typeof options !== "object")) {
+      throw new TypeError(
+        `${where}: run options must be an object, got ${options === null ? "null" : typeof options}`,
+      );
+    }
+    checkOptionKeys(where, options, RUN_OPTION_KEYS);
+    return options?.tools === undefined ? this.agentTools : runToolsOf(this.agentTools, options.tools);
+  }
+
+  /** The run sees `tools` until it ends; then the agent's own again (unless a newer run set its own). */
+  private useToolsUntil(tools: ReadonlyMap<string, Tool>, end: Promise<RunOutcome>): void {
+    useRunTools(this.runtime, tools);
+    if (tools === this.agentTools) return;
+    void end.then(() => {
+      if (this.runtime.tools === tools) useRunTools(this.runtime, this.agentTools);
+    });
   }
 
   /** The log that holds `seq` of run `runId`, or the error that says why there is none. */
@@ -378,22 +415,4 @@ function stateName(value: unknown): string {
   if (typeof value === "string") return value;
   const [key, child] = Object.entries(value as Record<string, unknown>)[0]!;
   return `${key}.${stateName(child)}`;
-}
-
-/** A client's result as the call's result, or why it cannot be one. */
-function clientResultOf(result: unknown): ToolResult | string {
-  if (typeof result === "string") return { content: [{ type: "text", text: result }] };
-  if (
-    typeof result === "object" &&
-    result !== null &&
-    Array.isArray((result as ToolResult).content) &&
-    (result as ToolResult).content.every(
-      (block) =>
-        (block?.type === "text" && typeof block.text === "string") ||
-        (block?.type === "image" && typeof block.data === "string" && typeof block.mimeType === "string"),
-    )
-  ) {
-    return result as ToolResult;
-  }
-  return 'the result must be text or a ToolResult ({ content: [{ type: "text", text }], isError? })';
 }

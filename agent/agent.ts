@@ -2,7 +2,7 @@ import type { Observable } from "rxjs";
 import type { Actor, SnapshotFrom } from "xstate";
 import type { AgentEvent } from "../core/events.js";
 import type { AgentMessage } from "../core/messages.js";
-import type { PromptInput } from "../core/options.js";
+import type { PromptInput, RunOptions } from "../core/options.js";
 import type { RunOutcome } from "../core/run-outcome.js";
 import type { ToolResult } from "../core/tool.js";
 import type { agentMachine } from "../machines/agent.machine.js";
@@ -37,14 +37,15 @@ export interface Agent {
   /**
    * Starts a run; resolves with its outcome at `agent_end`, whatever it is (`reason`, the run's new
    * `messages`, `usage`, `errorMessage`): a failed run resolves with `reason: "error"`, it does not
-   * reject. Rejects only when the run cannot start (the agent is running or stopped).
+   * reject. Rejects only when the run cannot start (the agent is running or stopped, or `options`
+   * are refused). `options.tools` adds tools for this run only (client-run tools a frontend brings).
    */
-  prompt(input: PromptInput): Promise<RunOutcome>;
+  prompt(input: PromptInput, options?: RunOptions): Promise<RunOutcome>;
   /**
    * Runs again from the current transcript (its last message must not be the assistant's, unless a
    * message is queued); resolves with the run's outcome, as `prompt` does.
    */
-  continue(): Promise<RunOutcome>;
+  continue(options?: RunOptions): Promise<RunOutcome>;
   /** Resolves when the agent is idle. */
   waitForIdle(): Promise<void>;
   /**

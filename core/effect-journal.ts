@@ -21,6 +21,16 @@ export interface ApprovalRequest {
 /** `args`: the arguments a human corrected, already checked by the tool's schema. */
 export type ApprovalDecision = { approved: true; args?: unknown } | { approved: false; reason?: string };
 
+/** A call of a client-run tool (`defineClientTool`) that waits for the client's result. */
+export interface ClientResultRequest {
+  toolCallId: string;
+  toolName: string;
+  /** The validated arguments the client runs the tool with. */
+  args: unknown;
+  /** When the tool (or `toolTimeoutMs`) bounds the wait: after `ms`, the call is answered with `result`. */
+  timeout?: { ms: number; result: ToolResult };
+}
+
 /** Which queue a check drains: steering at `steeringCheck`, follow-ups at `followUpCheck`. */
 export type InboxKind = "steering" | "followUp";
 
@@ -65,6 +75,12 @@ export interface EffectJournal {
   permission(toolCallId: string, run: () => Promise<PermissionDecision>): Promise<PermissionDecision>;
   /** Waits for a decision on a call the permission checker asked about; resolvable from outside. */
   approval(request: ApprovalRequest): Promise<ApprovalDecision>;
+  /**
+   * Waits for the client's result of a client-run call, resolvable from outside, and answers with
+   * `request.timeout.result` when the timeout comes first. A journal without it answers such a call
+   * with an error result at once (the client cannot reach a run it does not serve).
+   */
+  clientResult?(request: ClientResultRequest): Promise<ToolResult>;
   /** One compaction of the transcript (`undefined`: nothing changed). */
   compaction(
     turn: number,

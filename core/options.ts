@@ -328,3 +328,29 @@ export const AGENT_HOOK_KEYS: OptionKeys<AgentHooks> = {
 
 /** What `prompt()` accepts. */
 export type PromptInput = string | UserMessage | AgentMessage | AgentMessage[];
+
+/**
+ * Options of one run: the second argument of `agent.prompt()` and the argument of `agent.continue()`.
+ *
+ * @example
+ * ```ts
+ * const pickColor = defineClientTool({ name: "pick_color", description: "Asks the user", parameters: z.object({}) });
+ * await agent.prompt("Which color?", { tools: [pickColor] });
+ * ```
+ */
+export interface RunOptions {
+  /**
+   * Tools for this run only, besides the agent's own: typically client-run tools a frontend
+   * declares per request (AG-UI's `RunAgentInput.tools`, built with `defineClientTool`). The model
+   * sees them in every call of the run; they are gone when the run ends. A name the agent's tools
+   * (or another run tool) already use is refused. They are not kept in snapshots: a run restored
+   * from one still waits for and takes the results of their open calls, but its later model calls
+   * no longer offer them.
+   */
+  tools?: readonly Tool[];
+}
+
+/** The keys of {@link RunOptions}. */
+export const RUN_OPTION_KEYS: OptionKeys<RunOptions> = {
+  tools: true,
+};

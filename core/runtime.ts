@@ -18,8 +18,10 @@ import type { AgentHooks, AgentOptions, PermissionChecker, RetryPolicy, StallTim
  */
 export interface AgentRuntime {
   readonly provider: Provider;
-  readonly tools: ReadonlyMap<string, Tool>;
-  readonly toolSpecs: ToolSpec[];
+  /** The agent's tools, plus the current run's (`prompt(input, { tools })`) while it runs. */
+  tools: ReadonlyMap<string, Tool>;
+  /** What the provider is told of `tools`. */
+  toolSpecs: ToolSpec[];
   readonly systemPrompt?: string;
   readonly hooks: AgentHooks;
   readonly permissions?: PermissionChecker;

@@ -1,5 +1,7 @@
 import * as restate from "@restatedev/restate-sdk";
 import { checkEditedArgs } from "../actors/prepare-tool-call.actor.js";
+import { clientResultOf } from "../tools/client-result.js";
+import { errorResult } from "../tools/define-tool.js";
 import {
   type InvocationId,
   type ObjectContext,
@@ -21,6 +23,7 @@ import { createRestateJournal } from "./restate-journal.js";
 import { createRestatePump } from "./restate-pump.js";
 import {
   badRequest,
+  parseClientAnswer,
   parseDecision,
   parseBell,
   parseDrain,
@@ -28,6 +31,7 @@ import {
   parsePromptInput,
   parseQueuedInput,
   parseRequeue,
+  parseUpdatesRequest,
 } from "./session-input.js";
 import {
   type ApprovalBook,
@@ -36,9 +40,11 @@ import {
   type LastRun,
   readStatus,
   readTranscript,
+  readUpdates,
   requireRun,
   type RunRecord,
   type SessionStatus,
+  type SessionUpdates,
   type TranscriptSlice,
 } from "./session-state.js";
 
@@ -177,23 +183,31 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
       /** Queues a message the run takes when it would otherwise stop (or the next run's first check). */
       followUp: async (ctx: ObjectContext, input: unknown) => enqueue(ctx, "followUp", input),
       /**
-       * Takes one approval decision, exclusively: the first for a call resolves its awakeable; any
-       * later one (a concurrent approve and deny, a second tab) is refused with 404, so only the
-       * decision that takes effect is answered with success. Keyed by the awakeable (unique per
-       * wait); the last 256 are remembered.
+       * Takes one decision, exclusively: an approval's, or a client-run call's result (the client's,
+       * or its timeout's). The first for a call resolves its awakeable; any later one (a concurrent
+       * approve and deny, a second tab, a result after the timeout) is refused with 404, so only
+       * the decision that takes effect is answered with success. Keyed by the awakeable (unique
+       * per wait); the last 256 are remembered.
        */
       decide: restate.handlers.object.exclusive(
         { ingressPrivate: true },
-        async (ctx: ObjectContext, input: unknown): Promise<{ decided: true }> => {
-          const { toolCallId, awakeableId, decision } = input as {
+        async (ctx: ObjectContext, input: unknown): Promise<{ decided: boolean }> => {
+          const { toolCallId, awakeableId, decision, kind, expiry } = input as {
             toolCallId: string;
             awakeableId: string;
             decision: unknown;
+            /** Default "approval". */
+            kind?: "approval" | "result";
+            /** A client-run call's timeout: when the client answered first, it quietly does nothing. */
+            expiry?: boolean;
           };
           const decided = (await ctx.get<string[]>("decided")) ?? [];
           if (decided.includes(awakeableId)) {
+            if (expiry) return { decided: false };
             throw new TerminalError(
-              `No pending approval for tool call "${toolCallId}" in session "${ctx.key}": it is already decided`,
+              kind === "result"
+                ? `No tool call "${toolCallId}" waits for a client result in session "${ctx.key}": it is already answered`
+                : `No pending approval for tool call "${toolCallId}" in session "${ctx.key}": it is already decided`,
               { errorCode: 404 },
             );
           }
@@ -306,6 +320,17 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
           return readTranscript(ctx, from);
         },
       ),
+      /**
+       * What a follower polls: the status and the messages from `from`, in one read; with `runId`
+       * and `since`, that run's messages from its seq `since` (410 when they are not kept).
+       */
+      updates: restate.handlers.object.shared(
+        async (ctx: ObjectSharedContext, input: unknown): Promise<SessionUpdates> => {
+          const request = parseUpdatesRequest(input);
+          await requireRun(ctx);
+          return readUpdates(ctx, request);
+        },
+      ),
       /** Whether a run is active, its turn, the calls waiting for approval, how the last run ended. */
       status: restate.handlers.object.shared(async (ctx: ObjectSharedContext): Promise<SessionStatus> =>
         readStatus(ctx),
@@ -313,7 +338,7 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
       /** Lets a call waiting for approval run. */
       approve: restate.handlers.object.shared(async (ctx: ObjectSharedContext, input: unknown) => {
         const { toolCallId, args } = parseDecision(input, "approve");
-        const pending = await pendingApproval(ctx, toolCallId);
+        const pending = await pendingCall(ctx, "approvals", toolCallId);
         if (args === undefined) {
           await decideOnce(ctx, toolCallId, pending.awakeableId, { approved: true });
           return { toolCallId, decision: "approved" as const };
@@ -334,12 +359,33 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
       /** Refuses a call waiting for approval; the model sees the reason. */
       deny: restate.handlers.object.shared(async (ctx: ObjectSharedContext, input: unknown) => {
         const { toolCallId, reason } = parseDecision(input, "deny");
-        const pending = await pendingApproval(ctx, toolCallId);
+        const pending = await pendingCall(ctx, "approvals", toolCallId);
         await decideOnce(ctx, toolCallId, pending.awakeableId, {
           approved: false,
           ...(reason !== undefined && { reason }),
         });
         return { toolCallId, decision: "denied" as const };
+      }),
+      /** Answers a call of a client-run tool with the client's result (text or a ToolResult). */
+      resolveToolCall: restate.handlers.object.shared(async (ctx: ObjectSharedContext, input: unknown) => {
+        const { toolCallId, result } = parseClientAnswer(input, "resolveToolCall");
+        const checked = clientResultOf(result);
+        if (typeof checked === "string") {
+          throw badRequest(
+            `Invalid resolveToolCall request`,
+            `${checked}. The call "${toolCallId}" still waits for its result`,
+          );
+        }
+        const pending = await pendingCall(ctx, "clientCalls", toolCallId);
+        await decideOnce(ctx, toolCallId, pending.awakeableId, { result: checked }, "result");
+        return { toolCallId, answered: "resolved" as const };
+      }),
+      /** Answers a call of a client-run tool with an error the model reads (`reason`). */
+      rejectToolCall: restate.handlers.object.shared(async (ctx: ObjectSharedContext, input: unknown) => {
+        const { toolCallId, reason } = parseClientAnswer(input, "rejectToolCall");
+        const pending = await pendingCall(ctx, "clientCalls", toolCallId);
+        await decideOnce(ctx, toolCallId, pending.awakeableId, { result: errorResult(reason!) }, "result");
+        return { toolCallId, answered: "rejected" as const };
       }),
       /** Aborts the active run (Restate cancels its invocation; every open call is answered). */
       abort: restate.handlers.object.shared(async (ctx: ObjectSharedContext) => {
@@ -361,20 +407,27 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
     toolCallId: string,
     awakeableId: string,
     decision: unknown,
+    kind: "approval" | "result" = "approval",
   ): Promise<void> {
     const client = ctx.objectClient(inbox, ctx.key) as unknown as {
-      decide(input: { toolCallId: string; awakeableId: string; decision: unknown }): Promise<unknown>;
+      decide(input: DecideRequest): Promise<unknown>;
     };
-    await client.decide({ toolCallId, awakeableId, decision });
+    await client.decide({ toolCallId, awakeableId, decision, kind });
   }
 
-  async function pendingApproval(ctx: ObjectSharedContext, toolCallId: string) {
+  /** The pending entry of a call (waiting for approval, or for a client's result), or a 404. */
+  async function pendingCall(
+    ctx: ObjectSharedContext,
+    book: "approvals" | "clientCalls",
+    toolCallId: string,
+  ) {
     await requireRun(ctx);
-    const book = (await ctx.get<ApprovalBook>("approvals")) ?? {};
-    const pending = book[toolCallId];
+    const pending = ((await ctx.get<ApprovalBook>(book)) ?? {})[toolCallId];
     if (!pending) {
       throw new TerminalError(
-        `No pending approval for tool call "${toolCallId}" in session "${ctx.key}": it is unknown or already decided`,
+        book === "approvals"
+          ? `No pending approval for tool call "${toolCallId}" in session "${ctx.key}": it is unknown or already decided`
+          : `No tool call "${toolCallId}" waits for a client result in session "${ctx.key}": it is unknown or already answered`,
         { errorCode: 404 },
       );
     }
@@ -392,6 +445,7 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
     const transcript = previous || stored.count > 0 ? stored.messages : (seed ?? []);
 
     const approvals = createApprovalBook(ctx);
+    const clientCalls = createApprovalBook(ctx, "clientCalls");
     const writer = createTranscriptWriter(ctx, stored.messages, stored.generation);
     const modes: Record<InboxKind, QueueMode> = {
       steering: base.steeringMode ?? "one-at-a-time",
@@ -402,6 +456,7 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
     };
     const inboxSend = ctx.objectSendClient(inbox, sessionId) as unknown as {
       closeBell(input: { bell: string }): void;
+      decide(input: DecideRequest, opts?: unknown): void;
     };
     const inFlightDrains = new Set<Promise<unknown>>();
     // The pump reports a cancellation to the agent, which is built on the journal the pump serves.
@@ -415,6 +470,12 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
     const journal = createRestateJournal(ctx, pump, {
       startedAt,
       approvals,
+      clientCalls,
+      expireClientCall: (toolCallId, awakeableId, ms, result) =>
+        inboxSend.decide(
+          { toolCallId, awakeableId, decision: { result }, kind: "result", expiry: true },
+          restate.rpc.sendOpts({ delay: ms }),
+        ),
       drainInbox: (kind) => bell.drain(kind),
     });
     const tracked = {
@@ -439,7 +500,14 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
     }
     running.agent = agent;
 
-    const run: RunRecord = { state: "running", runId, turn: 0, startedAt };
+    const run: RunRecord = {
+      state: "running",
+      runId,
+      turn: 0,
+      startedAt,
+      firstIndex: transcript.length,
+      generation: stored.generation,
+    };
     ctx.set("run", run);
     const subscription = agent.events$.subscribe((event) => {
       events.next({ sessionId, runId, event });
@@ -485,6 +553,7 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
 
   function finishRun(ctx: ObjectContext, run: RunRecord, result: RunResult, endedAt: number): void {
     createApprovalBook(ctx).clear();
+    createApprovalBook(ctx, "clientCalls").clear();
     ctx.set("run", { ...run, state: "idle" } satisfies RunRecord);
     const lastRun: LastRun = {
       runId: run.runId,
@@ -509,7 +578,16 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
   };
 }
 
-export type { LastRun, SessionStatus, TranscriptSlice };
+export type { LastRun, SessionStatus, SessionUpdates, TranscriptSlice };
+
+/** What `SessionInbox.decide` takes: one decision on the call waiting on `awakeableId`. */
+interface DecideRequest {
+  toolCallId: string;
+  awakeableId: string;
+  decision: unknown;
+  kind?: "approval" | "result";
+  expiry?: boolean;
+}
 
 /** The doorbell the inbox keeps: the run's awakeable, and the run. */
 type StoredBell = { id: string; runId?: string };

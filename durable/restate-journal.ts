@@ -1,6 +1,7 @@
 import type { ObjectContext } from "@restatedev/restate-sdk";
 import type { ApprovalDecision, EffectJournal, InboxKind } from "../core/effect-journal.js";
 import type { AgentMessage } from "../core/messages.js";
+import type { ToolResult } from "../core/tool.js";
 import type { RestatePump } from "./restate-pump.js";
 import type { createApprovalBook } from "./session-state.js";
 
@@ -10,6 +11,14 @@ export interface RestateJournalOptions {
   /** The messages of one check, from the session's inbox (already tracked by the pump). */
   drainInbox(kind: InboxKind): Promise<AgentMessage[]>;
   approvals: ReturnType<typeof createApprovalBook>;
+  /** The calls of client-run tools waiting for the client's result. */
+  clientCalls: ReturnType<typeof createApprovalBook>;
+  /**
+   * Answers the client-run call waiting on `awakeableId` with `result` after `ms`, unless the
+   * client's answer is decided first (a delayed call to `SessionInbox.decide`, which takes one
+   * decision per awakeable).
+   */
+  expireClientCall(toolCallId: string, awakeableId: string, ms: number, result: ToolResult): void;
 }
 
 /** What a journaled step records: its value and when it finished (the run's clock moves on with it). */
@@ -27,6 +36,8 @@ interface Recorded<T> {
  * - tool call → `ctx.run("tool:<toolCallId>")` recording the result (the tool got the id as its
  *   idempotency key); permission decision → `ctx.run("permission:<toolCallId>")`;
  * - approval → an awakeable whose id is kept in the session's state until the decision arrives;
+ * - client-run call → the same, in "clientCalls"; its timeout is a delayed decision sent to the
+ *   inbox, so of the client's answer and the timeout exactly one takes effect;
  * - steering / follow-up check → a call to `SessionInbox.drain` when a message may be waiting
  *   (durable/inbox-bell.ts);
  * - deadline → `ctx.sleep`; compaction → `ctx.run("compaction:<turn>")`;
@@ -79,6 +90,24 @@ export function createRestateJournal(
         (payload) => {
           settle();
           return toDecision(payload);
+        },
+        (error: unknown) => {
+          settle();
+          throw error;
+        },
+      );
+    },
+    clientResult(request) {
+      const { id, promise } = ctx.awakeable<unknown>();
+      const { toolCallId, toolName, args } = request;
+      options.clientCalls.add({ toolCallId, toolName, args, awakeableId: id });
+      if (request.timeout)
+        options.expireClientCall(toolCallId, id, request.timeout.ms, request.timeout.result);
+      const settle = () => options.clientCalls.remove(toolCallId);
+      return pump.track(promise).then(
+        (payload) => {
+          settle();
+          return (payload as { result: ToolResult }).result;
         },
         (error: unknown) => {
           settle();

@@ -2,8 +2,10 @@ import { connect, HttpCallError, type Ingress, rpc } from "@restatedev/restate-s
 import { connectionCause } from "../core/error-text.js";
 import type { AgentMessage, UserMessage } from "../core/messages.js";
 import type { PromptInput } from "../core/options.js";
+import type { ToolResult } from "../core/tool.js";
 import type { RunResult, SessionServiceNames } from "./agent-services.js";
-import type { SessionStatus, TranscriptSlice } from "./session-state.js";
+import { EventsUnavailableError } from "../agent/event-log.js";
+import type { SessionStatus, SessionUpdates, TranscriptSlice } from "./session-state.js";
 
 /** Options of {@link createSessionClient}. */
 export interface SessionClientOptions {
@@ -24,14 +26,40 @@ export interface RunHandle {
 /** What a follower sees: messages as they are stored, and the session's status when it changes. */
 export type SessionUpdate =
   | { type: "status"; status: SessionStatus }
-  | { type: "message"; index: number; message: AgentMessage }
+  | {
+      type: "message";
+      /** The message's index in the transcript. */
+      index: number;
+      message: AgentMessage;
+      /**
+       * The run that stored it, and its place among that run's messages (0 is the run's first
+       * input message): what `follow(id, { runId, since: seq + 1 })` resumes after. Absent for
+       * messages from before the run, or when a compaction rewrote the transcript during it.
+       */
+      runId?: string;
+      seq?: number;
+    }
   /** A compaction rewrote earlier messages: drop what you hold, the messages follow again from 0. */
   | { type: "reset"; generation: number };
 
 /** Options of {@link SessionClient.follow}. */
 export interface FollowOptions {
-  /** Ms between two polls. Default 500. */
+  /** Ms between two polls while something changes. Default 500. */
   intervalMs?: number;
+  /**
+   * Polls that bring nothing new double the pause, up to this many ms; anything new brings it
+   * back to `intervalMs`. Default 4 × `intervalMs`.
+   */
+  maxIntervalMs?: number;
+  /**
+   * Resume run `runId` (a `RunHandle.invocationId`, `RunResult.runId`, `status().runId`): its
+   * messages from seq `since` on, then live, until the run ends. A run not started yet is waited
+   * for; one that is neither the session's current nor its last run, or whose messages a compaction
+   * rewrote, throws `EventsUnavailableError` carrying the transcript to resynchronise from.
+   */
+  runId?: string;
+  /** With `runId`: the seq of the first message wanted (one past the last one seen). Default 0. */
+  since?: number;
   /** Stops following. */
   signal?: AbortSignal;
   /**
@@ -61,15 +89,30 @@ export interface SessionClient {
   /** Lets a pending call run; with `args`, with the arguments a human corrected (checked by the tool's schema: 400 when refused, and the call keeps waiting). */
   approve(sessionId: string, toolCallId: string, options?: { args?: unknown }): Promise<void>;
   deny(sessionId: string, toolCallId: string, reason?: string): Promise<void>;
+  /**
+   * Answers a call of a client-run tool (`defineClientTool`, listed in `status().pendingToolCalls`)
+   * with the client's result: text or a `ToolResult`. Decided once: a call already answered (by
+   * another client, `rejectToolCall`, or its timeout) or unknown is refused with 404, a malformed
+   * result with 400 (the call keeps waiting).
+   */
+  resolveToolCall(sessionId: string, toolCallId: string, result: string | ToolResult): Promise<void>;
+  /** Answers a call of a client-run tool with an error the model reads; 404 as for `resolveToolCall`. */
+  rejectToolCall(sessionId: string, toolCallId: string, reason: string): Promise<void>;
   /** Aborts the active run; `false` when none was active. */
   abort(sessionId: string): Promise<boolean>;
   transcript(sessionId: string): Promise<AgentMessage[]>;
   /** Messages from index `from` on, with the count and the generation. */
   messages(sessionId: string, from?: number): Promise<TranscriptSlice>;
   status(sessionId: string): Promise<SessionStatus>;
+  /** The status and the messages from `from` (or run `runId`'s from its seq `since`), in one call. */
+  updates(
+    sessionId: string,
+    request?: { from?: number; runId?: string; since?: number },
+  ): Promise<SessionUpdates>;
   /**
-   * Polls the session and yields its new messages and status changes, from any process. A session
-   * whose first run has not started yet is waited for.
+   * Polls the session and yields its new messages and status changes, from any process, with one
+   * call per poll and longer pauses while nothing changes. A session whose first run has not
+   * started yet is waited for. With `runId` (and `since`), resumes that run's messages from a seq.
    */
   follow(sessionId: string, options?: FollowOptions): AsyncGenerator<SessionUpdate>;
 }
@@ -147,6 +190,12 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
     async deny(sessionId, toolCallId, reason) {
       await call(session, "deny", sessionId, { toolCallId, ...(reason !== undefined && { reason }) });
     },
+    async resolveToolCall(sessionId, toolCallId, result) {
+      await call(session, "resolveToolCall", sessionId, { toolCallId, result });
+    },
+    async rejectToolCall(sessionId, toolCallId, reason) {
+      await call(session, "rejectToolCall", sessionId, { toolCallId, reason });
+    },
     async abort(sessionId) {
       const { aborted } = await call<{ aborted: boolean }>(session, "abort", sessionId);
       return aborted;
@@ -154,7 +203,9 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
     transcript: (sessionId) => call(session, "transcript", sessionId),
     messages: (sessionId, from = 0) => call(session, "messages", sessionId, { from }),
     status: (sessionId) => call(session, "status", sessionId),
-    follow: (sessionId, followOptions) => followSession(client, sessionId, followOptions),
+    updates: (sessionId, request = {}) => call(session, "updates", sessionId, request),
+    follow: (sessionId, followOptions) =>
+      followSession(client, sessionId, (runId) => runOutput(options, runId), followOptions),
   };
   return client;
 }
@@ -202,17 +253,34 @@ function serviceMessage(error: HttpCallError): string {
   return error.responseText || error.message;
 }
 
+/**
+ * Whether run `runId` has ended, asked of the ingress (`/restate/invocation/{id}/output` answers
+ * 470 while an invocation has not completed): a run followed before it started is waited for.
+ */
+async function runOutput(options: SessionClientOptions, runId: string): Promise<"pending" | "ended"> {
+  const response = await fetch(`${options.url}/restate/invocation/${encodeURIComponent(runId)}/output`, {
+    ...(options.headers && { headers: options.headers }),
+  });
+  await response.body?.cancel();
+  return response.status === 470 ? "pending" : "ended";
+}
+
 async function* followSession(
   client: SessionClient,
   sessionId: string,
+  runState: (runId: string) => Promise<"pending" | "ended">,
   options: FollowOptions = {},
 ): AsyncGenerator<SessionUpdate> {
   const intervalMs = options.intervalMs ?? 500;
+  const maxIntervalMs = Math.max(intervalMs, options.maxIntervalMs ?? 4 * intervalMs);
   const retryForMs = options.retryForMs ?? 30_000;
+  const { runId } = options;
+  let resumeAt = runId === undefined ? undefined : (options.since ?? 0);
   let next = 0;
   let generation = -1;
   let lastStatus = "";
   let failingSince: number | undefined;
+  let pauseMs = intervalMs;
   /** A poll; a transient failure (network, 5xx) is retried at the next interval for `retryForMs`. */
   const poll = async <T>(call: () => Promise<T>): Promise<T> => {
     for (;;) {
@@ -228,41 +296,72 @@ async function* followSession(
       }
     }
   };
+  /** The run asked for is not kept: the consumer starts again from the transcript. */
+  const unavailable = async (error: SessionCallError) =>
+    new EventsUnavailableError(
+      error.message,
+      runId!,
+      resumeAt!,
+      undefined,
+      await poll(() => client.transcript(sessionId)),
+    );
   while (!options.signal?.aborted) {
-    // A session whose first run has not started yet is unknown (404): keep waiting for it.
-    const status = await poll(() => client.status(sessionId)).catch((error: unknown) => {
-      if (error instanceof SessionCallError && error.status === 404) return undefined;
-      throw error;
-    });
-    if (!status) {
-      await pause(intervalMs, options.signal);
+    const request = resumeAt === undefined ? { from: next } : { runId, since: resumeAt };
+    const answer: SessionUpdates | undefined = await poll(() => client.updates(sessionId, request)).catch(
+      async (error: unknown) => {
+        if (!(error instanceof SessionCallError)) throw error;
+        // A session whose first run has not started yet is unknown (404): keep waiting for it. (Any
+        // other 404, e.g. services too old to have `updates`, is an error, not a wait.)
+        if (error.status === 404 && error.message.includes(`Unknown session "${sessionId}"`))
+          return undefined;
+        if (error.status !== 410) throw error;
+        // Another run is the session's current one: the run asked for may still be queued behind it.
+        const current = await poll(() => client.status(sessionId));
+        if (current.runId !== runId && (await runState(runId!)) === "pending") return undefined;
+        throw await unavailable(error);
+      },
+    );
+    if (!answer) {
+      pauseMs = Math.min(pauseMs * 2, maxIntervalMs);
+      await pause(pauseMs, options.signal);
       continue;
     }
+    const { status } = answer;
+    let news = false;
     if (generation !== -1 && status.generation !== generation) {
+      // A compaction rewrote earlier messages: the slice read for the old numbering is dropped.
+      generation = status.generation;
       next = 0;
       yield { type: "reset", generation: status.generation };
+      continue;
     }
     generation = status.generation;
-    if (status.messageCount > next) {
-      const slice = await poll(() => client.messages(sessionId, next));
-      if (slice.generation !== generation) continue;
-      for (const [offset, message] of slice.messages.entries()) {
-        yield { type: "message", index: slice.from + offset, message };
-      }
-      next = slice.from + slice.messages.length;
+    resumeAt = undefined;
+    for (const [offset, message] of answer.messages.entries()) {
+      const index = answer.from + offset;
+      const seq =
+        answer.runStart !== undefined && index >= answer.runStart ? index - answer.runStart : undefined;
+      yield { type: "message", index, message, ...(seq !== undefined && { runId: status.runId, seq }) };
+      news = true;
     }
+    next = answer.from + answer.messages.length;
     const key = JSON.stringify([
       status.state,
       status.turn,
       status.runId,
       status.pendingApprovals.map((p) => p.toolCallId),
+      (status.pendingToolCalls ?? []).map((p) => p.toolCallId),
     ]);
     if (key !== lastStatus) {
       lastStatus = key;
+      news = true;
       yield { type: "status", status };
     }
     if (options.until?.(status)) return;
-    await pause(intervalMs, options.signal);
+    // Following one run: it has ended once the session is idle or has moved on to another run.
+    if (runId !== undefined && (status.runId !== runId || status.state === "idle")) return;
+    pauseMs = news ? intervalMs : Math.min(pauseMs * 2, maxIntervalMs);
+    await pause(pauseMs, options.signal);
   }
 }
 

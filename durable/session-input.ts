@@ -134,12 +134,46 @@ export function parseDecision(
   return parsed;
 }
 
+/** The call a client answers, with its result (`resolveToolCall`) or the reason it failed (`rejectToolCall`). */
+export function parseClientAnswer(
+  input: unknown,
+  what: "resolveToolCall" | "rejectToolCall",
+): { toolCallId: string; result?: unknown; reason?: string } {
+  const schema: z.ZodType<{ toolCallId: string; result?: unknown; reason?: string }> =
+    what === "resolveToolCall"
+      ? z.object({ toolCallId: z.string().min(1), result: z.unknown() }).strict()
+      : z.object({ toolCallId: z.string().min(1), reason: z.string() }).strict();
+  return parse(schema, input, `Invalid ${what} request`) as {
+    toolCallId: string;
+    result?: unknown;
+    reason?: string;
+  };
+}
+
 /** Where a reader of the transcript starts (`{ from }`, default 0). */
 export function parseFrom(input: unknown): number {
   if (input === undefined || input === null) return 0;
   return (
     parse(z.object({ from: z.number().int().min(0).optional() }).strict(), input, "Invalid request").from ?? 0
   );
+}
+
+/** What a follower asks `updates` for: messages from `from`, or run `runId`'s from its seq `since`. */
+export function parseUpdatesRequest(input: unknown): { from: number; runId?: string; since?: number } {
+  const parsed = parse(
+    z
+      .object({
+        from: z.number().int().min(0).optional(),
+        runId: z.string().min(1).optional(),
+        since: z.number().int().min(0).optional(),
+      })
+      .strict(),
+    input ?? {},
+    "Invalid updates request",
+  ) as { from?: number; runId?: string; since?: number };
+  if (parsed.since !== undefined && parsed.runId === undefined)
+    throw badRequest("Invalid updates request", "since needs the runId it counts in");
+  return { ...parsed, from: parsed.from ?? 0 };
 }
 
 /** What the run asks the inbox for at a check (with the doorbell it hands over). */

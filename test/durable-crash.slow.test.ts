@@ -8,6 +8,7 @@ import {
   createSessionClient,
   registerDeployment,
   type RestateServer,
+  type SessionCallError,
   type SessionClient,
   startRestateServer,
 } from "../restate.js";
@@ -84,6 +85,16 @@ const toolRuns = (log: ExecutionRecord[], toolCallId: string) =>
     ExecutionRecord,
     { kind: "tool" }
   >[];
+/** The error a rejected call throws. */
+async function refusal(call: Promise<unknown>): Promise<SessionCallError> {
+  const error = await call.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error, "the call should have been refused").toBeInstanceOf(Error);
+  return error as SessionCallError;
+}
+
 const modelCalls = (log: ExecutionRecord[], scenario: string, step: number) =>
   log.filter((r) => r.kind === "model" && r.scenario === scenario && r.step === step);
 
@@ -196,6 +207,45 @@ describe("durable sessions when service processes die", () => {
     expect(shape(result.messages)).toContain("toolResult g1: did deploy");
     expect(toolRuns(await readExecutions(logFile), "g1")).toHaveLength(1);
     expect((await client.status("approval-wait")).pendingApprovals).toEqual([]);
+  });
+
+  it("a client-run call waits through a dead service and a killed Restate server; answered after, the run ends", async () => {
+    const logFile = join(dir, "client-wait.log");
+    const first = await startService(logFile);
+    await registerDeployment({ adminUrl: restate.adminUrl, uri: first.url, force: true });
+
+    const run = await client.send("client-wait", "client");
+    await eventually(
+      async () => (await client.status("client-wait")).pendingToolCalls.length === 1,
+      "the client-run call",
+    );
+    await first.kill();
+    process.kill(restate.pid, "SIGKILL");
+    await restate.restart();
+    client = createSessionClient({ url: restate.ingressUrl });
+
+    await startService(logFile, first.port);
+    // The run is replayed in the new process up to the same wait (the same awakeable).
+    await eventually(
+      async () => (await invocationStatus(restate, run.invocationId)) === "running",
+      "the resumed run to wait again",
+    );
+    expect((await client.status("client-wait")).pendingToolCalls.map((p) => p.toolCallId)).toEqual(["p1"]);
+    await client.resolveToolCall("client-wait", "p1", "red");
+    const second = await refusal(client.rejectToolCall("client-wait", "p1", "too late"));
+    expect(second.status).toBe(404);
+
+    const result = await client.result(run);
+    expect(result.reason).toBe("stop");
+    expectValidTranscript(result.messages);
+    expect(shape(result.messages)).toEqual([
+      "user client",
+      "assistant [p1]",
+      "toolResult p1: red",
+      'assistant "picked"',
+    ]);
+    // The model call before the wait was made once, across both kills.
+    expect(modelCalls(await readExecutions(logFile), "client", 0)).toHaveLength(1);
   });
 
   describe("two service processes behind one address", () => {

@@ -13,7 +13,7 @@ import {
   serveAgents,
   startRestateServer,
 } from "../restate.js";
-import { type AgentEvent, createAgent } from "../index.js";
+import { type AgentEvent, createAgent, EventsUnavailableError } from "../index.js";
 import { durableTestAgent } from "./fixtures/durable-agent.js";
 import {
   eventsOf,
@@ -68,6 +68,12 @@ async function refusal(call: Promise<unknown>): Promise<SessionCallError> {
   );
   expect(error, "the call should have been refused").toBeInstanceOf(Error);
   return error as SessionCallError;
+}
+
+async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
+  const items: T[] = [];
+  for await (const item of iterable) items.push(item);
+  return items;
 }
 
 /** Resolves when this process's services publish an event of `sessionId` that matches. */
@@ -311,6 +317,94 @@ describe("durable sessions on Restate", () => {
     ]);
   });
 
+  it("waits for a client-run call's result; the first answer is taken, a malformed one or a second refused", async () => {
+    const run = await client.send("client-run", "client");
+    const status = await eventually(async () => {
+      const s = await client.status("client-run");
+      return s.pendingToolCalls.length > 0 && s;
+    }, "the client-run call");
+    expect(status.pendingToolCalls).toEqual([
+      { toolCallId: "p1", toolName: "pick", args: { options: ["red", "blue"] } },
+    ]);
+    expect(status).toMatchObject({ state: "running", pendingApprovals: [] });
+    expect(eventsOf(published, "client-run").find((e) => e.type === "tool_result_requested")).toMatchObject({
+      toolCallId: "p1",
+      toolName: "pick",
+      args: { options: ["red", "blue"] },
+    });
+
+    const malformed = await refusal(client.resolveToolCall("client-run", "p1", { content: "blue" } as never));
+    expect(malformed.status).toBe(400);
+    expect(malformed.message).toMatch(/must be text or a ToolResult.*still waits/s);
+    expect((await refusal(client.resolveToolCall("client-run", "p9", "blue"))).status).toBe(404);
+    expect((await client.status("client-run")).pendingToolCalls.map((p) => p.toolCallId)).toEqual(["p1"]);
+
+    // Sent together: exactly one is answered with success, and it is what the model reads.
+    const [resolved, rejected] = await Promise.allSettled([
+      client.resolveToolCall("client-run", "p1", { content: [{ type: "text", text: "blue" }] }),
+      client.rejectToolCall("client-run", "p1", "the user closed the page"),
+    ]);
+    expect([resolved.status, rejected.status].filter((s) => s === "fulfilled")).toHaveLength(1);
+    const loser = (resolved.status === "rejected" ? resolved : rejected) as PromiseRejectedResult;
+    expect((loser.reason as SessionCallError).status).toBe(404);
+    expect((loser.reason as SessionCallError).message).toMatch(
+      /No tool call "p1" waits for a client result in session "client-run"/,
+    );
+
+    const result = await client.result(run);
+    expect(result.reason).toBe("stop");
+    expectValidTranscript(result.messages);
+    const answer = result.messages.find((m) => m.role === "toolResult");
+    if (resolved.status === "fulfilled") {
+      expect(answer).toMatchObject({
+        toolCallId: "p1",
+        isError: false,
+        content: [{ type: "text", text: "blue" }],
+      });
+    } else {
+      expect(answer).toMatchObject({
+        toolCallId: "p1",
+        isError: true,
+        content: [{ type: "text", text: "the user closed the page" }],
+      });
+    }
+    expect((await client.status("client-run")).pendingToolCalls).toEqual([]);
+    expect((await refusal(client.resolveToolCall("client-run", "p1", "late"))).status).toBe(404);
+  });
+
+  it("answers a client-run call the client never answers when its tool's timeout ends; a late answer is refused", async () => {
+    const result = await client.prompt("client-late", "client soon");
+    expect(result.reason).toBe("stop");
+    expect(shape(result.messages)).toEqual([
+      "user client soon",
+      "assistant [q1]",
+      "toolResult q1: Tool pick_soon timed out after 300 ms waiting for the client's result",
+      'assistant "moved on"',
+    ]);
+    expect(result.messages[2]).toMatchObject({ isError: true });
+    const late = await refusal(client.resolveToolCall("client-late", "q1", "red"));
+    expect(late.status).toBe(404);
+    expect(late.message).toMatch(/No tool call "q1" waits for a client result/);
+  });
+
+  it("aborts a run waiting for a client's result: the call is answered, a later result refused", async () => {
+    const run = await client.send("client-aborted", "client");
+    await eventually(
+      async () => (await client.status("client-aborted")).pendingToolCalls.length > 0,
+      "the client-run call",
+    );
+    expect(await client.abort("client-aborted")).toBe(true);
+    const result = await client.result(run);
+    expect(result.reason).toBe("aborted");
+    expectValidTranscript(result.messages);
+    expect(result.messages.find((m) => m.role === "toolResult")).toMatchObject({
+      toolCallId: "p1",
+      isError: true,
+    });
+    expect((await client.status("client-aborted")).pendingToolCalls).toEqual([]);
+    expect((await refusal(client.resolveToolCall("client-aborted", "p1", "red"))).status).toBe(404);
+  });
+
   it("aborts a run mid-tool: the open call is answered, the run ends aborted, the session stays usable", async () => {
     const run = await client.send("aborted", "long");
     await published$("aborted", (e) => e.type === "tool_execution_start" && e.toolCallId === "l1");
@@ -399,6 +493,45 @@ describe("durable sessions on Restate", () => {
     // The transcript was stored turn by turn: the follower saw messages before the run ended.
     const firstIdle = updates.findIndex((u) => u.type === "status" && u.status.state === "idle");
     expect(updates.slice(0, firstIdle).some((u) => u.type === "message")).toBe(true);
+  });
+
+  it("resumes a run's messages from a seq in another client, and says when the run is no longer kept", async () => {
+    // Followed from the moment it is sent: the run (of a session that has never run) is waited for.
+    const run = await client.send("resumed", "slow tool");
+    const live: SessionUpdate[] = [];
+    for await (const update of client.follow("resumed", { runId: run.invocationId, intervalMs: 50 }))
+      live.push(update);
+    const transcript = await client.transcript("resumed");
+    const messages = live.flatMap((u) => (u.type === "message" ? [u] : []));
+    expect(messages.map((u) => u.message)).toEqual(transcript);
+    expect(messages.map((u) => [u.runId, u.seq])).toEqual(transcript.map((_, i) => [run.invocationId, i]));
+    expect(live.at(-1)).toMatchObject({ type: "status", status: { state: "idle", runId: run.invocationId } });
+
+    // A consumer that saw seq 0 to 2 resumes after them, from another client.
+    const other = createSessionClient({ url: restate.ingressUrl });
+    const resumed: SessionUpdate[] = [];
+    for await (const update of other.follow("resumed", { runId: run.invocationId, since: 3 }))
+      resumed.push(update);
+    expect(resumed.flatMap((u) => (u.type === "message" ? [[u.seq, u.message]] : []))).toEqual(
+      transcript.slice(3).map((m, i) => [3 + i, m]),
+    );
+    const ahead = await refusal(collect(other.follow("resumed", { runId: run.invocationId, since: 99 })));
+    expect((ahead as SessionCallError).status).toBe(400);
+    expect(ahead.message).toMatch(/seq 99 is not reached yet/);
+
+    // Another run since: the first is no longer kept, and the error carries the transcript.
+    const second = await client.prompt("resumed", "and now?");
+    const gone = await refusal(collect(other.follow("resumed", { runId: run.invocationId, since: 3 })));
+    expect(gone).toBeInstanceOf(EventsUnavailableError);
+    expect(gone.message).toMatch(/not the current or last run.*resynchronise from the transcript/);
+    expect((gone as unknown as EventsUnavailableError).messages).toEqual(await client.transcript("resumed"));
+    // The second run's own numbering starts at its prompt.
+    const fromSecond: SessionUpdate[] = [];
+    for await (const update of other.follow("resumed", { runId: second.runId })) fromSecond.push(update);
+    expect(fromSecond.flatMap((u) => (u.type === "message" ? [[u.seq, u.message.role]] : []))).toEqual([
+      [0, "user"],
+      [1, "assistant"],
+    ]);
   });
 
   it("refuses bad input with a clear error and changes nothing", async () => {

@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createJournaledAgent } from "../agent/create-agent.js";
-import type { EffectJournal, InboxKind } from "../core/effect-journal.js";
+import type { ClientResultRequest, EffectJournal, InboxKind } from "../core/effect-journal.js";
 import {
   type AgentMessage,
   type AgentOptions,
   createPermissions,
+  defineClientTool,
   defineTool,
   type ProviderRequest,
   type ScriptedStep,
@@ -206,6 +207,68 @@ describe("the effect journal seam", () => {
       "noted approved",
       "The user denied this tool call: not today",
     ]);
+  });
+
+  it("asks the journal for a client-run call's result, with the tool's timeout; without that method, answers with an error", async () => {
+    const pick = defineClientTool({
+      name: "pick",
+      description: "Asks the user to pick",
+      parameters: z.object({ options: z.array(z.string()) }),
+      timeoutMs: 5_000,
+    });
+    const provider = () =>
+      modelFor((request) =>
+        assistantTurns(request) === 0
+          ? { toolCalls: [{ id: "c1", name: "pick", arguments: { options: ["red"] } }] }
+          : { text: "ok" },
+      );
+    const requests: ClientResultRequest[] = [];
+    const { journal } = createRecordingJournal();
+    const agent = createJournaledAgent(
+      { provider: provider(), tools: [pick] },
+      {
+        ...journal,
+        clientResult: async (request) => {
+          requests.push(request);
+          return { content: [{ type: "text", text: "red" }] };
+        },
+      },
+    );
+    await agent.prompt("go");
+    expect(requests).toEqual([
+      {
+        toolCallId: "c1",
+        toolName: "pick",
+        args: { options: ["red"] },
+        timeout: {
+          ms: 5_000,
+          result: {
+            content: [
+              { type: "text", text: "Tool pick timed out after 5000 ms waiting for the client's result" },
+            ],
+            isError: true,
+          },
+        },
+      },
+    ]);
+    expect(agent.messages.find((m) => m.role === "toolResult")).toMatchObject({
+      isError: false,
+      content: [{ type: "text", text: "red" }],
+    });
+
+    // A journal that cannot take a client's result answers the call at once instead of hanging.
+    const plain = createJournaledAgent(
+      { provider: provider(), tools: [pick] },
+      createRecordingJournal().journal,
+    );
+    await plain.prompt("go");
+    expectValidTranscript(plain.messages);
+    expect(plain.messages.find((m) => m.role === "toolResult")).toMatchObject({
+      isError: true,
+      content: [
+        { type: "text", text: "Tool pick is run by the client, which this journal does not support" },
+      ],
+    });
   });
 
   it("an abort mid-stream ends the call with the answer the journal recorded", async () => {

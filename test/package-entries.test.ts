@@ -5,6 +5,7 @@ import * as browser from "../browser.js";
 import * as codingTools from "../coding-tools.js";
 import * as main from "../index.js";
 import * as mcp from "../mcp.js";
+import * as react from "../react.js";
 import * as testing from "../testing.js";
 import * as visualizer from "../visualizer.js";
 
@@ -66,6 +67,15 @@ describe("the testing entry", () => {
   });
 });
 
+describe("the react entry", () => {
+  it("is kept out of the main entry (it needs React, an optional peer)", () => {
+    for (const name of ["useAgent", "useAgentActions", "createAgentStore"]) {
+      expect(react, name).toHaveProperty(name);
+      expect(main, name).not.toHaveProperty(name);
+    }
+  });
+});
+
 describe("the browser entry", () => {
   afterAll(() => esbuild.stop());
 
@@ -92,6 +102,11 @@ describe("the browser entry", () => {
     // esbuild refuses node: built-ins on platform=browser, naming the file that imports one.
     const inputs = await bundleForBrowser(`export * from "./browser.ts";`);
     expect(inputs).toContain("agent/create-agent.ts");
+  });
+
+  it("bundles agent-machine/react for the browser too", async () => {
+    const inputs = await bundleForBrowser(`export * from "./react.ts";`);
+    expect(inputs).toContain("react/use-agent.ts");
   });
 
   it("lets an app that uses only the loop leave out the provider SDKs and zod's locales", async () => {

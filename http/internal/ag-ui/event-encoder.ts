@@ -1,0 +1,417 @@
+import type { AgentEvent, AgentEventOf } from "../../../core/events.js";
+import type { AgentMessage, AssistantMessage, Usage } from "../../../core/messages.js";
+import { plainText, reasoningId, toAgUiMessages } from "./messages.js";
+import type { AgUiEvent, AgUiInterrupt } from "./types.js";
+
+/** A call waiting for the client: an approval or a client-run tool's result. */
+export interface WaitingCall {
+  toolCallId: string;
+  toolName: string;
+  args: unknown;
+}
+
+/** Why the response ends (the session host's ending, seen by this encoder). */
+export type AgUiEnding =
+  | { kind: "end"; event: AgentEventOf<"agent_end">; messages: readonly AgentMessage[] }
+  | {
+      kind: "quiescent";
+      approvals: readonly WaitingCall[];
+      toolCalls: readonly WaitingCall[];
+      messages: readonly AgentMessage[];
+    }
+  | { kind: "gone"; messages: readonly AgentMessage[] };
+
+/** Options of {@link AgUiEventEncoder}. */
+export interface AgUiEventEncoderOptions {
+  threadId: string;
+  /** The AG-UI run id (the client's `RunAgentInput.runId`). */
+  runId: string;
+  /**
+   * `"1.0"` (default) or `"legacy"`: a 0.0.x client (what CopilotKit ships) fails a run on a
+   * `cancelled` outcome, so an aborted run ends with a plain `RUN_FINISHED` for it.
+   */
+  client?: "1.0" | "legacy";
+  /** Also send the legacy `CUSTOM on_interrupt` event before an interrupt outcome (default `true`). */
+  legacyInterruptEvent?: boolean;
+}
+
+/** The prefix of every `CUSTOM` event name this encoder makes up. */
+export const CUSTOM_PREFIX = "agent-machine.";
+
+const JSON_SCHEMA_OF_DECISION = {
+  type: "object",
+  properties: {
+    approved: { type: "boolean" },
+    reason: { type: "string" },
+    editedArgs: { type: "object", description: "The arguments to run the call with instead" },
+  },
+  required: ["approved"],
+};
+
+/**
+ * Turns the agent events of one AG-UI response into AG-UI 1.0 events, keeping what the client's
+ * verifier checks: one step per turn, text and reasoning opened once per id and closed before the
+ * run finishes, ids never reused after their end. Tool calls are sent whole when the model's
+ * message ends, so a retried attempt's calls (a discarded message) never reach the client, which
+ * would otherwise take them for frontend tools it must answer.
+ *
+ * @example
+ * ```ts
+ * const encoder = new AgUiEventEncoder({ threadId: "t1", runId: "r1" });
+ * const out = [...encoder.open(), ...events.flatMap((e) => encoder.event(e)), ...encoder.close(ending)];
+ * ```
+ */
+export class AgUiEventEncoder {
+  private step: string | undefined;
+  private text: string | undefined;
+  private reasoning: string | undefined;
+  /** The assistant message in progress: its transcript id, and how many attempts it has had. */
+  private assistantId: string | undefined;
+  private attempt = 0;
+  /** Tool calls sent (`TOOL_CALL_START` … `END`) in this response. */
+  private readonly sentCalls = new Set<string>();
+  /** Sub-agents started and not finished, by the tool call running them. */
+  private readonly subagents = new Map<string, string>();
+  private usage: Usage | undefined;
+  private closed = false;
+
+  constructor(private readonly options: AgUiEventEncoderOptions) {}
+
+  /**
+   * `RUN_STARTED`. A response that resumes a run mid-turn (after approvals) opens no step: the
+   * turn's step was finished with the response before, and the next turn opens the next one.
+   */
+  open(): AgUiEvent[] {
+    return [{ type: "RUN_STARTED", threadId: this.options.threadId, runId: this.options.runId }];
+  }
+
+  /** The AG-UI events of one agent event (none for what the client needs not see). */
+  event(event: AgentEvent): AgUiEvent[] {
+    if (this.closed) return [];
+    const out: AgUiEvent[] = [];
+    switch (event.type) {
+      case "turn_start":
+        this.closeStep(out);
+        this.openStep(out, `turn ${event.turn}`);
+        break;
+      case "turn_end":
+        this.closeMessage(out);
+        this.closeStep(out);
+        break;
+      case "message_start":
+        if (event.message.role === "assistant") this.startAttempt(event.message);
+        break;
+      case "message_update":
+        if (event.kind === "text_delta") this.textDelta(out, event.delta);
+        else if (event.kind === "thinking_delta") this.thinkingDelta(out, event.delta);
+        // Tool calls go out whole at message_end: a discarded attempt's must never reach the client.
+        break;
+      case "message_end":
+        this.messageEnd(out, event.message, event.discarded === true);
+        break;
+      case "tool_execution_update": {
+        const child = childAgentOf(event.partialResult);
+        if (child !== undefined) this.startSubagent(out, event.toolCallId, event.toolName, child);
+        out.push(
+          custom("tool_execution_update", {
+            toolCallId: event.toolCallId,
+            toolName: event.toolName,
+            text: plainText(event.partialResult.content),
+          }),
+        );
+        break;
+      }
+      case "tool_progress":
+        out.push(
+          custom("tool_progress", {
+            toolCallId: event.toolCallId,
+            toolName: event.toolName,
+            text: event.text,
+          }),
+        );
+        break;
+      case "tool_execution_end":
+        if (event.childAgentId !== undefined) {
+          this.startSubagent(out, event.toolCallId, event.toolName, event.childAgentId);
+          this.finishSubagent(
+            out,
+            event.toolCallId,
+            event.isError ? plainText(event.result.content) : undefined,
+          );
+        }
+        break;
+      case "approval_decided":
+        out.push(
+          custom("approval_decided", {
+            toolCallId: event.toolCallId,
+            toolName: event.toolName,
+            approved: event.approved,
+            ...(event.editedArgs !== undefined && { editedArgs: event.editedArgs }),
+          }),
+        );
+        break;
+      case "agent_end":
+        this.usage = event.usage;
+        break;
+      case "retry":
+      case "compaction":
+      case "context_window_learned":
+      case "limit_reached":
+      case "loop_detected":
+      case "input_rejected": {
+        const { type, ...value } = event;
+        out.push(custom(type, value));
+        break;
+      }
+      default:
+        // agent_start is RUN_STARTED; tool_execution_start, approval_requested and
+        // tool_result_requested become the calls' events and the run's outcome.
+        break;
+    }
+    return out;
+  }
+
+  /** Closes what is open, sends the transcript, and finishes the run as `ending` says. */
+  close(ending: AgUiEnding): AgUiEvent[] {
+    if (this.closed) return [];
+    this.closed = true;
+    const out: AgUiEvent[] = [];
+    this.closeMessage(out);
+    for (const toolCallId of [...this.subagents.keys()]) this.finishSubagent(out, toolCallId, undefined);
+    this.closeStep(out);
+    out.push({ type: "MESSAGES_SNAPSHOT", messages: toAgUiMessages(ending.messages) });
+    const { threadId, runId } = this.options;
+    const legacy = this.options.client === "legacy";
+    if (ending.kind === "quiescent") {
+      if (ending.approvals.length > 0) {
+        const interrupts = ending.approvals.map(interruptOf);
+        if (this.options.legacyInterruptEvent !== false) {
+          out.push({ type: "CUSTOM", name: "on_interrupt", value: JSON.stringify(interrupts) });
+        }
+        out.push({ type: "RUN_FINISHED", threadId, runId, outcome: { type: "interrupt", interrupts } });
+      } else {
+        const pendingToolCallIds = ending.toolCalls.map((c) => c.toolCallId);
+        out.push({
+          type: "RUN_FINISHED",
+          threadId,
+          runId,
+          outcome: { type: "success", ...(!legacy && { pendingToolCallIds }) },
+        });
+      }
+      return out;
+    }
+    if (ending.kind === "gone") {
+      out.push({ type: "RUN_FINISHED", threadId, runId, outcome: { type: "success" } });
+      return out;
+    }
+    const end = ending.event;
+    const usage = !legacy && this.usage ? { usage: [tokenUsageOf(this.usage)] } : {};
+    switch (end.reason) {
+      case "error":
+      case "rejected":
+        out.push({
+          type: "RUN_ERROR",
+          message:
+            end.errorMessage ?? (end.reason === "rejected" ? "The input was rejected" : "The run failed"),
+          code: end.reason === "rejected" ? "input_rejected" : (end.errorKind ?? "error"),
+        });
+        break;
+      case "aborted":
+        out.push(
+          legacy
+            ? { type: "RUN_FINISHED", threadId, runId, result: { reason: "aborted" } }
+            : {
+                type: "RUN_FINISHED",
+                threadId,
+                runId,
+                outcome: { type: "cancelled" },
+                result: { reason: "aborted" },
+                ...usage,
+              },
+        );
+        break;
+      default:
+        out.push({
+          type: "RUN_FINISHED",
+          threadId,
+          runId,
+          outcome: { type: "success" },
+          ...(end.reason !== "stop" && { result: { reason: end.reason } }),
+          ...usage,
+        });
+    }
+    return out;
+  }
+
+  private openStep(out: AgUiEvent[], stepName: string): void {
+    this.step = stepName;
+    out.push({ type: "STEP_STARTED", stepName });
+  }
+
+  private closeStep(out: AgUiEvent[]): void {
+    if (this.step === undefined) return;
+    out.push({ type: "STEP_FINISHED", stepName: this.step });
+    this.step = undefined;
+  }
+
+  /** A new attempt of the assistant message: the retry of a discarded one gets an id of its own. */
+  private startAttempt(message: AssistantMessage): void {
+    const id = message.id ?? "assistant";
+    this.attempt = id === this.assistantId ? this.attempt + 1 : 1;
+    this.assistantId = id;
+  }
+
+  /** The id the current attempt streams under: the transcript's for the first. */
+  private get streamId(): string {
+    const id = this.assistantId ?? "assistant";
+    return this.attempt > 1 ? `${id}~${this.attempt}` : id;
+  }
+
+  private textDelta(out: AgUiEvent[], delta: string): void {
+    if (delta === "") return;
+    if (this.text === undefined) {
+      this.text = this.streamId;
+      out.push({ type: "TEXT_MESSAGE_START", messageId: this.text, role: "assistant" });
+    }
+    out.push({ type: "TEXT_MESSAGE_CONTENT", messageId: this.text, delta });
+  }
+
+  private thinkingDelta(out: AgUiEvent[], delta: string): void {
+    if (delta === "") return;
+    if (this.reasoning === undefined) {
+      this.reasoning = reasoningId(this.streamId);
+      out.push({ type: "REASONING_START", messageId: this.reasoning });
+      out.push({ type: "REASONING_MESSAGE_START", messageId: this.reasoning, role: "reasoning" });
+    }
+    out.push({ type: "REASONING_MESSAGE_CONTENT", messageId: this.reasoning, delta });
+  }
+
+  private closeMessage(out: AgUiEvent[]): void {
+    if (this.reasoning !== undefined) {
+      out.push({ type: "REASONING_MESSAGE_END", messageId: this.reasoning });
+      out.push({ type: "REASONING_END", messageId: this.reasoning });
+      this.reasoning = undefined;
+    }
+    if (this.text !== undefined) {
+      out.push({ type: "TEXT_MESSAGE_END", messageId: this.text });
+      this.text = undefined;
+    }
+  }
+
+  private messageEnd(out: AgUiEvent[], message: AgentMessage, discarded: boolean): void {
+    switch (message.role) {
+      case "assistant": {
+        const streamId = this.streamId;
+        this.closeMessage(out);
+        if (discarded) {
+          out.push(custom("discarded", { messageId: streamId, error: message.errorMessage ?? "" }));
+          return;
+        }
+        for (const block of message.content) {
+          if (block.type !== "toolCall" || this.sentCalls.has(block.id)) continue;
+          this.sentCalls.add(block.id);
+          out.push({
+            type: "TOOL_CALL_START",
+            toolCallId: block.id,
+            toolCallName: block.name,
+            parentMessageId: streamId,
+          });
+          out.push({
+            type: "TOOL_CALL_ARGS",
+            toolCallId: block.id,
+            delta: JSON.stringify(block.arguments ?? {}),
+          });
+          out.push({ type: "TOOL_CALL_END", toolCallId: block.id });
+        }
+        return;
+      }
+      case "toolResult": {
+        const content = plainText(message.content);
+        out.push({
+          type: "TOOL_CALL_RESULT",
+          messageId: message.id ?? `${message.toolCallId}:result`,
+          toolCallId: message.toolCallId,
+          content,
+          role: "tool",
+          metadata: { isError: message.isError, toolName: message.toolName },
+        });
+        return;
+      }
+      case "user": {
+        // The client sent its prompt itself; what the agent took mid-run (a steer, a follow-up,
+        // a notice of its own) it learns here.
+        if (message.source === "prompt" || message.source === undefined) return;
+        const text = plainText(message.content);
+        const messageId = message.id ?? `user-${Date.now()}`;
+        out.push({
+          type: "TEXT_MESSAGE_START",
+          messageId,
+          role: "user",
+          metadata: { source: message.source },
+        });
+        if (text !== "") out.push({ type: "TEXT_MESSAGE_CONTENT", messageId, delta: text });
+        out.push({ type: "TEXT_MESSAGE_END", messageId });
+        return;
+      }
+      case "custom":
+        out.push(
+          custom("message", {
+            id: message.id,
+            customType: message.customType,
+            text: plainText(message.content),
+            ...(message.source !== undefined && { source: message.source }),
+          }),
+        );
+        return;
+    }
+  }
+
+  private startSubagent(out: AgUiEvent[], toolCallId: string, name: string, childAgentId: string): void {
+    if (this.subagents.has(toolCallId)) return;
+    this.subagents.set(toolCallId, childAgentId);
+    out.push({ type: "SUBAGENT_STARTED", subagentRunId: childAgentId, name, parentToolCallId: toolCallId });
+  }
+
+  private finishSubagent(out: AgUiEvent[], toolCallId: string, error: string | undefined): void {
+    const subagentRunId = this.subagents.get(toolCallId);
+    if (subagentRunId === undefined) return;
+    this.subagents.delete(toolCallId);
+    out.push(
+      error === undefined
+        ? { type: "SUBAGENT_FINISHED", subagentRunId, outcome: { type: "success" } }
+        : { type: "SUBAGENT_ERROR", subagentRunId, message: error || "The sub-agent failed" },
+    );
+  }
+}
+
+function custom(name: string, value: unknown): AgUiEvent {
+  return { type: "CUSTOM", name: CUSTOM_PREFIX + name, value };
+}
+
+function interruptOf(call: WaitingCall): AgUiInterrupt {
+  return {
+    id: call.toolCallId,
+    reason: "tool_call",
+    toolCallId: call.toolCallId,
+    message: `Approve ${call.toolName}?`,
+    responseSchema: JSON_SCHEMA_OF_DECISION,
+    metadata: { toolName: call.toolName, args: call.args },
+  };
+}
+
+function childAgentOf(result: { details?: unknown; childAgentId?: string }): string | undefined {
+  if (result.childAgentId !== undefined) return result.childAgentId;
+  const details = result.details as { childAgentId?: unknown } | undefined;
+  return typeof details?.childAgentId === "string" ? details.childAgentId : undefined;
+}
+
+/** AG-UI counts cache reads and writes inside `inputTokens`. */
+function tokenUsageOf(usage: Usage) {
+  return {
+    inputTokens: usage.input + usage.cacheRead + usage.cacheWrite,
+    outputTokens: usage.output,
+    totalTokens: usage.totalTokens,
+    cachedInputTokens: usage.cacheRead,
+    cacheWriteInputTokens: usage.cacheWrite,
+  };
+}

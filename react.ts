@@ -1,0 +1,10 @@
+// agent-machine/react: React hooks over an agent's live state, for an agent running in the page
+// (`createAgent` from the browser entry) or behind the session host (`agent-machine/http`). Needs
+// React 18 or later (an optional peer dependency). Not part of the main entry. docs/frontends.md.
+
+export type { AgentActions, AgentStore } from "./react/agent-store.js";
+export { createAgentStore } from "./react/agent-store.js";
+export type { AgentView, StreamingMessage, StreamingToolCall, ToolCallView } from "./react/agent-view.js";
+export { applyAgentEvent, emptyAgentView } from "./react/agent-view.js";
+export type { AgentSource } from "./react/use-agent.js";
+export { agentStoreOf, useAgent, useAgentActions } from "./react/use-agent.js";
