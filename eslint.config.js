@@ -21,4 +21,5 @@ export default tseslint.config(
     },
   },
   { files: ["visualizer/page/**/*.js"], languageOptions: { globals: { ...globals.browser } } },
+  { files: ["examples/**/*.tsx"], languageOptions: { globals: { ...globals.browser } } },
 );

@@ -12,10 +12,21 @@ export type {
   HostProtocol,
   HostRoute,
   ThreadInput,
+  FinishedCall,
   ThreadStatus,
   ToolCallAnswer,
 } from "./http/protocol.js";
 export { HostError } from "./http/protocol.js";
+export type { SessionHost, SessionHostOptions, ThreadStore } from "./http/session-host.js";
+export { createSessionHost } from "./http/session-host.js";
+export type { AiSdkProtocolOptions } from "./http/ai-sdk-protocol.js";
+export { aiSdkProtocol } from "./http/ai-sdk-protocol.js";
+export type { AiSdkStreamOptions, UIMessageChunk } from "./http/ai-sdk-stream.js";
+export { aiSdkStream, encodeUIMessageChunks, UI_MESSAGE_STREAM_HEADERS } from "./http/ai-sdk-stream.js";
+export type { AiSdkTarget, UIMessage, UIPart } from "./http/ui-messages.js";
+export { toUIMessages } from "./http/ui-messages.js";
+export type { FetchHandler, NodeServer, ServeNodeOptions } from "./http/node.js";
+export { serveNode, toNodeListener } from "./http/node.js";
 export {
   AG_UI_CUSTOM_PREFIX,
   type AgUiEncoderOptions,
@@ -31,3 +42,4 @@ export {
   type RunAgentInput,
   toAgUiMessages,
 } from "./http/ag-ui.js";
+export { type AgUiProtocolOptions, agUiProtocol } from "./http/ag-ui-protocol.js";

@@ -29,6 +29,7 @@ const reports = [
   "cli-render.ts",
   "compaction.ts",
   "context-window.ts",
+  "frontends.ts",
   "provider-cache.ts",
   "providers.ts",
   "telemetry.ts",

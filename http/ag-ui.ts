@@ -65,7 +65,8 @@ export function agUiEncoder(options: AgUiEncoderOptions): StreamEncoder {
     open(context: ResponseContext) {
       const settings: AgUiEventEncoderOptions = { ...options, threadId: context.threadId };
       encoder = new AgUiEventEncoder(settings);
-      return frames(encoder.open());
+      // A replay starts from the response's first event: the transcript then is not known here.
+      return frames(encoder.open(context.kind === "replay" ? undefined : context.messages));
     },
     event(event) {
       return encoder ? frames(encoder.event(event)) : "";

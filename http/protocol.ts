@@ -5,6 +5,7 @@
 import type { Agent } from "../agent/agent.js";
 import type { UserMessage } from "../core/messages.js";
 import type { ToolResult } from "../core/tool.js";
+import type { Tool } from "../tools/define-tool.js";
 import type { StreamEncoder } from "./encoder.js";
 
 /** An answer to a pending approval, from a client's request. */
@@ -31,6 +32,11 @@ export interface ThreadInput {
   message?: UserMessage;
   approvals?: ApprovalAnswer[];
   toolResults?: ToolCallAnswer[];
+  /**
+   * Tools for the run a new `message` starts (`agent.prompt(message, { tools })`): client-run
+   * tools the request declares (AG-UI's `RunAgentInput.tools`, made with `defineClientTool`).
+   */
+  tools?: readonly Tool[];
 }
 
 /** What the host reports about a thread (`GET {base}/threads/{id}`). */
@@ -43,6 +49,19 @@ export interface ThreadStatus {
   runId: string | undefined;
   pendingApprovals: ReturnType<Agent["pendingApprovals"]>;
   pendingToolCalls: ReturnType<Agent["pendingToolCalls"]>;
+  /**
+   * Calls of the current turn that have finished while others still wait: their results enter the
+   * transcript only when the turn's calls are all done, but a client has seen them.
+   */
+  finishedCalls: FinishedCall[];
+}
+
+/** A call that finished, before its result entered the transcript. */
+export interface FinishedCall {
+  toolCallId: string;
+  toolName: string;
+  result: ToolResult;
+  isError: boolean;
 }
 
 /**

@@ -277,7 +277,11 @@ describe.each(["1.0", "0.0.59"] as const)("AG-UI encoder with @ag-ui/client %s",
     if (version === "1.0") expect(run.finished?.pendingToolCallIds).toEqual([]);
     const texts = events.filter((e) => e.type === "TEXT_MESSAGE_START").map((e) => e.messageId);
     const id = agent.messages[1]!.id!;
-    expect(texts).toEqual([id, `${id}~2`]);
+    // The failed attempt is withdrawn by a snapshot without it; the retry streams under the same id.
+    expect(texts).toEqual([id, id]);
+    const withdrawn = events.findIndex((e) => e.type === "MESSAGES_SNAPSHOT");
+    expect(withdrawn).toBeLessThan(events.findLastIndex((e) => e.type === "TEXT_MESSAGE_START"));
+    expect((events[withdrawn]!.messages as { id: string }[]).map((m) => m.id)).toEqual(["u1"]);
     expect(events.find((e) => e.name === "agent-machine.discarded")).toMatchObject({
       value: { messageId: id },
     });
@@ -285,6 +289,33 @@ describe.each(["1.0", "0.0.59"] as const)("AG-UI encoder with @ag-ui/client %s",
     // The snapshot withdraws the failed attempt: the client shows the retried answer only.
     expect(clientTranscript(client)).toEqual(toAgUiMessages(agent.messages));
     expect(clientTranscript(client).at(-1)).toMatchObject({ id, content: "It is sunny everywhere." });
+  });
+
+  it("a failed attempt's reasoning is emptied in place; a retry that reasons again fills the same message", async () => {
+    const run = async (retryThinks: boolean) => {
+      const agent = createAgent({
+        provider: scripted([
+          { thinking: "first idea", error: { kind: "overloaded", message: "busy" } },
+          { ...(retryThinks && { thinking: "second idea" }), text: "answer" },
+        ]),
+        retry: { baseDelayMs: 1, maxDelayMs: 2, jitter: 0 },
+      });
+      const client = new InProcessClient(version);
+      const { run } = await turn(new Thread(agent), client, "u1", "think");
+      expectClean(run, "success");
+      return { agent, client };
+    };
+    const again = await run(true);
+    expect(clientTranscript(again.client)).toEqual(toAgUiMessages(again.agent.messages));
+    expect(clientTranscript(again.client)[1]).toMatchObject({ role: "reasoning", content: "second idea" });
+    // A retry that does not reason: the snapshot cannot drop the emptied reasoning message (it
+    // would need one of its own), so the client keeps it, empty. Documented in docs/frontends.md.
+    const plain = await run(false);
+    expect(clientTranscript(plain.client)).toEqual([
+      toAgUiMessages(plain.agent.messages)[0],
+      { id: `${plain.agent.messages[1]!.id}:reasoning`, role: "reasoning", content: "" },
+      toAgUiMessages(plain.agent.messages)[1],
+    ]);
   });
 
   it("a steered message shows as a user text message; a later prompt keeps the transcripts equal", async () => {

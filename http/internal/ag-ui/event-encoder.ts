@@ -1,7 +1,7 @@
 import type { AgentEvent, AgentEventOf } from "../../../core/events.js";
 import type { AgentMessage, AssistantMessage, Usage } from "../../../core/messages.js";
 import { plainText, reasoningId, toAgUiMessages } from "./messages.js";
-import type { AgUiEvent, AgUiInterrupt } from "./types.js";
+import type { AgUiEvent, AgUiInterrupt, AgUiMessage } from "./types.js";
 
 /** A call waiting for the client: an approval or a client-run tool's result. */
 export interface WaitingCall {
@@ -65,9 +65,19 @@ export class AgUiEventEncoder {
   private step: string | undefined;
   private text: string | undefined;
   private reasoning: string | undefined;
-  /** The assistant message in progress: its transcript id, and how many attempts it has had. */
+  /**
+   * The assistant message in progress (its transcript id), and how many of its attempts could not
+   * be withdrawn: each of those leaves its text on the client, so the next streams under `<id>~N`.
+   */
   private assistantId: string | undefined;
-  private attempt = 0;
+  private kept = 0;
+  /** The current attempt streamed reasoning (under `reasoningId(streamId)`). */
+  private reasoned = false;
+  /**
+   * The transcript as the client should hold it now: the response's first, plus every message
+   * that ended since (`undefined` once a compaction rewrote it behind the events' back).
+   */
+  private transcript: AgentMessage[] | undefined;
   /** Tool calls sent (`TOOL_CALL_START` … `END`) in this response. */
   private readonly sentCalls = new Set<string>();
   /** Sub-agents started and not finished, by the tool call running them. */
@@ -81,7 +91,8 @@ export class AgUiEventEncoder {
    * `RUN_STARTED`. A response that resumes a run mid-turn (after approvals) opens no step: the
    * turn's step was finished with the response before, and the next turn opens the next one.
    */
-  open(): AgUiEvent[] {
+  open(messages?: readonly AgentMessage[]): AgUiEvent[] {
+    this.transcript = messages && [...messages];
     return [{ type: "RUN_STARTED", threadId: this.options.threadId, runId: this.options.runId }];
   }
 
@@ -153,8 +164,17 @@ export class AgUiEventEncoder {
       case "agent_end":
         this.usage = event.usage;
         break;
-      case "retry":
       case "compaction":
+        this.transcript = undefined;
+        out.push(
+          custom("compaction", {
+            level: event.level,
+            tokensBefore: event.tokensBefore,
+            tokensAfter: event.tokensAfter,
+          }),
+        );
+        break;
+      case "retry":
       case "context_window_learned":
       case "limit_reached":
       case "loop_detected":
@@ -254,17 +274,18 @@ export class AgUiEventEncoder {
     this.step = undefined;
   }
 
-  /** A new attempt of the assistant message: the retry of a discarded one gets an id of its own. */
+  /** A new attempt of an assistant message (a retry keeps the message's id). */
   private startAttempt(message: AssistantMessage): void {
     const id = message.id ?? "assistant";
-    this.attempt = id === this.assistantId ? this.attempt + 1 : 1;
+    if (id !== this.assistantId) this.kept = 0;
     this.assistantId = id;
+    this.reasoned = false;
   }
 
-  /** The id the current attempt streams under: the transcript's for the first. */
+  /** The id the current attempt streams under: the transcript's, unless an earlier attempt stayed. */
   private get streamId(): string {
     const id = this.assistantId ?? "assistant";
-    return this.attempt > 1 ? `${id}~${this.attempt}` : id;
+    return this.kept > 0 ? `${id}~${this.kept + 1}` : id;
   }
 
   private textDelta(out: AgUiEvent[], delta: string): void {
@@ -280,6 +301,7 @@ export class AgUiEventEncoder {
     if (delta === "") return;
     if (this.reasoning === undefined) {
       this.reasoning = reasoningId(this.streamId);
+      this.reasoned = true;
       out.push({ type: "REASONING_START", messageId: this.reasoning });
       out.push({ type: "REASONING_MESSAGE_START", messageId: this.reasoning, role: "reasoning" });
     }
@@ -305,8 +327,10 @@ export class AgUiEventEncoder {
         this.closeMessage(out);
         if (discarded) {
           out.push(custom("discarded", { messageId: streamId, error: message.errorMessage ?? "" }));
+          this.withdraw(out, streamId);
           return;
         }
+        this.transcript?.push(message);
         for (const block of message.content) {
           if (block.type !== "toolCall" || this.sentCalls.has(block.id)) continue;
           this.sentCalls.add(block.id);
@@ -326,6 +350,7 @@ export class AgUiEventEncoder {
         return;
       }
       case "toolResult": {
+        this.transcript?.push(message);
         const content = plainText(message.content);
         out.push({
           type: "TOOL_CALL_RESULT",
@@ -338,6 +363,7 @@ export class AgUiEventEncoder {
         return;
       }
       case "user": {
+        this.transcript?.push(message);
         // The client sent its prompt itself; what the agent took mid-run (a steer, a follow-up,
         // a notice of its own) it learns here.
         if (message.source === "prompt" || message.source === undefined) return;
@@ -353,17 +379,49 @@ export class AgUiEventEncoder {
         out.push({ type: "TEXT_MESSAGE_END", messageId });
         return;
       }
-      case "custom":
-        out.push(
-          custom("message", {
-            id: message.id,
-            customType: message.customType,
-            text: plainText(message.content),
-            ...(message.source !== undefined && { source: message.source }),
-          }),
-        );
+      case "custom": {
+        this.transcript?.push(message);
+        // In the stream, so the client holds it where the transcript does (a snapshot appends
+        // what the client lacks at the end): a developer message, or an activity when UI-only.
+        const messageId = message.id ?? `custom-${Date.now()}`;
+        const text = plainText(message.content);
+        const metadata = {
+          customType: message.customType,
+          ...(message.source && { source: message.source }),
+        };
+        if (message.display === "ui-only") {
+          out.push({
+            type: "ACTIVITY_SNAPSHOT",
+            messageId,
+            activityType: `${CUSTOM_PREFIX}${message.customType}`,
+            content: { text },
+            metadata,
+          });
+          return;
+        }
+        out.push({ type: "TEXT_MESSAGE_START", messageId, role: "developer", metadata });
+        if (text !== "") out.push({ type: "TEXT_MESSAGE_CONTENT", messageId, delta: text });
+        out.push({ type: "TEXT_MESSAGE_END", messageId });
         return;
+      }
     }
+  }
+
+  /**
+   * Takes a failed attempt back from the client (AG-UI has no retraction): a snapshot of the
+   * transcript without it drops its text, and empties its reasoning (a snapshot can drop a
+   * reasoning message only when it holds one, so it holds that one, empty); the retry then
+   * streams under the same ids. Without a known transcript (after a compaction) the attempt stays
+   * and the retry streams under ids of its own.
+   */
+  private withdraw(out: AgUiEvent[], streamId: string): void {
+    if (!this.transcript) {
+      this.kept++;
+      return;
+    }
+    const messages: AgUiMessage[] = toAgUiMessages(this.transcript);
+    if (this.reasoned) messages.push({ id: reasoningId(streamId), role: "reasoning", content: "" });
+    out.push({ type: "MESSAGES_SNAPSHOT", messages });
   }
 
   private startSubagent(out: AgUiEvent[], toolCallId: string, name: string, childAgentId: string): void {

@@ -35,7 +35,7 @@ const bad = (message: string) => new HostError(400, "bad_request", message);
  * ```
  */
 export function readRunAgentInput(body: unknown, agent: Agent | undefined): AgUiRequest {
-  const input = checkedInput(body);
+  const input = checkedRunAgentInput(body);
   const known = new Set(agent ? toAgUiMessages(agent.messages).map((m) => m.id) : []);
   const pendingCalls = new Set((agent?.pendingToolCalls() ?? []).map((c) => c.toolCallId));
   const pendingApprovals = (agent?.pendingApprovals() ?? []).map((c) => c.toolCallId);
@@ -61,7 +61,9 @@ export function readRunAgentInput(body: unknown, agent: Agent | undefined): AgUi
           ? { toolCallId: m.toolCallId, error: m.error }
           : { toolCallId: m.toolCallId, result: content },
       );
-    } else if (m.role !== "activity") {
+    } else if (m.role !== "activity" && m.role !== "reasoning") {
+      // Activity and reasoning messages are the client's view of progress: never read, never
+      // refused (a withdrawn attempt's reasoning may linger there, empty).
       throw bad(`messages[${index}]: ${m.role} message "${m.id}" is not in the thread's transcript`);
     }
   });
@@ -86,7 +88,16 @@ export function readRunAgentInput(body: unknown, agent: Agent | undefined): AgUi
   };
 }
 
-function checkedInput(body: unknown): RunAgentInput {
+/**
+ * Checks the shape of a `RunAgentInput` body (what needs no thread); a 400 {@link HostError} says
+ * what is wrong.
+ *
+ * @example
+ * ```ts
+ * const input = checkedRunAgentInput(await host.readJson(request));
+ * ```
+ */
+export function checkedRunAgentInput(body: unknown): RunAgentInput {
   if (!isObject(body)) throw bad("the body must be a RunAgentInput JSON object");
   const input = body as Partial<RunAgentInput>;
   if (typeof input.threadId !== "string" || input.threadId === "")

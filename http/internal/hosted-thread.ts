@@ -1,0 +1,355 @@
+// One thread of the session host: its agent, the run's event counter, the quiescence detector and
+// the responses that follow the run. A "response period" is the stretch of a run one protocol
+// response covers: from the request that started or resumed the run until agent_end or until the
+// run is quiescent (every unfinished call waits for an approval or a client-run tool's result).
+import type { Subscription } from "rxjs";
+import type { Agent } from "../../agent/agent.js";
+import { EventsUnavailableError } from "../../agent/event-log.js";
+import type { AgentEvent, AgentEventOf } from "../../core/events.js";
+import type { AgentMessage, UserMessage } from "../../core/messages.js";
+import type { ResponseContext, ResponseEnding, StreamEncoder } from "../encoder.js";
+import {
+  type ApprovalAnswer,
+  type FinishedCall,
+  type HostedThread,
+  HostError,
+  type ThreadInput,
+  type ThreadStatus,
+  type ToolCallAnswer,
+} from "../protocol.js";
+import { openResponseStream, type ResponseSink } from "./response-stream.js";
+
+interface Period {
+  /** Unknown until the run's agent_start, for a period a prompt opens. */
+  runId: string | undefined;
+  startSeq: number;
+}
+
+/** Called when a run ends or goes quiescent (the host persists the thread then). */
+export type SettledHook = (thread: HostedThreadImpl) => void;
+
+export class HostedThreadImpl implements HostedThread {
+  private seq = -1;
+  private runId: string | undefined;
+  private readonly unfinished = new Set<string>();
+  private readonly waiting = new Set<string>();
+  private readonly finished = new Map<string, FinishedCall>();
+  private readonly sinks = new Set<ResponseSink>();
+  private period: Period | undefined;
+  private quiescent = false;
+  private checkPending = false;
+  private readonly subscription: Subscription;
+
+  constructor(
+    readonly threadId: string,
+    readonly agent: Agent,
+    private readonly onSettled: SettledHook,
+  ) {
+    this.subscription = agent.events$.subscribe({
+      next: (event) => this.onEvent(event),
+      complete: () => this.closeAll({ kind: "gone", messages: agent.messages.slice() }),
+    });
+  }
+
+  /** The run is active (not idle) and not waiting for the client. */
+  get working(): boolean {
+    return this.agent.state !== "idle" && !this.quiescent;
+  }
+
+  status(): ThreadStatus {
+    const idle = this.agent.state === "idle";
+    return {
+      threadId: this.threadId,
+      status: idle ? "idle" : this.quiescent ? "waiting" : "running",
+      state: this.agent.state,
+      runId: this.agent.runId,
+      pendingApprovals: this.agent.pendingApprovals(),
+      pendingToolCalls: this.agent.pendingToolCalls(),
+      finishedCalls: [...this.finished.values()],
+    };
+  }
+
+  async respond(input: ThreadInput, encoder: StreamEncoder): Promise<Response> {
+    const answers = this.checkInput(input);
+    const kind = input.message ? "run" : "continuation";
+    const context: ResponseContext = {
+      kind,
+      threadId: this.threadId,
+      runId: kind === "run" ? undefined : this.runId,
+      messages: this.agent.messages.slice(),
+      userMessageId: input.message?.id,
+    };
+    // Subscribed before anything is applied: prompt, approve and deny publish synchronously.
+    const { body, sink } = this.attach(encoder, context);
+    this.period =
+      kind === "run" ? { runId: undefined, startSeq: 0 } : { runId: this.runId, startSeq: this.seq + 1 };
+    this.quiescent = false;
+    if (input.message) {
+      let started = false;
+      const watch = this.agent.events$.subscribe((event) => {
+        if (event.type === "agent_start") started = true;
+      });
+      const outcome = this.agent.prompt(input.message, input.tools ? { tools: input.tools } : undefined);
+      watch.unsubscribe();
+      outcome.catch(() => undefined);
+      if (!started) {
+        const reason = await outcome.then(
+          () => "the run did not start",
+          (error: Error) => error.message,
+        );
+        this.period = undefined;
+        sink.close({ kind: "gone", messages: this.agent.messages.slice() });
+        throw new HostError(400, "run_refused", reason);
+      }
+    } else {
+      const refused = this.applyAnswers(answers.approvals, answers.toolResults);
+      if (refused) {
+        sink.close({ kind: "gone", messages: this.agent.messages.slice() });
+        throw refused;
+      }
+      this.scheduleQuiescenceCheck();
+    }
+    return new Response(body, { headers: encoder.headers });
+  }
+
+  reconnect(encoder: StreamEncoder): Response | undefined {
+    const period = this.period;
+    const runId = period?.runId ?? this.runId;
+    if (!period || runId === undefined) return undefined;
+    let replay;
+    try {
+      replay = this.agent.eventsSince(runId, period.startSeq);
+    } catch (error) {
+      if (error instanceof EventsUnavailableError) return undefined;
+      throw error;
+    }
+    const context: ResponseContext = {
+      kind: "replay",
+      threadId: this.threadId,
+      runId,
+      messages: this.agent.messages.slice(),
+    };
+    const replaying: { subscription?: Subscription } = {};
+    let lastEnd: AgentEventOf<"agent_end"> | undefined;
+    const { body, sink } = openResponseStream(encoder, context, () => {
+      this.sinks.delete(closer);
+      replaying.subscription?.unsubscribe();
+    });
+    // The thread closes its sinks at agent_end before the replay has passed it on (the thread's
+    // subscription is older): the replay closes itself when it completes instead.
+    const closer: ResponseSink = {
+      event: () => undefined,
+      close: (ending) => {
+        if (ending.kind !== "end") sink.close(ending);
+      },
+      get closed() {
+        return sink.closed;
+      },
+    };
+    this.sinks.add(closer);
+    replaying.subscription = replay.subscribe({
+      next: ({ event, seq }) => {
+        if (event.type === "agent_end") lastEnd = event;
+        sink.event(event, seq);
+      },
+      complete: () => {
+        const messages = this.agent.messages.slice();
+        sink.close(lastEnd ? { kind: "end", event: lastEnd, messages } : { kind: "gone", messages });
+      },
+    });
+    return new Response(body, { headers: encoder.headers });
+  }
+
+  /** Stops following the agent (the host is closing). */
+  dispose(): void {
+    this.subscription.unsubscribe();
+    this.closeAll({ kind: "gone", messages: this.agent.messages.slice() });
+  }
+
+  // --- input ---
+
+  private checkInput(input: ThreadInput): { approvals: ApprovalAnswer[]; toolResults: ToolCallAnswer[] } {
+    const approvals = input.approvals ?? [];
+    const toolResults = input.toolResults ?? [];
+    const answering = approvals.length + toolResults.length > 0;
+    if (input.message && answering) {
+      throw new HostError(400, "bad_request", "a request carries either a new message or answers, not both");
+    }
+    if (!input.message && !answering) {
+      throw new HostError(
+        400,
+        "no_input",
+        "the request has no new user message and no answer to a pending call",
+      );
+    }
+    if (input.message) {
+      if (this.agent.state !== "idle") {
+        throw new HostError(
+          409,
+          "run_active",
+          this.quiescent
+            ? "the run waits for answers to its pending calls (approve, deny or give their results) before a new message"
+            : "a run is in progress on this thread: steer it (POST .../steer) or wait for its end",
+        );
+      }
+      this.checkNewMessageId(input.message);
+      return { approvals, toolResults };
+    }
+    const seen = new Set<string>();
+    const approvable = new Set(this.agent.pendingApprovals().map((p) => p.toolCallId));
+    const resolvable = new Set(this.agent.pendingToolCalls().map((p) => p.toolCallId));
+    for (const answer of approvals) this.checkAnswer(answer.toolCallId, approvable, seen, "approval");
+    for (const answer of toolResults) this.checkAnswer(answer.toolCallId, resolvable, seen, "result");
+    return { approvals, toolResults };
+  }
+
+  checkNewMessageId(message: UserMessage | AgentMessage): void {
+    if (message.id !== undefined && this.agent.messages.some((m) => m.id === message.id)) {
+      throw new HostError(409, "duplicate_message", `message ${message.id} is already in the thread`);
+    }
+  }
+
+  /** Refuses an answer to a call that is not waiting for that kind of answer. */
+  checkAnswer(
+    toolCallId: string,
+    pending: Set<string>,
+    seen: Set<string>,
+    what: "approval" | "result",
+  ): void {
+    if (seen.has(toolCallId)) throw new HostError(400, "bad_request", `call ${toolCallId} is answered twice`);
+    seen.add(toolCallId);
+    if (pending.has(toolCallId)) return;
+    if (this.knowsCall(toolCallId)) {
+      throw new HostError(
+        409,
+        "not_pending",
+        `call ${toolCallId} does not wait for ${what === "approval" ? "an approval" : "a client result"} (already decided or answered)`,
+      );
+    }
+    throw new HostError(404, "unknown_call", `no call ${toolCallId} in this thread`);
+  }
+
+  private knowsCall(toolCallId: string): boolean {
+    if (this.unfinished.has(toolCallId)) return true;
+    return this.agent.messages.some(
+      (m) =>
+        (m.role === "toolResult" && m.toolCallId === toolCallId) ||
+        (m.role === "assistant" && m.content.some((c) => c.type === "toolCall" && c.id === toolCallId)),
+    );
+  }
+
+  /** Applies checked answers; the first the agent refuses (an edit its schema rejects) stops the rest. */
+  applyAnswers(approvals: ApprovalAnswer[], toolResults: ToolCallAnswer[]): HostError | undefined {
+    try {
+      for (const answer of approvals) {
+        if (!answer.approved) this.agent.deny(answer.toolCallId, answer.reason);
+        else if (answer.args !== undefined) this.agent.approve(answer.toolCallId, { args: answer.args });
+        else this.agent.approve(answer.toolCallId);
+      }
+      for (const answer of toolResults) {
+        if ("error" in answer) this.agent.rejectToolCall(answer.toolCallId, answer.error);
+        else this.agent.resolveToolCall(answer.toolCallId, answer.result);
+      }
+      return undefined;
+    } catch (error) {
+      return new HostError(400, "refused", (error as Error).message);
+    }
+  }
+
+  // --- events ---
+
+  private attach(
+    encoder: StreamEncoder,
+    context: ResponseContext,
+  ): { body: ReadableStream<Uint8Array>; sink: ResponseSink } {
+    const opened = openResponseStream(encoder, context, () => this.sinks.delete(opened.sink));
+    this.sinks.add(opened.sink);
+    return opened;
+  }
+
+  private onEvent(event: AgentEvent): void {
+    if (event.type === "agent_start") {
+      this.seq = 0;
+      this.runId = this.agent.runId;
+      this.unfinished.clear();
+      this.waiting.clear();
+      this.finished.clear();
+      this.quiescent = false;
+      if (this.period && this.period.runId === undefined) this.period.runId = this.runId;
+    } else {
+      this.seq += 1;
+    }
+    if (this.quiescent) {
+      // The run moved on with no request (a side route, a timeout, an abort): a new period, so a
+      // reconnect can follow it.
+      this.quiescent = false;
+      this.period = { runId: this.runId, startSeq: this.seq };
+    }
+    this.track(event);
+    for (const sink of [...this.sinks]) sink.event(event, this.seq);
+    if (event.type === "agent_end") {
+      this.period = undefined;
+      this.closeAll({ kind: "end", event, messages: this.agent.messages.slice() });
+      this.onSettled(this);
+    } else if (this.waiting.size > 0) {
+      this.scheduleQuiescenceCheck();
+    }
+  }
+
+  private track(event: AgentEvent): void {
+    switch (event.type) {
+      case "tool_execution_start":
+        this.unfinished.add(event.toolCallId);
+        break;
+      case "approval_requested":
+      case "tool_result_requested":
+        this.waiting.add(event.toolCallId);
+        break;
+      case "approval_decided":
+        this.waiting.delete(event.toolCallId);
+        break;
+      case "tool_execution_end":
+        this.unfinished.delete(event.toolCallId);
+        this.waiting.delete(event.toolCallId);
+        this.finished.set(event.toolCallId, {
+          toolCallId: event.toolCallId,
+          toolName: event.toolName,
+          result: event.result,
+          isError: event.isError,
+        });
+        break;
+      case "message_end":
+        if (event.message.role === "toolResult") this.finished.delete(event.message.toolCallId);
+        break;
+    }
+  }
+
+  // Deferred a macrotask: sibling calls publish their starts in the same tick as the approval.
+  private scheduleQuiescenceCheck(): void {
+    if (this.checkPending) return;
+    this.checkPending = true;
+    setImmediate(() => {
+      this.checkPending = false;
+      if (this.quiescent || !this.isQuiescent()) return;
+      this.quiescent = true;
+      this.period = undefined;
+      this.closeAll({
+        kind: "quiescent",
+        approvals: this.agent.pendingApprovals(),
+        toolCalls: this.agent.pendingToolCalls(),
+        messages: this.agent.messages.slice(),
+      });
+      this.onSettled(this);
+    });
+  }
+
+  private isQuiescent(): boolean {
+    if (this.waiting.size === 0 || this.agent.state === "idle") return false;
+    for (const id of this.unfinished) if (!this.waiting.has(id)) return false;
+    return this.agent.pendingApprovals().length + this.agent.pendingToolCalls().length > 0;
+  }
+
+  private closeAll(ending: ResponseEnding): void {
+    for (const sink of [...this.sinks]) sink.close(ending);
+  }
+}

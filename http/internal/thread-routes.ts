@@ -1,0 +1,146 @@
+// The side routes the chat protocols lack: steer, follow-up, abort, approve, deny, a client-run
+// tool's result, and a thread's status with its transcript. All answer JSON; none streams.
+import type { UserMessage } from "../../core/messages.js";
+import type { ToolResult } from "../../core/tool.js";
+import { type HostApi, HostError, type HostRoute, type ToolCallAnswer } from "../protocol.js";
+import type { HostedThreadImpl } from "./hosted-thread.js";
+import { idOf, jsonResponse, objectOf, optionalString } from "./json.js";
+
+/** The host's own routes under its base path. */
+export function threadRoutes(): HostRoute[] {
+  return [
+    {
+      method: "GET",
+      path: "/threads/:id",
+      handle: async (request, { id }, host) => status(request, id, host),
+    },
+    post("steer", (thread, body) => queue(thread, body, "steer")),
+    post("follow-up", (thread, body) => queue(thread, body, "followUp")),
+    post("abort", (thread) => {
+      const wasRunning = thread.agent.state !== "idle";
+      thread.agent.abort();
+      return jsonResponse({ aborted: wasRunning });
+    }),
+    post("approve", (thread, body) => {
+      const toolCallId = idOf(body.toolCallId, "toolCallId");
+      checkPendingApproval(thread, toolCallId);
+      const answer = { toolCallId, approved: true, ...(body.args !== undefined ? { args: body.args } : {}) };
+      return applied(thread.applyAnswers([answer], []), { approved: toolCallId });
+    }),
+    post("deny", (thread, body) => {
+      const toolCallId = idOf(body.toolCallId, "toolCallId");
+      const reason = optionalString(body.reason, "reason");
+      checkPendingApproval(thread, toolCallId);
+      return applied(thread.applyAnswers([{ toolCallId, approved: false, reason }], []), {
+        denied: toolCallId,
+      });
+    }),
+    post("tool-result", (thread, body) => {
+      const answer = toolCallAnswerOf(body);
+      thread.checkAnswer(answer.toolCallId, pendingCalls(thread), new Set(), "result");
+      return applied(thread.applyAnswers([], [answer]), { resolved: answer.toolCallId });
+    }),
+  ];
+}
+
+function post(
+  name: string,
+  run: (thread: HostedThreadImpl, body: Record<string, unknown>) => Response,
+): HostRoute {
+  return {
+    method: "POST",
+    path: `/threads/:id/${name}`,
+    async handle(request, { id }, host) {
+      const thread = (await host.thread(request, id)) as HostedThreadImpl;
+      const raw = request.headers.get("content-length") === "0" ? {} : await readOptionalJson(request, host);
+      return run(thread, objectOf(raw, "the body"));
+    },
+  };
+}
+
+async function readOptionalJson(request: Request, host: HostApi): Promise<unknown> {
+  try {
+    return await host.readJson(request);
+  } catch (error) {
+    // abort needs no body: an empty one is fine for every side route that reads none.
+    if (error instanceof HostError && error.code === "bad_request" && error.message.includes("no body"))
+      return {};
+    throw error;
+  }
+}
+
+async function status(request: Request, id: string, host: HostApi): Promise<Response> {
+  const thread = (await host.thread(request, id)) as HostedThreadImpl;
+  return jsonResponse({ ...thread.status(), messages: thread.agent.messages });
+}
+
+function queue(thread: HostedThreadImpl, body: Record<string, unknown>, how: "steer" | "followUp"): Response {
+  const message = userMessageOf(body);
+  thread.checkNewMessageId(message);
+  const already = new Set(
+    [...thread.agent.queued.steering, ...thread.agent.queued.followUp].map((m) => m.id),
+  );
+  if (message.id !== undefined && already.has(message.id)) {
+    throw new HostError(409, "duplicate_message", `message ${message.id} is already queued`);
+  }
+  if (how === "steer") thread.agent.steer(message);
+  else thread.agent.followUp(message);
+  return jsonResponse({ queued: how, id: message.id, running: thread.agent.state !== "idle" }, 202);
+}
+
+/** `{ text, id? }` or `{ content, id? }` (content: text or text/image blocks). */
+export function userMessageOf(body: Record<string, unknown>): UserMessage {
+  const id = body.id === undefined ? undefined : idOf(body.id, "id");
+  const content = body.text ?? body.content;
+  if (typeof content === "string") {
+    if (content.trim() === "") throw new HostError(400, "bad_request", "the message is empty");
+    return { role: "user", content, timestamp: Date.now(), ...(id ? { id } : {}) };
+  }
+  if (!Array.isArray(content) || content.length === 0 || !content.every(isUserBlock)) {
+    throw new HostError(
+      400,
+      "bad_request",
+      "text must be a string (or content an array of text/image blocks)",
+    );
+  }
+  return { role: "user", content, timestamp: Date.now(), ...(id ? { id } : {}) };
+}
+
+function isUserBlock(block: unknown): block is { type: "text"; text: string } {
+  if (typeof block !== "object" || block === null) return false;
+  const b = block as Record<string, unknown>;
+  if (b.type === "text") return typeof b.text === "string";
+  return b.type === "image" && typeof b.data === "string" && typeof b.mimeType === "string";
+}
+
+function checkPendingApproval(thread: HostedThreadImpl, toolCallId: string): void {
+  const pending = new Set(thread.agent.pendingApprovals().map((p) => p.toolCallId));
+  thread.checkAnswer(toolCallId, pending, new Set(), "approval");
+}
+
+function pendingCalls(thread: HostedThreadImpl): Set<string> {
+  return new Set(thread.agent.pendingToolCalls().map((p) => p.toolCallId));
+}
+
+function toolCallAnswerOf(body: Record<string, unknown>): ToolCallAnswer {
+  const toolCallId = idOf(body.toolCallId, "toolCallId");
+  if (body.error !== undefined) {
+    if (typeof body.error !== "string") throw new HostError(400, "bad_request", "error must be a string");
+    return { toolCallId, error: body.error };
+  }
+  const result = body.result;
+  if (typeof result === "string") return { toolCallId, result };
+  if (isToolResult(result)) return { toolCallId, result };
+  throw new HostError(400, "bad_request", "result must be text or { content: [...] } (or give error)");
+}
+
+function isToolResult(value: unknown): value is ToolResult {
+  return (
+    typeof value === "object" && value !== null && Array.isArray((value as { content?: unknown }).content)
+  );
+}
+
+function applied(refused: HostError | undefined, body: Record<string, string>): Response {
+  if (refused) throw refused;
+  return jsonResponse(body);
+}
