@@ -43,3 +43,4 @@ export {
   toAgUiMessages,
 } from "./http/ag-ui.js";
 export { type AgUiProtocolOptions, agUiProtocol } from "./http/ag-ui-protocol.js";
+export { agentMachineEncoder, agentMachineProtocol } from "./http/agent-machine-protocol.js";

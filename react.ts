@@ -6,5 +6,7 @@ export type { AgentActions, AgentStore } from "./react/agent-store.js";
 export { createAgentStore } from "./react/agent-store.js";
 export type { AgentView, StreamingMessage, StreamingToolCall, ToolCallView } from "./react/agent-view.js";
 export { applyAgentEvent, emptyAgentView } from "./react/agent-view.js";
+export type { AgentMachineFrame, RemoteAgentOptions } from "./react/remote-agent-store.js";
+export { createRemoteAgentStore, RemoteAgentError } from "./react/remote-agent-store.js";
 export type { AgentSource } from "./react/use-agent.js";
 export { agentStoreOf, useAgent, useAgentActions } from "./react/use-agent.js";
