@@ -2,8 +2,11 @@
 // (`screen.write` of each delta: the floor), the event view as `--print`-less one-shot runs use it,
 // and the interactive view with its status line, input line and three running tool lines. The
 // view must add next to nothing to the floor: a delta is one write, whatever the live region holds.
+// The markdown variant streams the same text through the markdown renderer (a paragraph: rows
+// committed as they fill, each styled once by marked's inline pass).
 // Run: node --import tsx bench/cli-render.ts (npm run bench -- cli-render).
 import { createEventView } from "../cli/event-view.js";
+import { loadMarkdownRenderer } from "../cli/markdown.js";
 import { createScreen } from "../cli/screen.js";
 import { createSessionMeter } from "../cli/status-line.js";
 import { createStyle } from "../cli/style.js";
@@ -23,15 +26,22 @@ const delta: AgentEvent = {
   kind: "text_delta",
 };
 
-type Variant = "screen alone (floor)" | "event view, one-shot" | "event view, interactive";
-const variants: Variant[] = ["screen alone (floor)", "event view, one-shot", "event view, interactive"];
+type Variant =
+  "screen alone (floor)" | "event view, one-shot" | "event view, interactive" | "interactive, markdown";
+const variants: Variant[] = [
+  "screen alone (floor)",
+  "event view, one-shot",
+  "event view, interactive",
+  "interactive, markdown",
+];
+const markdown = await loadMarkdownRenderer();
 
 /** CPU µs per delta of one run of `variant`. */
 function run(variant: Variant): number {
   const out = { isTTY: true, columns: 120, rows: 40, write: () => undefined };
   const screen = createScreen(out);
   const style = createStyle(true);
-  const interactive = variant === "event view, interactive";
+  const interactive = variant === "event view, interactive" || variant === "interactive, markdown";
   const view =
     variant === "screen alone (floor)"
       ? undefined
@@ -41,6 +51,7 @@ function run(variant: Variant): number {
             hint: "Enter: steer · >>: follow-up · Ctrl-C: abort",
             status: { model: "model", meter: createSessionMeter({ maxContextTokens: 100_000 }) },
           }),
+          ...(variant === "interactive, markdown" && { markdown: () => markdown }),
         });
   if (view) {
     view.handle({ type: "agent_start" });

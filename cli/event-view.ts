@@ -6,6 +6,7 @@ import { fitToColumns, terminalSafe } from "./terminal-text.js";
 import { captureChange } from "./file-changes.js";
 import { type SessionMeter, statusLine } from "./status-line.js";
 import { foldToolOutput } from "./tool-output.js";
+import { createMarkdownStream, type MarkdownRenderer, type MarkdownStream } from "./markdown.js";
 
 const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 const SPINNER_MS = 80;
@@ -107,6 +108,11 @@ export function createEventView(
     cwd?: string;
     /** A status line at the bottom: the model, the context used, tokens and cost, what the agent does. */
     status?: { model: string; meter: SessionMeter };
+    /**
+     * Renders the model's answers as markdown (on a terminal only): the renderer, or `undefined`
+     * while it is not loaded (the text is then shown as it came).
+     */
+    markdown?: () => MarkdownRenderer | undefined;
   } = {},
 ): EventView {
   const now = options.now ?? Date.now;
@@ -121,6 +127,25 @@ export function createEventView(
   let ticker: NodeJS.Timeout | undefined;
   const thinkingStyle = (line: string) => style.dim(line);
   const textStyle = (line: string) => line;
+  /** The answer being streamed, as markdown: its finished blocks committed, the last one a draft. */
+  const answer: MarkdownStream | undefined =
+    options.markdown && screen.tty
+      ? createMarkdownStream(options.markdown, {
+          paragraph: (text, style) => screen.write(text, style),
+          block(lines) {
+            screen.endLine();
+            screen.write(`${lines.join("\n")}\n`);
+          },
+          columns: () => screen.columns - 1,
+        })
+      : undefined;
+  const draft = (columns: number, rows: number) => answer!.draft(columns, rows);
+  /** Commits what is left of the answer (its message ended, or other text comes). */
+  const finishAnswer = () => {
+    if (!answer) return;
+    answer.finish();
+    screen.setDraft(undefined);
+  };
 
   /**
    * What the agent does now: while tools are out, the calls waiting for approval and the ones
@@ -234,8 +259,12 @@ export function createEventView(
     if (!streamed) {
       // Not streamed (a limit notice, a resumed message): show it whole.
       const text = textOf(message.content.filter((part) => part.type === "text"));
-      if (text) screen.write(terminalSafe(text), textStyle);
+      if (text && answer) {
+        answer.push(terminalSafe(text));
+        finishAnswer();
+      } else if (text) screen.write(terminalSafe(text), textStyle);
     }
+    finishAnswer();
     screen.endLine();
     if (message.stopReason === "error")
       commit(style.red(`✗ model error: ${terminalSafe(message.errorMessage ?? "unknown")}`));
@@ -265,7 +294,14 @@ export function createEventView(
         if (event.kind === "text_delta" || event.kind === "thinking_delta") {
           streamed = true;
           // The model's text is shown, never obeyed: no escape sequence of it reaches the terminal.
-          screen.write(terminalSafe(event.delta), event.kind === "text_delta" ? textStyle : thinkingStyle);
+          const text = terminalSafe(event.delta);
+          if (answer && event.kind === "text_delta") {
+            answer.push(text);
+            screen.setDraft(draft);
+          } else {
+            finishAnswer();
+            screen.write(text, event.kind === "text_delta" ? textStyle : thinkingStyle);
+          }
           // Nothing else on the screen changed: the screen redraws the streamed line itself, and the
           // spinner's tick the rest. A delta costs one write, whatever the live region holds.
           return;
@@ -275,8 +311,10 @@ export function createEventView(
         break;
       case "message_end":
         // A retried attempt: the `retry` line already said why; its text stays as it was streamed.
-        if (event.discarded) screen.endLine();
-        else showMessageEnd(event.message);
+        if (event.discarded) {
+          finishAnswer();
+          screen.endLine();
+        } else showMessageEnd(event.message);
         break;
       case "tool_execution_start":
         screen.endLine();
@@ -392,6 +430,7 @@ export function createEventView(
         break;
       }
       case "agent_end":
+        finishAnswer();
         commitFinishedTools(true);
         screen.endLine();
         running = false;

@@ -9,6 +9,7 @@ import { type CliArgs, UsageError } from "./args.js";
 import { earlyExit } from "./early-exit.js";
 import { actDemoUser, createDemoWorkspace, DEMO_PROMPT } from "./demo.js";
 import { createEventView } from "./event-view.js";
+import { loadMarkdownRenderer, type MarkdownRenderer } from "./markdown.js";
 import { costText, createSessionMeter } from "./status-line.js";
 import { legacySessionsDir, moveLegacySessions, sessionsRoot } from "./session-location.js";
 import { estimateTokens } from "../context/tokens.js";
@@ -219,11 +220,22 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
   const screen = pretty ? createScreen(io.stdout) : undefined;
   // The interactive session's status line: the model, the context against its window, tokens, cost.
   const meter = createSessionMeter({ maxContextTokens: choice.context?.maxContextTokens ?? 0 });
+  // Answers are rendered as markdown on a colour terminal; pipes, `--print` and `--json` get the
+  // text as the model wrote it. The renderer loads while the session is set up.
+  let markdown: MarkdownRenderer | undefined;
+  const markdownReady =
+    screen?.tty && style.enabled
+      ? loadMarkdownRenderer().then(
+          (renderer) => void (markdown = renderer),
+          () => undefined, // not installed or broken: plain text, as on a pipe
+        )
+      : undefined;
   const view = screen
     ? createEventView(screen, style, {
         hint: mode === "interactive" ? "Enter: steer · >>: follow-up · Ctrl-C: abort" : undefined,
         cwd,
         ...(mode === "interactive" && { status: { model: choice.provider.model, meter } }),
+        ...(markdownReady && { markdown: () => markdown }),
       })
     : undefined;
   /** CLI messages: on the screen in the pretty modes, else on stderr (stdout carries the answer / JSON). */
@@ -467,6 +479,8 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
   for (const signal of signals) process.on(signal, onSignal);
 
   try {
+    // The first answer is rendered like the others: nothing runs before the renderer is there.
+    await markdownReady;
     if (mode === "interactive") {
       await runInteractive({
         agent,

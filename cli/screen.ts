@@ -15,6 +15,8 @@ export interface ScreenOutput {
   isTTY?: boolean;
   columns?: number;
   rows?: number;
+  /** The size now, asked of the terminal itself (a TTY stream's `getWindowSize`): fresher than `columns`. */
+  getWindowSize?(): [number, number];
   on?(event: "resize", listener: () => void): unknown;
   off?(event: "resize", listener: () => void): unknown;
 }
@@ -43,6 +45,13 @@ export interface Screen {
   endLine(): void;
   /** Replaces the live lines below the unfinished one. */
   setLive(lines: (string | TailLine)[]): void;
+  /**
+   * Sets what the live region shows first, above its lines: a block still being written (a
+   * markdown table as its rows arrive), rendered by `draft` at each frame for the width of that
+   * moment and the rows the region has, so a resize re-fits it. `undefined` removes it. A frame is
+   * drawn after every call (calling it again with the same function says the draft grew).
+   */
+  setDraft(draft: ((columns: number, rows: number) => string[]) | undefined): void;
   /** Draws now instead of at the next frame. */
   flush(): void;
   /** Draws the final state and leaves the cursor on a fresh line. */
@@ -50,6 +59,8 @@ export interface Screen {
 }
 
 const FRAME_MS = 16;
+/** Rows of a draft shown at most (its last ones). */
+const DRAFT_ROWS = 6;
 const SAVE_CURSOR = "\x1b7";
 const RESTORE_CURSOR = "\x1b8";
 const ERASE_BELOW = "\x1b[J";
@@ -75,6 +86,7 @@ export function createScreen(out: ScreenOutput): Screen {
   let partial = "";
   let partialStyle: (line: string) => string = (line) => line;
   let live: (string | TailLine)[] = [];
+  let draft: ((columns: number, rows: number) => string[]) | undefined;
   /** The live region is on the screen, below the resting cursor. */
   let liveShown = false;
   let timer: NodeJS.Timeout | undefined;
@@ -82,11 +94,24 @@ export function createScreen(out: ScreenOutput): Screen {
   /** Non-terminal: whether everything written so far ends with a newline. */
   let atLineStart = true;
 
-  const columns = () => Math.max(20, out.columns ?? 80);
+  /** The size a frame is drawn for, asked of the terminal when each frame starts. */
+  let size: { columns?: number; rows?: number } = {};
+  const measure = () => {
+    try {
+      const [c, r] = out.getWindowSize?.() ?? [];
+      size = c && r ? { columns: c, rows: r } : {};
+    } catch {
+      size = {};
+    }
+  };
+  // A frame drawn for a width the terminal no longer has wraps its rows where they were not
+  // counted: the size is asked of the terminal (an ioctl) at each frame, not waited for from
+  // SIGWINCH, which comes late when the process is busy.
+  const columns = () => Math.max(20, size.columns ?? out.columns ?? 80);
   /** Columns a row may use: one less than the terminal's, so the cursor never waits at its edge. */
   const lineColumns = () => columns() - 1;
   /** Live lines at most: the region must stay well inside the screen. */
-  const maxLiveLines = () => Math.max(3, Math.floor(((out.rows ?? 24) - 1) / 2));
+  const maxLiveLines = () => Math.max(3, Math.floor(((size.rows ?? out.rows ?? 24) - 1) / 2));
 
   /** Moves finished lines (and over-long unfinished ones, word-wrapped) from `partial` to `committed`. */
   const settle = () => {
@@ -119,6 +144,25 @@ export function createScreen(out: ScreenOutput): Screen {
       typeof line === "string" ? fitToColumns(line, max) : fitEndToColumns(line.text, max, line.keep),
     );
     const room = maxLiveLines() - (partial ? 1 : 0);
+    if (draft) {
+      // The draft's lines are wrapped, not cut: it is text being written. Its last ones show, a
+      // quarter of the screen at most: a taller region re-wrapped by a terminal made narrower
+      // can be pushed past the screen's top, where no frame can erase it.
+      const draftRows = Math.max(
+        3,
+        Math.min(DRAFT_ROWS, Math.floor(((size.rows ?? out.rows ?? 24) - 1) / 4)),
+      );
+      const rows: string[] = [];
+      for (let line of draft(max, draftRows)) {
+        while (displayWidth(line) > max) {
+          const { head, rest } = splitAtColumns(line, max);
+          rows.push(head);
+          line = rest;
+        }
+        rows.push(line);
+      }
+      lines = [...rows.slice(-draftRows), ...lines];
+    }
     if (lines.length > room) {
       const hidden = lines.length - room + 1;
       lines = [`… ${hidden} more line${hidden === 1 ? "" : "s"}`, ...lines.slice(hidden)];
@@ -128,6 +172,7 @@ export function createScreen(out: ScreenOutput): Screen {
 
   const draw = () => {
     timer = undefined;
+    measure();
     if (!tty) {
       if (committed) {
         out.write(committed);
@@ -201,6 +246,11 @@ export function createScreen(out: ScreenOutput): Screen {
       live = lines;
       schedule();
     },
+    setDraft(render) {
+      if (!tty) return;
+      draft = render;
+      schedule();
+    },
     flush() {
       if (timer) clearTimeout(timer);
       draw();
@@ -212,6 +262,7 @@ export function createScreen(out: ScreenOutput): Screen {
         partial = "";
       }
       live = [];
+      draft = undefined;
       if (timer) clearTimeout(timer);
       draw();
       closed = true;

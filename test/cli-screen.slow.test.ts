@@ -1,4 +1,5 @@
 import * as path from "node:path";
+import stringWidth from "string-width";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -8,6 +9,7 @@ import {
   type TerminalCli,
   tempDir,
   tmuxAvailable,
+  waitUntil,
 } from "./fixtures/cli-harness.js";
 
 // The command's screen in a real terminal (tmux, which re-wraps lines on resize as most terminals
@@ -90,5 +92,36 @@ suite("the screen in a real terminal (tmux)", () => {
       .join("")
       .replace(/\s/g, "");
     expect(letters).toBe("abcdefghij".repeat(70));
+  });
+
+  it("renders a markdown table as it streams, re-fits it when the window narrows mid-table, and leaves it once in the scrollback", async () => {
+    dir = tempDir();
+    cli = startTmuxCli(["table 30"], { cwd: dir, env: cleanEnv({ AGENT_MACHINE_SCRIPT: STREAM_SCRIPT }) });
+    // Mid-stream: the rows so far are drawn as a table, not as the source's pipes.
+    const screen = await cli.waitFor(/│ r0008 │/);
+    expect(screen).not.toMatch(/\| r000\d \|/);
+    expect(screen).toMatch(/^├─+┼/m);
+    cli.resize(36);
+    await cli.waitFor(/│ r0016 │/);
+    // The block still growing is drawn again for the new width: its rows fit 36 columns.
+    const tableRows = (text: string) => text.split("\n").filter((line) => /^[│├┌└]/.test(line));
+    await waitUntil(
+      () =>
+        tableRows(cli!.screen()).every((line) => stringWidth(line) <= 35) &&
+        tableRows(cli!.screen()).length > 0,
+      "the table to be re-fitted to 36 columns",
+    );
+    await cli.waitFor("— done", 60_000);
+    const history = cli.history();
+    const seen = counts(history, "r", 30);
+    expect(seen.filter((count) => count !== 1)).toEqual([]);
+    // Drawn once, whole, at the width it ended at; the markdown around it rendered too.
+    expect(history.match(/^┌/gm)).toHaveLength(1);
+    expect(tableRows(history).every((line) => stringWidth(line) <= 35)).toBe(true);
+    expect(history).not.toMatch(/\|-----\|/);
+    expect(history).toMatch(/^Results$/m);
+    expect(history).not.toContain("## Results");
+    expect(history).toMatch(/^The 30 rows below:$/m);
+    expect(history.match(/All 30 rows shown\./g)).toHaveLength(1);
   });
 });

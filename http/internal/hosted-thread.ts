@@ -104,6 +104,10 @@ export class HostedThreadImpl implements HostedThread {
     } else {
       const refused = this.applyAnswers(answers.approvals, answers.toolResults);
       if (refused) {
+        // The thread waits as before, with no response in progress (what the agent took before
+        // the refusal moves the run on: onEvent opens a period for it, as for a side route).
+        this.period = undefined;
+        this.quiescent = true;
         sink.close({ kind: "gone", messages: this.agent.messages.slice() });
         throw refused;
       }

@@ -49,16 +49,17 @@ const JSON_SCHEMA_OF_DECISION = {
 };
 
 /**
- * Turns the agent events of one AG-UI response into AG-UI 1.0 events, keeping what the client's
- * verifier checks: one step per turn, text and reasoning opened once per id and closed before the
- * run finishes, ids never reused after their end. Tool calls are sent whole when the model's
+ * Turns the agent events of one AG-UI response into AG-UI 1.0 events, keeping what the clients'
+ * verifiers check: one step per turn, text and reasoning opened once and closed before the run
+ * finishes, every message where the transcript has it. Tool calls are sent whole when the model's
  * message ends, so a retried attempt's calls (a discarded message) never reach the client, which
- * would otherwise take them for frontend tools it must answer.
+ * would otherwise take them for frontend tools it must answer; the attempt's text is withdrawn by
+ * a snapshot of the transcript without it.
  *
  * @example
  * ```ts
  * const encoder = new AgUiEventEncoder({ threadId: "t1", runId: "r1" });
- * const out = [...encoder.open(), ...events.flatMap((e) => encoder.event(e)), ...encoder.close(ending)];
+ * const out = [...encoder.open(agent.messages), ...events.flatMap((e) => encoder.event(e)), ...encoder.close(ending)];
  * ```
  */
 export class AgUiEventEncoder {
@@ -88,7 +89,8 @@ export class AgUiEventEncoder {
   constructor(private readonly options: AgUiEventEncoderOptions) {}
 
   /**
-   * `RUN_STARTED`. A response that resumes a run mid-turn (after approvals) opens no step: the
+   * `RUN_STARTED`. `messages` is the transcript when the response opens (`undefined` when unknown,
+   * as for a replay). A response that resumes a run mid-turn (after approvals) opens no step: the
    * turn's step was finished with the response before, and the next turn opens the next one.
    */
   open(messages?: readonly AgentMessage[]): AgUiEvent[] {
