@@ -48,8 +48,9 @@ export class EventsUnavailableError extends Error {
 
 /**
  * The events of one run, numbered, in a bounded buffer (a count and a byte budget: the oldest go
- * first). A plain array with a moving start, compacted when half of it is dead, so recording an
- * event is a push and a few additions.
+ * first). A ring: it grows to at most `maxEvents` slots and then reuses them, so recording an event
+ * is a store and a few additions, and an evicted event is let go at once. An event's size is worked
+ * out again when it leaves rather than kept beside it.
  *
  * @example
  * ```ts
@@ -59,11 +60,12 @@ export class EventsUnavailableError extends Error {
  * ```
  */
 export class RunEventLog {
-  private events: AgentEvent[] = [];
-  private sizes: number[] = [];
-  /** Index in `events` of the oldest kept event. */
+  private ring: (AgentEvent | undefined)[] = [];
+  /** Slot of the oldest kept event. */
   private head = 0;
-  /** The sequence number of `events[head]`. */
+  /** Events kept. */
+  private count = 0;
+  /** The sequence number of the oldest kept event. */
   private oldest = 0;
   /** The sequence number the next event gets. */
   next = 0;
@@ -78,25 +80,37 @@ export class RunEventLog {
 
   /** Keeps the event; returns its sequence number. */
   record(event: AgentEvent): number {
-    const size = approxEventBytes(event);
-    this.events.push(event);
-    this.sizes.push(size);
-    this.bytes += size;
+    const ring = this.ring;
+    if (this.count === ring.length) {
+      if (ring.length < this.limits.maxEvents) {
+        // Full below its bound: lay the kept events out from slot 0 again (only after evictions
+        // wrapped it), then grow by one.
+        if (this.head !== 0) {
+          this.ring = [...ring.slice(this.head), ...ring.slice(0, this.head)];
+          this.head = 0;
+        }
+        this.ring.push(event);
+      } else {
+        this.evictOldest();
+        ring[(this.head + this.count) % ring.length] = event;
+      }
+    } else {
+      ring[(this.head + this.count) % ring.length] = event;
+    }
+    this.count++;
+    this.bytes += approxEventBytes(event);
     if (event.type === "agent_end") this.ended = true;
-    while (
-      this.events.length - this.head > 1 &&
-      (this.events.length - this.head > this.limits.maxEvents || this.bytes > this.limits.maxBytes)
-    ) {
-      this.bytes -= this.sizes[this.head]!;
-      this.head++;
-      this.oldest++;
-    }
-    if (this.head > 1024 && this.head * 2 > this.events.length) {
-      this.events = this.events.slice(this.head);
-      this.sizes = this.sizes.slice(this.head);
-      this.head = 0;
-    }
+    while (this.count > 1 && this.bytes > this.limits.maxBytes) this.evictOldest();
     return this.next++;
+  }
+
+  private evictOldest(): void {
+    const ring = this.ring;
+    this.bytes -= approxEventBytes(ring[this.head]!);
+    ring[this.head] = undefined;
+    this.head = (this.head + 1) % ring.length;
+    this.count--;
+    this.oldest++;
   }
 
   /** The oldest sequence number still kept. */
@@ -107,7 +121,11 @@ export class RunEventLog {
   /** The kept events from `seq` on, or `undefined` when some of them were evicted. */
   since(seq: number): AgentEvent[] | undefined {
     if (seq < this.oldest) return undefined;
-    return this.events.slice(this.head + Math.min(seq, this.next) - this.oldest);
+    const out: AgentEvent[] = [];
+    const ring = this.ring;
+    for (let i = Math.min(seq, this.next) - this.oldest; i < this.count; i++)
+      out.push(ring[(this.head + i) % ring.length]!);
+    return out;
   }
 }
 

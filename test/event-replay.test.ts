@@ -9,6 +9,7 @@ import {
   scripted,
   type SequencedEvent,
 } from "../index.js";
+import { approxEventBytes, RunEventLog } from "../agent/event-log.js";
 import { record, sleepTool } from "./helpers.js";
 
 /** An agent whose run waits in a 60 ms tool call between two answers. */
@@ -151,5 +152,37 @@ describe("replayable events", () => {
     expect(() => createAgent({ provider: scripted([]), eventReplay: { maxEvents: 0 } })).toThrow(
       /eventReplay.maxEvents/,
     );
+  });
+});
+
+describe("the replay buffer's bookkeeping (RunEventLog)", () => {
+  it("keeps exactly the newest events within both bounds, through growth, wrapping and byte evictions", () => {
+    // Events of varied sizes (a delta's text counts), against a plain list that drops from the front.
+    let seed = 7;
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
+    for (const limits of [
+      { maxEvents: 5, maxBytes: 1_000_000 },
+      { maxEvents: 50, maxBytes: 2_000 },
+      { maxEvents: 8, maxBytes: 600 },
+    ]) {
+      const log = new RunEventLog("run", limits);
+      const kept: { seq: number; event: AgentEvent; bytes: number }[] = [];
+      for (let seq = 0; seq < 400; seq++) {
+        const event = {
+          type: "message_update",
+          kind: "text_delta",
+          delta: "x".repeat(Math.floor(random() * 120)),
+        } as unknown as AgentEvent;
+        expect(log.record(event)).toBe(seq);
+        kept.push({ seq, event, bytes: approxEventBytes(event) });
+        const total = () => kept.reduce((sum, k) => sum + k.bytes, 0);
+        while (kept.length > 1 && (kept.length > limits.maxEvents || total() > limits.maxBytes)) kept.shift();
+        expect(log.oldestSeq).toBe(kept[0]!.seq);
+        expect(log.bytes).toBe(total());
+        const from = kept[0]!.seq + Math.floor(random() * kept.length);
+        expect(log.since(from)).toEqual(kept.filter((k) => k.seq >= from).map((k) => k.event));
+        if (kept[0]!.seq > 0) expect(log.since(kept[0]!.seq - 1)).toBeUndefined();
+      }
+    }
   });
 });
