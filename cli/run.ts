@@ -1,7 +1,7 @@
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { createInterface } from "node:readline/promises";
 import { type Agent, createAgent } from "../agent/create-agent.js";
-import type { AgentEndReason } from "../core/events.js";
+import type { AgentEndReason, AgentEventOf } from "../core/events.js";
 import { withLearnedWindow } from "../context/context-window.js";
 import { type AgentMessage, textOf } from "../core/messages.js";
 import { createPermissions } from "../tools/permissions.js";
@@ -206,6 +206,8 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
     throw new Error(`${choice.reason} A session can only be resumed with a model: set an API key.`);
   }
 
+  // Read before anything starts: a missing or broken schema file is a usage error, not a failed run.
+  const output = args.outputSchema === undefined ? undefined : readOutputSchema(args.outputSchema);
   let cwd = resolveWorkspace(args.cwd);
   let prompt = args.prompt;
   let demoDir: string | undefined;
@@ -394,11 +396,13 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
 
   let lastReason: AgentEndReason | undefined;
   let lastMessages: AgentMessage[] = [];
+  let lastEnd: AgentEventOf<"agent_end"> | undefined;
   const subscriptions = [
     agent.events$.subscribe((event) => {
       if (event.type === "agent_end") {
         lastReason = event.reason;
         lastMessages = event.messages;
+        lastEnd = event;
       }
       if (view) view.handle(event);
       else if (mode === "json") io.stdout.write(`${JSON.stringify(event)}\n`);
@@ -459,7 +463,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
       if ((plan.wasRunning || queued) && last && (last.role !== "assistant" || queued))
         await agent.continue();
     }
-    if (prompt) await agent.prompt(prompt);
+    if (prompt) await agent.prompt(prompt, output === undefined ? undefined : { output });
   };
 
   let interrupts = 0;
@@ -508,7 +512,9 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
       screen?.flush();
       await waitForQuit(io.stdin);
     }
-    if (mode === "print") {
+    if (mode === "print" && output !== undefined) {
+      printOutput(lastEnd, io);
+    } else if (mode === "print") {
       const answer = lastAnswer(lastMessages.length ? lastMessages : agent.messages);
       if (answer) io.stdout.write(`${answer}\n`);
       if (lastReason && lastReason !== "stop") {
@@ -532,4 +538,37 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
     await telemetry.tracing?.shutdown();
     if (demoDir) rmSync(demoDir, { recursive: true, force: true });
   }
+}
+
+/** The JSON Schema of `--output-schema <file>`, read and parsed (relative to the current directory). */
+function readOutputSchema(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    throw new UsageError(`--output-schema: cannot read ${file}: ${(error as Error).message}`);
+  }
+  let schema: unknown;
+  try {
+    schema = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`--output-schema: ${file} is not JSON: ${(error as Error).message}`);
+  }
+  if (schema === null || typeof schema !== "object" || Array.isArray(schema)) {
+    throw new UsageError(`--output-schema: ${file} must hold a JSON Schema object`);
+  }
+  return schema as Record<string, unknown>;
+}
+
+/** `--print --output-schema`: the object as JSON on stdout; without one, why (and the last answer) on stderr. */
+function printOutput(end: AgentEventOf<"agent_end"> | undefined, io: CliIO): void {
+  if (end && "output" in end) {
+    io.stdout.write(`${JSON.stringify(end.output, null, 2)}\n`);
+    return;
+  }
+  const why = end?.errorMessage ?? end?.rejection ?? "";
+  io.stderr.write(
+    `agent-machine: no output: the run ended with reason "${end?.reason ?? "unknown"}"${why ? `: ${why}` : ""}\n`,
+  );
+  if (end?.rawOutput !== undefined) io.stderr.write(`agent-machine: the last answer was: ${end.rawOutput}\n`);
 }
