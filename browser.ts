@@ -10,6 +10,11 @@ export type { Agent, AgentActor, AgentSnapshot, PendingApproval } from "./agent/
 export type { SequencedEvent } from "./agent/event-log.js";
 export { EventsUnavailableError } from "./agent/event-log.js";
 export { createAgent } from "./agent/create-agent.js";
+export type { RunOutcome } from "./core/run-outcome.js";
+
+// --- Typed results and checked answers: output schemas, partial objects, output filters ---
+export type * from "./core/output.js";
+export { parsePartialJson } from "./core/partial-json.js";
 
 // --- Snapshots across releases: version stamps, migrations, the transcript of any snapshot ---
 export type { PersistedSnapshotData, SnapshotMigration, SnapshotVersion } from "./core/snapshot-version.js";
@@ -44,6 +49,7 @@ export { narrowPermissions } from "./tools/narrow-permissions.js";
 // --- Providers: Anthropic, OpenAI (chat + responses), OpenAI-compatible servers (all over fetch), scripted ---
 export type * from "./providers/provider.js";
 export { isRetryableKind } from "./providers/provider.js";
+export { withOutputTool } from "./providers/internal/structured-output.js";
 export type {
   Script,
   ScriptedOptions,

@@ -8,6 +8,10 @@ export { EventsUnavailableError } from "./agent/event-log.js";
 export { createAgent } from "./agent/create-agent.js";
 export type { RunOutcome } from "./core/run-outcome.js";
 
+// --- Typed results and checked answers: output schemas, partial objects, output filters ---
+export type * from "./core/output.js";
+export { parsePartialJson } from "./core/partial-json.js";
+
 // --- Snapshots across releases: version stamps, migrations, the transcript of any snapshot ---
 export type { PersistedSnapshotData, SnapshotMigration, SnapshotVersion } from "./core/snapshot-version.js";
 export { SNAPSHOT_FORMAT, SNAPSHOT_VERSION_KEY } from "./core/snapshot-version.js";
@@ -77,6 +81,7 @@ export { createWriteFileTool } from "./tools/write-file.js";
 // --- Providers: Anthropic, OpenAI (chat + responses), OpenAI-compatible servers, scripted ---
 export type * from "./providers/provider.js";
 export { isRetryableKind } from "./providers/provider.js";
+export { withOutputTool } from "./providers/internal/structured-output.js";
 export type {
   Script,
   ScriptedOptions,

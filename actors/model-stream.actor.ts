@@ -10,6 +10,9 @@ import {
   type ProviderEvent,
   type ProviderRequest,
 } from "../providers/provider.js";
+import type { OutputSpec } from "../core/output.js";
+import { parsePartialJson } from "../core/partial-json.js";
+import { type AnswerCheck, answerText, checkAnswer, outputRequestOf } from "../machines/output.logic.js";
 import { type AbortHub, createAbortHub } from "./abort-hub.js";
 import { abortReason } from "./abort-reason.js";
 import { AssistantBuilder } from "./assistant-builder.js";
@@ -25,12 +28,16 @@ export type ModelStreamEvent =
       /** `message_start` was already published for this message. */
       started: boolean;
       errorKind?: ProviderErrorKind;
+      /** A final answer of a run with an output schema or output filters: what their checks found. */
+      answer?: AnswerCheck;
     };
 
 export interface ModelStreamInput {
   turn: number;
   /** `"none"`: the call must answer without calling tools (the answer at a limit). */
   toolChoice?: "none";
+  /** The run's output schema: the provider is asked for it, and the final answer is checked against it. */
+  output?: OutputSpec;
 }
 
 /**
@@ -45,7 +52,7 @@ export interface ModelStreamInput {
  */
 export const modelStreamActor = fromCallback<{ type: "ABORT" }, ModelStreamInput, ModelStreamEvent>(
   ({ input, self, sendBack, receive }) => {
-    const call = new ModelCall(runtimeOf(self), sendBack, input.toolChoice);
+    const call = new ModelCall(runtimeOf(self), sendBack, input.toolChoice, input.output);
     const { runtime, aborts } = call;
     const { journal } = runtime;
 
@@ -67,8 +74,16 @@ export const modelStreamActor = fromCallback<{ type: "ABORT" }, ModelStreamInput
         )
       : streamWithRetries(call);
     outcome.then(
-      ({ message, errorKind }) =>
-        call.finish({ type: "STREAM_DONE", message, started: call.started, ...(errorKind && { errorKind }) }),
+      ({ message, errorKind }) => {
+        const answer = call.check(message);
+        call.finish({
+          type: "STREAM_DONE",
+          message,
+          started: call.started,
+          ...(errorKind && { errorKind }),
+          ...(answer && { answer }),
+        });
+      },
       (error: unknown) =>
         call.finish({
           type: "STREAM_DONE",
@@ -109,8 +124,25 @@ class ModelCall {
     private readonly sendBack: (event: ModelStreamEvent) => void,
     /** `"none"`: the call must answer without calling tools (the answer at a limit). */
     readonly toolChoice: "none" | undefined,
+    readonly output: OutputSpec | undefined,
   ) {
     this.messageId = runtime.messageIds.next();
+  }
+
+  /** The last `output_delta` published, as JSON: a delta that changes nothing in the object publishes nothing. */
+  lastPartial: string | undefined = undefined;
+
+  /** What the output checks find in the message, when it is a final answer they apply to. */
+  check(message: AssistantMessage): AnswerCheck | undefined {
+    const { options } = this.runtime;
+    // The usual turn, with neither: nothing to check, nothing made.
+    if (!this.output && !options.outputFilters?.length) return undefined;
+    try {
+      return checkAnswer(message, this.output, options.outputFilters ?? [], options.outputFilterRetries);
+    } catch (error) {
+      // A schema that cannot validate (e.g. a restored JSON Schema zod cannot read) ends the run clearly.
+      return { raw: "", problem: { kind: "invalid", error: errorText(error) }, verdicts: [], maxRetries: 0 };
+    }
   }
 
   /** Reports the outcome to the machine, once. */
@@ -287,6 +319,7 @@ async function streamOnce(
     },
     tools: runtime.toolSpecs,
     ...(call.toolChoice && { toolChoice: call.toolChoice }),
+    ...(call.output && { output: outputRequestOf(call.output) }),
   };
   const events = openStream(runtime, request, signal);
   if ("failure" in events) return events.failure;
@@ -310,6 +343,7 @@ async function streamOnce(
             delta: event.delta,
             kind: event.type,
           });
+          if (call.output && event.type === "text_delta") publishPartialOutput(call, builder.message);
           break;
         case "toolcall_delta":
           runtime.publish({
@@ -349,6 +383,16 @@ async function streamOnce(
   }
   if (signal.aborted) return { type: "error", kind: "aborted", message: "Request was aborted" };
   return { type: "error", kind: "network", message: "The stream ended before the model finished its answer" };
+}
+
+/** Publishes the object of the answer as far as it has streamed, when it changed (`output_delta`). */
+function publishPartialOutput(call: ModelCall, message: AssistantMessage): void {
+  const partial = parsePartialJson(answerText(message));
+  if (partial === undefined) return;
+  const json = JSON.stringify(partial);
+  if (json === call.lastPartial) return;
+  call.lastPartial = json;
+  call.runtime.publish({ type: "output_delta", partial });
 }
 
 /**

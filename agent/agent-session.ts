@@ -8,6 +8,8 @@ import type { AgentEvent } from "../core/events.js";
 import type { AgentMessage } from "../core/messages.js";
 import { checkOptionKeys } from "../core/option-keys.js";
 import { type InputFilter, type PromptInput, RUN_OPTION_KEYS, type RunOptions } from "../core/options.js";
+import type { OutputSpec } from "../core/output.js";
+import { outputSpecOf } from "../machines/output.logic.js";
 import { type RunOutcome, runOutcomeOf } from "../core/run-outcome.js";
 import { screenInput, toMessages } from "../machines/agent.logic.js";
 import { agentMachine } from "../machines/agent.machine.js";
@@ -35,6 +37,9 @@ import { runToolsOf, useRunTools } from "./agent-runtime.js";
 export class AgentSession extends AgentLifecycle implements Agent {
   private eventStream: Observable<AgentEvent> | undefined;
   private readonly inputFilters: readonly InputFilter[] = this.options.inputFilters ?? [];
+  /** The agent's output schema, in the form runs keep (`createAgent({ output })`). */
+  private readonly outputSpec: OutputSpec | undefined =
+    this.options.output === undefined ? undefined : outputSpecOf(this.options.output, "createAgent: output");
   private snapshotStream: Observable<AgentSnapshot> | undefined;
 
   get events$(): Observable<AgentEvent> {
@@ -105,11 +110,13 @@ export class AgentSession extends AgentLifecycle implements Agent {
     return this.live ? stateName(this.live.getSnapshot().value) : "idle";
   }
 
-  prompt(input: PromptInput, options?: RunOptions): Promise<RunOutcome> {
+  prompt(input: PromptInput, options?: RunOptions): Promise<RunOutcome<any>> {
     if (this.stopped) return Promise.reject(new Error("Agent is stopped"));
     let tools: ReadonlyMap<string, Tool>;
+    let output: OutputSpec | undefined;
     try {
       tools = this.toolsOfRun("prompt", options);
+      output = this.outputOfRun("prompt", options);
     } catch (error) {
       return Promise.reject(error as Error);
     }
@@ -121,17 +128,19 @@ export class AgentSession extends AgentLifecycle implements Agent {
     const screening = screenInput(this.inputFilters, messages);
     actor.send(
       screening.ok
-        ? { type: "PROMPT", messages: screening.messages }
+        ? { type: "PROMPT", messages: screening.messages, ...(output && { outputSpec: output }) }
         : { type: "PROMPT_REJECTED", reason: screening.reason },
     );
     return done;
   }
 
-  continue(options?: RunOptions): Promise<RunOutcome> {
+  continue(options?: RunOptions): Promise<RunOutcome<any>> {
     if (this.stopped) return Promise.reject(new Error("Agent is stopped"));
     let tools: ReadonlyMap<string, Tool>;
+    let output: OutputSpec | undefined;
     try {
       tools = this.toolsOfRun("continue", options);
+      output = this.outputOfRun("continue", options);
     } catch (error) {
       return Promise.reject(error as Error);
     }
@@ -146,7 +155,7 @@ export class AgentSession extends AgentLifecycle implements Agent {
     }
     const done = this.nextRunEnd();
     this.useToolsUntil(tools, done);
-    actor.send({ type: "CONTINUE" });
+    actor.send({ type: "CONTINUE", ...(output && { outputSpec: output }) });
     return done;
   }
 
@@ -281,6 +290,11 @@ export class AgentSession extends AgentLifecycle implements Agent {
     return options?.tools === undefined ? this.agentTools : runToolsOf(this.agentTools, options.tools);
   }
 
+  /** The run's output schema: its own (`options.output`), else the agent's. */
+  private outputOfRun(where: string, options: RunOptions | undefined): OutputSpec | undefined {
+    return options?.output !== undefined ? outputSpecOf(options.output, `${where}: output`) : this.outputSpec;
+  }
+
   /** The run sees `tools` until it ends; then the agent's own again (unless a newer run set its own). */
   private useToolsUntil(tools: ReadonlyMap<string, Tool>, end: Promise<RunOutcome>): void {
     useRunTools(this.runtime, tools);
@@ -331,7 +345,9 @@ export class AgentSession extends AgentLifecycle implements Agent {
         failures.delete(reject);
         // An idle agent keeps no empty set around.
         if (failures.size === 0 && this.failures === failures) this.failures = undefined;
-        resolve(runOutcomeOf(event, event.reason === "rejected" ? rejection : undefined));
+        resolve(
+          runOutcomeOf(event, event.rejection ?? (event.reason === "rejected" ? rejection : undefined)),
+        );
       });
       failures.add(reject);
     });

@@ -3,6 +3,7 @@ import type { Actor, SnapshotFrom } from "xstate";
 import type { AgentEvent } from "../core/events.js";
 import type { AgentMessage } from "../core/messages.js";
 import type { PromptInput, RunOptions } from "../core/options.js";
+import type { InferOutput, OutputOption } from "../core/output.js";
 import type { RunOutcome } from "../core/run-outcome.js";
 import type { ToolResult } from "../core/tool.js";
 import type { agentMachine } from "../machines/agent.machine.js";
@@ -18,8 +19,11 @@ export interface PendingApproval {
   args: unknown;
 }
 
-/** A running agent: an XState actor plus the observables and methods apps use. */
-export interface Agent {
+/**
+ * A running agent: an XState actor plus the observables and methods apps use. `TOutput` is the type
+ * of `outcome.output`, from `createAgent({ output })`'s schema.
+ */
+export interface Agent<TOutput = unknown> {
   readonly id: string;
   /** Every event of every run (hot: subscribe before you prompt). */
   readonly events$: Observable<AgentEvent>;
@@ -38,14 +42,21 @@ export interface Agent {
    * Starts a run; resolves with its outcome at `agent_end`, whatever it is (`reason`, the run's new
    * `messages`, `usage`, `errorMessage`): a failed run resolves with `reason: "error"`, it does not
    * reject. Rejects only when the run cannot start (the agent is running or stopped, or `options`
-   * are refused). `options.tools` adds tools for this run only (client-run tools a frontend brings).
+   * are refused). `options.tools` adds tools for this run only (client-run tools a frontend brings);
+   * `options.output` sets this run's output schema (else the agent's): the outcome's `output` is the
+   * validated object, typed from the schema.
    */
-  prompt(input: PromptInput, options?: RunOptions): Promise<RunOutcome>;
+  prompt<O extends OutputOption | undefined = undefined>(
+    input: PromptInput,
+    options?: RunOptions<O>,
+  ): Promise<RunOutcome<undefined extends O ? TOutput : InferOutput<O>>>;
   /**
    * Runs again from the current transcript (its last message must not be the assistant's, unless a
    * message is queued); resolves with the run's outcome, as `prompt` does.
    */
-  continue(options?: RunOptions): Promise<RunOutcome>;
+  continue<O extends OutputOption | undefined = undefined>(
+    options?: RunOptions<O>,
+  ): Promise<RunOutcome<undefined extends O ? TOutput : InferOutput<O>>>;
   /** Resolves when the agent is idle. */
   waitForIdle(): Promise<void>;
   /**

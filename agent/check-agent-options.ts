@@ -20,6 +20,7 @@ import {
   TOOL_RESULT_BUDGET_KEYS,
 } from "../core/options.js";
 import { checkLoopDetection } from "../machines/loop-detection.logic.js";
+import { outputSpecOf } from "../machines/output.logic.js";
 
 const WHERE = "createAgent";
 
@@ -51,6 +52,14 @@ export function checkAgentOptions(options: AgentOptions): void {
   checkOneOf(WHERE, "followUpMode", options.followUpMode, ["one-at-a-time", "all"]);
   checkHooks(options.hooks);
   checkInputFilters(options.inputFilters);
+  if (options.output !== undefined) outputSpecOf(options.output, `${WHERE}: output`);
+  if (options.outputFilters !== undefined) {
+    if (!Array.isArray(options.outputFilters)) {
+      refuseValue(WHERE, "outputFilters", "an array of functions", options.outputFilters);
+    }
+    options.outputFilters.forEach((filter, i) => checkType(WHERE, `outputFilters[${i}]`, filter, "function"));
+  }
+  checkInteger(WHERE, "outputFilterRetries", options.outputFilterRetries, 0);
   checkLimits(options.limits);
   checkNumber(WHERE, "toolTimeoutMs", options.toolTimeoutMs, { min: 0, exclusive: true, infinite: true });
   if (options.toolResultBudget !== false) {

@@ -6,6 +6,7 @@ import { resolveContextConfig } from "../context/config.js";
 import type { EffectJournal } from "../core/effect-journal.js";
 import { withMessageIds } from "../core/message-id.js";
 import type { AgentOptions } from "../core/options.js";
+import type { InferOutput, OutputOption } from "../core/output.js";
 import { agentMachine } from "../machines/agent.machine.js";
 import type { Tool } from "../tools/define-tool.js";
 import type { Agent } from "./agent.js";
@@ -29,8 +30,10 @@ export { followActors } from "./follow-actors.js";
  * const { reason, messages } = await agent.prompt("Hi");
  * ```
  */
-export function createAgent(options: AgentOptions): Agent {
-  return buildAgent(options, undefined);
+export function createAgent<O extends OutputOption | undefined = undefined>(
+  options: AgentOptions & { output?: O },
+): Agent<undefined extends O ? unknown : InferOutput<O>> {
+  return buildAgent(options, undefined) as Agent<undefined extends O ? unknown : InferOutput<O>>;
 }
 
 /**

@@ -30,6 +30,7 @@ const reports = [
   "compaction.ts",
   "context-window.ts",
   "frontends.ts",
+  "output.ts",
   "provider-cache.ts",
   "providers.ts",
   "telemetry.ts",

@@ -8,6 +8,8 @@ export interface CliArgs {
   prompt?: string;
   print: boolean;
   json: boolean;
+  /** `--output-schema <file>`: a JSON Schema file; the run's answer is an object of it, printed as JSON. */
+  outputSchema?: string;
   provider?: string;
   model?: string;
   strategy?: ToolExecutionStrategy;
@@ -57,6 +59,8 @@ Ctrl-C aborts the run (the transcript is kept), a second Ctrl-C quits.
 Options:
   -p, --print                 run one prompt non-interactively and print the answer
       --json                  print every event as a JSON line (non-interactive)
+      --output-schema <file>  with --print: the answer is a JSON object of this JSON Schema, printed
+                              as JSON (the model is told why an invalid one is refused, and retries)
       --provider <name>       anthropic | openai | openai-responses | openai-compatible | gemini | bedrock
       --model <id>            model id (default per provider); <provider>:<id> names both (bedrock:<id>)
       --strategy <s>          tool execution: parallel | sequential | auto | batched:N (default parallel)
@@ -93,6 +97,7 @@ bash commands are refused until you install it or pass --no-sandbox.`;
 export const OPTION_NAMES: readonly string[] = [
   "--print",
   "--json",
+  "--output-schema",
   "--provider",
   "--model",
   "--strategy",
@@ -209,6 +214,9 @@ export function parseArgs(argv: readonly string[]): CliArgs {
       case "--json":
         args.json = true;
         break;
+      case "--output-schema":
+        args.outputSchema = take(name);
+        break;
       case "--provider":
         args.provider = take(name);
         break;
@@ -291,6 +299,9 @@ export function parseArgs(argv: readonly string[]): CliArgs {
     throw new UsageError(
       "--allow-network is for the sandbox; without it (--no-sandbox) bash has the network anyway",
     );
+  }
+  if (args.outputSchema !== undefined && !args.print && !args.json) {
+    throw new UsageError("--output-schema needs --print (or --json): the object is printed as the answer");
   }
   if ([args.continue, args.resume !== undefined, args.recover !== undefined].filter(Boolean).length > 1)
     throw new UsageError("Use one of --continue, --resume and --recover");

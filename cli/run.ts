@@ -1,7 +1,7 @@
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { createInterface } from "node:readline/promises";
 import { type Agent, createAgent } from "../agent/create-agent.js";
-import type { AgentEndReason } from "../core/events.js";
+import type { AgentEndReason, AgentEventOf } from "../core/events.js";
 import { withLearnedWindow } from "../context/context-window.js";
 import { type AgentMessage, textOf } from "../core/messages.js";
 import { createPermissions } from "../tools/permissions.js";
@@ -14,7 +14,7 @@ import { costText, createSessionMeter } from "./status-line.js";
 import { legacySessionsDir, moveLegacySessions, sessionsRoot } from "./session-location.js";
 import { estimateTokens } from "../context/tokens.js";
 import { waitForQuit } from "./keep-open.js";
-import { runInteractive } from "./interactive.js";
+import { type InteractiveEnd, runInteractive } from "./interactive.js";
 import {
   createInspectorForCli,
   type InspectorHandle,
@@ -178,9 +178,15 @@ export async function runCli(
 ): Promise<number> {
   const early = earlyExit(argv, io);
   if ("status" in early) return early.status;
-  const { args } = early;
+  let { args } = early;
   try {
-    return await runAgent(args, io);
+    // `/clear`, `/resume` and `/model` end a session and name the next: it starts once the
+    // first is closed (its agent stopped, its files saved), on the same terminal.
+    for (;;) {
+      const result = await runAgent(args, io);
+      if (typeof result === "number") return result;
+      args = result.next;
+    }
   } catch (error) {
     const status = error instanceof UsageError ? 2 : 1;
     io.stderr.write(`agent-machine: ${(error as Error).message}\n`);
@@ -188,7 +194,30 @@ export async function runCli(
   }
 }
 
-async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
+/** The arguments the session after this one starts with: the interactive session asked for it. */
+function argsAfter(
+  args: CliArgs,
+  end: Exclude<InteractiveEnd, { kind: "quit" }>,
+  sessionId: string,
+): CliArgs {
+  const base: CliArgs = {
+    ...args,
+    prompt: undefined,
+    continue: false,
+    resume: undefined,
+    recover: undefined,
+  };
+  switch (end.kind) {
+    case "new-session":
+      return base;
+    case "resume":
+      return { ...base, resume: end.id ?? true };
+    case "switch-model":
+      return { ...base, resume: sessionId, model: end.model };
+  }
+}
+
+async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliArgs }> {
   const choice = await chooseModel(args, io.env);
   // The demo plays the user's part itself and ends by itself, in a terminal too.
   const mode: Mode = args.json
@@ -206,6 +235,8 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
     throw new Error(`${choice.reason} A session can only be resumed with a model: set an API key.`);
   }
 
+  // Read before anything starts: a missing or broken schema file is a usage error, not a failed run.
+  const output = args.outputSchema === undefined ? undefined : readOutputSchema(args.outputSchema);
   let cwd = resolveWorkspace(args.cwd);
   let prompt = args.prompt;
   let demoDir: string | undefined;
@@ -394,11 +425,13 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
 
   let lastReason: AgentEndReason | undefined;
   let lastMessages: AgentMessage[] = [];
+  let lastEnd: AgentEventOf<"agent_end"> | undefined;
   const subscriptions = [
     agent.events$.subscribe((event) => {
       if (event.type === "agent_end") {
         lastReason = event.reason;
         lastMessages = event.messages;
+        lastEnd = event;
       }
       if (view) view.handle(event);
       else if (mode === "json") io.stdout.write(`${JSON.stringify(event)}\n`);
@@ -459,7 +492,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
       if ((plan.wasRunning || queued) && last && (last.role !== "assistant" || queued))
         await agent.continue();
     }
-    if (prompt) await agent.prompt(prompt);
+    if (prompt) await agent.prompt(prompt, output === undefined ? undefined : { output });
   };
 
   let interrupts = 0;
@@ -482,7 +515,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
     // The first answer is rendered like the others: nothing runs before the renderer is there.
     await markdownReady;
     if (mode === "interactive") {
-      await runInteractive({
+      const end = await runInteractive({
         agent,
         view: view!,
         style,
@@ -496,8 +529,9 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
           visualizer ??= await startVisualizerForCli(agent, args.port);
           return visualizer.url;
         },
+        model: choice.provider.model,
       });
-      return 0;
+      return end.kind === "quit" ? 0 : { next: argsAfter(args, end, session.id) };
     }
     if (!prompt && !(plan?.wasRunning ?? false) && !io.stdin.isTTY) prompt = await readAll(io.stdin);
     if (!prompt && !plan) throw new UsageError("No prompt: pass one as an argument or on stdin");
@@ -508,7 +542,9 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
       screen?.flush();
       await waitForQuit(io.stdin);
     }
-    if (mode === "print") {
+    if (mode === "print" && output !== undefined) {
+      printOutput(lastEnd, io);
+    } else if (mode === "print") {
       const answer = lastAnswer(lastMessages.length ? lastMessages : agent.messages);
       if (answer) io.stdout.write(`${answer}\n`);
       if (lastReason && lastReason !== "stop") {
@@ -532,4 +568,37 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
     await telemetry.tracing?.shutdown();
     if (demoDir) rmSync(demoDir, { recursive: true, force: true });
   }
+}
+
+/** The JSON Schema of `--output-schema <file>`, read and parsed (relative to the current directory). */
+function readOutputSchema(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    throw new UsageError(`--output-schema: cannot read ${file}: ${(error as Error).message}`);
+  }
+  let schema: unknown;
+  try {
+    schema = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`--output-schema: ${file} is not JSON: ${(error as Error).message}`);
+  }
+  if (schema === null || typeof schema !== "object" || Array.isArray(schema)) {
+    throw new UsageError(`--output-schema: ${file} must hold a JSON Schema object`);
+  }
+  return schema as Record<string, unknown>;
+}
+
+/** `--print --output-schema`: the object as JSON on stdout; without one, why (and the last answer) on stderr. */
+function printOutput(end: AgentEventOf<"agent_end"> | undefined, io: CliIO): void {
+  if (end && "output" in end) {
+    io.stdout.write(`${JSON.stringify(end.output, null, 2)}\n`);
+    return;
+  }
+  const why = end?.errorMessage ?? end?.rejection ?? "";
+  io.stderr.write(
+    `agent-machine: no output: the run ended with reason "${end?.reason ?? "unknown"}"${why ? `: ${why}` : ""}\n`,
+  );
+  if (end?.rawOutput !== undefined) io.stderr.write(`agent-machine: the last answer was: ${end.rawOutput}\n`);
 }

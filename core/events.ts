@@ -61,8 +61,44 @@ export type AgentEvent =
        * when even the smallest compacted context was refused, `"auth"`, `"rate_limit"`, ...).
        */
       errorKind?: ProviderErrorKind;
+      /** The validated object, when the run has an output schema and ended with reason `"stop"`. */
+      output?: unknown;
+      /** The warnings of the output filters on the final answer (`createAgent({ outputFilters })`). */
+      outputWarnings?: string[];
+      /** With reason `"rejected"`: why (an input filter refused the prompt, or an output filter the last answer). */
+      rejection?: string;
+      /** The model's last answer when it was never valid output, or was rejected (withheld from `output`). */
+      rawOutput?: string;
     }
   | { type: "input_rejected"; reason: string }
+  /**
+   * The object of the answer streaming, as far as it has arrived (a best-effort parse of the
+   * partial JSON): for UIs that render its fields as they come. Only runs with an output schema.
+   */
+  | { type: "output_delta"; partial: unknown }
+  /**
+   * The final answer did not parse or failed the output schema: `retry` when the model is told the
+   * error and answers again (attempt `attempt` of `maxRepairs + 1`), `fail` when the run ends with it.
+   */
+  | {
+      type: "output_invalid";
+      error: string;
+      raw: string;
+      attempt: number;
+      maxRepairs: number;
+      action: "retry" | "fail";
+    }
+  /**
+   * One output filter's verdict on the final answer. A `reject` either goes back to the model
+   * (`action: "retry"`) or ends the run with reason `"rejected"` (`action: "end"`).
+   */
+  | {
+      type: "output_filter";
+      filter: string;
+      verdict: "pass" | "warn" | "reject";
+      reason?: string;
+      action?: "retry" | "end";
+    }
   | { type: "compaction"; level: 1 | 2 | 3; tokensBefore: number; tokensAfter: number }
   | {
       /**

@@ -5,6 +5,7 @@ import type { Provider } from "./provider.js";
 import type { Tool, ToolResult } from "./tool.js";
 import type { AgentMessage, ImageContent, Message, TextContent, ToolCall, UserMessage } from "./messages.js";
 import type { OptionKeys } from "./option-keys.js";
+import type { OutputFilter, OutputOption } from "./output.js";
 import type { SnapshotMigration } from "./snapshot-version.js";
 
 /** How the calls of one assistant message run. See `createAgent({ toolExecution })`. */
@@ -165,6 +166,21 @@ export interface AgentOptions {
   followUpMode?: QueueMode;
   hooks?: AgentHooks;
   inputFilters?: InputFilter[];
+  /**
+   * The result every run returns: a zod 4 schema (or a JSON Schema, or `{ schema, name?,
+   * maxRepairs? }`). The final answer must be a JSON object of it: `outcome.output` carries it,
+   * validated and typed; an invalid answer goes back to the model with the error (docs/output.md).
+   * `prompt(input, { output })` sets one per run.
+   */
+  output?: OutputOption;
+  /**
+   * Checks of the final answer (text or object), the mirror of `inputFilters`: each passes, warns
+   * (`outcome.outputWarnings`) or rejects (the model is told why and answers again, up to
+   * `outputFilterRetries` times; then the run ends with reason `"rejected"`). First reject wins.
+   */
+  outputFilters?: OutputFilter[];
+  /** Times an answer an output filter rejected goes back to the model. Default 2. */
+  outputFilterRetries?: number;
   limits?: AgentLimits;
   /** Compaction budget; without it the context is never compacted. */
   context?: ContextConfig;
@@ -239,6 +255,9 @@ export const AGENT_OPTION_KEYS: OptionKeys<AgentOptions> = {
   followUpMode: true,
   hooks: true,
   inputFilters: true,
+  output: true,
+  outputFilters: true,
+  outputFilterRetries: true,
   limits: true,
   context: true,
   toolTimeoutMs: true,
@@ -336,9 +355,10 @@ export type PromptInput = string | UserMessage | AgentMessage | AgentMessage[];
  * ```ts
  * const pickColor = defineClientTool({ name: "pick_color", description: "Asks the user", parameters: z.object({}) });
  * await agent.prompt("Which color?", { tools: [pickColor] });
+ * const { output } = await agent.prompt("Triage it", { output: z.object({ severity: z.enum(["low", "high"]) }) });
  * ```
  */
-export interface RunOptions {
+export interface RunOptions<TOutput extends OutputOption | undefined = OutputOption | undefined> {
   /**
    * Tools for this run only, besides the agent's own: typically client-run tools a frontend
    * declares per request (AG-UI's `RunAgentInput.tools`, built with `defineClientTool`). The model
@@ -348,9 +368,15 @@ export interface RunOptions {
    * no longer offer them.
    */
   tools?: readonly Tool[];
+  /**
+   * This run's output schema, instead of the agent's (`createAgent({ output })`): the outcome's
+   * `output` is typed from it (docs/output.md).
+   */
+  output?: TOutput;
 }
 
 /** The keys of {@link RunOptions}. */
 export const RUN_OPTION_KEYS: OptionKeys<RunOptions> = {
   tools: true,
+  output: true,
 };

@@ -2,6 +2,7 @@
 // implementations (and `isRetryableKind`) live in providers/; every floor that speaks to a model
 // stands on these.
 import type { Message, StopReason, Usage } from "./messages.js";
+import type { OutputRequest } from "./output.js";
 
 /** A tool as the model sees it: its name, what it does, and a JSON Schema of its arguments. */
 export interface ToolSpec {
@@ -22,9 +23,18 @@ export interface ProviderRequest {
   tools: ToolSpec[];
   /**
    * `"none"`: the model must answer in text and call no tool, though `tools` are still listed (the
-   * transcript refers to them, and keeping them keeps the prompt cache). Absent: the model chooses.
+   * transcript refers to them, and keeping them keeps the prompt cache). `"required"`: the model
+   * must call a tool (providers that give the output schema as a tool ask for it). Absent: the model
+   * chooses.
    */
-  toolChoice?: "none";
+  toolChoice?: "none" | "required";
+  /**
+   * The run's output schema: the final answer (the one without tool calls) must be a JSON object of
+   * this schema. A provider uses its API's structured output where it has one that works together
+   * with tools, else an output tool the model calls to finish (`withOutputTool`); either way the
+   * answer reaches the agent as text (docs/output.md).
+   */
+  output?: OutputRequest;
 }
 
 export type ProviderErrorKind =

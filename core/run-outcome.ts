@@ -15,7 +15,7 @@ import type { ProviderErrorKind } from "./provider.js";
  * else console.log(messages.at(-1), `${usage.totalTokens} tokens`);
  * ```
  */
-export interface RunOutcome {
+export interface RunOutcome<TOutput = unknown> {
   /** Why the run ended: `"stop"` (the model answered), `"aborted"`, `"error"`, `"limit"`, `"rejected"`, `"loop"`. */
   reason: AgentEndReason;
   /** The messages this run added to the transcript (the user's prompt first, when it was given). */
@@ -26,8 +26,21 @@ export interface RunOutcome {
   errorMessage?: string;
   /** With reason `"error"` from the model: what failed, machine-readable (`"auth"`, `"rate_limit"`, …). */
   errorKind?: ProviderErrorKind;
-  /** Why the input filters refused the prompt (reason `"rejected"`). */
+  /**
+   * With reason `"rejected"`: why an input filter refused the prompt, or an output filter the last
+   * answer (which is then withheld: no `output`, the answer only in `rawOutput`).
+   */
   rejection?: string;
+  /**
+   * The run's typed result, with an output schema (`createAgent({ output })`, `prompt(input, { output })`):
+   * the validated object, present whenever the run ended with reason `"stop"`. A run whose model never
+   * gave a valid object ends with reason `"error"` instead (never a silent `undefined`).
+   */
+  output?: TOutput;
+  /** The output filters' warnings on the final answer. */
+  outputWarnings?: string[];
+  /** The model's last answer, when it was never valid output (reason `"error"`) or was rejected. */
+  rawOutput?: string;
 }
 
 /**
@@ -39,7 +52,10 @@ export interface RunOutcome {
  * agent.events$.subscribe((e) => e.type === "agent_end" && save(runOutcomeOf(e)));
  * ```
  */
-export function runOutcomeOf(end: AgentEventOf<"agent_end">, rejection?: string): RunOutcome {
+export function runOutcomeOf<TOutput = unknown>(
+  end: AgentEventOf<"agent_end">,
+  rejection = end.rejection,
+): RunOutcome<TOutput> {
   return {
     reason: end.reason,
     messages: end.messages,
@@ -47,5 +63,8 @@ export function runOutcomeOf(end: AgentEventOf<"agent_end">, rejection?: string)
     ...(end.errorMessage !== undefined && { errorMessage: end.errorMessage }),
     ...(end.errorKind !== undefined && { errorKind: end.errorKind }),
     ...(rejection !== undefined && { rejection }),
+    ...("output" in end && { output: end.output as TOutput }),
+    ...(end.outputWarnings !== undefined && { outputWarnings: end.outputWarnings }),
+    ...(end.rawOutput !== undefined && { rawOutput: end.rawOutput }),
   };
 }

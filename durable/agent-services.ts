@@ -562,6 +562,7 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
       startedAt: run.startedAt,
       endedAt,
       ...(result.errorMessage !== undefined && { errorMessage: result.errorMessage }),
+      ...(result.output !== undefined && { output: result.output }),
     };
     ctx.set("lastRun", lastRun);
   }

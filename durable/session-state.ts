@@ -38,6 +38,8 @@ export interface LastRun {
   runId: string;
   reason: AgentEndReason;
   errorMessage?: string;
+  /** The run's typed result, with an output schema (journaled with the final message). */
+  output?: unknown;
   usage: Usage;
   startedAt: number;
   endedAt: number;

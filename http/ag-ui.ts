@@ -66,7 +66,9 @@ export function agUiEncoder(options: AgUiEncoderOptions): StreamEncoder {
       const settings: AgUiEventEncoderOptions = { ...options, threadId: context.threadId };
       encoder = new AgUiEventEncoder(settings);
       // A replay starts from the response's first event: the transcript then is not known here.
-      return frames(encoder.open(context.kind === "replay" ? undefined : context.messages));
+      return frames(
+        context.kind === "replay" ? encoder.open() : encoder.open(context.messages, context.transcript),
+      );
     },
     event(event) {
       return encoder ? frames(encoder.event(event)) : "";

@@ -167,11 +167,15 @@ class AiSdkEncoder implements StreamEncoder {
       case "retry":
         write(dataChunk("retry", { attempt: event.attempt, delayMs: event.delayMs, error: event.error }));
         break;
+      // Typed results (docs/output.md) too: the partial object as it streams, and the answer checks.
       case "compaction":
       case "limit_reached":
       case "loop_detected":
       case "context_window_learned":
-      case "input_rejected": {
+      case "input_rejected":
+      case "output_delta":
+      case "output_invalid":
+      case "output_filter": {
         const { type, ...data } = event;
         write(dataChunk(type.replace(/_/g, "-"), data));
         break;
@@ -315,6 +319,9 @@ class AiSdkEncoder implements StreamEncoder {
         reason: event.reason,
         usage: event.usage,
         ...(event.errorMessage ? { errorMessage: event.errorMessage } : {}),
+        ...("output" in event && { output: event.output }),
+        ...(event.outputWarnings && { outputWarnings: event.outputWarnings }),
+        ...(event.rejection !== undefined && { rejection: event.rejection }),
       }),
     );
     switch (event.reason) {

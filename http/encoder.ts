@@ -30,6 +30,12 @@ export interface ResponseContext {
   messages: readonly AgentMessage[];
   /** The user message this response answers (its id is the client's, when it sent one). */
   userMessageId?: string;
+  /**
+   * The agent's transcript at the moment it is called, for an encoder that must resynchronise its
+   * client mid-response (AG-UI: after a compaction rewrote the transcript, or to withdraw a failed
+   * attempt).
+   */
+  transcript?: () => readonly AgentMessage[];
 }
 
 /**

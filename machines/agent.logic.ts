@@ -13,6 +13,8 @@ import {
 import type { ProviderErrorKind } from "../providers/provider.js";
 import type { AgentLimits, InputFilter, PromptInput, QueueMode } from "../core/options.js";
 import type { LoopState } from "./loop-detection.logic.js";
+import type { OutputSpec } from "../core/output.js";
+import type { AnswerCheck } from "./output.logic.js";
 import { messagesFrom } from "./transcript.js";
 
 const EMPTY: readonly never[] = Object.freeze([]);
@@ -64,10 +66,16 @@ export interface RunState {
   loop?: LoopState;
   /** A limit was reached and this turn asks the model for its answer, without tools. */
   answeringLimit: boolean;
+  /** The run's output schema (absent: the run answers in text). */
+  output?: OutputSpec;
+  /** What the output checks found in the run's last final answer (with an output schema or filters). */
+  answer?: AnswerCheck;
+  /** Answers sent back to the model in this run: invalid ones (`repairs`), rejected ones (`rejections`). */
+  outputRetries?: { repairs: number; rejections: number };
 }
 
-/** A fresh run whose messages will begin at `firstMessage` in the transcript. */
-export function newRun(firstMessage = 0): RunState {
+/** A fresh run whose messages will begin at `firstMessage` in the transcript (with its output schema). */
+export function newRun(firstMessage = 0, output?: OutputSpec): RunState {
   return {
     turn: 0,
     usage: emptyUsage(),
@@ -79,6 +87,8 @@ export function newRun(firstMessage = 0): RunState {
     forceCompaction: false,
     overflowRetried: false,
     answeringLimit: false,
+    // Only when set: the initial context's shape (and so the snapshot version) stays as it was.
+    ...(output && { output }),
   };
 }
 
@@ -118,6 +128,10 @@ export function openedRun(run: RunState): RunState {
     errorKind: run.errorKind,
     loop: run.loop,
     answeringLimit: run.answeringLimit,
+    output: run.output,
+    // The checks of a final answer belong to its turn.
+    answer: undefined,
+    outputRetries: run.outputRetries,
   };
   return next;
 }

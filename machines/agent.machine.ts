@@ -128,6 +128,7 @@ export const agentMachine = agentSetup.createMachine({
             input: ({ context }) => ({
               turn: context.run.turn,
               ...(context.run.answeringLimit && { toolChoice: "none" as const }),
+              ...(context.run.output && { output: context.run.output }),
             }),
             onError: {
               target: "turnEnd",
@@ -169,6 +170,7 @@ export const agentMachine = agentSetup.createMachine({
                 actions: [
                   { type: "learnContextWindow", params: ({ event }) => event },
                   { type: "recordAssistant", params: ({ event }) => event },
+                  { type: "recordAnswer", params: ({ event }) => event },
                 ],
               },
             ],
@@ -263,6 +265,8 @@ export const agentMachine = agentSetup.createMachine({
           entry: { type: "scheduleCheck", params: "followUp" satisfies InboxKind },
           on: {
             CHECK: [
+              // An answer not taken (invalid output, a filter's reject) goes back to the model first.
+              { guard: "answerNeedsRetry", target: "turnGate", actions: "askForBetterAnswer" },
               { guard: "hasFollowUp", target: "turnGate", actions: "takeFollowUp" },
               { target: "ending" },
             ],

@@ -5,6 +5,7 @@ import { type AiSdkSpecVersion, toAiSdkPrompt } from "./internal/ai-sdk-prompt.j
 import { type AiSdkStreamPart, aiSdkStreamEvents, classifyAiSdkError } from "./internal/ai-sdk-stream.js";
 import { withCost } from "./pricing.js";
 import type { Provider, ProviderEvent, ProviderRequest } from "./provider.js";
+import { withOutputTool } from "./internal/structured-output.js";
 
 /**
  * What {@link aiSdk} needs of an AI SDK language model: the provider-level `LanguageModel`
@@ -83,5 +84,10 @@ export function aiSdk(model: AiSdkLanguageModel, options: AiSdkOptions = {}): Pr
     }
   }
 
-  return { id, model: model.modelId, stream: (request, signal) => stream(request, signal) };
+  // The wrapped model may be any provider's: the output tool works with every one that calls tools.
+  return {
+    id,
+    model: model.modelId,
+    stream: (request, signal) => withOutputTool(request, (forced) => stream(forced, signal)),
+  };
 }

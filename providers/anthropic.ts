@@ -2,6 +2,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
 import { checkHttpUrl, checkInteger, checkString, checkType, refuseValue } from "../core/option-values.js";
 import { toAnthropicRequest } from "./internal/anthropic-request.js";
+import { anthropicOutputConfig } from "./internal/structured-output.js";
 import { processEnv } from "./internal/env.js";
 import { anthropicStreamEvents } from "./internal/anthropic-stream.js";
 import { classifyProviderError } from "./internal/errors.js";
@@ -101,6 +102,8 @@ export function anthropic(options: AnthropicOptions): Provider {
           max_tokens: maxTokens,
           ...parts,
           ...thinkingParam(options.thinking),
+          // Structured outputs (JSON format), which work together with tools: docs/output.md.
+          ...(request.output ? { output_config: anthropicOutputConfig(request.output) } : {}),
           stream: true,
         },
         { signal },

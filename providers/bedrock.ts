@@ -10,6 +10,7 @@ import {
 import { loadOptionalPeer } from "./internal/optional-peer.js";
 import { withCost } from "./pricing.js";
 import type { Provider, ProviderEvent, ProviderRequest } from "./provider.js";
+import { withOutputTool } from "./internal/structured-output.js";
 
 /** Options of {@link bedrock}. */
 export interface BedrockOptions {
@@ -129,7 +130,12 @@ export function bedrock(options: BedrockOptions): Provider {
     }
   }
 
-  return { id: "bedrock", model, stream: (request, signal) => stream(request, signal) };
+  // Converse has no structured output that combines with tools: the output is a tool (docs/output.md).
+  return {
+    id: "bedrock",
+    model,
+    stream: (request, signal) => withOutputTool(request, (forced) => stream(forced, signal)),
+  };
 }
 
 function checkBedrockOptions(options: BedrockOptions): void {

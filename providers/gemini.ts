@@ -7,6 +7,7 @@ import { classifyGeminiError, type GeminiChunk, geminiStreamEvents } from "./int
 import { loadOptionalPeer } from "./internal/optional-peer.js";
 import { withCost } from "./pricing.js";
 import type { Provider, ProviderEvent, ProviderRequest } from "./provider.js";
+import { withOutputTool } from "./internal/structured-output.js";
 
 /** Options of {@link gemini}. */
 export interface GeminiOptions {
@@ -164,7 +165,8 @@ export function gemini(options: GeminiOptions): Provider {
   return {
     id: vertex ? "gemini-vertex" : "gemini",
     model,
-    stream: (request, signal) => stream(request, signal),
+    // Gemini's responseSchema does not combine with function calling: the output is a tool (docs/output.md).
+    stream: (request, signal) => withOutputTool(request, (forced) => stream(forced, signal)),
   };
 }
 

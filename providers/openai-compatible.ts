@@ -1,7 +1,14 @@
 import { createOpenAIProvider } from "./internal/openai-provider.js";
 import type { Provider } from "./provider.js";
 import { checkOptionKeys } from "../core/option-keys.js";
-import { checkHttpUrl, checkInteger, checkString, checkType, refuseValue } from "../core/option-values.js";
+import {
+  checkHttpUrl,
+  checkInteger,
+  checkOneOf,
+  checkString,
+  checkType,
+  refuseValue,
+} from "../core/option-values.js";
 
 /** Options of {@link openaiCompatible}. */
 export interface OpenAICompatibleOptions {
@@ -18,6 +25,13 @@ export interface OpenAICompatibleOptions {
    * visible to whoever uses the page.
    */
   dangerouslyAllowBrowser?: boolean;
+  /**
+   * How an output schema (`createAgent({ output })`) is asked for. `"tool"` (default): an output tool
+   * the model must call to finish, which any server with tool calling understands; `"native"`: the
+   * `response_format` JSON schema, for servers that support it together with tools (vLLM, recent
+   * Ollama, OpenRouter for some models). See docs/output.md.
+   */
+  structuredOutput?: "native" | "tool";
 }
 
 /**
@@ -38,6 +52,7 @@ export function openaiCompatible(options: OpenAICompatibleOptions): Provider {
     apiKey: true,
     maxTokens: true,
     dangerouslyAllowBrowser: true,
+    structuredOutput: true,
   });
   checkOpenAICompatibleOptions(options);
   return createOpenAIProvider({
@@ -49,6 +64,7 @@ export function openaiCompatible(options: OpenAICompatibleOptions): Provider {
     maxTokens: options.maxTokens,
     legacyMaxTokens: true,
     dangerouslyAllowBrowser: options.dangerouslyAllowBrowser,
+    structuredOutput: options.structuredOutput ?? "tool",
   });
 }
 
@@ -69,4 +85,5 @@ function checkOpenAICompatibleOptions(options: OpenAICompatibleOptions): void {
   checkString(where, "apiKey", options.apiKey);
   checkInteger(where, "maxTokens", options.maxTokens, 1);
   checkType(where, "dangerouslyAllowBrowser", options.dangerouslyAllowBrowser, "boolean");
+  checkOneOf(where, "structuredOutput", options.structuredOutput, ["native", "tool"]);
 }

@@ -54,7 +54,13 @@ class Thread {
 
   respond(start: () => void, client: ClientVersion): Promise<AgUiEvent[]> {
     const encoder = agUiEncoder({ runId: `run-${++this.runs}`, client: client === "1.0" ? "1.0" : "legacy" });
-    let wire = encoder.open({ kind: "run", threadId: "t1", runId: undefined, messages: this.agent.messages });
+    let wire = encoder.open({
+      kind: "run",
+      threadId: "t1",
+      runId: undefined,
+      messages: this.agent.messages,
+      transcript: () => this.agent.messages,
+    });
     return new Promise((resolve) => {
       let done = false;
       const finish = (ending: ResponseEnding) => {
@@ -411,6 +417,35 @@ describe.each(["1.0", "0.0.59"] as const)("AG-UI encoder with @ag-ui/client %s",
     const sub = events.filter((e) => e.type.startsWith("SUBAGENT_"));
     expect(sub.map((e) => e.type)).toEqual(["SUBAGENT_STARTED", "SUBAGENT_FINISHED"]);
     expect(sub[0]).toMatchObject({ name: "research", parentToolCallId: "s1", subagentRunId: "research-s1" });
+    expect(clientTranscript(client)).toEqual(toAgUiMessages(agent.messages));
+  });
+});
+
+describe.each(["1.0", "0.0.59"] as const)("AG-UI encoder and compaction, @ag-ui/client %s", (version) => {
+  it("a compaction mid-run resynchronises the client: its transcript equals the server's, in order", async () => {
+    const read = defineTool({
+      name: "read",
+      description: "Reads a file",
+      parameters: z.object({ path: z.string() }),
+      execute: ({ path }) => `${path}: ${"lorem ipsum ".repeat(300)}`,
+    });
+    const steps: ScriptedStep[] = [
+      ...Array.from({ length: 6 }, (_, i) => ({
+        thinking: `next file ${i}`,
+        toolCalls: [{ id: `r${i}`, name: "read", arguments: { path: `f${i}.txt` } }],
+      })),
+      { text: "All read." },
+    ];
+    const agent = createAgent({
+      provider: scripted(steps),
+      tools: [read],
+      context: { maxContextTokens: 4_000, keepRecent: 2 },
+    });
+    const thread = new Thread(agent);
+    const client = new InProcessClient(version);
+    const { events, run } = await turn(thread, client, "u1", "read them all");
+    expectClean(run, "success");
+    expect(events.some((e) => e.name === "agent-machine.compaction")).toBe(true);
     expect(clientTranscript(client)).toEqual(toAgUiMessages(agent.messages));
   });
 });

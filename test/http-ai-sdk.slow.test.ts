@@ -35,15 +35,15 @@ const pickColor = defineClientTool({
   description: "Asks the user for a color",
   parameters: z.object({ options: z.array(z.string()) }),
 });
-const slow = defineTool({
-  name: "slow",
-  description: "Takes a while",
+// Runs until its call is aborted: an abort test must not race a timer on a loaded machine.
+const hang = defineTool({
+  name: "hang",
+  description: "Waits for the abort",
   parameters: z.object({}),
-  execute: async (_args, { signal }) => {
-    await new Promise((resolve) => setTimeout(resolve, 150));
-    signal?.throwIfAborted();
-    return "slow done";
-  },
+  execute: (_args, { signal }) =>
+    new Promise<string>((_resolve, reject) =>
+      signal?.addEventListener("abort", () => reject(new Error("aborted"))),
+    ),
 });
 
 const closers: (() => Promise<void>)[] = [];
@@ -265,10 +265,22 @@ for (const client of AI_SDK_CLIENTS) {
 
       it("a steer sent over the side route mid-run shows inside the assistant message", async () => {
         const provider = scripted([
-          { toolCalls: [{ name: "slow", arguments: {} }] },
+          { toolCalls: [{ name: "gated", arguments: {} }] },
           { text: "Noted: in French." },
         ]);
-        const { base, host } = await startHost(() => ({ provider, tools: [slow] }), target);
+        // The call ends only once the steer is queued: no race with a timer on a loaded machine.
+        let release!: () => void;
+        const queued = new Promise<void>((resolve) => (release = resolve));
+        const gated = defineTool({
+          name: "gated",
+          description: "Waits for the test",
+          parameters: z.object({}),
+          execute: async () => {
+            await queued;
+            return "done";
+          },
+        });
+        const { base, host } = await startHost(() => ({ provider, tools: [gated] }), target);
         const { chat, errors } = await newChat(base, { id: "steer" });
         const sent = chat.sendMessage({ text: "do the slow thing" });
         await until(() => host.agent("steer")?.state === "running.executing");
@@ -278,6 +290,7 @@ for (const client of AI_SDK_CLIENTS) {
           body: JSON.stringify({ text: "answer in French", id: "steer-1" }),
         });
         expect(steer.status).toBe(202);
+        release();
         await sent;
         await settle(chat, base);
         expect(errors).toEqual([]);
@@ -289,11 +302,11 @@ for (const client of AI_SDK_CLIENTS) {
         await expectSameTranscript(chat, base, target);
       });
 
-      it("abort (side route), error and limit endings reach the client as such", async () => {
+      it("abort (side route), error, limit and loop endings reach the client as such", async () => {
         const scripts: Record<string, AgentOptions> = {
           abort: {
-            provider: scripted([{ toolCalls: [{ name: "slow", arguments: {} }] }, { text: "never" }]),
-            tools: [slow],
+            provider: scripted([{ toolCalls: [{ name: "hang", arguments: {} }] }, { text: "never" }]),
+            tools: [hang],
           },
           error: { provider: scripted([{ text: "Partial", error: { kind: "auth", message: "bad key" } }]) },
           limit: {
@@ -303,6 +316,11 @@ for (const client of AI_SDK_CLIENTS) {
             ]),
             tools: [weather],
             limits: { maxTurns: 1, onLimit: "stop" },
+          },
+          loop: {
+            provider: scripted(() => ({ toolCalls: [{ name: "weather", arguments: { city: "Oslo" } }] })),
+            tools: [weather],
+            loopDetection: { maxIdenticalCalls: 2 },
           },
         };
         const { base, host } = await startHost((id) => scripts[id], target);
@@ -330,7 +348,7 @@ for (const client of AI_SDK_CLIENTS) {
             expect(chat.status).toBe("ready");
           }
         }
-        expect(ended).toEqual({ abort: "aborted", error: "error", limit: "limit" });
+        expect(ended).toEqual({ abort: "aborted", error: "error", limit: "limit", loop: "loop" });
       });
 
       it("fuzz: random runs (text, thinking, server / approval / client-run calls, retries) give 0 client errors", async () => {
@@ -421,7 +439,7 @@ for (const client of AI_SDK_CLIENTS) {
       it("a dropped connection does not abort the run; the resumed stream replaces the partial message", async () => {
         const text =
           "A long answer that streams in many small pieces so the client can drop halfway. ".repeat(3);
-        const provider = scripted([{ text, chunkSize: 4, delayMs: 3 }]);
+        const provider = scripted([{ text, chunkSize: 4, delayMs: 10 }]);
         const { base, host } = await startHost(() => ({ provider }), target);
         const { chat, errors } = await newChat(base, { id: "drop" });
         const sent = chat.sendMessage({ text: "tell me a long story" });

@@ -351,7 +351,8 @@ describe("the session host: threads rest and come back", () => {
     expect(agent.hibernated).toBe(false); // a run waiting for the client is not idle
     expect((await post(host, "/threads/t1/deny", { toolCallId: "call_0_0", reason: "no" })).status).toBe(200);
     await agent.waitForIdle();
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let i = 0; i < 200 && !agent.hibernated; i++)
+      await new Promise((resolve) => setTimeout(resolve, 10));
     expect(agent.hibernated).toBe(true);
     // Nothing to resume after the end: the AI SDK transport reads 204 as "no stream".
     expect((await get(host, "/chat/t1/stream")).status).toBe(204);

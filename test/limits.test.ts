@@ -124,7 +124,13 @@ describe("input filters", () => {
     expect(events).toEqual([
       { type: "agent_start" },
       { type: "input_rejected", reason: "Looks like a password" },
-      { type: "agent_end", messages: [], reason: "rejected", usage: expect.any(Object) },
+      {
+        type: "agent_end",
+        messages: [],
+        reason: "rejected",
+        usage: expect.any(Object),
+        rejection: "Looks like a password",
+      },
     ]);
     expect(agent.messages).toEqual([]);
     expect(provider.calls).toBe(0);

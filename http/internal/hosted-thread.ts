@@ -78,6 +78,7 @@ export class HostedThreadImpl implements HostedThread {
       runId: kind === "run" ? undefined : this.runId,
       messages: this.agent.messages.slice(),
       userMessageId: input.message?.id,
+      transcript: () => this.agent.messages,
     };
     // Subscribed before anything is applied: prompt, approve and deny publish synchronously.
     const { body, sink } = this.attach(encoder, context);

@@ -2,6 +2,7 @@ import { setup } from "xstate";
 import type { AgentEvent } from "../../core/events.js";
 import { compactionActions } from "./actions/compaction.js";
 import { modelAnswerActions } from "./actions/model-answer.js";
+import { outputActions } from "./actions/output.js";
 import { queueActions } from "./actions/queues.js";
 import { runActions } from "./actions/run.js";
 import { toolCallActions } from "./actions/tool-calls.js";
@@ -36,5 +37,6 @@ export const agentSetup = setup({
     ...compactionActions,
     ...modelAnswerActions,
     ...toolCallActions,
+    ...outputActions,
   },
 });

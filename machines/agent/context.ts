@@ -3,6 +3,7 @@ import type { ToolCallOutput } from "../../actors/tool-call.machine.js";
 import type { ContextConfig, TokenCalibration } from "../../context/config.js";
 import { withMessageIds } from "../../core/message-id.js";
 import type { AgentMessage, ToolResultMessage } from "../../core/messages.js";
+import type { OutputSpec } from "../../core/output.js";
 import type {
   AgentLimits,
   LoopDetectionOptions,
@@ -56,8 +57,9 @@ export interface AgentContext {
 }
 
 export type AgentMachineEvent =
-  | { type: "PROMPT"; messages: AgentMessage[] }
-  | { type: "CONTINUE" }
+  /** `outputSpec`: the run's output schema (see `createAgent({ output })`). */
+  | { type: "PROMPT"; messages: AgentMessage[]; outputSpec?: OutputSpec }
+  | { type: "CONTINUE"; outputSpec?: OutputSpec }
   | { type: "PROMPT_REJECTED"; reason: string }
   | { type: "STEER"; message: AgentMessage }
   | { type: "FOLLOW_UP"; message: AgentMessage }

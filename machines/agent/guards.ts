@@ -72,6 +72,9 @@ export const agentGuards = {
     verdictOf(context) === undefined &&
     !turnOverBudget(context),
   hasFollowUp: ({ context }: Args) => context.followUpQueue.length > 0,
+  /** The final answer was not taken (invalid output, or an output filter's reject) and may be tried again. */
+  answerNeedsRetry: ({ context }: Args) =>
+    context.run.answer?.problem !== undefined && context.run.endReason === undefined,
   executionSpawned: ({ context }: Args) => context.run.executionSpawned,
 };
 

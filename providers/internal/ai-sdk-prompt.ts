@@ -50,7 +50,7 @@ export function toAiSdkPrompt(
   request: ProviderRequest,
   version: AiSdkSpecVersion,
   providerId: string,
-): { prompt: AiSdkPromptMessage[]; tools?: object[]; toolChoice?: { type: "none" } } {
+): { prompt: AiSdkPromptMessage[]; tools?: object[]; toolChoice?: { type: "none" | "required" } } {
   const prompt: AiSdkPromptMessage[] = [];
   if (request.systemPrompt) prompt.push({ role: "system", content: request.systemPrompt });
   let results: object[] | undefined;
@@ -123,6 +123,6 @@ export function toAiSdkPrompt(
   return {
     prompt,
     tools,
-    ...(request.toolChoice === "none" ? { toolChoice: { type: "none" as const } } : {}),
+    ...(request.toolChoice ? { toolChoice: { type: request.toolChoice } } : {}),
   };
 }

@@ -83,7 +83,7 @@ export function toBedrockRequest(
 ): {
   messages: BedrockMessage[];
   system?: BedrockBlock[];
-  toolConfig?: { tools: object[] };
+  toolConfig?: { tools: object[]; toolChoice?: { any: object } };
 } {
   const messages: BedrockMessage[] = [];
   const push = (role: "user" | "assistant", content: BedrockBlock[]) => {
@@ -127,6 +127,7 @@ export function toBedrockRequest(
         })),
         ...(options.cache ? [CACHE_POINT] : []),
       ],
+      ...(request.toolChoice === "required" && { toolChoice: { any: {} } }),
     };
   }
   return out;

@@ -80,7 +80,7 @@ export function toGeminiRequest(request: ProviderRequest): {
   contents: GeminiContent[];
   systemInstruction?: string;
   tools?: { functionDeclarations: { name: string; description: string; parametersJsonSchema: unknown }[] }[];
-  toolConfig?: { functionCallingConfig: { mode: "NONE" } };
+  toolConfig?: { functionCallingConfig: { mode: "NONE" | "ANY" } };
 } {
   const contents: GeminiContent[] = [];
   let results: GeminiPart[] | undefined; // the open user turn of function responses
@@ -134,6 +134,7 @@ export function toGeminiRequest(request: ProviderRequest): {
       },
     ];
     if (request.toolChoice === "none") out.toolConfig = { functionCallingConfig: { mode: "NONE" } };
+    if (request.toolChoice === "required") out.toolConfig = { functionCallingConfig: { mode: "ANY" } };
   }
   return out;
 }

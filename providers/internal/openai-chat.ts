@@ -43,7 +43,7 @@ function userContent(content: string | (TextContent | ImageContent)[]): string |
 export function toChatRequest(request: ProviderRequest): {
   messages: ChatMessage[];
   tools?: ChatTool[];
-  tool_choice?: "none";
+  tool_choice?: "none" | "required";
 } {
   const messages: ChatMessage[] = [];
   if (request.systemPrompt) messages.push({ role: "system", content: request.systemPrompt });
@@ -106,7 +106,7 @@ export function toChatRequest(request: ProviderRequest): {
     type: "function",
     function: { name: tool.name, description: tool.description, parameters: tool.parameters },
   }));
-  return { messages, tools, ...(request.toolChoice === "none" && { tool_choice: "none" as const }) };
+  return { messages, tools, ...(request.toolChoice && { tool_choice: request.toolChoice }) };
 }
 
 function mapFinishReason(reason: string | null, sawToolCall: boolean): StopReason {

@@ -4,6 +4,7 @@ import { withCost } from "../pricing.js";
 import type { Provider, ProviderEvent, ProviderRequest } from "../provider.js";
 import { chatStreamEvents, guardedStream, toChatRequest } from "./openai-chat.js";
 import { responsesStreamEvents, toResponsesRequest } from "./openai-responses.js";
+import { chatResponseFormat, responsesTextFormat, withOutputTool } from "./structured-output.js";
 
 /** Reasoning effort for OpenAI reasoning models. */
 export type ReasoningEffort = "minimal" | "low" | "medium" | "high";
@@ -29,6 +30,12 @@ export function createOpenAIProvider(config: {
   legacyMaxTokens?: boolean;
   missingKeyMessage?: string;
   dangerouslyAllowBrowser?: boolean;
+  /**
+   * How an output schema is asked for: `"native"` (default), the API's structured output
+   * (`response_format` / `text.format`), which works together with tools; `"tool"`, an output tool
+   * the model must call to finish, for servers without it (see `withOutputTool`).
+   */
+  structuredOutput?: "native" | "tool";
 }): Provider {
   const { model, apiKey } = config;
   // The client (and the key inside it) lives only in this closure.
@@ -54,6 +61,7 @@ export function createOpenAIProvider(config: {
             messages,
             ...(tools ? { tools } : {}),
             ...(tool_choice ? { tool_choice } : {}),
+            ...(request.output ? { response_format: chatResponseFormat(request.output) } : {}),
             stream: true,
             stream_options: { include_usage: true },
             ...(config.maxTokens
@@ -84,6 +92,7 @@ export function createOpenAIProvider(config: {
             ...(instructions ? { instructions } : {}),
             ...(tools ? { tools } : {}),
             ...(tool_choice ? { tool_choice } : {}),
+            ...(request.output ? { text: responsesTextFormat(request.output) } : {}),
             stream: true,
             store: false,
             ...(config.maxTokens ? { max_output_tokens: config.maxTokens } : {}),
@@ -109,9 +118,10 @@ export function createOpenAIProvider(config: {
       yield { type: "error", kind: "auth", message: config.missingKeyMessage ?? "No API key" };
       return;
     }
-    yield* config.api === "responses"
-      ? streamResponses(client, request, signal)
-      : streamChat(client, request, signal);
+    if (config.api === "responses") yield* streamResponses(client, request, signal);
+    else if (request.output && config.structuredOutput === "tool") {
+      yield* withOutputTool(request, (forced) => streamChat(client, forced, signal));
+    } else yield* streamChat(client, request, signal);
   }
 
   return { id: config.id, model, stream: (request, signal) => stream(request, signal) };

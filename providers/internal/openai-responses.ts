@@ -45,7 +45,7 @@ function reasoningItemFrom(signature: string | undefined): InputItem | undefined
 export function toResponsesRequest(
   request: ProviderRequest,
   options: { withReasoning: boolean },
-): { input: InputItem[]; tools?: FunctionTool[]; tool_choice?: "none"; instructions?: string } {
+): { input: InputItem[]; tools?: FunctionTool[]; tool_choice?: "none" | "required"; instructions?: string } {
   const input: InputItem[] = [];
   for (const message of normalizeTranscript(request.messages)) {
     if (message.role === "user") {
@@ -81,7 +81,12 @@ export function toResponsesRequest(
       });
     }
   }
-  const out: { input: InputItem[]; tools?: FunctionTool[]; tool_choice?: "none"; instructions?: string } = {
+  const out: {
+    input: InputItem[];
+    tools?: FunctionTool[];
+    tool_choice?: "none" | "required";
+    instructions?: string;
+  } = {
     input,
   };
   if (request.systemPrompt) out.instructions = request.systemPrompt;
@@ -93,7 +98,7 @@ export function toResponsesRequest(
       parameters: tool.parameters,
       strict: false,
     }));
-    if (request.toolChoice === "none") out.tool_choice = "none";
+    if (request.toolChoice) out.tool_choice = request.toolChoice;
   }
   return out;
 }

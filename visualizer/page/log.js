@@ -10,7 +10,7 @@ const SHOWN = 500;
 export const CATEGORIES = {
   run: ["agent_start", "agent_end", "turn_start", "turn_end", "input_rejected", "compaction", "retry"],
   messages: ["message_start", "message_end"],
-  deltas: ["message_update"],
+  deltas: ["message_update", "output_delta"],
   tools: ["tool_execution_start", "tool_execution_end", "tool_execution_update"],
   progress: ["tool_progress"],
   approvals: ["approval_requested"],

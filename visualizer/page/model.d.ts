@@ -29,7 +29,15 @@ export interface PageModel {
   execution: unknown;
   run: number;
   turn: number;
-  runs: { run: number; startedAt: number; prompt: string; endedAt?: number; reason?: string }[];
+  runs: {
+    run: number;
+    startedAt: number;
+    prompt: string;
+    endedAt?: number;
+    reason?: string;
+    /** The output checks of the run's answers (`output_filter`, `output_invalid`), in order. */
+    checks?: { verdict: "pass" | "warn" | "reject" | "invalid"; label: string; title: string }[];
+  }[];
   messages: AgentMessage[];
   streaming: { text: string; thinking: string; calls: number } | null;
   lanes: Map<string, Lane>;

@@ -290,6 +290,16 @@ function applyEvent(model, event, t, outcome, dirty) {
       model.compactions.push({ t, level: event.level, before: event.tokensBefore, after: event.tokensAfter });
       dirty?.add("usage");
       break;
+    case "output_filter":
+    case "output_invalid": {
+      // The run's answer checks, shown on its heading: each filter's verdict, each invalid answer.
+      const run = model.runs[model.runs.length - 1];
+      if (run && run.run === model.run) {
+        run.checks = [...(run.checks ?? []), outputCheck(event)];
+        dirty?.add("runs");
+      }
+      break;
+    }
     case "agent_end": {
       model.lastEnd = { reason: event.reason, errorMessage: event.errorMessage, t };
       const run = model.runs[model.runs.length - 1];
@@ -304,14 +314,48 @@ function applyEvent(model, event, t, outcome, dirty) {
   }
 }
 
+/**
+ * An output check as the run heading shows it: `verdict` (pass, warn, reject, or invalid for an
+ * answer that did not parse or failed the schema), a short label and the whole story as a title.
+ */
+export function outputCheck(event) {
+  if (event.type === "output_invalid") {
+    const firstLine = String(event.error).split("\n")[0];
+    return {
+      verdict: "invalid",
+      label: `invalid output ${event.attempt}/${event.maxRepairs + 1}`,
+      title: `invalid output, attempt ${event.attempt} of ${event.maxRepairs + 1} (${event.action}): ${firstLine}`,
+    };
+  }
+  const reason = event.reason ? `: ${event.reason}` : "";
+  const action = event.action ? ` (${event.action})` : "";
+  return {
+    verdict: event.verdict,
+    label: `${event.filter} ${event.verdict}`,
+    title: `output filter ${event.filter}: ${event.verdict}${reason}${action}`,
+  };
+}
+
+/**
+ * The log line a delta folds into: the last line of its type, when only delta lines (text deltas,
+ * partial objects, which alternate while an object streams) came after it.
+ */
+function deltaRow(model, type) {
+  for (let i = model.log.length - 1; i >= Math.max(0, model.log.length - 2); i--) {
+    const row = model.log[i];
+    if (row.type === type) return row;
+    if (row.type !== "message_update" && row.type !== "output_delta") return undefined;
+  }
+  return undefined;
+}
+
 /** One line of the event log: what happened, in a few words. Text deltas in a row fold into one line. */
 function addLogRow(model, event, t, index, dirty) {
   dirty?.add("log");
-  const last = model.log[model.log.length - 1];
   if (event.type === "message_update") {
     // One line for a run of deltas, whatever their kinds: "text_delta ×12 (340 chars), toolcall_start ×1".
-    let row = last;
-    if (!row || row.type !== "message_update") {
+    let row = deltaRow(model, "message_update");
+    if (!row) {
       row = { t, type: event.type, detail: "", kinds: {}, index };
       model.log.push(row);
     }
@@ -321,6 +365,12 @@ function addLogRow(model, event, t, index, dirty) {
     row.detail = Object.entries(row.kinds)
       .map(([name, k]) => `${name} ×${k.count}${k.chars ? ` (${k.chars} chars)` : ""}`)
       .join(", ");
+    if (index !== undefined) row.index = index;
+  } else if (event.type === "output_delta" && deltaRow(model, "output_delta")) {
+    // The partial object grows delta by delta: one line, showing it as far as it has come.
+    const row = deltaRow(model, "output_delta");
+    row.count = (row.count ?? 1) + 1;
+    row.detail = `×${row.count} ${eventDetail(event)}`;
     if (index !== undefined) row.index = index;
   } else {
     model.log.push({ t, type: event.type, detail: eventDetail(event), index });
@@ -359,6 +409,13 @@ export function eventDetail(event) {
       return `attempt ${event.attempt} in ${event.delayMs} ms: ${event.error}`;
     case "input_rejected":
       return event.reason;
+    case "output_delta": {
+      const json = JSON.stringify(event.partial) ?? "";
+      return json.length > 120 ? `${json.slice(0, 119)}…` : json;
+    }
+    case "output_filter":
+    case "output_invalid":
+      return outputCheck(event).title;
     default:
       return "";
   }

@@ -87,6 +87,9 @@ export function createTimeline(host, actions) {
       h("b", {}, run.run ? `Run ${run.run}` : "Earlier"),
       run.prompt ? h("span", { class: "prompt", title: run.prompt }, `“${run.prompt}”`) : null,
       status ? h("span", { class: `run-status ${status}` }, status) : null,
+      (run.checks ?? []).map((check) =>
+        h("span", { class: `output-check ${check.verdict}`, title: check.title }, check.label),
+      ),
       h("span", { class: "muted calls" }, `${calls} call${calls === 1 ? "" : "s"}`),
     );
   }

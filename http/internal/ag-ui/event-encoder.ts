@@ -76,9 +76,14 @@ export class AgUiEventEncoder {
   private reasoned = false;
   /**
    * The transcript as the client should hold it now: the response's first, plus every message
-   * that ended since (`undefined` once a compaction rewrote it behind the events' back).
+   * that ended since (`undefined` once a compaction rewrote it behind the events' back, until
+   * `live` reads it again).
    */
   private transcript: AgentMessage[] | undefined;
+  /** Reads the agent's transcript now, when the host gives a way to (never for a replay). */
+  private live: (() => readonly AgentMessage[]) | undefined;
+  /** A compaction rewrote the transcript: the client gets the new one before the next event. */
+  private resync = false;
   /** Tool calls sent (`TOOL_CALL_START` … `END`) in this response. */
   private readonly sentCalls = new Set<string>();
   /** Sub-agents started and not finished, by the tool call running them. */
@@ -93,8 +98,9 @@ export class AgUiEventEncoder {
    * as for a replay). A response that resumes a run mid-turn (after approvals) opens no step: the
    * turn's step was finished with the response before, and the next turn opens the next one.
    */
-  open(messages?: readonly AgentMessage[]): AgUiEvent[] {
+  open(messages?: readonly AgentMessage[], transcript?: () => readonly AgentMessage[]): AgUiEvent[] {
     this.transcript = messages && [...messages];
+    this.live = transcript;
     return [{ type: "RUN_STARTED", threadId: this.options.threadId, runId: this.options.runId }];
   }
 
@@ -102,6 +108,12 @@ export class AgUiEventEncoder {
   event(event: AgentEvent): AgUiEvent[] {
     if (this.closed) return [];
     const out: AgUiEvent[] = [];
+    if (this.resync && this.live) {
+      // The compaction is in the transcript by now (it is written after its event goes out).
+      this.resync = false;
+      this.transcript = [...this.live()];
+      out.push(...resynchronised(toAgUiMessages(this.transcript)));
+    }
     switch (event.type) {
       case "turn_start":
         this.closeStep(out);
@@ -168,6 +180,7 @@ export class AgUiEventEncoder {
         break;
       case "compaction":
         this.transcript = undefined;
+        this.resync = true;
         out.push(
           custom("compaction", {
             level: event.level,
@@ -442,6 +455,24 @@ export class AgUiEventEncoder {
         : { type: "SUBAGENT_ERROR", subagentRunId, message: error || "The sub-agent failed" },
     );
   }
+}
+
+/**
+ * Snapshots that give the client `messages` in their order. A snapshot keeps the client's messages
+ * it names where they are and appends the others, so a rewritten transcript (a compaction summary
+ * ahead of kept messages) would come out of order: a first snapshot clears the client. It names
+ * one placeholder reasoning message when the transcript has reasoning, since only a snapshot that
+ * holds reasoning may drop the client's (the second then drops the placeholder).
+ */
+function resynchronised(messages: AgUiMessage[]): AgUiEvent[] {
+  const reasons = messages.some((m) => m.role === "reasoning");
+  const clear: AgUiMessage[] = reasons
+    ? [{ id: `${CUSTOM_PREFIX}resync`, role: "reasoning", content: "" }]
+    : [];
+  return [
+    { type: "MESSAGES_SNAPSHOT", messages: clear },
+    { type: "MESSAGES_SNAPSHOT", messages },
+  ];
 }
 
 function custom(name: string, value: unknown): AgUiEvent {

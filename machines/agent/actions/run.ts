@@ -3,6 +3,7 @@ import { messageIdsFor, nowFor } from "../../../core/runtime.js";
 import { durationLimitText, newRun, runMessages, stopNotice } from "../../agent.logic.js";
 import { answeredAtLimit, limitNotice } from "../../limit-answer.logic.js";
 import { isLoopNotice } from "../../loop-detection.logic.js";
+import { outputOfRun } from "../../output.logic.js";
 import { appendToTranscript } from "../../transcript.js";
 import { verdictOf } from "../guards.js";
 import { defineAgentActions } from "./define.js";
@@ -17,8 +18,9 @@ import { defineAgentActions } from "./define.js";
  * ```
  */
 export const runActions = defineAgentActions({
-  beginRun: enqueueActions(({ context, enqueue }) => {
-    enqueue.assign({ run: newRun(context.messages.length) });
+  beginRun: enqueueActions(({ context, event, enqueue }) => {
+    const output = event.type === "PROMPT" || event.type === "CONTINUE" ? event.outputSpec : undefined;
+    enqueue.assign({ run: newRun(context.messages.length, output) });
     enqueue.emit({ type: "agent_start" });
     // Only a run with a duration limit has a deadline actor: a child the run does not need
     // would be copied by XState with the agent's children on every spawn and stop of a turn.
@@ -28,7 +30,13 @@ export const runActions = defineAgentActions({
   rejectInput: enqueueActions(({ context, enqueue }, reason: string) => {
     enqueue.emit({ type: "agent_start" });
     enqueue.emit({ type: "input_rejected", reason });
-    enqueue.emit({ type: "agent_end", messages: [], reason: "rejected", usage: newRun().usage });
+    enqueue.emit({
+      type: "agent_end",
+      messages: [],
+      reason: "rejected",
+      usage: newRun().usage,
+      rejection: reason,
+    });
     enqueue.assign({ run: { ...context.run, endReason: "rejected" } });
   }),
 
@@ -75,6 +83,7 @@ export const runActions = defineAgentActions({
       usage: run.usage,
       ...(run.errorMessage !== undefined && run.endReason === "error" && { errorMessage: run.errorMessage }),
       ...(run.errorKind !== undefined && run.endReason === "error" && { errorKind: run.errorKind }),
+      ...outputOfRun(run),
     });
     enqueue.assign({
       messages,
