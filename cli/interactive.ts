@@ -27,7 +27,20 @@ export interface InteractiveOptions {
   cost?: () => string;
   /** `/visualize`: serves the live page of this session (once) and resolves with its address. */
   visualize?: () => Promise<string>;
+  /** `/model` without an id: the model in use. */
+  model?: string;
 }
+
+/**
+ * How the interactive session ended: the user quit, or asked for another session (`/clear`: a new
+ * one; `/resume`: one picked from the list, or named; `/model <id>`: this one again on another
+ * model), which the caller starts once this one is closed.
+ */
+export type InteractiveEnd =
+  | { kind: "quit" }
+  | { kind: "new-session" }
+  | { kind: "resume"; id?: string }
+  | { kind: "switch-model"; model: string };
 
 /** Lines `/expand` shows at most: more would flood the scrollback the fold protects. */
 export const EXPAND_LINES = 2_000;
@@ -48,7 +61,7 @@ export const FOLLOW_UP_PREFIX = ">>";
  * await runInteractive({ agent, view, style, stdin: process.stdin, permissions });
  * ```
  */
-export function runInteractive(options: InteractiveOptions): Promise<void> {
+export function runInteractive(options: InteractiveOptions): Promise<InteractiveEnd> {
   const { agent, view, style, permissions } = options;
   const approvals: PendingApproval[] = [];
   let abortedAt = 0;
@@ -62,15 +75,15 @@ export function runInteractive(options: InteractiveOptions): Promise<void> {
     view.setQueued(queued.length);
   };
 
-  return new Promise<void>((resolve) => {
+  return new Promise<InteractiveEnd>((resolve) => {
     let done = false;
-    const quit = () => {
+    const quit = (end: InteractiveEnd = { kind: "quit" }) => {
       if (done) return;
       done = true;
       subscription.unsubscribe();
       keyboard.stop();
       view.setFooter([]);
-      resolve();
+      resolve(end);
     };
 
     const drawFooter = () => {
@@ -153,7 +166,7 @@ export function runInteractive(options: InteractiveOptions): Promise<void> {
       const text = line.trim();
       if (!text) return;
       const command = parseSlashCommand(text);
-      if (command) return runCommand(command.name);
+      if (command) return runCommand(command.name, command.rest);
       const idle = agent.state === "idle";
       if (text.startsWith(FOLLOW_UP_PREFIX)) {
         const typed = text.slice(FOLLOW_UP_PREFIX.length).trim();
@@ -183,8 +196,20 @@ export function runInteractive(options: InteractiveOptions): Promise<void> {
       return expanded.text;
     };
 
-    const runCommand = (name: string) => {
+    const runCommand = (name: string, rest: string) => {
       switch (name) {
+        case "/clear":
+          return quit({ kind: "new-session" });
+        case "/resume":
+          return quit({ kind: "resume", ...(rest && { id: rest }) });
+        case "/model":
+          if (!rest)
+            return view.note(
+              style.dim(
+                `Model: ${options.model ?? "unknown"} (/model <id> switches, keeping the conversation)`,
+              ),
+            );
+          return quit({ kind: "switch-model", model: rest });
         case "/exit":
         case "/quit":
           return quit();
@@ -234,7 +259,7 @@ export function runInteractive(options: InteractiveOptions): Promise<void> {
       },
       onKey: answer,
       onTab: (text) => (options.cwd !== undefined && !denying ? completeInput(text, options.cwd) : undefined),
-      onEof: quit,
+      onEof: () => quit(),
       onInterrupt() {
         if (agent.state !== "idle" && abortedAt === 0) {
           abortedAt = Date.now();

@@ -14,7 +14,7 @@ import { costText, createSessionMeter } from "./status-line.js";
 import { legacySessionsDir, moveLegacySessions, sessionsRoot } from "./session-location.js";
 import { estimateTokens } from "../context/tokens.js";
 import { waitForQuit } from "./keep-open.js";
-import { runInteractive } from "./interactive.js";
+import { type InteractiveEnd, runInteractive } from "./interactive.js";
 import {
   createInspectorForCli,
   type InspectorHandle,
@@ -178,9 +178,15 @@ export async function runCli(
 ): Promise<number> {
   const early = earlyExit(argv, io);
   if ("status" in early) return early.status;
-  const { args } = early;
+  let { args } = early;
   try {
-    return await runAgent(args, io);
+    // `/clear`, `/resume` and `/model` end a session and name the next: it starts once the
+    // first is closed (its agent stopped, its files saved), on the same terminal.
+    for (;;) {
+      const result = await runAgent(args, io);
+      if (typeof result === "number") return result;
+      args = result.next;
+    }
   } catch (error) {
     const status = error instanceof UsageError ? 2 : 1;
     io.stderr.write(`agent-machine: ${(error as Error).message}\n`);
@@ -188,7 +194,30 @@ export async function runCli(
   }
 }
 
-async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
+/** The arguments the session after this one starts with: the interactive session asked for it. */
+function argsAfter(
+  args: CliArgs,
+  end: Exclude<InteractiveEnd, { kind: "quit" }>,
+  sessionId: string,
+): CliArgs {
+  const base: CliArgs = {
+    ...args,
+    prompt: undefined,
+    continue: false,
+    resume: undefined,
+    recover: undefined,
+  };
+  switch (end.kind) {
+    case "new-session":
+      return base;
+    case "resume":
+      return { ...base, resume: end.id ?? true };
+    case "switch-model":
+      return { ...base, resume: sessionId, model: end.model };
+  }
+}
+
+async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliArgs }> {
   const choice = await chooseModel(args, io.env);
   // The demo plays the user's part itself and ends by itself, in a terminal too.
   const mode: Mode = args.json
@@ -486,7 +515,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
     // The first answer is rendered like the others: nothing runs before the renderer is there.
     await markdownReady;
     if (mode === "interactive") {
-      await runInteractive({
+      const end = await runInteractive({
         agent,
         view: view!,
         style,
@@ -500,8 +529,9 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number> {
           visualizer ??= await startVisualizerForCli(agent, args.port);
           return visualizer.url;
         },
+        model: choice.provider.model,
       });
-      return 0;
+      return end.kind === "quit" ? 0 : { next: argsAfter(args, end, session.id) };
     }
     if (!prompt && !(plan?.wasRunning ?? false) && !io.stdin.isTTY) prompt = await readAll(io.stdin);
     if (!prompt && !plan) throw new UsageError("No prompt: pass one as an argument or on stdin");

@@ -52,7 +52,8 @@ export async function chooseModel(
     const script = await loadScriptFile(scriptFile);
     return {
       kind: "script",
-      provider: scripted(script, { model: path.basename(scriptFile) }),
+      // `--model` (and `/model`) names it, so a test can see the switch.
+      provider: scripted(script, { model: args.model ?? path.basename(scriptFile) }),
       reason: `Using the scripted model from ${SCRIPT_ENV}=${scriptFile}.`,
       ...(args.contextWindow && { context: contextConfigForModel(args.contextWindow) }),
     };

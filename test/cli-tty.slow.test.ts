@@ -294,4 +294,57 @@ describe("agent-machine in a terminal", () => {
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toContain("text/html");
   });
+
+  it("/clear starts a new session, /resume picks the second one of the list, /model switches keeping the conversation", async () => {
+    const term = start();
+    const sessionIds = () => [...term.history().matchAll(/^Session (\S+) \(resume with/gm)].map((m) => m[1]!);
+    await term.waitFor(/^›/m);
+    term.type("remember alpha-one");
+    term.keys("Enter");
+    await term.waitFor("heard: remember alpha-one");
+    const [first] = sessionIds();
+
+    term.type("/clear");
+    term.keys("Enter");
+    const second = await waitUntil(() => sessionIds()[1], "a new session");
+    expect(second).not.toBe(first);
+    await term.waitFor(/^›$/m);
+    term.type("now beta-two");
+    term.keys("Enter");
+    await term.waitFor("heard: now beta-two");
+
+    // The list: newest first, each with its date, first prompt, messages and model.
+    term.type("/resume");
+    term.keys("Enter");
+    const list = await term.waitFor("Resume which session? [1]");
+    expect(list).toMatch(
+      new RegExp(
+        ` 1\\. ${second}  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d  now beta-two · 2 messages · cli-script\\.mjs`,
+      ),
+    );
+    expect(list).toMatch(new RegExp(` 2\\. ${first}  .*remember alpha-one · 2 messages`));
+    term.type("2");
+    term.keys("Enter");
+    await term.waitFor(`Resumed session ${first}: 2 messages`);
+
+    term.type("/model other-model");
+    term.keys("Enter");
+    // The same session on the other model: the status line names it, the conversation goes on.
+    await waitUntil(
+      () => term.history().split(`Resumed session ${first}: 2 messages`).length === 3,
+      "the switch",
+    );
+    await term.waitFor(/^other-model · context/m);
+    term.type("and gamma");
+    term.keys("Enter");
+    await term.waitFor("heard: and gamma");
+    const events = readFileSync(path.join(sessionsDirOf(dir!), first!, "events.jsonl"), "utf8");
+    const users = events
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line))
+      .filter((e) => e.type === "message_end" && e.message.role === "user")
+      .map((e) => e.message.content);
+    expect(users).toEqual(["remember alpha-one", "and gamma"]);
+  });
 });

@@ -5,14 +5,26 @@
 import { type FormEvent, StrictMode, useEffect, useRef, useState } from "react";
 import { createRoot } from "react-dom/client";
 // In your app: `from "agent-machine/browser"` and `from "agent-machine/react"`.
-import { type Agent, type AgentMessage, agentMachine, layoutMachineGraph } from "../../browser.js";
-import { type ToolCallView, useAgent, useAgentActions } from "../../react.js";
+import { type AgentMessage, agentMachine, layoutMachineGraph } from "../../browser.js";
+import {
+  type AgentSource,
+  createRemoteAgentStore,
+  type ToolCallView,
+  useAgent,
+  useAgentActions,
+} from "../../react.js";
 import { createChart } from "../../visualizer/page/chart.js";
 import { createDemoAgent } from "./demo-agent.js";
 
-const agent = createDemoAgent();
-// For the browser test and the curious: the agent, from the devtools console.
-(globalThis as { chatAgent?: Agent }).chatAgent = agent;
+// `?remote`: the agent runs on the server (its session host at /api, on a real model when the
+// server has a key), and the page follows the thread; else it runs here, in the page.
+const params = new URLSearchParams(location.search);
+const threadId = params.get("thread") ?? `chat-${Date.now().toString(36)}`;
+const agent: AgentSource = params.has("remote")
+  ? createRemoteAgentStore({ url: "/api", threadId })
+  : createDemoAgent();
+// For the browser test and the curious: the agent (or the remote thread's store), from the console.
+(globalThis as { chatAgent?: AgentSource }).chatAgent = agent;
 
 function App() {
   return (
@@ -36,6 +48,9 @@ function Header() {
   return (
     <header className="ex-header">
       <strong>agent-machine</strong> chat example
+      <span className="ex-muted" data-testid="mode">
+        {params.has("remote") ? `thread ${threadId} on the server` : "agent in the page"}
+      </span>
       <span className="ex-state" data-testid="state">
         {state}
       </span>

@@ -5,6 +5,7 @@ import { z } from "zod";
 // In your app: `from "agent-machine/browser"`.
 import {
   type Agent,
+  type AgentOptions,
   type Message,
   type Provider,
   type ProviderRequest,
@@ -87,7 +88,25 @@ export function demoStep(request: ProviderRequest): ScriptedStep {
 }
 
 /**
- * The example's agent: on `provider` when given, else on the scripted demo model.
+ * The example agent's options: on `provider` when given, else on the scripted demo model. The page
+ * creates its agent from them; the server (remote mode) gives them to its session host.
+ *
+ * @example
+ * ```ts
+ * const host = createSessionHost({ agent: demoAgentOptions(), protocols: [agentMachineProtocol()] });
+ * ```
+ */
+export function demoAgentOptions(provider?: Provider): AgentOptions {
+  return {
+    provider: provider ?? scripted((request) => demoStep(request), { model: "demo" }),
+    systemPrompt:
+      "You deploy builds. Check the api, database and queue services with check_service first (in parallel), then deploy to staging.",
+    tools: [checkService, deploy],
+  };
+}
+
+/**
+ * The example's agent, in the page, on the scripted demo model.
  *
  * @example
  * ```ts
@@ -95,11 +114,6 @@ export function demoStep(request: ProviderRequest): ScriptedStep {
  * await agent.prompt("Ship it");
  * ```
  */
-export function createDemoAgent(provider?: Provider): Agent {
-  return createAgent({
-    id: "chat-example",
-    provider: provider ?? scripted((request) => demoStep(request), { model: "demo" }),
-    systemPrompt: "You deploy builds. Check the services first, then deploy.",
-    tools: [checkService, deploy],
-  });
+export function createDemoAgent(): Agent {
+  return createAgent({ id: "chat-example", ...demoAgentOptions() });
 }
