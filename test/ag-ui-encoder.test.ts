@@ -397,6 +397,42 @@ describe.each(["1.0", "0.0.59"] as const)("AG-UI encoder with @ag-ui/client %s",
     expect(loopRun.events.some((e) => e.name === "agent-machine.loop_detected")).toBe(true);
   });
 
+  it("a typed result: partial objects as CUSTOM events, the object in RUN_FINISHED's result; an output filter's refusal is a RUN_ERROR that says so", async () => {
+    const Triage = z.object({ severity: z.enum(["low", "high"]), summary: z.string() });
+    const typed = createAgent({
+      provider: scripted([{ text: '{"severity":"high","summary":"the build is red"}', chunkSize: 8 }]),
+      output: Triage,
+    });
+    const { events, run } = await turn(new Thread(typed), new InProcessClient(version), "u1", "triage");
+    expectClean(run, "success");
+    const partials = events.filter((e) => e.name === "agent-machine.output_delta");
+    expect(partials.length).toBeGreaterThan(1);
+    expect(partials.at(-1)?.value).toEqual({ partial: { severity: "high", summary: "the build is red" } });
+    expect(run.finished?.result).toEqual({ output: { severity: "high", summary: "the build is red" } });
+
+    const refused = createAgent({
+      provider: scripted([
+        { text: '{"severity":"low","summary":"bad"}' },
+        { text: '{"severity":"low","summary":"bad"}' },
+      ]),
+      output: Triage,
+      outputFilters: [
+        ({ output }) =>
+          (output as { summary: string }).summary === "bad" ? { reject: "too vague" } : { pass: true },
+      ],
+      outputFilterRetries: 1,
+    });
+    const rejected = await turn(new Thread(refused), new InProcessClient(version), "u1", "triage");
+    expect(rejected.run.failures).toEqual([]);
+    expect(rejected.run.runError).toMatchObject({ code: "output_rejected", message: "too vague" });
+    expect(
+      rejected.events.filter((e) => e.name === "agent-machine.output_filter").map((e) => e.value),
+    ).toEqual([
+      { filter: expect.any(String), verdict: "reject", reason: "too vague", action: "retry" },
+      { filter: expect.any(String), verdict: "reject", reason: "too vague", action: "end" },
+    ]);
+  });
+
   it("a sub-agent's call is a SUBAGENT_STARTED … SUBAGENT_FINISHED pair inside the parent's run", async () => {
     const researcher = subAgentTool({
       name: "research",

@@ -90,6 +90,8 @@ export class AgUiEventEncoder {
   private readonly subagents = new Map<string, string>();
   private usage: Usage | undefined;
   private closed = false;
+  /** An output filter ended the run: its `RUN_ERROR` says so rather than blaming the input. */
+  private outputRejected = false;
 
   constructor(private readonly options: AgUiEventEncoderOptions) {}
 
@@ -193,7 +195,11 @@ export class AgUiEventEncoder {
       case "context_window_learned":
       case "limit_reached":
       case "loop_detected":
-      case "input_rejected": {
+      case "input_rejected":
+      case "output_delta":
+      case "output_invalid":
+      case "output_filter": {
+        if (event.type === "output_filter" && event.action === "end") this.outputRejected = true;
         const { type, ...value } = event;
         out.push(custom(type, value));
         break;
@@ -247,8 +253,14 @@ export class AgUiEventEncoder {
         out.push({
           type: "RUN_ERROR",
           message:
-            end.errorMessage ?? (end.reason === "rejected" ? "The input was rejected" : "The run failed"),
-          code: end.reason === "rejected" ? "input_rejected" : (end.errorKind ?? "error"),
+            end.errorMessage ??
+            (end.reason === "rejected" ? (end.rejection ?? "The input was rejected") : "The run failed"),
+          code:
+            end.reason === "rejected"
+              ? this.outputRejected
+                ? "output_rejected"
+                : "input_rejected"
+              : (end.errorKind ?? "error"),
         });
         break;
       case "aborted":
@@ -272,6 +284,13 @@ export class AgUiEventEncoder {
           runId,
           outcome: { type: "success" },
           ...(end.reason !== "stop" && { result: { reason: end.reason } }),
+          ...(end.reason === "stop" &&
+            end.output !== undefined && {
+              result: {
+                output: end.output,
+                ...(end.outputWarnings && { outputWarnings: end.outputWarnings }),
+              },
+            }),
           ...usage,
         });
     }
