@@ -2,7 +2,14 @@
 // their folders (`*/internal/`, the actors' and machines' helpers).
 
 // --- The agent: create one, prompt it, watch it ---
-export type { Agent, AgentActor, AgentSnapshot, PendingApproval } from "./agent/create-agent.js";
+export type {
+  Agent,
+  AgentActor,
+  AgentSnapshot,
+  CompactNowOptions,
+  CompactNowResult,
+  PendingApproval,
+} from "./agent/create-agent.js";
 export type { SequencedEvent } from "./agent/event-log.js";
 export { EventsUnavailableError } from "./agent/event-log.js";
 export { createAgent } from "./agent/create-agent.js";

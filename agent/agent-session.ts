@@ -15,7 +15,9 @@ import { screenInput, toMessages } from "../machines/agent.logic.js";
 import { agentMachine } from "../machines/agent.machine.js";
 import { toolCallActorOf, toolCallActorsOf } from "../machines/tool-call-actors.js";
 import { readTranscript } from "../machines/transcript.js";
-import type { Agent, AgentActor, AgentSnapshot, PendingApproval } from "./agent.js";
+import { compactContext } from "../context/compact.js";
+import { withLearnedWindow } from "../context/context-window.js";
+import type { Agent, AgentActor, CompactNowOptions, CompactNowResult, AgentSnapshot, PendingApproval } from "./agent.js";
 import { AgentLifecycle, dormantMessages, isIdle } from "./agent-lifecycle.js";
 import { EventsUnavailableError, type RunEventLog, type SequencedEvent } from "./event-log.js";
 import { stampSnapshot } from "./snapshot-version.js";
@@ -41,6 +43,7 @@ export class AgentSession extends AgentLifecycle implements Agent {
   private readonly outputSpec: OutputSpec | undefined =
     this.options.output === undefined ? undefined : outputSpecOf(this.options.output, "createAgent: output");
   private snapshotStream: Observable<AgentSnapshot> | undefined;
+  private compacting = false;
 
   get events$(): Observable<AgentEvent> {
     return (this.eventStream ??= this.events.asObservable());
@@ -189,6 +192,45 @@ export class AgentSession extends AgentLifecycle implements Agent {
     // agent's queue is its session's inbox, which hands back what its run did not take.
     if (!this.journal) actor.send({ type: "CLEAR_QUEUES" });
     actor.send({ type: "ABORT" });
+  }
+
+  async compact(options: CompactNowOptions = {}): Promise<CompactNowResult | undefined> {
+    checkOptionKeys("compact", options, { focus: true, signal: true });
+    if (options.focus !== undefined && typeof options.focus !== "string") {
+      throw new TypeError(`compact: focus must be a string, got ${typeof options.focus}`);
+    }
+    if (this.stopped) throw new Error("Agent is stopped");
+    if (this.journal) throw new Error("A durable agent compacts inside its runs: compact() is for in-memory agents");
+    if (this.compacting) throw new Error("compact: a compaction of this agent is already going on");
+    const before = this.awake();
+    if (!isIdle(before)) throw new Error("Agent is running: compact() works on an idle agent");
+    const context = before.getSnapshot().context;
+    const config = withLearnedWindow(this.options.context, context.learnedMaxContextTokens);
+    if (!config) throw new Error("compact: the agent has no context budget (createAgent({ context }))");
+    const transcript = readTranscript(context.messages);
+    const last = transcript.at(-1)?.id;
+    this.compacting = true;
+    try {
+      // Asked for: compact even when it fits, and summarise (level 2) rather than only truncate.
+      const result = await compactContext(transcript, config, {
+        force: true,
+        minLevel: 2,
+        calibration: context.calibration,
+        signal: options.signal,
+        ...(options.focus?.trim() && { focus: options.focus.trim() }),
+      });
+      if (!result) return undefined;
+      const actor = this.awake();
+      const now = readTranscript(actor.getSnapshot().context.messages);
+      if (!isIdle(actor) || now.length !== transcript.length || now.at(-1)?.id !== last) {
+        throw new Error("compact: the agent ran while compacting; its transcript is left as it was");
+      }
+      actor.send({ type: "COMPACTED", result });
+      const { level, tokensBefore, tokensAfter } = result;
+      return { level, tokensBefore, tokensAfter };
+    } finally {
+      this.compacting = false;
+    }
   }
 
   stop(): void {
@@ -408,6 +450,7 @@ for (const name of [
   "steer",
   "followUp",
   "abort",
+  "compact",
   "stop",
   "hibernate",
   "getPersistedSnapshot",

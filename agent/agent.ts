@@ -79,6 +79,21 @@ export interface Agent<TOutput = unknown> {
    * drops what is queued.
    */
   abort(): void;
+  /**
+   * Compacts the transcript now, between runs (a `/compact` command): old turns are summarised
+   * (level 2 of docs/compaction.md, with `context.summarizer` when there is one, `focus` telling it
+   * what to keep above all), even when the context still fits. Publishes the same `compaction`
+   * event as the loop's compaction; the summary gets its own id and lists the ids it replaced.
+   * Resolves with the sizes, or `undefined` when nothing could be compacted. Rejects while a run
+   * is going on, for an agent without `context`, and for durable agents.
+   *
+   * @example
+   * ```ts
+   * const done = await agent.compact({ focus: "the failing test in src/math.test.ts" });
+   * if (done) console.log(`${done.tokensBefore} → ${done.tokensAfter} tokens`);
+   * ```
+   */
+  compact(options?: CompactNowOptions): Promise<CompactNowResult | undefined>;
   /** Stops the actor for good (aborting anything running) and completes `events$`. */
   stop(): void;
   /**
@@ -130,4 +145,33 @@ export interface Agent<TOutput = unknown> {
   approve(toolCallId: string, options?: { args?: unknown }): void;
   /** Refuses one pending call; the model sees the reason. Throws for an unknown or already-decided id. */
   deny(toolCallId: string, reason?: string): void;
+}
+
+/**
+ * Options of `agent.compact()`.
+ *
+ * @example
+ * ```ts
+ * const options: CompactNowOptions = { focus: "the API design decisions" };
+ * ```
+ */
+export interface CompactNowOptions {
+  /** What the summary should keep above all; handed to the summarizer as `SummaryRequest.focus`. */
+  focus?: string;
+  /** Aborts the summary request (the transcript is then left as it was). */
+  signal?: AbortSignal;
+}
+
+/**
+ * What `agent.compact()` did: the level used and the estimated tokens before and after.
+ *
+ * @example
+ * ```ts
+ * const result: CompactNowResult = { level: 2, tokensBefore: 9_000, tokensAfter: 2_500 };
+ * ```
+ */
+export interface CompactNowResult {
+  level: 1 | 2 | 3;
+  tokensBefore: number;
+  tokensAfter: number;
 }

@@ -15,7 +15,14 @@ import { checkAgentOptions } from "./check-agent-options.js";
 import { BUILT_IN_MIGRATIONS } from "./snapshot-migrations.js";
 import { prepareSnapshotForRestore } from "./snapshot-version.js";
 
-export type { Agent, AgentActor, AgentSnapshot, PendingApproval } from "./agent.js";
+export type {
+  Agent,
+  AgentActor,
+  AgentSnapshot,
+  CompactNowOptions,
+  CompactNowResult,
+  PendingApproval,
+} from "./agent.js";
 export { followActors } from "./follow-actors.js";
 /**
  * Creates an agent whose loop is the agent statechart.

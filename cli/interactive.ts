@@ -167,6 +167,7 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
       if (!text) return;
       const command = parseSlashCommand(text);
       if (command) return runCommand(command.name, command.rest);
+      if (compacting) return view.note(style.dim("Compacting the context: send it once that is done"));
       const idle = agent.state === "idle";
       if (text.startsWith(FOLLOW_UP_PREFIX)) {
         const typed = text.slice(FOLLOW_UP_PREFIX.length).trim();
@@ -235,6 +236,8 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
             ].join("\n"),
           );
         }
+        case "/compact":
+          return compact(rest);
         case "/cost":
           return view.note(style.dim(options.cost?.() ?? "No cost counted in this mode"));
         case "/visualize":
@@ -246,6 +249,30 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
         default:
           return view.note(style.yellow(unknownCommandText(name)));
       }
+    };
+
+    /** `/compact [focus]`: the context compacted now, between runs (the summary keeps the focus). */
+    let compacting = false;
+    const compact = (focus: string) => {
+      if (compacting) return view.note(style.dim("Already compacting"));
+      if (agent.state !== "idle") {
+        return view.note(style.yellow("The agent is working: /compact once it is done (Ctrl-C stops it)"));
+      }
+      compacting = true;
+      view.note(style.dim(`Compacting the context${focus ? ` (focus: ${terminalSafe(focus)})` : ""}…`));
+      return void agent
+        .compact(focus ? { focus } : {})
+        .then(
+          // The `compaction` event has said what it did, in the scrollback and the footer.
+          (result) => {
+            if (!result) view.note(style.dim("Nothing to compact: the conversation is still short"));
+          },
+          (error: Error) => view.note(style.yellow(`Cannot compact: ${error.message}`)),
+        )
+        .finally(() => {
+          compacting = false;
+          drawFooter();
+        });
     };
 
     const prompt = (text: string) =>

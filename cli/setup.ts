@@ -1,6 +1,7 @@
 import { existsSync, statSync } from "node:fs";
 import * as path from "node:path";
 import { type ContextConfig, contextConfigForModel } from "../context/config.js";
+import { summarizerFromProvider } from "../context/summarizer.js";
 import type { Provider } from "../providers/provider.js";
 import { scripted } from "../providers/scripted.js";
 import type { CliArgs } from "./args.js";
@@ -92,7 +93,8 @@ export async function chooseModel(
       kind: "real",
       provider: found.provider,
       reason: found.reason,
-      context: contextConfigForModel(window),
+      // Old turns are summarised by the same model (what `/compact <focus>` asks it to keep, too).
+      context: { ...contextConfigForModel(window), summarizer: summarizerFromProvider(found.provider) },
     };
   }
   if (

@@ -7,6 +7,7 @@ export const SLASH_COMMANDS: Readonly<Record<string, string>> = {
   "/help": "this list",
   "/cost": "the session's tokens and cost so far",
   "/expand": "the last tool call's whole output, unfolded",
+  "/compact": "compact the context now, summarising old turns: /compact [what the summary should keep]",
   "/clear": "start a new session (this one is kept: /resume returns to it)",
   "/resume": "pick a session of this workspace to go on with (or /resume <id>)",
   "/model": "switch the model, keeping the conversation: /model <id> (the one in use without an id)",

@@ -27,6 +27,8 @@ export interface CompactOptions {
    * them verbatim: the provider has refused the request, so keeping them would fail).
    */
   force?: boolean;
+  /** What a level-2 summary should keep above all (`SummaryRequest.focus`). */
+  focus?: string;
   calibration?: TokenCalibration;
   signal?: AbortSignal;
 }
@@ -109,6 +111,7 @@ export async function compactContext(
       target,
       bound,
       budget,
+      ...(options.focus && { focus: options.focus }),
       signal: options.signal,
     });
     const level2 = consider(2, summarised);

@@ -27,6 +27,8 @@ export interface SummarizeOldTurnsOptions {
   bound: number;
   /** The budget every summary request must fit in. */
   budget: number;
+  /** What the summary should keep above all (handed to the summariser as `SummaryRequest.focus`). */
+  focus?: string;
   signal?: AbortSignal;
 }
 
@@ -126,7 +128,15 @@ async function writeSummary(
   try {
     for (const chunk of chunksWithin(messages, chunkLimit)) {
       signal.throwIfAborted();
-      const answer = await summarizer({ messages: chunk, previousSummary: running, maxTokens: cap }, signal);
+      const answer = await summarizer(
+        {
+          messages: chunk,
+          previousSummary: running,
+          maxTokens: cap,
+          ...(options.focus && { focus: options.focus }),
+        },
+        signal,
+      );
       if (typeof answer !== "string") throw new TypeError("the summarizer did not return a string");
       running = clampToTokens(answer.trim(), cap);
     }

@@ -85,9 +85,10 @@ export function summaryPrompt(request: SummaryRequest): string {
     parts.push(`<previous-summary>\n${request.previousSummary}\n</previous-summary>`);
   }
   parts.push(`<conversation>\n${renderTranscript(request.messages)}\n</conversation>`);
+  if (request.focus) parts.push(`<focus>\n${request.focus}\n</focus>`);
   parts.push(
     `Write one updated summary of ${request.previousSummary ? "the previous summary and " : ""}the conversation ` +
-      `above, replacing the previous summary. At most ${Math.floor(request.maxTokens * 0.75)} words.`,
+      `above, replacing the previous summary${request.focus ? ", keeping above all what the focus asks for" : ""}. At most ${Math.floor(request.maxTokens * 0.75)} words.`,
   );
   return parts.join("\n\n");
 }

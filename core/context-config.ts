@@ -16,6 +16,8 @@ export interface SummaryRequest {
   messages: AgentMessage[];
   previousSummary?: string;
   maxTokens: number;
+  /** What the summary should keep above all, when the compaction was asked with one (`agent.compact({ focus })`). */
+  focus?: string;
 }
 
 /**

@@ -48,6 +48,7 @@ export const agentMachine = agentSetup.createMachine({
         },
         CONTINUE: { target: "running", actions: ["beginRun", "queueContinuation"] },
         PROMPT_REJECTED: { actions: { type: "rejectInput", params: ({ event }) => event.reason } },
+        COMPACTED: { actions: { type: "applyIdleCompaction", params: ({ event }) => event.result } },
       },
     },
     running: {

@@ -212,6 +212,34 @@ describe("agent-machine in a terminal", () => {
     expect(screen).not.toMatch(/queued$/m);
   });
 
+  it("/compact [focus] summarises old turns now: the status line's context % goes down", async () => {
+    const term = start(["--permission-mode", "bypass", "--context-window", "20000"]);
+    const status = /cli-script\.mjs · context ([\d.]+)% of 16k · ([\d.]+k?) tokens · (.+)$/m;
+    const percentOf = (screen: string) => Number(status.exec(screen)![1]);
+    await term.waitFor(status);
+    const lines = ["hello", `remember ${"lorem ipsum ".repeat(340)}`, "one", "two", "three"];
+    for (const [i, line] of lines.entries()) {
+      term.type(line);
+      term.keys("Enter");
+      await waitUntil(() => (term.history().match(/— done/g)?.length ?? 0) > i, `run ${i + 1} to end`);
+    }
+    let screen = await term.waitFor(/· idle$/m);
+    const before = percentOf(screen);
+    expect(before).toBeGreaterThan(5);
+
+    term.type("/compact the lorem ipsum");
+    term.keys("Enter");
+    screen = await term.waitFor(/⟳ context compacted \(level 2: old turns summarised\) \d+ → \d+ tokens/);
+    expect(screen).toContain("Compacting the context (focus: the lorem ipsum)");
+    screen = await term.waitFor(/· idle$/m);
+    expect(percentOf(screen)).toBeLessThan(before - 4);
+
+    // The session goes on from the compacted context.
+    term.type("after");
+    term.keys("Enter");
+    await term.waitFor("heard: after");
+  });
+
   it("slash commands (/help, /cost, /visualize, a typo answered), Tab completion, and @path attaching a file", async () => {
     const term = start();
     writeFileSync(path.join(dir!, "notes.txt"), "hello-from-the-file\n");
@@ -219,6 +247,7 @@ describe("agent-machine in a terminal", () => {
     term.type("/help");
     term.keys("Enter");
     await term.waitFor(/\/cost +the session's tokens and cost so far/);
+    await term.waitFor(/\/compact +compact the context now/);
     term.type("/cst");
     term.keys("Enter");
     await term.waitFor("Unknown command /cst (did you mean /cost?)");

@@ -1,5 +1,6 @@
 import type { ModelStreamEvent } from "../../actors/model-stream.actor.js";
 import type { ToolCallOutput } from "../../actors/tool-call.machine.js";
+import type { CompactionResult } from "../../context/compact.js";
 import type { ContextConfig, TokenCalibration } from "../../context/config.js";
 import { withMessageIds } from "../../core/message-id.js";
 import type { AgentMessage, ToolResultMessage } from "../../core/messages.js";
@@ -66,6 +67,8 @@ export type AgentMachineEvent =
   | { type: "ABORT" }
   /** Drops every queued steering and follow-up message (`agent.abort()` sends it). */
   | { type: "CLEAR_QUEUES" }
+  /** A compaction asked while idle (`agent.compact()`), done outside the machine: its result. */
+  | { type: "COMPACTED"; result: CompactionResult }
   | { type: "DEADLINE" }
   | { type: "CHECK" }
   | ModelStreamEvent

@@ -43,6 +43,12 @@ export const compactionActions = defineAgentActions({
       },
     });
   }),
+  // A compaction asked between runs (`agent.compact()`): the same event and ids as the loop's, no run to touch.
+  applyIdleCompaction: enqueueActions(({ enqueue, self }, result: CompactionResult) => {
+    const { level, tokensBefore, tokensAfter } = result;
+    enqueue.emit({ type: "compaction", level, tokensBefore, tokensAfter });
+    enqueue.assign({ messages: withMessageIds(result.messages, messageIdsFor(self)) });
+  }),
   learnContextWindow: enqueueActions(({ context, enqueue }, done: StreamDone) => {
     if (done.errorKind !== "context_overflow") return;
     const config = withLearnedWindow(context.contextBudget, context.learnedMaxContextTokens);
