@@ -148,6 +148,10 @@ export function subAgentTool(
     readOnly,
     timeoutMs: options.timeoutMs,
     async execute(args, ctx): Promise<ToolResult<SubAgentDetails>> {
+      // The parent starts a call from inside one of its machine's actions; a child agent made there
+      // would be built while XState runs that action (it warns, and the child's first steps would run
+      // inside the parent's). Leave the action first.
+      await Promise.resolve();
       if (ctx.signal.aborted) throw new Error("Sub-agent not started: the call was aborted");
       const childAgentId = `${options.name}-${ctx.toolCallId}`;
       // A child never has more rights than its parent: the parent's permissions, read live, narrowed

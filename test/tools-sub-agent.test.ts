@@ -1,5 +1,5 @@
 import type { AnyActorRef } from "xstate";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import {
   type AgentEvent,
@@ -84,6 +84,27 @@ describe("subAgentTool", () => {
     // Every update precedes the end.
     expect(events.indexOf(updates.at(-1)!)).toBeLessThan(events.indexOf(end));
     expect(textOf(parent.messages.at(-1) as never)).toBe("Parent got: The answer is 42.");
+  });
+
+  it("runs a child agent without warnings on the console (the child is not built inside the parent's action)", async () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    const error = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const researcher = subAgentTool({
+        name: "researcher",
+        description: "Researches",
+        tools: [lookup],
+        provider: scripted([{ toolCalls: [{ name: "lookup", arguments: { key: "k" } }] }, { text: "done" }]),
+      });
+      const parent = createAgent({ provider: parentScript("look k up"), tools: [researcher] });
+      await parent.prompt("ask the researcher");
+      expect(textOf(parent.messages.at(-1) as never)).toBe("Parent got: done");
+      expect(warn.mock.calls).toEqual([]);
+      expect(error.mock.calls).toEqual([]);
+    } finally {
+      warn.mockRestore();
+      error.mockRestore();
+    }
   });
 
   it("returns a child's partial work with the [Agent stopped: …] notice when it hits its turn limit", async () => {
