@@ -17,7 +17,14 @@ import { toolCallActorOf, toolCallActorsOf } from "../machines/tool-call-actors.
 import { readTranscript } from "../machines/transcript.js";
 import { compactContext } from "../context/compact.js";
 import { withLearnedWindow } from "../context/context-window.js";
-import type { Agent, AgentActor, CompactNowOptions, CompactNowResult, AgentSnapshot, PendingApproval } from "./agent.js";
+import type {
+  Agent,
+  AgentActor,
+  CompactNowOptions,
+  CompactNowResult,
+  AgentSnapshot,
+  PendingApproval,
+} from "./agent.js";
 import { AgentLifecycle, dormantMessages, isIdle } from "./agent-lifecycle.js";
 import { EventsUnavailableError, type RunEventLog, type SequencedEvent } from "./event-log.js";
 import { stampSnapshot } from "./snapshot-version.js";
@@ -200,7 +207,8 @@ export class AgentSession extends AgentLifecycle implements Agent {
       throw new TypeError(`compact: focus must be a string, got ${typeof options.focus}`);
     }
     if (this.stopped) throw new Error("Agent is stopped");
-    if (this.journal) throw new Error("A durable agent compacts inside its runs: compact() is for in-memory agents");
+    if (this.journal)
+      throw new Error("A durable agent compacts inside its runs: compact() is for in-memory agents");
     if (this.compacting) throw new Error("compact: a compaction of this agent is already going on");
     const before = this.awake();
     if (!isIdle(before)) throw new Error("Agent is running: compact() works on an idle agent");

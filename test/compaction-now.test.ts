@@ -26,7 +26,10 @@ function model(turns: number, { slow = false } = {}) {
     if (last?.role === "user") reads = 0;
     if (reads < turns) {
       reads++;
-      return { text: `Reading ${reads}.`, toolCalls: [{ name: "read", arguments: { path: `f${reads}.ts` } }] };
+      return {
+        text: `Reading ${reads}.`,
+        toolCalls: [{ name: "read", arguments: { path: `f${reads}.ts` } }],
+      };
     }
     return { text: "Done reading.", ...(slow && { delayMs: 200 }) };
   });
@@ -114,7 +117,9 @@ describe("agent.compact()", () => {
     await agent.prompt("hello");
     await expect(agent.compact()).rejects.toThrow(/no context budget/);
     const { agent: budgeted } = makeAgent();
-    await expect(budgeted.compact({ focus: 3 as unknown as string })).rejects.toThrow(/focus must be a string/);
+    await expect(budgeted.compact({ focus: 3 as unknown as string })).rejects.toThrow(
+      /focus must be a string/,
+    );
     await expect(budgeted.compact({ fokus: "x" } as never)).rejects.toThrow(/focus/);
   });
 
