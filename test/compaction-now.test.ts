@@ -123,6 +123,23 @@ describe("agent.compact()", () => {
     await expect(budgeted.compact({ fokus: "x" } as never)).rejects.toThrow(/focus/);
   });
 
+  it("compacts an agent that hibernates when idle, which keeps the compacted transcript asleep", async () => {
+    const { provider } = model(4);
+    const agent = createAgent({
+      provider,
+      tools: [readTool],
+      hibernate: "whenIdle",
+      context: { maxContextTokens: 100_000, keepRecent: 2 },
+    });
+    await agent.prompt("Read f1 to f4.");
+    const result = await agent.compact();
+    expect(result?.level).toBe(2);
+    await sleep(0);
+    expect(agent.hibernated).toBe(true);
+    expect(agent.messages.filter(isCompactionSummary)).toHaveLength(1);
+    expectValidTranscript(agent.messages);
+  });
+
   it("resolves undefined when there is nothing old enough to summarise", async () => {
     const { agent } = makeAgent(0);
     await agent.prompt("Hello.");
