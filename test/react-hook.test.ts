@@ -117,13 +117,6 @@ function probe<T>(agent: Agent, select: (view: AgentView) => T, isEqual?: (a: T,
   function Probe() {
     counter.renders++;
     const value = useAgent(agent, select, isEqual);
-    if (process.env.DBG)
-      console.log(
-        "render",
-        counter.renders,
-        JSON.stringify(value),
-        new Error().stack?.split("\n").slice(2, 6).join("|"),
-      );
     counter.last = value;
     return h("pre", null, JSON.stringify(value) ?? "undefined");
   }
@@ -221,7 +214,6 @@ describe("useAgent on an agent in the page", () => {
     const initial = { text: streamingText.counter.renders, approvals: approvals.counter.renders };
     const initialCount = count.counter.renders;
 
-    if (process.env.DBG) console.log("PROMPT", performance.now());
     void agent.prompt("Ship it");
     const call = await model.next();
     call.push({ type: "start" });
