@@ -15,20 +15,8 @@ import {
 } from "../index.js";
 import { type AgUiEvent, agUiEncoder, type ResponseEnding, toAgUiMessages } from "../http.js";
 import { type ClientRun, type ClientVersion, InProcessClient } from "./fixtures/ag-ui-clients.js";
+import { deleteFile, weather } from "./fixtures/frontend-tools.js";
 
-const weather = defineTool({
-  name: "weather",
-  description: "Weather of a city",
-  parameters: z.object({ city: z.string() }),
-  execute: ({ city }) => `sunny in ${city}`,
-});
-const deleteFile = defineTool({
-  name: "delete_file",
-  description: "Deletes a file",
-  parameters: z.object({ path: z.string() }),
-  needsApproval: true,
-  execute: ({ path }) => `deleted ${path}`,
-});
 const failing = defineTool({
   name: "failing",
   description: "Always fails",

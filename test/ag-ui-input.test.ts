@@ -2,17 +2,10 @@
 // the client's history only gives the new user message, the answers to pending approvals (resume[],
 // or CopilotKit's legacy forwardedProps.command.resume) and the results of pending client-run calls.
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
 import { HostError, readRunAgentInput, toAgUiMessages } from "../http.js";
-import { type Agent, createAgent, defineClientTool, defineTool, scripted } from "../index.js";
+import { type Agent, createAgent, defineClientTool, scripted } from "../index.js";
+import { deleteFile } from "./fixtures/frontend-tools.js";
 
-const deleteFile = defineTool({
-  name: "delete_file",
-  description: "Deletes a file",
-  parameters: z.object({ path: z.string() }),
-  needsApproval: true,
-  execute: ({ path }) => `deleted ${path}`,
-});
 const pickColor = defineClientTool({
   name: "pick_color",
   description: "Asks",

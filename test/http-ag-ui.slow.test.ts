@@ -16,20 +16,8 @@ import {
 } from "../http.js";
 import { type AgentMessage, type AgentOptions, defineTool, scripted, type ScriptedStep } from "../index.js";
 import { type ClientRun, type ClientVersion, httpClient, runClient } from "./fixtures/ag-ui-clients.js";
+import { deleteFile, weather } from "./fixtures/frontend-tools.js";
 
-const weather = defineTool({
-  name: "weather",
-  description: "The weather in a city",
-  parameters: z.object({ city: z.string() }),
-  execute: ({ city }) => `sunny in ${city}`,
-});
-const deleteFile = defineTool({
-  name: "delete_file",
-  description: "Deletes a file",
-  parameters: z.object({ path: z.string() }),
-  needsApproval: true,
-  execute: ({ path }) => `deleted ${path}`,
-});
 const slow = defineTool({
   name: "slow",
   description: "Takes a while",

@@ -16,20 +16,8 @@ import {
 } from "../http.js";
 import { type AgentOptions, defineClientTool, defineTool, type ScriptedStep, scripted } from "../index.js";
 import { AI_SDK_CLIENTS, type ChatLike, type ChatOptions } from "./fixtures/ai-sdk-clients.js";
+import { deleteFile, weather } from "./fixtures/frontend-tools.js";
 
-const weather = defineTool({
-  name: "weather",
-  description: "The weather in a city",
-  parameters: z.object({ city: z.string() }),
-  execute: ({ city }) => `sunny in ${city}`,
-});
-const deleteFile = defineTool({
-  name: "delete_file",
-  description: "Deletes a file",
-  parameters: z.object({ path: z.string() }),
-  needsApproval: true,
-  execute: ({ path }) => `deleted ${path}`,
-});
 const pickColor = defineClientTool({
   name: "pick_color",
   description: "Asks the user for a color",

@@ -11,14 +11,7 @@ import {
   sseFrame,
 } from "../http.js";
 import { defineTool, scripted } from "../index.js";
-
-const deleteFile = defineTool({
-  name: "delete_file",
-  description: "Deletes a file",
-  parameters: z.object({ path: z.string() }),
-  needsApproval: true,
-  execute: ({ path }) => `deleted ${path}`,
-});
+import { deleteFile } from "./fixtures/frontend-tools.js";
 
 const hosts: SessionHost[] = [];
 afterEach(async () => {
