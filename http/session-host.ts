@@ -132,8 +132,15 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
     const backend = durable
       ? durableBackend(await durable.client, threadId, durable.pollIntervalMs)
       : await createLocal(threadId, request);
-    await backend.refresh();
+    // Subscribed before the first look: a durable run found in progress is published then.
     const thread = new HostedThreadImpl(threadId, backend, save);
+    try {
+      await backend.refresh();
+    } catch (error) {
+      thread.dispose();
+      backend.stop();
+      throw error;
+    }
     ready.set(threadId, thread);
     return thread;
   };
