@@ -81,6 +81,7 @@ export { INVALID_JSON_ARGUMENTS_KEY } from "./providers/internal/tool-arguments.
 export { type OpenAICompatibleOptions, openaiCompatible } from "./providers/openai-compatible.js";
 export { type OpenAIOptions, openai } from "./providers/openai.js";
 export { type ModelPrice, modelPrice, setModelPrice, withCost } from "./providers/pricing.js";
+export { type ModelInputKind, modelInput, setModelInput, takesImages } from "./providers/model-input.js";
 
 // --- Context: token accounting and compaction ---
 export type { CompactionResult, CompactOptions } from "./context/compact.js";
