@@ -186,9 +186,12 @@ describe("agent-machine: images in a prompt", () => {
     again.type("what is @big.png?");
     again.keys("Enter");
     screen = await again.waitFor("Not sent: big.png is 4.12 MB, over the 3.75 MB an image may have");
+    expect(screen).toMatch(/^› what is @big\.png\?$/m);
     again.keys("C-u");
     again.type(`${PASTE_START}${path.join(dir, "big.png")}${PASTE_END}`);
     screen = await again.waitFor("big.png not attached: 4.12 MB, over the 3.75 MB");
+    // Nothing went into the line for it, and nothing reached the model.
+    expect(screen).toMatch(/^›$/m);
     expect(screen).not.toContain("heard:");
   });
 });
