@@ -308,6 +308,10 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
     plan = planResume(session.loadSnapshot(), session.loadEvents());
     // Killed again right after a resume, before the continued run's first save: meta still says so.
     if (session.meta.status === "running") plan.wasRunning = true;
+    // A session goes on with the model it is resumed with (`/model`, `--model`): the list says which.
+    if (session.meta.model !== choice.provider.model || session.meta.provider !== choice.provider.id) {
+      session.updateMeta({ provider: choice.provider.id, model: choice.provider.model });
+    }
   } else {
     session = store.create({ cwd, provider: choice.provider.id, model: choice.provider.model });
   }
