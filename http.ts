@@ -11,13 +11,19 @@ export type {
   HostedThread,
   HostProtocol,
   HostRoute,
+  ThreadAgent,
   ThreadInput,
   FinishedCall,
   ThreadStatus,
   ToolCallAnswer,
 } from "./http/protocol.js";
 export { HostError } from "./http/protocol.js";
-export type { SessionHost, SessionHostOptions, ThreadStore } from "./http/session-host.js";
+export type {
+  DurableHostOptions,
+  SessionHost,
+  SessionHostOptions,
+  ThreadStore,
+} from "./http/session-host.js";
 export { createSessionHost } from "./http/session-host.js";
 export type { AiSdkProtocolOptions } from "./http/ai-sdk-protocol.js";
 export { aiSdkProtocol } from "./http/ai-sdk-protocol.js";

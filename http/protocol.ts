@@ -67,6 +67,12 @@ export interface FinishedCall {
 /**
  * What a protocol route reads of a thread's agent: an `Agent` in this process, or a durable
  * session on Restate as the host last saw it (refreshed before each request is checked).
+ *
+ * @example
+ * ```ts
+ * const thread = await host.thread(request, threadId);
+ * const waiting = thread.agent.pendingApprovals().map((p) => p.toolCallId);
+ * ```
  */
 export interface ThreadAgent {
   /** The transcript, the truth a client's resent history is checked against. */

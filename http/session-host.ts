@@ -26,6 +26,11 @@ export interface ThreadStore {
 /**
  * Where the durable sessions a host serves live: Restate's ingress, as `createSessionClient`
  * takes it (`{ url, headers?, names? }`), with how often a thread with a run in progress polls it.
+ *
+ * @example
+ * ```ts
+ * const host = createSessionHost({ durable: { url: "http://127.0.0.1:8080", pollIntervalMs: 100 } });
+ * ```
  */
 export interface DurableHostOptions extends SessionClientOptions {
   /** Ms between two polls of a session while its run goes on (default 100). */

@@ -315,15 +315,26 @@ function withRemoteState(view: AgentView, event: AgentEvent): AgentView {
   return state === view.state ? view : { ...view, state, running: state !== "idle" };
 }
 
-/** The transcript `messages`, keeping the objects the view already has for the same ids. */
+/**
+ * The transcript `messages`, keeping the objects the view already has for the same ids (unless
+ * the server's is another version of it: a durable thread shows a waiting turn's calls before the
+ * run stores that turn's message, under the same id).
+ */
 function withMessages(view: AgentView, messages: readonly AgentMessage[]): AgentView {
   const known = new Map(view.messages.map((m) => [m.id, m]));
   const seen = new Set<string | undefined>();
   const next = messages
     .filter((m) => !seen.has(m.id) && seen.add(m.id))
-    .map((m) => (m.id !== undefined && known.get(m.id)) || m);
+    .map((m) => {
+      const had = m.id !== undefined ? known.get(m.id) : undefined;
+      return had && sameVersion(had, m) ? had : m;
+    });
   const same = next.length === view.messages.length && next.every((m, i) => m === view.messages[i]);
   return same ? view : { ...view, messages: next };
+}
+
+function sameVersion(a: AgentMessage, b: AgentMessage): boolean {
+  return a.role === b.role && a.timestamp === b.timestamp && a.content.length === b.content.length;
 }
 
 function withoutQueued(view: AgentView, id: string | undefined): AgentView {

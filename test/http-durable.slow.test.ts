@@ -8,6 +8,7 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
+  agentMachineProtocol,
   agUiProtocol,
   aiSdkProtocol,
   createSessionHost,
@@ -19,6 +20,7 @@ import {
   type UIMessage,
 } from "../http.js";
 import type { AgentMessage } from "../index.js";
+import { createRemoteAgentStore } from "../react.js";
 import {
   createSessionClient,
   registerDeployment,
@@ -87,7 +89,7 @@ async function startHost(more: Partial<SessionHostOptions> = {}, target: 6 | 7 =
   const host = createSessionHost({
     durable: { url: restate.ingressUrl, pollIntervalMs: 40 },
     basePath: "/api",
-    protocols: [aiSdkProtocol({ target }), agUiProtocol()],
+    protocols: [aiSdkProtocol({ target }), agUiProtocol(), agentMachineProtocol()],
     ...more,
   });
   const http = await serveNode(host.handle);
@@ -470,6 +472,24 @@ describe("durable threads: authentication and restarts", () => {
     });
     expect(allowed.status).toBe(200);
     expect(await allowed.text()).toContain("Both noted.");
+  });
+
+  it("agent-machine/react's remote store follows a durable thread: approve from the page, the views agree", async () => {
+    const { base } = await startHost();
+    const remote = createRemoteAgentStore({ url: base, threadId: "remote" });
+    const outcome = remote.actions.prompt("approval #remote");
+    await eventually(
+      () => remote.getSnapshot().pendingApprovals.map((p) => p.toolCallId)[0] === "g1-remote",
+      "the approval in the page's view",
+    );
+    expect(remote.getSnapshot().running).toBe(true);
+    await remote.actions.approve("g1-remote");
+    expect((await outcome).reason).toBe("stop");
+    await eventually(() => !remote.getSnapshot().running, "the page's view to rest");
+    const view = remote.getSnapshot();
+    expect(view).toMatchObject({ pendingApprovals: [], toolCalls: [] });
+    expect(view.error).toBeUndefined();
+    expect(view.messages).toEqual(await client.transcript("remote"));
   });
 
   // Last in the file: it restarts the service process every other test uses.

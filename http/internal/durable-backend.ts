@@ -171,11 +171,13 @@ class DurableBackend implements ThreadBackend {
     } catch (error) {
       return messageOf(error);
     }
-    this.prompted = message;
+    // As the run stores it (a prompt's source is the run's to set), so a client that keeps what
+    // it was shown holds the server's message.
+    this.prompted = { ...message, source: "prompt" };
     this.seen.add(message.id);
     this.beginRun(handle.invocationId);
     this.openTurn();
-    this.publishMessage(message);
+    this.publishMessage(this.prompted);
     this.follow();
     return undefined;
   }
