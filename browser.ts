@@ -2,11 +2,18 @@
 // built for the browser (the package's `browser` condition) or `from "agent-machine/browser"`
 // anywhere. Everything here runs wherever `fetch`, XState, rxjs and zod run: no `node:` module, no
 // `process`. The Node-only parts have their own entries (`agent-machine/coding-tools`,
-// `agent-machine/mcp`, `agent-machine/visualizer`, `agent-machine/cli`); `index.ts` is the full Node API.
-// Same grouping by audience as index.ts; test/package-entries.test.ts keeps the two in step.
+// `agent-machine/mcp`, `agent-machine/visualizer`, `agent-machine/cli`); `index.ts` is the full Node API:
+// all of this entry, then what needs Node. test/package-entries.test.ts keeps Node out of this one.
 
 // --- The agent: create one, prompt it, watch it ---
-export type { Agent, AgentActor, AgentSnapshot, PendingApproval } from "./agent/create-agent.js";
+export type {
+  Agent,
+  AgentActor,
+  AgentSnapshot,
+  CompactNowOptions,
+  CompactNowResult,
+  PendingApproval,
+} from "./agent/create-agent.js";
 export type { SequencedEvent } from "./agent/event-log.js";
 export { EventsUnavailableError } from "./agent/event-log.js";
 export { createAgent } from "./agent/create-agent.js";
@@ -74,6 +81,7 @@ export { INVALID_JSON_ARGUMENTS_KEY } from "./providers/internal/tool-arguments.
 export { type OpenAICompatibleOptions, openaiCompatible } from "./providers/openai-compatible.js";
 export { type OpenAIOptions, openai } from "./providers/openai.js";
 export { type ModelPrice, modelPrice, setModelPrice, withCost } from "./providers/pricing.js";
+export { type ModelInputKind, modelInput, setModelInput, takesImages } from "./providers/model-input.js";
 
 // --- Context: token accounting and compaction ---
 export type { CompactionResult, CompactOptions } from "./context/compact.js";

@@ -1,5 +1,7 @@
 import type { AgentEvent } from "../core/events.js";
-import { type AgentMessage, textOf, type Usage } from "../core/messages.js";
+import { type AgentMessage, textOf, type Usage, type UserMessage } from "../core/messages.js";
+import { describeImagePart } from "./images.js";
+import { imageLabelName } from "./mentions.js";
 import type { Screen, TailLine } from "./screen.js";
 import type { Style } from "./style.js";
 import { fitToColumns, terminalSafe } from "./terminal-text.js";
@@ -239,7 +241,7 @@ export function createEventView(
 
   const showMessageEnd = (message: AgentMessage) => {
     if (message.role === "user") {
-      const text = typeof message.content === "string" ? message.content : textOf(message.content);
+      const { text, images } = userLine(message.content);
       // Files attached with @path follow the typed line: name them, do not print them.
       const files = text.indexOf('\n\n<file path="');
       const typed = files >= 0 ? text.slice(0, files) : text;
@@ -247,7 +249,8 @@ export function createEventView(
         files >= 0 ? [...text.slice(files).matchAll(/^<file path="([^"]*)">$/gm)].map((m) => m[1]) : [];
       commit(
         style.cyan(`› ${terminalSafe(typed)}`) +
-          (attached.length ? style.dim(` (attached: ${terminalSafe(attached.join(", "))})`) : ""),
+          (attached.length ? style.dim(` (attached: ${terminalSafe(attached.join(", "))})`) : "") +
+          (images.length ? style.dim(` (${terminalSafe(images.map((i) => `image ${i}`).join(", "))})`) : ""),
       );
       return;
     }
@@ -469,4 +472,26 @@ export function createEventView(
       stopTicker();
     },
   };
+}
+
+/**
+ * A user message as its line shows it: the text typed (and the files after it), and each image
+ * described (`shot.png (PNG, 1.2 KB, 2×2)`, named by the label before it), never its base64.
+ */
+function userLine(content: UserMessage["content"]): { text: string; images: string[] } {
+  if (typeof content === "string") return { text: content, images: [] };
+  let text = "";
+  const images: string[] = [];
+  let label: string | undefined;
+  for (const part of content) {
+    if (part.type === "image") {
+      images.push(describeImagePart(label ?? "image", part));
+      label = undefined;
+      continue;
+    }
+    const name = imageLabelName(part.text);
+    if (name !== undefined) label = name;
+    else text += part.text;
+  }
+  return { text, images };
 }

@@ -1,9 +1,13 @@
+import { statSync } from "node:fs";
+import * as path from "node:path";
 import type { Agent, PendingApproval } from "../agent/create-agent.js";
-import { textOf } from "../core/messages.js";
+import { textOf, type UserMessage } from "../core/messages.js";
 import type { Permissions } from "../tools/permissions.js";
 import { type EventView, summarizeArgs } from "./event-view.js";
 import { approvalPreview } from "./file-changes.js";
-import { expandMentions } from "./mentions.js";
+import { describeNamedImage, readImageFile, unknownModelNote } from "./images.js";
+import { attachToPrompt, type NamedImage } from "./mentions.js";
+import { pastedFiles } from "./pasted-paths.js";
 import { completeInput, parseSlashCommand, slashHelp, unknownCommandText } from "./slash-commands.js";
 import { createKeyboard } from "./keyboard.js";
 import type { TailLine } from "./screen.js";
@@ -16,6 +20,8 @@ export interface InteractiveOptions {
   view: EventView;
   style: Style;
   stdin: Parameters<typeof createKeyboard>[0];
+  /** The terminal: told to mark pastes, so a pasted image path attaches the image. */
+  stdout?: Parameters<typeof createKeyboard>[2];
   permissions?: Permissions;
   /** Runs first (resume a stopped run, the prompt from the command line). */
   start?: () => Promise<unknown>;
@@ -27,7 +33,7 @@ export interface InteractiveOptions {
   cost?: () => string;
   /** `/visualize`: serves the live page of this session (once) and resolves with its address. */
   visualize?: () => Promise<string>;
-  /** `/model` without an id: the model in use. */
+  /** `/model` without an id: the model in use (whether it takes images decides if an image may go). */
   model?: string;
 }
 
@@ -41,6 +47,10 @@ export type InteractiveEnd =
   | { kind: "new-session" }
   | { kind: "resume"; id?: string }
   | { kind: "switch-model"; model: string };
+
+/** What a user can do about a line that was not sent for its images. */
+const REFUSED_HINT =
+  "Remove the image, make it smaller, or switch to a model that reads images with /model <id>";
 
 /** Lines `/expand` shows at most: more would flood the scrollback the fold protects. */
 export const EXPAND_LINES = 2_000;
@@ -172,29 +182,74 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
       if (text.startsWith(FOLLOW_UP_PREFIX)) {
         const typed = text.slice(FOLLOW_UP_PREFIX.length).trim();
         if (!typed) return;
-        const message = attach(typed);
+        const content = attach(typed, line);
+        if (content === undefined) return;
+        const message = userInput(content);
         if (idle) return void prompt(message);
         agent.followUp(message);
-        queue(message);
+        queue(textOf(content));
         view.note(style.dim(`» follow-up queued: ${typed}`));
         return;
       }
-      const message = attach(text);
+      const content = attach(text, line);
+      if (content === undefined) return;
+      const message = userInput(content);
       if (idle) return void prompt(message);
       agent.steer(message);
-      queue(message);
+      queue(textOf(content));
       view.note(style.dim(`» steering queued (the agent takes it after the current step): ${text}`));
     };
 
-    /** The line with the files it mentions as @path attached; says what was attached and what not. */
-    const attach = (line: string): string => {
-      if (options.cwd === undefined || !line.includes("@")) return line;
-      const expanded = expandMentions(line, options.cwd);
-      for (const file of expanded.attached)
+    /** Images pasted as file paths, by the placeholder that stands for each in the line. */
+    const pastedImages = new Map<string, NamedImage>();
+    const onPaste = (pasted: string): string | undefined => {
+      const files = pastedFiles(pasted, options.cwd ?? process.cwd());
+      if (!files) return undefined;
+      const placeholders: string[] = [];
+      for (const file of files) {
+        const name = path.basename(file);
+        const image = readImageFile(file, statSync(file).size);
+        if ("why" in image) {
+          // Not an image: the paste is the text it was. An image that cannot go: said, and left out.
+          if (/^not a PNG/.test(image.why)) return undefined;
+          view.note(style.yellow(`${terminalSafe(name)} not attached: ${image.why}`));
+          return "";
+        }
+        const placeholder = `[image #${++pastedCount}: ${name}]`;
+        pastedImages.set(placeholder, { path: name, ...image });
+        placeholders.push(placeholder);
+      }
+      return `${placeholders.join(" ")} `;
+    };
+    let pastedCount = 0;
+
+    /**
+     * The line with the files it mentions as @path attached and the images it holds (mentioned, or
+     * pasted as a path) after it; says what was attached and what not. `undefined` when the line
+     * is not sent: it has images and the model takes none (the line is given back to edit).
+     */
+    const attach = (line: string, typed: string): UserMessage["content"] | undefined => {
+      const pasted = [...pastedImages].filter(([placeholder]) => line.includes(placeholder));
+      const model = options.model ?? "unknown";
+      const attached = attachToPrompt(line, {
+        cwd: options.cwd,
+        model,
+        images: pasted.map(([, image]) => image),
+      });
+      if ("refused" in attached) {
+        view.note(style.yellow(`Not sent: ${terminalSafe(attached.refused)}. ${REFUSED_HINT}`));
+        keyboard.set(typed);
+        return undefined;
+      }
+      for (const file of attached.files)
         view.note(style.dim(`+ ${file.path} attached (${file.lines} lines, ${file.bytes} bytes)`));
-      for (const file of expanded.skipped)
+      for (const image of attached.images)
+        view.note(style.dim(`+ image ${terminalSafe(describeNamedImage(image))} attached`));
+      if (attached.modelUnknown) view.note(style.dim(unknownModelNote(model)));
+      for (const file of attached.skipped)
         view.note(style.yellow(`@${terminalSafe(file.path)} not attached: ${file.why}`));
-      return expanded.text;
+      for (const [placeholder] of pasted) pastedImages.delete(placeholder);
+      return attached.content;
     };
 
     const runCommand = (name: string, rest: string) => {
@@ -275,36 +330,42 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
         });
     };
 
-    const prompt = (text: string) =>
-      agent.prompt(text).catch((error: Error) => view.note(style.red(`✗ ${error.message}`)));
+    const prompt = (message: string | UserMessage) =>
+      agent.prompt(message).catch((error: Error) => view.note(style.red(`✗ ${error.message}`)));
 
-    const keyboard = createKeyboard(options.stdin, {
-      onLine: submit,
-      onChange(text) {
-        current = text;
-        drawFooter();
-      },
-      onKey: answer,
-      onTab: (text) => (options.cwd !== undefined && !denying ? completeInput(text, options.cwd) : undefined),
-      onEof: () => quit(),
-      onInterrupt() {
-        if (agent.state !== "idle" && abortedAt === 0) {
-          abortedAt = Date.now();
-          approvals.length = 0;
-          denying = undefined;
-          agent.abort();
-          view.note(style.yellow("⏹ aborted (the transcript is kept) — Ctrl-C again to quit"));
+    const keyboard = createKeyboard(
+      options.stdin,
+      {
+        onLine: submit,
+        onChange(text) {
+          current = text;
           drawFooter();
-          return;
-        }
-        if (current && agent.state === "idle" && abortedAt === 0) {
-          current = "";
-          drawFooter();
-          return;
-        }
-        quit();
+        },
+        onKey: answer,
+        onTab: (text) =>
+          options.cwd !== undefined && !denying ? completeInput(text, options.cwd) : undefined,
+        onEof: () => quit(),
+        onPaste,
+        onInterrupt() {
+          if (agent.state !== "idle" && abortedAt === 0) {
+            abortedAt = Date.now();
+            approvals.length = 0;
+            denying = undefined;
+            agent.abort();
+            view.note(style.yellow("⏹ aborted (the transcript is kept) — Ctrl-C again to quit"));
+            drawFooter();
+            return;
+          }
+          if (current && agent.state === "idle" && abortedAt === 0) {
+            current = "";
+            drawFooter();
+            return;
+          }
+          quit();
+        },
       },
-    });
+      options.stdout,
+    );
 
     const subscription = agent.events$.subscribe((event) => {
       if (event.type === "approval_requested") {
@@ -342,4 +403,9 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
     drawFooter();
     options.start?.().catch((error: Error) => view.note(style.red(`✗ ${error.message}`)));
   });
+}
+
+/** A typed line as the agent takes it: text alone stays a string; with images, a user message. */
+function userInput(content: UserMessage["content"]): string | UserMessage {
+  return typeof content === "string" ? content : { role: "user", content, timestamp: Date.now() };
 }

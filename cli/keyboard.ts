@@ -15,11 +15,24 @@ export interface KeyboardHandlers {
    * `undefined` to leave it. Keys typed just before it may arrive with it in one chunk.
    */
   onTab?(text: string): string | undefined;
+  /**
+   * Text pasted in one piece (the terminal's bracketed paste): what to add to the line instead of
+   * it (an image placeholder for a pasted image path), or `undefined` to take it as typed keys.
+   */
+  onPaste?(text: string): string | undefined;
+}
+
+/** Where the keyboard tells the terminal to mark pastes (`ESC [ ? 2004 h`); a terminal's stdout. */
+export interface KeyboardOutput {
+  isTTY?: boolean;
+  write(text: string): unknown;
 }
 
 /** A minimal line editor over a raw-mode terminal: typing, Backspace, Ctrl-U, Ctrl-W, Enter. */
 export interface Keyboard {
   readonly text: string;
+  /** Replaces the line being typed (a refused line given back to edit). */
+  set(text: string): void;
   stop(): void;
 }
 
@@ -32,6 +45,11 @@ interface RawInput {
   resume(): unknown;
   pause(): unknown;
 }
+
+const PASTE_START = "\x1b[200~";
+const PASTE_END = "\x1b[201~";
+const PASTE_MODE_ON = "\x1b[?2004h";
+const PASTE_MODE_OFF = "\x1b[?2004l";
 
 // eslint-disable-next-line no-control-regex -- escape sequences are control characters
 const ESCAPE_SEQUENCE = /^\x1b(?:\[[0-9;?]*[ -/]*[@-~]|O.|.)?/;
@@ -46,14 +64,43 @@ const ESCAPE_SEQUENCE = /^\x1b(?:\[[0-9;?]*[ -/]*[@-~]|O.|.)?/;
  * const keyboard = createKeyboard(process.stdin, { onLine: (t) => agent.steer(t), ... });
  * ```
  */
-export function createKeyboard(input: RawInput, handlers: KeyboardHandlers): Keyboard {
+export function createKeyboard(
+  input: RawInput,
+  handlers: KeyboardHandlers,
+  output?: KeyboardOutput,
+): Keyboard {
   let text = "";
   const set = (next: string) => {
     text = next;
     handlers.onChange(text);
   };
+  /** The paste being received, between `ESC [200~` and `ESC [201~` (it may come in several chunks). */
+  let pasting: string | undefined;
 
   const onData = (chunk: string) => {
+    let rest = chunk;
+    if (pasting !== undefined) {
+      pasting += rest;
+      const end = pasting.indexOf(PASTE_END);
+      if (end < 0) return;
+      const pasted = pasting.slice(0, end);
+      rest = pasting.slice(end + PASTE_END.length);
+      pasting = undefined;
+      const replaced = handlers.onPaste?.(pasted);
+      if (replaced !== undefined) set(text + replaced);
+      else keys(pasted);
+    }
+    const start = rest.indexOf(PASTE_START);
+    if (start >= 0) {
+      keys(rest.slice(0, start));
+      pasting = "";
+      onData(rest.slice(start + PASTE_START.length));
+      return;
+    }
+    keys(rest);
+  };
+
+  const keys = (chunk: string) => {
     let rest = chunk;
     while (rest.length > 0) {
       const char = rest[0]!;
@@ -85,15 +132,21 @@ export function createKeyboard(input: RawInput, handlers: KeyboardHandlers): Key
     }
   };
 
+  const marksPastes = Boolean(output?.isTTY && handlers.onPaste);
   input.setRawMode?.(true);
   input.setEncoding("utf8");
   input.on("data", onData);
   input.resume();
+  if (marksPastes) output!.write(PASTE_MODE_ON);
   return {
     get text() {
       return text;
     },
+    set(next) {
+      set(next);
+    },
     stop() {
+      if (marksPastes) output!.write(PASTE_MODE_OFF);
       input.off("data", onData);
       input.setRawMode?.(false);
       input.pause();

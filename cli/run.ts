@@ -3,12 +3,14 @@ import { createInterface } from "node:readline/promises";
 import { type Agent, createAgent } from "../agent/create-agent.js";
 import type { AgentEndReason, AgentEventOf } from "../core/events.js";
 import { withLearnedWindow } from "../context/context-window.js";
-import { type AgentMessage, textOf } from "../core/messages.js";
+import { type AgentMessage, textOf, type UserMessage } from "../core/messages.js";
 import { createPermissions } from "../tools/permissions.js";
 import { type CliArgs, UsageError } from "./args.js";
 import { earlyExit } from "./early-exit.js";
 import { actDemoUser, createDemoWorkspace, DEMO_PROMPT } from "./demo.js";
 import { createEventView } from "./event-view.js";
+import { unknownModelNote } from "./images.js";
+import { attachToPrompt } from "./mentions.js";
 import { loadMarkdownRenderer, type MarkdownRenderer } from "./markdown.js";
 import { costText, createSessionMeter } from "./status-line.js";
 import { legacySessionsDir, moveLegacySessions, sessionsRoot } from "./session-location.js";
@@ -118,7 +120,7 @@ function localMinute(iso: string): string {
 function sessionSummary(store: SessionStore, meta: SessionMeta): string {
   let messages = "";
   try {
-    const count = messagesInEventLog(store.inspect(meta.id).events);
+    const count = messagesInEventLog(store.inspect(meta.id, { images: false }).events);
     messages = ` · ${count} message${count === 1 ? "" : "s"}`;
   } catch {
     // An unreadable log: the list still shows the rest.
@@ -277,6 +279,24 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
     if (!io.stdin.isTTY) prompt = await readAll(io.stdin);
     if (!prompt) throw new UsageError("No prompt: pass one as an argument or on stdin");
   }
+  /** The command line's prompt with the files and images it mentions (`@path`), and what to say of them. */
+  const promptNotices: string[] = [];
+  const promptInput = (text: string): string | UserMessage => {
+    if (choice.kind === "demo") return text;
+    const attached = attachToPrompt(text, { cwd, model: choice.provider.model });
+    if ("refused" in attached) {
+      throw new UsageError(
+        `Not sent: ${attached.refused}. Remove the image, make it smaller, or choose a model that reads images with --model <id>`,
+      );
+    }
+    for (const file of attached.skipped)
+      promptNotices.push(style.yellow(`@${terminalSafe(file.path)} not attached: ${file.why}`));
+    if (attached.modelUnknown) promptNotices.push(style.dim(unknownModelNote(choice.provider.model)));
+    const { content } = attached;
+    return typeof content === "string" ? content : { role: "user", content, timestamp: Date.now() };
+  };
+  // Read now: a prompt that cannot go (an image for a text-only model) makes no session.
+  let input = prompt === undefined ? undefined : promptInput(prompt);
 
   // Sessions live in the user's data folder, keyed by workspace; the demo's stay in its throwaway
   // workspace, deleted with it. A workspace's old `.agent-machine/sessions/` moves there once.
@@ -308,6 +328,10 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
     plan = planResume(session.loadSnapshot(), session.loadEvents());
     // Killed again right after a resume, before the continued run's first save: meta still says so.
     if (session.meta.status === "running") plan.wasRunning = true;
+    // A session goes on with the model it is resumed with (`/model`, `--model`): the list says which.
+    if (session.meta.model !== choice.provider.model || session.meta.provider !== choice.provider.id) {
+      session.updateMeta({ provider: choice.provider.id, model: choice.provider.model });
+    }
   } else {
     session = store.create({ cwd, provider: choice.provider.id, model: choice.provider.model });
   }
@@ -422,6 +446,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
     );
   }
   for (const text of setupNotices) notice(text);
+  for (const text of promptNotices) notice(text);
 
   let lastReason: AgentEndReason | undefined;
   let lastMessages: AgentMessage[] = [];
@@ -492,7 +517,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
       if ((plan.wasRunning || queued) && last && (last.role !== "assistant" || queued))
         await agent.continue();
     }
-    if (prompt) await agent.prompt(prompt, output === undefined ? undefined : { output });
+    if (input) await agent.prompt(input, output === undefined ? undefined : { output });
   };
 
   let interrupts = 0;
@@ -520,6 +545,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
         view: view!,
         style,
         stdin: io.stdin,
+        stdout: io.stdout,
         permissions,
         start,
         cwd,
@@ -533,7 +559,11 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
       });
       return end.kind === "quit" ? 0 : { next: argsAfter(args, end, session.id) };
     }
-    if (!prompt && !(plan?.wasRunning ?? false) && !io.stdin.isTTY) prompt = await readAll(io.stdin);
+    if (!prompt && !(plan?.wasRunning ?? false) && !io.stdin.isTTY) {
+      prompt = await readAll(io.stdin);
+      input = prompt ? promptInput(prompt) : undefined;
+      for (const text of promptNotices.splice(0)) notice(text);
+    }
     if (!prompt && !plan) throw new UsageError("No prompt: pass one as an argument or on stdin");
     await start();
     if (visualizer && mode === "once" && io.stdin.isTTY) {

@@ -30,15 +30,9 @@ export function recordSession(
     }
   };
 
-  let lastSaved = "";
-  const save = () =>
-    guarded(() => {
-      const snapshot = agent.getPersistedSnapshot();
-      const json = JSON.stringify(snapshot);
-      if (json === lastSaved) return;
-      session.saveSnapshot(snapshot);
-      lastSaved = json;
-    });
+  // The store writes a snapshot only when it changed, with its images kept apart (a screenshot is
+  // not serialised again on every change).
+  const save = () => guarded(() => session.saveSnapshot(agent.getPersistedSnapshot()));
 
   const events = agent.events$.subscribe((event) => {
     if (event.type === "message_update") return;

@@ -14,6 +14,7 @@ import {
   writeSync,
 } from "node:fs";
 import * as path from "node:path";
+import { createImageStash, type ImageStash } from "./session-images.js";
 
 /** What `meta.json` says about a session. */
 export interface SessionMeta {
@@ -34,7 +35,7 @@ export interface Session {
   readonly id: string;
   readonly dir: string;
   readonly meta: SessionMeta;
-  /** Replaces `snapshot.json` atomically. */
+  /** Replaces `snapshot.json` atomically (not when it would be written the same again). */
   saveSnapshot(snapshot: unknown): void;
   /** Appends one line to `events.jsonl`. */
   appendEvent(record: unknown): void;
@@ -106,8 +107,11 @@ export interface SessionStore {
   list(): SessionListing[];
   /** The most recently updated session, if any; throws {@link SessionDamagedError} when it is damaged. */
   latest(): Session | undefined;
-  /** Reads what can be read of a session, without changing anything. */
-  inspect(id: string): SessionInspection;
+  /**
+   * Reads what can be read of a session, without changing anything. `{ images: false }` leaves the
+   * images of its transcript in their files (a list that only counts messages reads no screenshot).
+   */
+  inspect(id: string, options?: { images?: boolean }): SessionInspection;
 }
 
 /**
@@ -163,7 +167,10 @@ function fileProblem(error: unknown): string {
 export const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 /** A file's JSON, `{ missing }` when it does not exist, or `{ problem }` when it cannot be read as JSON. */
-function readJsonFile(file: string): { value: unknown } | { missing: true } | { problem: string } {
+function readJsonFile(
+  file: string,
+  parse: (text: string) => unknown = JSON.parse,
+): { value: unknown } | { missing: true } | { problem: string } {
   let text: string;
   try {
     text = readFileSync(file, "utf8");
@@ -172,7 +179,7 @@ function readJsonFile(file: string): { value: unknown } | { missing: true } | { 
     return { problem: `cannot be read (${(error as Error).message})` };
   }
   try {
-    return { value: JSON.parse(text) };
+    return { value: parse(text) };
   } catch (error) {
     return { problem: `is not valid JSON (${(error as Error).message})` };
   }
@@ -201,14 +208,17 @@ function snapshotProblemOf(value: unknown): string | undefined {
   return undefined;
 }
 
-function readEvents(file: string): { records: unknown[]; unreadable: number } {
+function readEvents(
+  file: string,
+  parse: (text: string) => unknown = JSON.parse,
+): { records: unknown[]; unreadable: number } {
   if (!existsSync(file)) return { records: [], unreadable: 0 };
   const records: unknown[] = [];
   let unreadable = 0;
   for (const line of readFileSync(file, "utf8").split("\n")) {
     if (!line.trim()) continue;
     try {
-      records.push(JSON.parse(line));
+      records.push(parse(line));
     } catch {
       // A line torn by a crash mid-append (or damaged otherwise): the others are intact.
       unreadable++;
@@ -261,11 +271,17 @@ function damageReport(
   return lines.join("\n");
 }
 
-function openSession(dir: string, meta: SessionMeta, inspect: () => SessionInspection): Session {
+function openSession(
+  dir: string,
+  meta: SessionMeta,
+  inspect: () => SessionInspection,
+  images: ImageStash = createImageStash(dir),
+): Session {
   const metaFile = path.join(dir, "meta.json");
   const snapshotFile = path.join(dir, "snapshot.json");
   const eventsFile = path.join(dir, "events.jsonl");
   let current = meta;
+  let lastSnapshot: string | undefined;
   return {
     id: meta.id,
     dir,
@@ -273,17 +289,20 @@ function openSession(dir: string, meta: SessionMeta, inspect: () => SessionInspe
       return current;
     },
     saveSnapshot(snapshot) {
-      writeFileAtomic(snapshotFile, JSON.stringify(snapshot));
+      const json = images.stringify(snapshot);
+      if (json === lastSnapshot) return;
+      writeFileAtomic(snapshotFile, json);
+      lastSnapshot = json;
     },
     appendEvent(record) {
-      appendFileSync(eventsFile, `${JSON.stringify(record)}\n`);
+      appendFileSync(eventsFile, `${images.stringify(record)}\n`);
     },
     updateMeta(patch) {
       current = { ...current, ...patch, updatedAt: new Date().toISOString() };
       writeFileAtomic(metaFile, `${JSON.stringify(current, null, 2)}\n`);
     },
     loadSnapshot() {
-      const read = readJsonFile(snapshotFile);
+      const read = readJsonFile(snapshotFile, images.parse);
       if ("missing" in read) return undefined;
       const problem = "problem" in read ? read.problem : snapshotProblemOf(read.value);
       if (problem !== undefined) {
@@ -292,7 +311,7 @@ function openSession(dir: string, meta: SessionMeta, inspect: () => SessionInspe
       return (read as { value: unknown }).value;
     },
     loadEvents() {
-      return readEvents(eventsFile).records;
+      return readEvents(eventsFile, images.parse).records;
     },
   };
 }
@@ -315,9 +334,10 @@ export function createSessionStore(
   cwd: string,
   root: string = path.join(cwd, ".agent-machine", "sessions"),
 ): SessionStore {
-  const inspect = (id: string): SessionInspection => {
+  const inspect = (id: string, { images = true }: { images?: boolean } = {}): SessionInspection => {
     const dir = path.join(root, id);
     const inspection: SessionInspection = { id, dir, events: [], unreadableEventLines: 0 };
+    const parse = images ? createImageStash(dir).parse : JSON.parse;
     const meta = readJsonFile(path.join(dir, "meta.json"));
     if ("value" in meta) {
       const problem = metaProblemOf(meta.value, id);
@@ -326,7 +346,7 @@ export function createSessionStore(
     } else {
       inspection.metaProblem = "missing" in meta ? "is missing" : meta.problem;
     }
-    const snapshot = readJsonFile(path.join(dir, "snapshot.json"));
+    const snapshot = readJsonFile(path.join(dir, "snapshot.json"), parse);
     if ("value" in snapshot) {
       const problem = snapshotProblemOf(snapshot.value);
       if (problem === undefined) inspection.snapshot = snapshot.value;
@@ -334,7 +354,7 @@ export function createSessionStore(
     } else if ("problem" in snapshot) {
       inspection.snapshotProblem = snapshot.problem;
     }
-    const events = readEvents(path.join(dir, "events.jsonl"));
+    const events = readEvents(path.join(dir, "events.jsonl"), parse);
     inspection.events = events.records;
     inspection.unreadableEventLines = events.unreadable;
     return inspection;
@@ -445,9 +465,9 @@ export function createSessionStore(
       const [listing] = store.list();
       return listing ? store.open(listing.id) : undefined;
     },
-    inspect(id) {
+    inspect(id, options) {
       if (!SESSION_ID.test(id)) throw new Error(`Invalid session id "${id}"`);
-      return inspect(id);
+      return inspect(id, options);
     },
   };
   return store;

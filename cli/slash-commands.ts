@@ -48,7 +48,8 @@ export function slashHelp(): string[] {
   const width = Math.max(...Object.keys(SLASH_COMMANDS).map((name) => name.length));
   return [
     ...Object.entries(SLASH_COMMANDS).map(([name, text]) => `${name.padEnd(width)}  ${text}`),
-    "Enter sends a line (it steers the agent while it works) · >> text: a follow-up · @path attaches a file",
+    "Enter sends a line (it steers the agent while it works) · >> text: a follow-up · @path attaches a file or an image",
+    "An image file pasted or dragged onto the terminal attaches the image",
     "Tab completes a command or a path · Ctrl-C aborts the run, again quits",
   ];
 }

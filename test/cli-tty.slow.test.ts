@@ -375,5 +375,8 @@ describe("agent-machine in a terminal", () => {
       .filter((e) => e.type === "message_end" && e.message.role === "user")
       .map((e) => e.message.content);
     expect(users).toEqual(["remember alpha-one", "and gamma"]);
+    // The session is stored as running on the model it was switched to.
+    const meta = JSON.parse(readFileSync(path.join(sessionsDirOf(dir!), first!, "meta.json"), "utf8"));
+    expect(meta.model).toBe("other-model");
   });
 });

@@ -337,6 +337,33 @@ describe("openai-compatible provider", () => {
     expect(local().id).toBe("openai-compatible");
   });
 
+  it("sends a user image as an image_url part holding a base64 data URL (Ollama, vLLM and LM Studio read it)", async () => {
+    server.reply({ type: "sse", frames: chatStream({ text: ["a dot"], model: "qwen2.5vl:7b" }) });
+    const request = {
+      messages: [
+        {
+          role: "user" as const,
+          content: [
+            { type: "text" as const, text: "What is this?" },
+            { type: "image" as const, data: PNG_1x1, mimeType: "image/png" },
+          ],
+          timestamp: 1,
+        },
+      ],
+      tools: [],
+    };
+    await collect(local().stream(request, new AbortController().signal));
+    expect(server.requests[0].body.messages).toEqual([
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "What is this?" },
+          { type: "image_url", image_url: { url: `data:image/png;base64,${PNG_1x1}` } },
+        ],
+      },
+    ]);
+  });
+
   it("gives tool calls without an id one, so results can be paired", async () => {
     const frames = chatStream({
       toolCalls: [{ index: 0, id: "", name: "read_file", json: ['{"path":"x"}'] }],
