@@ -1,4 +1,4 @@
-import { createAgent, type ScriptedStep } from "../index.js";
+import { type AgentOptions, createAgent, type ScriptedStep } from "../index.js";
 import { noopTool, piNoopTool, stepUsage } from "./bench-tools.js";
 import { type BenchResult, benchRuns, collectGarbage, gcExposed, median, sideBySide } from "./harness.js";
 import { leanScripted } from "./lean-scripted.js";
@@ -21,10 +21,19 @@ function session(turns: number) {
   );
 }
 
+/**
+ * A context budget the session never reaches: compaction never runs, but the budget checks do, every
+ * turn (the turn gate, the calibration of each answer). They once walked the whole transcript each
+ * time, which made a budgeted session quadratic while the unbudgeted one stayed flat.
+ */
+const UNREACHED_BUDGET = { maxContextTokens: 100_000_000 };
+
 /** CPU µs per turn and retained heap bytes per turn of the first and the last block. */
 interface Blocks {
   firstCpu: number;
   lastCpu: number;
+  /** CPU µs per turn over the whole session. */
+  meanCpu: number;
   firstHeap: number;
   lastHeap: number;
 }
@@ -49,14 +58,24 @@ function blocksOf(probes: Probe[]): Blocks {
   return {
     firstCpu: ((b.cpuMs - a.cpuMs) * 1000) / BLOCK,
     lastCpu: ((d.cpuMs - c.cpuMs) * 1000) / BLOCK,
+    meanCpu: ((d.cpuMs - a.cpuMs) * 1000) / SESSION_TURNS,
     firstHeap: (b.heap - a.heap) / BLOCK,
     lastHeap: (d.heap - c.heap) / BLOCK,
   };
 }
 
 /** One session of agent-machine; `withHeap` measures the heap instead of the time. */
-export async function runOurs(withHeap: boolean, turns = SESSION_TURNS): Promise<Probe[]> {
-  const agent = createAgent({ provider: session(turns), tools: [noopTool], systemPrompt: "bench" });
+export async function runOurs(
+  withHeap: boolean,
+  turns = SESSION_TURNS,
+  options: Partial<AgentOptions> = {},
+): Promise<Probe[]> {
+  const agent = createAgent({
+    provider: session(turns),
+    tools: [noopTool],
+    systemPrompt: "bench",
+    ...options,
+  });
   const probes: Probe[] = [];
   agent.events$.subscribe((event) => {
     if (event.type === "turn_end" && marks.includes(event.turn)) probes.push(probe(withHeap));
@@ -100,6 +119,11 @@ export async function run(): Promise<BenchResult[]> {
     runs,
     0,
   );
+  // pi-agent-core has no context budget of its own (an app compacts in `transformContext`): ours alone.
+  const budgeted: Blocks[] = [];
+  for (let i = 0; i < runs; i++) {
+    budgeted.push(blocksOf(await runOurs(false, SESSION_TURNS, { context: UNREACHED_BUDGET })));
+  }
   // Retained heap per block moves by ±30 % from run to run (V8's pages and array growth): medians.
   const heap = await sideBySide(
     { ours: async () => blocksOf(await runOurs(true)), pi: async () => blocksOf(await runPi(true)) },
@@ -117,7 +141,14 @@ export async function run(): Promise<BenchResult[]> {
       ours: growth(time.ours, "lastCpu", "firstCpu"),
       pi: growth(time.pi, "lastCpu", "firstCpu"),
       runs,
-      note: `ours ${m(time.ours, "firstCpu").toFixed(0)} → ${m(time.ours, "lastCpu").toFixed(0)} µs/turn, pi ${m(time.pi, "firstCpu").toFixed(0)} → ${m(time.pi, "lastCpu").toFixed(0)}`,
+      note: `ours ${m(time.ours, "firstCpu").toFixed(0)} → ${m(time.ours, "lastCpu").toFixed(0)} µs/turn, pi ${m(time.pi, "firstCpu").toFixed(0)} → ${m(time.pi, "lastCpu").toFixed(0)}; whole session: ours ${m(time.ours, "meanCpu").toFixed(0)}, pi ${m(time.pi, "meanCpu").toFixed(0)} µs/turn`,
+    },
+    {
+      name: `(e) ${name} with a context budget (never reached): CPU per turn, 9,001–10,000 ÷ 1–1,000`,
+      unit: "x",
+      ours: growth(budgeted, "lastCpu", "firstCpu"),
+      runs,
+      note: `ours ${m(budgeted, "firstCpu").toFixed(0)} → ${m(budgeted, "lastCpu").toFixed(0)} µs/turn (whole session ${m(budgeted, "meanCpu").toFixed(0)}): the budget checks run every turn`,
     },
     {
       name: `(e) ${name}: heap retained per turn, turns 9,001–10,000 ÷ 1–1,000`,

@@ -55,8 +55,8 @@ edit_file, list_files, grep, glob). Interactive when stdin is a terminal.
 While the agent works: type a line + Enter to steer it (taken after the current step),
 start the line with ">>" for a follow-up (taken when it would otherwise stop),
 Ctrl-C aborts the run (the transcript is kept), a second Ctrl-C quits.
-@path in a prompt attaches a workspace file; @shot.png (or an image file pasted or dragged in)
-attaches the image, for a model that reads images.
+@path in a prompt attaches a workspace file; @shot.png (or an image file pasted or dragged in, or
+Ctrl-V for a copied screenshot) attaches the image, for a model that reads images.
 
 Options:
   -p, --print                 run one prompt non-interactively and print the answer

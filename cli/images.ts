@@ -119,24 +119,40 @@ export interface ImageFile {
  */
 export function readImageFile(file: string, size: number): ImageFile | { why: string } {
   const head = fileHead(file);
-  const header = head && imageHeader(head);
-  if (!header) return { why: "not a PNG, JPEG, GIF or WebP image" };
-  if (size > MAX_IMAGE_BYTES) {
+  if (!head || !imageHeader(head)) return { why: NOT_AN_IMAGE };
+  // Checked before reading: a huge file is refused without being read.
+  if (size > MAX_IMAGE_BYTES) return { why: tooLarge(size) };
+  return imageFromBytes(readFileSync(file));
+}
+
+const NOT_AN_IMAGE = "not a PNG, JPEG, GIF or WebP image";
+
+function tooLarge(size: number): string {
+  return `${formatBytes(size)}, over the ${formatBytes(MAX_IMAGE_BYTES)} an image may have (the command does not resize images: make it smaller)`;
+}
+
+/**
+ * An image held in memory (read from a file, or from the clipboard) for a prompt, or why it cannot
+ * go: not a PNG/JPEG/GIF/WebP, over {@link MAX_IMAGE_BYTES}, wider or taller than {@link MAX_IMAGE_SIDE}.
+ *
+ * @example
+ * ```ts
+ * const image = imageFromBytes(readFileSync("shot.png"));
+ * ```
+ */
+export function imageFromBytes(bytes: Buffer): ImageFile | { why: string } {
+  const header = imageHeader(bytes);
+  if (!header) return { why: NOT_AN_IMAGE };
+  if (bytes.length > MAX_IMAGE_BYTES) return { why: tooLarge(bytes.length) };
+  if (Math.max(header.width ?? 0, header.height ?? 0) > MAX_IMAGE_SIDE) {
     return {
-      why: `${formatBytes(size)}, over the ${formatBytes(MAX_IMAGE_BYTES)} an image may have (the command does not resize images: make it smaller)`,
-    };
-  }
-  const bytes = readFileSync(file);
-  const full = header.mimeType === "image/jpeg" ? imageHeader(bytes)! : header;
-  if (Math.max(full.width ?? 0, full.height ?? 0) > MAX_IMAGE_SIDE) {
-    return {
-      why: `${full.width}×${full.height} pixels, over the ${MAX_IMAGE_SIDE} a side may have (make it smaller)`,
+      why: `${header.width}×${header.height} pixels, over the ${MAX_IMAGE_SIDE} a side may have (make it smaller)`,
     };
   }
   return {
-    part: { type: "image", data: bytes.toString("base64"), mimeType: full.mimeType },
+    part: { type: "image", data: bytes.toString("base64"), mimeType: header.mimeType },
     bytes: bytes.length,
-    ...(full.width !== undefined && { width: full.width, height: full.height }),
+    ...(header.width !== undefined && { width: header.width, height: header.height }),
   };
 }
 

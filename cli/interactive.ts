@@ -5,7 +5,9 @@ import { textOf, type UserMessage } from "../core/messages.js";
 import type { Permissions } from "../tools/permissions.js";
 import { type EventView, summarizeArgs } from "./event-view.js";
 import { approvalPreview } from "./file-changes.js";
-import { describeNamedImage, readImageFile, unknownModelNote } from "./images.js";
+import { takesImages } from "../providers/model-input.js";
+import { readClipboardImage } from "./clipboard.js";
+import { describeNamedImage, imageFromBytes, readImageFile, unknownModelNote } from "./images.js";
 import { attachToPrompt, type NamedImage } from "./mentions.js";
 import { pastedFiles } from "./pasted-paths.js";
 import { completeInput, parseSlashCommand, slashHelp, unknownCommandText } from "./slash-commands.js";
@@ -33,6 +35,8 @@ export interface InteractiveOptions {
   cost?: () => string;
   /** `/visualize`: serves the live page of this session (once) and resolves with its address. */
   visualize?: () => Promise<string>;
+  /** The environment: where Ctrl-V looks for a clipboard tool (`PATH`). */
+  env?: Record<string, string | undefined>;
   /** `/model` without an id: the model in use (whether it takes images decides if an image may go). */
   model?: string;
 }
@@ -223,6 +227,25 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
     };
     let pastedCount = 0;
 
+    /** Ctrl-V: the clipboard's image (a screenshot copied, not a file) into the line, as a pasted one. */
+    let readingClipboard = false;
+    const onPasteImage = () => {
+      if (readingClipboard || denying) return;
+      readingClipboard = true;
+      void readClipboardImage(options.env ?? process.env)
+        .then((read) => {
+          if ("why" in read) return view.note(style.yellow(`Ctrl-V: ${read.why}`));
+          const image = imageFromBytes(read.bytes);
+          if ("why" in image)
+            return view.note(style.yellow(`Ctrl-V: the clipboard's image not attached: ${image.why}`));
+          const name = `clipboard.${image.part.mimeType.replace("image/", "")}`;
+          const placeholder = `[image #${++pastedCount}: ${name}]`;
+          pastedImages.set(placeholder, { path: name, ...image });
+          keyboard.set(`${keyboard.text}${placeholder} `);
+        })
+        .finally(() => (readingClipboard = false));
+    };
+
     /**
      * The line with the files it mentions as @path attached and the images it holds (mentioned, or
      * pasted as a path) after it; says what was attached and what not. `undefined` when the line
@@ -262,7 +285,7 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
           if (!rest)
             return view.note(
               style.dim(
-                `Model: ${options.model ?? "unknown"} (/model <id> switches, keeping the conversation)`,
+                `Model: ${options.model ?? "unknown"}, ${imageSupport(options.model)} (/model <id> switches, keeping the conversation)`,
               ),
             );
           return quit({ kind: "switch-model", model: rest });
@@ -346,6 +369,7 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
           options.cwd !== undefined && !denying ? completeInput(text, options.cwd) : undefined,
         onEof: () => quit(),
         onPaste,
+        onPasteImage,
         onInterrupt() {
           if (agent.state !== "idle" && abortedAt === 0) {
             abortedAt = Date.now();
@@ -408,4 +432,10 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
 /** A typed line as the agent takes it: text alone stays a string; with images, a user message. */
 function userInput(content: UserMessage["content"]): string | UserMessage {
   return typeof content === "string" ? content : { role: "user", content, timestamp: Date.now() };
+}
+
+/** What `/model` says of a model and images. */
+function imageSupport(model: string | undefined): string {
+  const takes = model === undefined ? undefined : takesImages(model);
+  return takes === true ? "reads images" : takes === false ? "text only (no images)" : "images: not known";
 }

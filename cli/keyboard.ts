@@ -20,6 +20,8 @@ export interface KeyboardHandlers {
    * it (an image placeholder for a pasted image path), or `undefined` to take it as typed keys.
    */
   onPaste?(text: string): string | undefined;
+  /** Ctrl-V: paste what the clipboard holds that the terminal cannot paste (an image). */
+  onPasteImage?(): void;
 }
 
 /** Where the keyboard tells the terminal to mark pastes (`ESC [ ? 2004 h`); a terminal's stdout. */
@@ -121,6 +123,7 @@ export function createKeyboard(
         handlers.onLine(line);
       } else if (char === "\x7f" || char === "\b") set([...text].slice(0, -1).join(""));
       else if (char === "\x15") set("");
+      else if (char === "\x16") handlers.onPasteImage?.();
       else if (char === "\x17") set(text.replace(/\S*\s*$/, ""));
       else if (char === "\t" && rest === "" && handlers.onTab) {
         const completed = handlers.onTab(text);

@@ -546,6 +546,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
         style,
         stdin: io.stdin,
         stdout: io.stdout,
+        env: io.env,
         permissions,
         start,
         cwd,

@@ -49,7 +49,7 @@ export function slashHelp(): string[] {
   return [
     ...Object.entries(SLASH_COMMANDS).map(([name, text]) => `${name.padEnd(width)}  ${text}`),
     "Enter sends a line (it steers the agent while it works) · >> text: a follow-up · @path attaches a file or an image",
-    "An image file pasted or dragged onto the terminal attaches the image",
+    "An image file pasted or dragged onto the terminal attaches the image; Ctrl-V, a copied screenshot",
     "Tab completes a command or a path · Ctrl-C aborts the run, again quits",
   ];
 }

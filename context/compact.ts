@@ -47,7 +47,24 @@ export function isOverBudget(
   config: ContextConfig,
   calibration?: TokenCalibration,
 ): boolean {
-  return estimateTokens(messages) > contextBudget(resolveContextConfig(config), calibration);
+  return tokensOverBudget(estimateTokens(messages), config, calibration);
+}
+
+/**
+ * Whether `tokens` (an estimate of messages, as `estimateTokens` makes it) are over the budget:
+ * `isOverBudget` for a caller that keeps its own running estimate.
+ *
+ * @example
+ * ```ts
+ * tokensOverBudget(estimateTokens(messages), { maxContextTokens: 32_000 }); // isOverBudget(messages, ...)
+ * ```
+ */
+export function tokensOverBudget(
+  tokens: number,
+  config: ContextConfig,
+  calibration?: TokenCalibration,
+): boolean {
+  return tokens > contextBudget(resolveContextConfig(config), calibration);
 }
 
 /**

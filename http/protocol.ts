@@ -2,8 +2,8 @@
 // own request bodies into a ThreadInput, and hands the host that input and an encoder. The host
 // checks the input against the server's transcript (the truth), applies it, and streams the
 // response until the run ends or goes quiescent. ai-sdk-protocol.ts is one; AG-UI is another.
-import type { Agent } from "../agent/agent.js";
-import type { UserMessage } from "../core/messages.js";
+import type { PendingApproval } from "../agent/agent.js";
+import type { AgentMessage, UserMessage } from "../core/messages.js";
 import type { ToolResult } from "../core/tool.js";
 import type { Tool } from "../tools/define-tool.js";
 import type { StreamEncoder } from "./encoder.js";
@@ -47,8 +47,8 @@ export interface ThreadStatus {
   /** The agent's machine state, e.g. `"running.executing"`. */
   state: string;
   runId: string | undefined;
-  pendingApprovals: ReturnType<Agent["pendingApprovals"]>;
-  pendingToolCalls: ReturnType<Agent["pendingToolCalls"]>;
+  pendingApprovals: PendingApproval[];
+  pendingToolCalls: PendingApproval[];
   /**
    * Calls of the current turn that have finished while others still wait: their results enter the
    * transcript only when the turn's calls are all done, but a client has seen them.
@@ -65,12 +65,26 @@ export interface FinishedCall {
 }
 
 /**
- * One thread as the host holds it: its agent (created, or woken from hibernation) and the
- * operations a protocol route needs.
+ * What a protocol route reads of a thread's agent: an `Agent` in this process, or a durable
+ * session on Restate as the host last saw it (refreshed before each request is checked).
+ */
+export interface ThreadAgent {
+  /** The transcript, the truth a client's resent history is checked against. */
+  readonly messages: readonly AgentMessage[];
+  /** `"idle"` when no run is active (an in-process agent gives its machine state, e.g. `"running.executing"`). */
+  readonly state: string;
+  readonly runId: string | undefined;
+  pendingApprovals(): PendingApproval[];
+  pendingToolCalls(): PendingApproval[];
+}
+
+/**
+ * One thread as the host holds it: its agent (created, or woken from hibernation; or a durable
+ * session) and the operations a protocol route needs.
  */
 export interface HostedThread {
   readonly threadId: string;
-  readonly agent: Agent;
+  readonly agent: ThreadAgent;
   /**
    * Checks `input` against the agent (a new message while a run is active, an answer to a call
    * that is not pending, ...: a {@link HostError}, nothing applied), then applies it and returns

@@ -4,11 +4,14 @@
 import type { Agent } from "../agent/agent.js";
 import { createAgent } from "../agent/create-agent.js";
 import type { AgentOptions } from "../core/options.js";
+import type { SessionClient, SessionClientOptions } from "../durable/session-client.js";
 import { agUiProtocol } from "./ag-ui-protocol.js";
 import { aiSdkProtocol } from "./ai-sdk-protocol.js";
+import { durableBackend, unavailable } from "./internal/durable-backend.js";
 import { HostedThreadImpl } from "./internal/hosted-thread.js";
 import { errorResponse, jsonResponse, readJsonBody } from "./internal/json.js";
 import { matchRoute } from "./internal/router.js";
+import { localBackend, type ThreadBackend } from "./internal/thread-backend.js";
 import { threadRoutes } from "./internal/thread-routes.js";
 import { type HostApi, type HostedThread, HostError, type HostProtocol, type HostRoute } from "./protocol.js";
 
@@ -20,13 +23,29 @@ export interface ThreadStore {
   save(threadId: string, snapshot: unknown): void | Promise<void>;
 }
 
+/**
+ * Where the durable sessions a host serves live: Restate's ingress, as `createSessionClient`
+ * takes it (`{ url, headers?, names? }`), with how often a thread with a run in progress polls it.
+ */
+export interface DurableHostOptions extends SessionClientOptions {
+  /** Ms between two polls of a session while its run goes on (default 100). */
+  pollIntervalMs?: number;
+}
+
 export interface SessionHostOptions {
   /**
    * The options each thread's agent is created with, or a function of the thread id and the
    * request that creates it (per-user settings, a system prompt per thread). Threads hibernate
-   * when idle unless the options say `hibernate: "manual"`.
+   * when idle unless the options say `hibernate: "manual"`. Give this or `durable`.
    */
-  agent: AgentOptions | ((threadId: string, request: Request) => AgentOptions | Promise<AgentOptions>);
+  agent?: AgentOptions | ((threadId: string, request: Request) => AgentOptions | Promise<AgentOptions>);
+  /**
+   * Serve durable sessions on Restate instead of agents in this process: thread id = session id,
+   * runs go through the session client (`createSessionClient`, or its options) to the services
+   * `createAgentServices` serves, wherever they run. What differs from in-process threads (text
+   * per message, not per token): docs/frontends.md, "Durable threads".
+   */
+  durable?: SessionClient | DurableHostOptions;
   /** The path the routes live under, e.g. `"/api"` (default `""`). */
   basePath?: string;
   /**
@@ -36,7 +55,10 @@ export interface SessionHostOptions {
   authorize?: (request: Request, threadId: string) => boolean | Promise<boolean>;
   /** The protocols served (default: both, `[aiSdkProtocol(), agUiProtocol()]`). */
   protocols?: readonly HostProtocol[];
-  /** Keeps threads' snapshots (loaded when a thread is first asked for, saved when a run settles). */
+  /**
+   * Keeps threads' snapshots (loaded when a thread is first asked for, saved when a run settles).
+   * In-process threads only: a durable session's state lives in Restate.
+   */
   store?: ThreadStore;
   /** The largest request body read, in bytes (default 1 MB); larger ones get 413. */
   maxBodyBytes?: number;
@@ -46,7 +68,7 @@ export interface SessionHostOptions {
 export interface SessionHost {
   /** Answers one request (routes under `basePath`; anything else is 404). */
   handle(request: Request): Promise<Response>;
-  /** A thread's agent, if the host holds it (for the app's own code and tests). */
+  /** A thread's agent, if the host holds it in this process (never for durable threads). */
   agent(threadId: string): Agent | undefined;
   /** Ends every open response and stops every agent. */
   close(): Promise<void>;
@@ -67,6 +89,14 @@ export interface SessionHost {
  * ```
  */
 export function createSessionHost(options: SessionHostOptions): SessionHost {
+  if ((options.agent === undefined) === (options.durable === undefined)) {
+    throw new TypeError(
+      "createSessionHost needs either agent (in-process threads) or durable (Restate sessions)",
+    );
+  }
+  if (options.durable && options.store) {
+    throw new TypeError("a durable host keeps its threads in Restate: drop the store option");
+  }
   const base = (options.basePath ?? "").replace(/\/+$/, "");
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
   const threads = new Map<string, Promise<HostedThreadImpl>>();
@@ -75,26 +105,57 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
     ...(options.protocols ?? [aiSdkProtocol(), agUiProtocol()]).flatMap((p) => p.routes),
     ...threadRoutes(),
   ];
+  const durable = options.durable && openDurable(options.durable);
 
   const save = (thread: HostedThreadImpl): void => {
     if (!options.store) return;
-    const snapshot = thread.agent.getPersistedSnapshot();
+    const snapshot = thread.agent.persistedSnapshot();
     Promise.resolve(options.store.save(thread.threadId, snapshot)).catch((error: unknown) => {
       console.error(`agent-machine/http: saving thread ${thread.threadId} failed`, error);
     });
   };
 
-  const createThread = async (threadId: string, request: Request): Promise<HostedThreadImpl> => {
-    const base = typeof options.agent === "function" ? await options.agent(threadId, request) : options.agent;
+  const createLocal = async (threadId: string, request: Request): Promise<ThreadBackend> => {
+    const agentOptions = options.agent!;
+    const base = typeof agentOptions === "function" ? await agentOptions(threadId, request) : agentOptions;
     const snapshot = options.store ? await options.store.load(threadId) : undefined;
-    const agent = createAgent({
-      hibernate: "whenIdle",
-      ...base,
-      ...(snapshot !== undefined ? { snapshot } : {}),
-    });
-    const thread = new HostedThreadImpl(threadId, agent, save);
+    return localBackend(
+      createAgent({
+        hibernate: "whenIdle",
+        ...base,
+        ...(snapshot !== undefined ? { snapshot } : {}),
+      }),
+    );
+  };
+
+  const createThread = async (threadId: string, request: Request): Promise<HostedThreadImpl> => {
+    const backend = durable
+      ? durableBackend(await durable.client, threadId, durable.pollIntervalMs)
+      : await createLocal(threadId, request);
+    // Subscribed before the first look: a durable run found in progress is published then.
+    const thread = new HostedThreadImpl(threadId, backend, save);
+    try {
+      await backend.refresh();
+    } catch (error) {
+      thread.dispose();
+      backend.stop();
+      throw error;
+    }
     ready.set(threadId, thread);
     return thread;
+  };
+
+  /** Whether a thread the host does not hold exists elsewhere (a stored snapshot, a durable session). */
+  const existsElsewhere = async (threadId: string): Promise<boolean> => {
+    if (durable)
+      return (await durable.client).status(threadId).then(
+        () => true,
+        (error: unknown) => {
+          if ((error as { status?: number }).status === 404) return false;
+          throw unavailable(error);
+        },
+      );
+    return options.store ? (await options.store.load(threadId)) !== undefined : false;
   };
 
   const host: HostApi = {
@@ -103,10 +164,13 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
         throw new HostError(403, "forbidden", "not allowed on this thread");
       }
       const known = threads.get(threadId);
-      if (known) return known;
-      if (!create) {
-        const stored = options.store ? await options.store.load(threadId) : undefined;
-        if (stored === undefined) throw new HostError(404, "unknown_thread", `no thread ${threadId}`);
+      if (known) {
+        const thread = await known;
+        await thread.agent.refresh();
+        return thread;
+      }
+      if (!create && !(await existsElsewhere(threadId))) {
+        throw new HostError(404, "unknown_thread", `no thread ${threadId}`);
       }
       const made = createThread(threadId, request);
       threads.set(threadId, made);
@@ -135,7 +199,7 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
         return errorResponse(new HostError(500, "internal_error", "the request failed on the server"));
       }
     },
-    agent: (threadId) => ready.get(threadId)?.agent,
+    agent: (threadId) => ready.get(threadId)?.agent.local,
     async close() {
       for (const thread of ready.values()) {
         thread.dispose();
@@ -145,6 +209,23 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
       threads.clear();
     },
   };
+}
+
+/** The durable client the host talks through: given, or made from its options (loaded on first use). */
+function openDurable(durable: SessionClient | DurableHostOptions): {
+  client: Promise<SessionClient>;
+  pollIntervalMs: number;
+} {
+  if (isSessionClient(durable)) return { client: Promise.resolve(durable), pollIntervalMs: 100 };
+  const { pollIntervalMs = 100, ...clientOptions } = durable;
+  // Imported when used, so the host's entry loads no Restate code for in-process threads.
+  const client = import("../durable/session-client.js").then((m) => m.createSessionClient(clientOptions));
+  client.catch(() => undefined);
+  return { client, pollIntervalMs };
+}
+
+function isSessionClient(value: SessionClient | DurableHostOptions): value is SessionClient {
+  return typeof (value as SessionClient).updates === "function";
 }
 
 function notFound(): Response {

@@ -99,12 +99,28 @@ export function checkLoopDetection(options: LoopDetectionOptions | false | undef
  */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  const entries = Object.keys(value as object)
-    .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
-    .sort()
-    .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
-  return `{${entries.join(",")}}`;
+  // Built by concatenation, without the arrays and closures of filter/sort/map/join: this runs
+  // for every tool call, and the arguments are usually an object of a few plain fields.
+  if (Array.isArray(value)) {
+    let out = "[";
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) out += ",";
+      // A hole stays empty, as `map` and `join` leave it.
+      if (i in value) out += canonicalJson(value[i]);
+    }
+    return `${out}]`;
+  }
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record);
+  if (keys.length > 1) keys.sort();
+  let out = "{";
+  for (const key of keys) {
+    const field = record[key];
+    if (field === undefined) continue;
+    if (out.length > 1) out += ",";
+    out += `${JSON.stringify(key)}:${canonicalJson(field)}`;
+  }
+  return `${out}}`;
 }
 
 /** A 53-bit string hash (cyrb53), in base 36: enough to tell calls apart, cheap to compute. */
@@ -144,10 +160,13 @@ export function callKey(name: string, args: unknown): string {
 }
 
 function resultKey(result: ToolResultMessage): string {
-  const parts = result.content.map((part) =>
-    part.type === "text" ? part.text : `${part.mimeType}:${part.data}`,
-  );
-  return hashText(`${result.isError ? "error" : "ok"}\u0000${parts.join("\u0000")}`);
+  const { content } = result;
+  let text = result.isError ? "error" : "ok";
+  for (const part of content) {
+    text += `\u0000${part.type === "text" ? part.text : `${part.mimeType}:${part.data}`}`;
+  }
+  // With no parts the separator after the outcome stays, as the key has always been made.
+  return hashText(content.length === 0 ? `${text}\u0000` : text);
 }
 
 /**
@@ -183,7 +202,7 @@ export function recordToolResults(
       : calls.find((candidate) => candidate.id === result.toolCallId);
     if (!call) continue;
     const key = callKey(call.name, call.arguments);
-    const index = recent.findIndex((record) => record.key === key);
+    const index = indexOfKey(recent, key);
     const previous = index >= 0 ? recent[index]! : undefined;
     if (previous?.turn === turn) continue;
     const outcome = resultKey(result);
@@ -205,7 +224,26 @@ export function recordToolResults(
       warnings.push(hit);
     }
   }
-  return { state: { recent }, warnings, ...(stop && { stop }) };
+  const next: LoopState = { recent };
+  mayStop.set(next, anyWarned(recent));
+  return stop ? { state: next, warnings, stop } : { state: next, warnings };
+}
+
+/**
+ * Whether a state has a warned call, for each state {@link recordToolResults} made: the guard
+ * that asks it runs every turn, and would otherwise scan the whole memory each time. A state
+ * restored from a snapshot is scanned once.
+ */
+const mayStop = new WeakMap<LoopState, boolean>();
+
+function anyWarned(recent: readonly LoopRecord[]): boolean {
+  for (const record of recent) if (record.warned) return true;
+  return false;
+}
+
+function indexOfKey(recent: readonly LoopRecord[], key: string): number {
+  for (let i = 0; i < recent.length; i++) if (recent[i]!.key === key) return i;
+  return -1;
 }
 
 /**
@@ -220,8 +258,9 @@ export function recordToolResults(
  */
 export function loopMayStop(state: LoopState | undefined): boolean {
   if (!state) return false;
-  for (const record of state.recent) if (record.warned) return true;
-  return false;
+  let known = mayStop.get(state);
+  if (known === undefined) mayStop.set(state, (known = anyWarned(state.recent)));
+  return known;
 }
 
 /** A new list: `record` first, then `recent` without its entry at `index` (-1: none), at most `LOOP_MEMORY` long. */

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -175,6 +175,9 @@ describe("agent-machine: images in a prompt", () => {
     expect(screen).toMatch(/^› what is @shot\.png\?$/m);
     expect(screen).not.toContain("heard:");
     term.keys("C-u");
+    term.type("/model");
+    term.keys("Enter");
+    await term.waitFor("Model: gpt-3.5-turbo, text only (no images)");
     term.type("describe big.png in words");
     term.keys("Enter");
     await term.waitFor("heard: describe big.png in words");
@@ -193,5 +196,45 @@ describe("agent-machine: images in a prompt", () => {
     // Nothing went into the line for it, and nothing reached the model.
     expect(screen).toMatch(/^›$/m);
     expect(screen).not.toContain("heard:");
+  });
+
+  it("Ctrl-V attaches the clipboard's image through a clipboard tool, and says so when there is none", async () => {
+    const dir = workspace();
+    const copied = pngImage(30, 20, true);
+    writeFileSync(path.join(dir, "copied.bin"), copied);
+    // A stand-in for wl-paste (Wayland's clipboard tool), first on PATH: it offers one PNG.
+    const tools = workspace();
+    writeFileSync(
+      path.join(tools, "wl-paste"),
+      `#!/bin/sh\ncase "$1" in --list-types) printf 'text/plain\\nimage/png\\n';; *) cat '${path.join(dir, "copied.bin")}';; esac\n`,
+    );
+    chmodSync(path.join(tools, "wl-paste"), 0o755);
+    const env = cleanEnv({ AGENT_MACHINE_SCRIPT: TEST_SCRIPT });
+    cli = startTerminalCli(["--model", "claude-test"], {
+      cwd: dir,
+      env: { ...env, PATH: `${tools}${path.delimiter}${env.PATH ?? ""}` },
+    });
+    await cli.waitFor(/^›/m);
+    cli.type("look at ");
+    cli.keys("C-v");
+    await cli.waitFor(/^› look at \[image #1: clipboard\.png\]$/m);
+    cli.type("please");
+    cli.keys("Enter");
+    const screen = await cli.waitFor(
+      `heard: look at [image #1: clipboard.png] please | images: image/png ${copied.length} bytes`,
+    );
+    expect(screen).toContain(`(image clipboard.png (PNG, ${kb(copied)}, 30×20))`);
+    await cli.kill();
+
+    // No clipboard tool on PATH: Ctrl-V says what to install; the line is left as it was.
+    const empty = workspace();
+    cli = startTerminalCli(["--model", "claude-test"], { cwd: dir, env: { ...env, PATH: empty } });
+    await cli.waitFor(/^›/m);
+    cli.type("look at ");
+    cli.keys("C-v");
+    const said = await cli.waitFor(
+      "Ctrl-V: no clipboard tool to read an image with: install wl-clipboard (Wayland), xclip (X11) or pngpaste (macOS)",
+    );
+    expect(said).toMatch(/^› look at$/m);
   });
 });

@@ -5,11 +5,13 @@ import {
   agentMachine,
   createAgent,
   emptyUsage,
+  estimateTokens,
   type Provider,
   type ProviderEvent,
   type ProviderRequest,
   scripted,
 } from "../index.js";
+import { appendToTranscript, readTranscript, transcriptTokens } from "../machines/transcript.js";
 import { sleepTool } from "./helpers.js";
 
 // The transcript grows without a copy per message; what users and tests read must still behave
@@ -138,5 +140,34 @@ describe("what the model is sent", () => {
     ]);
     expect(provider.requests[0]!.messages).toHaveLength(2);
     expect(provider.requests[1]!.messages).toHaveLength(4);
+  });
+});
+
+describe("the transcript's running token estimate (what the budget checks read every turn)", () => {
+  const tokensOf = (view: readonly AgentMessage[]) => estimateTokens(readTranscript(view));
+
+  it("equals estimateTokens of every view: the newest, an older one, a branch from it, a plain array", () => {
+    const first = appendToTranscript([], [user("a".repeat(40))]);
+    expect(transcriptTokens(first)).toBe(tokensOf(first));
+    const newest = appendToTranscript(first, [reply("b".repeat(400)), user("c")]);
+    expect(transcriptTokens(newest)).toBe(tokensOf(newest));
+    // An older, shorter view of the same messages, asked after the newer one.
+    expect(transcriptTokens(first)).toBe(tokensOf(first));
+    // Appending to the older view branches (a copy): neither estimate takes the other's messages.
+    const branch = appendToTranscript(first, [reply("d".repeat(4_000))]);
+    expect(transcriptTokens(branch)).toBe(tokensOf(branch));
+    expect(transcriptTokens(newest)).toBe(tokensOf(newest));
+    expect(transcriptTokens(branch)).not.toBe(transcriptTokens(newest));
+    const plain = [user("x".repeat(10)), reply("y")];
+    expect(transcriptTokens(plain)).toBe(estimateTokens(plain));
+  });
+
+  it("keeps counting as a long transcript grows a turn at a time", () => {
+    let view: AgentMessage[] = [];
+    for (let turn = 0; turn < 300; turn++) {
+      view = appendToTranscript(view, [user(`q${turn}`.repeat(turn % 7)), reply("r".repeat(turn))]);
+      if (turn % 50 === 0) expect(transcriptTokens(view)).toBe(tokensOf(view));
+    }
+    expect(transcriptTokens(view)).toBe(tokensOf(view));
   });
 });

@@ -3,7 +3,6 @@
 // response covers: from the request that started or resumed the run until agent_end or until the
 // run is quiescent (every unfinished call waits for an approval or a client-run tool's result).
 import type { Subscription } from "rxjs";
-import type { Agent } from "../../agent/agent.js";
 import { EventsUnavailableError } from "../../agent/event-log.js";
 import type { AgentEvent, AgentEventOf } from "../../core/events.js";
 import type { AgentMessage, UserMessage } from "../../core/messages.js";
@@ -18,6 +17,7 @@ import {
   type ToolCallAnswer,
 } from "../protocol.js";
 import { openResponseStream, type ResponseSink } from "./response-stream.js";
+import type { ThreadBackend } from "./thread-backend.js";
 
 interface Period {
   /** Unknown until the run's agent_start, for a period a prompt opens. */
@@ -42,7 +42,7 @@ export class HostedThreadImpl implements HostedThread {
 
   constructor(
     readonly threadId: string,
-    readonly agent: Agent,
+    readonly agent: ThreadBackend,
     private readonly onSettled: SettledHook,
   ) {
     this.subscription = agent.events$.subscribe({
@@ -86,24 +86,14 @@ export class HostedThreadImpl implements HostedThread {
       kind === "run" ? { runId: undefined, startSeq: 0 } : { runId: this.runId, startSeq: this.seq + 1 };
     this.quiescent = false;
     if (input.message) {
-      let started = false;
-      const watch = this.agent.events$.subscribe((event) => {
-        if (event.type === "agent_start") started = true;
-      });
-      const outcome = this.agent.prompt(input.message, input.tools ? { tools: input.tools } : undefined);
-      watch.unsubscribe();
-      outcome.catch(() => undefined);
-      if (!started) {
-        const reason = await outcome.then(
-          () => "the run did not start",
-          (error: Error) => error.message,
-        );
+      const refusal = await this.agent.start(input.message, input.tools);
+      if (refusal !== undefined) {
         this.period = undefined;
         sink.close({ kind: "gone", messages: this.agent.messages.slice() });
-        throw new HostError(400, "run_refused", reason);
+        throw new HostError(400, "run_refused", refusal);
       }
     } else {
-      const refused = this.applyAnswers(answers.approvals, answers.toolResults);
+      const refused = await this.applyAnswers(answers.approvals, answers.toolResults);
       if (refused) {
         // The thread waits as before, with no response in progress (what the agent took before
         // the refusal moves the run on: onEvent opens a period for it, as for a side route).
@@ -244,16 +234,18 @@ export class HostedThreadImpl implements HostedThread {
   }
 
   /** Applies checked answers; the first the agent refuses (an edit its schema rejects) stops the rest. */
-  applyAnswers(approvals: ApprovalAnswer[], toolResults: ToolCallAnswer[]): HostError | undefined {
+  async applyAnswers(
+    approvals: ApprovalAnswer[],
+    toolResults: ToolCallAnswer[],
+  ): Promise<HostError | undefined> {
     try {
       for (const answer of approvals) {
-        if (!answer.approved) this.agent.deny(answer.toolCallId, answer.reason);
-        else if (answer.args !== undefined) this.agent.approve(answer.toolCallId, { args: answer.args });
-        else this.agent.approve(answer.toolCallId);
+        if (!answer.approved) await this.agent.deny(answer.toolCallId, answer.reason);
+        else await this.agent.approve(answer.toolCallId, answer.args);
       }
       for (const answer of toolResults) {
-        if ("error" in answer) this.agent.rejectToolCall(answer.toolCallId, answer.error);
-        else this.agent.resolveToolCall(answer.toolCallId, answer.result);
+        if ("error" in answer) await this.agent.rejectToolCall(answer.toolCallId, answer.error);
+        else await this.agent.resolveToolCall(answer.toolCallId, answer.result);
       }
       return undefined;
     } catch (error) {
@@ -281,6 +273,9 @@ export class HostedThreadImpl implements HostedThread {
       this.finished.clear();
       this.quiescent = false;
       if (this.period && this.period.runId === undefined) this.period.runId = this.runId;
+      // A run no request of this host started (a durable session's run, found running when the
+      // host woke the thread): a reconnect follows it all the same.
+      else if (!this.period) this.period = { runId: this.runId, startSeq: 0 };
     } else {
       this.seq += 1;
     }

@@ -16,36 +16,32 @@ export function threadRoutes(): HostRoute[] {
     },
     post("steer", (thread, body) => queue(thread, body, "steer")),
     post("follow-up", (thread, body) => queue(thread, body, "followUp")),
-    post("abort", (thread) => {
-      const wasRunning = thread.agent.state !== "idle";
-      thread.agent.abort();
-      return jsonResponse({ aborted: wasRunning });
-    }),
-    post("approve", (thread, body) => {
+    post("abort", async (thread) => jsonResponse({ aborted: await thread.agent.abort() })),
+    post("approve", async (thread, body) => {
       const toolCallId = idOf(body.toolCallId, "toolCallId");
       checkPendingApproval(thread, toolCallId);
       const answer = { toolCallId, approved: true, ...(body.args !== undefined ? { args: body.args } : {}) };
-      return applied(thread.applyAnswers([answer], []), { approved: toolCallId });
+      return applied(await thread.applyAnswers([answer], []), { approved: toolCallId });
     }),
-    post("deny", (thread, body) => {
+    post("deny", async (thread, body) => {
       const toolCallId = idOf(body.toolCallId, "toolCallId");
       const reason = optionalString(body.reason, "reason");
       checkPendingApproval(thread, toolCallId);
-      return applied(thread.applyAnswers([{ toolCallId, approved: false, reason }], []), {
+      return applied(await thread.applyAnswers([{ toolCallId, approved: false, reason }], []), {
         denied: toolCallId,
       });
     }),
-    post("tool-result", (thread, body) => {
+    post("tool-result", async (thread, body) => {
       const answer = toolCallAnswerOf(body);
       thread.checkAnswer(answer.toolCallId, pendingCalls(thread), new Set(), "result");
-      return applied(thread.applyAnswers([], [answer]), { resolved: answer.toolCallId });
+      return applied(await thread.applyAnswers([], [answer]), { resolved: answer.toolCallId });
     }),
   ];
 }
 
 function post(
   name: string,
-  run: (thread: HostedThreadImpl, body: Record<string, unknown>) => Response,
+  run: (thread: HostedThreadImpl, body: Record<string, unknown>) => Response | Promise<Response>,
 ): HostRoute {
   return {
     method: "POST",
@@ -74,7 +70,11 @@ async function status(request: Request, id: string, host: HostApi): Promise<Resp
   return jsonResponse({ ...thread.status(), messages: thread.agent.messages });
 }
 
-function queue(thread: HostedThreadImpl, body: Record<string, unknown>, how: "steer" | "followUp"): Response {
+async function queue(
+  thread: HostedThreadImpl,
+  body: Record<string, unknown>,
+  how: "steer" | "followUp",
+): Promise<Response> {
   const message = userMessageOf(body);
   thread.checkNewMessageId(message);
   const already = new Set(
@@ -83,8 +83,8 @@ function queue(thread: HostedThreadImpl, body: Record<string, unknown>, how: "st
   if (message.id !== undefined && already.has(message.id)) {
     throw new HostError(409, "duplicate_message", `message ${message.id} is already queued`);
   }
-  if (how === "steer") thread.agent.steer(message);
-  else thread.agent.followUp(message);
+  if (how === "steer") await thread.agent.steer(message);
+  else await thread.agent.followUp(message);
   return jsonResponse({ queued: how, id: message.id, running: thread.agent.state !== "idle" }, 202);
 }
 

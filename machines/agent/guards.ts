@@ -1,10 +1,11 @@
 import type { CompactionResult } from "../../context/compact.js";
-import { isOverBudget } from "../../context/compact.js";
+import { tokensOverBudget } from "../../context/compact.js";
+import { estimateMessageTokens, estimateTokens } from "../../context/tokens.js";
 import { withLearnedWindow } from "../../context/context-window.js";
 import { hasCalls } from "../agent.logic.js";
 import { type LimitVerdict, limitNotice, limitVerdict, nextCallTokens } from "../limit-answer.logic.js";
 import { loopMayStop, resolveLoopDetection } from "../loop-detection.logic.js";
-import { readTranscript } from "../transcript.js";
+import { transcriptTokens } from "../transcript.js";
 import type { AgentContext, StreamDone } from "./context.js";
 
 type Args = { context: AgentContext };
@@ -85,9 +86,10 @@ export const agentGuards = {
 function turnOverBudget(context: AgentContext, answering?: LimitVerdict): boolean {
   const config = withLearnedWindow(context.contextBudget, context.learnedMaxContextTokens);
   if (config === undefined) return false;
-  const next = [...readTranscript(context.messages), ...context.pending];
-  if (answering) next.push(limitNotice(answering, 0));
-  return isOverBudget(next, config, context.calibration);
+  // The transcript's estimate is kept as it grows: no walk over the whole history per turn.
+  let tokens = transcriptTokens(context.messages) + estimateTokens(context.pending);
+  if (answering) tokens += estimateMessageTokens(limitNotice(answering, 0));
+  return tokensOverBudget(tokens, config, context.calibration);
 }
 
 /**

@@ -1,8 +1,7 @@
-import type { Agent } from "../../../agent/agent.js";
 import type { ImageContent, TextContent, UserMessage } from "../../../core/messages.js";
 import type { Tool } from "../../../core/tool.js";
 import { defineClientTool } from "../../../tools/define-tool.js";
-import { type ApprovalAnswer, HostError, type ToolCallAnswer } from "../../protocol.js";
+import { type ApprovalAnswer, HostError, type ThreadAgent, type ToolCallAnswer } from "../../protocol.js";
 import { toAgUiMessages } from "./messages.js";
 import type { AgUiResumeEntry, RunAgentInput } from "./types.js";
 
@@ -34,7 +33,7 @@ const bad = (message: string) => new HostError(400, "bad_request", message);
  * const request = readRunAgentInput(await host.readJson(req), thread.agent);
  * ```
  */
-export function readRunAgentInput(body: unknown, agent: Agent | undefined): AgUiRequest {
+export function readRunAgentInput(body: unknown, agent: ThreadAgent | undefined): AgUiRequest {
   const input = checkedRunAgentInput(body);
   const known = new Set(agent ? toAgUiMessages(agent.messages).map((m) => m.id) : []);
   const pendingCalls = new Set((agent?.pendingToolCalls() ?? []).map((c) => c.toolCallId));

@@ -1,11 +1,11 @@
 import { enqueueActions, sendTo } from "xstate";
 import { contextOverflowText } from "../../../context/context-window.js";
-import { calibrationFromUsage, estimateTokens } from "../../../context/tokens.js";
+import { estimateTokens, reportedPromptTokens } from "../../../context/tokens.js";
 import { addUsage, type AssistantMessage } from "../../../core/messages.js";
 import { withMessageId } from "../../../core/message-id.js";
 import { messageIdsFor, nowFor } from "../../../core/runtime.js";
 import { emptyAssistant, ensureUniqueToolCallIds } from "../../agent.logic.js";
-import { appendToTranscript, readTranscript } from "../../transcript.js";
+import { appendToTranscript, readTranscript, transcriptTokens } from "../../transcript.js";
 import type { AgentContext, StreamDone } from "../context.js";
 import { defineAgentActions } from "./define.js";
 
@@ -34,11 +34,11 @@ export const modelAnswerActions = defineAgentActions({
       (message.stopReason === "error" ? "error" : message.stopReason === "aborted" ? "aborted" : undefined);
     enqueue.assign({
       // What the provider counted beyond our estimate of the messages sent (system prompt, tools).
-      // Only agents with a budget need it: measuring walks the transcript.
+      // Only agents with a budget need it (`calibrationFromUsage`, with the transcript's running estimate).
       calibration:
         (context.contextBudget !== undefined || context.learnedMaxContextTokens !== undefined) &&
         usage.input + usage.cacheRead + usage.cacheWrite > 0
-          ? calibrationFromUsage(readTranscript(context.messages), usage)
+          ? { estimated: transcriptTokens(context.messages), reported: reportedPromptTokens(usage) }
           : context.calibration,
       messages: appendToTranscript(context.messages, [message]),
       run: {

@@ -154,23 +154,30 @@ function appendResults(
     enqueue.emit({ type: "message_start", message });
     enqueue.emit({ type: "message_end", message });
   }
-  let run: RunState = {
-    ...context.run,
-    turnResults: [...context.run.turnResults, ...results],
-  };
-  let pending = context.pending;
+  const turnResults = [...context.run.turnResults, ...results];
   const thresholds = resolveLoopDetection(context.loopDetection);
-  if (thresholds && results.length > 0) {
-    const verdict = recordToolResults(run.loop, thresholds, callsOf(run.turnMessage), results, run.turn);
-    run = { ...run, loop: verdict.state };
-    for (const hit of verdict.warnings) {
-      enqueue.emit({ type: "loop_detected", action: "warned", ...hit });
-      pending = [...pending, loopNotice(hit, nowFor(self), messageIdsFor(self).next())];
-    }
-    if (verdict.stop && !run.endReason) {
-      enqueue.emit({ type: "loop_detected", action: "stopped", ...verdict.stop });
-      run = { ...run, endReason: "loop", limitText: loopStopText(verdict.stop) };
-    }
+  const verdict =
+    thresholds && results.length > 0
+      ? recordToolResults(
+          context.run.loop,
+          thresholds,
+          callsOf(context.run.turnMessage),
+          results,
+          context.run.turn,
+        )
+      : undefined;
+  // One copy of the run with every change (it has some twenty fields, copied on each update).
+  let run: RunState = verdict
+    ? { ...context.run, turnResults, loop: verdict.state }
+    : { ...context.run, turnResults };
+  let pending = context.pending;
+  for (const hit of verdict?.warnings ?? []) {
+    enqueue.emit({ type: "loop_detected", action: "warned", ...hit });
+    pending = [...pending, loopNotice(hit, nowFor(self), messageIdsFor(self).next())];
+  }
+  if (verdict?.stop && !run.endReason) {
+    enqueue.emit({ type: "loop_detected", action: "stopped", ...verdict.stop });
+    run = { ...run, endReason: "loop", limitText: loopStopText(verdict.stop) };
   }
   enqueue.assign({ messages: appendToTranscript(context.messages, results), run, pending });
 }
