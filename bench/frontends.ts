@@ -1,7 +1,8 @@
 // The session host's figures (issue 24 §5), printed as a report by `npm run bench -- frontends`:
 // (1) what the protocol encoders cost per event against subscribing to events$ alone;
 // (2) the time from the provider's first text delta to the client's first text chunk on localhost;
-// (3) 1,000 concurrent open streams: heap, events per second, none lost.
+// (3) 1,000 concurrent open streams: heap, events per second, none lost;
+// (4) a durable thread on Restate: wall per turn through the host against the durable client alone.
 import { performance } from "node:perf_hooks";
 import { createAgent, type Provider, type ProviderEvent, type ScriptedStep } from "../index.js";
 import {
@@ -224,4 +225,107 @@ function timedProvider(stamps: { firstDelta?: number }): Provider {
     `\n(3) ${STREAMS.toLocaleString("en")} concurrent chat streams (one process: host and clients), ${WORDS} words each in deltas ${DELAY_MS} ms apart (each stream ~${(((expected.length / 4) * DELAY_MS) / 1000).toFixed(0)} s), connecting over 0.5 s: ${peakOpen} open at once, ${complete}/${STREAMS} complete and exact (none lost), ${chunks.toLocaleString("en")} chunks in ${seconds.toFixed(2)} s = ${Math.round(chunks / seconds).toLocaleString("en")} chunks/s; peak heap +${((peakHeap - heapBefore) / 1024 / 1024).toFixed(1)} MB (${((peakHeap - heapBefore) / STREAMS / 1024).toFixed(1)} KB per open stream, clients' buffers included)`,
   );
   if (complete !== STREAMS) process.exitCode = 1;
+}
+
+// --- (4) a durable thread: per-turn cost through the host against the durable client alone ---
+
+{
+  const { findRestateServerBinary } = await import("../restate.js");
+  if (!findRestateServerBinary()) {
+    console.log("\n(4) durable threads: skipped (no restate-server binary)");
+  } else {
+    await durableFigure();
+  }
+}
+
+async function durableFigure(): Promise<void> {
+  const { z } = await import("zod");
+  const { defineTool, scripted } = await import("../index.js");
+  const { createAgentServices, createSessionClient, registerDeployment, serveAgents, startRestateServer } =
+    await import("../restate.js");
+  const TURNS = 10;
+  const noop = defineTool({
+    name: "noop",
+    description: "Does nothing",
+    parameters: z.object({ turn: z.number() }),
+    readOnly: true,
+    execute: ({ turn }) => `ok ${turn}`,
+  });
+  // One instant tool call per turn, then an answer: the step is counted from what the model was sent.
+  const provider = scripted(
+    (request): ScriptedStep => {
+      const step = request.messages.filter((m) => m.role === "assistant").length % TURNS;
+      return step < TURNS - 1
+        ? { toolCalls: [{ id: `c${step}`, name: "noop", arguments: { turn: step } }] }
+        : { text: "done" };
+    },
+    { record: false },
+  );
+  const restate = await startRestateServer();
+  const services = createAgentServices({ agent: { provider, tools: [noop] } });
+  const endpoint = await serveAgents({
+    services,
+    logger: (params, message, ...rest) => {
+      if (params.level === "error" && !params.replaying) console.error("[restate]", message, ...rest);
+    },
+  });
+  try {
+    await registerDeployment({ adminUrl: restate.adminUrl, uri: endpoint.url });
+    const client = createSessionClient({ url: restate.ingressUrl });
+    const hosts = await Promise.all(
+      [100, 20].map(async (pollIntervalMs) => {
+        const host = createSessionHost({
+          durable: { url: restate.ingressUrl, pollIntervalMs },
+          basePath: "/api",
+        });
+        return { pollIntervalMs, host, server: await serveNode(host.handle) };
+      }),
+    );
+    const timed = async (work: () => Promise<unknown>) => {
+      const start = performance.now();
+      await work();
+      return performance.now() - start;
+    };
+    const alone: number[] = [];
+    const through = hosts.map(() => [] as number[]);
+    for (let i = -1; i < runs; i++) {
+      const direct = await timed(async () => {
+        const result = await client.prompt(`direct-${i}`, "go");
+        if (result.messages.length !== 2 * TURNS) throw new Error(`${result.messages.length} messages`);
+      });
+      if (i >= 0) alone.push(direct / TURNS);
+      for (const [n, { server }] of hosts.entries()) {
+        const viaHost = await timed(async () => {
+          const response = await fetch(`${server.url}/api/chat`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({
+              id: `host-${n}-${i}`,
+              messages: [{ id: "u", role: "user", parts: [{ type: "text", text: "go" }] }],
+            }),
+          });
+          const body = await response.text();
+          if (!body.includes('"finishReason":"stop"')) throw new Error("the host's run did not finish");
+        });
+        if (i >= 0) through[n].push(viaHost / TURNS);
+      }
+    }
+    const base = median(alone);
+    console.log(
+      `\n(4) a durable thread (Restate on 127.0.0.1), ${TURNS} one-tool turns per run, wall per turn: the durable client alone (prompt → result) ${base.toFixed(2)} ms; ` +
+        hosts
+          .map(
+            ({ pollIntervalMs }, n) =>
+              `through the host (POST /chat → finish), polling every ${pollIntervalMs} ms: ${median(through[n]).toFixed(2)} ms (${(median(through[n]) / base).toFixed(2)}x)`,
+          )
+          .join("; "),
+    );
+    for (const { host, server } of hosts) {
+      await host.close();
+      await server.close();
+    }
+  } finally {
+    await endpoint.close();
+    await restate.stop();
+  }
 }

@@ -5,6 +5,7 @@ import { textOf, type UserMessage } from "../core/messages.js";
 import type { Permissions } from "../tools/permissions.js";
 import { type EventView, summarizeArgs } from "./event-view.js";
 import { approvalPreview } from "./file-changes.js";
+import { takesImages } from "../providers/model-input.js";
 import { readClipboardImage } from "./clipboard.js";
 import { describeNamedImage, imageFromBytes, readImageFile, unknownModelNote } from "./images.js";
 import { attachToPrompt, type NamedImage } from "./mentions.js";
@@ -284,7 +285,7 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
           if (!rest)
             return view.note(
               style.dim(
-                `Model: ${options.model ?? "unknown"} (/model <id> switches, keeping the conversation)`,
+                `Model: ${options.model ?? "unknown"}, ${imageSupport(options.model)} (/model <id> switches, keeping the conversation)`,
               ),
             );
           return quit({ kind: "switch-model", model: rest });
@@ -431,4 +432,10 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
 /** A typed line as the agent takes it: text alone stays a string; with images, a user message. */
 function userInput(content: UserMessage["content"]): string | UserMessage {
   return typeof content === "string" ? content : { role: "user", content, timestamp: Date.now() };
+}
+
+/** What `/model` says of a model and images. */
+function imageSupport(model: string | undefined): string {
+  const takes = model === undefined ? undefined : takesImages(model);
+  return takes === true ? "reads images" : takes === false ? "text only (no images)" : "images: not known";
 }

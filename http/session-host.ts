@@ -7,7 +7,7 @@ import type { AgentOptions } from "../core/options.js";
 import type { SessionClient, SessionClientOptions } from "../durable/session-client.js";
 import { agUiProtocol } from "./ag-ui-protocol.js";
 import { aiSdkProtocol } from "./ai-sdk-protocol.js";
-import { durableBackend } from "./internal/durable-backend.js";
+import { durableBackend, unavailable } from "./internal/durable-backend.js";
 import { HostedThreadImpl } from "./internal/hosted-thread.js";
 import { errorResponse, jsonResponse, readJsonBody } from "./internal/json.js";
 import { matchRoute } from "./internal/router.js";
@@ -152,7 +152,7 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
         () => true,
         (error: unknown) => {
           if ((error as { status?: number }).status === 404) return false;
-          throw error;
+          throw unavailable(error);
         },
       );
     return options.store ? (await options.store.load(threadId)) !== undefined : false;

@@ -175,6 +175,9 @@ describe("agent-machine: images in a prompt", () => {
     expect(screen).toMatch(/^› what is @shot\.png\?$/m);
     expect(screen).not.toContain("heard:");
     term.keys("C-u");
+    term.type("/model");
+    term.keys("Enter");
+    await term.waitFor("Model: gpt-3.5-turbo, text only (no images)");
     term.type("describe big.png in words");
     term.keys("Enter");
     await term.waitFor("heard: describe big.png in words");

@@ -290,6 +290,54 @@ for (const chatClient of runningClients) {
       expect((await fetch(`${base}/chat/${id}/stream`)).status).toBe(204);
     });
 
+    it("a page reloaded while a call waits gets its approval card from the server, and its answer resumes the run", async () => {
+      const { base } = await startHost({}, target);
+      const id = `reload-${target}`;
+      const { chat, errors } = await newChat(base, { id });
+      await chat.sendMessage({ text: "approval" });
+      await settle(chat, base);
+      expect(errors).toEqual([]);
+      // The reload: the page's messages come from GET /threads/{id}, not from the old client.
+      const status = await threadStatus(base, id);
+      const reloaded = await newChat(base, {
+        id,
+        auto: true,
+        messages: toUIMessages(status.messages, { target, pendingApprovals: status.pendingApprovals }),
+      });
+      expect(clientView(reloaded.chat.messages)).toEqual(clientView(chat.messages));
+      const part = reloaded.chat.messages[1]!.parts.find((p) => p.type === "dynamic-tool")!;
+      expect(part.state).toBe("approval-requested");
+      await reloaded.chat.addToolApprovalResponse({
+        id: (part.approval as { id: string }).id,
+        approved: true,
+      });
+      await settle(reloaded.chat, base);
+      expect(reloaded.errors).toEqual([]);
+      expect(toolStates(reloaded.chat.messages[1])).toEqual([["guarded", "output-available"]]);
+      expect(reloaded.chat.messages[1]!.parts.at(-1)).toMatchObject({ type: "text", text: "Deployed." });
+      await expectSameUI(reloaded.chat, base, target);
+    });
+
+    it("a decision another app takes through the durable client: the host's thread follows it to the end", async () => {
+      const { base } = await startHost({}, target);
+      const id = `elsewhere-${target}`;
+      const { chat, errors } = await newChat(base, { id });
+      await chat.sendMessage({ text: "approval" });
+      await settle(chat, base);
+      expect(errors).toEqual([]);
+      await client.deny(id, "g1", "another app said no");
+      const resumed = chat.resumeStream();
+      await eventually(async () => (await threadStatus(base, id)).status === "idle", "the run's end");
+      await resumed;
+      expect(errors).toEqual([]);
+      const status = await threadStatus(base, id);
+      expect(status.pendingApprovals).toEqual([]);
+      expect(status.messages.find((m) => m.role === "toolResult")).toMatchObject({
+        isError: true,
+        content: [{ text: expect.stringContaining("another app said no") }],
+      });
+    });
+
     it("a client-run tool: the client's output answers the durable call", async () => {
       const { base } = await startHost({}, target);
       const id = `client-${target}`;

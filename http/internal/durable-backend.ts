@@ -264,7 +264,7 @@ class DurableBackend implements ThreadBackend {
     } catch (error) {
       // A session that never ran: nothing to show yet (its first run may be on its way).
       if ((error as { status?: number }).status === 404) return;
-      throw error;
+      throw unavailable(error);
     }
     this.failing = false;
     this.apply(answer);
@@ -596,6 +596,18 @@ class DurableBackend implements ThreadBackend {
       throw error;
     }
   }
+}
+
+/**
+ * Restate's ingress did not answer (or answered with a server error): a 503 the client may retry,
+ * saying why, instead of the host's generic 500.
+ */
+export function unavailable(error: unknown): HostError {
+  return new HostError(
+    503,
+    "durable_unavailable",
+    `the durable sessions cannot be reached: ${messageOf(error)}`,
+  );
 }
 
 function placeholderMessage(id: string): AssistantMessage {
