@@ -11,7 +11,7 @@ import {
 } from "@restatedev/restate-sdk";
 import { Observable, Subject } from "rxjs";
 import { type Agent, createJournaledAgent } from "../agent/create-agent.js";
-import type { InboxKind } from "../core/effect-journal.js";
+import type { EffectJournal, InboxKind } from "../core/effect-journal.js";
 import type { AgentEvent } from "../core/events.js";
 import type { AgentMessage } from "../core/messages.js";
 import type { AgentOptions, QueueMode } from "../core/options.js";
@@ -36,9 +36,11 @@ import {
 import {
   type ApprovalBook,
   createApprovalBook,
+  createRunRecorder,
   createTranscriptWriter,
   type LastRun,
   readStatus,
+  readStored,
   readTranscript,
   readUpdates,
   requireRun,
@@ -440,13 +442,13 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
     const sessionId = ctx.key;
     const runId = ctx.request().id as string;
     const previous = await ctx.get<RunRecord>("run");
-    const stored = await readTranscript(ctx);
+    const stored = await readStored(ctx);
     const { snapshot: _s, parentActor: _p, id: _id, messages: seed, ...base } = sessionOptions(sessionId);
     const transcript = previous || stored.count > 0 ? stored.messages : (seed ?? []);
 
     const approvals = createApprovalBook(ctx);
     const clientCalls = createApprovalBook(ctx, "clientCalls");
-    const writer = createTranscriptWriter(ctx, stored.messages, stored.generation);
+    const writer = createTranscriptWriter(ctx, stored);
     const modes: Record<InboxKind, QueueMode> = {
       steering: base.steeringMode ?? "one-at-a-time",
       followUp: base.followUpMode ?? "one-at-a-time",
@@ -462,8 +464,13 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
     // The pump reports a cancellation to the agent, which is built on the journal the pump serves.
     const running: { agent?: Agent } = {};
     const pump = createRestatePump({ onCancel: () => running.agent?.abort() });
+    // Set below, before the run's first step: what the run has changed is written before it waits.
+    let flushRecord = () => {};
     const bell = createInboxBell(ctx, pump, {
-      drain: (request) => inboxClient.drain({ ...request, mode: modes[request.kind] }),
+      drain: (request) => {
+        flushRecord();
+        return inboxClient.drain({ ...request, mode: modes[request.kind] });
+      },
       runId,
       closeBell: (id) => inboxSend.closeBell({ bell: id }),
     });
@@ -478,8 +485,21 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
         ),
       drainInbox: (kind) => bell.drain(kind),
     });
-    const tracked = {
+    const beforeStep =
+      <A extends unknown[], R>(call: (...args: A) => R) =>
+      (...args: A): R => {
+        flushRecord();
+        return call(...args);
+      };
+    const tracked: EffectJournal = {
       ...journal,
+      modelCall: beforeStep(journal.modelCall),
+      toolCall: beforeStep(journal.toolCall),
+      permission: beforeStep(journal.permission),
+      compaction: beforeStep(journal.compaction),
+      approval: beforeStep(journal.approval),
+      ...(journal.clientResult && { clientResult: beforeStep(journal.clientResult) }),
+      timer: beforeStep(journal.timer),
       drain(kind: InboxKind) {
         const drained = journal.drain(kind);
         inFlightDrains.add(drained);
@@ -500,23 +520,26 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
     }
     running.agent = agent;
 
-    const run: RunRecord = {
+    const record = createRunRecorder(ctx, {
       state: "running",
       runId,
       turn: 0,
       startedAt,
       firstIndex: transcript.length,
       generation: stored.generation,
-    };
-    ctx.set("run", run);
+      count: stored.count,
+    });
+    record.write();
+    flushRecord = record.flush;
     const subscription = agent.events$.subscribe((event) => {
       events.next({ sessionId, runId, event });
       if (event.type === "turn_start") {
-        run.turn = event.turn;
-        ctx.set("run", { ...run });
+        record.update({ turn: event.turn });
       } else if (event.type === "turn_end") {
-        // After the step that ended the turn has updated the transcript.
-        queueMicrotask(() => writer.write(agent.messages));
+        // After the step that ended the turn has updated the transcript; counted at the next step.
+        queueMicrotask(() => {
+          if (writer.write(agent.messages)) record.update({ count: writer.count });
+        });
       }
     });
 
@@ -529,9 +552,11 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
       returnUntaken(ctx, agent);
       writer.write(agent.messages);
       const result: RunResult = { runId, ...outcome };
-      finishRun(ctx, run, result, journal.now());
+      finishRun(ctx, record, writer.count, result, journal.now());
       return result;
     } catch (error) {
+      // What the run stored stays readable (counted).
+      record.flush();
       if (error instanceof TerminalError) throw error;
       throw new TerminalError(`The run of session "${sessionId}" failed: ${errorText(error)}`, {
         errorCode: 500,
@@ -551,10 +576,17 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
     if (followUpQueue.length) send.requeue({ kind: "followUp", messages: followUpQueue });
   }
 
-  function finishRun(ctx: ObjectContext, run: RunRecord, result: RunResult, endedAt: number): void {
+  function finishRun(
+    ctx: ObjectContext,
+    record: ReturnType<typeof createRunRecorder>,
+    count: number,
+    result: RunResult,
+    endedAt: number,
+  ): void {
     createApprovalBook(ctx).clear();
     createApprovalBook(ctx, "clientCalls").clear();
-    ctx.set("run", { ...run, state: "idle" } satisfies RunRecord);
+    record.write({ state: "idle", count });
+    const run = record.record;
     const lastRun: LastRun = {
       runId: run.runId,
       reason: result.reason,

@@ -8,14 +8,18 @@ import type { AgentEndReason } from "../core/events.js";
 import type { AgentMessage, Usage } from "../core/messages.js";
 
 // The K/V state of one AgentSession (key = session id):
-//   "run"        RunRecord        the active run, or the last one (state idle)
+//   "run"        RunRecord        the active run, or the last one (state idle), with the message count
 //   "lastRun"    LastRun          how the last finished run ended
 //   "approvals"  ApprovalBook     calls waiting for a decision, with the awakeable that takes it
 //   "clientCalls" ApprovalBook    calls of client-run tools waiting for the client's result, likewise
-//   "count"      number           messages in the transcript
 //   "generation" number           bumped when a compaction rewrote earlier messages
-//   "m/<i>"      AgentMessage     message i of the transcript
-// One key per message keeps what a turn writes to the journal proportional to what it added.
+//   "m/<i>"      AgentMessage[]   messages i, i+1, … as one write stored them (a turn's, usually)
+// A turn writes two keys: its messages, then the run record (turn and count) just before the run's
+// next step. So what a turn journals grows with what it added, not with the history.
+//
+// Earlier versions (format 1) stored one message per "m/<i>" (a bare AgentMessage, read as a batch
+// of one) and the count under "count" (read when the run record has none; cleared by the next run's
+// first write). Both are still read, so sessions stored then resume.
 
 /** The active run (`state: "running"`), or the last one. */
 export interface RunRecord {
@@ -31,6 +35,11 @@ export interface RunRecord {
    */
   firstIndex?: number;
   generation?: number;
+  /**
+   * Messages in the stored transcript (those a reader takes; a batch written after the last count
+   * is not read until the count includes it). Absent in records of format 1: the "count" key.
+   */
+  count?: number;
 }
 
 /** How the last finished run ended. */
@@ -104,18 +113,18 @@ export async function requireRun(ctx: AnyObjectContext): Promise<RunRecord> {
 export async function readStatus(ctx: AnyObjectContext): Promise<SessionStatus> {
   const run = await requireRun(ctx);
   const [count, generation, approvals, clientCalls, lastRun] = (await RestatePromise.all([
-    ctx.get<number>("count") as RestatePromise<number | null>,
+    countOf(ctx, run),
     ctx.get<number>("generation") as RestatePromise<number | null>,
     ctx.get<ApprovalBook>("approvals") as RestatePromise<ApprovalBook | null>,
     ctx.get<ApprovalBook>("clientCalls") as RestatePromise<ApprovalBook | null>,
     ctx.get<LastRun>("lastRun") as RestatePromise<LastRun | null>,
-  ])) as [number | null, number | null, ApprovalBook | null, ApprovalBook | null, LastRun | null];
+  ])) as [number, number | null, ApprovalBook | null, ApprovalBook | null, LastRun | null];
   return {
     sessionId: ctx.key,
     state: run.state,
     runId: run.runId,
     turn: run.turn,
-    messageCount: count ?? 0,
+    messageCount: count,
     generation: generation ?? 0,
     pendingApprovals: publicEntries(approvals),
     pendingToolCalls: publicEntries(clientCalls),
@@ -193,53 +202,158 @@ export async function readUpdates(
   };
 }
 
+/** The stored message count: the run record's, or the "count" key of format 1. */
+function countOf(ctx: AnyObjectContext, run: RunRecord | null): RestatePromise<number> {
+  if (run?.count !== undefined) return RestatePromise.resolve(run.count);
+  return (ctx.get<number>("count") as RestatePromise<number | null>).map((count) => count ?? 0);
+}
+
+/** What one "m/<i>" key holds: a batch of messages from i on, or (format 1) one message. */
+type StoredMessages = AgentMessage[] | AgentMessage;
+
+const asBatch = (value: StoredMessages): AgentMessage[] => (Array.isArray(value) ? value : [value]);
+
+/** The stored transcript from `from` on, and where its batches start (what a writer rewrites). */
+export interface StoredTranscript extends TranscriptSlice {
+  /** The first index of each batch read, ascending (format 1: every index). */
+  starts: number[];
+  /** The count came from format 1's "count" key. */
+  legacyCount: boolean;
+}
+
 /** Messages `from` … end of the stored transcript. */
 export async function readTranscript(ctx: AnyObjectContext, from = 0): Promise<TranscriptSlice> {
-  const [count, generation] = (await RestatePromise.all([
-    ctx.get<number>("count") as RestatePromise<number | null>,
+  const { starts: _starts, legacyCount: _legacy, ...slice } = await readStored(ctx, from);
+  return slice;
+}
+
+/**
+ * Messages `from` … end of the stored transcript, with their batches. Every key in range is read
+ * at once (the keys inside a batch answer nothing); a batch that begins before `from` is found by
+ * reading back from it.
+ */
+export async function readStored(ctx: AnyObjectContext, from = 0): Promise<StoredTranscript> {
+  const [run, generation] = (await RestatePromise.all([
+    ctx.get<RunRecord>("run") as RestatePromise<RunRecord | null>,
     ctx.get<number>("generation") as RestatePromise<number | null>,
-  ])) as [number | null, number | null];
-  const total = count ?? 0;
+  ])) as [RunRecord | null, number | null];
+  const total = await countOf(ctx, run);
   const start = Math.min(from, total);
-  const reads: RestatePromise<AgentMessage | null>[] = [];
+  const reads: RestatePromise<StoredMessages | null>[] = [];
   for (let i = start; i < total; i++)
-    reads.push(ctx.get<AgentMessage>(messageKey(i)) as RestatePromise<AgentMessage | null>);
-  const messages = (await RestatePromise.all(reads)) as (AgentMessage | null)[];
+    reads.push(ctx.get<StoredMessages>(messageKey(i)) as RestatePromise<StoredMessages | null>);
+  const values = (await RestatePromise.all(reads)) as (StoredMessages | null)[];
+  const messages: AgentMessage[] = [];
+  const starts: number[] = [];
+  let index = start;
+  if (start < total && values[0] === null) {
+    for (let back = start - 1; back >= 0; back--) {
+      const value = (await ctx.get<StoredMessages>(messageKey(back))) as StoredMessages | null;
+      if (value === null) continue;
+      const batch = asBatch(value);
+      if (back + batch.length > start) {
+        starts.push(back);
+        messages.push(...batch.slice(start - back, total - back));
+        index = back + batch.length;
+      }
+      break;
+    }
+  }
+  while (index < total) {
+    const value = values[index - start];
+    if (value === null) {
+      index++;
+      continue;
+    }
+    const batch = asBatch(value);
+    starts.push(index);
+    messages.push(...batch.slice(0, total - index));
+    index += batch.length;
+  }
   return {
     generation: generation ?? 0,
     count: total,
     from: start,
-    messages: messages.filter((m) => m !== null),
+    messages,
+    starts,
+    legacyCount: run !== null && run.count === undefined,
   };
 }
 
 /**
- * Writes a run's transcript back to the session's state, message by message: messages already
- * stored (the same objects) are not written again; when a compaction replaced earlier messages the
- * rest is rewritten and `generation` goes up.
+ * Writes a run's transcript back to the session's state: what a write added since the last one goes
+ * under one key (`m/<first index>`); messages already stored (the same objects) are not written
+ * again; when a compaction replaced earlier messages, the batch it changed and everything after it
+ * are rewritten as one, and `generation` goes up. The count is the run record's
+ * ({@link createRunRecorder}): `count` says what to record.
  */
-export function createTranscriptWriter(
-  ctx: ObjectContext,
-  stored: readonly AgentMessage[],
-  generation: number,
-) {
-  let written: readonly AgentMessage[] = stored;
-  let currentGeneration = generation;
+export function createTranscriptWriter(ctx: ObjectContext, stored: StoredTranscript) {
+  let written: readonly AgentMessage[] = stored.messages;
+  let starts = [...stored.starts];
+  let currentGeneration = stored.generation;
+  let legacyCount = stored.legacyCount;
   return {
-    /** Stores `messages` (the agent's current transcript). */
-    write(messages: readonly AgentMessage[]): void {
+    /** Messages stored so far. */
+    get count(): number {
+      return written.length;
+    },
+    /** Stores `messages` (the agent's current transcript); whether anything changed. */
+    write(messages: readonly AgentMessage[]): boolean {
       let same = 0;
       const limit = Math.min(written.length, messages.length);
       while (same < limit && written[same] === messages[same]) same++;
-      if (same === written.length && same === messages.length) return;
+      if (same === written.length && same === messages.length) return false;
+      let from = same;
       if (same < written.length) {
         currentGeneration++;
         ctx.set("generation", currentGeneration);
+        // The batch holding the first changed message is rewritten whole, from its start.
+        from = starts.filter((s) => s <= same).pop() ?? 0;
+        for (const s of starts)
+          if (s > from || (s === from && messages.length <= from)) ctx.clear(messageKey(s));
+        starts = starts.filter((s) => s < from);
       }
-      for (let i = same; i < messages.length; i++) ctx.set(messageKey(i), messages[i]);
-      for (let i = messages.length; i < written.length; i++) ctx.clear(messageKey(i));
-      ctx.set("count", messages.length);
+      if (messages.length > from) {
+        ctx.set(messageKey(from), messages.slice(from));
+        starts.push(from);
+      }
+      if (legacyCount) {
+        ctx.clear("count");
+        legacyCount = false;
+      }
       written = [...messages];
+      return true;
+    },
+  };
+}
+
+/**
+ * The run record in state, written when something changed and the run is about to wait (before its
+ * next step, and as it ends): a turn's start and its messages' count cost one write together.
+ */
+export function createRunRecorder(ctx: ObjectContext, run: RunRecord) {
+  let current = run;
+  let dirty = false;
+  return {
+    get record(): RunRecord {
+      return current;
+    },
+    /** Changes the record; it is written at the next {@link flush}. */
+    update(patch: Partial<RunRecord>): void {
+      current = { ...current, ...patch };
+      dirty = true;
+    },
+    /** Writes the record if it changed since the last write. */
+    flush(): void {
+      if (!dirty) return;
+      dirty = false;
+      ctx.set("run", current);
+    },
+    /** Writes the record now. */
+    write(patch: Partial<RunRecord> = {}): void {
+      current = { ...current, ...patch };
+      dirty = false;
+      ctx.set("run", current);
     },
   };
 }

@@ -568,6 +568,54 @@ describe("durable sessions on Restate", () => {
   });
 
   // Last: it restarts the server every other test uses.
+  it("resumes a session stored by earlier versions (one key per message, the count apart)", async () => {
+    const source = await client.prompt("format-source", "tools");
+    const old = source.messages;
+    expect(old).toHaveLength(5);
+    // What format 1 stored after that run: the run record without a count, "count", one "m/<i>" per message.
+    const json = (value: unknown) => [...Buffer.from(JSON.stringify(value))];
+    const earlier = {
+      run: json({ state: "idle", runId: "inv_earlier", turn: 2, startedAt: 1, firstIndex: 0, generation: 0 }),
+      count: json(old.length),
+      ...Object.fromEntries(old.map((message, i) => [`m/${i}`, json(message)])),
+    };
+    const response = await fetch(`${restate.adminUrl}/services/${services.names.session}/state`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ object_key: "format-1", new_state: earlier }),
+    });
+    expect(response.ok, await response.text()).toBe(true);
+    await eventually(async () => (await client.status("format-1")).messageCount === 5, "the state applied");
+    expect(await client.transcript("format-1")).toEqual(old);
+    expect((await client.messages("format-1", 3)).messages).toEqual(old.slice(3));
+
+    const second = await client.prompt("format-1", "and now?");
+    expect(second.reason).toBe("stop");
+    const after = await client.transcript("format-1");
+    expect(after.slice(0, 5)).toEqual(old);
+    expect(shape(after.slice(5))).toEqual(["user and now?", 'assistant "Both noted."']);
+    expectValidTranscript(after);
+    expect(await client.status("format-1")).toMatchObject({ state: "idle", messageCount: 7 });
+    // Reads from an old key into the new batch, and from inside the new batch.
+    expect(await client.messages("format-1", 4)).toMatchObject({
+      count: 7,
+      from: 4,
+      messages: after.slice(4),
+    });
+    expect((await client.messages("format-1", 6)).messages).toEqual(after.slice(6));
+    // The count now lives in the run record; the old key is gone.
+    const keys = await restate.query<{ key: string }>(
+      `SELECT key FROM state WHERE service_name = '${services.names.session}' AND service_key = 'format-1'`,
+    );
+    expect(keys.map((k) => k.key)).not.toContain("count");
+
+    const third = await client.prompt("format-1", "and then?");
+    expect(third.reason).toBe("stop");
+    const last = await client.transcript("format-1");
+    expect(last.slice(0, 7)).toEqual(after);
+    expect(shape(last.slice(7))).toEqual(["user and then?", 'assistant "Both noted."']);
+  });
+
   it("keeps a session's transcript when the Restate server restarts between two runs", async () => {
     const first = await client.prompt("restarted", "tools");
     expect(first.reason).toBe("stop");

@@ -1,0 +1,153 @@
+import { type ObjectContext, RestatePromise } from "@restatedev/restate-sdk";
+import { describe, expect, it } from "vitest";
+import type { AgentMessage } from "../index.js";
+import {
+  createRunRecorder,
+  createTranscriptWriter,
+  readStatus,
+  readStored,
+  type RunRecord,
+} from "../durable/session-state.js";
+
+// A session's stored transcript against a key/value state held in memory (no server): what each
+// write costs in keys, and that every read, from any index, gives back the transcript written, in
+// the current format (a batch per write, the count in the run record) and in format 1 (a key per
+// message, a "count" key).
+
+const user = (text: string): AgentMessage => ({
+  role: "user",
+  content: [{ type: "text", text }],
+  timestamp: 0,
+});
+
+function memoryState(initial: Record<string, unknown> = {}) {
+  const state = new Map<string, unknown>(Object.entries(structuredClone(initial)));
+  const writes: string[] = [];
+  const ctx = {
+    key: "s",
+    get: (key: string) => RestatePromise.resolve(state.has(key) ? structuredClone(state.get(key)) : null),
+    set: (key: string, value: unknown) => {
+      writes.push(`set ${key}`);
+      state.set(key, structuredClone(value));
+    },
+    clear: (key: string) => {
+      writes.push(`clear ${key}`);
+      state.delete(key);
+    },
+  } as unknown as ObjectContext;
+  return { ctx, state, writes };
+}
+
+const record = (count?: number): RunRecord => ({
+  state: "running",
+  runId: "inv_1",
+  turn: 0,
+  startedAt: 0,
+  ...(count !== undefined && { count }),
+});
+
+/**
+ * A run as the service makes one: it reads the stored transcript, changes it (`next` gets the
+ * stored messages, the objects the agent starts from), and writes it back with its count.
+ */
+async function runOnce(ctx: ObjectContext, next: (stored: AgentMessage[]) => AgentMessage[]) {
+  const stored = await readStored(ctx);
+  const writer = createTranscriptWriter(ctx, stored);
+  const recorder = createRunRecorder(ctx, (await ctx.get<RunRecord>("run")) ?? record(stored.count));
+  const messages = next(stored.messages);
+  if (writer.write(messages)) recorder.update({ count: writer.count });
+  recorder.flush();
+  return messages;
+}
+
+async function expectEveryRead(ctx: ObjectContext, transcript: AgentMessage[]) {
+  for (let from = 0; from <= transcript.length + 1; from++) {
+    const slice = await readStored(ctx, from);
+    expect(slice.count).toBe(transcript.length);
+    expect(slice.from).toBe(Math.min(from, transcript.length));
+    expect(slice.messages, `read from ${from}`).toEqual(transcript.slice(from));
+  }
+}
+
+describe("the stored transcript", () => {
+  it("stores what a turn added under one key, counts it in the run record, and reads back from any index", async () => {
+    const { ctx, writes } = memoryState({ run: record(0) });
+    const messages = [user("a"), user("b"), user("c")];
+    const stored = await readStored(ctx);
+    const writer = createTranscriptWriter(ctx, stored);
+    const recorder = createRunRecorder(ctx, record(0));
+
+    writer.write(messages.slice(0, 2));
+    recorder.update({ count: writer.count, turn: 1 });
+    recorder.flush();
+    recorder.flush();
+    expect(writes).toEqual(["set m/0", "set run"]);
+
+    writes.length = 0;
+    expect(writer.write(messages.slice(0, 2))).toBe(false);
+    writer.write(messages);
+    recorder.update({ count: writer.count });
+    recorder.flush();
+    expect(writes).toEqual(["set m/2", "set run"]);
+    await expectEveryRead(ctx, messages);
+  });
+
+  it("reads nothing past the recorded count: a batch written before its count is not seen yet", async () => {
+    const { ctx } = memoryState({ run: record(0) });
+    const writer = createTranscriptWriter(ctx, await readStored(ctx));
+    writer.write([user("a"), user("b")]);
+    expect((await readStored(ctx)).messages).toEqual([]);
+    createRunRecorder(ctx, record(0)).write({ count: 1 });
+    expect((await readStored(ctx)).messages).toEqual([user("a")]);
+    expect((await readStored(ctx, 1)).messages).toEqual([]);
+  });
+
+  it("rewrites a compacted transcript from the start of the batch it changed, and bumps the generation", async () => {
+    const { ctx, state } = memoryState({ run: record(0) });
+    const messageKeys = () => [...state.keys()].filter((k) => k.startsWith("m/")).sort();
+    await runOnce(ctx, () => [user("1"), user("2"), user("3")]);
+    await runOnce(ctx, (stored) => [...stored, user("4"), user("5")]);
+    await runOnce(ctx, (stored) => [...stored, user("6"), user("7"), user("8")]);
+    expect(messageKeys()).toEqual(["m/0", "m/3", "m/5"]);
+
+    // A compaction that keeps messages 1–4 and replaces the rest (from inside the second batch).
+    const compacted = await runOnce(ctx, (s) => [...s.slice(0, 4), user("summary"), s[7]!]);
+    expect(state.get("generation")).toBe(1);
+    expect(messageKeys()).toEqual(["m/0", "m/3"]);
+    await expectEveryRead(ctx, compacted);
+    expect(compacted.map((m) => m.content)).toEqual(
+      ["1", "2", "3", "4", "summary", "8"].map((text) => [{ type: "text", text }]),
+    );
+
+    // Shorter than the batch it cut into: that batch is cleared.
+    const shorter = await runOnce(ctx, (s) => s.slice(0, 2));
+    expect(state.get("generation")).toBe(2);
+    expect(messageKeys()).toEqual(["m/0"]);
+    await expectEveryRead(ctx, shorter);
+  });
+
+  it("reads a session stored in format 1 and moves its count into the run record on the next write", async () => {
+    const old = [user("a"), user("b"), user("c")];
+    const { ctx, state, writes } = memoryState({
+      run: { ...record(), state: "idle" },
+      count: 3,
+      "m/0": old[0],
+      "m/1": old[1],
+      "m/2": old[2],
+    });
+    await expectEveryRead(ctx, old);
+    expect(await readStatus(ctx)).toMatchObject({ messageCount: 3 });
+
+    const more = await runOnce(ctx, (stored) => [...stored, user("d"), user("e")]);
+    expect(writes).toEqual(["set m/3", "clear count", "set run"]);
+    expect(state.has("count")).toBe(false);
+    expect((state.get("run") as RunRecord).count).toBe(5);
+    await expectEveryRead(ctx, more);
+    expect(await readStatus(ctx)).toMatchObject({ messageCount: 5 });
+
+    // A compaction into the old keys rewrites from that message on, as one batch.
+    const compacted = await runOnce(ctx, (s) => [s[0]!, user("summary"), s[4]!]);
+    expect([...state.keys()].filter((k) => k.startsWith("m/")).sort()).toEqual(["m/0", "m/1"]);
+    await expectEveryRead(ctx, compacted);
+  });
+});
