@@ -337,11 +337,15 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
       status: restate.handlers.object.shared(async (ctx: ObjectSharedContext): Promise<SessionStatus> =>
         readStatus(ctx),
       ),
-      /** Lets a call waiting for approval run. */
+      /**
+       * Lets a call waiting for approval run. With `dryRun`, only checks that it waits and that the
+       * edited arguments pass the tool's schema, deciding nothing (`decision: "checked"`).
+       */
       approve: restate.handlers.object.shared(async (ctx: ObjectSharedContext, input: unknown) => {
-        const { toolCallId, args } = parseDecision(input, "approve");
+        const { toolCallId, args, dryRun } = parseDecision(input, "approve");
         const pending = await pendingCall(ctx, "approvals", toolCallId);
         if (args === undefined) {
+          if (dryRun) return { toolCallId, decision: "checked" as const };
           await decideOnce(ctx, toolCallId, pending.awakeableId, { approved: true });
           return { toolCallId, decision: "approved" as const };
         }
@@ -355,6 +359,7 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
             { errorCode: 400 },
           );
         }
+        if (dryRun) return { toolCallId, decision: "checked" as const };
         await decideOnce(ctx, toolCallId, pending.awakeableId, { approved: true, args: checked.args });
         return { toolCallId, decision: "approved" as const };
       }),

@@ -86,8 +86,17 @@ export interface SessionClient {
   steer(sessionId: string, input: string | UserMessage): Promise<{ queued: number }>;
   /** Queues a message taken when the run would otherwise stop. */
   followUp(sessionId: string, input: string | UserMessage): Promise<{ queued: number }>;
-  /** Lets a pending call run; with `args`, with the arguments a human corrected (checked by the tool's schema: 400 when refused, and the call keeps waiting). */
-  approve(sessionId: string, toolCallId: string, options?: { args?: unknown }): Promise<void>;
+  /**
+   * Lets a pending call run; with `args`, with the arguments a human corrected (checked by the
+   * tool's schema: 400 when refused, and the call keeps waiting). With `dryRun: true` it only
+   * checks (404 when the call does not wait, 400 when the schema refuses `args`) and decides
+   * nothing: how a client answering several calls at once checks them all before deciding any.
+   */
+  approve(
+    sessionId: string,
+    toolCallId: string,
+    options?: { args?: unknown; dryRun?: boolean },
+  ): Promise<void>;
   deny(sessionId: string, toolCallId: string, reason?: string): Promise<void>;
   /**
    * Answers a call of a client-run tool (`defineClientTool`, listed in `status().pendingToolCalls`)
@@ -185,6 +194,7 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
       await call(session, "approve", sessionId, {
         toolCallId,
         ...(options?.args !== undefined && { args: options.args }),
+        ...(options?.dryRun === true && { dryRun: true }),
       });
     },
     async deny(sessionId, toolCallId, reason) {

@@ -118,18 +118,19 @@ export function parseQueuedInput(input: unknown, what: string, now: number): Use
 export function parseDecision(
   input: unknown,
   what: "approve" | "deny",
-): { toolCallId: string; reason?: string; args?: unknown } {
+): { toolCallId: string; reason?: string; args?: unknown; dryRun?: boolean } {
   const schema = z
     .object({
       toolCallId: z.string().min(1),
       ...(what === "deny" && { reason: z.string().optional() }),
-      ...(what === "approve" && { args: z.unknown().optional() }),
+      ...(what === "approve" && { args: z.unknown().optional(), dryRun: z.boolean().optional() }),
     })
     .strict();
   const parsed = parse(schema, input, `Invalid ${what} request`) as {
     toolCallId: string;
     reason?: string;
     args?: unknown;
+    dryRun?: boolean;
   };
   return parsed;
 }

@@ -130,6 +130,7 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
         ...base,
         ...(snapshot !== undefined ? { snapshot } : {}),
       }),
+      base.tools,
     );
   };
 

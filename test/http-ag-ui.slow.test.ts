@@ -153,6 +153,24 @@ describe.each(VERSIONS)("AG-UI over the session host, @ag-ui/client %s HttpAgent
         .pendingApprovals()
         .map((c) => c.toolCallId),
     ).toEqual(["d1", "d2"]);
+    // The same through the client, with the valid answer first: the request is refused whole,
+    // the approval of d1 is not applied either (the transcript unchanged, the run still waits).
+    const agent = host.agent("t2")!;
+    const before = JSON.stringify(agent.messages);
+    const decided: string[] = [];
+    const watch = agent.events$.subscribe((event) => decided.push(event.type));
+    const partly = await runClient(client, {
+      resume: [
+        { interruptId: "d1", status: "resolved", payload: { approved: true } },
+        { interruptId: "d2", status: "resolved", payload: { approved: true, editedArgs: { path: 42 } } },
+      ],
+    });
+    watch.unsubscribe();
+    expect(partly.failures.join("\n")).toMatch(/400/);
+    expect(agent.pendingApprovals().map((c) => c.toolCallId)).toEqual(["d1", "d2"]);
+    expect(JSON.stringify(agent.messages)).toBe(before);
+    expect(agent.state).toBe("running.executing");
+    expect(decided).toEqual([]);
     // A reconnect while it waits gets the same interrupts again.
     const reconnect = await sse(`${base}/ag-ui/connect`, {
       threadId: "t2",

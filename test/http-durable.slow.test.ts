@@ -412,6 +412,50 @@ describe.each(["1.0", "0.0.59"] as const)("durable threads with @ag-ui/client %s
     await expectSameAgUi(agent, base, id);
   });
 
+  it("a resume whose second answer is an edit the schema refuses applies neither; a correct one goes on", async () => {
+    const { base } = await startHost();
+    const id = `ag-two-${tag}`;
+    const agent = httpClient(version, `${base}/ag-ui`, id);
+    agent.addMessage({ id: "u1", role: "user", content: `two approvals #${tag}` });
+    expectClean(await runClient(agent), "interrupt");
+    const [g1, g2] = [`g1-${tag}`, `g2-${tag}`];
+    const before = await client.transcript(id);
+    const partly = await runClient(agent, {
+      resume: [
+        { interruptId: g1, status: "resolved", payload: { approved: true } },
+        { interruptId: g2, status: "resolved", payload: { approved: true, editedArgs: { action: 42 } } },
+      ],
+    });
+    expect(partly.failures.join("\n")).toMatch(/400/);
+    // Nothing reached Restate: both calls still wait, the transcript is the same, the run goes on.
+    const status = await client.status(id);
+    expect(status.state).toBe("running");
+    // (In the order the parallel calls asked, which Restate does not fix.)
+    const ids = (pending: { toolCallId: string }[]) => pending.map((p) => p.toolCallId).sort();
+    expect(ids(status.pendingApprovals)).toEqual([g1, g2]);
+    expect(await client.transcript(id)).toEqual(before);
+    const host = await threadStatus(base, id);
+    expect([host.status, ids(host.pendingApprovals)]).toEqual(["waiting", [g1, g2]]);
+
+    const second = await runClient(agent, {
+      resume: [
+        { interruptId: g1, status: "resolved", payload: { approved: true } },
+        {
+          interruptId: g2,
+          status: "resolved",
+          payload: { approved: true, editedArgs: { action: "rollback" } },
+        },
+      ],
+    });
+    expectClean(second, "success");
+    const results = (await client.transcript(id)).filter((m) => m.role === "toolResult");
+    expect(results.map((r) => [r.toolCallId, r.isError, r.editedArgs])).toEqual([
+      [g1, false, undefined],
+      [g2, false, { action: "rollback" }],
+    ]);
+    await expectSameAgUi(agent, base, id);
+  });
+
   it("a denial over the side route while the client is away; the client reconnects to the result", async () => {
     const { base } = await startHost();
     const id = `ag-deny-${tag}`;

@@ -4,13 +4,16 @@
 import * as z from "zod";
 import { afterEach, describe, expect, it } from "vitest";
 import {
+  agentMachineProtocol,
+  agUiProtocol,
+  aiSdkProtocol,
   createSessionHost,
   HostError,
   type SessionHost,
   type SessionHostOptions,
   sseFrame,
 } from "../http.js";
-import { defineTool, scripted } from "../index.js";
+import { type AgentEvent, defineClientTool, defineTool, scripted } from "../index.js";
 import { deleteFile } from "./fixtures/frontend-tools.js";
 
 const hosts: SessionHost[] = [];
@@ -310,6 +313,120 @@ describe("the session host: bad input gets a clear 4xx, nothing stored, the agen
       chatBody("t1", [userMessage("u1", "delete a.txt"), userMessage("u3", "again")]),
     );
     expect((await chunks(next)).at(-1)).toEqual({ type: "finish", finishReason: "stop" });
+  });
+
+  it("a request whose answers the agent would refuse in part applies none of them", async () => {
+    const pickColor = defineClientTool({
+      name: "pick_color",
+      description: "Asks the user for a color",
+      parameters: z.object({}),
+    });
+    const host = makeHost({
+      agent: () => ({
+        provider: scripted([
+          {
+            toolCalls: [
+              { id: "d1", name: "delete_file", arguments: { path: "a.txt" } },
+              { id: "d2", name: "delete_file", arguments: { path: "b.txt" } },
+              { id: "p1", name: "pick_color", arguments: {} },
+            ],
+          },
+          { text: "Done." },
+        ]),
+        tools: [deleteFile, pickColor],
+      }),
+      protocols: [aiSdkProtocol(), agUiProtocol(), agentMachineProtocol()],
+    });
+    const started = await post(host, "/ag-ui", {
+      threadId: "t1",
+      runId: "r1",
+      messages: [{ id: "u1", role: "user", content: "delete both, then pick" }],
+      tools: [],
+      context: [],
+    });
+    expect(await started.text()).toContain('"interrupt"');
+    const agent = host.agent("t1")!;
+    const before = JSON.stringify(agent.messages);
+    const seen: AgentEvent[] = [];
+    const watch = agent.events$.subscribe((event) => seen.push(event));
+    const unharmed = async () => {
+      expect(JSON.stringify(agent.messages)).toBe(before);
+      expect(agent.pendingApprovals().map((p) => p.toolCallId)).toEqual(["d1", "d2"]);
+      expect(agent.pendingToolCalls().map((p) => p.toolCallId)).toEqual(["p1"]);
+      expect(agent.state).toBe("running.executing");
+      expect((await (await get(host, "/threads/t1")).json()).status).toBe("waiting");
+      expect(seen).toEqual([]);
+    };
+
+    // AG-UI resume: d1 approved as it is, d2 approved with arguments its schema refuses.
+    const agUi = (resume: unknown[]) =>
+      post(host, "/ag-ui", {
+        threadId: "t1",
+        runId: "r2",
+        messages: [{ id: "u1", role: "user", content: "delete both, then pick" }],
+        tools: [],
+        context: [],
+        resume,
+      });
+    expect(
+      await errorOf(
+        await agUi([
+          { interruptId: "d1", status: "resolved", payload: { approved: true } },
+          { interruptId: "d2", status: "resolved", payload: { approved: true, editedArgs: { path: 42 } } },
+        ]),
+      ),
+    ).toEqual([400, "refused"]);
+    await unharmed();
+
+    // The agent-machine protocol: both approvals fine, the client-run tool's result malformed.
+    const run = (body: unknown) => post(host, "/threads/t1/run", body);
+    expect(
+      await errorOf(
+        await run({
+          approvals: [
+            { toolCallId: "d1", approved: true },
+            { toolCallId: "d2", approved: false, reason: "keep it" },
+          ],
+          toolResults: [{ toolCallId: "p1", result: { content: [{ type: "text", text: 7 }] } }],
+        }),
+      ),
+    ).toEqual([400, "refused"]);
+    await unharmed();
+    // Two approvals, the second's edit refused.
+    expect(
+      await errorOf(
+        await run({
+          approvals: [
+            { toolCallId: "d1", approved: false },
+            { toolCallId: "d2", approved: true, args: { path: ["b.txt"] } },
+          ],
+        }),
+      ),
+    ).toEqual([400, "refused"]);
+    await unharmed();
+
+    // A correct request: everything applied, the run goes on to its end.
+    const resumed = await run({
+      approvals: [
+        { toolCallId: "d1", approved: true },
+        { toolCallId: "d2", approved: true, args: { path: "c.txt" } },
+      ],
+      toolResults: [{ toolCallId: "p1", result: "blue" }],
+    });
+    expect(resumed.status).toBe(200);
+    expect(await resumed.text()).toContain('"agent_end"');
+    watch.unsubscribe();
+    await agent.waitForIdle();
+    const results = agent.messages.filter((m) => m.role === "toolResult");
+    expect(results.map((r) => [r.toolCallId, r.isError, r.editedArgs])).toEqual([
+      ["d1", false, undefined],
+      ["d2", false, { path: "c.txt" }],
+      ["p1", false, undefined],
+    ]);
+    expect(agent.messages.at(-1)).toMatchObject({
+      role: "assistant",
+      content: [{ type: "text", text: "Done." }],
+    });
   });
 
   it("steers and queues through the side routes, and aborts", async () => {

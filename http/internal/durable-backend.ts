@@ -19,8 +19,8 @@ import {
 import type { ToolResult } from "../../core/tool.js";
 import type { SessionClient } from "../../durable/session-client.js";
 import type { SessionStatus, SessionUpdates } from "../../durable/session-state.js";
-import { HostError } from "../protocol.js";
-import type { ThreadBackend } from "./thread-backend.js";
+import { type ApprovalAnswer, HostError, type ToolCallAnswer } from "../protocol.js";
+import { refusalOf, type ThreadBackend } from "./thread-backend.js";
 
 /** Events kept for a reconnect, per run (message-level events: a run rarely has more than a few hundred). */
 const MAX_BUFFERED_EVENTS = 10_000;
@@ -200,6 +200,22 @@ class DurableBackend implements ThreadBackend {
     const aborted = await this.call(() => this.client.abort(this.sessionId));
     this.follow();
     return aborted;
+  }
+
+  async checkAnswers(
+    approvals: readonly ApprovalAnswer[],
+    toolResults: readonly ToolCallAnswer[],
+  ): Promise<void> {
+    // A client-run tool's result is checked here, as the service checks it; edited arguments by
+    // the service (the tools' schemas live there), which decides nothing on a dry run.
+    const reason = refusalOf([], toolResults, [], undefined);
+    if (reason !== undefined) throw new HostError(400, "refused", reason);
+    for (const answer of approvals) {
+      if (!answer.approved || answer.args === undefined) continue;
+      await this.call(() =>
+        this.client.approve(this.sessionId, answer.toolCallId, { args: answer.args, dryRun: true }),
+      );
+    }
   }
 
   async approve(toolCallId: string, args: unknown): Promise<void> {

@@ -95,8 +95,9 @@ export class HostedThreadImpl implements HostedThread {
     } else {
       const refused = await this.applyAnswers(answers.approvals, answers.toolResults);
       if (refused) {
-        // The thread waits as before, with no response in progress (what the agent took before
-        // the refusal moves the run on: onEvent opens a period for it, as for a side route).
+        // The thread waits as before, with no response in progress. (Answers are checked before
+        // any is applied; should the agent still refuse one midway, what it took before moves the
+        // run on: onEvent opens a period for it, as for a side route.)
         this.period = undefined;
         this.quiescent = true;
         sink.close({ kind: "gone", messages: this.agent.messages.slice() });
@@ -233,11 +234,20 @@ export class HostedThreadImpl implements HostedThread {
     );
   }
 
-  /** Applies checked answers; the first the agent refuses (an edit its schema rejects) stops the rest. */
+  /**
+   * Applies answers to pending calls, all or none: each is checked first (edited arguments against
+   * the tool's schema, a client-run tool's result), and when the agent would refuse any, none is
+   * applied (the refusal is returned; the calls keep waiting).
+   */
   async applyAnswers(
     approvals: ApprovalAnswer[],
     toolResults: ToolCallAnswer[],
   ): Promise<HostError | undefined> {
+    try {
+      await this.agent.checkAnswers(approvals, toolResults);
+    } catch (error) {
+      return error instanceof HostError ? error : new HostError(400, "refused", (error as Error).message);
+    }
     try {
       for (const answer of approvals) {
         if (!answer.approved) await this.agent.deny(answer.toolCallId, answer.reason);

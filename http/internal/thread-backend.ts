@@ -3,12 +3,14 @@
 // quiescence detector, the response periods, the reconnects and the side routes are the same code
 // for both backends.
 import type { Observable } from "rxjs";
-import type { Agent } from "../../agent/agent.js";
+import { checkEditedArgs } from "../../actors/prepare-tool-call.actor.js";
+import type { Agent, PendingApproval } from "../../agent/agent.js";
 import type { SequencedEvent } from "../../agent/event-log.js";
 import type { AgentEvent } from "../../core/events.js";
 import type { AgentMessage, UserMessage } from "../../core/messages.js";
 import type { Tool, ToolResult } from "../../core/tool.js";
-import type { ThreadAgent } from "../protocol.js";
+import { clientResultOf } from "../../tools/client-result.js";
+import { type ApprovalAnswer, HostError, type ThreadAgent, type ToolCallAnswer } from "../protocol.js";
 
 /** The operations a hosted thread needs of what runs its agent. */
 export interface ThreadBackend extends ThreadAgent {
@@ -27,6 +29,13 @@ export interface ThreadBackend extends ThreadAgent {
   followUp(message: UserMessage): Promise<void>;
   /** Aborts the active run; whether one was active. */
   abort(): Promise<boolean>;
+  /**
+   * Checks answers to pending calls as the agent will when they are applied (edited arguments
+   * against the tool's schema, a client-run tool's result), applying none: throws the
+   * {@link HostError} of the first it would refuse. The host applies a request's answers only
+   * when all pass, so a request is taken whole or not at all.
+   */
+  checkAnswers(approvals: readonly ApprovalAnswer[], toolResults: readonly ToolCallAnswer[]): Promise<void>;
   approve(toolCallId: string, args: unknown): Promise<void>;
   deny(toolCallId: string, reason: string | undefined): Promise<void>;
   resolveToolCall(toolCallId: string, result: string | ToolResult): Promise<void>;
@@ -44,8 +53,13 @@ export interface ThreadBackend extends ThreadAgent {
 /**
  * An agent in this process as a thread backend: every operation is the agent's own, done at once
  * (prompt, approve and deny publish their events synchronously, before the promise settles).
+ * `tools` are the agent's (its options' `tools`): edited arguments are checked against them.
  */
-export function localBackend(agent: Agent): ThreadBackend {
+export function localBackend(agent: Agent, tools: readonly Tool[] = []): ThreadBackend {
+  const agentTools = new Map(tools.map((tool) => [tool.name, tool]));
+  /** The tools a request added to the run in progress (client-run tools, AG-UI's RunAgentInput.tools). */
+  let runTools: readonly Tool[] = [];
+  const toolNamed = (name: string) => agentTools.get(name) ?? runTools.find((tool) => tool.name === name);
   return {
     get events$() {
       return agent.events$;
@@ -71,6 +85,7 @@ export function localBackend(agent: Agent): ThreadBackend {
       const watch = agent.events$.subscribe((event) => {
         if (event.type === "agent_start") started = true;
       });
+      runTools = tools ?? [];
       const outcome = agent.prompt(message, tools ? { tools } : undefined);
       watch.unsubscribe();
       outcome.catch(() => undefined);
@@ -87,6 +102,10 @@ export function localBackend(agent: Agent): ThreadBackend {
       agent.abort();
       return running;
     },
+    async checkAnswers(approvals, toolResults) {
+      const reason = refusalOf(approvals, toolResults, agent.pendingApprovals(), toolNamed);
+      if (reason !== undefined) throw new HostError(400, "refused", reason);
+    },
     approve: async (toolCallId, args) => agent.approve(toolCallId, args === undefined ? undefined : { args }),
     deny: async (toolCallId, reason) => agent.deny(toolCallId, reason),
     resolveToolCall: async (toolCallId, result) => agent.resolveToolCall(toolCallId, result),
@@ -95,4 +114,39 @@ export function localBackend(agent: Agent): ThreadBackend {
     persistedSnapshot: () => agent.getPersistedSnapshot(),
     stop: () => agent.stop(),
   };
+}
+
+/**
+ * Why the agent would refuse one of these answers when applied, checked as it checks them
+ * (`checkEditedArgs` for edited arguments, `clientResultOf` for a client-run tool's result), or
+ * `undefined` when it would take them all. `pending` are the calls waiting for approval;
+ * `toolNamed` finds a call's tool (a tool it does not find refuses the edit, as the agent does;
+ * no `toolNamed` at all: edited arguments are left to the caller, who checks them elsewhere).
+ */
+export function refusalOf(
+  approvals: readonly ApprovalAnswer[],
+  toolResults: readonly ToolCallAnswer[],
+  pending: readonly PendingApproval[],
+  toolNamed: ((name: string) => Tool | undefined) | undefined,
+): string | undefined {
+  for (const answer of approvals) {
+    if (!answer.approved || answer.args === undefined || !toolNamed) continue;
+    const toolName = pending.find((p) => p.toolCallId === answer.toolCallId)?.toolName ?? "";
+    const tool = toolNamed(toolName);
+    const checked = tool ? checkEditedArgs(tool, answer.args) : { ok: false as const, error: "unknown tool" };
+    if (!checked.ok) {
+      return (
+        `approve("${answer.toolCallId}", { args }): the edited arguments fail the schema of tool ${toolName}: ` +
+        `${checked.error}. The call still waits for approval.`
+      );
+    }
+  }
+  for (const answer of toolResults) {
+    if ("error" in answer) continue;
+    const checked = clientResultOf(answer.result);
+    if (typeof checked === "string") {
+      return `resolveToolCall("${answer.toolCallId}"): ${checked}. The call still waits for its result.`;
+    }
+  }
+  return undefined;
 }
