@@ -460,34 +460,36 @@ describe.each(VERSIONS)("AG-UI over the session host, @ag-ui/client %s HttpAgent
     });
   }
 
-  if (version === "1.0") {
-    it("drop and reconnect mid-run: the connect route replays the response, nothing lost or doubled", async () => {
-      const text = "word ".repeat(60);
-      const { base } = await startHost({ provider: scripted([{ text, chunkSize: 5, delayMs: 5 }]) });
-      const client = httpClient(version, `${base}/ag-ui`, "t9");
-      say(client, "u1", "talk");
-      let contents = 0;
-      const controller = new AbortController();
-      const dropped = client.runAgent({ abortController: controller } as never, {
-        onTextMessageContentEvent: () => {
-          if (++contents === 5) controller.abort();
-        },
-      });
-      await dropped.catch(() => undefined);
-      // The run was not aborted by the dropped connection.
-      expect((await status(base, "t9")).state).not.toBe("idle");
-      const again = await runClient(client, {}, "connectAgent");
-      expectClean(again, "success");
-      await expectSameTranscript(client, base, "t9");
-      expect(client.messages.filter((m) => (m as { role: string }).role === "assistant")).toEqual([
-        expect.objectContaining({ content: text }),
-      ]);
-      // A second reconnect after the end says the run is over and sends the transcript.
-      const late = await runClient(client, {}, "connectAgent");
-      expectClean(late, "success");
-      await expectSameTranscript(client, base, "t9");
+  // Both clients (1.0.0 and CopilotKit's 0.0.59) have connectAgent(), which calls connect();
+  // neither HttpAgent implements it, and the fixture's clients post to the connect route instead
+  // (as docs/frontends.md shows apps).
+  it("drop and reconnect mid-run: the connect route replays the response, nothing lost or doubled", async () => {
+    const text = "word ".repeat(60);
+    const { base } = await startHost({ provider: scripted([{ text, chunkSize: 5, delayMs: 5 }]) });
+    const client = httpClient(version, `${base}/ag-ui`, "t9");
+    say(client, "u1", "talk");
+    let contents = 0;
+    const controller = new AbortController();
+    const dropped = client.runAgent({ abortController: controller } as never, {
+      onTextMessageContentEvent: () => {
+        if (++contents === 5) controller.abort();
+      },
     });
-  }
+    await dropped.catch(() => undefined);
+    // The run was not aborted by the dropped connection.
+    expect((await status(base, "t9")).state).not.toBe("idle");
+    const again = await runClient(client, {}, "connectAgent");
+    expectClean(again, "success");
+    expect(again.types).toContain("TEXT_MESSAGE_CONTENT"); // the replay, not only a snapshot
+    await expectSameTranscript(client, base, "t9");
+    expect(client.messages.filter((m) => (m as { role: string }).role === "assistant")).toEqual([
+      expect.objectContaining({ content: text }),
+    ]);
+    // A second reconnect after the end says the run is over and sends the transcript.
+    const late = await runClient(client, {}, "connectAgent");
+    expectClean(late, "success");
+    await expectSameTranscript(client, base, "t9");
+  });
 });
 
 /** Posts `body` and reads the SSE answer as AG-UI events. */

@@ -474,14 +474,12 @@ describe.each(["1.0", "0.0.59"] as const)("durable threads with @ag-ui/client %s
     await eventually(async () => (await client.status(id)).state === "idle", "the run's end");
     const result = (await client.transcript(id)).find((m) => m.role === "toolResult");
     expect(result).toMatchObject({ isError: true, content: [{ text: expect.stringContaining("not now") }] });
-    if (version === "1.0") {
-      // The page reloads and connects: nothing in progress any more, so the transcript and a
-      // finished run.
-      const reloaded = httpClient(version, `${base}/ag-ui`, id);
-      const reconnect = await runClient(reloaded, {}, "connectAgent");
-      expectClean(reconnect, "success");
-      await expectSameAgUi(reloaded, base, id);
-    }
+    // The page reloads and connects: nothing in progress any more, so the transcript and a
+    // finished run.
+    const reloaded = httpClient(version, `${base}/ag-ui`, id);
+    const reconnect = await runClient(reloaded, {}, "connectAgent");
+    expectClean(reconnect, "success");
+    await expectSameAgUi(reloaded, base, id);
   });
 });
 
