@@ -67,13 +67,26 @@ export interface SessionHostOptions {
   store?: ThreadStore;
   /** The largest request body read, in bytes (default 1 MB); larger ones get 413. */
   maxBodyBytes?: number;
+  /**
+   * The most threads the host holds in memory (default: no bound, every thread it has seen).
+   * Over it, the least recently used threads that rest (idle: no run going or waiting for an
+   * answer, no response open) are saved to the `store` and dropped; the next request for one
+   * loads it again, same transcript and ids. A thread that runs, waits for an approval or a
+   * client-run tool's result, or streams is never dropped (the host holds more than the bound
+   * while more than that many are busy). In-process threads need `store` for this (without it a
+   * dropped thread would be lost); a durable thread lives in Restate and is read again from there.
+   */
+  maxThreads?: number;
 }
 
 /** A session host: `handle` is the web-standard handler to mount. */
 export interface SessionHost {
   /** Answers one request (routes under `basePath`; anything else is 404). */
   handle(request: Request): Promise<Response>;
-  /** A thread's agent, if the host holds it in this process (never for durable threads). */
+  /**
+   * A thread's agent, if the host holds it in this process (never for durable threads; not for a
+   * thread `maxThreads` dropped, until a request brings it back: the dropped agent is stopped).
+   */
   agent(threadId: string): Agent | undefined;
   /** Ends every open response and stops every agent. */
   close(): Promise<void>;
@@ -102,10 +115,21 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
   if (options.durable && options.store) {
     throw new TypeError("a durable host keeps its threads in Restate: drop the store option");
   }
+  const maxThreads = options.maxThreads ?? Infinity;
+  if (options.maxThreads !== undefined && !(Number.isInteger(maxThreads) && maxThreads > 0)) {
+    throw new TypeError(`maxThreads must be a whole number above 0, got ${String(options.maxThreads)}`);
+  }
+  if (options.maxThreads !== undefined && options.agent !== undefined && !options.store) {
+    throw new TypeError(
+      "maxThreads drops resting threads from memory: give a store to keep them (without one they would be lost)",
+    );
+  }
   const base = (options.basePath ?? "").replace(/\/+$/, "");
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
   const threads = new Map<string, Promise<HostedThreadImpl>>();
+  /** The threads made, least recently used first (a request moves its thread to the end). */
   const ready = new Map<string, HostedThreadImpl>();
+  let uses = 0;
   const routes: HostRoute[] = [
     ...(options.protocols ?? [aiSdkProtocol(), agUiProtocol()]).flatMap((p) => p.routes),
     ...threadRoutes(),
@@ -113,12 +137,55 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
   const durable = options.durable && openDurable(options.durable);
 
   const save = (thread: HostedThreadImpl): void => {
-    if (!options.store) return;
-    const snapshot = thread.agent.persistedSnapshot();
-    Promise.resolve(options.store.save(thread.threadId, snapshot)).catch((error: unknown) => {
-      console.error(`agent-machine/http: saving thread ${thread.threadId} failed`, error);
-    });
+    if (options.store) {
+      const snapshot = thread.agent.persistedSnapshot();
+      Promise.resolve(options.store.save(thread.threadId, snapshot)).catch((error: unknown) => {
+        console.error(`agent-machine/http: saving thread ${thread.threadId} failed`, error);
+      });
+    }
+    // After the sinks closed: a thread whose run just ended may rest now.
+    queueMicrotask(() => evictResting());
   };
+
+  /** Threads being saved before they are dropped. */
+  const evicting = new Set<string>();
+
+  /**
+   * Over `maxThreads`: drops the least recently used resting threads until within it (never
+   * `spared`, a thread just made for the request at hand).
+   */
+  function evictResting(spared?: HostedThreadImpl): void {
+    let over = ready.size - evicting.size - maxThreads;
+    for (const thread of ready.values()) {
+      if (over <= 0) return;
+      if (thread === spared || evicting.has(thread.threadId) || !thread.resting) continue;
+      over -= 1;
+      void evict(thread);
+    }
+  }
+
+  /**
+   * Saves the thread's snapshot, then drops it, unless a request used it meanwhile or the save
+   * failed (then it stays in memory).
+   */
+  async function evict(thread: HostedThreadImpl): Promise<void> {
+    const { threadId } = thread;
+    const used = thread.lastUsed;
+    evicting.add(threadId);
+    try {
+      if (options.store) await options.store.save(threadId, thread.agent.persistedSnapshot());
+    } catch (error) {
+      console.error(`agent-machine/http: saving thread ${threadId} failed; it stays in memory`, error);
+      return;
+    } finally {
+      evicting.delete(threadId);
+    }
+    if (thread.lastUsed !== used || !thread.resting || ready.get(threadId) !== thread) return;
+    ready.delete(threadId);
+    threads.delete(threadId);
+    thread.dispose();
+    thread.agent.stop();
+  }
 
   const createLocal = async (threadId: string, request: Request): Promise<ThreadBackend> => {
     const agentOptions = options.agent!;
@@ -147,7 +214,9 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
       backend.stop();
       throw error;
     }
+    thread.lastUsed = ++uses;
     ready.set(threadId, thread);
+    evictResting(thread);
     return thread;
   };
 
@@ -164,27 +233,53 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
     return options.store ? (await options.store.load(threadId)) !== undefined : false;
   };
 
-  const host: HostApi = {
+  /**
+   * The thread, counted as used by a request until `release`: the most recently used, and not
+   * dropped while the request handles it.
+   */
+  const hold = (thread: HostedThreadImpl, held: HostedThreadImpl[]): void => {
+    thread.requests += 1;
+    held.push(thread);
+    thread.lastUsed = ++uses;
+    if (ready.get(thread.threadId) === thread) {
+      ready.delete(thread.threadId);
+      ready.set(thread.threadId, thread);
+    }
+  };
+
+  /** The host's API for one request; the threads it handed out are in `held`. */
+  const hostFor = (held: HostedThreadImpl[]): HostApi => ({
     async thread(request, threadId, { create = false } = {}): Promise<HostedThread> {
       if (options.authorize && !(await options.authorize(request, threadId))) {
         throw new HostError(403, "forbidden", "not allowed on this thread");
       }
-      const known = threads.get(threadId);
-      if (known) {
-        const thread = await known;
-        await thread.agent.refresh();
+      for (;;) {
+        const known = threads.get(threadId);
+        if (known) {
+          const thread = await known;
+          // Dropped (maxThreads) while this request waited: made again, from the store.
+          if (threads.get(threadId) !== known) continue;
+          hold(thread, held);
+          await thread.agent.refresh();
+          return thread;
+        }
+        if (!create && !(await existsElsewhere(threadId))) {
+          throw new HostError(404, "unknown_thread", `no thread ${threadId}`);
+        }
+        if (threads.has(threadId)) continue; // another request made it meanwhile
+        const made = createThread(threadId, request);
+        threads.set(threadId, made);
+        made.catch(() => {
+          if (threads.get(threadId) === made) threads.delete(threadId);
+        });
+        const thread = await made;
+        if (threads.get(threadId) !== made) continue;
+        hold(thread, held);
         return thread;
       }
-      if (!create && !(await existsElsewhere(threadId))) {
-        throw new HostError(404, "unknown_thread", `no thread ${threadId}`);
-      }
-      const made = createThread(threadId, request);
-      threads.set(threadId, made);
-      made.catch(() => threads.delete(threadId));
-      return made;
     },
     readJson: (request) => readJsonBody(request, maxBodyBytes),
-  };
+  });
 
   return {
     async handle(request) {
@@ -197,12 +292,16 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
         );
       }
       if (!match) return notFound();
+      const held: HostedThreadImpl[] = [];
       try {
-        return await match.route.handle(request, match.params, host);
+        return await match.route.handle(request, match.params, hostFor(held));
       } catch (error) {
         if (error instanceof HostError) return errorResponse(error);
         console.error("agent-machine/http: a route failed", error);
         return errorResponse(new HostError(500, "internal_error", "the request failed on the server"));
+      } finally {
+        for (const thread of held) thread.requests -= 1;
+        if (held.length > 0 && ready.size > maxThreads) evictResting();
       }
     },
     agent: (threadId) => ready.get(threadId)?.agent.local,

@@ -483,6 +483,41 @@ describe.each(["1.0", "0.0.59"] as const)("durable threads with @ag-ui/client %s
   });
 });
 
+describe("durable threads: maxThreads", () => {
+  it("drops resting durable threads past the bound; the next request reads them again from Restate", async () => {
+    const { base } = await startHost({ maxThreads: 1 });
+    const user = (id: string, text: string) => ({ id, role: "user", parts: [{ type: "text", text }] });
+    const chat = async (id: string, messages: unknown[]) => {
+      const response = await post(`${base}/chat`, { id, trigger: "submit-message", messages });
+      expect(response.status).toBe(200);
+      const chunks = (await response.text())
+        .split("\n\n")
+        .filter((frame) => frame.startsWith("data: {"))
+        .map((frame) => JSON.parse(frame.slice(6)) as { type: string; delta?: string });
+      expect(chunks.at(-1)).toMatchObject({ type: "finish" });
+      return chunks;
+    };
+    await chat("max-a", [user("a1", "first")]);
+    await chat("max-b", [user("b1", "second")]); // over the bound: max-a is dropped
+    // Read again from Restate (and max-b dropped in turn): the transcript as Restate has it.
+    const a = await threadStatus(base, "max-a");
+    expect(a.status).toBe("idle");
+    expect(a.messages).toEqual(await client.transcript("max-a"));
+    expect(a.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+    // A new prompt on a thread read again: one run, its own answer once (nothing of the last run).
+    const again = await chat("max-b", [user("b1", "second"), user("b2", "third")]);
+    expect(again.filter((c) => c.type === "text-delta").map((c) => c.delta)).toEqual(["You said: second"]);
+    const b = await client.transcript("max-b");
+    expect(b.map((m) => (m.id?.startsWith("b") ? m.id : m.role))).toEqual([
+      "b1",
+      "assistant",
+      "b2",
+      "assistant",
+    ]);
+    expect((await threadStatus(base, "max-b")).messages).toEqual(b);
+  });
+});
+
 describe("durable threads: authentication and restarts", () => {
   it("a request the auth hook refuses gets 403 and stores nothing in Restate", async () => {
     const { base } = await startHost({

@@ -507,3 +507,186 @@ describe("the session host: threads rest and come back", () => {
     expect(restored.messages[2]).toMatchObject({ toolCallId: "call_0_0", isError: false });
   });
 });
+
+describe("the session host: maxThreads keeps memory bounded", () => {
+  const memoryStore = () => {
+    const saved = new Map<string, unknown>();
+    return {
+      saved,
+      load: (id: string) => saved.get(id),
+      save: (id: string, snapshot: unknown) => void saved.set(id, JSON.parse(JSON.stringify(snapshot))),
+    };
+  };
+  const talker = () => ({
+    provider: scripted((request) => ({
+      text: `answer ${request.messages.filter((m) => m.role === "user").length}`,
+    })),
+  });
+  const until = async (check: () => boolean) => {
+    for (let i = 0; i < 200 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(check()).toBe(true);
+  };
+
+  it("needs a store for in-process threads, and a whole number above 0", () => {
+    expect(() => createSessionHost({ agent: talker, maxThreads: 2 })).toThrow(/give a store/);
+    const store = memoryStore();
+    expect(() => createSessionHost({ agent: talker, store, maxThreads: 0 })).toThrow(/whole number/);
+    expect(() => createSessionHost({ agent: talker, store, maxThreads: 1.5 })).toThrow(/whole number/);
+  });
+
+  it("drops the least recently used resting thread; the next request wakes it from the store, same transcript and ids", async () => {
+    const store = memoryStore();
+    const host = makeHost({ agent: talker, store, maxThreads: 1 });
+    const first = await post(host, "/chat", chatBody("t1", [userMessage("u1", "hello")]));
+    expect((await chunks(first)).at(-1)).toMatchObject({ type: "finish" });
+    const t1 = host.agent("t1")!;
+    const transcript = JSON.parse(JSON.stringify(t1.messages)) as { id: string }[];
+    expect(transcript.map((m) => m.id)).toEqual(["u1", expect.any(String)]);
+
+    // A second thread: over the bound, the first (resting) is saved and dropped.
+    const second = await post(host, "/chat", chatBody("t2", [userMessage("v1", "hi")]));
+    expect((await chunks(second)).at(-1)).toMatchObject({ type: "finish" });
+    await until(() => host.agent("t1") === undefined);
+    expect(t1.messages).toEqual(transcript); // the dropped agent, stopped, as it was
+    expect(host.agent("t2")).toBeDefined();
+
+    // Woken from the store: the same transcript, message for message (ids included).
+    const status = (await (await get(host, "/threads/t1")).json()) as { status: string; messages: unknown[] };
+    expect(status.status).toBe("idle");
+    expect(status.messages).toEqual(transcript);
+    await until(() => host.agent("t2") === undefined); // now t2 is the least recently used
+    const woken = host.agent("t1")!;
+    expect(woken).not.toBe(t1);
+    // It goes on where it was: the history the client holds is the thread's.
+    const next = await post(
+      host,
+      "/chat",
+      chatBody("t1", [userMessage("u1", "hello"), userMessage("u2", "again")]),
+    );
+    expect((await chunks(next)).at(-1)).toMatchObject({ type: "finish" });
+    expect(woken.messages.map((m) => m.id).slice(0, 2)).toEqual(transcript.map((m) => m.id));
+    expect(woken.messages.at(-1)).toMatchObject({
+      role: "assistant",
+      content: [{ type: "text", text: "answer 2" }],
+    });
+    // t2 comes back too, from the store.
+    expect((await (await get(host, "/threads/t2")).json()).messages.map((m: { id: string }) => m.id)[0]).toBe(
+      "v1",
+    );
+  });
+
+  it("never drops a thread while a request handles it; a message queued on a resting thread survives the drop", async () => {
+    const store = memoryStore();
+    const host = makeHost({ agent: talker, store, maxThreads: 1 });
+    expect(
+      await chunks(await post(host, "/chat", chatBody("t1", [userMessage("u1", "hello")]))),
+    ).toContainEqual(expect.objectContaining({ type: "finish" }));
+    const t1 = host.agent("t1")!;
+    // A steer whose body is still arriving: the host holds t1 while it reads it.
+    let sendBody!: (text: string) => void;
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        sendBody = (text) => {
+          controller.enqueue(new TextEncoder().encode(text));
+          controller.close();
+        };
+      },
+    });
+    const steering = host.handle(
+      new Request("http://app.test/api/threads/t1/steer", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+        duplex: "half",
+      } as RequestInit),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Another thread over the bound meanwhile: t1 is in use, so it stays.
+    expect(
+      (await chunks(await post(host, "/chat", chatBody("t2", [userMessage("v1", "hi")])))).at(-1),
+    ).toMatchObject({
+      type: "finish",
+    });
+    // t2, resting once its run ended, went instead.
+    await until(() => host.agent("t2") === undefined);
+    expect(host.agent("t1")).toBe(t1);
+    sendBody(JSON.stringify({ text: "and then?", id: "s1" }));
+    expect((await steering).status).toBe(202);
+    expect(t1.queued.steering.map((m) => m.id)).toEqual(["s1"]);
+    // t2 asked for again: t1, resting with its steer queued, is dropped now, and the steer kept.
+    expect((await get(host, "/threads/t2")).status).toBe(200);
+    await until(() => host.agent("t1") === undefined);
+    const next = await post(
+      host,
+      "/chat",
+      chatBody("t1", [userMessage("u1", "hello"), userMessage("u2", "go on")]),
+    );
+    expect((await chunks(next)).at(-1)).toMatchObject({ type: "finish" });
+    expect(
+      host
+        .agent("t1")!
+        .messages.map((m) => m.id)
+        .slice(0, 4),
+    ).toEqual(["u1", t1.messages[1].id, "u2", "s1"]);
+  });
+
+  it("never drops a thread waiting for an approval or with a response open", async () => {
+    const store = memoryStore();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const wait = defineTool({
+      name: "wait",
+      description: "Waits",
+      parameters: z.object({}),
+      execute: async () => {
+        await gate;
+        return "waited";
+      },
+    });
+    const host = makeHost({
+      store,
+      maxThreads: 1,
+      agent: (threadId) =>
+        threadId === "slow"
+          ? {
+              provider: scripted([{ toolCalls: [{ name: "wait" }] }, { text: "Done waiting." }]),
+              tools: [wait],
+            }
+          : threadId === "ask"
+            ? {
+                provider: scripted([
+                  { toolCalls: [{ name: "delete_file", arguments: { path: "a.txt" } }] },
+                  { text: "Done." },
+                ]),
+                tools: [deleteFile],
+              }
+            : talker(),
+    });
+    const asking = await waitingThread(host, "ask");
+    const streaming = await post(host, "/chat", chatBody("slow", [userMessage("s1", "wait")]));
+    const slow = host.agent("slow")!;
+    // Resting threads come and go past them.
+    for (const id of ["a", "b", "c"]) {
+      const response = await post(host, "/chat", chatBody(id, [userMessage("x1", "hi")]));
+      expect((await chunks(response)).at(-1)).toMatchObject({ type: "finish" });
+    }
+    await until(() => ["a", "b", "c"].every((id) => host.agent(id) === undefined));
+    expect(host.agent("ask")).toBe(asking);
+    expect(asking.pendingApprovals().map((p) => p.toolCallId)).toEqual(["call_0_0"]);
+    expect(host.agent("slow")).toBe(slow);
+    expect(slow.state).not.toBe("idle");
+
+    // Both go on: the open response gets the whole run, the approval resumes the waiting run.
+    release();
+    const streamed = await chunks(streaming);
+    expect(streamed.map((c) => c.type)).toContain("tool-output-available");
+    expect(streamed.at(-1)).toMatchObject({ type: "finish" });
+    expect((await post(host, "/threads/ask/approve", { toolCallId: "call_0_0" })).status).toBe(200);
+    await asking.waitForIdle();
+    expect(asking.messages.map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "assistant"]);
+    // Resting now, both are dropped down to the bound, and kept in the store.
+    await until(() => [host.agent("ask"), host.agent("slow")].filter(Boolean).length <= 1);
+    const reloaded = (await (await get(host, "/threads/ask")).json()) as { messages: { role: string }[] };
+    expect(reloaded.messages.map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "assistant"]);
+  });
+});

@@ -51,6 +51,25 @@ export class HostedThreadImpl implements HostedThread {
     });
   }
 
+  /** When the host last handed the thread to a request (its own counter: larger is later). */
+  lastUsed = 0;
+  /** Requests the host is handling with this thread now. */
+  requests = 0;
+
+  /**
+   * The thread rests: no request handling it, no run going or waiting for an answer, and no
+   * response open or replaying. Only such a thread may be dropped from memory (`maxThreads`).
+   */
+  get resting(): boolean {
+    return (
+      this.requests === 0 &&
+      this.agent.state === "idle" &&
+      !this.quiescent &&
+      this.sinks.size === 0 &&
+      !this.period
+    );
+  }
+
   /** The run is active (not idle) and not waiting for the client. */
   get working(): boolean {
     return this.agent.state !== "idle" && !this.quiescent;
