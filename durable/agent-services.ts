@@ -442,8 +442,8 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
   }
 
   async function runPrompt(ctx: ObjectContext, raw: unknown): Promise<RunResult> {
-    const startedAt = await ctx.date.now();
-    const input = parsePromptInput(raw, startedAt);
+    // Checked before anything is journaled; stamped with the run's start below.
+    parsePromptInput(raw, 0);
     const sessionId = ctx.key;
     const runId = ctx.request().id as string;
     const previous = await ctx.get<RunRecord>("run");
@@ -466,9 +466,12 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
       decide(input: DecideRequest, opts?: unknown): void;
     };
     const inFlightDrains = new Set<Promise<unknown>>();
-    // The pump reports a cancellation to the agent, which is built on the journal the pump serves.
-    const running: { agent?: Agent } = {};
-    const pump = createRestatePump({ onCancel: () => running.agent?.abort() });
+    // The pump reports a cancellation to the agent, which is built on the journal the pump serves;
+    // one that comes before the agent exists aborts it as soon as it does.
+    const running: { agent?: Agent; cancelled?: boolean } = {};
+    const pump = createRestatePump({
+      onCancel: () => (running.agent ? running.agent.abort() : (running.cancelled = true)),
+    });
     // Set below, before the run's first step: what the run has changed is written before it waits.
     let flushRecord = () => {};
     const bell = createInboxBell(ctx, pump, {
@@ -479,6 +482,11 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
       runId,
       closeBell: (id) => inboxSend.closeBell({ bell: id }),
     });
+    // The peek goes out first, so its answer is back by the run's first check (which waits for it)
+    // instead of adding a round trip to the first turn.
+    bell.open();
+    const startedAt = await Promise.race([pump.track(ctx.run("start", () => Date.now())), pump.failed]);
+    const input = parsePromptInput(raw, startedAt);
     const journal = createRestateJournal(ctx, pump, {
       startedAt,
       approvals,
@@ -516,6 +524,7 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
     try {
       agent = createJournaledAgent({ ...base, id: sessionId, messages: [...transcript] }, tracked);
     } catch (error) {
+      bell.close();
       throw new TerminalError(
         `The agent of session "${sessionId}" could not be created: ${errorText(error)}`,
         {
@@ -548,9 +557,10 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
       }
     });
 
-    bell.open();
     try {
-      const outcome = await Promise.race([agent.prompt(input), pump.failed]);
+      const prompted = agent.prompt(input);
+      if (running.cancelled) agent.abort();
+      const outcome = await Promise.race([prompted, pump.failed]);
       // A check the run left mid-way may still answer: wait for it, then hand back what nobody took.
       while (inFlightDrains.size) await Promise.race([Promise.allSettled([...inFlightDrains]), pump.failed]);
       bell.close();

@@ -114,25 +114,54 @@ export function parseQueuedInput(input: unknown, what: string, now: number): Use
   return stamp(parseMessage(input, label, QUEUED_SHAPES, false) as UserMessage, now);
 }
 
+// The handlers' request shapes, built once: a zod schema compiles its checks on first use, which
+// costs more than the parse itself (the run's drain and closeBell calls are on every run's path).
+const toolCallId = z.string().min(1);
+const DECISION_SCHEMAS = {
+  approve: z.object({ toolCallId, args: z.unknown().optional(), dryRun: z.boolean().optional() }).strict(),
+  deny: z.object({ toolCallId, reason: z.string().optional() }).strict(),
+};
+const CLIENT_ANSWER_SCHEMAS: Record<
+  "resolveToolCall" | "rejectToolCall",
+  z.ZodType<{ toolCallId: string; result?: unknown; reason?: string }>
+> = {
+  resolveToolCall: z.object({ toolCallId, result: z.unknown() }).strict(),
+  rejectToolCall: z.object({ toolCallId, reason: z.string() }).strict(),
+};
+const FROM_SCHEMA = z.object({ from: z.number().int().min(0).optional() }).strict();
+const UPDATES_SCHEMA = z
+  .object({
+    from: z.number().int().min(0).optional(),
+    runId: z.string().min(1).optional(),
+    since: z.number().int().min(0).optional(),
+  })
+  .strict();
+const inboxKind = z.enum(["steering", "followUp"]);
+const DRAIN_SCHEMA = z
+  .object({
+    kind: inboxKind,
+    mode: z.enum(["one-at-a-time", "all"]),
+    bell: z
+      .object({ id: z.string().min(1), runId: z.string().min(1) })
+      .strict()
+      .optional(),
+    peek: z.boolean().optional(),
+  })
+  .strict();
+const BELL_SCHEMA = z.object({ bell: z.string().min(1) }).strict();
+const REQUEUE_SCHEMA = z.object({ kind: inboxKind, messages: z.array(z.any()) }).strict();
+
 /** The tool call id an approval or denial names. */
 export function parseDecision(
   input: unknown,
   what: "approve" | "deny",
 ): { toolCallId: string; reason?: string; args?: unknown; dryRun?: boolean } {
-  const schema = z
-    .object({
-      toolCallId: z.string().min(1),
-      ...(what === "deny" && { reason: z.string().optional() }),
-      ...(what === "approve" && { args: z.unknown().optional(), dryRun: z.boolean().optional() }),
-    })
-    .strict();
-  const parsed = parse(schema, input, `Invalid ${what} request`) as {
+  return parse(DECISION_SCHEMAS[what], input, `Invalid ${what} request`) as {
     toolCallId: string;
     reason?: string;
     args?: unknown;
     dryRun?: boolean;
   };
-  return parsed;
 }
 
 /** The call a client answers, with its result (`resolveToolCall`) or the reason it failed (`rejectToolCall`). */
@@ -140,11 +169,7 @@ export function parseClientAnswer(
   input: unknown,
   what: "resolveToolCall" | "rejectToolCall",
 ): { toolCallId: string; result?: unknown; reason?: string } {
-  const schema: z.ZodType<{ toolCallId: string; result?: unknown; reason?: string }> =
-    what === "resolveToolCall"
-      ? z.object({ toolCallId: z.string().min(1), result: z.unknown() }).strict()
-      : z.object({ toolCallId: z.string().min(1), reason: z.string() }).strict();
-  return parse(schema, input, `Invalid ${what} request`) as {
+  return parse(CLIENT_ANSWER_SCHEMAS[what], input, `Invalid ${what} request`) as {
     toolCallId: string;
     result?: unknown;
     reason?: string;
@@ -154,24 +179,12 @@ export function parseClientAnswer(
 /** Where a reader of the transcript starts (`{ from }`, default 0). */
 export function parseFrom(input: unknown): number {
   if (input === undefined || input === null) return 0;
-  return (
-    parse(z.object({ from: z.number().int().min(0).optional() }).strict(), input, "Invalid request").from ?? 0
-  );
+  return parse(FROM_SCHEMA, input, "Invalid request").from ?? 0;
 }
 
 /** What a follower asks `updates` for: messages from `from`, or run `runId`'s from its seq `since`. */
 export function parseUpdatesRequest(input: unknown): { from: number; runId?: string; since?: number } {
-  const parsed = parse(
-    z
-      .object({
-        from: z.number().int().min(0).optional(),
-        runId: z.string().min(1).optional(),
-        since: z.number().int().min(0).optional(),
-      })
-      .strict(),
-    input ?? {},
-    "Invalid updates request",
-  ) as { from?: number; runId?: string; since?: number };
+  const parsed = parse(UPDATES_SCHEMA, input ?? {}, "Invalid updates request");
   if (parsed.since !== undefined && parsed.runId === undefined)
     throw badRequest("Invalid updates request", "since needs the runId it counts in");
   return { ...parsed, from: parsed.from ?? 0 };
@@ -184,33 +197,18 @@ export function parseDrain(input: unknown): {
   bell?: { id: string; runId: string };
   peek?: boolean;
 } {
-  return parse(
-    z
-      .object({
-        kind: z.enum(["steering", "followUp"]),
-        mode: z.enum(["one-at-a-time", "all"]),
-        bell: z
-          .object({ id: z.string().min(1), runId: z.string().min(1) })
-          .strict()
-          .optional(),
-        peek: z.boolean().optional(),
-      })
-      .strict(),
-    input,
-    "Invalid drain request",
-  ) as { kind: InboxKind; mode: QueueMode; bell?: { id: string; runId: string }; peek?: boolean };
+  return parse(DRAIN_SCHEMA, input, "Invalid drain request");
 }
 
 /** The doorbell a run takes back as it ends. */
 export function parseBell(input: unknown): { bell: string } {
-  return parse(z.object({ bell: z.string().min(1) }).strict(), input, "Invalid closeBell request");
+  return parse(BELL_SCHEMA, input, "Invalid closeBell request");
 }
 
 /** Messages a run hands back to the inbox (taken by a check the run did not reach). */
 export function parseRequeue(input: unknown): { kind: InboxKind; messages: AgentMessage[] } {
-  return parse(
-    z.object({ kind: z.enum(["steering", "followUp"]), messages: z.array(z.any()) }).strict(),
-    input,
-    "Invalid requeue request",
-  ) as { kind: InboxKind; messages: AgentMessage[] };
+  return parse(REQUEUE_SCHEMA, input, "Invalid requeue request") as {
+    kind: InboxKind;
+    messages: AgentMessage[];
+  };
 }
