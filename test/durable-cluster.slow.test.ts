@@ -41,6 +41,21 @@ beforeAll(async () => {
   const services = createAgentServices({ agent: durableTestAgent(logFile), retryPolicy: fastRetries });
   server = await serveAgents({ services, logger: quietLogger });
   await registerDeployment({ adminUrl: cluster.adminUrl, uri: server.url });
+  // The registration is answered by one node; the others learn it through the cluster's metadata,
+  // later when the machine is busy. Every node's ingress must reach the service before a test
+  // sends through it: a session that never ran answers "Unknown session" once it does.
+  for (const node of cluster.nodes) {
+    await eventually(
+      () =>
+        clientOf(node)
+          .status("registration-probe")
+          .then(
+            () => true,
+            (error: unknown) => (error instanceof Error && /Unknown session/.test(error.message)) || false,
+          ),
+      `node ${node.name} to know the registered services`,
+    );
+  }
 }, 120_000);
 
 afterAll(async () => {
