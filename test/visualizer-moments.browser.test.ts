@@ -135,6 +135,10 @@ describe("a page left open", () => {
     // Running: the clock moves the open turn's lane, and nothing of the first run, the log or the transcript.
     const run = agent.prompt("Second");
     await page.locator('[data-lane="long"][data-outcome="running"]').waitFor();
+    // The lane can be drawn a frame before the page shows the state the agent entered with it
+    // (seen on a loaded machine): count from when the page has caught up with the agent.
+    await page.locator('[data-state="agent.running.executing"].active').waitFor();
+    await expect.poll(() => text(page, '[data-testid="state"]')).toBe("running.executing");
     const runningMutations = await countMutations(page);
     await expect.poll(async () => (await runningMutations()).length, { timeout: 5000 }).toBeGreaterThan(0);
     await page.waitForTimeout(600);
