@@ -67,6 +67,22 @@ async function errorOf(response: Response): Promise<[number, string]> {
 }
 
 /** Starts a run on thread `id` that stops waiting for the approval of call_0_0. */
+/** A tool "wait" whose calls answer "waited" once the test releases them. */
+function heldWaitTool() {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const tool = defineTool({
+    name: "wait",
+    description: "Waits",
+    parameters: z.object({}),
+    execute: async () => {
+      await gate;
+      return "waited";
+    },
+  });
+  return { tool, release };
+}
+
 async function waitingThread(host: SessionHost, id: string) {
   const response = await post(host, "/chat", chatBody(id, [userMessage("u1", "delete a.txt")]));
   expect(response.status).toBe(200);
@@ -128,17 +144,7 @@ describe("the session host: a chat request", () => {
   });
 
   it("a chat request sent again while its run goes on follows that run instead of starting another", async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    const wait = defineTool({
-      name: "wait",
-      description: "Waits",
-      parameters: z.object({}),
-      execute: async () => {
-        await gate;
-        return "waited";
-      },
-    });
+    const { tool: wait, release } = heldWaitTool();
     const host = makeHost({
       agent: () => ({
         provider: scripted([{ toolCalls: [{ name: "wait" }] }, { text: "Done waiting." }]),
@@ -632,17 +638,7 @@ describe("the session host: maxThreads keeps memory bounded", () => {
 
   it("never drops a thread waiting for an approval or with a response open", async () => {
     const store = memoryStore();
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    const wait = defineTool({
-      name: "wait",
-      description: "Waits",
-      parameters: z.object({}),
-      execute: async () => {
-        await gate;
-        return "waited";
-      },
-    });
+    const { tool: wait, release } = heldWaitTool();
     const host = makeHost({
       store,
       maxThreads: 1,
