@@ -227,49 +227,58 @@ export async function readTranscript(ctx: AnyObjectContext, from = 0): Promise<T
   return slice;
 }
 
+/** The first index of every stored batch below `total` (the "m/<i>" keys), ascending. */
+function batchStarts(keys: string[], total: number): number[] {
+  const starts: number[] = [];
+  for (const key of keys) {
+    if (!key.startsWith("m/")) continue;
+    const index = Number(key.slice(2));
+    if (Number.isInteger(index) && index >= 0 && index < total) starts.push(index);
+  }
+  return starts.sort((a, b) => a - b);
+}
+
 /**
- * Messages `from` … end of the stored transcript, with their batches. Every key in range is read
- * at once (the keys inside a batch answer nothing); a batch that begins before `from` is found by
- * reading back from it.
+ * Messages `from` … end of the stored transcript, with their batches. The state's keys say where
+ * batches start, so a read costs one journal entry per batch it needs, not one per message: the
+ * batch holding `from` and every batch after it, read at once.
  */
 export async function readStored(ctx: AnyObjectContext, from = 0): Promise<StoredTranscript> {
-  const [run, generation] = (await RestatePromise.all([
+  const [run, generation, keys] = (await RestatePromise.all([
     ctx.get<RunRecord>("run") as RestatePromise<RunRecord | null>,
     ctx.get<number>("generation") as RestatePromise<number | null>,
-  ])) as [RunRecord | null, number | null];
+    ctx.stateKeys() as RestatePromise<string[]>,
+  ])) as [RunRecord | null, number | null, string[]];
   const total = await countOf(ctx, run);
   const start = Math.min(from, total);
-  const reads: RestatePromise<StoredMessages | null>[] = [];
-  for (let i = start; i < total; i++)
-    reads.push(ctx.get<StoredMessages>(messageKey(i)) as RestatePromise<StoredMessages | null>);
-  const values = (await RestatePromise.all(reads)) as (StoredMessages | null)[];
-  const messages: AgentMessage[] = [];
-  const starts: number[] = [];
-  let index = start;
-  if (start < total && values[0] === null) {
-    for (let back = start - 1; back >= 0; back--) {
-      const value = (await ctx.get<StoredMessages>(messageKey(back))) as StoredMessages | null;
-      if (value === null) continue;
-      const batch = asBatch(value);
-      if (back + batch.length > start) {
-        starts.push(back);
-        messages.push(...batch.slice(start - back, total - back));
-        index = back + batch.length;
-      }
+  const all = batchStarts(keys, total);
+  // The batch holding `start` is the last one that begins at or before it.
+  let first = all.length;
+  for (let i = all.length - 1; i >= 0; i--) {
+    if (all[i]! <= start) {
+      first = i;
       break;
     }
   }
-  while (index < total) {
-    const value = values[index - start];
-    if (value === null) {
-      index++;
-      continue;
-    }
+  const wanted = first < all.length ? all.slice(first) : all.filter((index) => index > start);
+  const values = (await RestatePromise.all(
+    wanted.map(
+      (index) => ctx.get<StoredMessages>(messageKey(index)) as RestatePromise<StoredMessages | null>,
+    ),
+  )) as (StoredMessages | null)[];
+  const messages: AgentMessage[] = [];
+  const starts: number[] = [];
+  let index = start;
+  wanted.forEach((batchStart, i) => {
+    const value = values[i];
+    if (value === null || value === undefined) return;
     const batch = asBatch(value);
-    starts.push(index);
-    messages.push(...batch.slice(0, total - index));
-    index += batch.length;
-  }
+    // Only the first batch may begin before `index` (it holds `start`).
+    if ((i > 0 && batchStart < index) || batchStart + batch.length <= index) return;
+    starts.push(batchStart);
+    messages.push(...batch.slice(Math.max(index, batchStart) - batchStart, total - batchStart));
+    index = batchStart + batch.length;
+  });
   return {
     generation: generation ?? 0,
     count: total,

@@ -23,9 +23,14 @@ const user = (text: string): AgentMessage => ({
 function memoryState(initial: Record<string, unknown> = {}) {
   const state = new Map<string, unknown>(Object.entries(structuredClone(initial)));
   const writes: string[] = [];
+  const reads: string[] = [];
   const ctx = {
     key: "s",
-    get: (key: string) => RestatePromise.resolve(state.has(key) ? structuredClone(state.get(key)) : null),
+    get: (key: string) => {
+      reads.push(key);
+      return RestatePromise.resolve(state.has(key) ? structuredClone(state.get(key)) : null);
+    },
+    stateKeys: () => RestatePromise.resolve([...state.keys()]),
     set: (key: string, value: unknown) => {
       writes.push(`set ${key}`);
       state.set(key, structuredClone(value));
@@ -35,7 +40,7 @@ function memoryState(initial: Record<string, unknown> = {}) {
       state.delete(key);
     },
   } as unknown as ObjectContext;
-  return { ctx, state, writes };
+  return { ctx, state, writes, reads };
 }
 
 const record = (count?: number): RunRecord => ({
@@ -100,6 +105,28 @@ describe("the stored transcript", () => {
     createRunRecorder(ctx, record(0)).write({ count: 1 });
     expect((await readStored(ctx)).messages).toEqual([user("a")]);
     expect((await readStored(ctx, 1)).messages).toEqual([]);
+  });
+
+  it("reads a long session with one read per batch it needs, not one per message", async () => {
+    const { ctx, reads } = memoryState({ run: record(0) });
+    const transcript: AgentMessage[] = [];
+    for (let turn = 0; turn < 50; turn++) {
+      const added = [user(`q${turn}`), user(`a${turn}`), user(`r${turn}`), user(`s${turn}`)];
+      transcript.push(...added);
+      await runOnce(ctx, (stored) => [...stored, ...added]);
+    }
+    expect(transcript).toHaveLength(200);
+
+    reads.length = 0;
+    const whole = await readStored(ctx);
+    expect(whole.messages).toEqual(transcript);
+    expect(whole.starts).toHaveLength(50);
+    expect(reads.filter((key) => key.startsWith("m/"))).toHaveLength(50);
+
+    // From inside the last batch: that batch alone.
+    reads.length = 0;
+    expect((await readStored(ctx, 198)).messages).toEqual(transcript.slice(198));
+    expect(reads.filter((key) => key.startsWith("m/"))).toEqual(["m/196"]);
   });
 
   it("rewrites a compacted transcript from the start of the batch it changed, and bumps the generation", async () => {
