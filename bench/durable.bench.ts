@@ -21,6 +21,8 @@ import { type BenchResult, benchRuns, median } from "./harness.js";
 const TURNS = 20;
 const CONCURRENT_SESSIONS = 100;
 const TURNS_PER_SESSION = 5;
+/** Turns the service runs between the fresh and the warm measurement (200 runs). */
+const WARM_TURNS = 4_000;
 
 const quiet: LoggerTransport = (params, message, ...rest) => {
   if (params.level === "error" && !params.replaying) console.error("[restate]", message, ...rest);
@@ -51,6 +53,105 @@ async function timed(work: () => Promise<unknown>): Promise<number> {
   const start = performance.now();
   await work();
   return performance.now() - start;
+}
+
+/** Per-turn times of interleaved runs: durable, the same agent in process, and the two floors. */
+interface OneSession {
+  runs: number;
+  durable: number;
+  local: number;
+  same: number;
+  minimal: number;
+  /** Each run's durable time over the minimal journal's in the same iteration. */
+  paired: number[];
+}
+
+async function measureOneSession(
+  client: ReturnType<typeof createSessionClient>,
+  ingress: string,
+  prefix: string,
+): Promise<OneSession> {
+  const durableRuns: number[] = [];
+  const localRuns: number[] = [];
+  const sameRuns: number[] = [];
+  const minimalRuns: number[] = [];
+  // Pairs cancel a machine that drifts between iterations (other work on the same cores).
+  const paired: number[] = [];
+  const runs = benchRuns();
+  for (let i = -1; i < runs; i++) {
+    const durable = await timed(async () => {
+      const result = await client.prompt(`${prefix}-${i}`, "go");
+      if (result.messages.length !== 2 * TURNS)
+        throw new Error(`durable run: ${result.messages.length} messages`);
+    });
+    const local = await timed(async () => {
+      const agent = createAgent(benchAgent(TURNS));
+      await agent.prompt("go");
+      if (agent.messages.length !== 2 * TURNS)
+        throw new Error(`local run: ${agent.messages.length} messages`);
+    });
+    const same = await timed(() => runFloor(ingress, "FloorSameJournal", `${prefix}-${i}`, TURNS));
+    const minimal = await timed(() => runFloor(ingress, "FloorMinimalJournal", `${prefix}-${i}`, TURNS));
+    if (i >= 0) {
+      durableRuns.push(durable / TURNS);
+      localRuns.push(local / TURNS);
+      sameRuns.push(same / TURNS);
+      minimalRuns.push(minimal / TURNS);
+      paired.push(durable / minimal);
+    }
+  }
+  return {
+    runs,
+    durable: median(durableRuns),
+    local: median(localRuns),
+    same: median(sameRuns),
+    minimal: median(minimalRuns),
+    paired,
+  };
+}
+
+function oneSessionResults(m: OneSession, when: string): BenchResult[] {
+  const { runs } = m;
+  return [
+    {
+      name: `(r) durable: ${TURNS} one-tool turns, one session, ${when}`,
+      unit: "ms/turn",
+      ours: m.durable,
+      runs,
+      note: `wall; ${(m.durable / m.minimal).toFixed(2)}× the minimal journal (paired: median ${median(
+        m.paired,
+      ).toFixed(2)}×, ${Math.min(...m.paired).toFixed(2)}–${Math.max(...m.paired).toFixed(2)}), ${(
+        m.durable / m.same
+      ).toFixed(2)}× the bare object with the inbox call`,
+    },
+    {
+      name: `(r) floor: bare Restate object, 2 ctx.run + inbox call + 1 write per turn, ${when}`,
+      unit: "ms/turn",
+      ours: m.same,
+      runs,
+      note: "the journal a durable turn made before the inbox doorbell",
+    },
+    {
+      name: `(r) floor: bare Restate object, 2 ctx.run + 1 write per turn (minimal journal), ${when}`,
+      unit: "ms/turn",
+      ours: m.minimal,
+      runs,
+      note: "what any durable turn costs: a model step, a tool step, the transcript",
+    },
+    {
+      name: `(r) same agent in process, ${TURNS} one-tool turns, ${when}`,
+      unit: "ms/turn",
+      ours: m.local,
+      runs,
+    },
+    {
+      name: `(r) durable overhead per turn, ${when}`,
+      unit: "ms/turn",
+      ours: m.durable - m.local,
+      runs,
+      note: `durable ${m.durable.toFixed(2)} − in process ${m.local.toFixed(3)}`,
+    },
+  ];
 }
 
 export async function run(): Promise<BenchResult[]> {
@@ -89,81 +190,14 @@ export async function run(): Promise<BenchResult[]> {
     });
 
     // (r) one session, one-tool turns: durable against the same agent in process, and against bare
-    // Restate objects doing the same journal and the minimal one (the floors), interleaved.
-    const durableRuns: number[] = [];
-    const localRuns: number[] = [];
-    const sameRuns: number[] = [];
-    const minimalRuns: number[] = [];
-    // Each run's durable time over the minimal journal's in the same iteration: pairs cancel a
-    // machine that drifts between iterations (other work on the same cores).
-    const pairedRatios: number[] = [];
-    const runs = benchRuns();
-    for (let i = -1; i < runs; i++) {
-      const durable = await timed(async () => {
-        const result = await client.prompt(`turns-${i}`, "go");
-        if (result.messages.length !== 2 * TURNS)
-          throw new Error(`durable run: ${result.messages.length} messages`);
-      });
-      const local = await timed(async () => {
-        const agent = createAgent(benchAgent(TURNS));
-        await agent.prompt("go");
-        if (agent.messages.length !== 2 * TURNS)
-          throw new Error(`local run: ${agent.messages.length} messages`);
-      });
-      const same = await timed(() => runFloor(ingress, "FloorSameJournal", `turns-${i}`, TURNS));
-      const minimal = await timed(() => runFloor(ingress, "FloorMinimalJournal", `turns-${i}`, TURNS));
-      if (i >= 0) {
-        durableRuns.push(durable / TURNS);
-        localRuns.push(local / TURNS);
-        sameRuns.push(same / TURNS);
-        minimalRuns.push(minimal / TURNS);
-        pairedRatios.push(durable / minimal);
-      }
-    }
-    const durablePerTurn = median(durableRuns);
-    const localPerTurn = median(localRuns);
-    const samePerTurn = median(sameRuns);
-    const minimalPerTurn = median(minimalRuns);
-    results.push(
-      {
-        name: `(r) durable: ${TURNS} one-tool turns, one session`,
-        unit: "ms/turn",
-        ours: durablePerTurn,
-        runs,
-        note: `wall; ${(durablePerTurn / minimalPerTurn).toFixed(2)}× the minimal journal (paired: median ${median(
-          pairedRatios,
-        ).toFixed(2)}×, ${Math.min(...pairedRatios).toFixed(2)}–${Math.max(...pairedRatios).toFixed(2)}), ${(
-          durablePerTurn / samePerTurn
-        ).toFixed(2)}× the bare object with the inbox call`,
-      },
-      {
-        name: `(r) floor: bare Restate object, 2 ctx.run + inbox call + 1 write per turn`,
-        unit: "ms/turn",
-        ours: samePerTurn,
-        runs,
-        note: "the journal a durable turn made before the inbox doorbell",
-      },
-      {
-        name: `(r) floor: bare Restate object, 2 ctx.run + 1 write per turn (minimal journal)`,
-        unit: "ms/turn",
-        ours: minimalPerTurn,
-        runs,
-        note: "what any durable turn costs: a model step, a tool step, the transcript",
-      },
-      {
-        name: `(r) same agent in process, ${TURNS} one-tool turns`,
-        unit: "ms/turn",
-        ours: localPerTurn,
-        runs,
-      },
-      {
-        name: "(r) durable overhead per turn",
-        unit: "ms/turn",
-        ours: durablePerTurn - localPerTurn,
-        runs,
-        note: `durable ${durablePerTurn.toFixed(2)} − in process ${localPerTurn.toFixed(3)}`,
-      },
-    );
+    // Restate objects doing the same journal and the minimal one (the floors), interleaved. Measured
+    // twice: in the fresh process, and again once the service has run WARM_TURNS turns (the agent's
+    // code is far bigger than a floor's, and V8 is still optimizing it in the first thousand turns).
+    const fresh = await measureOneSession(client, ingress, "fresh");
+    results.push(...oneSessionResults(fresh, "fresh process"));
+    for (let i = 0; i < WARM_TURNS / TURNS; i++) await client.prompt(`warm-up-${i}`, "go");
+    const warm = await measureOneSession(client, ingress, "warm");
+    results.push(...oneSessionResults(warm, `after ${WARM_TURNS.toLocaleString("en-US")} turns`));
 
     // (r) many sessions at once, each a run of a few turns, against the bare objects (interleaved).
     const walls: number[] = [];
@@ -171,7 +205,7 @@ export async function run(): Promise<BenchResult[]> {
     const minimalWalls: number[] = [];
     const many = (run: (n: number) => Promise<unknown>) =>
       timed(() => Promise.all(Array.from({ length: CONCURRENT_SESSIONS }, (_, n) => run(n))));
-    for (let i = -1; i < Math.min(runs, 3); i++) {
+    for (let i = -1; i < Math.min(benchRuns(), 3); i++) {
       const wall = await timed(async () => {
         const all = await Promise.all(
           Array.from({ length: CONCURRENT_SESSIONS }, (_, n) => client.prompt(`many-${i}-${n}`, "go")),
