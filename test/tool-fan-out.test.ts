@@ -172,6 +172,57 @@ describe("a fan-out of many parallel calls", () => {
     expect(agent.pendingApprovals()).toEqual([]);
     expectEventInvariants(events);
   });
+
+  it("a snapshot taken mid-fan-out, with calls finished and calls waiting in shards, restores and answers each call once", async () => {
+    const ran: string[] = [];
+    const note = (name: string) =>
+      defineTool({
+        name,
+        description: "Writes a note",
+        parameters: z.object({ text: z.string() }),
+        readOnly: name === "read_note",
+        execute: ({ text }) => {
+          ran.push(text);
+          return `noted ${text}`;
+        },
+      });
+    // 120 calls: shards hold most of them; every third needs an approval, the rest finish at once.
+    const calls = ids(120, "m").map((id, i) => ({
+      id,
+      name: i % 3 === 0 ? "write_note" : "read_note",
+      arguments: { text: id },
+    }));
+    const tools = [note("write_note"), note("read_note")];
+    const permissions = createPermissions({ mode: "default" });
+    const first = createAgent({ provider: scripted([{ toolCalls: calls }]), tools, permissions });
+    const events = record(first);
+    void first.prompt("go");
+    await eventMatching(first, events, (e) => e.type === "approval_requested" && e.toolCallId === "m117");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const finished = ids(120, "m").filter((_, i) => i % 3 !== 0);
+    expect([...ran].sort()).toEqual([...finished].sort());
+    const snapshot = first.getPersistedSnapshot();
+    first.stop();
+
+    ran.length = 0;
+    const restored = createAgent({ provider: scripted([{ text: "ok" }]), tools, permissions, snapshot });
+    const waiting = ids(120, "m").filter((_, i) => i % 3 === 0);
+    expect(
+      restored
+        .pendingApprovals()
+        .map((p) => p.toolCallId)
+        .sort(),
+    ).toEqual([...waiting].sort());
+    for (const id of waiting) restored.approve(id);
+    await restored.waitForIdle();
+
+    expect([...ran].sort()).toEqual([...waiting].sort());
+    const results = toolResults(restored.messages);
+    expect(results.map((m) => m.toolCallId)).toEqual(ids(120, "m"));
+    expect(results.map((m) => resultText(m))).toEqual(ids(120, "m").map((id) => `noted ${id}`));
+    expectValidTranscript(restored.messages);
+    expect(restored.messages.at(-1)).toMatchObject({ role: "assistant" });
+  });
 });
 
 describe("watching a fan-out", () => {
