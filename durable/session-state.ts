@@ -244,14 +244,14 @@ function batchStarts(keys: string[], total: number): number[] {
  * batch holding `from` and every batch after it, read at once.
  */
 export async function readStored(ctx: AnyObjectContext, from = 0): Promise<StoredTranscript> {
-  const [run, generation, keys] = (await RestatePromise.all([
+  const [run, generation] = (await RestatePromise.all([
     ctx.get<RunRecord>("run") as RestatePromise<RunRecord | null>,
     ctx.get<number>("generation") as RestatePromise<number | null>,
-    ctx.stateKeys() as RestatePromise<string[]>,
-  ])) as [RunRecord | null, number | null, string[]];
+  ])) as [RunRecord | null, number | null];
   const total = await countOf(ctx, run);
   const start = Math.min(from, total);
-  const all = batchStarts(keys, total);
+  // A follower's poll that finds nothing new lists no keys.
+  const all = start < total ? batchStarts(await ctx.stateKeys(), total) : [];
   // The batch holding `start` is the last one that begins at or before it.
   let first = all.length;
   for (let i = all.length - 1; i >= 0; i--) {

@@ -30,7 +30,10 @@ function memoryState(initial: Record<string, unknown> = {}) {
       reads.push(key);
       return RestatePromise.resolve(state.has(key) ? structuredClone(state.get(key)) : null);
     },
-    stateKeys: () => RestatePromise.resolve([...state.keys()]),
+    stateKeys: () => {
+      reads.push("(keys)");
+      return RestatePromise.resolve([...state.keys()]);
+    },
     set: (key: string, value: unknown) => {
       writes.push(`set ${key}`);
       state.set(key, structuredClone(value));
@@ -127,6 +130,11 @@ describe("the stored transcript", () => {
     reads.length = 0;
     expect((await readStored(ctx, 198)).messages).toEqual(transcript.slice(198));
     expect(reads.filter((key) => key.startsWith("m/"))).toEqual(["m/196"]);
+
+    // A follower's poll with nothing new: no keys listed, no batch read.
+    reads.length = 0;
+    expect((await readStored(ctx, 200)).messages).toEqual([]);
+    expect(reads).toEqual(["run", "generation"]);
   });
 
   it("rewrites a compacted transcript from the start of the batch it changed, and bumps the generation", async () => {
