@@ -482,10 +482,25 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
       runId,
       closeBell: (id) => inboxSend.closeBell({ bell: id }),
     });
+    // The run record goes out with the run's first entries, before any round trip: a status read
+    // right after `send()` finds the run going rather than "Unknown session". Its start time follows
+    // with the next write.
+    const record = createRunRecorder(ctx, {
+      state: "running",
+      runId,
+      turn: 0,
+      startedAt: previous?.startedAt ?? 0,
+      firstIndex: transcript.length,
+      generation: stored.generation,
+      count: stored.count,
+    });
+    record.write();
+    flushRecord = record.flush;
     // The peek goes out first, so its answer is back by the run's first check (which waits for it)
     // instead of adding a round trip to the first turn.
     bell.open();
     const startedAt = await Promise.race([pump.track(ctx.run("start", () => Date.now())), pump.failed]);
+    record.update({ startedAt });
     const input = parsePromptInput(raw, startedAt);
     const journal = createRestateJournal(ctx, pump, {
       startedAt,
@@ -525,6 +540,9 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
       agent = createJournaledAgent({ ...base, id: sessionId, messages: [...transcript] }, tracked);
     } catch (error) {
       bell.close();
+      // No run took place: the session reads as it did before.
+      if (previous) ctx.set("run", previous);
+      else ctx.clear("run");
       throw new TerminalError(
         `The agent of session "${sessionId}" could not be created: ${errorText(error)}`,
         {
@@ -534,17 +552,6 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
     }
     running.agent = agent;
 
-    const record = createRunRecorder(ctx, {
-      state: "running",
-      runId,
-      turn: 0,
-      startedAt,
-      firstIndex: transcript.length,
-      generation: stored.generation,
-      count: stored.count,
-    });
-    record.write();
-    flushRecord = record.flush;
     const subscription = agent.events$.subscribe((event) => {
       events.next({ sessionId, runId, event });
       if (event.type === "turn_start") {

@@ -148,6 +148,30 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
   const session = options.names?.session ?? "AgentSession";
   const inbox = options.names?.inbox ?? "SessionInbox";
 
+  // The first run of a session this client sent (session id → invocation id): `send()` returns
+  // once Restate has the invocation, a moment before the run writes its record, and a read in that
+  // moment must not answer "Unknown session".
+  const starting = new Map<string, string>();
+  const readSession = async <T>(sessionId: string, read: () => Promise<T>): Promise<T> => {
+    const deadline = Date.now() + FIRST_RUN_START_MS;
+    for (;;) {
+      try {
+        const value = await read();
+        starting.delete(sessionId);
+        return value;
+      } catch (error) {
+        const runId = starting.get(sessionId);
+        if (runId === undefined || !isUnknownSession(error)) throw error;
+        // Ended without a record (its input was refused), or not started in time: the answer stands.
+        if (Date.now() > deadline || (await runOutput(options, runId)) === "ended") {
+          starting.delete(sessionId);
+          throw error;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    }
+  };
+
   const call = <O>(
     service: string,
     handler: string,
@@ -178,6 +202,8 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
           opts: rpc.sendOpts({ ...(opts?.idempotencyKey && { idempotencyKey: opts.idempotencyKey }) }),
         }),
       );
+      if (starting.size >= 1024) starting.delete(starting.keys().next().value as string);
+      starting.set(sessionId, sent.invocationId);
       return { sessionId, invocationId: sent.invocationId };
     },
     result: (handle) =>
@@ -210,15 +236,23 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
       const { aborted } = await call<{ aborted: boolean }>(session, "abort", sessionId);
       return aborted;
     },
-    transcript: (sessionId) => call(session, "transcript", sessionId),
-    messages: (sessionId, from = 0) => call(session, "messages", sessionId, { from }),
-    status: (sessionId) => call(session, "status", sessionId),
-    updates: (sessionId, request = {}) => call(session, "updates", sessionId, request),
+    transcript: (sessionId) => readSession(sessionId, () => call(session, "transcript", sessionId)),
+    messages: (sessionId, from = 0) =>
+      readSession(sessionId, () => call(session, "messages", sessionId, { from })),
+    status: (sessionId) => readSession(sessionId, () => call(session, "status", sessionId)),
+    updates: (sessionId, request = {}) =>
+      readSession(sessionId, () => call(session, "updates", sessionId, request)),
     follow: (sessionId, followOptions) =>
       followSession(client, sessionId, (runId) => runOutput(options, runId), followOptions),
   };
   return client;
 }
+
+/** How long a read waits for the first run this client sent to write its record. */
+const FIRST_RUN_START_MS = 2_000;
+
+const isUnknownSession = (error: unknown) =>
+  error instanceof SessionCallError && error.status === 404 && /Unknown session/.test(error.message);
 
 /**
  * Errors from the ingress, with the service's own message first; a connection that could not be

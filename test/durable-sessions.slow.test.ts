@@ -37,7 +37,8 @@ const published: SessionEvent[] = [];
 
 beforeAll(async () => {
   restate = await startRestateServer();
-  // Sessions named "limited…" run with a time limit; "raced…" take every queued steer at a check.
+  // Sessions named "limited…" run with a time limit; "raced…" take every queued steer at a check;
+  // "broken…" have options no agent can be made from.
   services = createAgentServices({
     agent: (id) =>
       id.startsWith("raced")
@@ -46,7 +47,9 @@ beforeAll(async () => {
           ? { ...durableTestAgent(), limits: { maxDurationMs: 300 } }
           : id.startsWith("compacted")
             ? { ...durableTestAgent(), context: { maxContextTokens: 2_000, keepRecent: 2 } }
-            : durableTestAgent(),
+            : id.startsWith("broken")
+              ? ({ ...durableTestAgent(), notAnOption: true } as never)
+              : durableTestAgent(),
     retryPolicy: fastRetries,
   });
   services.events$.subscribe((event) => published.push(event));
@@ -532,6 +535,33 @@ describe("durable sessions on Restate", () => {
       [0, "user"],
       [1, "assistant"],
     ]);
+  });
+
+  it("reads a session right after send(): its first run is there, never 'Unknown session'", async () => {
+    for (let i = 0; i < 10; i++) {
+      const handle = await client.send(`sent-${i}`, "hello");
+      const status = await client.status(`sent-${i}`);
+      expect(status.runId).toBe(handle.invocationId);
+      expect((await client.result(handle)).reason).toBe("stop");
+    }
+    const handle = await client.send("sent-read", "hello");
+    expect((await client.transcript("sent-read"))[0]).toMatchObject({ role: "user" });
+    await client.result(handle);
+
+    // A first run whose input is refused ends without a record: the session is still unknown.
+    const refused = await client.send("sent-refused", { role: "user" } as never);
+    expect((await refusal(client.result(refused))).status).toBe(400);
+    const unknown = await refusal(client.status("sent-refused"));
+    expect(unknown.status).toBe(404);
+    expect(unknown.message).toMatch(/Unknown session "sent-refused"/);
+  });
+
+  it("a run whose agent cannot be created leaves the session as it was", async () => {
+    const failed = await refusal(client.prompt("broken-1", "hello"));
+    expect(failed.status).toBe(500);
+    expect(failed.message).toMatch(/The agent of session "broken-1" could not be created: .*notAnOption/);
+    const unknown = await refusal(client.status("broken-1"));
+    expect(unknown.status).toBe(404);
   });
 
   it("refuses bad input with a clear error and changes nothing", async () => {
