@@ -152,6 +152,8 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
   // once Restate has the invocation, a moment before the run writes its record, and a read in that
   // moment must not answer "Unknown session".
   const starting = new Map<string, string>();
+  // Sessions with a `prompt()` of this client in flight (its invocation id comes with its answer).
+  const prompting = new Map<string, number>();
   const readSession = async <T>(sessionId: string, read: () => Promise<T>): Promise<T> => {
     const deadline = Date.now() + FIRST_RUN_START_MS;
     for (;;) {
@@ -161,14 +163,24 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
         return value;
       } catch (error) {
         const runId = starting.get(sessionId);
-        if (runId === undefined || !isUnknownSession(error)) throw error;
+        if ((runId === undefined && !prompting.has(sessionId)) || !isUnknownSession(error)) throw error;
         // Ended without a record (its input was refused), or not started in time: the answer stands.
-        if (Date.now() > deadline || (await runOutput(options, runId)) === "ended") {
+        if (Date.now() > deadline || (runId !== undefined && (await runOutput(options, runId)) === "ended")) {
           starting.delete(sessionId);
           throw error;
         }
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
+    }
+  };
+  const prompt = async (sessionId: string, input: PromptInput, idempotencyKey?: string) => {
+    prompting.set(sessionId, (prompting.get(sessionId) ?? 0) + 1);
+    try {
+      return await call<RunResult>(session, "prompt", sessionId, input, idempotencyKey);
+    } finally {
+      const left = prompting.get(sessionId)! - 1;
+      if (left > 0) prompting.set(sessionId, left);
+      else prompting.delete(sessionId);
     }
   };
 
@@ -190,8 +202,7 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
     );
 
   const client: SessionClient = {
-    prompt: (sessionId, input, opts) =>
-      call<RunResult>(session, "prompt", sessionId, input, opts?.idempotencyKey),
+    prompt: (sessionId, input, opts) => prompt(sessionId, input, opts?.idempotencyKey),
     async send(sessionId, input, opts) {
       const sent = await readable(
         ingress.send({

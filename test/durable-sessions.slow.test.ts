@@ -548,6 +548,11 @@ describe("durable sessions on Restate", () => {
     expect((await client.transcript("sent-read"))[0]).toMatchObject({ role: "user" });
     await client.result(handle);
 
+    // The same while this client's prompt() waits for its answer.
+    const prompted = client.prompt("sent-prompted", "hello");
+    const whilePrompted = await client.status("sent-prompted");
+    expect(whilePrompted.runId).toBe((await prompted).runId);
+
     // A first run whose input is refused ends without a record: the session is still unknown.
     const refused = await client.send("sent-refused", { role: "user" } as never);
     expect((await refusal(client.result(refused))).status).toBe(400);
