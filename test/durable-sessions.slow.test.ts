@@ -545,7 +545,9 @@ describe("durable sessions on Restate", () => {
       expect((await client.result(handle)).reason).toBe("stop");
     }
     const handle = await client.send("sent-read", "hello");
-    expect((await client.transcript("sent-read"))[0]).toMatchObject({ role: "user" });
+    // Found, not 404: empty until the run stores its first turn, then starting with the prompt.
+    const early = await client.transcript("sent-read");
+    expect(early.slice(0, 1).map((m) => m.role)).toEqual(early.length ? ["user"] : []);
     await client.result(handle);
 
     // The same while this client's prompt() waits for its answer.
