@@ -51,6 +51,28 @@ export function sleepTool(
   });
 }
 
+/**
+ * A tool whose calls answer `answer` once the test opens its gate (or fail when the call is
+ * aborted): the test decides when a call ends, with no timer to race on a loaded machine.
+ */
+export function gateTool(name = "gate", answer = "opened") {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  const tool = defineTool({
+    name,
+    description: "Waits for the test",
+    parameters: z.object({}).passthrough(),
+    execute: (_args, { signal }) =>
+      new Promise<string>((resolve, reject) => {
+        void opened.then(() => resolve(answer));
+        signal.addEventListener("abort", () => reject(new Error("stopped")));
+      }),
+  });
+  return { tool, open };
+}
+
 /** Every tool call in the transcript has exactly one result, after it, and every result has its call. */
 export function expectValidTranscript(messages: readonly AgentMessage[]): void {
   const open = new Map<string, string>();

@@ -17,6 +17,7 @@ import {
 import { type AgentOptions, defineClientTool, defineTool, type ScriptedStep, scripted } from "../index.js";
 import { AI_SDK_CLIENTS, type ChatLike, type ChatOptions } from "./fixtures/ai-sdk-clients.js";
 import { deleteFile, weather } from "./fixtures/frontend-tools.js";
+import { gateTool } from "./helpers.js";
 
 const pickColor = defineClientTool({
   name: "pick_color",
@@ -257,17 +258,7 @@ for (const client of AI_SDK_CLIENTS) {
           { text: "Noted: in French." },
         ]);
         // The call ends only once the steer is queued: no race with a timer on a loaded machine.
-        let release!: () => void;
-        const queued = new Promise<void>((resolve) => (release = resolve));
-        const gated = defineTool({
-          name: "gated",
-          description: "Waits for the test",
-          parameters: z.object({}),
-          execute: async () => {
-            await queued;
-            return "done";
-          },
-        });
+        const { tool: gated, open: release } = gateTool("gated", "done");
         const { base, host } = await startHost(() => ({ provider, tools: [gated] }), target);
         const { chat, errors } = await newChat(base, { id: "steer" });
         const sent = chat.sendMessage({ text: "do the slow thing" });

@@ -13,8 +13,9 @@ import {
   type SessionHostOptions,
   sseFrame,
 } from "../http.js";
-import { type AgentEvent, defineClientTool, defineTool, scripted } from "../index.js";
+import { type AgentEvent, defineClientTool, scripted } from "../index.js";
 import { deleteFile } from "./fixtures/frontend-tools.js";
+import { gateTool } from "./helpers.js";
 
 const hosts: SessionHost[] = [];
 afterEach(async () => {
@@ -67,22 +68,6 @@ async function errorOf(response: Response): Promise<[number, string]> {
 }
 
 /** Starts a run on thread `id` that stops waiting for the approval of call_0_0. */
-/** A tool "wait" whose calls answer "waited" once the test releases them. */
-function heldWaitTool() {
-  let release!: () => void;
-  const gate = new Promise<void>((resolve) => (release = resolve));
-  const tool = defineTool({
-    name: "wait",
-    description: "Waits",
-    parameters: z.object({}),
-    execute: async () => {
-      await gate;
-      return "waited";
-    },
-  });
-  return { tool, release };
-}
-
 async function waitingThread(host: SessionHost, id: string) {
   const response = await post(host, "/chat", chatBody(id, [userMessage("u1", "delete a.txt")]));
   expect(response.status).toBe(200);
@@ -144,7 +129,7 @@ describe("the session host: a chat request", () => {
   });
 
   it("a chat request sent again while its run goes on follows that run instead of starting another", async () => {
-    const { tool: wait, release } = heldWaitTool();
+    const { tool: wait, open: release } = gateTool("wait", "waited");
     const host = makeHost({
       agent: () => ({
         provider: scripted([{ toolCalls: [{ name: "wait" }] }, { text: "Done waiting." }]),
@@ -638,7 +623,7 @@ describe("the session host: maxThreads keeps memory bounded", () => {
 
   it("never drops a thread waiting for an approval or with a response open", async () => {
     const store = memoryStore();
-    const { tool: wait, release } = heldWaitTool();
+    const { tool: wait, open: release } = gateTool("wait", "waited");
     const host = makeHost({
       store,
       maxThreads: 1,

@@ -34,24 +34,7 @@ export const sleep = defineTool({
     }),
 });
 
-/** A tool that holds until the test opens its gate (or the call is aborted). */
-export function gateTool(name = "gate") {
-  let open!: () => void;
-  const opened = new Promise<void>((resolve) => {
-    open = resolve;
-  });
-  const tool = defineTool({
-    name,
-    description: "Waits for the test",
-    parameters: z.object({}).passthrough(),
-    execute: (_args, { signal }) =>
-      new Promise<string>((resolve, reject) => {
-        void opened.then(() => resolve("opened"));
-        signal.addEventListener("abort", () => reject(new Error("stopped")));
-      }),
-  });
-  return { tool, open };
-}
+export { gateTool } from "./helpers.js";
 
 /** Collects what went wrong in a page: script errors, console errors, HTTP errors. */
 export function watchPage(page: Page): string[] {

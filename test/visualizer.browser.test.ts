@@ -2,8 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
-import { createAgent, defineTool, recordEvents, scripted, visualizeRecording } from "../index.js";
+import { createAgent, recordEvents, scripted, visualizeRecording } from "../index.js";
 import { ARTIFACTS, gateTool, lanes, sleep, useBrowser, watchPage } from "./visualizer-page.js";
 
 const suite = useBrowser();
@@ -69,19 +68,7 @@ describe("the visualizer page", () => {
 
   it("sends a steering message from the page: the rest of a sequential turn is skipped", async () => {
     // The first call holds until the steering message has reached the agent, however slow the machine.
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const gate = defineTool({
-      name: "gate",
-      description: "Waits for the test",
-      parameters: z.object({}),
-      execute: async () => {
-        await released;
-        return "opened";
-      },
-    });
+    const { tool: gate, open: release } = gateTool("gate");
     const { agent, page } = await open({
       provider: scripted([
         { toolCalls: [{ name: "gate" }, { name: "gate" }, { name: "gate" }] },
