@@ -4,7 +4,7 @@ import { type Agent, createAgent } from "../agent/create-agent.js";
 import type { AgentEndReason, AgentEventOf } from "../core/events.js";
 import { withLearnedWindow } from "../context/context-window.js";
 import { type AgentMessage, textOf, type UserMessage } from "../core/messages.js";
-import { createPermissions } from "../tools/permissions.js";
+import { createPermissions, type Permissions } from "../tools/permissions.js";
 import { type CliArgs, UsageError } from "./args.js";
 import { earlyExit } from "./early-exit.js";
 import { actDemoUser, createDemoWorkspace, DEMO_PROMPT } from "./demo.js";
@@ -38,6 +38,12 @@ import {
 import { chooseModel, codingSystemPrompt, MODEL_SETUP_HELP, resolveWorkspace } from "./setup.js";
 import { colorEnabled, createStyle } from "./style.js";
 import { terminalSafe } from "./terminal-text.js";
+import {
+  EXIT_NEEDS_APPROVAL,
+  refusalMessage,
+  refuseUnattendedApprovals,
+  ruleAllowing,
+} from "./unattended-approvals.js";
 
 /** The streams and environment the CLI runs with (the process's, or a test's). */
 export interface CliIO {
@@ -348,12 +354,14 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
     setupNotice(style.dim(bashSetup.notice));
   }
 
-  const permissions = createPermissions({
-    mode:
-      args.permissionMode ??
-      (choice.kind === "demo" ? "bypass" : mode === "interactive" ? "default" : "deny"),
-    cwd,
-  });
+  const permissionMode =
+    args.permissionMode ?? (choice.kind === "demo" ? "bypass" : mode === "interactive" ? "default" : "deny");
+  let permissions: Permissions;
+  try {
+    permissions = createPermissions({ mode: permissionMode, cwd, rules: { allow: args.allow } });
+  } catch (error) {
+    throw new UsageError(`--allow: ${(error as Error).message}`);
+  }
 
   let inspector: InspectorHandle | undefined;
   if (args.inspect) {
@@ -378,10 +386,11 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
     } else setupNotice(style.yellow(telemetry.notice));
   }
 
+  const tools = codingToolsFor(cwd, bashSetup);
   const agent = createAgent({
     provider: choice.provider,
     systemPrompt: codingSystemPrompt(cwd),
-    tools: codingToolsFor(cwd, bashSetup),
+    tools,
     messages: plan?.messages,
     toolExecution: args.strategy,
     limits: args.maxTurns ? { maxTurns: args.maxTurns } : undefined,
@@ -464,6 +473,8 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
   ];
   const stopDemoUser =
     choice.kind === "demo" ? actDemoUser(agent, (text) => notice(style.yellow(text))) : undefined;
+  // Only the interactive session can answer an approval: elsewhere a call that asks ends the run.
+  const unattended = mode === "interactive" ? undefined : refuseUnattendedApprovals(agent);
 
   if (plan) {
     const parts = recoveredFrom
@@ -573,6 +584,17 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
       screen?.flush();
       await waitForQuit(io.stdin);
     }
+    const refused = unattended?.refused()[0];
+    if (refused) {
+      screen?.flush();
+      const rule = ruleAllowing(
+        refused,
+        tools.find((tool) => tool.name === refused.toolName),
+        { mode: permissionMode, allow: args.allow, cwd },
+      );
+      io.stderr.write(`${refusalMessage(refused, { rule, mode: permissionMode, sessionId: session.id })}\n`);
+      return EXIT_NEEDS_APPROVAL;
+    }
     if (mode === "print" && output !== undefined) {
       printOutput(lastEnd, io);
     } else if (mode === "print") {
@@ -589,6 +611,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
     for (const signal of signals) process.off(signal, onSignal);
     await settle(agent, 3_000);
     stopDemoUser?.();
+    unattended?.stop();
     for (const subscription of subscriptions) subscription.unsubscribe();
     stopRecording();
     agent.stop();
