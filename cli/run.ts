@@ -105,7 +105,14 @@ async function pickSession(
   io.stdout.write(`${lines.join("\n")}\n`);
   const rl = createInterface({ input: io.stdin, output: io.stdout });
   try {
-    const answer = (await rl.question("Resume which session? [1] ")).trim() || "1";
+    // Ctrl-D closes the question without an answer: readline then never settles it, and the
+    // command would end silently with status 13.
+    const typed = await new Promise<string | undefined>((resolve, reject) => {
+      rl.once("close", () => resolve(undefined));
+      rl.question("Resume which session? [1] ").then(resolve, reject);
+    });
+    if (typed === undefined) throw new UsageError("No session chosen");
+    const answer = typed.trim() || "1";
     const chosen = sessions[Number(answer) - 1] ?? sessions.find((s) => s.id === answer);
     if (!chosen) throw new UsageError(`No session "${answer}"`);
     return store.open(chosen.id);

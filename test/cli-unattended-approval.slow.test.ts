@@ -141,4 +141,15 @@ describe("agent-machine: a call that needs approval with no one to ask", () => {
     expect(existsSync(path.join(dir, "ran"))).toBe(false);
     expectEveryCallAnswered(onlySession(dir).events);
   });
+
+  it("--resume's list answered with Ctrl-D ends with a message and status 2, never Node's silent 13", async () => {
+    dir = tempDir();
+    expect((await runCliProcess(["--print", "hi"], { cwd: dir, env: env() })).code).toBe(0);
+    cli = startTerminalCli(["--resume"], { cwd: dir, env: env() });
+    await cli.waitFor("Resume which session?");
+    cli.keys("C-d");
+    await waitUntil(() => cli!.exitCode() !== undefined, "the command to exit", 15_000);
+    expect(cli.exitCode()).toBe(2);
+    expect(cli.screen()).toContain("No session chosen");
+  });
 });
