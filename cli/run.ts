@@ -311,6 +311,16 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
   // Read now: a prompt that cannot go (an image for a text-only model) makes no session.
   let input = prompt === undefined ? undefined : promptInput(prompt);
 
+  // A rule the permissions refuse is a usage error, before a session is made for nothing.
+  const permissionMode =
+    args.permissionMode ?? (choice.kind === "demo" ? "bypass" : mode === "interactive" ? "default" : "deny");
+  let permissions: Permissions;
+  try {
+    permissions = createPermissions({ mode: permissionMode, cwd, rules: { allow: args.allow } });
+  } catch (error) {
+    throw new UsageError(`--allow: ${(error as Error).message}`);
+  }
+
   // Sessions live in the user's data folder, keyed by workspace; the demo's stay in its throwaway
   // workspace, deleted with it. A workspace's old `.agent-machine/sessions/` moves there once.
   const root = demoDir ? legacySessionsDir(cwd) : sessionsRoot(cwd, io.env, args.sessionsDir);
@@ -359,15 +369,6 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
     setupNotice(style.yellow(bashSetup.notice));
   } else if (pretty) {
     setupNotice(style.dim(bashSetup.notice));
-  }
-
-  const permissionMode =
-    args.permissionMode ?? (choice.kind === "demo" ? "bypass" : mode === "interactive" ? "default" : "deny");
-  let permissions: Permissions;
-  try {
-    permissions = createPermissions({ mode: permissionMode, cwd, rules: { allow: args.allow } });
-  } catch (error) {
-    throw new UsageError(`--allow: ${(error as Error).message}`);
   }
 
   let inspector: InspectorHandle | undefined;

@@ -123,6 +123,9 @@ describe("agent-machine: a call that needs approval with no one to ask", () => {
     });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("--allow: Invalid permission rule");
+    // Refused before a session is made: none is left for --continue to pick up.
+    const root = sessionsDirOf(dir);
+    expect(existsSync(root) ? readdirSync(root) : []).toEqual([]);
   });
 
   it("in a real terminal with --print: the same end, status 4, the message on the screen", async () => {
