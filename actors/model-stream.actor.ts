@@ -315,11 +315,17 @@ async function streamOnce(
   };
   const events = openStream(runtime, request, signal);
   if ("failure" in events) return events.failure;
+  // The last finished call waits for the next event before it may start eagerly: an answer cut
+  // off at the output limit ends right after a call the model never finished, and none of its
+  // calls may run.
+  let held: ToolCall | undefined;
   try {
     for await (const event of events.stream) {
       if (call.finished || attempt.abandoned) return undefined;
       attempt.watchdog?.touch();
       if (event === null || typeof event !== "object") return notAnEvent(runtime, event);
+      if (held && !endsTruncated(event)) call.notifyReady(held);
+      held = undefined;
       if (event.type === "error") return event;
       if (!call.started) {
         call.started = true;
@@ -363,7 +369,7 @@ async function streamOnce(
             kind: event.type,
             toolCallId: event.id,
           });
-          if (finishedCall && runtime.eagerToolExecution) call.notifyReady(finishedCall);
+          if (finishedCall && runtime.eagerToolExecution) held = finishedCall;
           break;
         case "done":
           return undefined;
@@ -375,6 +381,11 @@ async function streamOnce(
   }
   if (signal.aborted) return { type: "error", kind: "aborted", message: "Request was aborted" };
   return { type: "error", kind: "network", message: "The stream ended before the model finished its answer" };
+}
+
+/** Whether an event ends the answer at the output limit (`stopReason: "length"`). */
+function endsTruncated(event: ProviderEvent): boolean {
+  return event.type === "done" && event.stopReason === "length";
 }
 
 /** Publishes the object of the answer as far as it has streamed, when it changed (`output_delta`). */

@@ -44,12 +44,18 @@ export interface ToolExecutionContext {
   /** Every call in `ready` is concurrency-safe (strategy `"auto"` starts calls eagerly only then). */
   readyAllSafe: boolean;
   results: Record<string, ToolResultMessage>;
+  /** The plan's answer was cut off at the output limit: calls that never started say so. */
+  truncated: boolean;
 }
 
 export type ToolExecutionEvent =
   | { type: "CALL_READY"; call: PlannedCall }
-  /** The message's calls; `abort`: the message failed or was aborted, so none may start. */
-  | { type: "PLAN"; calls: PlannedCall[]; abort?: boolean }
+  /**
+   * The message's calls; `abort`: the message failed or was aborted, so none may start;
+   * `truncated`: the answer was cut off at the output limit, so none may start either, and those
+   * that did not are answered as cut off.
+   */
+  | { type: "PLAN"; calls: PlannedCall[]; abort?: boolean; truncated?: boolean }
   | { type: "STEERING_QUEUED" }
   | { type: "ABORT" }
   /** A call actor (output: its result) or a shard (output: its calls' results) finished. */
@@ -91,6 +97,7 @@ export function initialExecutionContext(input: ToolExecutionInput): ToolExecutio
     ready: [],
     readyAllSafe: true,
     results: {},
+    truncated: false,
   };
 }
 

@@ -10,6 +10,7 @@ import {
   placeCalls,
   SKIPPED_TEXT,
   startsEagerly,
+  truncatedCallText,
 } from "../tool-execution.logic.js";
 import { toolShardMachine } from "../tool-shard.machine.js";
 import {
@@ -40,7 +41,7 @@ export const toolExecutionSetup = setup({
   actors: { toolCall: toolCallMachine, toolShard: toolShardMachine },
   guards: {
     isPlanned: ({ context }) => context.planned,
-    planAborts: ({ event }) => event.type === "PLAN" && event.abort === true,
+    planAborts: ({ event }) => event.type === "PLAN" && (event.abort === true || event.truncated === true),
     startsEagerly: ({ context }, call: PlannedCall) =>
       startsEagerly(context.strategy, context.ready.length, call, context.readyAllSafe),
     groupComplete: ({ context }) => context.open === 0,
@@ -103,10 +104,16 @@ export const toolExecutionSetup = setup({
       }
       enqueue.assign({ hosted });
     }),
-    adoptPlan: enqueueActions(({ context, enqueue }, calls: PlannedCall[]) => {
-      for (const shard of context.eagerShards) enqueue.sendTo(shard, { type: "SEAL" });
-      enqueue.assign({ ...planOf(calls, context.strategy), eagerShards: [] });
-    }),
+    adoptPlan: enqueueActions(
+      ({ context, enqueue }, { calls, truncated }: { calls: PlannedCall[]; truncated?: boolean }) => {
+        for (const shard of context.eagerShards) enqueue.sendTo(shard, { type: "SEAL" });
+        enqueue.assign({
+          ...planOf(calls, context.strategy),
+          eagerShards: [],
+          truncated: truncated === true,
+        });
+      },
+    ),
     countOpenCalls: assign({
       open: ({ context }) => currentGroup(context).filter((id) => !context.results[id]).length,
     }),
@@ -151,10 +158,11 @@ export const toolExecutionSetup = setup({
       for (const shard of context.shards) enqueue.sendTo(shard, { type: "ABORT" });
     }),
     answerUnstarted: enqueueActions(({ context, enqueue, self }) => {
-      // Calls that never started are answered as aborted (with their start and end events).
+      // Calls that never started are answered as aborted, or as cut off (with their start and end events).
+      const textFor = context.truncated ? truncatedCallText : abortedText;
       for (const call of context.planned ? context.calls : context.ready) {
         if (context.results[call.id]) continue;
-        context.results[call.id] = answerUnran(enqueue, call, abortedText(call.name), {
+        context.results[call.id] = answerUnran(enqueue, call, textFor(call.name), {
           started: false,
           timestamp: nowFor(self),
           ids: messageIdsFor(self),
