@@ -60,18 +60,27 @@ export const toolExecutionMachine = toolExecutionSetup.createMachine({
         // started runs.
         PLAN: [
           {
+            guard: "planTruncated",
+            target: "aborting",
+            actions: [
+              { type: "stopCalls", params: ({ context, event }) => notPlanned(context.ready, event.calls) },
+              { type: "adoptPlan", params: ({ event }) => event.calls },
+              { type: "answerCutOff", params: ({ event }) => event.calls },
+            ],
+          },
+          {
             guard: "planAborts",
             target: "aborting",
             actions: [
               { type: "stopCalls", params: ({ context, event }) => notPlanned(context.ready, event.calls) },
-              { type: "adoptPlan", params: ({ event }) => event },
+              { type: "adoptPlan", params: ({ event }) => event.calls },
             ],
           },
           {
             target: "running",
             actions: [
               { type: "stopCalls", params: ({ context, event }) => notPlanned(context.ready, event.calls) },
-              { type: "adoptPlan", params: ({ event }) => event },
+              { type: "adoptPlan", params: ({ event }) => event.calls },
             ],
           },
         ],

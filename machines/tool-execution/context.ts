@@ -44,8 +44,6 @@ export interface ToolExecutionContext {
   /** Every call in `ready` is concurrency-safe (strategy `"auto"` starts calls eagerly only then). */
   readyAllSafe: boolean;
   results: Record<string, ToolResultMessage>;
-  /** The plan's answer was cut off at the output limit: calls that never started say so. */
-  truncated: boolean;
 }
 
 export type ToolExecutionEvent =
@@ -97,7 +95,6 @@ export function initialExecutionContext(input: ToolExecutionInput): ToolExecutio
     ready: [],
     readyAllSafe: true,
     results: {},
-    truncated: false,
   };
 }
 

@@ -41,7 +41,8 @@ export const toolExecutionSetup = setup({
   actors: { toolCall: toolCallMachine, toolShard: toolShardMachine },
   guards: {
     isPlanned: ({ context }) => context.planned,
-    planAborts: ({ event }) => event.type === "PLAN" && (event.abort === true || event.truncated === true),
+    planAborts: ({ event }) => event.type === "PLAN" && event.abort === true,
+    planTruncated: ({ event }) => event.type === "PLAN" && event.truncated === true,
     startsEagerly: ({ context }, call: PlannedCall) =>
       startsEagerly(context.strategy, context.ready.length, call, context.readyAllSafe),
     groupComplete: ({ context }) => context.open === 0,
@@ -104,16 +105,22 @@ export const toolExecutionSetup = setup({
       }
       enqueue.assign({ hosted });
     }),
-    adoptPlan: enqueueActions(
-      ({ context, enqueue }, { calls, truncated }: { calls: PlannedCall[]; truncated?: boolean }) => {
-        for (const shard of context.eagerShards) enqueue.sendTo(shard, { type: "SEAL" });
-        enqueue.assign({
-          ...planOf(calls, context.strategy),
-          eagerShards: [],
-          truncated: truncated === true,
+    adoptPlan: enqueueActions(({ context, enqueue }, calls: PlannedCall[]) => {
+      for (const shard of context.eagerShards) enqueue.sendTo(shard, { type: "SEAL" });
+      enqueue.assign({ ...planOf(calls, context.strategy), eagerShards: [] });
+    }),
+    answerCutOff: enqueueActions(({ context, enqueue, self }, calls: PlannedCall[]) => {
+      // A truncated answer's calls that never started are answered as cut off (with their start
+      // and end events); aborting then stops those that had started.
+      for (const call of calls) {
+        if (context.results[call.id] || context.hosts[call.id] !== undefined) continue;
+        context.results[call.id] = answerUnran(enqueue, call, truncatedCallText(call.name), {
+          started: false,
+          timestamp: nowFor(self),
+          ids: messageIdsFor(self),
         });
-      },
-    ),
+      }
+    }),
     countOpenCalls: assign({
       open: ({ context }) => currentGroup(context).filter((id) => !context.results[id]).length,
     }),
@@ -158,11 +165,10 @@ export const toolExecutionSetup = setup({
       for (const shard of context.shards) enqueue.sendTo(shard, { type: "ABORT" });
     }),
     answerUnstarted: enqueueActions(({ context, enqueue, self }) => {
-      // Calls that never started are answered as aborted, or as cut off (with their start and end events).
-      const textFor = context.truncated ? truncatedCallText : abortedText;
+      // Calls that never started are answered as aborted (with their start and end events).
       for (const call of context.planned ? context.calls : context.ready) {
         if (context.results[call.id]) continue;
-        context.results[call.id] = answerUnran(enqueue, call, textFor(call.name), {
+        context.results[call.id] = answerUnran(enqueue, call, abortedText(call.name), {
           started: false,
           timestamp: nowFor(self),
           ids: messageIdsFor(self),
