@@ -264,7 +264,7 @@ export function describeConnectionFailure(
         `TLS handshake with ${where} failed: ${code}${detail}` +
         (plain
           ? "; does the server speak plain HTTP (then use http://)?"
-          : "; the server's certificate was refused"),
+          : "; its certificate is not trusted here (a private CA can be added with NODE_EXTRA_CA_CERTS)"),
       retryable: false,
     };
   }
