@@ -35,7 +35,13 @@ afterEach(async () => {
 });
 
 async function startHost(agent: SessionHostOptions["agent"], more: Partial<SessionHostOptions> = {}) {
-  const host = createSessionHost({ agent, basePath: "/api", protocols: [agUiProtocol()], ...more });
+  const host = createSessionHost({
+    agent,
+    basePath: "/api",
+    protocols: [agUiProtocol()],
+    authorize: "none-local-only",
+    ...more,
+  });
   const server = await serveNode(host.handle);
   closers.push(async () => {
     await host.close();

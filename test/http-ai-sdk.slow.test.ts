@@ -50,6 +50,7 @@ async function startHost(
     agent,
     basePath: "/api",
     protocols: [aiSdkProtocol({ target })],
+    authorize: "none-local-only",
     ...more,
   });
   const server = await serveNode(host.handle);

@@ -22,15 +22,20 @@ afterEach(async () => {
 });
 
 function hostWith(options: AgentOptions) {
-  const host = createSessionHost({ agent: options, basePath: "/api", protocols: [agentMachineProtocol()] });
+  const host = createSessionHost({
+    agent: options,
+    basePath: "/api",
+    protocols: [agentMachineProtocol()],
+    authorize: "none-local-only",
+  });
   hosts.push(host);
   const requests: string[] = [];
   const fetch = (input: RequestInfo | URL, init?: RequestInit) => {
-    const request = new Request(new URL(String(input), "http://host.test"), init);
+    const request = new Request(new URL(String(input), "http://localhost"), init);
     requests.push(`${request.method} ${new URL(request.url).pathname}`);
     return host.handle(request);
   };
-  const store = (threadId = "t1") => createRemoteAgentStore({ url: "http://host.test/api", threadId, fetch });
+  const store = (threadId = "t1") => createRemoteAgentStore({ url: "http://localhost/api", threadId, fetch });
   return { host, store, requests };
 }
 
@@ -209,7 +214,7 @@ describe("a remote thread's view (createRemoteAgentStore)", () => {
     const answer = "x".repeat(4000);
     const { host } = hostWith({ provider: scripted([{ text: answer, chunkSize: 10 }]) });
     const response = await host.handle(
-      new Request("http://host.test/api/threads/t9/run", {
+      new Request("http://localhost/api/threads/t9/run", {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ message: { text: "Say x" } }),
