@@ -121,7 +121,11 @@ export interface SessionHost {
  * const host = createSessionHost({
  *   agent: { provider, tools, systemPrompt: "You help with the weather." },
  *   basePath: "/api",
- *   authorize: (request, threadId) => threadId.startsWith(userOf(request) + ":"),
+ *   // Your identity check: the signed-in user's threads only (userOf: undefined when signed out).
+ *   authorize: (request, threadId) => {
+ *     const user = userOf(request);
+ *     return user !== undefined && threadId.startsWith(`${user}:`);
+ *   },
  * });
  * export const POST = host.handle; // Next.js: app/api/[...path]/route.ts
  * export const GET = host.handle;
@@ -156,7 +160,7 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
   }
   const localOnly = options.authorize === "none-local-only";
   const authorize = typeof options.authorize === "function" ? options.authorize : undefined;
-  const allowedOrigins = new Set(options.allowedOrigins ?? []);
+  const allowedOrigins = new Set((options.allowedOrigins ?? []).map(checkedOrigin));
   const threads = new Map<string, Promise<HostedThreadImpl>>();
   /** The threads made, least recently used first (a request moves its thread to the end). */
   const ready = new Map<string, HostedThreadImpl>();
@@ -378,6 +382,23 @@ function checkAuthorize(authorize: unknown): void {
           'this machine alone uses, say so: authorize: "none-local-only" (it then answers loopback requests only)'
       : `authorize must be a function (request, threadId) => boolean or "none-local-only", got ${JSON.stringify(authorize)}`,
   );
+}
+
+/** An `allowedOrigins` entry as a browser's `Origin` header gives it, or a TypeError saying what it lacks. */
+function checkedOrigin(origin: string): string {
+  let parsed: string | undefined;
+  try {
+    parsed = new URL(origin).origin;
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed === undefined || parsed === "null" || parsed !== origin) {
+    throw new TypeError(
+      `allowedOrigins takes origins as browsers send them (scheme://host[:port], no path or trailing slash), got ${JSON.stringify(origin)}` +
+        (parsed && parsed !== "null" ? `: did you mean ${JSON.stringify(parsed)}?` : ""),
+    );
+  }
+  return origin;
 }
 
 function notFound(): Response {

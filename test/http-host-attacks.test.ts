@@ -208,6 +208,10 @@ describe("attack: a state-changing request from another site", () => {
       "sec-fetch-site": "cross-site",
     });
     expect(await errorOf(other)).toEqual([403, "cross_site"]);
+    // An entry no browser would send never matches: refused when the host is made.
+    expect(() => makeHost({ allowedOrigins: ["https://app.example/"] })).toThrow(
+      /scheme:\/\/host\[:port\].*did you mean "https:\/\/app.example"/,
+    );
   });
 });
 
