@@ -230,6 +230,23 @@ describe("a remote thread's view (createRemoteAgentStore)", () => {
     expect(Math.max(...updates.map((frame) => frame.length))).toBeLessThan(400);
   });
 
+  it("stops a run: abort reaches the host as JSON (the host refuses a POST of any other type)", async () => {
+    const check = gated("check");
+    const { host, store, requests } = hostWith({
+      provider: scripted([{ toolCalls: [{ id: "c1", name: "check", arguments: {} }] }, { text: "never" }]),
+      tools: [check.tool],
+    });
+    const remote = store();
+    await settle();
+    const outcome = remote.actions.prompt("Check");
+    await expect.poll(() => remote.getSnapshot().toolCalls.map((c) => c.toolCallId)).toEqual(["c1"]);
+    await remote.actions.abort();
+    expect((await outcome).reason).toBe("aborted");
+    expect(remote.getSnapshot().error).toBeUndefined();
+    expect(host.agent("t1")!.state).toBe("idle");
+    expect(requests).toContain("POST /api/threads/t1/abort");
+  });
+
   it("answers bad actions with the host's refusal and changes nothing", async () => {
     const { store, requests } = hostWith({ provider: scripted([{ text: "Hi" }]) });
     const remote = store("fresh");
