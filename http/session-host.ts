@@ -83,9 +83,9 @@ export interface SessionHostOptions {
   maxBodyBytes?: number;
   /**
    * The most one streaming response holds for a client that reads slower than the run writes
-   * (bytes of events not yet taken by the client; default 1 MB). Past it the host drops that
-   * response (the connection is cut, the run goes on); the client reconnects and gets the
-   * response replayed from its start, as fast as it reads.
+   * (bytes of events not yet taken by the client; default 1 MB). An event that comes while more
+   * than that waits drops the response (the connection is cut, the run goes on); the client
+   * reconnects and gets the response replayed from its start, as fast as it reads.
    */
   maxResponseBufferBytes?: number;
   /**

@@ -22,8 +22,9 @@ export interface ResponseSink {
 /** The bound of {@link openResponseStream}. */
 export interface ResponseStreamLimits {
   /**
-   * The most bytes of live events the response holds for its client before dropping it (the open
-   * and closing frames, which carry the transcript, and a replay's backlog do not count).
+   * The most bytes of live events the response holds for its client: one more event past it drops
+   * the client (so it holds at most this plus one event; the open and closing frames, which carry
+   * the transcript, and a replay's backlog do not count).
    */
   maxBufferedBytes: number;
 }
@@ -168,26 +169,31 @@ export function openResponseStream(
     { highWaterMark: 0 },
   );
 
-  const afterQueued = (): void => {
+  /**
+   * Drops the client when it was already past the bound before this event came: one event larger
+   * than the bound (a long message whole, at its end) does not cut off a client that keeps up.
+   */
+  const afterQueued = (before: number): void => {
     if (wanted) flush();
-    if (!finished && buffered > limits.maxBufferedBytes) drop();
+    if (!finished && before > limits.maxBufferedBytes && buffered > limits.maxBufferedBytes) drop();
   };
 
   queueText(encodeSafely("the response's start", () => encoder.open(context)) ?? "", false);
   const sink: ResponseSink = {
     event(event, seq) {
       if (closed) return;
+      const before = buffered;
       if (unencoded > 0) {
         const cost = approxEventBytes(event);
         pending.push({ kind: "event", event, seq, counted: cost });
         unencoded += 1;
         buffered += cost;
-        return afterQueued();
+        return afterQueued(before);
       }
       const text = encodeSafely(event.type, () => encoder.event(event, seq));
       if (text === undefined) return sink.close({ kind: "gone", messages: [] });
       queueText(text, true);
-      afterQueued();
+      afterQueued(before);
     },
     backlog(event, seq) {
       if (closed) return;
