@@ -129,7 +129,11 @@ function timedProvider(stamps: { firstDelta?: number }): Provider {
 
 {
   const stamps: { firstDelta?: number } = {};
-  const host = createSessionHost({ agent: () => ({ provider: timedProvider(stamps) }), basePath: "/api" });
+  const host = createSessionHost({
+    agent: () => ({ provider: timedProvider(stamps) }),
+    basePath: "/api",
+    authorize: "none-local-only",
+  });
   const server = await serveNode(host.handle);
   const latencies: number[] = [];
   const total = Math.max(30, runs * 10);
@@ -176,6 +180,7 @@ function timedProvider(stamps: { firstDelta?: number }): Provider {
       provider: leanScripted([{ text: expected, chunkSize: 4, delayMs: DELAY_MS, usage: stepUsage }]),
     }),
     basePath: "/api",
+    authorize: "none-local-only",
   });
   const server = await serveNode(host.handle);
   collectGarbage();
@@ -277,6 +282,7 @@ async function durableFigure(): Promise<void> {
         const host = createSessionHost({
           durable: { url: restate.ingressUrl, pollIntervalMs },
           basePath: "/api",
+          authorize: "none-local-only",
         });
         return { pollIntervalMs, host, server: await serveNode(host.handle) };
       }),

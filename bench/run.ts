@@ -30,6 +30,7 @@ const reports = [
   "compaction.ts",
   "context-window.ts",
   "frontends.ts",
+  "host-memory.ts",
   "output.ts",
   "provider-cache.ts",
   "providers.ts",

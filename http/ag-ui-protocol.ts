@@ -27,7 +27,7 @@ export interface AgUiProtocolOptions {
  *
  * @example
  * ```ts
- * const host = createSessionHost({ agent: { provider, tools }, basePath: "/api", protocols: [agUiProtocol()] });
+ * const host = createSessionHost({ agent: { provider, tools }, authorize, basePath: "/api", protocols: [agUiProtocol()] });
  * // client: new HttpAgent({ url: "/api/ag-ui", threadId })
  * ```
  */

@@ -27,7 +27,7 @@ import {
  *
  * @example
  * ```ts
- * const host = createSessionHost({ agent: options, protocols: [aiSdkProtocol(), agentMachineProtocol()] });
+ * const host = createSessionHost({ agent: options, authorize, protocols: [aiSdkProtocol(), agentMachineProtocol()] });
  * ```
  */
 export const agentMachineEncoder: EncoderFactory = () => ({
@@ -43,7 +43,7 @@ export const agentMachineEncoder: EncoderFactory = () => ({
  *
  * @example
  * ```ts
- * const host = createSessionHost({ agent: options, basePath: "/api", protocols: [aiSdkProtocol(), agentMachineProtocol()] });
+ * const host = createSessionHost({ agent: options, authorize, basePath: "/api", protocols: [aiSdkProtocol(), agentMachineProtocol()] });
  * // in the page: createRemoteAgentStore({ url: "/api", threadId })
  * ```
  */

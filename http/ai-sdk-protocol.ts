@@ -27,7 +27,7 @@ export interface AiSdkProtocolOptions extends AiSdkStreamOptions {
  *
  * @example
  * ```ts
- * const host = createSessionHost({ agent: { provider }, basePath: "/api", protocols: [aiSdkProtocol({ target: 6 })] });
+ * const host = createSessionHost({ agent: { provider }, authorize, basePath: "/api", protocols: [aiSdkProtocol({ target: 6 })] });
  * ```
  */
 export function aiSdkProtocol(options: AiSdkProtocolOptions = {}): HostProtocol {

@@ -31,7 +31,28 @@ export function toNodeListener(
   };
 }
 
+/**
+ * Methods the Fetch standard forbids in a `Request` (it throws on them): nothing is served with
+ * them, so they get 405 here instead of failing as a server error.
+ */
+const FORBIDDEN_METHODS = new Set(["CONNECT", "TRACE", "TRACK"]);
+
+/**
+ * How long a connection is kept after answering a request whose body was not read to its end
+ * (413, a refusal before reading): the rest is read and thrown away so the client gets the answer
+ * rather than a reset, and the connection is closed if the body has not ended by then.
+ */
+const LINGER_MS = 5_000;
+
 async function serveOne(handler: FetchHandler, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  res.once("finish", () => drainUnread(req));
+  if (FORBIDDEN_METHODS.has(req.method ?? "")) {
+    res.writeHead(405, { "content-type": "application/json", "cache-control": "no-store" });
+    res.end(
+      JSON.stringify({ error: { code: "method_not_allowed", message: `${req.method} is not allowed here` } }),
+    );
+    return;
+  }
   const controller = new AbortController();
   res.on("close", () => controller.abort());
   const response = await handler(toRequest(req, controller.signal));
@@ -47,24 +68,68 @@ async function serveOne(handler: FetchHandler, req: IncomingMessage, res: Server
   // Streaming responses go out as they are written: no buffering by Nagle's algorithm.
   res.socket?.setNoDelay(true);
   res.flushHeaders();
-  const reader = response.body.getReader();
+  await pipeBody(response.body, res);
+}
+
+/**
+ * Writes a response body as the client reads it: the next chunk is taken from the body only once
+ * the socket took the last one (the host's bound on what waits for a slow client then holds). A
+ * body that errors (the host dropped a client that read too slowly) cuts the connection, so the
+ * client sees a broken response, never a complete one, and reconnects.
+ */
+async function pipeBody(body: ReadableStream<Uint8Array>, res: ServerResponse): Promise<void> {
+  const reader = body.getReader();
+  let failed = false;
+  let wake: (() => void) | undefined;
+  // One listener each for the whole response (not one per wait: a slow reader waits thousands of times).
+  const resume = (): void => {
+    const waiting = wake;
+    wake = undefined;
+    waiting?.();
+  };
   const stop = (): void => {
     reader.cancel().catch(() => undefined);
+    resume();
   };
+  res.on("drain", resume);
   res.on("close", stop);
+  reader.closed.catch(() => {
+    failed = true;
+    resume();
+  });
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      if (!res.write(value))
-        await new Promise<void>((resolve) => res.once("drain", resolve).once("close", resolve));
-      if (res.destroyed) break;
+      if (!res.write(value) && !failed && !res.destroyed) await new Promise<void>((r) => (wake = r));
+      if (res.destroyed || failed) break;
     }
+  } catch {
+    failed = true;
   } finally {
+    res.off("drain", resume);
     res.off("close", stop);
-    if (res.destroyed) stop();
-    else res.end();
   }
+  if (failed) res.destroy();
+  else if (res.destroyed) stop();
+  else res.end();
+}
+
+/**
+ * After the answer went out: a request body nobody read to its end is read and thrown away, so
+ * the client (still sending it) reads the answer instead of a reset; the connection closes if the
+ * body does not end within {@link LINGER_MS}.
+ */
+function drainUnread(req: IncomingMessage): void {
+  if (req.complete || req.destroyed) return;
+  const timer = setTimeout(() => req.socket?.destroy(), LINGER_MS);
+  timer.unref?.();
+  const done = (): void => clearTimeout(timer);
+  req.once("end", done);
+  req.once("close", done);
+  // The body stream's reader, if a route started one, is done with it.
+  req.removeAllListeners("data");
+  req.resume();
 }
 
 function toRequest(req: IncomingMessage, signal: AbortSignal): Request {
@@ -85,19 +150,58 @@ function toRequest(req: IncomingMessage, signal: AbortSignal): Request {
   } as RequestInit);
 }
 
+/**
+ * The request's body as a web stream, read only when a route reads it (a request refused before
+ * that is never read). Cancelling it (a body over the size limit) stops reading without cutting
+ * the connection: the answer goes out first (see drainUnread).
+ */
 // No node:stream import: the entry stays loadable where only web streams exist.
 function bodyOf(req: IncomingMessage): ReadableStream<Uint8Array> {
-  const chunks = req[Symbol.asyncIterator]();
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const { done, value } = (await chunks.next()) as IteratorResult<Buffer>;
-      if (done) controller.close();
-      else controller.enqueue(new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
+  let listening = false;
+  let onData: (chunk: Buffer) => void = () => undefined;
+  let onEnd: () => void = () => undefined;
+  let onClose: () => void = () => undefined;
+  const stop = (): void => {
+    req.off("data", onData);
+    req.off("end", onEnd);
+    req.off("error", onClose);
+    req.off("close", onClose);
+    req.pause();
+  };
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        onData = (chunk) => {
+          controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+          if ((controller.desiredSize ?? 0) <= 0) req.pause();
+        };
+        onEnd = () => {
+          stop();
+          controller.close();
+        };
+        onClose = () => {
+          if (req.complete) return;
+          stop();
+          controller.error(new Error("the client closed the connection before the request body ended"));
+        };
+      },
+      pull() {
+        if (!listening) {
+          listening = true;
+          req.on("data", onData);
+          req.once("end", onEnd);
+          req.once("error", onClose);
+          req.once("close", onClose);
+        }
+        req.resume();
+      },
+      cancel() {
+        stop();
+      },
     },
-    cancel() {
-      req.destroy();
-    },
-  });
+    // Nothing is read ahead: the first read of a route starts the body flowing.
+    { highWaterMark: 0 },
+  );
 }
 
 /** Options of {@link serveNode}. */

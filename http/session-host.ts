@@ -10,6 +10,7 @@ import { aiSdkProtocol } from "./ai-sdk-protocol.js";
 import { durableBackend, unavailable } from "./internal/durable-backend.js";
 import { HostedThreadImpl } from "./internal/hosted-thread.js";
 import { errorResponse, jsonResponse, readJsonBody } from "./internal/json.js";
+import { checkJsonContentType, checkLoopbackHost, checkSameOrigin } from "./internal/request-guard.js";
 import { matchRoute } from "./internal/router.js";
 import { localBackend, type ThreadBackend } from "./internal/thread-backend.js";
 import { threadRoutes } from "./internal/thread-routes.js";
@@ -54,10 +55,23 @@ export interface SessionHostOptions {
   /** The path the routes live under, e.g. `"/api"` (default `""`). */
   basePath?: string;
   /**
-   * The app's authentication: runs before anything of the thread is read or stored. Return
-   * `false` and the request gets 403 and touches nothing.
+   * The app's authentication, required: runs before anything of the thread is read or stored.
+   * Return `false` and the request gets 403 and touches nothing. A host for this machine alone (a
+   * local tool, a test) says so with `"none-local-only"`: it checks no identity and answers only
+   * requests sent to a loopback name (`localhost`, `127.0.0.1`, `[::1]`; anything else gets 403
+   * `not_loopback`, so a DNS-rebound page gets nothing). Without either, `createSessionHost` throws:
+   * a host without an identity check would let anyone who knows a thread id read it and approve
+   * its calls.
    */
-  authorize?: (request: Request, threadId: string) => boolean | Promise<boolean>;
+  authorize: ((request: Request, threadId: string) => boolean | Promise<boolean>) | "none-local-only";
+  /**
+   * Origins of pages on other sites that may send state-changing requests (POST) to the host,
+   * exactly as a browser's `Origin` header gives them, e.g. `["https://app.example.com"]`
+   * (default: none, only the host's own origin). A request a browser marks as cross-site
+   * (`Sec-Fetch-Site`, else `Origin`) from any other origin gets 403 `cross_site` before anything
+   * is read. The CORS headers such a page also needs are your server's to send.
+   */
+  allowedOrigins?: readonly string[];
   /** The protocols served (default: both, `[aiSdkProtocol(), agUiProtocol()]`). */
   protocols?: readonly HostProtocol[];
   /**
@@ -67,6 +81,13 @@ export interface SessionHostOptions {
   store?: ThreadStore;
   /** The largest request body read, in bytes (default 1 MB); larger ones get 413. */
   maxBodyBytes?: number;
+  /**
+   * The most one streaming response holds for a client that reads slower than the run writes
+   * (bytes of events not yet taken by the client; default 1 MB). An event that comes while more
+   * than that waits drops the response (the connection is cut, the run goes on); the client
+   * reconnects and gets the response replayed from its start, as fast as it reads.
+   */
+  maxResponseBufferBytes?: number;
   /**
    * The most threads the host holds in memory (default: no bound, every thread it has seen).
    * Over it, the least recently used threads that rest (idle: no run going or waiting for an
@@ -100,7 +121,11 @@ export interface SessionHost {
  * const host = createSessionHost({
  *   agent: { provider, tools, systemPrompt: "You help with the weather." },
  *   basePath: "/api",
- *   authorize: (request, threadId) => threadId.startsWith(userOf(request) + ":"),
+ *   // Your identity check: the signed-in user's threads only (userOf: undefined when signed out).
+ *   authorize: (request, threadId) => {
+ *     const user = userOf(request);
+ *     return user !== undefined && threadId.startsWith(`${user}:`);
+ *   },
  * });
  * export const POST = host.handle; // Next.js: app/api/[...path]/route.ts
  * export const GET = host.handle;
@@ -112,6 +137,7 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
       "createSessionHost needs either agent (in-process threads) or durable (Restate sessions)",
     );
   }
+  checkAuthorize(options.authorize);
   if (options.durable && options.store) {
     throw new TypeError("a durable host keeps its threads in Restate: drop the store option");
   }
@@ -126,6 +152,15 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
   }
   const base = (options.basePath ?? "").replace(/\/+$/, "");
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+  const maxResponseBufferBytes = options.maxResponseBufferBytes ?? 1024 * 1024;
+  if (!(maxResponseBufferBytes > 0)) {
+    throw new TypeError(
+      `maxResponseBufferBytes must be above 0, got ${String(options.maxResponseBufferBytes)}`,
+    );
+  }
+  const localOnly = options.authorize === "none-local-only";
+  const authorize = typeof options.authorize === "function" ? options.authorize : undefined;
+  const allowedOrigins = new Set((options.allowedOrigins ?? []).map(checkedOrigin));
   const threads = new Map<string, Promise<HostedThreadImpl>>();
   /** The threads made, least recently used first (a request moves its thread to the end). */
   const ready = new Map<string, HostedThreadImpl>();
@@ -206,7 +241,9 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
       ? durableBackend(await durable.client, threadId, durable.pollIntervalMs)
       : await createLocal(threadId, request);
     // Subscribed before the first look: a durable run found in progress is published then.
-    const thread = new HostedThreadImpl(threadId, backend, save);
+    const thread = new HostedThreadImpl(threadId, backend, save, {
+      maxBufferedBytes: maxResponseBufferBytes,
+    });
     try {
       await backend.refresh();
     } catch (error) {
@@ -250,7 +287,7 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
   /** The host's API for one request; the threads it handed out are in `held`. */
   const hostFor = (held: HostedThreadImpl[]): HostApi => ({
     async thread(request, threadId, { create = false } = {}): Promise<HostedThread> {
-      if (options.authorize && !(await options.authorize(request, threadId))) {
+      if (authorize && !(await authorize(request, threadId))) {
         throw new HostError(403, "forbidden", "not allowed on this thread");
       }
       for (;;) {
@@ -284,16 +321,18 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
   return {
     async handle(request) {
       const path = new URL(request.url).pathname;
-      if (base && path !== base && !path.startsWith(`${base}/`)) return notFound();
-      const match = matchRoute(routes, request.method, path.slice(base.length));
-      if (match === "method") {
-        return errorResponse(
-          new HostError(405, "method_not_allowed", `${request.method} is not allowed here`),
-        );
-      }
-      if (!match) return notFound();
       const held: HostedThreadImpl[] = [];
       try {
+        if (localOnly) checkLoopbackHost(request);
+        if (base && path !== base && !path.startsWith(`${base}/`)) return notFound();
+        const match = matchRoute(routes, request.method, path.slice(base.length));
+        if (match === "method") {
+          throw new HostError(405, "method_not_allowed", `${request.method} is not allowed here`);
+        }
+        if (!match) return notFound();
+        // Before any route reads the body or a thread: a page on another site gets nothing applied.
+        checkSameOrigin(request, allowedOrigins);
+        if (request.method === "POST") checkJsonContentType(request);
         return await match.route.handle(request, match.params, hostFor(held));
       } catch (error) {
         if (error instanceof HostError) return errorResponse(error);
@@ -331,6 +370,35 @@ function openDurable(durable: SessionClient | DurableHostOptions): {
 
 function isSessionClient(value: SessionClient | DurableHostOptions): value is SessionClient {
   return typeof (value as SessionClient).updates === "function";
+}
+
+/** Refuses a host with no identity check unless the app chose one for this machine alone. */
+function checkAuthorize(authorize: unknown): void {
+  if (typeof authorize === "function" || authorize === "none-local-only") return;
+  throw new TypeError(
+    authorize === undefined
+      ? "createSessionHost needs authorize: (request, threadId) => boolean, your app's identity check " +
+          "(without one anyone who knows a thread id could read it and approve its calls). For a host " +
+          'this machine alone uses, say so: authorize: "none-local-only" (it then answers loopback requests only)'
+      : `authorize must be a function (request, threadId) => boolean or "none-local-only", got ${JSON.stringify(authorize)}`,
+  );
+}
+
+/** An `allowedOrigins` entry as a browser's `Origin` header gives it, or a TypeError saying what it lacks. */
+function checkedOrigin(origin: string): string {
+  let parsed: string | undefined;
+  try {
+    parsed = new URL(origin).origin;
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed === undefined || parsed === "null" || parsed !== origin) {
+    throw new TypeError(
+      `allowedOrigins takes origins as browsers send them (scheme://host[:port], no path or trailing slash), got ${JSON.stringify(origin)}` +
+        (parsed && parsed !== "null" ? `: did you mean ${JSON.stringify(parsed)}?` : ""),
+    );
+  }
+  return origin;
 }
 
 function notFound(): Response {

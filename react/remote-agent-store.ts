@@ -251,7 +251,8 @@ export function createRemoteAgentStore(options: RemoteAgentOptions): AgentStore 
       ),
     abort: () =>
       act(async () => {
-        await request("POST", "/abort");
+        // A JSON body like every POST: the host refuses any other (a cross-site form could send it).
+        await request("POST", "/abort", {});
       }),
   };
 

@@ -35,7 +35,13 @@ afterEach(async () => {
 });
 
 async function startHost(agent: SessionHostOptions["agent"], more: Partial<SessionHostOptions> = {}) {
-  const host = createSessionHost({ agent, basePath: "/api", protocols: [agUiProtocol()], ...more });
+  const host = createSessionHost({
+    agent,
+    basePath: "/api",
+    protocols: [agUiProtocol()],
+    authorize: "none-local-only",
+    ...more,
+  });
   const server = await serveNode(host.handle);
   closers.push(async () => {
     await host.close();
@@ -279,7 +285,14 @@ describe.each(VERSIONS)("AG-UI over the session host, @ag-ui/client %s HttpAgent
     say(aborting, "u1", "go");
     const running = runClient(aborting);
     await until(async () => (await status(base, "abort")).state === "running.executing");
-    expect((await fetch(`${base}/threads/abort/abort`, { method: "POST" })).status).toBe(200);
+    expect(
+      (
+        await fetch(`${base}/threads/abort/abort`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+        })
+      ).status,
+    ).toBe(200);
     const aborted = await running;
     // 0.0.59 (CopilotKit's) fails a run on a cancelled outcome: it gets a plain RUN_FINISHED.
     expectClean(aborted, version === "1.0" ? "cancelled" : "success");

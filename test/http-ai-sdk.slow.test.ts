@@ -50,6 +50,7 @@ async function startHost(
     agent,
     basePath: "/api",
     protocols: [aiSdkProtocol({ target })],
+    authorize: "none-local-only",
     ...more,
   });
   const server = await serveNode(host.handle);
@@ -315,7 +316,14 @@ for (const client of AI_SDK_CLIENTS) {
           const sent = chat.sendMessage({ text: "go" });
           if (id === "abort") {
             await until(() => host.agent("abort")?.state === "running.executing");
-            expect((await fetch(`${base}/threads/abort/abort`, { method: "POST" })).status).toBe(200);
+            expect(
+              (
+                await fetch(`${base}/threads/abort/abort`, {
+                  method: "POST",
+                  headers: { "content-type": "application/json" },
+                })
+              ).status,
+            ).toBe(200);
           }
           await sent;
           await settle(chat, base);

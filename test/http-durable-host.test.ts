@@ -7,24 +7,33 @@ import { scripted } from "../index.js";
 
 describe("createSessionHost({ durable })", () => {
   it("takes either agent or durable, and no store with durable", () => {
-    expect(() => createSessionHost({})).toThrow(/either agent .* or durable/);
+    expect(() => createSessionHost({ authorize: "none-local-only" })).toThrow(/either agent .* or durable/);
     expect(() =>
-      createSessionHost({ agent: { provider: scripted([]) }, durable: { url: "http://127.0.0.1:1" } }),
+      createSessionHost({
+        agent: { provider: scripted([]) },
+        durable: { url: "http://127.0.0.1:1" },
+        authorize: "none-local-only",
+      }),
     ).toThrow(/either agent .* or durable/);
     expect(() =>
       createSessionHost({
         durable: { url: "http://127.0.0.1:1" },
         store: { load: () => undefined, save: () => undefined },
+        authorize: "none-local-only",
       }),
     ).toThrow(/keeps its threads in Restate/);
   });
 
   it("answers 503 with the reason when Restate's ingress cannot be reached, and the host keeps serving", async () => {
     const port = await closedPort();
-    const host = createSessionHost({ durable: { url: `http://127.0.0.1:${port}` }, basePath: "/api" });
+    const host = createSessionHost({
+      durable: { url: `http://127.0.0.1:${port}` },
+      basePath: "/api",
+      authorize: "none-local-only",
+    });
     for (const request of [
-      new Request("http://host/api/threads/t1"),
-      new Request("http://host/api/chat", {
+      new Request("http://localhost/api/threads/t1"),
+      new Request("http://localhost/api/chat", {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({
@@ -40,7 +49,7 @@ describe("createSessionHost({ durable })", () => {
       expect(body.error.message).toContain(`127.0.0.1:${port}: ECONNREFUSED`);
     }
     // Routes that need no thread still answer.
-    expect((await host.handle(new Request("http://host/api/nope"))).status).toBe(404);
+    expect((await host.handle(new Request("http://localhost/api/nope"))).status).toBe(404);
     await host.close();
   });
 
@@ -56,7 +65,7 @@ describe("createSessionHost({ durable })", () => {
         return false;
       },
     });
-    const response = await host.handle(new Request("http://host/threads/t1"));
+    const response = await host.handle(new Request("http://localhost/threads/t1"));
     expect(response.status).toBe(403);
     expect(asked).toBe(1);
     await host.close();

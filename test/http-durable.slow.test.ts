@@ -90,6 +90,7 @@ async function startHost(more: Partial<SessionHostOptions> = {}, target: 6 | 7 =
     durable: { url: restate.ingressUrl, pollIntervalMs: 40 },
     basePath: "/api",
     protocols: [aiSdkProtocol({ target }), agUiProtocol(), agentMachineProtocol()],
+    authorize: "none-local-only",
     ...more,
   });
   const http = await serveNode(host.handle);

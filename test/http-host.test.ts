@@ -33,6 +33,7 @@ function makeHost(more: Partial<SessionHostOptions> = {}): SessionHost {
       tools: [deleteFile],
     }),
     basePath: "/api",
+    authorize: "none-local-only",
     ...more,
   });
   hosts.push(host);
@@ -41,14 +42,14 @@ function makeHost(more: Partial<SessionHostOptions> = {}): SessionHost {
 
 const post = (host: SessionHost, path: string, body: unknown, headers: Record<string, string> = {}) =>
   host.handle(
-    new Request(`http://app.test/api${path}`, {
+    new Request(`http://localhost/api${path}`, {
       method: "POST",
       headers: { "content-type": "application/json", ...headers },
       body: typeof body === "string" ? body : JSON.stringify(body),
     }),
   );
 const get = (host: SessionHost, path: string, headers: Record<string, string> = {}) =>
-  host.handle(new Request(`http://app.test/api${path}`, { headers }));
+  host.handle(new Request(`http://localhost/api${path}`, { headers }));
 
 const userMessage = (id: string, text: string) => ({ id, role: "user", parts: [{ type: "text", text }] });
 const chatBody = (id: string, messages: unknown[]) => ({ id, trigger: "submit-message", messages });
@@ -195,7 +196,7 @@ describe("the session host: bad input gets a clear 4xx, nothing stored, the agen
   it("answers unknown routes 404, wrong methods 405, unknown threads 404 (and resume 204)", async () => {
     const host = makeHost();
     expect((await get(host, "/nowhere")).status).toBe(404);
-    expect((await host.handle(new Request("http://app.test/other/chat"))).status).toBe(404);
+    expect((await host.handle(new Request("http://localhost/other/chat"))).status).toBe(404);
     expect(await errorOf(await get(host, "/chat"))).toEqual([405, "method_not_allowed"]);
     expect(await errorOf(await get(host, "/threads/nope"))).toEqual([404, "unknown_thread"]);
     expect(await errorOf(await post(host, "/threads/nope/steer", { text: "hi" }))).toEqual([
@@ -519,10 +520,16 @@ describe("the session host: maxThreads keeps memory bounded", () => {
   };
 
   it("needs a store for in-process threads, and a whole number above 0", () => {
-    expect(() => createSessionHost({ agent: talker, maxThreads: 2 })).toThrow(/give a store/);
+    expect(() => createSessionHost({ agent: talker, maxThreads: 2, authorize: "none-local-only" })).toThrow(
+      /give a store/,
+    );
     const store = memoryStore();
-    expect(() => createSessionHost({ agent: talker, store, maxThreads: 0 })).toThrow(/whole number/);
-    expect(() => createSessionHost({ agent: talker, store, maxThreads: 1.5 })).toThrow(/whole number/);
+    expect(() =>
+      createSessionHost({ agent: talker, store, maxThreads: 0, authorize: "none-local-only" }),
+    ).toThrow(/whole number/);
+    expect(() =>
+      createSessionHost({ agent: talker, store, maxThreads: 1.5, authorize: "none-local-only" }),
+    ).toThrow(/whole number/);
   });
 
   it("drops the least recently used resting thread; the next request wakes it from the store, same transcript and ids", async () => {
@@ -584,7 +591,7 @@ describe("the session host: maxThreads keeps memory bounded", () => {
       },
     });
     const steering = host.handle(
-      new Request("http://app.test/api/threads/t1/steer", {
+      new Request("http://localhost/api/threads/t1/steer", {
         method: "POST",
         headers: { "content-type": "application/json" },
         body,

@@ -22,15 +22,20 @@ afterEach(async () => {
 });
 
 function hostWith(options: AgentOptions) {
-  const host = createSessionHost({ agent: options, basePath: "/api", protocols: [agentMachineProtocol()] });
+  const host = createSessionHost({
+    agent: options,
+    basePath: "/api",
+    protocols: [agentMachineProtocol()],
+    authorize: "none-local-only",
+  });
   hosts.push(host);
   const requests: string[] = [];
   const fetch = (input: RequestInfo | URL, init?: RequestInit) => {
-    const request = new Request(new URL(String(input), "http://host.test"), init);
+    const request = new Request(new URL(String(input), "http://localhost"), init);
     requests.push(`${request.method} ${new URL(request.url).pathname}`);
     return host.handle(request);
   };
-  const store = (threadId = "t1") => createRemoteAgentStore({ url: "http://host.test/api", threadId, fetch });
+  const store = (threadId = "t1") => createRemoteAgentStore({ url: "http://localhost/api", threadId, fetch });
   return { host, store, requests };
 }
 
@@ -209,7 +214,7 @@ describe("a remote thread's view (createRemoteAgentStore)", () => {
     const answer = "x".repeat(4000);
     const { host } = hostWith({ provider: scripted([{ text: answer, chunkSize: 10 }]) });
     const response = await host.handle(
-      new Request("http://host.test/api/threads/t9/run", {
+      new Request("http://localhost/api/threads/t9/run", {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ message: { text: "Say x" } }),
@@ -223,6 +228,23 @@ describe("a remote thread's view (createRemoteAgentStore)", () => {
     // times whole (its end, the turn's, the run's, the closing transcript).
     expect(body.length).toBeLessThan(250_000);
     expect(Math.max(...updates.map((frame) => frame.length))).toBeLessThan(400);
+  });
+
+  it("stops a run: abort reaches the host as JSON (the host refuses a POST of any other type)", async () => {
+    const check = gated("check");
+    const { host, store, requests } = hostWith({
+      provider: scripted([{ toolCalls: [{ id: "c1", name: "check", arguments: {} }] }, { text: "never" }]),
+      tools: [check.tool],
+    });
+    const remote = store();
+    await settle();
+    const outcome = remote.actions.prompt("Check");
+    await expect.poll(() => remote.getSnapshot().toolCalls.map((c) => c.toolCallId)).toEqual(["c1"]);
+    await remote.actions.abort();
+    expect((await outcome).reason).toBe("aborted");
+    expect(remote.getSnapshot().error).toBeUndefined();
+    expect(host.agent("t1")!.state).toBe("idle");
+    expect(requests).toContain("POST /api/threads/t1/abort");
   });
 
   it("answers bad actions with the host's refusal and changes nothing", async () => {

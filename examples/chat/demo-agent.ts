@@ -93,7 +93,7 @@ export function demoStep(request: ProviderRequest): ScriptedStep {
  *
  * @example
  * ```ts
- * const host = createSessionHost({ agent: demoAgentOptions(), protocols: [agentMachineProtocol()] });
+ * const host = createSessionHost({ agent: demoAgentOptions(), protocols: [agentMachineProtocol()], authorize: "none-local-only" });
  * ```
  */
 export function demoAgentOptions(provider?: Provider): AgentOptions {

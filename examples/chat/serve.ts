@@ -48,6 +48,10 @@ export async function serveChatExample({
     agent: demoAgentOptions(found.provider),
     basePath: "/api",
     protocols: [aiSdkProtocol(), agentMachineProtocol()],
+    // A demo for this machine alone: no users, so no identity to check. The host then answers only
+    // requests sent to 127.0.0.1 / localhost from this page's own origin. An app with users gives
+    // authorize: (request, threadId) => ... (docs/frontends.md).
+    authorize: "none-local-only",
   });
   const api = toNodeListener(host.handle);
   const bundle = await build({

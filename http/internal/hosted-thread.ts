@@ -16,7 +16,7 @@ import {
   type ThreadStatus,
   type ToolCallAnswer,
 } from "../protocol.js";
-import { openResponseStream, type ResponseSink } from "./response-stream.js";
+import { openResponseStream, type ResponseSink, type ResponseStreamLimits } from "./response-stream.js";
 import type { ThreadBackend } from "./thread-backend.js";
 
 interface Period {
@@ -44,6 +44,7 @@ export class HostedThreadImpl implements HostedThread {
     readonly threadId: string,
     readonly agent: ThreadBackend,
     private readonly onSettled: SettledHook,
+    private readonly limits: ResponseStreamLimits = { maxBufferedBytes: 1024 * 1024 },
   ) {
     this.subscription = agent.events$.subscribe({
       next: (event) => this.onEvent(event),
@@ -146,14 +147,20 @@ export class HostedThreadImpl implements HostedThread {
     };
     const replaying: { subscription?: Subscription } = {};
     let lastEnd: AgentEventOf<"agent_end"> | undefined;
-    const { body, sink } = openResponseStream(encoder, context, () => {
-      this.sinks.delete(closer);
-      replaying.subscription?.unsubscribe();
-    });
+    const { body, sink } = openResponseStream(
+      encoder,
+      context,
+      () => {
+        this.sinks.delete(closer);
+        replaying.subscription?.unsubscribe();
+      },
+      this.limits,
+    );
     // The thread closes its sinks at agent_end before the replay has passed it on (the thread's
     // subscription is older): the replay closes itself when it completes instead.
     const closer: ResponseSink = {
       event: () => undefined,
+      backlog: () => undefined,
       close: (ending) => {
         if (ending.kind !== "end") sink.close(ending);
       },
@@ -162,16 +169,21 @@ export class HostedThreadImpl implements HostedThread {
       },
     };
     this.sinks.add(closer);
+    // What the replay buffer holds comes at once, when subscribed: queued as it is and encoded as
+    // the client reads (twenty stalled reconnects hold no copy of it); what follows is live.
+    let buffered = true;
     replaying.subscription = replay.subscribe({
       next: ({ event, seq }) => {
         if (event.type === "agent_end") lastEnd = event;
-        sink.event(event, seq);
+        if (buffered) sink.backlog(event, seq);
+        else sink.event(event, seq);
       },
       complete: () => {
         const messages = this.agent.messages.slice();
         sink.close(lastEnd ? { kind: "end", event: lastEnd, messages } : { kind: "gone", messages });
       },
     });
+    buffered = false;
     return new Response(body, { headers: encoder.headers });
   }
 
@@ -288,7 +300,7 @@ export class HostedThreadImpl implements HostedThread {
     encoder: StreamEncoder,
     context: ResponseContext,
   ): { body: ReadableStream<Uint8Array>; sink: ResponseSink } {
-    const opened = openResponseStream(encoder, context, () => this.sinks.delete(opened.sink));
+    const opened = openResponseStream(encoder, context, () => this.sinks.delete(opened.sink), this.limits);
     this.sinks.add(opened.sink);
     return opened;
   }

@@ -1,12 +1,10 @@
 // Reading request bodies and answering with JSON, within limits, for the host and its protocols.
 import { HostError } from "../protocol.js";
+import { checkJsonContentType } from "./request-guard.js";
 
 /** Reads a JSON body of at most `maxBytes` bytes; HostError 413 / 415 / 400 otherwise. */
 export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
-  const type = request.headers.get("content-type") ?? "";
-  if (type && !/\bjson\b/i.test(type)) {
-    throw new HostError(415, "unsupported_media_type", `expected a JSON body, got content-type ${type}`);
-  }
+  checkJsonContentType(request);
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > maxBytes) throw tooLarge(maxBytes);
   const text = await readText(request, maxBytes);
