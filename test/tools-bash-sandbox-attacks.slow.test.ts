@@ -81,7 +81,9 @@ async function expectNothingPlanted(repo: string, configBefore: string): Promise
   expect(existsSync(path.join(repo, ".git-old"))).toBe(false);
   expect(existsSync(path.join(repo, ".git", "hooks", "pre-commit"))).toBe(false);
   expect(await readFile(path.join(repo, ".git", "config"), "utf8")).toBe(configBefore);
-  expect(existsSync(path.join(repo, ".git", "info", "attributes"))).toBe(false);
+  // The sandbox creates it empty so that it can be read-only; nothing the command wrote is in it.
+  const attributes = path.join(repo, ".git", "info", "attributes");
+  expect(existsSync(attributes) ? await readFile(attributes, "utf8") : "").toBe("");
   expect(existsSync(path.join(repo, ".git", "commondir"))).toBe(false);
   await writeFile(path.join(repo, "later.txt"), "the user's own change\n");
   expect(hostGit(repo, "status", "--porcelain").status).toBe(0);
@@ -147,6 +149,20 @@ suite("attack: replace or reconfigure a repository from the sandbox (issue 35, i
     expect(existsSync(path.join(workspace, ".git", "commondir"))).toBe(false);
     expect(hostGit(workspace, "status", "--porcelain").status).toBe(0);
     expect(existsSync(path.join(workspace, "pwned-fsmonitor"))).toBe(false);
+  });
+
+  it("keeps the hooks folder the config names (core.hooksPath) read-only", async () => {
+    await makeRepository(workspace);
+    await mkdir(path.join(workspace, ".githooks"));
+    hostGit(workspace, "config", "core.hooksPath", ".githooks");
+    const run = await runTool(sandboxed(), {
+      command:
+        "printf '#!/bin/sh\\ntouch pwned-hook\\n' > .githooks/pre-commit; chmod +x .githooks/pre-commit; mv .githooks x",
+    });
+    expect(run.text).toMatch(/pre-commit: Read-only file system/);
+    expect(existsSync(path.join(workspace, ".githooks", "pre-commit"))).toBe(false);
+    hostGit(workspace, "commit", "-q", "--allow-empty", "-m", "later");
+    expect(existsSync(path.join(workspace, "pwned-hook"))).toBe(false);
   });
 
   it("still lets git add and git commit work inside the sandbox", async () => {
@@ -251,6 +267,24 @@ suite("attack: read secrets the sandbox still shows (issue 35, item 6)", () => {
     });
     expect(configured.text).toContain("<settings/>");
     expect(configured.text).toMatch(/\.kube\/config: Permission denied/);
+  });
+});
+
+suite("a workspace inside the hidden home folder", () => {
+  it("is shown and writable, while the rest of the home stays hidden and cannot be written", async () => {
+    const inHome = path.join(home, "projects", "app");
+    await mkdir(inHome, { recursive: true });
+    await mkdir(path.join(home, "projects", "other"), { recursive: true });
+    await writeFile(path.join(home, "projects", "other", "notes.txt"), "other-workspace-secret\n");
+    const bash = createBashTool({ workspace: inHome, sandbox: true });
+    const run = await runTool(bash, {
+      command: "echo ok > made.txt && cat made.txt; cat ../other/notes.txt; echo x > ../escape.txt; ls ~",
+    });
+    expect(run.text).toMatch(/^ok$/m);
+    expect(run.text).not.toContain("other-workspace-secret");
+    expect(run.text).toMatch(/escape\.txt: Permission denied/);
+    expect(await readFile(path.join(inHome, "made.txt"), "utf8")).toBe("ok\n");
+    expect(existsSync(path.join(home, "projects", "escape.txt"))).toBe(false);
   });
 });
 

@@ -42,8 +42,8 @@ function isDirectory(p: string): boolean {
 /**
  * The mounts that protect a repository whose `.git` entry is `gitEntry`, so a sandboxed command can
  * commit but cannot make git outside the sandbox run anything: `.git` is pinned (it cannot be moved
- * aside and replaced by a copy), its `config`, `hooks` and `info` are read-only (the hooks and `info`
- * folders are created empty when missing, so they cannot be planted), redirects (`commondir`,
+ * aside and replaced by a copy), its `config`, `hooks` and `info/attributes` are read-only (created
+ * empty when missing, so they cannot be planted; `info` itself is pinned), redirects (`commondir`,
  * `config.worktree`) are read-only when present and removed after the command when planted, the
  * same for every submodule's git directory under `modules/` and every linked worktree's under
  * `worktrees/`, and the hooks folder and included config files the config names, when they lie in
@@ -73,15 +73,19 @@ function protectGitDir(
   into.pinned.push(gitDir);
   const linkedWorktree = existsSync(path.join(gitDir, "commondir"));
   if (!linkedWorktree) {
+    // An empty folder or file is inert; a missing one could be created with a hook or a filter in it.
     for (const folder of ["hooks", "info"]) {
       const target = path.join(gitDir, folder);
-      // An empty folder is inert; a missing one could be created with a hook in it.
       if (!existsSync(target)) tryMkdir(target);
     }
-    const config = path.join(gitDir, "config");
-    if (!existsSync(config)) tryCreateEmpty(config);
+    for (const file of ["config", "info/attributes"]) {
+      const target = path.join(gitDir, file);
+      if (!existsSync(target)) tryCreateEmpty(target);
+    }
   }
-  for (const name of ["config", "hooks", "info", ...REDIRECTS]) {
+  // `info` stays writable (repack writes info/refs there) but cannot be swapped for another folder.
+  if (isDirectory(path.join(gitDir, "info"))) into.pinned.push(path.join(gitDir, "info"));
+  for (const name of ["config", "hooks", "info/attributes", ...REDIRECTS]) {
     const target = path.join(gitDir, name);
     if (existsSync(target)) into.readOnly.push(target);
     else if (name === "commondir" || name === "config.worktree") into.removeIfPlanted.push(target);

@@ -12,15 +12,36 @@ export interface WorkspaceScan {
 }
 
 /**
+ * Folders never entered: installed packages, virtual environments, caches and build output, which
+ * are large, regenerated, and not where a user keeps secrets or repositories of their own.
+ */
+export const UNSCANNED_DIRS: ReadonlySet<string> = new Set([
+  "node_modules",
+  ".venv",
+  "venv",
+  "__pycache__",
+  ".tox",
+  ".mypy_cache",
+  ".pytest_cache",
+  ".next",
+  ".nuxt",
+  ".turbo",
+  ".cache",
+  ".gradle",
+  "target",
+]);
+
+/**
  * Folders listed per command at most. The scan runs before every sandboxed command, so it must stay
  * cheap on a large monorepo (`node_modules` is never entered).
  */
-export const MAX_SCANNED_DIRS = 20_000;
+export const MAX_SCANNED_DIRS = 10_000;
 
 /**
- * Walks the workspace (synchronously, symlinks not followed, `node_modules` and the insides of `.git`
- * skipped) for entries whose name matches one of `patterns` and for repositories. The sandbox hides
- * or protects what it finds for the next command.
+ * Walks the workspace breadth first (synchronously, symlinks not followed, {@link UNSCANNED_DIRS}
+ * and the insides of `.git` skipped, at most `maxDirs` folders, the shallowest first) for entries
+ * whose name matches one of `patterns` and for repositories. The sandbox hides or protects what it
+ * finds for the next command.
  *
  * @example
  * ```ts
@@ -34,12 +55,10 @@ export function scanWorkspace(
 ): WorkspaceScan {
   const matches: string[] = [];
   const repositories: string[] = [];
-  const stack = [root];
-  let listed = 0;
-  while (stack.length > 0) {
-    if (listed >= maxDirs) return { matches, repositories, truncated: true };
-    const dir = stack.pop()!;
-    listed++;
+  const queue = [root];
+  for (let next = 0; next < queue.length; next++) {
+    if (next >= maxDirs) return { matches, repositories, truncated: true };
+    const dir = queue[next]!;
     let entries: Dirent[];
     try {
       entries = readdirSync(dir, { withFileTypes: true });
@@ -53,7 +72,7 @@ export function scanWorkspace(
         if (entry.isDirectory() || entry.isFile()) repositories.push(absolute);
         continue;
       }
-      if (entry.isDirectory() && entry.name !== "node_modules") stack.push(absolute);
+      if (entry.isDirectory() && !UNSCANNED_DIRS.has(entry.name)) queue.push(absolute);
     }
   }
   return { matches, repositories, truncated: false };
