@@ -1,10 +1,11 @@
-// Times a sandboxed `git commit` of a small repository against plain bash (10 runs each, median).
-// Run: npx tsx bench/sandbox-git-commit.ts
+// Times a sandboxed `git commit` of a small repository against plain bash (median of each).
+// Run: npx tsx bench/sandbox-git-commit.ts [runs, default 10]
 import { execSync } from "node:child_process";
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { createBashTool } from "../index.js";
+const runs = Number(process.argv[2] ?? 10);
 const ws = realpathSync(mkdtempSync(path.join(tmpdir(), "am-commit-")));
 execSync(
   "git init -q -b main && for i in $(seq 50); do echo $i > f$i; done && git add . && git -c user.name=a -c user.email=a@b commit -qm init",
@@ -36,7 +37,9 @@ async function time(tool: typeof bash, n: number) {
   return ms[Math.floor(n / 2)]!.toFixed(0);
 }
 try {
-  console.log(`plain bash: median ${await time(plain, 10)} ms; sandboxed: median ${await time(bash, 10)} ms`);
+  console.log(
+    `plain bash: median ${await time(plain, runs)} ms; sandboxed: median ${await time(bash, runs)} ms`,
+  );
 } finally {
   rmSync(ws, { recursive: true, force: true });
 }

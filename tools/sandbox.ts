@@ -222,8 +222,9 @@ export interface Sandbox {
   readonly description: string;
   /**
    * Starts `file args…` inside the sandbox in its own process group (so the caller can signal the
-   * whole group), stdout and stderr piped. `env` is filtered by `denyEnv` except the names in
-   * `keepEnv`.
+   * whole group), stdout and stderr piped, under the sandbox's limits. Of `env`, only the names
+   * `allowEnv` allows and `denyEnv` does not deny pass, and the names in `keepEnv`. Redirects a
+   * command planted in a repository are removed when it exits.
    */
   spawn(
     file: string,
