@@ -163,6 +163,15 @@ suite("attack: replace or reconfigure a repository from the sandbox (issue 35, i
     expect(existsSync(path.join(workspace, ".githooks", "pre-commit"))).toBe(false);
     hostGit(workspace, "commit", "-q", "--allow-empty", "-m", "later");
     expect(existsSync(path.join(workspace, "pwned-hook"))).toBe(false);
+
+    // An included config file that does not exist yet cannot be planted either.
+    hostGit(workspace, "config", "include.path", "../local.gitconfig");
+    await runTool(sandboxed(), {
+      command: "printf '[core]\\n\\tfsmonitor = touch pwned-fsmonitor; false\\n' > local.gitconfig; echo x",
+    });
+    expect(existsSync(path.join(workspace, "local.gitconfig"))).toBe(false);
+    hostGit(workspace, "status", "--porcelain");
+    expect(existsSync(path.join(workspace, "pwned-fsmonitor"))).toBe(false);
   });
 
   it("still lets git add and git commit work inside the sandbox", async () => {

@@ -263,7 +263,8 @@ export function resolveProtectedPaths(
     denyFiles,
     readOnly,
     pinned: [...new Set(pinned)].filter(inWritable),
-    removeIfPlanted,
+    // Only a command could have created these, and only where it may write.
+    removeIfPlanted: [...new Set(removeIfPlanted)].filter(inWritable),
   };
 }
 

@@ -46,8 +46,8 @@ function isDirectory(p: string): boolean {
  * empty when missing, so they cannot be planted; `info` itself is pinned), redirects (`commondir`,
  * `config.worktree`) are read-only when present and removed after the command when planted, the
  * same for every submodule's git directory under `modules/` and every linked worktree's under
- * `worktrees/`, and the hooks folder and included config files the config names, when they lie in
- * the workspace. A `.git` file (a submodule's or a worktree's pointer) is read-only as a whole.
+ * `worktrees/`, and the hooks folder and included config files the config names (read-only when
+ * present, removed after the command when planted; outside the workspace they are read-only anyway). A `.git` file (a submodule's or a worktree's pointer) is read-only as a whole.
  *
  * @example
  * ```ts
@@ -91,8 +91,9 @@ function protectGitDir(
     else if (name === "commondir" || name === "config.worktree") into.removeIfPlanted.push(target);
   }
   for (const target of configuredPaths(path.join(gitDir, "config"), worktree)) {
-    if (!existsSync(target)) continue;
-    into.readOnly.push(target);
+    // A hooks folder or an included config the command creates would run or be read outside.
+    if (existsSync(target)) into.readOnly.push(target);
+    else into.removeIfPlanted.push(target);
   }
   if (depth > 4) return; // submodules of submodules of ...: deep enough for any real project
   for (const sub of gitDirsBelow(path.join(gitDir, "modules"), 3))
