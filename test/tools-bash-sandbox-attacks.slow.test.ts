@@ -317,6 +317,10 @@ suite("attack: starve the host from the sandbox (issue 35, item 7)", () => {
     });
     expect(full.text).toMatch(/No space left on device/);
     expect(Number(/^(\d+)$/m.exec(full.text)?.[1])).toBeLessThanOrEqual(4 * 1024 * 1024);
+    // bwrap's own /dev is a tmpfs too: it is read-only.
+    const dev = await runTool(sandboxed(), { command: "head -c 1M /dev/zero > /dev/fill; ls /dev" });
+    expect(dev.text).toMatch(/\/dev\/fill: Read-only file system/);
+    expect(dev.text).not.toMatch(/^fill$/m);
     const raised = await limitsOf({ limits: { tmpMiB: 2048 } });
     expect(raised).toMatch(/^\/tmp\s+2147483648$/m);
   });

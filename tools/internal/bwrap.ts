@@ -69,7 +69,9 @@ function byDepth(paths: Iterable<string>): string[] {
 export function bwrapArgs(plan: BwrapPlan): string[] {
   const sizes = plan.sizes ?? {};
   const args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"];
-  args.push(...sized(sizes.shm), "--tmpfs", "/dev/shm");
+  // bwrap's /dev is a writable tmpfs of half the RAM: read-only, with a bounded /dev/shm of its own
+  // (the device nodes, bound from the host, still read and write).
+  args.push("--remount-ro", "/dev", ...sized(sizes.shm), "--tmpfs", "/dev/shm");
   args.push(...sized(sizes.tmp), "--tmpfs", PRIVATE_TMP, ...sized(sizes.run), "--tmpfs", HIDDEN_RUN);
   if (plan.network && plan.resolvConf) args.push("--ro-bind-try", plan.resolvConf, plan.resolvConf);
   const mounts = [PRIVATE_TMP, HIDDEN_RUN];
