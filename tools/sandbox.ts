@@ -358,6 +358,9 @@ export function createSandbox(options: SandboxOptions & { workspace: string | Wo
   const description = [
     "Commands run in a sandbox: they can write only inside the workspace and /tmp",
     `(/tmp is private and empty for each command)${network ? "" : ", and have no network access"}.`,
+    "The home folder is hidden (an empty throwaway folder), most environment variables are withheld,",
+    "`.git` folders cannot be moved and their config and hooks are read-only,",
+    `and each command is limited (/tmp ${mib(limits.tmpMiB)}, ${mib(limits.memoryMiB)} of memory per process, ${Number.isFinite(limits.processes) ? limits.processes : "unlimited"} processes).`,
   ].join(" ");
 
   return {
@@ -403,6 +406,10 @@ export function createSandbox(options: SandboxOptions & { workspace: string | Wo
       }
     },
   };
+}
+
+function mib(value: number): string {
+  return Number.isFinite(value) ? `${value} MiB` : "unlimited";
 }
 
 /** Removes redirects a command planted in a repository (they did not exist when it started). */
