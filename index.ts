@@ -32,8 +32,12 @@ export { createPermissions } from "./tools/permissions.js";
 export type { ReadFileDetails, ReadFileToolOptions } from "./tools/read-file.js";
 export { createReadFileTool } from "./tools/read-file.js";
 export type { Sandbox, SandboxOptions, SandboxSupport } from "./tools/sandbox.js";
+export type { SandboxLimits } from "./tools/sandbox-limits.js";
+export { DEFAULT_SANDBOX_LIMITS } from "./tools/sandbox-limits.js";
 export {
   createSandbox,
+  DEFAULT_ALLOW_ENV,
+  DEFAULT_ALLOW_READ,
   DEFAULT_DENY_ENV,
   DEFAULT_DENY_READ,
   DEFAULT_DENY_WRITE,

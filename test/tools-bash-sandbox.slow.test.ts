@@ -216,7 +216,8 @@ suite("bash in the bubblewrap sandbox", () => {
     process.env.GITHUB_TOKEN = "ghp_test_secret";
     process.env.AM_VISIBLE = "visible";
     try {
-      const bash = sandboxed(true, { env: { NPM_TOKEN: "explicitly-given" } });
+      // Only an allowlist passes (issue 35): AM_VISIBLE is named, the keys never are.
+      const bash = sandboxed({ allowEnv: ["AM_VISIBLE"] }, { env: { NPM_TOKEN: "explicitly-given" } });
       const run = await runTool(bash, {
         command: 'echo "[$ANTHROPIC_API_KEY][$GITHUB_TOKEN][$AM_VISIBLE][$NPM_TOKEN]"',
       });

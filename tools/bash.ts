@@ -27,7 +27,7 @@ export interface BashToolOptions {
   updateIntervalMs?: number;
   /** Shell used as `<shell> -c <command>`. Default `bash`. */
   shell?: string;
-  /** Extra environment variables (merged over `process.env`; a sandbox keeps these even when `denyEnv` matches). */
+  /** Extra environment variables (merged over `process.env`; a sandbox passes these even when its allowlist does not name them). */
   env?: Record<string, string>;
   /**
    * Run every command in an OS sandbox (bubblewrap): `true` for the defaults (writes only in the
