@@ -49,7 +49,7 @@ const AUTH_SCHEME = /\b(Bearer|Basic)(\s+)(?=[A-Za-z0-9._~+/=-]*\d)[A-Za-z0-9._~
 
 /** An `Authorization` header's value, whatever it looks like: `-H 'Authorization: Bearer …'`. */
 const AUTH_HEADER =
-  /\b(authorization["']?[ \t]*[:=][ \t]*["']?(?:(?:bearer|basic|token)[ \t]+)?)([^\s"',;]+)/gi;
+  /\b(authorization["']?[ \t]*[:=][ \t]*["']?(?:(?:bearer|basic|token)[ \t]+)?)(?!(?:null|true|false|bearer|basic|token)\b|\[redacted)([^\s"',;)}\]]+)/gi;
 
 /** The password of a URL or DSN: `postgres://user:password@host`. */
 const URL_PASSWORD = /(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*:\/\/[^\s:/@'"]*:)([^\s@/'"]+)(@)/gi;
@@ -90,11 +90,19 @@ export function redactText(text: string): string {
     ASSIGNMENT,
     (all, name: string, separator: string, doubled?: string, single?: string, bare?: string) => {
       const value = doubled ?? single ?? bare ?? "";
-      if (!value || value.startsWith("[redacted") || /^(?:bearer|basic)$/i.test(value)) return all;
+      if (!value || value.includes("[redacted") || /^(?:bearer|basic|null|true|false)$/i.test(value))
+        return all;
       const secret =
         SECRET_ENV_NAME.test(name) || isSecretKey(name, /^\d+$/.test(value) ? Number(value) : value);
       if (!secret) return all;
-      const quote = doubled !== undefined ? '"' : single !== undefined ? "'" : "";
+      // A bare value after a quoted name (`"pin": 1234`, JSON in a text) is replaced by a string,
+      // so the JSON stays JSON.
+      const quote =
+        doubled !== undefined || (bare !== undefined && separator.startsWith('"'))
+          ? '"'
+          : single !== undefined
+            ? "'"
+            : "";
       return `${name}${separator}${quote}${REDACTED}${quote}`;
     },
   );
