@@ -16,7 +16,7 @@ import {
   writeSync,
 } from "node:fs";
 import * as path from "node:path";
-import { redactSecrets } from "../core/redact.js";
+import { createRedactor, redactSecrets } from "../core/redact.js";
 import { createImageStash, type ImageStash } from "./session-images.js";
 
 /** A session's files and folders are its user's alone: transcripts hold what the tools read. */
@@ -329,6 +329,10 @@ function openSession(
   const eventsFile = path.join(dir, "events.jsonl");
   let current = meta;
   let lastSnapshot: string | undefined;
+  // Secrets never reach the disk. Two redactors, each remembering the long strings of its last
+  // value: a snapshot (and a run's closing event) holds mostly the transcript already redacted.
+  const redactSnapshot = createRedactor();
+  const redactEvent = createRedactor();
   return {
     id: meta.id,
     dir,
@@ -336,13 +340,13 @@ function openSession(
       return current;
     },
     saveSnapshot(snapshot) {
-      const json = images.stringify(redactSecrets(snapshot));
+      const json = images.stringify(redactSnapshot(snapshot));
       if (json === lastSnapshot) return;
       writeFileAtomic(snapshotFile, json);
       lastSnapshot = json;
     },
     appendEvent(record) {
-      appendFileSync(eventsFile, `${images.stringify(redactSecrets(record))}\n`, { mode: PRIVATE_FILE });
+      appendFileSync(eventsFile, `${images.stringify(redactEvent(record))}\n`, { mode: PRIVATE_FILE });
     },
     updateMeta(patch) {
       current = redactSecrets({ ...current, ...patch, updatedAt: new Date().toISOString() });

@@ -120,19 +120,46 @@ export function redactText(text: string): string {
  * ```
  */
 export function redactSecrets<T>(value: T): T {
-  const visit = (input: unknown): unknown => {
-    if (typeof input === "string") return redactText(input);
-    if (typeof input !== "object" || input === null) return input;
-    if (Array.isArray(input)) return input.map(visit);
-    const isImage = (input as { type?: unknown }).type === "image";
-    const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(input)) {
-      if (isImage && key === "data") out[key] = item;
-      else if (isSecretKey(key, item) && item !== undefined && item !== null && item !== "")
-        out[key] = REDACTED;
-      else out[key] = visit(item);
-    }
-    return out;
+  return createRedactor()(value);
+}
+
+/**
+ * {@link redactSecrets} for a value written again and again (a session's snapshot, rewritten on every
+ * change with mostly the same transcript): long strings seen in the previous call are not scanned
+ * again. What it remembers is the strings of the last call only, so it holds no more than the value.
+ *
+ * @example
+ * ```ts
+ * const redact = createRedactor();
+ * writeFileAtomic(file, JSON.stringify(redact(agent.getPersistedSnapshot())));
+ * ```
+ */
+export function createRedactor(): <T>(value: T) => T {
+  let previous = new Map<string, string>();
+  return <T>(value: T): T => {
+    const current = new Map<string, string>();
+    const text = (input: string): string => {
+      if (input.length < 256) return redactText(input);
+      const known = current.get(input) ?? previous.get(input) ?? redactText(input);
+      current.set(input, known);
+      return known;
+    };
+    const visit = (input: unknown): unknown => {
+      if (typeof input === "string") return text(input);
+      if (typeof input !== "object" || input === null) return input;
+      if (Array.isArray(input)) return input.map(visit);
+      const isImage = (input as { type?: unknown }).type === "image";
+      const out: Record<string, unknown> = {};
+      for (const [key, item] of Object.entries(input)) {
+        if (isImage && key === "data") out[key] = item;
+        else if (isSecretKey(key, item) && item !== undefined && item !== null && item !== "")
+          out[key] = REDACTED;
+        else out[key] = visit(item);
+      }
+      return out;
+    };
+    const result = visit(value) as T;
+    previous = current;
+    return result;
   };
-  return visit(value) as T;
 }
