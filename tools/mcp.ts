@@ -80,7 +80,7 @@ export interface McpToolSet {
 export interface McpResultDetails {
   /** The server's `structuredContent`, when it sent one. */
   structuredContent?: unknown;
-  /** The original MCP tool name (before prefixing / sanitising). */
+  /** The MCP tool name as the server gave it (before prefixing; control characters removed). */
   mcpTool: string;
 }
 
@@ -304,13 +304,13 @@ export async function mcpTools(options: McpStdioOptions | McpUrlOptions): Promis
                 ctx.onProgress(progress.message ?? `${progress.progress}${total}`);
               },
             });
-            return mapMcpResult(result as Record<string, unknown>, mcpTool.name);
+            return mapMcpResult(result as Record<string, unknown>, serverText(mcpTool.name));
           } catch (error) {
             if (ctx.signal.aborted) throw error;
             const message = error instanceof Error ? error.message : String(error);
             return {
               content: [{ type: "text", text: `MCP tool ${serverText(mcpTool.name)} failed: ${message}` }],
-              details: { mcpTool: mcpTool.name },
+              details: { mcpTool: serverText(mcpTool.name) },
               isError: true,
             };
           }
