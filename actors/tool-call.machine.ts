@@ -1,11 +1,13 @@
 import { type AnyActorRef, assign, type SnapshotFrom, setup } from "xstate";
 import { type MessageIds, PROCESS_MESSAGE_IDS } from "../core/message-id.js";
 import type { ToolResultMessage } from "../core/messages.js";
-import { messageIdsFor, nowFor, runtimeOf } from "../core/runtime.js";
+import type { ApprovalDecision } from "../core/effect-journal.js";
+import { type AgentRuntime, messageIdsFor, nowFor, runtimeOf } from "../core/runtime.js";
 import { errorText } from "../core/error-text.js";
 import { errorResult, thrownErrorResult, type ToolResult } from "../tools/define-tool.js";
 import { executeToolCall } from "./execute-tool.js";
 import {
+  checkEditedArgs,
   checkPermissionActor,
   type Preparation,
   type Validation,
@@ -67,6 +69,35 @@ export function toolResultMessage(
   return message;
 }
 
+/**
+ * A decision that came through the journal, as the call takes it. Edited arguments are checked by
+ * the tool's schema again here: whoever holds the awakeable's id (the admin API shows it) can
+ * resolve it with anything, bypassing the check `SessionClient.approve` makes. Arguments the schema
+ * refuses deny the call, with the reason, and nothing runs.
+ *
+ * @example
+ * ```ts
+ * journaledDecision(runtime, "guarded", { approved: true, args: { action: 42 } });
+ * // { type: "DENY", reason: "the edited arguments fail the schema of tool guarded: …" }
+ * ```
+ */
+export function journaledDecision(
+  runtime: Pick<AgentRuntime, "tools">,
+  toolName: string,
+  decision: ApprovalDecision,
+): ToolCallEvent {
+  if (!decision.approved) return { type: "DENY", reason: decision.reason };
+  if (decision.args === undefined) return { type: "APPROVE" };
+  const tool = runtime.tools.get(toolName);
+  const checked = tool ? checkEditedArgs(tool, decision.args) : { ok: false as const, error: "unknown tool" };
+  if (!checked.ok)
+    return {
+      type: "DENY",
+      reason: `the edited arguments fail the schema of tool ${toolName}: ${checked.error}`,
+    };
+  return { type: "APPROVE", args: checked.args };
+}
+
 function editedValidation(args: unknown): Validation {
   return { outcome: "run", args, edited: true };
 }
@@ -122,11 +153,7 @@ export const toolCallMachine = setup({
         journal.approval({ toolCallId, toolName, args }).then(
           (decision) => {
             if (self.getSnapshot().status !== "active") return;
-            self.send(
-              decision.approved
-                ? { type: "APPROVE", ...(decision.args !== undefined && { args: decision.args }) }
-                : { type: "DENY", reason: decision.reason },
-            );
+            self.send(journaledDecision(runtimeOf(self), toolName, decision));
           },
           (error: unknown) => {
             if (self.getSnapshot().status !== "active") return;

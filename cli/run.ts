@@ -13,7 +13,7 @@ import { unknownModelNote } from "./images.js";
 import { attachToPrompt } from "./mentions.js";
 import { loadMarkdownRenderer, type MarkdownRenderer } from "./markdown.js";
 import { costText, createSessionMeter } from "./status-line.js";
-import { legacySessionsDir, moveLegacySessions, sessionsRoot } from "./session-location.js";
+import { findLegacySessions, legacySessionsDir, sessionsRoot } from "./session-location.js";
 import { estimateTokens } from "../context/tokens.js";
 import { waitForQuit } from "./keep-open.js";
 import { type InteractiveEnd, runInteractive } from "./interactive.js";
@@ -119,6 +119,23 @@ async function pickSession(
   } finally {
     rl.close();
   }
+}
+
+/**
+ * What a resumed session holds, said before anything runs: when it was last used and its first
+ * prompt (from the transcript the model is given, not the title its meta claims), so a session the
+ * user did not expect is seen before its turns steer the model.
+ */
+function resumedWhat(messages: readonly AgentMessage[], lastUsed: string | undefined): string[] {
+  const parts = lastUsed ? [`last used ${localMinute(lastUsed)}`] : [];
+  const first = messages.find((m) => m.role === "user");
+  if (first?.role === "user") {
+    const text = (typeof first.content === "string" ? first.content : textOf(first.content))
+      .replace(/\s+/g, " ")
+      .trim();
+    parts.push(`first prompt: "${terminalSafe(text.length > 120 ? `${text.slice(0, 119)}…` : text)}"`);
+  }
+  return parts;
 }
 
 /** `2026-11-25 14:03`, in local time. */
@@ -322,13 +339,16 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
   }
 
   // Sessions live in the user's data folder, keyed by workspace; the demo's stay in its throwaway
-  // workspace, deleted with it. A workspace's old `.agent-machine/sessions/` moves there once.
+  // workspace, deleted with it. A workspace's old `.agent-machine/sessions/` is named, never adopted:
+  // a repository can ship one (see findLegacySessions).
   const root = demoDir ? legacySessionsDir(cwd) : sessionsRoot(cwd, io.env, args.sessionsDir);
-  const moved = demoDir || args.sessionsDir !== undefined ? undefined : moveLegacySessions(cwd, root);
+  const legacy = demoDir || args.sessionsDir !== undefined ? undefined : findLegacySessions(cwd, root);
   const store = createSessionStore(cwd, root);
   let session: Session | undefined;
   let plan: ResumePlan | undefined;
   let recoveredFrom: { id: string; source: RecoverySource } | undefined;
+  /** When the resumed session was last used (a date from the future is not believed). */
+  let lastUsed: string | undefined;
   if (args.recover !== undefined) {
     ({ session, plan, recoveredFrom } = recoverSession(store, args.recover, {
       cwd,
@@ -348,6 +368,8 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
           : `No sessions to resume in ${store.root}`,
       );
     }
+    const resumedId = session.id;
+    lastUsed = store.list().find((listing) => listing.id === resumedId)?.updatedAt;
     plan = planResume(session.loadSnapshot(), session.loadEvents());
     // Killed again right after a resume, before the continued run's first save: meta still says so.
     if (session.meta.status === "running") plan.wasRunning = true;
@@ -453,12 +475,13 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
     if (pretty) notice(style.dim(choice.reason));
   }
   if (visualizerProblem) notice(style.yellow(visualizerProblem));
-  if (moved) {
-    const count = `${moved.moved.length} session${moved.moved.length === 1 ? "" : "s"}`;
-    const left = moved.left.map((entry) => `\n  left ${entry.id} in place: ${entry.why}`).join("");
+  if (legacy) {
+    const count = `${legacy.ids.length} session${legacy.ids.length === 1 ? "" : "s"}`;
     notice(
-      (moved.left.length ? style.yellow : style.dim)(
-        `Moved ${count} of this workspace from ${moved.from} to ${moved.to} (sessions live in your data folder now, out of the repository)${left}`,
+      style.yellow(
+        `${count} in ${terminalSafe(legacy.from)} left where they are, not resumed: a repository can ship that folder. ` +
+          `If an earlier agent-machine of yours wrote them, resume one with --sessions-dir .agent-machine/sessions --resume, ` +
+          `or move them to ${terminalSafe(legacy.to)}/ yourself`,
       ),
     );
   }
@@ -489,7 +512,10 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
       ? [
           `Recovered ${plan.messages.length} messages of damaged session ${recoveredFrom.id} (from its ${recoveredFrom.source}) into new session ${session.id}; the damaged one is left as it is`,
         ]
-      : [`Resumed session ${session.id}: ${plan.messages.length} messages`];
+      : [
+          `Resumed session ${session.id}: ${plan.messages.length} messages`,
+          ...resumedWhat(plan.messages, lastUsed),
+        ];
     if (plan.recovered.length)
       parts.push(`${plan.recovered.length} finished call(s) recovered from the event log`);
     if (plan.interrupted.length) {

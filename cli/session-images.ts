@@ -48,7 +48,7 @@ export function createImageStash(dir: string): ImageStash {
     const relative = `images/${hash}.${ext}`;
     const file = path.join(dir, relative);
     if (!existsSync(file)) {
-      mkdirSync(path.dirname(file), { recursive: true });
+      mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
       const temp = `${file}.${randomBytes(4).toString("hex")}.tmp`;
       writeFileSync(temp, Buffer.from(data, "base64"), { mode: 0o600 });
       renameSync(temp, file);

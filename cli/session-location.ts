@@ -1,14 +1,5 @@
 import { createHash } from "node:crypto";
-import {
-  cpSync,
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  readdirSync,
-  renameSync,
-  rmdirSync,
-  rmSync,
-} from "node:fs";
+import { lstatSync, readdirSync } from "node:fs";
 import { homedir } from "node:os";
 import * as path from "node:path";
 
@@ -76,76 +67,37 @@ export function sessionsRoot(
   return path.join(userDataDir(env), "sessions", workspaceKey(cwd));
 }
 
-/** What {@link moveLegacySessions} did. */
-export interface SessionMove {
+/** Sessions an earlier version may have left in a workspace, found by {@link findLegacySessions}. */
+export interface LegacySessions {
+  /** The workspace's old `.agent-machine/sessions/` folder. */
   from: string;
+  /** Where the command keeps this workspace's sessions now. */
   to: string;
-  /** Session ids moved. */
-  moved: string[];
-  /** Entries left where they were: the id exists at the new place already, or the move failed. */
-  left: { id: string; why: string }[];
+  /** The session folders in `from` (symbolic links and files aside). */
+  ids: string[];
 }
 
 /**
- * Moves the sessions of a workspace's old `.agent-machine/sessions/` folder to `root`, once: each
- * session folder is renamed (copied then removed across file systems), one already at `root` is
- * left where it is (never overwritten), and the old folder is removed when it is left empty.
- * Symbolic links are not followed or moved. Returns `undefined` when there is nothing to move.
+ * Finds session folders in a workspace's old `.agent-machine/sessions/`, without moving or reading
+ * them. They are never adopted on their own: a repository can ship that folder (a session dated
+ * 2099 with a forged user turn would be the one `--continue` resumes), and nothing on disk tells
+ * the user's own old sessions from planted ones. The command names them and says how to use them
+ * (`--sessions-dir`, or moving them by hand), so adopting them is the user's choice.
  *
  * @example
  * ```ts
- * const move = moveLegacySessions(cwd, sessionsRoot(cwd, process.env));
- * if (move) console.log(`Moved ${move.moved.length} sessions to ${move.to}`);
+ * const legacy = findLegacySessions(cwd, sessionsRoot(cwd, process.env));
+ * if (legacy) console.log(`${legacy.ids.length} old sessions in ${legacy.from} were left where they are`);
  * ```
  */
-export function moveLegacySessions(cwd: string, root: string): SessionMove | undefined {
+export function findLegacySessions(cwd: string, root: string): LegacySessions | undefined {
   const from = legacySessionsDir(cwd);
   if (path.resolve(from) === path.resolve(root)) return undefined;
-  let entries: string[];
   try {
     if (!lstatSync(from).isDirectory()) return undefined;
-    entries = readdirSync(from);
+    const ids = readdirSync(from).filter((id) => lstatSync(path.join(from, id)).isDirectory());
+    return ids.length ? { from, to: root, ids: ids.sort() } : undefined;
   } catch {
     return undefined;
   }
-  const move: SessionMove = { from, to: root, moved: [], left: [] };
-  for (const id of entries) {
-    const source = path.join(from, id);
-    const target = path.join(root, id);
-    try {
-      if (!lstatSync(source).isDirectory()) {
-        move.left.push({ id, why: "not a session folder" });
-        continue;
-      }
-      if (existsSync(target)) {
-        move.left.push({ id, why: `${target} exists already` });
-        continue;
-      }
-      mkdirSync(root, { recursive: true });
-      try {
-        renameSync(source, target);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "EXDEV") throw error;
-        // Another file system: copy it whole, then remove the original.
-        cpSync(source, target, {
-          recursive: true,
-          errorOnExist: true,
-          force: false,
-          preserveTimestamps: true,
-        });
-        rmSync(source, { recursive: true, force: true });
-      }
-      move.moved.push(id);
-    } catch (error) {
-      move.left.push({ id, why: (error as Error).message });
-    }
-  }
-  for (const dir of [from, path.dirname(from)]) {
-    try {
-      rmdirSync(dir); // only when empty
-    } catch {
-      break;
-    }
-  }
-  return move.moved.length || move.left.length ? move : undefined;
 }

@@ -1,9 +1,11 @@
 import { randomBytes } from "node:crypto";
 import {
   appendFileSync,
+  chmodSync,
   closeSync,
   existsSync,
   fsyncSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -14,7 +16,49 @@ import {
   writeSync,
 } from "node:fs";
 import * as path from "node:path";
+import { createRedactor, redactSecrets } from "../core/redact.js";
 import { createImageStash, type ImageStash } from "./session-images.js";
+
+/** A session's files and folders are its user's alone: transcripts hold what the tools read. */
+const PRIVATE_FILE = 0o600;
+const PRIVATE_DIR = 0o700;
+
+/**
+ * Makes a session's folder, its files and its `images/` private to the user (0700 / 0600): a
+ * session written by a version that left them world-readable is fixed when it is opened. Symbolic
+ * links are left alone (never followed to change something else).
+ */
+export function makeSessionPrivate(dir: string): void {
+  fixMode(dir, PRIVATE_DIR);
+  for (const entry of safeReaddir(dir)) {
+    const file = path.join(dir, entry);
+    if (entry === "images") {
+      fixMode(file, PRIVATE_DIR);
+      for (const image of safeReaddir(file)) fixMode(path.join(file, image), PRIVATE_FILE);
+    } else {
+      fixMode(file, PRIVATE_FILE);
+    }
+  }
+}
+
+/** Sets a file's or folder's mode when it differs (never through a symbolic link). */
+function fixMode(target: string, mode: number): void {
+  try {
+    const stat = lstatSync(target);
+    if (stat.isSymbolicLink() || (stat.mode & 0o777) === mode) return;
+    chmodSync(target, mode);
+  } catch {
+    // Gone meanwhile, or a file system without modes: nothing to fix.
+  }
+}
+
+function safeReaddir(dir: string): string[] {
+  try {
+    return lstatSync(dir).isDirectory() ? readdirSync(dir) : [];
+  } catch {
+    return [];
+  }
+}
 
 /** What `meta.json` says about a session. */
 export interface SessionMeta {
@@ -103,7 +147,10 @@ export interface SessionStore {
   create(meta: Omit<SessionMeta, "id" | "createdAt" | "updatedAt" | "status">): Session;
   /** Opens a session; throws {@link SessionDamagedError} when its `meta.json` is damaged. */
   open(id: string): Session;
-  /** Sessions, most recently updated first, damaged ones included (marked). */
+  /**
+   * Sessions, most recently updated first, damaged ones included (marked). A date from the future
+   * is not believed: such a session is listed by when its files changed, at most now.
+   */
   list(): SessionListing[];
   /** The most recently updated session, if any; throws {@link SessionDamagedError} when it is damaged. */
   latest(): Session | undefined;
@@ -282,6 +329,10 @@ function openSession(
   const eventsFile = path.join(dir, "events.jsonl");
   let current = meta;
   let lastSnapshot: string | undefined;
+  // Secrets never reach the disk. Two redactors, each remembering the long strings of its last
+  // value: a snapshot (and a run's closing event) holds mostly the transcript already redacted.
+  const redactSnapshot = createRedactor();
+  const redactEvent = createRedactor();
   return {
     id: meta.id,
     dir,
@@ -289,16 +340,16 @@ function openSession(
       return current;
     },
     saveSnapshot(snapshot) {
-      const json = images.stringify(snapshot);
+      const json = images.stringify(redactSnapshot(snapshot));
       if (json === lastSnapshot) return;
       writeFileAtomic(snapshotFile, json);
       lastSnapshot = json;
     },
     appendEvent(record) {
-      appendFileSync(eventsFile, `${images.stringify(record)}\n`);
+      appendFileSync(eventsFile, `${images.stringify(redactEvent(record))}\n`, { mode: PRIVATE_FILE });
     },
     updateMeta(patch) {
-      current = { ...current, ...patch, updatedAt: new Date().toISOString() };
+      current = redactSecrets({ ...current, ...patch, updatedAt: new Date().toISOString() });
       writeFileAtomic(metaFile, `${JSON.stringify(current, null, 2)}\n`);
     },
     loadSnapshot() {
@@ -314,6 +365,27 @@ function openSession(
       return readEvents(eventsFile, images.parse).records;
     },
   };
+}
+
+/**
+ * When a session was last used, as far as it can be trusted: its stored `updatedAt`, unless that is
+ * unreadable or later than `now` (a session dated 2099 would otherwise sort first and be what
+ * `--continue` resumes); then the latest time its files changed that is not in the future either,
+ * or the epoch when every one is (such a session sorts last).
+ *
+ * @example
+ * ```ts
+ * trustedUpdatedAt("2099-01-01T00:00:00.000Z", (now) => latestFileTimeUpTo(now)); // the files' time
+ * ```
+ */
+export function trustedUpdatedAt(
+  stored: string,
+  changedAtMs: (notAfter: number) => number,
+  now: number = Date.now(),
+): string {
+  const claimed = Date.parse(stored);
+  if (Number.isFinite(claimed) && claimed <= now) return new Date(claimed).toISOString();
+  return new Date(Math.min(changedAtMs(now), now)).toISOString();
 }
 
 /**
@@ -380,17 +452,19 @@ export function createSessionStore(
   };
 
   /** When a session's folder (or any file in it) last changed: the order of damaged sessions. */
-  const changedAt = (id: string): string => {
+  const changedAtMs = (id: string, notAfter = Date.now()): number => {
     const dir = path.join(root, id);
-    let latest = statSync(dir).mtimeMs;
+    // A time from the future is as untrusted as a date: an archive can carry any mtime.
+    const upTo = (ms: number) => (ms <= notAfter ? ms : 0);
+    let latest = upTo(statSync(dir).mtimeMs);
     for (const entry of readdirSync(dir)) {
       try {
-        latest = Math.max(latest, statSync(path.join(dir, entry)).mtimeMs);
+        latest = Math.max(latest, upTo(statSync(path.join(dir, entry)).mtimeMs));
       } catch {
         // gone meanwhile
       }
     }
-    return new Date(latest).toISOString();
+    return latest;
   };
 
   const store: SessionStore = {
@@ -407,7 +481,8 @@ export function createSessionStore(
         status: "idle",
       };
       try {
-        mkdirSync(dir, { recursive: true });
+        mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR });
+        fixMode(root, PRIVATE_DIR);
         const session = openSession(dir, meta, () => inspect(id));
         session.updateMeta({});
         return session;
@@ -439,21 +514,29 @@ export function createSessionStore(
       for (const entry of readdirSync(dir)) {
         if (entry.startsWith(".") && entry.endsWith(".tmp")) rmSync(path.join(dir, entry), { force: true });
       }
+      // Written by a version that left them readable to everyone: private from now on.
+      fixMode(root, PRIVATE_DIR);
+      makeSessionPrivate(dir);
       return openSession(dir, meta, () => inspect(id));
     },
     list() {
       if (!existsSync(root)) return [];
       const listings: SessionListing[] = [];
+      const now = Date.now();
       for (const entry of readdirSync(root)) {
         if (!isSessionDir(entry)) continue;
         try {
           const meta = readMeta(entry);
-          if (meta) listings.push(meta);
+          if (meta)
+            listings.push({
+              ...meta,
+              updatedAt: trustedUpdatedAt(meta.updatedAt, (upTo) => changedAtMs(entry, upTo), now),
+            });
         } catch (error) {
           if (!(error instanceof SessionDamagedError)) throw error;
           listings.push({
             id: entry,
-            updatedAt: changedAt(entry),
+            updatedAt: new Date(changedAtMs(entry, now)).toISOString(),
             damaged: `${error.file} ${error.problem}`,
           });
         }

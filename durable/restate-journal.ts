@@ -123,7 +123,8 @@ export function createRestateJournal(
 /** What an awakeable was resolved with, as a decision: only an explicit `approved: true` approves. */
 export function toDecision(payload: unknown): ApprovalDecision {
   const value = (payload ?? {}) as { approved?: unknown; reason?: unknown; args?: unknown };
-  // Edited arguments were checked by the tool's schema before the awakeable was resolved.
+  // Edited arguments are checked by the tool's schema again where the call takes them
+  // (journaledDecision): an awakeable can be resolved by anyone holding its id, with anything.
   if (value.approved === true)
     return { approved: true, ...(value.args !== undefined && { args: value.args }) };
   return { approved: false, ...(typeof value.reason === "string" && { reason: value.reason }) };

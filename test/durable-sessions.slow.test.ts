@@ -320,6 +320,39 @@ describe("durable sessions on Restate", () => {
     ]);
   });
 
+  it("a forged resolution of the approval's awakeable with edited arguments the schema refuses runs nothing", async () => {
+    const run = await client.send("forged", "approval");
+    await eventually(
+      async () => (await client.status("forged")).pendingApprovals.length > 0,
+      "the approval request",
+    );
+    // The attacker reads the awakeable's id from the admin API, as anyone who reaches it can...
+    const [row] = await restate.query<{ value_utf8: string }>(
+      `SELECT value_utf8 FROM state WHERE service_name = '${services.names.session}' AND service_key = 'forged' AND key = 'approvals'`,
+    );
+    const awakeableId = (JSON.parse(row!.value_utf8) as Record<string, { awakeableId: string }>).g1!
+      .awakeableId;
+    // ...and resolves it through the ingress with arguments the tool's schema refuses.
+    const forged = await fetch(new URL(`/restate/awakeables/${awakeableId}/resolve`, restate.ingressUrl), {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ approved: true, args: { action: 42 } }),
+    });
+    expect(forged.ok).toBe(true);
+
+    const result = await client.result(run);
+    const answered = result.messages.find((m) => m.role === "toolResult");
+    expect(answered).toMatchObject({ isError: true });
+    expect(answered).not.toHaveProperty("editedArgs");
+    const text =
+      answered?.role === "toolResult" &&
+      answered.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+    expect(text).toMatch(
+      /^The user denied this tool call: the edited arguments fail the schema of tool guarded/,
+    );
+    expect(shape(result.messages)).not.toContain("toolResult g1: did 42");
+  });
+
   it("waits for a client-run call's result; the first answer is taken, a malformed one or a second refused", async () => {
     const run = await client.send("client-run", "client");
     const status = await eventually(async () => {

@@ -48,8 +48,9 @@ describe("mcpTools over stdio (a real MCP server process)", () => {
       properties: { message: { type: "string", description: "What to echo" }, times: { type: "integer" } },
       required: ["message"],
     });
-    expect(echo.readOnly).toBe(true);
-    expect(echo.concurrencySafe).toBe(true);
+    // The server's readOnlyHint is a hint: without trustAnnotations it relaxes nothing.
+    expect(echo.readOnly).toBe(false);
+    expect(echo.concurrencySafe).toBe(false);
     expect(byName("test__fail").readOnly).toBe(false);
     // The permissive zod schema still validates what the agent passes: an object.
     expect(echo.parameters.safeParse({ message: "x" }).success).toBe(true);

@@ -82,7 +82,7 @@ async function started(): Promise<StatelyInspector> {
 describe("the Stately inspector hook-up", () => {
   it("relays the agent, its tool actors and their snapshots, with no secret and a cut transcript", async () => {
     const inspector = await started();
-    expect(inspector.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+    expect(inspector.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{43}$/);
     const page = listen(inspector.relayUrl, new URL(inspector.url!).origin);
     cleanups.push(page.close);
     await page.opened;
@@ -276,7 +276,7 @@ describe("the Stately inspector hook-up", () => {
   it("binds 127.0.0.1 and refuses pages from other origins", async () => {
     const relay = await createInspectorRelay();
     cleanups.push(() => relay.close());
-    expect(relay.wsUrl).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
+    expect(relay.wsUrl).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{43}$/);
     await expect(listen(relay.wsUrl, "http://evil.example").opened).rejects.toThrow("403");
     const page = await fetch(relay.url);
     expect(await page.text()).toContain(`new WebSocket("${relay.wsUrl}")`);

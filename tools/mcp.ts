@@ -15,6 +15,15 @@ interface McpCommonOptions {
   callTimeoutMs?: number;
   /** Client name announced to the server. Default `agent-machine`. */
   clientName?: string;
+  /**
+   * Believe the server's tool annotations: a tool it marks `readOnlyHint: true` is then read-only
+   * (allowed without approval by the default permissions, and run beside other calls). Default
+   * `false`: annotations are the server's claims, and a server could mark `wipe_disk` read-only;
+   * set it only for a server you trust.
+   */
+  trustAnnotations?: boolean;
+  /** Pages of `tools/list` read at most: a server that keeps answering `nextCursor` is refused. Default 100. */
+  maxListPages?: number;
 }
 
 /** Options of {@link mcpTools} for a server started as a process and spoken to over stdio. */
@@ -44,6 +53,8 @@ const MCP_STDIO_KEYS: OptionKeys<McpStdioOptions> = {
   prefix: true,
   callTimeoutMs: true,
   clientName: true,
+  trustAnnotations: true,
+  maxListPages: true,
 };
 const MCP_URL_KEYS: OptionKeys<McpUrlOptions> = {
   url: true,
@@ -51,6 +62,8 @@ const MCP_URL_KEYS: OptionKeys<McpUrlOptions> = {
   prefix: true,
   callTimeoutMs: true,
   clientName: true,
+  trustAnnotations: true,
+  maxListPages: true,
 };
 
 /** What {@link mcpTools} returns. */
@@ -67,12 +80,78 @@ export interface McpToolSet {
 export interface McpResultDetails {
   /** The server's `structuredContent`, when it sent one. */
   structuredContent?: unknown;
-  /** The original MCP tool name (before prefixing / sanitising). */
+  /** The MCP tool name as the server gave it (before prefixing; control characters removed). */
   mcpTool: string;
 }
 
 // Model arguments are validated by the server against its own JSON Schema; here they only need to be an object.
 const permissiveParameters = z.record(z.string(), z.unknown());
+
+/**
+ * Control characters (but newlines and tabs), escape sequences' introducer, bidirectional overrides
+ * and isolates, zero-width characters and line/paragraph separators: what could make a terminal, or
+ * a human reading a description, see something other than what is there.
+ */
+const UNSAFE_CHARACTERS =
+  // eslint-disable-next-line no-control-regex -- removing control characters is the point
+  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
+
+/**
+ * A server's text (a tool's name, description, title, a schema's descriptions) made safe to show on
+ * a terminal and to give the model: control and escape characters and invisible direction marks
+ * removed, newlines and tabs kept.
+ *
+ * @example
+ * ```ts
+ * serverText("List files\u001b[2K\u202eexe.txt"); // "List files[2Kexe.txt"
+ * ```
+ */
+export function serverText(text: string): string {
+  return text.replace(UNSAFE_CHARACTERS, "");
+}
+
+/** A server's JSON Schema with the texts meant for people and models (`description`, `title`) made safe. */
+function safeSchema(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(safeSchema);
+  if (typeof value !== "object" || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    out[key] =
+      (key === "description" || key === "title") && typeof item === "string"
+        ? serverText(item)
+        : safeSchema(item);
+  }
+  return out;
+}
+
+/**
+ * Reads every page of the server's `tools/list`, up to `maxPages`: a server answering `nextCursor`
+ * for ever (or the same cursor again) would otherwise hold the caller, and its memory, for ever.
+ */
+async function listAllTools(
+  client: Client,
+  maxPages: number,
+): Promise<Awaited<ReturnType<Client["listTools"]>>["tools"]> {
+  const listed: Awaited<ReturnType<Client["listTools"]>>["tools"] = [];
+  const seen = new Set<string>();
+  let cursor: string | undefined;
+  for (let pages = 0; ; pages++) {
+    if (pages === maxPages) {
+      throw new Error(
+        `mcpTools: the server's tools/list did not end after ${maxPages} pages (it keeps answering nextCursor); raise maxListPages if it really has that many`,
+      );
+    }
+    const page = await client.listTools(cursor ? { cursor } : undefined);
+    listed.push(...page.tools);
+    cursor = page.nextCursor;
+    if (!cursor) return listed;
+    if (seen.has(cursor))
+      throw new Error(
+        `mcpTools: the server's tools/list answered the same nextCursor twice; it would never end`,
+      );
+    seen.add(cursor);
+  }
+}
 
 function toolName(prefix: string | undefined, name: string): string {
   const full = prefix ? `${prefix}__${name}` : name;
@@ -171,8 +250,11 @@ async function connect(options: McpStdioOptions | McpUrlOptions): Promise<Client
  * Connects to an MCP server and turns its tools into agent tools. The server's JSON Schemas go to the
  * model unchanged (the server validates the arguments); results are mapped to text and image content,
  * `structuredContent` goes to `details`; a result with `isError` and a failed request (protocol
- * error, timeout, closed connection) both become error results the model sees. A tool is read-only
- * (and concurrency-safe) when the server says so with `annotations.readOnlyHint`.
+ * error, timeout, closed connection) both become error results the model sees. A server's
+ * annotations are hints: a tool is read-only (and concurrency-safe) by `annotations.readOnlyHint`
+ * only with `trustAnnotations: true`, else it asks like any other tool that changes things. Names,
+ * descriptions and schema descriptions lose control and escape characters ({@link serverText});
+ * `tools/list` is read for at most `maxListPages` pages.
  *
  * @example
  * ```ts
@@ -196,21 +278,17 @@ export async function mcpTools(options: McpStdioOptions | McpUrlOptions): Promis
     return closed;
   };
   try {
-    const listed: Awaited<ReturnType<Client["listTools"]>>["tools"] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await client.listTools(cursor ? { cursor } : undefined);
-      listed.push(...page.tools);
-      cursor = page.nextCursor;
-    } while (cursor);
+    const listed = await listAllTools(client, options.maxListPages ?? 100);
 
     const callTimeoutMs = options.callTimeoutMs ?? 600_000;
     const tools = listed.map((mcpTool): Tool<Record<string, unknown>, McpResultDetails> => {
-      const readOnly = mcpTool.annotations?.readOnlyHint === true;
-      const { $schema: _ignored, ...jsonSchema } = mcpTool.inputSchema as Record<string, unknown>;
+      // A hint relaxes the user's permissions only when the user trusts the server.
+      const readOnly = options.trustAnnotations === true && mcpTool.annotations?.readOnlyHint === true;
+      const { $schema: _ignored, ...jsonSchema } = safeSchema(mcpTool.inputSchema) as Record<string, unknown>;
+      const title = mcpTool.annotations?.title;
       return {
         name: toolName(options.prefix, mcpTool.name),
-        description: mcpTool.description ?? mcpTool.annotations?.title ?? mcpTool.name,
+        description: serverText(mcpTool.description ?? title ?? mcpTool.name),
         parameters: permissiveParameters,
         jsonSchema,
         readOnly,
@@ -226,13 +304,13 @@ export async function mcpTools(options: McpStdioOptions | McpUrlOptions): Promis
                 ctx.onProgress(progress.message ?? `${progress.progress}${total}`);
               },
             });
-            return mapMcpResult(result as Record<string, unknown>, mcpTool.name);
+            return mapMcpResult(result as Record<string, unknown>, serverText(mcpTool.name));
           } catch (error) {
             if (ctx.signal.aborted) throw error;
             const message = error instanceof Error ? error.message : String(error);
             return {
-              content: [{ type: "text", text: `MCP tool ${mcpTool.name} failed: ${message}` }],
-              details: { mcpTool: mcpTool.name },
+              content: [{ type: "text", text: `MCP tool ${serverText(mcpTool.name)} failed: ${message}` }],
+              details: { mcpTool: serverText(mcpTool.name) },
               isError: true,
             };
           }

@@ -1,3 +1,5 @@
+import { isSecretKey, REDACTED, redactText } from "../core/redact.js";
+
 /** Limits applied when a value leaves the process (inspector, visualizer page, recording). */
 export interface SanitizeOptions {
   /** Longer strings are cut, with a `… [N more characters]` marker. Default 2,000. */
@@ -8,21 +10,12 @@ export interface SanitizeOptions {
   maxDepth?: number;
 }
 
-/** Keys whose values are replaced by `"[redacted]"` wherever they appear, at any depth. */
-export const SECRET_KEY_PATTERN =
-  /api[-_]?key|authorization|secret|password|passwd|token(?!s)|cookie|credential/i;
-
-export const REDACTED = "[redacted]";
-
-/** Whether a property name looks like it holds a secret (`apiKey`, `Authorization`, `x-api-key`…). */
-export function isSecretKey(key: string): boolean {
-  // Token *counts* (inputTokens, totalTokens, maxTokens) are not secrets.
-  if (/tokens$/i.test(key) || /^(max|input|output|total)Token/i.test(key)) return false;
-  return SECRET_KEY_PATTERN.test(key);
-}
+// The secrets' rules are shared with the command's session files (core/redact.ts).
+export { isSecretKey, REDACTED, SECRET_KEY_PATTERN } from "../core/redact.js";
 
 /**
- * Returns a JSON-safe copy of a value: secrets redacted by key name, long strings and arrays cut,
+ * Returns a JSON-safe copy of a value: secrets redacted by key name and by value (`API_KEY=…`,
+ * `Bearer …`, a URL's password, key shapes; see `redactText`), long strings and arrays cut,
  * cycles, functions, symbols, bigints and errors turned into plain data. Never throws.
  *
  * @example
@@ -39,10 +32,13 @@ export function sanitize(value: unknown, options: SanitizeOptions = {}): unknown
 
   const visit = (input: unknown, depth: number): unknown => {
     switch (typeof input) {
-      case "string":
-        return input.length > maxString
-          ? `${input.slice(0, maxString)}… [${input.length - maxString} more characters]`
-          : input;
+      case "string": {
+        if (input.length <= maxString) return redactText(input);
+        // Redacted before it is cut (a cut could leave half a key no pattern knows), with a margin
+        // past the cut rather than the whole of a long text.
+        const kept = redactText(input.slice(0, maxString + 512)).slice(0, maxString);
+        return `${kept}… [${input.length - maxString} more characters]`;
+      }
       case "number":
         return Number.isFinite(input) ? input : String(input);
       case "boolean":
@@ -86,7 +82,7 @@ export function sanitize(value: unknown, options: SanitizeOptions = {}): unknown
       if (object instanceof Set) return visit([...object], depth);
       const out: Record<string, unknown> = {};
       for (const [key, item] of Object.entries(object)) {
-        if (isSecretKey(key) && item !== undefined && item !== null && item !== "") {
+        if (isSecretKey(key, item) && item !== undefined && item !== null && item !== "") {
           out[key] = REDACTED;
           continue;
         }

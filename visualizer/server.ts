@@ -10,6 +10,7 @@ import type { Agent } from "../agent/create-agent.js";
 import { agentMachine } from "../machines/agent.machine.js";
 import { toolExecutionMachine } from "../machines/tool-execution.machine.js";
 import { layoutMachineGraph } from "./machine-graph.js";
+import { sendOrDrop } from "./send-or-drop.js";
 import { readRecording } from "./recording.js";
 import { followAgent, type VisualizerCommand, type VisualizerMessage } from "./wire.js";
 
@@ -30,6 +31,12 @@ export interface VisualizeOptions {
   token?: string;
   /** Largest command the page may send (a steering message with a pasted log, say). Default 16 MiB. */
   maxCommandBytes?: number;
+  /**
+   * Bytes a page's connection may have waiting to be sent before it is closed: a page that reads
+   * slower than the agent talks (or not at all) would otherwise make the server buffer without
+   * bound. A closed page reconnects and starts again from the history. Default 32 MiB.
+   */
+  maxClientBufferBytes?: number;
 }
 
 /** A running visualizer server. */
@@ -45,6 +52,7 @@ export interface VisualizerServer {
 
 const HOST = "127.0.0.1";
 const DEFAULT_MAX_COMMAND_BYTES = 16 * 1024 * 1024;
+const DEFAULT_MAX_CLIENT_BUFFER_BYTES = 32 * 1024 * 1024;
 
 /** The page's model (visualizer/page/model.js), shared with the server to fold dropped history. */
 type PageModelModule = typeof import("./page/model.js");
@@ -68,6 +76,7 @@ type PageModelModule = typeof import("./page/model.js");
 export async function visualize(agent: Agent, options: VisualizeOptions = {}): Promise<VisualizerServer> {
   const historyLimit = Math.max(1, options.historyLimit ?? 20_000);
   const maxCommandBytes = options.maxCommandBytes ?? DEFAULT_MAX_COMMAND_BYTES;
+  const maxClientBufferBytes = options.maxClientBufferBytes ?? DEFAULT_MAX_CLIENT_BUFFER_BYTES;
   const pageModel = await loadPageModel();
   const history: string[] = [];
   // What fell out of `history`, folded: the model a late page starts from before replaying `history`.
@@ -89,7 +98,11 @@ export async function visualize(agent: Agent, options: VisualizeOptions = {}): P
       pageModel.apply(before, JSON.parse(history.shift()!) as VisualizerMessage);
       dropped++;
     }
-    for (const socket of sockets) if (socket.readyState === socket.OPEN) socket.send(data);
+    for (const socket of sockets) {
+      // A page that cannot keep up is closed; it reconnects and replays the history.
+      if (!sendOrDrop(socket, data, maxClientBufferBytes) && socket.readyState !== socket.CONNECTING)
+        sockets.delete(socket);
+    }
   };
   const stopFollowing = followAgent(agent, broadcast);
 

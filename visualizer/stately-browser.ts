@@ -23,10 +23,14 @@ const ENVELOPE_LIMITS: SanitizeOptions = {
  * ```
  */
 export function sanitizeInspectionEvent<T>(event: T): T {
-  const clean = sanitize(event, ENVELOPE_LIMITS) as T & { definition?: unknown };
-  if (typeof clean?.definition === "string") {
+  // The definition is redacted as the JSON it is, not as a text (which is for prose and commands).
+  const definition = (event as { definition?: unknown } | undefined)?.definition;
+  const rest =
+    typeof definition === "string" ? { ...(event as object), definition: undefined } : (event as unknown);
+  const clean = sanitize(rest, ENVELOPE_LIMITS) as T & { definition?: unknown };
+  if (typeof definition === "string") {
     try {
-      clean.definition = JSON.stringify(sanitize(JSON.parse(clean.definition), ENVELOPE_LIMITS));
+      clean.definition = JSON.stringify(sanitize(JSON.parse(definition), ENVELOPE_LIMITS));
     } catch {
       clean.definition = undefined;
     }

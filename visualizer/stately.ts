@@ -1,3 +1,4 @@
+import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage } from "node:http";
 import type { StatelyInspectionEvent } from "@statelyai/inspect";
 import { WebSocket, WebSocketServer } from "ws";
@@ -9,6 +10,7 @@ import {
   sanitizeInspectionEvent,
   shrinkingObserver,
 } from "./stately-browser.js";
+import { sendOrDrop } from "./send-or-drop.js";
 
 export {
   createStatelyBrowserInspector,
@@ -24,9 +26,11 @@ const STATELY_INSPECTOR_URL = "https://stately.ai/inspect";
 export interface InspectorRelay {
   /** Open this in a browser: a bridge page that embeds the Stately inspector and feeds it the events. */
   readonly url: string;
-  /** Where inspectors send events and receivers listen, e.g. `ws://127.0.0.1:40123`. */
+  /** Where inspectors send events and receivers listen, e.g. `ws://127.0.0.1:40123/?token=…`. */
   readonly wsUrl: string;
   readonly port: number;
+  /** The access token both URLs carry (`?token=`): the relay answers no one without it. */
+  readonly token: string;
   close(): Promise<void>;
 }
 
@@ -36,16 +40,32 @@ export interface InspectorRelayOptions {
   port?: number;
   /** The inspector UI the bridge page embeds. Default `https://stately.ai/inspect`. */
   inspectorUrl?: string;
-  /** Non-registration events kept for pages that connect later. Default 1,000 (actor registrations are always kept). */
+  /** Non-registration events kept for pages that connect later. Default 1,000. */
   bufferSize?: number;
+  /**
+   * Actor registrations kept for pages that connect later (so a late page knows the actors); the
+   * oldest go first beyond it. Default 1,000.
+   */
+  maxRegistrations?: number;
+  /** Bytes the whole backlog may hold; the oldest events go first (then the oldest registrations). Default 64 MiB. */
+  maxBacklogBytes?: number;
+  /** Bytes a client may have waiting to be sent before it is closed (a page that does not read). Default 32 MiB. */
+  maxClientBufferBytes?: number;
+  /**
+   * The secret every client (the bridge page, an inspector sending events) must present as
+   * `?token=`. Default: 32 random bytes, new for each relay.
+   */
+  token?: string;
 }
 
 /**
  * Starts a WebSocket relay on 127.0.0.1 that speaks the protocol of `@statelyai/inspect/server`
  * (every message from one client goes to all the others; late clients get a backlog) and serves the
  * bridge page that hands the events to the Stately inspector. Unlike the package's own server it binds
- * loopback only, accepts port 0, refuses other web origins, never opens a browser by itself, and keeps
- * every actor registration in its backlog so a page opened late still knows all actors.
+ * loopback only, accepts port 0, refuses other web origins and every client without its token (in
+ * `url` and `wsUrl`), never opens a browser by itself, keeps actor registrations apart in its
+ * backlog so a page opened late still knows the actors, bounds that backlog, and closes a client
+ * that does not read.
  *
  * @example
  * ```ts
@@ -55,19 +75,32 @@ export interface InspectorRelayOptions {
  */
 export async function createInspectorRelay(options: InspectorRelayOptions = {}): Promise<InspectorRelay> {
   const inspectorUrl = options.inspectorUrl ?? STATELY_INSPECTOR_URL;
-  const bufferSize = options.bufferSize ?? 1_000;
-  const backlog: { data: string; registration: boolean }[] = [];
-  let others = 0;
+  const backlog = createRelayBacklog({
+    maxEvents: options.bufferSize ?? 1_000,
+    maxRegistrations: options.maxRegistrations ?? 1_000,
+    maxBytes: options.maxBacklogBytes ?? 64 * 1024 * 1024,
+  });
+  const maxClientBufferBytes = options.maxClientBufferBytes ?? 32 * 1024 * 1024;
+  const token = options.token ?? randomBytes(32).toString("base64url");
+  const expected = Buffer.from(token);
   let port = 0;
 
   const hosts = () => [`${HOST}:${port}`, `localhost:${port}`];
   const trusted = (request: IncomingMessage) =>
     hosts().includes(request.headers.host ?? "") &&
     (request.headers.origin === undefined || hosts().some((h) => request.headers.origin === `http://${h}`));
+  // Host and Origin keep web pages out; the token keeps out every other local process too.
+  const authorized = (request: IncomingMessage) => {
+    const given = Buffer.from(new URL(request.url ?? "/", "http://x").searchParams.get("token") ?? "");
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  };
+  const wsUrl = () => `ws://${HOST}:${port}/?token=${encodeURIComponent(token)}`;
 
   const server = createServer((request, response) => {
     if (!trusted(request)) return void response.writeHead(403).end("Forbidden");
     if ((request.url ?? "/").split("?")[0] !== "/") return void response.writeHead(404).end("Not found");
+    // The page carries the token: only for those who have it.
+    if (!authorized(request)) return void response.writeHead(403).end("Forbidden: no token");
     response
       .writeHead(200, {
         "content-type": "text/html; charset=utf-8",
@@ -75,30 +108,20 @@ export async function createInspectorRelay(options: InspectorRelayOptions = {}):
         "x-frame-options": "DENY",
         "content-security-policy": "frame-ancestors 'none'",
       })
-      .end(bridgePage(`ws://${HOST}:${port}`, inspectorUrl));
+      .end(bridgePage(wsUrl(), inspectorUrl));
   });
   const wss = new WebSocketServer({ noServer: true, maxPayload: 16 * 1024 * 1024 });
   server.on("upgrade", (request, socket, head) => {
-    if (!trusted(request)) return void socket.end("HTTP/1.1 403 Forbidden\r\n\r\n");
+    if (!trusted(request) || !authorized(request)) return void socket.end("HTTP/1.1 403 Forbidden\r\n\r\n");
     wss.handleUpgrade(request, socket, head, (ws) => wss.emit("connection", ws, request));
   });
   wss.on("connection", (ws) => {
     ws.on("error", () => ws.terminate());
-    for (const { data } of backlog) ws.send(data);
+    for (const data of backlog.entries()) ws.send(data);
     ws.on("message", (raw) => {
       const data = raw.toString();
-      const registration = data.includes('"type":"@xstate.actor"');
-      backlog.push({ data, registration });
-      if (!registration && ++others > bufferSize) {
-        backlog.splice(
-          backlog.findIndex((entry) => !entry.registration),
-          1,
-        );
-        others--;
-      }
-      for (const client of wss.clients) {
-        if (client !== ws && client.readyState === WebSocket.OPEN) client.send(data);
-      }
+      backlog.add(data);
+      for (const client of wss.clients) if (client !== ws) sendOrDrop(client, data, maxClientBufferBytes);
     });
   });
 
@@ -122,14 +145,70 @@ export async function createInspectorRelay(options: InspectorRelayOptions = {}):
   const address = server.address();
   port = typeof address === "object" && address ? address.port : (options.port ?? 0);
   return {
-    url: `http://${HOST}:${port}/`,
-    wsUrl: `ws://${HOST}:${port}`,
+    url: `http://${HOST}:${port}/?token=${encodeURIComponent(token)}`,
+    wsUrl: wsUrl(),
     port,
+    token,
     async close() {
       for (const client of wss.clients) client.terminate();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** What a relay keeps for clients that connect later, within its bounds. */
+export interface RelayBacklog {
+  /** Keeps a message (an actor registration if it holds `"type":"@xstate.actor"`), dropping the oldest beyond the bounds. */
+  add(data: string): void;
+  /** What a new client gets, oldest first. */
+  entries(): string[];
+  /** Bytes held (UTF-16 code units, as the strings are kept). */
+  readonly bytes: number;
+}
+
+/**
+ * The relay's backlog: registrations are kept apart from other events so a page opened late still
+ * knows the actors, but neither is kept without bound (a client can send 16 MiB registrations for
+ * ever): at most `maxRegistrations` registrations, `maxEvents` other events, and `maxBytes` in all,
+ * the oldest events dropped first, then the oldest registrations.
+ *
+ * @example
+ * ```ts
+ * const backlog = createRelayBacklog({ maxEvents: 1_000, maxRegistrations: 1_000, maxBytes: 64 << 20 });
+ * backlog.add(message);
+ * for (const data of backlog.entries()) socket.send(data);
+ * ```
+ */
+export function createRelayBacklog(limits: {
+  maxEvents: number;
+  maxRegistrations: number;
+  maxBytes: number;
+}): RelayBacklog {
+  // Each message keeps its arrival number, so the two lists merge back into arrival order.
+  const registrations: { n: number; data: string }[] = [];
+  const events: { n: number; data: string }[] = [];
+  let arrived = 0;
+  let bytes = 0;
+  const dropOldest = (list: { data: string }[]) => {
+    bytes -= list.shift()!.data.length;
+  };
+  return {
+    add(data) {
+      const list = data.includes('"type":"@xstate.actor"') ? registrations : events;
+      list.push({ n: arrived++, data });
+      bytes += data.length;
+      while (events.length > limits.maxEvents) dropOldest(events);
+      while (registrations.length > limits.maxRegistrations) dropOldest(registrations);
+      while (bytes > limits.maxBytes && (events.length || registrations.length))
+        dropOldest(events.length ? events : registrations);
+    },
+    entries() {
+      return [...registrations, ...events].sort((a, b) => a.n - b.n).map((entry) => entry.data);
+    },
+    get bytes() {
+      return bytes;
     },
   };
 }
