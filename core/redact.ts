@@ -65,6 +65,18 @@ const ASSIGNMENT =
 const SECRET_ENV_NAME = /^[A-Z0-9_]*(?:^|_)(?:KEY|PWD|PASS|AUTH)(?:_[A-Z0-9_]*)?$/;
 
 /**
+ * Whether an unquoted value assigned to a secret's name is code that computes it (`getToken()`,
+ * `config.apiKey`, `await auth.token()`, `process.env.SECRET`), not the secret itself. Session files
+ * keep the transcript the model reads again after a resume, so code in it must survive redaction.
+ */
+function isCodeExpression(value: string): boolean {
+  if (/[([]/.test(value)) return true;
+  if (/^(?:await|new|typeof|this|function|async|undefined|None|nil|env|process|os|import)$/.test(value))
+    return true;
+  return /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/.test(value) && !/^\d/.test(value);
+}
+
+/**
  * A text with the secrets it shows replaced by `[redacted]`: credentials by their shape (API keys,
  * tokens, private keys, `Bearer …`, a URL's password) and values assigned to a secret's name
  * (`API_KEY=…`, `password: …`, `"client_secret": "…"`).
@@ -92,6 +104,7 @@ export function redactText(text: string): string {
       const value = doubled ?? single ?? bare ?? "";
       if (!value || value.includes("[redacted") || /^(?:bearer|basic|null|true|false)$/i.test(value))
         return all;
+      if (bare !== undefined && isCodeExpression(bare)) return all;
       const secret =
         SECRET_ENV_NAME.test(name) || isSecretKey(name, /^\d+$/.test(value) ? Number(value) : value);
       if (!secret) return all;
