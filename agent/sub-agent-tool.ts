@@ -8,6 +8,8 @@ import { runtimeOf } from "../core/runtime.js";
 import type { Provider } from "../providers/provider.js";
 import { defineTool, type Tool, type ToolResult } from "../tools/define-tool.js";
 import { narrowPermissions } from "../tools/narrow-permissions.js";
+import { checkPermissionToolNames } from "./check-agent-options.js";
+import { recordChildTools, toolNamesWithin } from "./tools-within.js";
 
 /** Options of {@link subAgentTool}. */
 export interface SubAgentToolOptions {
@@ -140,8 +142,14 @@ export function subAgentTool(
   const childTools = options.tools ?? [];
   const readOnly = options.readOnly ?? childTools.every((tool) => tool.readOnly);
   const updateIntervalMs = options.updateIntervalMs ?? 100;
+  // The child's own rules are checked against the child's tools now, not at its first call.
+  checkPermissionToolNames(
+    "subAgentTool agentOptions",
+    options.agentOptions?.permissions,
+    toolNamesWithin(childTools),
+  );
 
-  return defineTool({
+  const tool = defineTool({
     name: options.name,
     description: options.description,
     parameters,
@@ -267,6 +275,8 @@ export function subAgentTool(
       }
     },
   });
+  recordChildTools(tool, childTools);
+  return tool;
 }
 
 /** The runtime of the agent running this call; none when the tool is run by hand, outside an agent. */
