@@ -10,6 +10,7 @@ import { defineTool, type Tool, type ToolResult } from "../tools/define-tool.js"
 import { narrowPermissions } from "../tools/narrow-permissions.js";
 import { checkPermissionToolNames } from "./check-agent-options.js";
 import { recordChildTools, toolNamesWithin } from "./tools-within.js";
+import { observeSubAgents, subAgentObserverOf } from "./sub-agent-observer.js";
 
 /** Options of {@link subAgentTool}. */
 export interface SubAgentToolOptions {
@@ -164,19 +165,29 @@ export function subAgentTool(
       const childAgentId = `${options.name}-${ctx.toolCallId}`;
       // A child never has more rights than its parent: the parent's permissions, read live, narrowed
       // by the child's own.
-      const parentPermissions = ctx.actor ? parentRuntime(ctx.actor)?.permissions : undefined;
-      const permissions = narrowPermissions(parentPermissions, options.agentOptions?.permissions);
-      const child = createAgent({
+      const runtime = ctx.actor ? parentRuntime(ctx.actor) : undefined;
+      const permissions = narrowPermissions(runtime?.permissions, options.agentOptions?.permissions);
+      // The test kit watching the parent's run watches this child's too.
+      const watch = subAgentObserverOf(runtime?.options)?.({
+        toolName: options.name,
+        toolCallId: ctx.toolCallId,
+        tools: childTools,
+      });
+      const childOptions: AgentOptions = {
         ...options.agentOptions,
         ...(permissions && { permissions }),
         id: childAgentId,
         provider: options.provider,
         systemPrompt: options.systemPrompt,
-        tools: childTools,
+        tools: watch?.tools ?? childTools,
         limits: options.limits,
         // In the parent's tree, under this call's actor (and so in its inspector), when run by an agent.
         ...(ctx.actor && { parentActor: ctx.actor }),
-      });
+      };
+      const child = createAgent(
+        watch?.observer ? observeSubAgents(childOptions, watch.observer) : childOptions,
+      );
+      watch?.agent(child);
 
       let streamed = "";
       let lastUpdate = 0;
