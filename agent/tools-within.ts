@@ -17,6 +17,15 @@ export function recordChildTools(tool: Tool, children: readonly Tool[]): void {
   childToolsOf.set(tool, children);
 }
 
+/** A tool's child tools, also for a wrapper made with `Object.create(tool)` (as the test kit watches tools). */
+function recordedChildTools(tool: Tool): readonly Tool[] {
+  for (let at: object | null = tool; at !== null; at = Object.getPrototypeOf(at) as object | null) {
+    const children = childToolsOf.get(at as Tool);
+    if (children) return children;
+  }
+  return [];
+}
+
 /**
  * The names of every tool a run with these tools can call, at every depth: the tools themselves and,
  * for a sub-agent tool, its child's tools (and theirs).
@@ -34,7 +43,7 @@ export function toolNamesWithin(tools: readonly Tool[]): string[] {
       if (seen.has(tool)) continue;
       seen.add(tool);
       names.add(tool.name);
-      visit(childToolsOf.get(tool) ?? []);
+      visit(recordedChildTools(tool));
     }
   };
   visit(tools);

@@ -250,7 +250,8 @@ describe("the exploration looks where the danger is (issue 36)", { timeout: 120_
         ),
         tools: [deploy],
       });
-      return { provider, tools: [ops] };
+      // Deploys are allowed without asking (the parent's rules may name its sub-agents' tools), not approved.
+      return { provider, tools: [ops], permissions: createPermissions({ rules: { allow: ["deploy"] } }) };
     };
     const exploration = await exploreAgent({
       agent,
