@@ -284,6 +284,13 @@ describe("createPermissions", () => {
         permissions: createPermissions({ rules: { deny: ["bash(rm:*)", "deplyo(prod)"] } }),
       }),
     ).toThrow(/the deny rule "deplyo\(prod\)".*did you mean "deploy"/);
+    expect(() =>
+      createAgent({
+        provider,
+        tools: Object.values(tools),
+        permissions: createPermissions({ mode: "acceptEdits", editTools: ["edit_file", "Deploy"] }),
+      }),
+    ).toThrow(/createAgent: permissions: editTools names the tool "Deploy".*did you mean "deploy"/);
   });
 
   it("rules may name a sub-agent's tools, `*`, and tools declared for later", () => {

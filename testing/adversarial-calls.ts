@@ -18,6 +18,8 @@ export interface ExplorationPlace {
 export interface AdversarialCallOptions {
   /** Characters of the huge input tried in content-like arguments. Default 200 000. */
   hugeChars?: number;
+  /** Characters of the long string tried in every other string argument without a `maxLength`. Default 10 000. */
+  longChars?: number;
 }
 
 interface JsonSchemaProperty {
@@ -71,6 +73,8 @@ export function adversarialCalls(
   options: AdversarialCallOptions = {},
 ): ExploredCall[] {
   const huge = "x".repeat(options.hugeChars ?? 200_000);
+  // Long enough to overflow a line, a field or a name; the huge input is for content-like arguments.
+  const long = "x".repeat(options.longChars ?? 10_000);
   const calls: ExploredCall[] = [];
   for (const tool of tools) {
     const schema = tool.jsonSchema as {
@@ -102,18 +106,18 @@ export function adversarialCalls(
         const present = ordinaryValue(name, property);
         tryValue(name, present, `${name}: present (${describeValue(present)})`);
       }
-      for (const value of schemaValues(property, huge)) tryValue(name, value);
+      for (const value of schemaValues(property, long)) tryValue(name, value);
     }
   }
   return calls;
 }
 
 /** The values a parameter's schema invites trying: its bounds and their neighbours, its members, its extremes. */
-function schemaValues(property: JsonSchemaProperty, huge: string): unknown[] {
+function schemaValues(property: JsonSchemaProperty, long: string): unknown[] {
   if (property.enum) return [...property.enum];
   if (property.const !== undefined) return [property.const];
   const branches = property.anyOf ?? property.oneOf;
-  if (branches) return branches.flatMap((branch) => schemaValues(branch, huge));
+  if (branches) return branches.flatMap((branch) => schemaValues(branch, long));
   const types = Array.isArray(property.type) ? property.type : [property.type];
   const values: unknown[] = [];
   for (const type of types) {
@@ -123,7 +127,7 @@ function schemaValues(property: JsonSchemaProperty, huge: string): unknown[] {
       values.push("");
       if (property.maxLength !== undefined) {
         values.push("x".repeat(property.maxLength), "x".repeat(property.maxLength + 1));
-      } else values.push(huge);
+      } else values.push(long);
     }
     if (type === "array") {
       values.push([]);

@@ -288,6 +288,15 @@ export function createPermissions(options: PermissionsOptions = {}): Permissions
       for (const kind of ["deny", "ask", "allow"] as const) {
         for (const rule of rules[kind]) checkRuleTool(kind, rule);
       }
+      // The default edit tools may be absent (an agent without file tools); ones named must exist.
+      for (const name of options.editTools ?? []) {
+        if (knownTools.has(name)) continue;
+        const suggestion = closestKey(name, [...knownTools]);
+        throw new TypeError(
+          `editTools names the tool "${name}", which this agent does not have` +
+            `${suggestion ? ` (did you mean "${suggestion}"?)` : ""}. Its tools: ${[...knownTools].join(", ") || "none"}`,
+        );
+      }
     },
     rules() {
       return {
