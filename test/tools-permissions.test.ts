@@ -242,6 +242,20 @@ const cases: Case[] = [
     allow,
   ],
   [
+    "parentheses in a glob are the file name's own",
+    { rules: { allow: ["write_file(notes/report (1).txt)"] } },
+    "write_file",
+    { path: "notes/report (1).txt" },
+    allow,
+  ],
+  [
+    "[!x] is a negated class, as in the shell",
+    { rules: { allow: ["write_file(src/[!x]*.ts)"] } },
+    "write_file",
+    { path: "src/xa.ts" },
+    ask,
+  ],
+  [
     "a pattern rule never matches a tool without command or path",
     { rules: { allow: ["deploy(prod)"] } },
     "deploy",

@@ -16,5 +16,8 @@ import picomatch from "picomatch";
 export function globToRegExp(pattern: string, options: { matchBaseName?: boolean } = {}): RegExp {
   let glob = pattern.replace(/^\.\//, "");
   if ((options.matchBaseName ?? true) && !glob.includes("/")) glob = `**/${glob}`;
+  // Our globs never had extglobs: `(`, `)` and `|` are a file name's own (`report (1).txt`), and
+  // `[!a]` is a negated class, as in the shell (picomatch reads `[^a]`).
+  glob = glob.replace(/[()|]/g, "\\$&").replace(/\[!/g, "[^");
   return picomatch.makeRe(glob, { dot: true });
 }
