@@ -4,19 +4,14 @@ import type { AssistantMessage, Message, ToolCall } from "../core/messages.js";
 import { errorText } from "../core/error-text.js";
 import { describeValue } from "../core/option-values.js";
 import { type AgentRuntime, runtimeOf } from "../core/runtime.js";
-import {
-  isRetryableKind,
-  type ProviderErrorKind,
-  type ProviderEvent,
-  type ProviderRequest,
-} from "../providers/provider.js";
+import type { ProviderErrorKind, ProviderEvent, ProviderRequest } from "../providers/provider.js";
 import type { OutputSpec } from "../core/output.js";
 import { parsePartialJson } from "../core/partial-json.js";
 import { type AnswerCheck, answerText, checkAnswer, outputRequestOf } from "../machines/output.logic.js";
 import { type AbortHub, createAbortHub } from "./abort-hub.js";
 import { abortReason } from "./abort-reason.js";
 import { AssistantBuilder } from "./assistant-builder.js";
-import { retryDelay } from "./backoff.js";
+import { retryDelay, shouldRetry } from "./backoff.js";
 import { type Stall, StallWatchdog, stallWatchdogOf } from "./stall-watchdog.js";
 
 /** What the model-stream actor tells the agent machine. */
@@ -197,6 +192,7 @@ function untilAborted<T extends ModelCallOutcome>(
 /** Streams the call to its outcome, retrying transient failures; an aborted call ends `aborted`. */
 async function streamWithRetries(call: ModelCall): Promise<ModelCallOutcome> {
   const { runtime, aborts } = call;
+  let unreachable = 0;
   for (let attempt = 0; ; attempt++) {
     const builder = newBuilder(call);
     call.builder = builder;
@@ -205,12 +201,8 @@ async function streamWithRetries(call: ModelCall): Promise<ModelCallOutcome> {
     // Finished from outside (abort, stop): the actor has answered already; nothing more to stream.
     if (call.finished) return { message: builder.message };
     if (!failure) return { message: builder.message };
-    if (
-      isRetryableKind(failure.kind) &&
-      failure.retryable !== false &&
-      attempt < runtime.retry.maxRetries &&
-      !call.announcedCalls
-    ) {
+    if (failure.unreachable) unreachable++;
+    if (shouldRetry(failure, attempt, unreachable, runtime.retry) && !call.announcedCalls) {
       const delayMs = retryDelay(attempt, runtime.retry, failure.retryAfterMs);
       runtime.publish({ type: "retry", attempt: attempt + 1, delayMs, error: failure.message });
       closeDiscardedAttempt(runtime, call, builder, failure.message);
@@ -323,11 +315,17 @@ async function streamOnce(
   };
   const events = openStream(runtime, request, signal);
   if ("failure" in events) return events.failure;
+  // The last finished call waits for the next event before it may start eagerly: an answer cut
+  // off at the output limit ends right after a call the model never finished, and none of its
+  // calls may run.
+  let held: ToolCall | undefined;
   try {
     for await (const event of events.stream) {
       if (call.finished || attempt.abandoned) return undefined;
       attempt.watchdog?.touch();
       if (event === null || typeof event !== "object") return notAnEvent(runtime, event);
+      if (held && !endsTruncated(event)) call.notifyReady(held);
+      held = undefined;
       if (event.type === "error") return event;
       if (!call.started) {
         call.started = true;
@@ -371,7 +369,7 @@ async function streamOnce(
             kind: event.type,
             toolCallId: event.id,
           });
-          if (finishedCall && runtime.eagerToolExecution) call.notifyReady(finishedCall);
+          if (finishedCall && runtime.eagerToolExecution) held = finishedCall;
           break;
         case "done":
           return undefined;
@@ -383,6 +381,11 @@ async function streamOnce(
   }
   if (signal.aborted) return { type: "error", kind: "aborted", message: "Request was aborted" };
   return { type: "error", kind: "network", message: "The stream ended before the model finished its answer" };
+}
+
+/** Whether an event ends the answer at the output limit (`stopReason: "length"`). */
+function endsTruncated(event: ProviderEvent): boolean {
+  return event.type === "done" && event.stopReason === "length";
 }
 
 /** Publishes the object of the answer as far as it has streamed, when it changed (`output_delta`). */

@@ -219,6 +219,7 @@ function checkRetry(retry: AgentOptions["retry"]): void {
   checkObject("retry", retry, "an object");
   checkOptionKeys("createAgent retry", retry, RETRY_POLICY_KEYS);
   checkInteger(WHERE, "retry.maxRetries", retry.maxRetries, 0);
+  checkInteger(WHERE, "retry.maxConnectRetries", retry.maxConnectRetries, 0);
   checkNumber(WHERE, "retry.baseDelayMs", retry.baseDelayMs, { min: 0 });
   checkNumber(WHERE, "retry.maxDelayMs", retry.maxDelayMs, { min: 0 });
   checkNumber(WHERE, "retry.jitter", retry.jitter, { min: 0, max: 1 });

@@ -14,6 +14,8 @@ export interface CliArgs {
   model?: string;
   strategy?: ToolExecutionStrategy;
   permissionMode?: PermissionMode;
+  /** `--allow <rule>` (repeatable): permission rules that let matching calls run without asking. */
+  allow: string[];
   maxTurns?: number;
   /** `--context-window <tokens>`: the model's context window (default per provider). */
   contextWindow?: number;
@@ -68,6 +70,8 @@ Options:
       --strategy <s>          tool execution: parallel | sequential | auto | batched:N (default parallel)
       --permission-mode <m>   default | acceptEdits | plan | bypass | deny
                               (default: "default" interactively, "deny" with --print/--json or no terminal)
+      --allow <rule>          let matching calls run without asking (repeatable): bash(npm test),
+                              bash(git status:*) (a prefix), write_file(src/**), read_file
       --max-turns <n>         end a run after n model calls (one more asks for its answer)
       --context-window <n>    the model's context window in tokens (default 200000 for Anthropic,
                               128000 for others): compaction and the status line's context % use it
@@ -104,6 +108,7 @@ export const OPTION_NAMES: readonly string[] = [
   "--model",
   "--strategy",
   "--permission-mode",
+  "--allow",
   "--max-turns",
   "--context-window",
   "--inspect",
@@ -168,6 +173,7 @@ export function parseArgs(argv: readonly string[]): CliArgs {
   const args: CliArgs = {
     print: false,
     json: false,
+    allow: [],
     inspect: false,
     visualize: false,
     continue: false,
@@ -237,6 +243,9 @@ export function parseArgs(argv: readonly string[]): CliArgs {
         args.permissionMode = mode as PermissionMode;
         break;
       }
+      case "--allow":
+        args.allow.push(take(name));
+        break;
       case "--max-turns":
         args.maxTurns = positiveInteger(name, take(name));
         break;

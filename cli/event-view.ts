@@ -2,9 +2,9 @@ import type { AgentEvent } from "../core/events.js";
 import { type AgentMessage, textOf, type Usage, type UserMessage } from "../core/messages.js";
 import { describeImagePart } from "./images.js";
 import { imageLabelName } from "./mentions.js";
-import type { Screen, TailLine } from "./screen.js";
+import type { LiveLine, Screen } from "./screen.js";
 import type { Style } from "./style.js";
-import { fitToColumns, terminalSafe } from "./terminal-text.js";
+import { fitToColumns, terminalSafe, visibleText } from "./terminal-text.js";
 import { captureChange } from "./file-changes.js";
 import { type SessionMeter, statusLine } from "./status-line.js";
 import { foldToolOutput } from "./tool-output.js";
@@ -38,7 +38,7 @@ interface ToolLine {
 export interface EventView {
   handle(event: AgentEvent): void;
   /** Lines drawn under the spinner (the input line, an approval question). */
-  setFooter(lines: (string | TailLine)[]): void;
+  setFooter(lines: LiveLine[]): void;
   /** Messages typed for the agent and not yet taken (the status line counts them). */
   setQueued(count: number): void;
   /** The last finished call's whole output (what `/expand` shows unfolded). */
@@ -62,7 +62,8 @@ export function summarizeArgs(name: string, args: unknown): string {
     text = [pick("pattern"), pick("path")].filter(Boolean).join(" in ");
   else text = pick("path", "file_path", "command", "pattern", "query", "url");
   if (!text) text = Object.keys(a).length ? JSON.stringify(a) : "";
-  return fitToColumns(terminalSafe(text.split("\n")[0]!.trim()), 70);
+  // One row: every line of it (a newline shows as ⏎, never hides what follows) and nothing invisible.
+  return fitToColumns(visibleText(text.trim(), { newlines: "mark" }), 70);
 }
 
 function seconds(ms: number): string {
@@ -125,7 +126,7 @@ export function createEventView(
   let tools: ToolLine[] = [];
   let streamed = false;
   let frame = 0;
-  let footer: (string | TailLine)[] = [];
+  let footer: LiveLine[] = [];
   let ticker: NodeJS.Timeout | undefined;
   const thinkingStyle = (line: string) => style.dim(line);
   const textStyle = (line: string) => line;

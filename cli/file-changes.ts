@@ -2,14 +2,12 @@ import { readFileSync, realpathSync, statSync } from "node:fs";
 import * as path from "node:path";
 import { structuredPatch } from "diff";
 import type { Style } from "./style.js";
-import { fitToColumns, terminalSafe } from "./terminal-text.js";
+import { fitToColumns, terminalSafe, visibleText, wrapToColumns } from "./terminal-text.js";
 
 /** Files larger than this are not read to show a change (the size is shown instead). */
 const MAX_SHOWN_BYTES = 1024 * 1024;
 /** Lines of a diff shown before the rest is folded. */
 export const DIFF_LINES = 40;
-/** Lines of a new file's content shown for a `write_file` approval. */
-export const CONTENT_HEAD_LINES = 10;
 
 /** A file of the workspace as it is now: its text, `missing`, or why it cannot be shown. */
 type FileNow = { kind: "text"; text: string } | { kind: "missing" } | { kind: "unshown"; why: string };
@@ -57,8 +55,10 @@ function editedText(
 
 /**
  * A coloured unified diff of `before` → `after`, hunks only (the call's line names the file):
- * `@@` headers cyan, removed lines red, added lines green, context dim; folded after
- * {@link DIFF_LINES} lines. Each line is terminal-safe and cut to `columns`.
+ * `@@` headers cyan, removed lines red, added lines green, context dim. Each line is terminal-safe
+ * and cut to `columns`, the diff folded after {@link DIFF_LINES} lines; with `whole` (what an
+ * approval shows) nothing is cut or folded: long lines wrap, and invisible characters are shown
+ * as escapes ({@link visibleText}).
  *
  * @example
  * ```ts
@@ -66,10 +66,19 @@ function editedText(
  * // ["@@ -1,2 +1,2 @@", " a", "-b", "+c"]
  * ```
  */
-export function diffLines(before: string, after: string, style: Style, columns: number): string[] {
+export function diffLines(
+  before: string,
+  after: string,
+  style: Style,
+  columns: number,
+  options: { whole?: boolean } = {},
+): string[] {
   const patch = structuredPatch("a", "b", before, after, undefined, undefined, { context: 3 });
   const lines: string[] = [];
-  const fit = (line: string) => fitToColumns(terminalSafe(line.slice(0, columns * 4)), columns);
+  const fit = (line: string): string[] =>
+    options.whole
+      ? wrapToColumns(visibleText(line), columns, " ")
+      : [fitToColumns(terminalSafe(line.slice(0, columns * 4)), columns)];
   for (const hunk of patch.hunks) {
     // As `diff -u` writes it: an empty side starts at the line before (`-0,0` for a new file).
     const start = (at: number, count: number) => `${count === 0 ? at - 1 : at},${count}`;
@@ -78,13 +87,11 @@ export function diffLines(before: string, after: string, style: Style, columns: 
     );
     for (const line of hunk.lines) {
       if (line.startsWith("\\")) continue; // "\ No newline at end of file"
-      const shown = fit(line);
-      lines.push(
-        line[0] === "+" ? style.green(shown) : line[0] === "-" ? style.red(shown) : style.dim(shown),
-      );
+      const paint = line[0] === "+" ? style.green : line[0] === "-" ? style.red : style.dim;
+      for (const row of fit(line)) lines.push(paint(row));
     }
   }
-  if (lines.length <= DIFF_LINES) return lines;
+  if (options.whole || lines.length <= DIFF_LINES) return lines;
   const hidden = lines.length - (DIFF_LINES - 1);
   return [...lines.slice(0, DIFF_LINES - 1), style.dim(`… ${hidden} more diff lines`)];
 }
@@ -94,8 +101,12 @@ const record = (args: unknown): Record<string, unknown> =>
 
 /**
  * What an approval question is about, as lines shown above it: the coloured diff of an
- * `edit_file`; for a `write_file` the diff against the file it replaces, or the new file's first
- * lines and size; the whole command of a `bash` call; the arguments of any other tool.
+ * `edit_file`; for a `write_file` the diff against the file it replaces, or the new file; the
+ * whole command of a `bash` call; the arguments of any other tool. Nothing is cut or folded: long
+ * lines wrap to `columns` (a command's next line starts with `> `, a wrapped row with spaces),
+ * and every character that could make the text look other than it is (a right-to-left override,
+ * a zero-width space, a control character) is shown as its escape (`\u202E`), so what is shown is
+ * what runs.
  *
  * @example
  * ```ts
@@ -110,43 +121,37 @@ export function approvalPreview(
   columns: number,
 ): string[] {
   const a = record(args);
-  const fit = (line: string) => fitToColumns(terminalSafe(line.slice(0, columns * 4)), columns);
+  const wrap = (line: string, indent = "  ") => wrapToColumns(visibleText(line), columns, indent);
   if (toolName === "bash" && typeof a.command === "string") {
-    const lines = a.command.split("\n");
-    const shown = lines.length > DIFF_LINES ? lines.slice(0, DIFF_LINES - 1) : lines;
-    return [
-      ...shown.map((line, i) => style.bold(fit(`${i === 0 ? "$ " : "  "}${line}`))),
-      ...(shown.length < lines.length ? [style.dim(`… ${lines.length - shown.length} more lines`)] : []),
-    ];
+    return a.command
+      .split("\n")
+      .flatMap((line, i) => wrap(`${i === 0 ? "$ " : "> "}${line}`))
+      .map((row) => style.bold(row));
   }
   if ((toolName === "edit_file" || toolName === "write_file") && typeof a.path === "string") {
+    const shownPath = visibleText(a.path, { newlines: "mark" });
     const now = readWorkspaceFile(cwd, a.path);
-    if (now.kind === "unshown") return [style.dim(`(${a.path}: ${now.why}; not shown)`)];
+    if (now.kind === "unshown") return [style.dim(`(${shownPath}: ${now.why}; not shown)`)];
     if (toolName === "edit_file") {
-      if (now.kind === "missing") return [style.yellow(`(${a.path} does not exist: the edit will fail)`)];
+      if (now.kind === "missing") return [style.yellow(`(${shownPath} does not exist: the edit will fail)`)];
       const after = editedText(now.text, a);
       if (typeof after !== "string") return [style.yellow(`(${after.fails}: the edit will fail)`)];
-      return diffLines(now.text, after, style, columns);
+      return diffLines(now.text, after, style, columns, { whole: true });
     }
     if (typeof a.content !== "string") return [style.yellow("(no content: the write will fail)")];
-    if (now.kind === "text") return diffLines(now.text, a.content, style, columns);
+    if (now.kind === "text") return diffLines(now.text, a.content, style, columns, { whole: true });
     const lines = a.content.replace(/\n$/, "").split("\n");
-    const head = lines.slice(0, CONTENT_HEAD_LINES).map((line) => style.green(fit(`+${line}`)));
     const size = Buffer.byteLength(a.content);
     return [
       style.dim(`new file, ${lines.length} line${lines.length === 1 ? "" : "s"}, ${size} bytes`),
-      ...head,
-      ...(lines.length > CONTENT_HEAD_LINES
-        ? [style.dim(`… ${lines.length - CONTENT_HEAD_LINES} more lines`)]
-        : []),
+      ...lines.flatMap((line) => wrap(`+${line}`, " ")).map((row) => style.green(row)),
     ];
   }
   const json = JSON.stringify(args, null, 2) ?? "";
-  const lines = json.split("\n");
-  return [
-    ...lines.slice(0, DIFF_LINES).map((line) => style.dim(fit(line))),
-    ...(lines.length > DIFF_LINES ? [style.dim(`… ${lines.length - DIFF_LINES} more lines`)] : []),
-  ];
+  return json
+    .split("\n")
+    .flatMap((line) => wrap(line, "    "))
+    .map((row) => style.dim(row));
 }
 
 /**

@@ -5,6 +5,7 @@ import { textOf, type UserMessage } from "../core/messages.js";
 import type { Permissions } from "../tools/permissions.js";
 import { type EventView, summarizeArgs } from "./event-view.js";
 import { approvalPreview } from "./file-changes.js";
+import { approvalHeading, approvalQuestion } from "./approval-question.js";
 import { takesImages } from "../providers/model-input.js";
 import { readClipboardImage } from "./clipboard.js";
 import { describeNamedImage, imageFromBytes, readImageFile, unknownModelNote } from "./images.js";
@@ -12,7 +13,7 @@ import { attachToPrompt, type NamedImage } from "./mentions.js";
 import { pastedFiles } from "./pasted-paths.js";
 import { completeInput, parseSlashCommand, slashHelp, unknownCommandText } from "./slash-commands.js";
 import { createKeyboard } from "./keyboard.js";
-import type { TailLine } from "./screen.js";
+import type { LiveLine } from "./screen.js";
 import type { Style } from "./style.js";
 import { terminalSafe } from "./terminal-text.js";
 
@@ -102,19 +103,17 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
 
     const drawFooter = () => {
       const question = approvals[0];
-      const lines: (string | TailLine)[] = [];
+      const lines: LiveLine[] = [];
+      // Wrapped, never cut: every answer shows at any width.
       if (denying) {
-        lines.push(
-          style.yellow(
+        lines.push({
+          text: style.yellow(
             `? Why not ${denying.toolName} ${summarizeArgs(denying.toolName, denying.args)}? The model reads your reason (Enter sends it)`,
           ),
-        );
+          wrap: true,
+        });
       } else if (question) {
-        lines.push(
-          style.yellow(
-            `? Allow ${question.toolName} ${summarizeArgs(question.toolName, question.args)}  [y]es / [n]o / [r] no, say why / [a]lways for ${question.toolName}`,
-          ),
-        );
+        lines.push({ text: style.yellow(approvalQuestion(question.toolName, question.args)), wrap: true });
       }
       // A long line shows its end: what is being typed.
       lines.push({ text: `${style.bold(style.cyan("›"))} ${terminalSafe(current)}`, keep: 2 });
@@ -395,12 +394,13 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
       if (event.type === "approval_requested") {
         approvals.push({ toolCallId: event.toolCallId, toolName: event.toolName, args: event.args });
         if (options.cwd !== undefined) {
-          // What the question is about, above it and kept in the scrollback: the diff, the command.
+          // What the question is about, above it and kept in the scrollback: the diff, the whole
+          // command, wrapped to the width (a long one scrolls; nothing is cut).
           const columns = (options.columns?.() ?? 80) - 5;
           const preview = approvalPreview(options.cwd, event.toolName, event.args, style, columns);
           view.note(
             [
-              style.yellow(`Approval needed: ${event.toolName} ${summarizeArgs(event.toolName, event.args)}`),
+              style.yellow(approvalHeading(event.toolName, event.args)),
               ...preview.map((line) => `    ${line}`),
             ].join("\n"),
           );

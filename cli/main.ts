@@ -6,10 +6,22 @@ process.on("unhandledRejection", (reason) => {
   process.stderr.write(`agent-machine: unexpected error: ${(reason as Error)?.message ?? String(reason)}\n`);
 });
 
+// Nothing left to run while the command still waits means it waits for something that can no
+// longer happen (Node would end with status 13 and no word): say so and fail instead.
+let finished = false;
+process.on("beforeExit", () => {
+  if (finished) return;
+  process.stderr.write(
+    "agent-machine: internal error: the command was left waiting for something that can no longer happen; the session is saved up to its last event\n",
+  );
+  process.exit(1);
+});
+
 // `--help`, `--version` and usage errors are answered before the agent and its SDKs are loaded:
 // they are what a start-up time is measured on.
 const argv = process.argv.slice(2);
 const early = earlyExit(argv, process);
 const status = "status" in early ? early.status : await (await import("./run.js")).runCli(argv);
+finished = true;
 // Exit explicitly: a tool's leftover handle (a timer, a socket) must not keep the command alive.
 process.stdout.write("", () => process.exit(status));

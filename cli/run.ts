@@ -4,7 +4,7 @@ import { type Agent, createAgent } from "../agent/create-agent.js";
 import type { AgentEndReason, AgentEventOf } from "../core/events.js";
 import { withLearnedWindow } from "../context/context-window.js";
 import { type AgentMessage, textOf, type UserMessage } from "../core/messages.js";
-import { createPermissions } from "../tools/permissions.js";
+import { createPermissions, type Permissions } from "../tools/permissions.js";
 import { type CliArgs, UsageError } from "./args.js";
 import { earlyExit } from "./early-exit.js";
 import { actDemoUser, createDemoWorkspace, DEMO_PROMPT } from "./demo.js";
@@ -38,6 +38,12 @@ import {
 import { chooseModel, codingSystemPrompt, MODEL_SETUP_HELP, resolveWorkspace } from "./setup.js";
 import { colorEnabled, createStyle } from "./style.js";
 import { terminalSafe } from "./terminal-text.js";
+import {
+  EXIT_NEEDS_APPROVAL,
+  refusalMessage,
+  refuseUnattendedApprovals,
+  ruleAllowing,
+} from "./unattended-approvals.js";
 
 /** The streams and environment the CLI runs with (the process's, or a test's). */
 export interface CliIO {
@@ -99,7 +105,14 @@ async function pickSession(
   io.stdout.write(`${lines.join("\n")}\n`);
   const rl = createInterface({ input: io.stdin, output: io.stdout });
   try {
-    const answer = (await rl.question("Resume which session? [1] ")).trim() || "1";
+    // Ctrl-D closes the question without an answer: readline then never settles it, and the
+    // command would end silently with status 13.
+    const typed = await new Promise<string | undefined>((resolve, reject) => {
+      rl.once("close", () => resolve(undefined));
+      rl.question("Resume which session? [1] ").then(resolve, reject);
+    });
+    if (typed === undefined) throw new UsageError("No session chosen");
+    const answer = typed.trim() || "1";
     const chosen = sessions[Number(answer) - 1] ?? sessions.find((s) => s.id === answer);
     if (!chosen) throw new UsageError(`No session "${answer}"`);
     return store.open(chosen.id);
@@ -298,6 +311,16 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
   // Read now: a prompt that cannot go (an image for a text-only model) makes no session.
   let input = prompt === undefined ? undefined : promptInput(prompt);
 
+  // A rule the permissions refuse is a usage error, before a session is made for nothing.
+  const permissionMode =
+    args.permissionMode ?? (choice.kind === "demo" ? "bypass" : mode === "interactive" ? "default" : "deny");
+  let permissions: Permissions;
+  try {
+    permissions = createPermissions({ mode: permissionMode, cwd, rules: { allow: args.allow } });
+  } catch (error) {
+    throw new UsageError(`--allow: ${(error as Error).message}`);
+  }
+
   // Sessions live in the user's data folder, keyed by workspace; the demo's stay in its throwaway
   // workspace, deleted with it. A workspace's old `.agent-machine/sessions/` moves there once.
   const root = demoDir ? legacySessionsDir(cwd) : sessionsRoot(cwd, io.env, args.sessionsDir);
@@ -348,13 +371,6 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
     setupNotice(style.dim(bashSetup.notice));
   }
 
-  const permissions = createPermissions({
-    mode:
-      args.permissionMode ??
-      (choice.kind === "demo" ? "bypass" : mode === "interactive" ? "default" : "deny"),
-    cwd,
-  });
-
   let inspector: InspectorHandle | undefined;
   if (args.inspect) {
     try {
@@ -378,10 +394,11 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
     } else setupNotice(style.yellow(telemetry.notice));
   }
 
+  const tools = codingToolsFor(cwd, bashSetup);
   const agent = createAgent({
     provider: choice.provider,
     systemPrompt: codingSystemPrompt(cwd),
-    tools: codingToolsFor(cwd, bashSetup),
+    tools,
     messages: plan?.messages,
     toolExecution: args.strategy,
     limits: args.maxTurns ? { maxTurns: args.maxTurns } : undefined,
@@ -464,6 +481,8 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
   ];
   const stopDemoUser =
     choice.kind === "demo" ? actDemoUser(agent, (text) => notice(style.yellow(text))) : undefined;
+  // Only the interactive session can answer an approval: elsewhere a call that asks ends the run.
+  const unattended = mode === "interactive" ? undefined : refuseUnattendedApprovals(agent);
 
   if (plan) {
     const parts = recoveredFrom
@@ -573,6 +592,17 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
       screen?.flush();
       await waitForQuit(io.stdin);
     }
+    const refused = unattended?.refused()[0];
+    if (refused) {
+      screen?.flush();
+      const rule = ruleAllowing(
+        refused,
+        tools.find((tool) => tool.name === refused.toolName),
+        { mode: permissionMode, allow: args.allow, cwd },
+      );
+      io.stderr.write(`${refusalMessage(refused, { rule, mode: permissionMode, sessionId: session.id })}\n`);
+      return EXIT_NEEDS_APPROVAL;
+    }
     if (mode === "print" && output !== undefined) {
       printOutput(lastEnd, io);
     } else if (mode === "print") {
@@ -589,6 +619,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
     for (const signal of signals) process.off(signal, onSignal);
     await settle(agent, 3_000);
     stopDemoUser?.();
+    unattended?.stop();
     for (const subscription of subscriptions) subscription.unsubscribe();
     stopRecording();
     agent.stop();

@@ -1,4 +1,10 @@
-import { displayWidth, fitEndToColumns, fitToColumns, splitAtColumns } from "./terminal-text.js";
+import {
+  displayWidth,
+  fitEndToColumns,
+  fitToColumns,
+  splitAtColumns,
+  wrapToColumns,
+} from "./terminal-text.js";
 
 /**
  * A live line that, when too wide, keeps its end rather than its start (the input line: what is
@@ -8,6 +14,18 @@ export interface TailLine {
   text: string;
   keep: number;
 }
+
+/**
+ * A live line that, when too wide, is wrapped onto as many rows as it needs at the width of each
+ * frame, never cut (an approval question: every option must show at any width).
+ */
+export interface WrappedLine {
+  text: string;
+  wrap: true;
+}
+
+/** A line of the live region: cut to one row with `…`, or a {@link TailLine}, or a {@link WrappedLine}. */
+export type LiveLine = string | TailLine | WrappedLine;
 
 /** Where the screen writes: stdout, or anything with `write` (tests). */
 export interface ScreenOutput {
@@ -44,7 +62,7 @@ export interface Screen {
   /** Ends the unfinished line, if any. */
   endLine(): void;
   /** Replaces the live lines below the unfinished one. */
-  setLive(lines: (string | TailLine)[]): void;
+  setLive(lines: LiveLine[]): void;
   /**
    * Sets what the live region shows first, above its lines: a block still being written (a
    * markdown table as its rows arrive), rendered by `draft` at each frame for the width of that
@@ -85,7 +103,7 @@ export function createScreen(out: ScreenOutput): Screen {
   /** The unfinished line (plain text; styled when drawn or committed). */
   let partial = "";
   let partialStyle: (line: string) => string = (line) => line;
-  let live: (string | TailLine)[] = [];
+  let live: LiveLine[] = [];
   let draft: ((columns: number, rows: number) => string[]) | undefined;
   /** The live region is on the screen, below the resting cursor. */
   let liveShown = false;
@@ -140,8 +158,12 @@ export function createScreen(out: ScreenOutput): Screen {
   const liveLines = (): string[] => {
     if (closed) return [];
     const max = lineColumns();
-    let lines = live.map((line) =>
-      typeof line === "string" ? fitToColumns(line, max) : fitEndToColumns(line.text, max, line.keep),
+    let lines = live.flatMap((line) =>
+      typeof line === "string"
+        ? [fitToColumns(line, max)]
+        : "wrap" in line
+          ? wrapToColumns(line.text, max)
+          : [fitEndToColumns(line.text, max, line.keep)],
     );
     const room = maxLiveLines() - (partial ? 1 : 0);
     if (draft) {

@@ -120,3 +120,62 @@ const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
 export function terminalSafe(text: string): string {
   return text.replace(/\r/g, "").replace(/\t/g, "  ").replace(CONTROL, "\uFFFD");
 }
+
+// What can make shown text differ from the text itself: controls, bidi overrides and isolates
+// (U+202A–202E, U+2066–2069, U+200E/200F, U+061C), zero-width and other format characters (Cf:
+// U+200B–200D, U+2060, U+FEFF, the tag characters U+E0000–E007F), line and paragraph separators,
+// and spaces that are not U+0020 (a no-break space reads as a space and is part of a word to a shell).
+const INVISIBLE = /(?![\n\t])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}]|[^\S\n\t ]|[\u115F\u1160\u3164\uFFA0]/gu;
+
+const codePointEscape = (char: string): string => {
+  const code = char.codePointAt(0)!;
+  return code > 0xffff
+    ? `\\u{${code.toString(16).toUpperCase()}}`
+    : `\\u${code.toString(16).toUpperCase().padStart(4, "0")}`;
+};
+
+/**
+ * Text as it really is, for what a user approves: like {@link terminalSafe}, and every character that
+ * is invisible or changes how the rest is shown is written out as its escape (`\u202E`, `\u200B`,
+ * `\u001B`, `\u000D`), so a right-to-left override cannot show `gnp.exe` for `exe.png`, a zero-width
+ * space cannot hide in a name, a carriage return cannot hide what comes before it. Tabs become two
+ * spaces; newlines stay (`newlines: "keep"`, the default) or are shown as `⏎` (`"mark"`, for one line).
+ *
+ * @example
+ * ```ts
+ * visibleText("echo \u202Etxt.exe"); // "echo \\u202Etxt.exe"
+ * visibleText("a\nb", { newlines: "mark" }); // "a⏎b"
+ * ```
+ */
+export function visibleText(text: string, options: { newlines?: "keep" | "mark" } = {}): string {
+  const shown = text.replace(/\t/g, "  ").replace(INVISIBLE, codePointEscape);
+  return options.newlines === "mark" ? shown.replace(/\n/g, "⏎") : shown;
+}
+
+/**
+ * Wraps (possibly styled) text to rows of at most `columns` columns, at spaces where it can and
+ * between characters in a word longer than a row; the text's own newlines start new rows. Nothing
+ * is cut: every character is on some row. `indent` starts the rows after the first of each line.
+ *
+ * @example
+ * ```ts
+ * wrapToColumns("echo one two three", 9); // ["echo one", "two three"]
+ * ```
+ */
+export function wrapToColumns(text: string, columns: number, indent = ""): string[] {
+  const width = Math.max(1, columns);
+  const rows: string[] = [];
+  for (const line of text.split("\n")) {
+    let rest = line;
+    let first = true;
+    do {
+      const prefix = first ? "" : indent;
+      const room = Math.max(1, width - stringWidth(prefix));
+      const { head, rest: after } = splitAtColumns(rest, room);
+      rows.push(`${prefix}${head}`);
+      rest = after;
+      first = false;
+    } while (rest !== "");
+  }
+  return rows;
+}

@@ -41,6 +41,14 @@ export function errorText(error: unknown): string {
 }
 
 /**
+ * Codes of a connection that failed: Node's `E…` system errors, undici's `UND_ERR_…`, and TLS:
+ * Node's `ERR_TLS_…` / `ERR_SSL_…` and OpenSSL's certificate verdicts (`CERT_HAS_EXPIRED`,
+ * `DEPTH_ZERO_SELF_SIGNED_CERT`, `UNABLE_TO_VERIFY_LEAF_SIGNATURE`, …).
+ */
+const CONNECTION_CODE =
+  /^(E[A-Z]+|UND_ERR_[A-Z_]+|ERR_(TLS|SSL)_[A-Z0-9_]+|CERT_[A-Z_]+|[A-Z_]*SELF_SIGNED_CERT[A-Z_]*|UNABLE_TO_[A-Z_]+)$/;
+
+/**
  * The low-level cause of a failed connection, from an error's `cause` chain: the deepest error
  * with a string `code` (`ECONNREFUSED`, `ENOTFOUND`, `UND_ERR_CONNECT_TIMEOUT`, …) and its message.
  * `undefined` when the chain names none.
@@ -59,9 +67,11 @@ export function connectionCause(error: unknown): { code: string; message: string
     e = (e as { cause?: unknown }).cause
   ) {
     seen.add(e);
-    const { code, message } = e as { code?: unknown; message?: unknown };
-    if (typeof code === "string" && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(code)) {
-      found = { code, message: typeof message === "string" ? message : code };
+    const { code, message, reason } = e as { code?: unknown; message?: unknown; reason?: unknown };
+    if (typeof code === "string" && CONNECTION_CODE.test(code)) {
+      // OpenSSL's message is a dump of its error queue; its `reason` says the same in words.
+      const text = typeof reason === "string" ? reason : typeof message === "string" ? message : code;
+      found = { code, message: text };
     }
     // Node's AggregateError (several addresses tried): the first attempt's cause says it.
     const inner = (e as { errors?: unknown }).errors;

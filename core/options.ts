@@ -72,6 +72,13 @@ export interface TelemetryOptions {
 export interface RetryPolicy {
   /** Retries after the first attempt. Default 4. */
   maxRetries?: number;
+  /**
+   * Retries when the server could not be reached at all (connection refused, host name not
+   * found): the same answer a second later in nearly every case, so none by default and the run
+   * ends at once with the address and the cause. Raise it for a server that may still be starting.
+   * Counts within `maxRetries`. Default 0.
+   */
+  maxConnectRetries?: number;
   /** First delay; doubles each attempt. Default 1000 ms. */
   baseDelayMs?: number;
   /** Upper bound of one delay (a server's `retry-after` may ask for more, up to this). Default 60 000 ms. */
@@ -312,6 +319,7 @@ export const AGENT_LIMIT_KEYS: OptionKeys<AgentLimits> = {
 /** The keys of {@link RetryPolicy}. */
 export const RETRY_POLICY_KEYS: OptionKeys<RetryPolicy> = {
   maxRetries: true,
+  maxConnectRetries: true,
   baseDelayMs: true,
   maxDelayMs: true,
   jitter: true,

@@ -57,10 +57,15 @@ export type ProviderEvent =
       retryAfterMs?: number;
       usage?: Usage;
       /**
-       * `false`: the provider knows waiting will not help although the kind is transient (a
-       * connection refused at a local address: the server is not running); the agent does not retry.
+       * `false`: the provider knows waiting will not help although the kind is transient (a TLS
+       * certificate the client rejects, a port fetch refuses to use); the agent does not retry.
        */
       retryable?: false;
+      /**
+       * `true`: the request never reached the server (connection refused, host name not found).
+       * The agent retries it only `retry.maxConnectRetries` times (default 0), not `maxRetries`.
+       */
+      unreachable?: true;
     };
 
 /**

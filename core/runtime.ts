@@ -96,6 +96,7 @@ function findRuntime(actor: AnyActorRef): AgentRuntime | undefined {
 
 export const defaultRetryPolicy: Required<RetryPolicy> = {
   maxRetries: 4,
+  maxConnectRetries: 0,
   baseDelayMs: 1000,
   maxDelayMs: 60_000,
   jitter: 0.2,

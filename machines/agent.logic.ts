@@ -15,6 +15,8 @@ import type { AgentLimits, InputFilter, PromptInput, QueueMode } from "../core/o
 import type { LoopState } from "./loop-detection.logic.js";
 import type { OutputSpec } from "../core/output.js";
 import type { AnswerCheck } from "./output.logic.js";
+import { notRunAtLimitText } from "./limit-answer.logic.js";
+import { abortedText, truncatedCallText } from "./tool-execution.logic.js";
 import { messagesFrom } from "./transcript.js";
 
 const EMPTY: readonly never[] = Object.freeze([]);
@@ -216,6 +218,37 @@ export function emptyAssistant(
 export function callsOf(message: AssistantMessage | undefined): ToolCall[] {
   if (!message) return [];
   return message.content.filter((c): c is ToolCall => c.type === "toolCall");
+}
+
+/**
+ * Whether an answer stopped at the output limit: its tool calls may be unfinished, so none runs.
+ *
+ * @example
+ * ```ts
+ * isTruncated(turnMessage); // true for stopReason "length"
+ * ```
+ */
+export function isTruncated(message: AssistantMessage | undefined): boolean {
+  return message?.stopReason === "length";
+}
+
+/**
+ * The error text of each call of a message that will not run: the limit's (an answer a limit asked
+ * for), the abort's (a failed or aborted message, a run that is ending), or the truncation's.
+ *
+ * @example
+ * ```ts
+ * unranCallText({ answeringLimit: false, endReason: undefined }, truncatedAnswer)("bash"); // "Not run: your answer was cut off …"
+ * ```
+ */
+export function unranCallText(
+  run: Pick<RunState, "answeringLimit" | "endReason">,
+  message: AssistantMessage,
+): (toolName: string) => string {
+  if (run.answeringLimit) return notRunAtLimitText;
+  if (run.endReason !== undefined || message.stopReason === "error" || message.stopReason === "aborted")
+    return abortedText;
+  return isTruncated(message) ? truncatedCallText : abortedText;
 }
 
 /**

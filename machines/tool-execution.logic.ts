@@ -30,6 +30,24 @@ export function abortedText(toolName: string): string {
 }
 
 /**
+ * The text of a call of an answer cut off at the output limit (`stopReason: "length"`): not run,
+ * since its arguments may be the model's unfinished ones (a call cut before its first argument
+ * parses as `{}`); the model is told why and how to ask again.
+ *
+ * @example
+ * ```ts
+ * truncatedCallText("write_file"); // "Not run: your answer was cut off at the output token limit, …"
+ * ```
+ */
+export function truncatedCallText(toolName: string): string {
+  return (
+    `Not run: your answer was cut off at the output token limit, so this ${toolName} call may be ` +
+    "incomplete. Issue it again if you still need it; if its arguments are long, make them smaller " +
+    "(for example, split a large file over several calls)."
+  );
+}
+
+/**
  * Splits calls into the groups a strategy runs one after another. Steering is checked between
  * groups; the first group always runs.
  *

@@ -56,8 +56,18 @@ export const toolExecutionMachine = toolExecutionSetup.createMachine({
           { actions: { type: "noteReady", params: ({ event }) => event.call } },
         ],
         // Calls started eagerly from a stream that was then retried are not in the final message.
-        // A failed or aborted message goes straight to aborting, so no call that had not started runs.
+        // A failed, aborted or truncated message goes straight to aborting, so no call that had not
+        // started runs.
         PLAN: [
+          {
+            guard: "planTruncated",
+            target: "aborting",
+            actions: [
+              { type: "stopCalls", params: ({ context, event }) => notPlanned(context.ready, event.calls) },
+              { type: "adoptPlan", params: ({ event }) => event.calls },
+              { type: "answerCutOff", params: ({ event }) => event.calls },
+            ],
+          },
           {
             guard: "planAborts",
             target: "aborting",

@@ -31,6 +31,18 @@ export interface BedrockOptions {
   profile?: string;
   /** Another endpoint for the runtime API (a VPC endpoint, a proxy, a test server). */
   baseURL?: string;
+  /**
+   * The HTTP handler the AWS SDK client sends with (its `requestHandler` option). The SDK's
+   * default speaks HTTP/2; for an endpoint that speaks only HTTP/1.1 (many proxies and gateways)
+   * pass `new NodeHttpHandler()` from `@smithy/node-http-handler`.
+   *
+   * @example
+   * ```ts
+   * import { NodeHttpHandler } from "@smithy/node-http-handler";
+   * bedrock({ model, baseURL: "http://proxy.internal:8080", requestHandler: new NodeHttpHandler() });
+   * ```
+   */
+  requestHandler?: unknown;
   /** Output token cap per model call (`inferenceConfig.maxTokens`). Default 8192 (16384 with thinking). */
   maxTokens?: number;
   /** Extended thinking for the Claude models on Bedrock: a token budget (below `maxTokens`). */
@@ -48,6 +60,7 @@ const BEDROCK_KEYS: OptionKeys<BedrockOptions> = {
   credentials: true,
   profile: true,
   baseURL: true,
+  requestHandler: true,
   maxTokens: true,
   thinking: true,
   cache: true,
@@ -98,13 +111,16 @@ export function bedrock(options: BedrockOptions): Provider {
         ...(options.credentials ? { credentials: options.credentials as never } : {}),
         ...(options.profile ? { profile: options.profile } : {}),
         ...(options.baseURL ? { endpoint: options.baseURL } : {}),
+        ...(options.requestHandler ? { requestHandler: options.requestHandler as never } : {}),
         maxAttempts: 1,
       }),
     })));
 
   async function* stream(request: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
+    let endpoint = options.baseURL;
     try {
       const { sdk, client: c } = await getClient();
+      endpoint ??= await defaultEndpoint(c);
       const { messages, system, toolConfig } = toBedrockRequest(request, { cache });
       const response = await c.send(
         new sdk.ConverseStreamCommand({
@@ -126,7 +142,7 @@ export function bedrock(options: BedrockOptions): Provider {
       if (!response.stream) throw new Error("Bedrock answered without a stream");
       yield* bedrockStreamEvents(response.stream as AsyncIterable<BedrockStreamEvent>, signal, finish);
     } catch (error) {
-      yield classifyBedrockError(error, signal);
+      yield classifyBedrockError(error, signal, undefined, endpoint);
     }
   }
 
@@ -136,6 +152,15 @@ export function bedrock(options: BedrockOptions): Provider {
     model,
     stream: (request, signal) => withOutputTool(request, (forced) => stream(forced, signal)),
   };
+}
+
+/** The regional endpoint the SDK calls when no `baseURL` is given, named in a connection failure. */
+async function defaultEndpoint(client: BedrockClient): Promise<string | undefined> {
+  try {
+    return `https://bedrock-runtime.${await client.config.region()}.amazonaws.com`;
+  } catch {
+    return undefined; // no region configured: the call itself will say so
+  }
 }
 
 function checkBedrockOptions(options: BedrockOptions): void {
@@ -149,6 +174,14 @@ function checkBedrockOptions(options: BedrockOptions): void {
   checkHttpUrl(where, "baseURL", options.baseURL, "https://bedrock-runtime.us-east-1.amazonaws.com");
   checkInteger(where, "maxTokens", options.maxTokens, 1);
   checkType(where, "cache", options.cache, "boolean");
+  const handler = options.requestHandler as { handle?: unknown } | undefined;
+  if (handler !== undefined && (handler === null || typeof handler.handle !== "function"))
+    refuseValue(
+      where,
+      "requestHandler",
+      "an AWS SDK request handler (an object with a handle() method), e.g. new NodeHttpHandler()",
+      options.requestHandler,
+    );
   const { credentials, thinking } = options;
   if (
     credentials !== undefined &&

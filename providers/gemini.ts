@@ -104,6 +104,12 @@ export function gemini(options: GeminiOptions): Provider {
     ? options.apiKey
     : (options.apiKey ?? (env.GEMINI_API_KEY || env.GOOGLE_API_KEY || undefined));
   const finish = (usage: Usage | undefined) => (usage ? withCost(usage, model) : undefined);
+  // Named in a connection failure (the SDK's own defaults when no baseURL is given).
+  const endpoint =
+    options.baseURL ??
+    (vertex
+      ? `https://${vertex.location === "global" ? "" : `${vertex.location}-`}aiplatform.googleapis.com`
+      : "https://generativelanguage.googleapis.com");
   // The client (and the key inside it) lives only in this closure, made on the first call.
   let client: Promise<GenAIClient> | undefined;
   const getClient = () =>
@@ -158,7 +164,7 @@ export function gemini(options: GeminiOptions): Provider {
       });
       yield* geminiStreamEvents(chunks as AsyncIterable<GeminiChunk>, signal, finish);
     } catch (error) {
-      yield classifyGeminiError(error, signal, apiKey);
+      yield classifyGeminiError(error, signal, apiKey, endpoint);
     }
   }
 

@@ -12,7 +12,7 @@ export type GenAiPart =
   | { type: "text"; content: string }
   | { type: "reasoning"; content: string }
   | { type: "tool_call"; id: string; name: string; arguments: unknown }
-  | { type: "tool_call_response"; id: string; result: string }
+  | { type: "tool_call_response"; id: string; response: string }
   | { type: "blob"; modality: "image"; mime_type: string; content: string };
 
 /** A message in the GenAI conventions' JSON form. */
@@ -92,7 +92,7 @@ export function toGenAiMessages(messages: readonly (Message | AgentMessage)[]): 
         out.push({
           role: "tool",
           parts: [
-            { type: "tool_call_response", id: message.toolCallId, result: resultText(message.content) },
+            { type: "tool_call_response", id: message.toolCallId, response: resultText(message.content) },
           ],
         });
         break;

@@ -1,10 +1,13 @@
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { APICallError } from "@ai-sdk/provider";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { z } from "zod";
 import {
   type AiSdkLanguageModel,
   aiSdk,
   type AssistantMessage,
+  createAgent,
+  defineTool,
   type Message,
   type ProviderEvent,
 } from "../index.js";
@@ -438,5 +441,121 @@ describe("aiSdk adapter over a real AI SDK provider (@ai-sdk/openai-compatible) 
       { type: "text_delta", delta: "a" },
       { type: "error", kind: "aborted", message: "Request aborted" },
     ]);
+  });
+});
+
+describe("aiSdk adapter: provider metadata from whichever part carries it, through an agent", () => {
+  /** A model answering each call with the next list of parts; records the call options. */
+  function turnsModel(turns: unknown[][]): AiSdkLanguageModel & { calls: any[] } {
+    const calls: any[] = [];
+    return {
+      specificationVersion: "v3",
+      provider: "anthropic.messages",
+      modelId: "claude-sonnet-4-5",
+      calls,
+      async doStream(options: any) {
+        calls.push(options);
+        const queue = [...(turns[calls.length - 1] ?? [])];
+        return {
+          stream: new ReadableStream({
+            pull(controller) {
+              const next = queue.shift();
+              if (next === undefined) controller.close();
+              else controller.enqueue(next);
+            },
+          }),
+        };
+      },
+    } as AiSdkLanguageModel & { calls: any[] };
+  }
+
+  it("@ai-sdk/anthropic's signature on an empty reasoning-delta, redacted data on reasoning-start and a tool call's metadata all go back", async () => {
+    const model = turnsModel([
+      [
+        // What @ai-sdk/anthropic sends: the signature on an empty delta, nothing on reasoning-end.
+        { type: "reasoning-start", id: "r0" },
+        { type: "reasoning-delta", id: "r0", delta: "Let me look." },
+        {
+          type: "reasoning-delta",
+          id: "r0",
+          delta: "",
+          providerMetadata: { anthropic: { signature: "sig-1" } },
+        },
+        { type: "reasoning-end", id: "r0" },
+        { type: "reasoning-start", id: "r1", providerMetadata: { anthropic: { redactedData: "opaque" } } },
+        { type: "reasoning-end", id: "r1" },
+        { type: "tool-input-start", id: "c1", toolName: "lookup" },
+        { type: "tool-input-delta", id: "c1", delta: '{"q":"x"}' },
+        { type: "tool-input-end", id: "c1" },
+        {
+          type: "tool-call",
+          toolCallId: "c1",
+          toolName: "lookup",
+          input: '{"q":"x"}',
+          providerMetadata: { anthropic: { caller: "direct" } },
+        },
+        { type: "finish", finishReason: { unified: "tool-calls" }, usage: v3Usage(10, 5) },
+      ],
+      [
+        { type: "text-delta", id: "t", delta: "Done." },
+        { type: "finish", finishReason: { unified: "stop" }, usage: v3Usage(10, 5) },
+      ],
+    ]);
+    const lookup = defineTool({
+      name: "lookup",
+      description: "Looks a thing up",
+      parameters: z.object({ q: z.string() }),
+      execute: async () => "found",
+    });
+    const agent = createAgent({ provider: aiSdk(model), tools: [lookup] });
+    const outcome = await agent.prompt("go");
+    expect(outcome.reason).toBe("stop");
+    const assistant = model.calls[1].prompt.find((m: { role: string }) => m.role === "assistant");
+    expect(assistant.content).toEqual([
+      { type: "reasoning", text: "Let me look.", providerOptions: { anthropic: { signature: "sig-1" } } },
+      { type: "reasoning", text: "", providerOptions: { anthropic: { redactedData: "opaque" } } },
+      {
+        type: "tool-call",
+        toolCallId: "c1",
+        toolName: "lookup",
+        input: { q: "x" },
+        providerOptions: { anthropic: { caller: "direct" } },
+      },
+    ]);
+  });
+
+  it("on abort the model's stream is cancelled, not only signalled", async () => {
+    let cancelled: unknown = "not cancelled";
+    const model: AiSdkLanguageModel = {
+      specificationVersion: "v3",
+      provider: "deaf.chat",
+      modelId: "deaf-1",
+      // A package that ignores abortSignal: only cancelling its stream stops it.
+      async doStream() {
+        return {
+          stream: new ReadableStream({
+            start(controller) {
+              controller.enqueue({ type: "text-delta", id: "t", delta: "Starting" });
+            },
+            cancel(reason) {
+              cancelled = reason;
+            },
+          }),
+        };
+      },
+    };
+    const agent = createAgent({ provider: aiSdk(model) });
+    const run = agent.prompt("go");
+    await new Promise<void>((resolve) => {
+      const subscription = agent.events$.subscribe((event) => {
+        if (event.type === "message_update") {
+          subscription.unsubscribe();
+          resolve();
+        }
+      });
+    });
+    agent.abort();
+    expect((await run).reason).toBe("aborted");
+    await vi.waitFor(() => expect(cancelled).not.toBe("not cancelled"));
   });
 });

@@ -1,3 +1,4 @@
+import { NodeHttpHandler } from "@smithy/node-http-handler";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type AssistantMessage, bedrock, type Message, type ProviderEvent } from "../index.js";
 import {
@@ -345,5 +346,47 @@ describe("bedrock provider: faults", () => {
       { type: "text_delta", delta: "a" },
       { type: "error", kind: "aborted", message: "Request aborted" },
     ]);
+  });
+});
+
+describe("bedrock provider: an endpoint that speaks only HTTP/1.1", () => {
+  it("says why the SDK's HTTP/2 failed, and streams with the request handler the user passes", async () => {
+    const http1 = await startProviderServer();
+    try {
+      const atHttp1 = (extra: Partial<Parameters<typeof bedrock>[0]> = {}) =>
+        bedrock({
+          model: MODEL,
+          region: "us-east-1",
+          credentials: { accessKeyId: ACCESS_KEY_ID, secretAccessKey: SECRET_ACCESS_KEY },
+          baseURL: http1.url,
+          ...extra,
+        });
+      const failed = last(await collect(atHttp1().stream(userRequest("hi"), new AbortController().signal)));
+      expect(failed).toMatchObject({ type: "error", kind: "api" });
+      expect((failed as ErrorEvent).message).toBe(
+        `Protocol error (ERR_HTTP2_ERROR) from ${http1.url}: the AWS SDK's default handler speaks HTTP/2 and the endpoint did not; for an endpoint that speaks only HTTP/1.1, pass bedrock({ requestHandler: new NodeHttpHandler() }) (from @smithy/node-http-handler)`,
+      );
+
+      http1.reply(bedrockReply(converseStream({ blocks: [{ text: ["over ", "HTTP/1.1"] }] })));
+      const events = await collect(
+        atHttp1({ requestHandler: new NodeHttpHandler() }).stream(
+          userRequest("hi"),
+          new AbortController().signal,
+        ),
+      );
+      expect(events.filter((e) => e.type === "text_delta")).toEqual([
+        { type: "text_delta", delta: "over " },
+        { type: "text_delta", delta: "HTTP/1.1" },
+      ]);
+      expect(last(events)).toMatchObject({ type: "done", stopReason: "stop" });
+    } finally {
+      await http1.close();
+    }
+  });
+
+  it("refuses a requestHandler that is not one", () => {
+    expect(() => bedrock({ model: MODEL, requestHandler: "http1" })).toThrow(
+      /^bedrock: requestHandler must be an AWS SDK request handler/,
+    );
   });
 });

@@ -338,7 +338,7 @@ describe("OpenTelemetry traces", () => {
         parts: [{ type: "tool_call", id: "c1", name: "lookup", arguments: { key: "secret-plan" } }],
         finish_reason: "tool_call",
       },
-      { role: "tool", parts: [{ type: "tool_call_response", id: "c1", result: "value of secret-plan" }] },
+      { role: "tool", parts: [{ type: "tool_call_response", id: "c1", response: "value of secret-plan" }] },
     ]);
     expect(JSON.parse(chats[1]!.attributes[ATTR.outputMessages] as string)).toEqual([
       { role: "assistant", parts: [{ type: "text", content: "The plan is ready." }], finish_reason: "stop" },

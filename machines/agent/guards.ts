@@ -2,7 +2,7 @@ import type { CompactionResult } from "../../context/compact.js";
 import { tokensOverBudget } from "../../context/compact.js";
 import { estimateMessageTokens, estimateTokens } from "../../context/tokens.js";
 import { withLearnedWindow } from "../../context/context-window.js";
-import { hasCalls } from "../agent.logic.js";
+import { hasCalls, isTruncated } from "../agent.logic.js";
 import { type LimitVerdict, limitNotice, limitVerdict, nextCallTokens } from "../limit-answer.logic.js";
 import { loopMayStop, resolveLoopDetection } from "../loop-detection.logic.js";
 import { transcriptTokens } from "../transcript.js";
@@ -41,16 +41,18 @@ export const agentGuards = {
     (context.run.overflowRetries ?? 0) < MAX_OVERFLOW_RETRIES &&
     !context.run.executionSpawned,
   hasToolCalls: (_: Args, done: StreamDone) => hasCalls(done.message),
-  // Calls that must not run: those of a failed or aborted message, or of the answer a limit asked
-  // for. Unless one already started eagerly (then the execution machine stops them), they are
-  // answered at once and never spawned: a spawned call starts running before an ABORT can reach it.
+  // Calls that must not run: those of a failed or aborted message, of an answer cut off at the
+  // output limit (a call may be unfinished), or of the answer a limit asked for. Unless one already
+  // started eagerly (then the execution machine stops them), they are answered at once and never
+  // spawned: a spawned call starts running before an ABORT can reach it.
   callsNotToRun: ({ context }: Args, done: StreamDone) =>
     hasCalls(done.message) &&
     !context.run.executionSpawned &&
     (context.run.answeringLimit ||
       context.run.endReason !== undefined ||
       done.message.stopReason === "error" ||
-      done.message.stopReason === "aborted"),
+      done.message.stopReason === "aborted" ||
+      isTruncated(done.message)),
   runMustEnd: ({ context }: Args) => context.run.endReason !== undefined,
   /**
    * Whether the run may end with the turn whose tool results are coming in (checked before they

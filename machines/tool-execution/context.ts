@@ -48,8 +48,12 @@ export interface ToolExecutionContext {
 
 export type ToolExecutionEvent =
   | { type: "CALL_READY"; call: PlannedCall }
-  /** The message's calls; `abort`: the message failed or was aborted, so none may start. */
-  | { type: "PLAN"; calls: PlannedCall[]; abort?: boolean }
+  /**
+   * The message's calls; `abort`: the message failed or was aborted, so none may start;
+   * `truncated`: the answer was cut off at the output limit, so none may start either, and those
+   * that did not are answered as cut off.
+   */
+  | { type: "PLAN"; calls: PlannedCall[]; abort?: boolean; truncated?: boolean }
   | { type: "STEERING_QUEUED" }
   | { type: "ABORT" }
   /** A call actor (output: its result) or a shard (output: its calls' results) finished. */

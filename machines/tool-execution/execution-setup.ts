@@ -10,6 +10,7 @@ import {
   placeCalls,
   SKIPPED_TEXT,
   startsEagerly,
+  truncatedCallText,
 } from "../tool-execution.logic.js";
 import { toolShardMachine } from "../tool-shard.machine.js";
 import {
@@ -41,6 +42,7 @@ export const toolExecutionSetup = setup({
   guards: {
     isPlanned: ({ context }) => context.planned,
     planAborts: ({ event }) => event.type === "PLAN" && event.abort === true,
+    planTruncated: ({ event }) => event.type === "PLAN" && event.truncated === true,
     startsEagerly: ({ context }, call: PlannedCall) =>
       startsEagerly(context.strategy, context.ready.length, call, context.readyAllSafe),
     groupComplete: ({ context }) => context.open === 0,
@@ -106,6 +108,18 @@ export const toolExecutionSetup = setup({
     adoptPlan: enqueueActions(({ context, enqueue }, calls: PlannedCall[]) => {
       for (const shard of context.eagerShards) enqueue.sendTo(shard, { type: "SEAL" });
       enqueue.assign({ ...planOf(calls, context.strategy), eagerShards: [] });
+    }),
+    answerCutOff: enqueueActions(({ context, enqueue, self }, calls: PlannedCall[]) => {
+      // A truncated answer's calls that never started are answered as cut off (with their start
+      // and end events); aborting then stops those that had started.
+      for (const call of calls) {
+        if (context.results[call.id] || context.hosts[call.id] !== undefined) continue;
+        context.results[call.id] = answerUnran(enqueue, call, truncatedCallText(call.name), {
+          started: false,
+          timestamp: nowFor(self),
+          ids: messageIdsFor(self),
+        });
+      }
     }),
     countOpenCalls: assign({
       open: ({ context }) => currentGroup(context).filter((id) => !context.results[id]).length,

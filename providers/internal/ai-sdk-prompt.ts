@@ -11,6 +11,37 @@ export type AiSdkPromptMessage = { role: string; content: unknown; providerOptio
 /** The prefix of a thinking block's signature that holds the reasoning's AI SDK provider metadata. */
 export const AI_SDK_METADATA_PREFIX = "ai-sdk-metadata:";
 
+/**
+ * The prefix of an empty thinking block's signature that holds a tool call's AI SDK provider
+ * metadata (`{ toolCallId, providerMetadata }`), for the call right before it.
+ */
+export const AI_SDK_CALL_METADATA_PREFIX = "ai-sdk-call-metadata:";
+
+/** A tool call's metadata from such a signature, or `undefined` when it is none or unreadable. */
+function callMetadata(
+  signature: string | undefined,
+): { toolCallId: string; providerMetadata: Record<string, unknown> } | undefined {
+  if (!signature?.startsWith(AI_SDK_CALL_METADATA_PREFIX)) return undefined;
+  try {
+    const value = JSON.parse(signature.slice(AI_SDK_CALL_METADATA_PREFIX.length)) as {
+      toolCallId?: unknown;
+      providerMetadata?: unknown;
+    };
+    if (
+      typeof value.toolCallId !== "string" ||
+      !value.providerMetadata ||
+      typeof value.providerMetadata !== "object"
+    )
+      return undefined;
+    return {
+      toolCallId: value.toolCallId,
+      providerMetadata: value.providerMetadata as Record<string, unknown>,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
 /** An image as a file part of the given specification version (they differ in how data is wrapped). */
 function filePart(image: ImageContent, version: AiSdkSpecVersion): object {
   return version === "v4"
@@ -32,6 +63,15 @@ function reasoningOptions(signature: string | undefined): object {
   } catch {
     return {};
   }
+}
+
+/**
+ * Whether a thinking block goes back as a reasoning part: with text or metadata; a redacted one
+ * only when it holds AI SDK metadata (it has no text, the metadata is the whole of it).
+ */
+function sendableReasoning(block: { thinking: string; signature?: string; redacted?: boolean }): boolean {
+  if (block.redacted) return block.signature?.startsWith(AI_SDK_METADATA_PREFIX) === true;
+  return block.thinking !== "" || block.signature !== undefined;
 }
 
 /**
@@ -105,7 +145,14 @@ export function toAiSdkPrompt(
             toolName: block.name,
             input: block.arguments,
           });
-        } else if (sameProvider && !block.redacted && (block.thinking !== "" || block.signature)) {
+        } else if (callMetadata(block.signature)) {
+          // A tool call's metadata: back on that call, for the provider that gave it.
+          const { toolCallId, providerMetadata } = callMetadata(block.signature)!;
+          const call = content.find(
+            (part) => (part as { type?: string; toolCallId?: string }).toolCallId === toolCallId,
+          );
+          if (sameProvider && call) Object.assign(call, { providerOptions: providerMetadata });
+        } else if (sameProvider && sendableReasoning(block)) {
           content.push({ type: "reasoning", text: block.thinking, ...reasoningOptions(block.signature) });
         }
       }

@@ -1,6 +1,6 @@
 import type { Usage } from "../../core/messages.js";
 import type { ProviderEvent } from "../provider.js";
-import { AI_SDK_METADATA_PREFIX } from "./ai-sdk-prompt.js";
+import { AI_SDK_CALL_METADATA_PREFIX, AI_SDK_METADATA_PREFIX } from "./ai-sdk-prompt.js";
 import { classifyProviderError, type ProviderErrorEvent, truncatedStreamError } from "./errors.js";
 import { parseToolArguments } from "./tool-arguments.js";
 
@@ -88,6 +88,7 @@ export function classifyAiSdkError(error: unknown, signal: AbortSignal): Provide
     data?: unknown;
     message?: string;
     cause?: unknown;
+    url?: string;
   };
   if (e.name === "AI_LoadAPIKeyError")
     return { type: "error", kind: "auth", message: e.message ?? "No API key" };
@@ -106,6 +107,8 @@ export function classifyAiSdkError(error: unknown, signal: AbortSignal): Provide
       cause: e.cause,
     },
     signal,
+    undefined,
+    typeof e.url === "string" ? e.url : undefined,
   );
   if (e.statusCode === undefined && e.isRetryable && event.kind === "api") event.kind = "network";
   return event;
@@ -120,6 +123,54 @@ function mapFinishReason(reason: AiSdkStreamPart["finishReason"], sawToolCall: b
 interface CallState {
   name: string;
   json: string;
+  /** Provider metadata a `tool-input-start` carried (a `tool-call` may add to it). */
+  metadata?: Record<string, unknown>;
+}
+
+/** A reasoning block's provider metadata so far, whether its last addition went out, whether it has text. */
+interface ReasoningState {
+  metadata?: Record<string, unknown>;
+  unsent: boolean;
+  text: boolean;
+}
+
+/** Whether a part carries provider metadata worth keeping. */
+function hasMetadata(metadata: Record<string, unknown> | undefined): metadata is Record<string, unknown> {
+  return metadata !== undefined && metadata !== null && Object.keys(metadata).length > 0;
+}
+
+/**
+ * Provider metadata merged per provider key: a package may spread one block's metadata over
+ * several parts (`@ai-sdk/anthropic` puts the signature on an empty `reasoning-delta`, redacted
+ * data on `reasoning-start`), and every piece must go back.
+ */
+function mergeProviderMetadata(
+  into: Record<string, unknown> | undefined,
+  more: Record<string, unknown> | undefined,
+): Record<string, unknown> | undefined {
+  if (!hasMetadata(more)) return into;
+  const merged: Record<string, unknown> = { ...into };
+  for (const [key, value] of Object.entries(more)) {
+    const before = merged[key];
+    merged[key] =
+      before && typeof before === "object" && value && typeof value === "object"
+        ? { ...before, ...value }
+        : value;
+  }
+  return merged;
+}
+
+/**
+ * The thinking delta that carries a reasoning block's metadata: set on the block's text, or, for
+ * a block with no text (Anthropic's redacted thinking, an encrypted reasoning item), a block of its
+ * own marked redacted.
+ */
+function reasoningSignature(state: ReasoningState): ProviderEvent {
+  state.unsent = false;
+  const signature = AI_SDK_METADATA_PREFIX + JSON.stringify(state.metadata);
+  return state.text
+    ? { type: "thinking_delta", delta: "", signature }
+    : { type: "thinking_delta", delta: "", signature, redacted: true };
 }
 
 /**
@@ -143,10 +194,16 @@ export async function* aiSdkStreamEvents(
 ): AsyncGenerator<ProviderEvent> {
   const reader = stream.getReader();
   const calls = new Map<string, CallState>();
+  const reasoning = new Map<string, ReasoningState>();
   const ended = new Set<string>();
   let finished: AiSdkStreamPart | undefined;
   let sawToolCall = false;
   let started = false;
+  // The signal alone may not stop a model's stream (a package that ignores it): cancelling the
+  // stream does, and ends a read that would otherwise wait forever.
+  const cancel = () => void reader.cancel(signal.reason).catch(() => {});
+  if (signal.aborted) cancel();
+  else signal.addEventListener("abort", cancel, { once: true });
   try {
     while (true) {
       const { done, value: part } = await reader.read();
@@ -159,19 +216,36 @@ export async function* aiSdkStreamEvents(
         case "text-delta":
           if (part.delta) yield { type: "text_delta", delta: part.delta };
           break;
+        case "reasoning-start":
         case "reasoning-delta":
-          if (part.delta) yield { type: "thinking_delta", delta: part.delta };
-          break;
-        case "reasoning-end":
-          if (part.providerMetadata && Object.keys(part.providerMetadata).length > 0) {
-            const signature = AI_SDK_METADATA_PREFIX + JSON.stringify(part.providerMetadata);
-            yield { type: "thinking_delta", delta: "", signature };
+        case "reasoning-end": {
+          // Metadata may come on any of the three (@ai-sdk/anthropic: the signature on an empty
+          // delta, redacted data on the start); it goes out after the text, or at the end.
+          const id = part.id ?? "";
+          let state = reasoning.get(id);
+          if (!state) reasoning.set(id, (state = { unsent: false, text: false }));
+          if (part.type === "reasoning-delta" && part.delta) {
+            state.text = true;
+            yield { type: "thinking_delta", delta: part.delta };
           }
+          if (hasMetadata(part.providerMetadata)) {
+            state.metadata = mergeProviderMetadata(state.metadata, part.providerMetadata);
+            state.unsent = true;
+          }
+          const ending = part.type === "reasoning-end";
+          if (state.unsent && (ending || (state.text && part.type === "reasoning-delta")))
+            yield reasoningSignature(state);
+          if (ending) reasoning.delete(id);
           break;
+        }
         case "tool-input-start": {
           const id = part.id as string;
           if (part.providerExecuted || calls.has(id)) break;
-          calls.set(id, { name: part.toolName as string, json: "" });
+          calls.set(id, {
+            name: part.toolName as string,
+            json: "",
+            ...(hasMetadata(part.providerMetadata) && { metadata: part.providerMetadata }),
+          });
           sawToolCall = true;
           yield { type: "toolcall_start", id, name: part.toolName as string };
           break;
@@ -200,6 +274,8 @@ export async function* aiSdkStreamEvents(
             name: part.toolName as string,
             arguments: parseToolArguments(input),
           };
+          const metadata = mergeProviderMetadata(calls.get(id)?.metadata, part.providerMetadata);
+          if (metadata) yield callMetadataEvent(id, metadata);
           break;
         }
         case "finish":
@@ -211,6 +287,7 @@ export async function* aiSdkStreamEvents(
       }
     }
   } finally {
+    signal.removeEventListener("abort", cancel);
     // Stops the provider's request when we end early (an error part, or the consumer returned).
     reader.cancel().catch(() => {});
   }
@@ -224,8 +301,9 @@ export async function* aiSdkStreamEvents(
   }
   // Calls whose input streamed but whose `tool-call` never came are completed from what streamed.
   for (const [id, call] of calls) {
-    if (!ended.has(id))
-      yield { type: "toolcall_end", id, name: call.name, arguments: parseToolArguments(call.json) };
+    if (ended.has(id)) continue;
+    yield { type: "toolcall_end", id, name: call.name, arguments: parseToolArguments(call.json) };
+    if (call.metadata) yield callMetadataEvent(id, call.metadata);
   }
   const reason = mapFinishReason(finished.finishReason, sawToolCall);
   if (reason === "content-filter" || reason === "error") {
@@ -240,4 +318,16 @@ export async function* aiSdkStreamEvents(
     return;
   }
   yield { type: "done", stopReason: reason as StopReason, usage: finish(aiSdkUsage(finished.usage)) };
+}
+
+/**
+ * A tool call's provider metadata (Gemini's thought signature, say), kept as an empty thinking
+ * block right after the call, so the next request can put it back on that call.
+ */
+function callMetadataEvent(toolCallId: string, providerMetadata: Record<string, unknown>): ProviderEvent {
+  return {
+    type: "thinking_delta",
+    delta: "",
+    signature: AI_SDK_CALL_METADATA_PREFIX + JSON.stringify({ toolCallId, providerMetadata }),
+  };
 }

@@ -102,19 +102,38 @@ export function classifyBedrockError(
   error: unknown,
   signal: AbortSignal,
   secret?: string,
+  endpoint?: string,
 ): ProviderErrorEvent {
   const e = error as {
     name?: string;
     message?: string;
+    code?: string;
     $fault?: string;
     $metadata?: { httpStatusCode?: number };
   };
+  if (!signal.aborted && e?.code === "ERR_HTTP2_ERROR") return notHttp2Event(e.message, endpoint);
   if (signal.aborted || !e || typeof e.name !== "string" || !e.$fault)
-    return classifyProviderError(error, signal, secret);
+    return classifyProviderError(error, signal, secret, endpoint);
   if (e.name in EXCEPTION_KINDS) return exceptionEvent(e.name, e.message, secret);
   const status = e.$metadata?.httpStatusCode;
   const generic = classifyProviderError({ status, error: { message: e.message } }, signal, secret);
   return { ...generic, message: `${e.name}: ${redactSecrets(e.message ?? "", secret)}` };
+}
+
+/**
+ * The SDK's default handler speaks HTTP/2 only; an endpoint that answers in HTTP/1.1 makes the
+ * session fail with a bare "Protocol error". Say why, and what to pass instead.
+ */
+function notHttp2Event(message: string | undefined, endpoint: string | undefined): ProviderErrorEvent {
+  return {
+    type: "error",
+    kind: "api",
+    message:
+      `${message ?? "Protocol error"} (ERR_HTTP2_ERROR) from ${endpoint ?? "the Bedrock endpoint"}: ` +
+      "the AWS SDK's default handler speaks HTTP/2 and the endpoint did not; for an endpoint that " +
+      "speaks only HTTP/1.1, pass bedrock({ requestHandler: new NodeHttpHandler() }) " +
+      "(from @smithy/node-http-handler)",
+  };
 }
 
 const IN_STREAM_EXCEPTIONS = [

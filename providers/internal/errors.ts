@@ -211,15 +211,15 @@ export function classifyProviderError(
     kind = isContextOverflowText(rawMessage) ? "context_overflow" : "api";
   }
 
+  // A TLS failure need not look like a network one to the SDK (no "fetch failed" over HTTP/2).
+  const failed = status === undefined ? describeConnectionFailure(error, endpoint, secret) : undefined;
+  if (failed && (kind === "network" || failed.retryable === false)) kind = "network";
   const event: ProviderErrorEvent = {
     type: "error",
     kind,
     message: status ? `${status} ${message}` : message,
   };
-  if (status === undefined && kind === "network") {
-    const failed = describeConnectionFailure(error, endpoint, secret);
-    if (failed) Object.assign(event, failed);
-  }
+  if (failed && kind === "network") Object.assign(event, failed);
   const retryAfterMs = parseRetryAfterMs(e.headers);
   if (retryAfterMs !== undefined && (kind === "rate_limit" || kind === "overloaded" || kind === "network")) {
     event.retryAfterMs = retryAfterMs;
@@ -229,34 +229,78 @@ export function classifyProviderError(
 
 /**
  * A connection that could not be made, said with the address and the cause (`Connection error.`
- * alone leaves the user guessing). A refused connection at a local address is not retried: nothing
- * listens there, and four retries would take 17 s to say so.
+ * alone leaves the user guessing), and whether waiting could help: a refused connection or an
+ * unknown host name never reached the server (`unreachable`: the agent retries it only when asked
+ * to, `retry.maxConnectRetries`); a TLS failure or a port fetch refuses will not change
+ * (`retryable: false`).
  *
  * @example
  * ```ts
- * describeConnectionFailure(error, "http://127.0.0.1:1/v1");
- * // { message: "Cannot connect to http://127.0.0.1:1/v1: ECONNREFUSED (connect ECONNREFUSED 127.0.0.1:1); is the server running?", retryable: false }
+ * describeConnectionFailure(error, "http://127.0.0.1:8080/v1");
+ * // { message: "Cannot connect to http://127.0.0.1:8080/v1: ECONNREFUSED (connect ECONNREFUSED 127.0.0.1:8080); is the server running, on that port?", unreachable: true }
  * ```
  */
 export function describeConnectionFailure(
   error: unknown,
   endpoint: string | undefined,
   secret?: string,
-): { message: string; retryable?: false } | undefined {
-  const cause = connectionCause(error);
-  if (!cause || !endpoint) return undefined;
+): { message: string; retryable?: false; unreachable?: true } | undefined {
+  if (!endpoint) return undefined;
   const where = redactSecrets(endpoint, secret);
-  const detail = cause.message.includes(cause.code) ? cause.message : `${cause.code}: ${cause.message}`;
-  const refusedLocally = cause.code === "ECONNREFUSED" && isLocalAddress(endpoint);
-  const verb =
-    cause.code === "ECONNREFUSED" || cause.code.startsWith("UND_ERR_CONNECT") || cause.code === "ENOTFOUND"
-      ? "Cannot connect to"
-      : "Connection to";
-  const message =
-    `${verb} ${where}${verb === "Connection to" ? " failed" : ""}: ${cause.code}` +
-    (detail === cause.code ? "" : ` (${redactSecrets(cause.message, secret)})`) +
-    (refusedLocally ? "; is the server running, on that port?" : "");
-  return refusedLocally ? { message, retryable: false } : { message };
+  if (isBadPort(error)) {
+    return {
+      message: `Cannot connect to ${where}: fetch refuses its port (a "bad port" of the Fetch standard, kept for other protocols); use another port`,
+      retryable: false,
+    };
+  }
+  const cause = connectionCause(error);
+  if (!cause) return undefined;
+  const { code } = cause;
+  const detail = cause.message === code ? "" : ` (${redactSecrets(cause.message, secret)})`;
+  if (isTlsCode(code)) {
+    const plain = code === "ERR_SSL_WRONG_VERSION_NUMBER" || code === "ERR_SSL_PACKET_LENGTH_TOO_LONG";
+    return {
+      message:
+        `TLS handshake with ${where} failed: ${code}${detail}` +
+        (plain
+          ? "; does the server speak plain HTTP (then use http://)?"
+          : "; its certificate is not trusted here (a private CA can be added with NODE_EXTRA_CA_CERTS)"),
+      retryable: false,
+    };
+  }
+  if (code === "ECONNREFUSED") {
+    const hint = isLocalAddress(endpoint)
+      ? "; is the server running, on that port?"
+      : "; nothing accepts connections there";
+    return { message: `Cannot connect to ${where}: ${code}${detail}${hint}`, unreachable: true };
+  }
+  if (code === "ENOTFOUND") {
+    return {
+      message: `Cannot connect to ${where}: ${code}${detail}; no such host name in DNS: check the address`,
+      unreachable: true,
+    };
+  }
+  const verb = code.startsWith("UND_ERR_CONNECT") ? "Cannot connect to" : "Connection to";
+  return { message: `${verb} ${where}${verb === "Connection to" ? " failed" : ""}: ${code}${detail}` };
+}
+
+/** Whether a TLS code names the handshake or the certificate (a verdict that will not change by waiting). */
+function isTlsCode(code: string): boolean {
+  return /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_)|SELF_SIGNED_CERT/.test(code);
+}
+
+/** undici's refusal of a port the Fetch standard blocks (1, 25, 6000, …): an error with no code. */
+function isBadPort(error: unknown): boolean {
+  const seen = new Set<unknown>();
+  for (
+    let e: unknown = error;
+    e && typeof e === "object" && !seen.has(e);
+    e = (e as { cause?: unknown }).cause
+  ) {
+    seen.add(e);
+    if ((e as { message?: unknown }).message === "bad port") return true;
+  }
+  return false;
 }
 
 /** A loopback address: `localhost`, 127.0.0.0/8, `::1`. */

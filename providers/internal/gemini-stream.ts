@@ -178,13 +178,14 @@ export function parseGoogleDuration(value: string | undefined): number | undefin
  *
  * @example
  * ```ts
- * catch (error) { yield classifyGeminiError(error, signal, apiKey); }
+ * catch (error) { yield classifyGeminiError(error, signal, apiKey, endpoint); }
  * ```
  */
 export function classifyGeminiError(
   error: unknown,
   signal: AbortSignal,
   secret?: string,
+  endpoint?: string,
 ): ProviderErrorEvent {
   const e = error as { name?: string; status?: unknown; message?: unknown };
   if (
@@ -193,7 +194,7 @@ export function classifyGeminiError(
     typeof e.status !== "number" ||
     typeof e.message !== "string"
   )
-    return classifyProviderError(error, signal, secret);
+    return classifyProviderError(error, signal, secret, endpoint);
   const body = parseErrorBody(e.message)?.error;
   const status = e.status;
   const text = redactSecrets(body?.message ?? e.message, secret);

@@ -3,8 +3,13 @@ import type { AgentEvent } from "../../../core/events.js";
 import type { ToolResultMessage } from "../../../core/messages.js";
 import { withMessageId } from "../../../core/message-id.js";
 import { messageIdsFor, nowFor } from "../../../core/runtime.js";
-import { callsOf, ensureUniqueToolCallIds, type RunState } from "../../agent.logic.js";
-import { notRunAtLimitText } from "../../limit-answer.logic.js";
+import {
+  callsOf,
+  ensureUniqueToolCallIds,
+  isTruncated,
+  type RunState,
+  unranCallText,
+} from "../../agent.logic.js";
 import {
   loopNotice,
   loopStopText,
@@ -50,9 +55,15 @@ export const toolCallActions = defineAgentActions({
       context.concurrencySafeTools.includes(name),
     );
     if (context.run.executionSpawned) {
-      // A failed or aborted message's calls that started eagerly are answered, no more run. One
-      // event: the plan alone may finish the execution, and an ABORT after it would find it stopped.
-      enqueue.sendTo("toolExecution", { type: "PLAN", calls, abort: context.run.endReason !== undefined });
+      // A failed or aborted message's calls that started eagerly are answered, no more run; so are
+      // a truncated answer's. One event: the plan alone may finish the execution, and an ABORT
+      // after it would find it stopped.
+      enqueue.sendTo("toolExecution", {
+        type: "PLAN",
+        calls,
+        abort: context.run.endReason !== undefined,
+        truncated: isTruncated(context.run.turnMessage),
+      });
     } else if (calls.length === 1) {
       // One call needs no strategy: its actor is the agent's own child.
       const [call] = calls as [PlannedCall];
@@ -109,7 +120,7 @@ export const toolCallActions = defineAgentActions({
   }),
   answerUnranCalls: enqueueActions(({ context, enqueue, self }, done: StreamDone) => {
     const now = nowFor(self);
-    const textFor = context.run.answeringLimit ? notRunAtLimitText : abortedText;
+    const textFor = unranCallText(context.run, done.message);
     const calls = callsOf(ensureUniqueToolCallIds(done.message));
     const ids = messageIdsFor(self);
     const results = calls.map((call) => unranResult(call, textFor(call.name), now, ids));
