@@ -53,6 +53,12 @@ export interface Permissions extends PermissionChecker {
   allowAlways(toolName: string): void;
   /** The current rules (copies). */
   rules(): Required<PermissionRules>;
+  /**
+   * Throws when a rule (or an `editTools` name) names none of these tools nor a `laterTools` one.
+   * `createAgent` calls it with the agent's tools, its sub-agents' included; afterwards `addRule`
+   * and `allowAlways` check against them too.
+   */
+  checkToolNames(names: readonly string[]): void;
 }
 
 interface ParsedRule {
