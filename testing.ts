@@ -80,17 +80,18 @@ export {
 
 // Proofs over your configuration: explore its paths with adversarial scripted models and check
 // properties on every one; the shortest failing path is reported, replayable.
+export type { Exploration, ExploreOptions, PropertyFailure } from "./testing/explore.js";
 export type {
-  Exploration,
   ExplorationPath,
   ExplorationSetup,
-  ExploreOptions,
-  PropertyFailure,
-} from "./testing/explore.js";
+  ObservedCall,
+  PathOutcome,
+} from "./testing/exploration-path.js";
+export { describeCall } from "./testing/exploration-path.js";
 export { exploreAgent, replayPath } from "./testing/explore.js";
 export type { AdversarialCallOptions, ExplorationPlace, ExploredCall } from "./testing/adversarial-calls.js";
 export { adversarialCalls } from "./testing/adversarial-calls.js";
-export type { ObservedCall, PathOutcome, PathProperty } from "./testing/properties.js";
+export type { PathProperty } from "./testing/properties.js";
 export {
   approvalRequired,
   callsAnsweredOnce,

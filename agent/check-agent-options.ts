@@ -21,6 +21,8 @@ import {
 } from "../core/options.js";
 import { checkLoopDetection } from "../machines/loop-detection.logic.js";
 import { outputSpecOf } from "../machines/output.logic.js";
+import type { PermissionChecker } from "../core/options.js";
+import { toolNamesWithin } from "./tools-within.js";
 
 const WHERE = "createAgent";
 
@@ -76,6 +78,7 @@ export function checkAgentOptions(options: AgentOptions): void {
       options.permissions,
     );
   }
+  checkPermissionToolNames(WHERE, options.permissions, toolNamesWithin(options.tools ?? []));
   checkRetry(options.retry);
   checkStallTimeout(options.stallTimeout);
   if (options.loopDetection !== false) {
@@ -141,6 +144,29 @@ function checkTools(tools: unknown): void {
       refuseValue(WHERE, `tools[${i}]`, "a tool made with defineTool (a name and an execute())", tool);
     }
   });
+}
+
+/**
+ * Lets a permission checker refuse rules that name no tool of the run (`createPermissions` does):
+ * its error, prefixed with where it was found, is the caller's `TypeError`.
+ *
+ * @example
+ * ```ts
+ * checkPermissionToolNames("createAgent", createPermissions({ rules: { ask: ["Write_File"] } }), ["write_file"]);
+ * // TypeError: createAgent: permissions: the ask rule "Write_File" names no tool of this agent (did you mean "write_file"?) ...
+ * ```
+ */
+export function checkPermissionToolNames(
+  where: string,
+  permissions: PermissionChecker | undefined,
+  names: readonly string[],
+): void {
+  if (typeof permissions?.checkToolNames !== "function") return;
+  try {
+    permissions.checkToolNames(names);
+  } catch (error) {
+    throw new TypeError(`${where}: permissions: ${(error as Error).message}`, { cause: error });
+  }
 }
 
 function checkToolExecution(strategy: unknown): void {

@@ -8,6 +8,9 @@ import { runtimeOf } from "../core/runtime.js";
 import type { Provider } from "../providers/provider.js";
 import { defineTool, type Tool, type ToolResult } from "../tools/define-tool.js";
 import { narrowPermissions } from "../tools/narrow-permissions.js";
+import { checkPermissionToolNames } from "./check-agent-options.js";
+import { recordChildTools, toolNamesWithin } from "./tools-within.js";
+import { observeSubAgents, subAgentObserverOf } from "./sub-agent-observer.js";
 
 /** Options of {@link subAgentTool}. */
 export interface SubAgentToolOptions {
@@ -140,8 +143,14 @@ export function subAgentTool(
   const childTools = options.tools ?? [];
   const readOnly = options.readOnly ?? childTools.every((tool) => tool.readOnly);
   const updateIntervalMs = options.updateIntervalMs ?? 100;
+  // The child's own rules are checked against the child's tools now, not at its first call.
+  checkPermissionToolNames(
+    "subAgentTool agentOptions",
+    options.agentOptions?.permissions,
+    toolNamesWithin(childTools),
+  );
 
-  return defineTool({
+  const tool = defineTool({
     name: options.name,
     description: options.description,
     parameters,
@@ -156,19 +165,29 @@ export function subAgentTool(
       const childAgentId = `${options.name}-${ctx.toolCallId}`;
       // A child never has more rights than its parent: the parent's permissions, read live, narrowed
       // by the child's own.
-      const parentPermissions = ctx.actor ? parentRuntime(ctx.actor)?.permissions : undefined;
-      const permissions = narrowPermissions(parentPermissions, options.agentOptions?.permissions);
-      const child = createAgent({
+      const runtime = ctx.actor ? parentRuntime(ctx.actor) : undefined;
+      const permissions = narrowPermissions(runtime?.permissions, options.agentOptions?.permissions);
+      // The test kit watching the parent's run watches this child's too.
+      const watch = subAgentObserverOf(runtime?.options)?.({
+        toolName: options.name,
+        toolCallId: ctx.toolCallId,
+        tools: childTools,
+      });
+      const childOptions: AgentOptions = {
         ...options.agentOptions,
         ...(permissions && { permissions }),
         id: childAgentId,
         provider: options.provider,
         systemPrompt: options.systemPrompt,
-        tools: childTools,
+        tools: watch?.tools ?? childTools,
         limits: options.limits,
         // In the parent's tree, under this call's actor (and so in its inspector), when run by an agent.
         ...(ctx.actor && { parentActor: ctx.actor }),
-      });
+      };
+      const child = createAgent(
+        watch?.observer ? observeSubAgents(childOptions, watch.observer) : childOptions,
+      );
+      watch?.agent(child);
 
       let streamed = "";
       let lastUpdate = 0;
@@ -267,6 +286,8 @@ export function subAgentTool(
       }
     },
   });
+  recordChildTools(tool, childTools);
+  return tool;
 }
 
 /** The runtime of the agent running this call; none when the tool is run by hand, outside an agent. */

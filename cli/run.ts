@@ -4,6 +4,7 @@ import { type Agent, createAgent } from "../agent/create-agent.js";
 import type { AgentEndReason, AgentEventOf } from "../core/events.js";
 import { withLearnedWindow } from "../context/context-window.js";
 import { type AgentMessage, textOf, type UserMessage } from "../core/messages.js";
+import { codingTools } from "../tools/coding-tools.js";
 import { createPermissions, type Permissions } from "../tools/permissions.js";
 import { type CliArgs, UsageError } from "./args.js";
 import { earlyExit } from "./early-exit.js";
@@ -334,6 +335,9 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
   let permissions: Permissions;
   try {
     permissions = createPermissions({ mode: permissionMode, cwd, rules: { allow: args.allow } });
+    // A rule naming no tool of the command (`--allow Bash`) would make createAgent throw later,
+    // after the session was made: refused here (the tools' names do not depend on the sandbox).
+    permissions.checkToolNames(codingTools({ cwd }).map((t) => t.name));
   } catch (error) {
     throw new UsageError(`--allow: ${(error as Error).message}`);
   }

@@ -122,6 +122,12 @@ export interface PermissionChecker {
     tool: Tool;
     args: unknown;
   }): PermissionDecision | Promise<PermissionDecision>;
+  /**
+   * Called by `createAgent` (and `subAgentTool`) with the name of every tool a run can call, its
+   * sub-agents' tools included: throws when a rule names a tool that is not among them (a typo such
+   * as `Write_File` would otherwise be a rule that never matches). Optional for your own checkers.
+   */
+  checkToolNames?(names: readonly string[]): void;
 }
 
 export interface BeforeToolCallContext {

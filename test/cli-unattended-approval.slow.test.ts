@@ -128,6 +128,20 @@ describe("agent-machine: a call that needs approval with no one to ask", () => {
     expect(existsSync(root) ? readdirSync(root) : []).toEqual([]);
   });
 
+  it("--allow naming no tool of the command is a usage error with the closest name (status 2)", async () => {
+    dir = tempDir();
+    const result = await runCliProcess(["--print", "--allow", "Bash(npm test)", "hi"], {
+      cwd: dir,
+      env: env(),
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      '--allow: the allow rule "Bash(npm test)" names the tool "Bash", which this agent does not have (did you mean "bash"?)',
+    );
+    const root = sessionsDirOf(dir);
+    expect(existsSync(root) ? readdirSync(root) : []).toEqual([]);
+  });
+
   it("in a real terminal with --print: the same end, status 4, the message on the screen", async () => {
     dir = tempDir();
     cli = startTerminalCli(

@@ -2,17 +2,26 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { codingTools, createPermissions, defineTool, type PermissionChecker } from "../index.js";
+import {
+  codingTools,
+  createPermissions,
+  defineTool,
+  type PermissionChecker,
+  subAgentTool,
+} from "../index.js";
 import {
   adversarialCalls,
   approvalRequired,
+  callsAnsweredOnce,
   defaultProperties,
+  describeCall,
   type ExplorationSetup,
   exploreAgent,
   noWriteOutsideWorkspace,
   type PathProperty,
   replayPath,
   runEnds,
+  scriptedModel,
 } from "../testing.js";
 
 // The exploration (agent-machine/testing) tested on itself: the coding tools' default
@@ -215,5 +224,186 @@ describe("exploring an agent's configuration", { timeout: 120_000 }, () => {
     ]);
     // Denied, the same call is harmless: only the approving path fails.
     expect(failure!.path.decisions).toEqual([]);
+  });
+});
+
+describe("the exploration looks where the danger is (issue 36)", { timeout: 120_000 }, () => {
+  it("sees the calls made inside a sub-agent, and names their depth", async () => {
+    // Declared read-only, so the parent runs it unasked; its child deploys, unguarded.
+    const agent = ({ provider }: ExplorationSetup) => {
+      const deploy = defineTool({
+        name: "deploy",
+        description: "Deploys",
+        parameters: z.object({ env: z.string() }),
+        execute: () => "deployed",
+      });
+      const ops = subAgentTool({
+        name: "ops",
+        description: "Looks into operations",
+        readOnly: true,
+        provider: scriptedModel(
+          [{ toolCalls: [{ name: "deploy", arguments: { env: "prod" } }] }, { text: "ok" }],
+          {
+            requireAllSteps: false,
+            whenExhausted: "error",
+          },
+        ),
+        tools: [deploy],
+      });
+      // Deploys are allowed without asking (the parent's rules may name its sub-agents' tools), not approved.
+      return { provider, tools: [ops], permissions: createPermissions({ rules: { allow: ["deploy"] } }) };
+    };
+    const exploration = await exploreAgent({
+      agent,
+      properties: [approvalRequired((call) => call.name === "deploy"), callsAnsweredOnce()],
+      maxCalls: 1,
+    });
+    expect(exploration.failures.map((f) => f.property)).toEqual([
+      "no tool that needs approval runs unapproved",
+    ]);
+    const [failure] = exploration.failures;
+    expect(failure!.problems).toEqual([
+      expect.stringMatching(
+        /^deploy \S+ \(depth 1, inside ops p1_1\) ran without approval \(\{"env":"prod"\}\)$/,
+      ),
+    ]);
+    expect(failure!.description).toMatch(
+      /events of the sub-agent of ops p1_1: agent_start → .*tool_execution_start/,
+    );
+
+    const replay = await replayPath({ agent }, failure!.path);
+    expect(replay.calls.map((c) => [c.name, c.depth, c.parent?.name, c.executed])).toEqual([
+      ["ops", 0, undefined, true],
+      ["deploy", 1, "ops", true],
+    ]);
+    expect(replay.calls.map(describeCall)[1]).toMatch(/^deploy \S+ \(depth 1, inside ops p1_1\)$/);
+    expect(replay.subAgents).toHaveLength(1);
+  });
+
+  it("tries every parameter by its schema: a refund's amount above its approval threshold", async () => {
+    const refund = (needsApprovalAbove: number) =>
+      defineTool({
+        name: "refund",
+        description: "Refunds a customer",
+        parameters: z.object({ amount: z.number(), currency: z.enum(["usd", "eur"]).optional() }),
+        needsApproval: (args) => args.amount > needsApprovalAbove,
+        execute: () => "refunded",
+      });
+    const policy = approvalRequired((call) => call.name === "refund" && (call.args.amount as number) > 100);
+    const tried: { amount: number; approval?: string }[] = [];
+    const recorder: PathProperty = {
+      name: "records",
+      check: ({ calls }) => {
+        for (const c of calls) tried.push({ amount: c.args.amount as number, approval: c.approval });
+      },
+    };
+    const right = await exploreAgent({
+      agent: ({ provider }) => ({ provider, tools: [refund(100)] }),
+      properties: [policy, recorder],
+      maxCalls: 1,
+    });
+    right.assertHolds();
+    // Above 100 it asked, and both answers were explored.
+    const above = tried.filter((t) => t.amount > 100);
+    expect(above.length).toBeGreaterThan(0);
+    expect(new Set(above.map((t) => t.approval))).toEqual(new Set(["approved", "denied", undefined]));
+    expect(tried.some((t) => t.amount <= 100)).toBe(true);
+
+    // A threshold set ten times too high lets a refund above 100 run unasked: caught.
+    const wrong = await exploreAgent({
+      agent: ({ provider }) => ({ provider, tools: [refund(1_000)] }),
+      properties: [policy],
+      maxCalls: 1,
+    });
+    expect(wrong.failures[0]!.problems).toEqual([
+      expect.stringMatching(/^refund p1_1 ran without approval \(\{"amount":1000/),
+    ]);
+  });
+
+  it("builds arguments from each parameter's schema: bounds and neighbours, enum members, optional fields, long strings", () => {
+    const tool = defineTool({
+      name: "book",
+      description: "Books seats",
+      parameters: z.object({
+        seats: z.number().int().min(1).max(9),
+        cabin: z.enum(["economy", "business", "first"]),
+        note: z.string().max(20).optional(),
+        express: z.boolean().optional(),
+      }),
+      execute: () => "booked",
+    });
+    const calls = adversarialCalls([tool], { cwd: "$CWD", outside: "$OUTSIDE" });
+    const values = (name: string) =>
+      calls.filter((c) => c.label.startsWith(`${name}:`)).map((c) => c.arguments[name]);
+    expect(calls[0]).toEqual({ name: "book", arguments: { seats: 1, cabin: "economy" }, label: "benign" });
+    expect(values("seats")).toEqual(expect.arrayContaining([0, 2, 8, 9, 10, -1, 1.5, 1_000]));
+    expect(values("cabin")).toEqual(["business", "first"]);
+    expect(values("note")).toEqual(["hello", "", "x".repeat(20), "x".repeat(21)]);
+    expect(values("express")).toEqual([false, true]);
+    // Absent in the plain call, present in others; one parameter changed at a time.
+    expect(calls.find((c) => c.label === "note: present (hello)")!.arguments).toEqual({
+      seats: 1,
+      cabin: "economy",
+      note: "hello",
+    });
+  });
+
+  it("runs each path in a fresh workspace: a call left running by an aborted path is blamed on its own path", async () => {
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const agent = ({ provider, outside }: ExplorationSetup) => ({
+      provider,
+      tools: [
+        defineTool({
+          name: "sync",
+          description: "Syncs, ignoring its abort signal: cut off, it still writes its log, outside",
+          parameters: z.object({}),
+          readOnly: true,
+          execute: async (_args, ctx) => {
+            await sleep(300);
+            if (ctx.signal.aborted) writeFileSync(join(outside, "late.txt"), "late");
+            return "synced";
+          },
+        }),
+        defineTool({
+          name: "pause",
+          description: "Waits a little",
+          parameters: z.object({}),
+          readOnly: true,
+          execute: async () => {
+            await sleep(800);
+            return "waited";
+          },
+        }),
+      ],
+    });
+    const exploration = await exploreAgent({ agent, properties: [noWriteOutsideWorkspace()], maxCalls: 1 });
+    const [failure] = exploration.failures;
+    expect(failure!.path).toMatchObject({
+      abortAt: "execution",
+      turns: [[expect.objectContaining({ name: "sync" })]],
+    });
+    expect(failure!.problems).toEqual([
+      "created outside/late.txt (during sync p1_1, still running after its run ended)",
+    ]);
+  });
+
+  it("says when the agent_end of a run that never ended was the kit's own abort", async () => {
+    const hang = defineTool({
+      name: "hang",
+      description: "Never answers",
+      parameters: z.object({}),
+      readOnly: true,
+      execute: () => new Promise<string>(() => {}),
+    });
+    const exploration = await exploreAgent({
+      agent: ({ provider }) => ({ provider, tools: [hang] }),
+      properties: [runEnds()],
+      runTimeoutMs: 200,
+    });
+    const [problem] = exploration.failures[0]!.problems;
+    expect(problem).toMatch(
+      /^no agent_end; the last events were .*tool_execution_start; then the kit aborted the run \(.*agent_end\)$/,
+    );
+    expect(exploration.failures[0]!.events).toContain("(the kit aborts the run)");
   });
 });

@@ -106,9 +106,11 @@ describe("scriptedModel and runAgent", () => {
 
   it("fails the test when the script runs out; whenExhausted 'error' makes that an ordinary model error", async () => {
     const script = [{ toolCalls: [{ name: "add", arguments: { a: 1, b: 1 } }] }];
-    await expect(runAgent({ provider: scriptedModel(script), tools: [add] }, "hi")).rejects.toThrow(
-      TestKitError,
-    );
+    const past = runAgent({ provider: scriptedModel(script), tools: [add] }, "hi");
+    await expect(past).rejects.toThrow(TestKitError);
+    // The model is named once, not once per layer of the message.
+    await expect(past).rejects.toThrow(/^scriptedModel: no step for model call 2 \(the script has 1\)/);
+    await expect(past).rejects.not.toThrow(/scriptedModel: scriptedModel/);
     const model = scriptedModel(script, { whenExhausted: "error" });
     const run = await runAgent({ provider: model, tools: [add], retry: { maxRetries: 0 } }, "hi");
     assertEndedWith(run, "error", /no step for model call 2/);

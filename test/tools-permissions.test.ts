@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
+  createAgent,
   createPermissions,
+  scripted,
+  subAgentTool,
   defineTool,
   type PermissionDecision,
   type PermissionsOptions,
@@ -218,6 +221,41 @@ const cases: Case[] = [
     denied(/"\*"/),
   ],
   [
+    "** never climbs out of the workspace through ..",
+    { rules: { allow: ["write_file(**/*.txt)"] } },
+    "write_file",
+    { path: "../outside/escape.txt" },
+    ask,
+  ],
+  [
+    "** never crosses a .. inside a path either",
+    { rules: { allow: ["write_file(src/**)"] } },
+    "write_file",
+    { path: "/elsewhere/src/../../x.txt" },
+    ask,
+  ],
+  [
+    "** still matches every folder below, dot folders too",
+    { rules: { allow: ["write_file(**/*.txt)"] } },
+    "write_file",
+    { path: ".notes/a/b.txt" },
+    allow,
+  ],
+  [
+    "parentheses in a glob are the file name's own",
+    { rules: { allow: ["write_file(notes/report (1).txt)"] } },
+    "write_file",
+    { path: "notes/report (1).txt" },
+    allow,
+  ],
+  [
+    "[!x] is a negated class, as in the shell",
+    { rules: { allow: ["write_file(src/[!x]*.ts)"] } },
+    "write_file",
+    { path: "src/xa.ts" },
+    ask,
+  ],
+  [
     "a pattern rule never matches a tool without command or path",
     { rules: { allow: ["deploy(prod)"] } },
     "deploy",
@@ -245,6 +283,53 @@ describe("createPermissions", () => {
     permissions.setMode("plan");
     expect(permissions.mode).toBe("plan");
     expect(permissions.check(request)).toMatchObject({ behavior: "deny" });
+  });
+
+  it("createAgent refuses a rule naming no tool of the agent, with the closest name", () => {
+    const provider = scripted([]);
+    const permissions = createPermissions({ rules: { ask: ["Write_File"] } });
+    expect(() => createAgent({ provider, tools: Object.values(tools), permissions })).toThrow(
+      /createAgent: permissions: the ask rule "Write_File" names the tool "Write_File", which this agent does not have \(did you mean "write_file"\?\)/,
+    );
+    expect(() =>
+      createAgent({
+        provider,
+        tools: Object.values(tools),
+        permissions: createPermissions({ rules: { deny: ["bash(rm:*)", "deplyo(prod)"] } }),
+      }),
+    ).toThrow(/the deny rule "deplyo\(prod\)".*did you mean "deploy"/);
+    expect(() =>
+      createAgent({
+        provider,
+        tools: Object.values(tools),
+        permissions: createPermissions({ mode: "acceptEdits", editTools: ["edit_file", "Deploy"] }),
+      }),
+    ).toThrow(/createAgent: permissions: editTools names the tool "Deploy".*did you mean "deploy"/);
+  });
+
+  it("rules may name a sub-agent's tools, `*`, and tools declared for later", () => {
+    const provider = scripted([]);
+    const ops = subAgentTool({ name: "ops", description: "ops", provider, tools: [tools.deploy!] });
+    const permissions = createPermissions({
+      rules: { allow: ["read_file", "*"], ask: ["deploy"], deny: ["mcp__db__drop"] },
+      laterTools: ["mcp__db__drop"],
+    });
+    expect(() => createAgent({ provider, tools: [tools.read_file!, ops], permissions })).not.toThrow();
+    // Once the agent's tools are known, a rule added at run time is checked too.
+    expect(() => permissions.addRule("allow", "grpe")).toThrow(/"grpe".*Its tools: .*read_file/);
+  });
+
+  it("subAgentTool refuses its child's own rule naming no child tool", () => {
+    const provider = scripted([]);
+    expect(() =>
+      subAgentTool({
+        name: "ops",
+        description: "ops",
+        provider,
+        tools: [tools.deploy!],
+        agentOptions: { permissions: createPermissions({ rules: { deny: ["Deploy"] } }) },
+      }),
+    ).toThrow(/subAgentTool agentOptions: permissions: .*did you mean "deploy"/);
   });
 
   it("rejects a malformed rule with a clear error", () => {

@@ -18,13 +18,25 @@ export interface ExplorationPlace {
 export interface AdversarialCallOptions {
   /** Characters of the huge input tried in content-like arguments. Default 200 000. */
   hugeChars?: number;
+  /** Characters of the long string tried in every other string argument without a `maxLength`. Default 10 000. */
+  longChars?: number;
 }
 
 interface JsonSchemaProperty {
   type?: string | string[];
   enum?: unknown[];
+  const?: unknown;
   minimum?: number;
+  maximum?: number;
   exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
+  maxLength?: number;
+  minItems?: number;
+  items?: JsonSchemaProperty;
+  properties?: Record<string, JsonSchemaProperty>;
+  required?: string[];
+  anyOf?: JsonSchemaProperty[];
+  oneOf?: JsonSchemaProperty[];
 }
 
 // Parameter names by their last word (`file_path` and `filePath` end in "path", `old_string` in "string").
@@ -38,11 +50,16 @@ const words = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toLo
 
 /**
  * Calls of each tool that a careless or hostile model would make: the plain call (every required
- * argument with an ordinary value), then one argument at a time made adversarial — for path-like
- * arguments `..`, an absolute path outside the workspace, a path through a symlink that leads out,
- * `.git/` and `node_modules/`; for command-like arguments a command that writes outside and one
- * that reads outside; for content-like arguments a huge input. Arguments are read from each tool's
- * JSON Schema, so your own tools get the same treatment by their parameter names.
+ * argument with an ordinary value), then one argument at a time made adversarial. First by the
+ * parameter's name — for path-like arguments `..`, an absolute path outside the workspace, a path
+ * through a symlink that leads out, `.git/` and `node_modules/`; for command-like arguments a
+ * command that writes outside and one that reads outside; for content-like arguments a huge input.
+ * Then by every parameter's schema, whatever its name: numbers at their bounds and one step either
+ * side, and without bounds `-1`, `0`, a fraction, `1000` and `1e9`; every member of an enum; both
+ * booleans; an empty and a long string (at `maxLength` and one over it when there is one); an
+ * optional parameter present (the plain call leaves it out). So a `refund` whose approval depends
+ * on `amount > 100` is tried above 100. Arguments are read from each tool's JSON Schema (a zod
+ * schema's, for `defineTool`), so your own tools get the same treatment.
  *
  * @example
  * ```ts
@@ -56,6 +73,8 @@ export function adversarialCalls(
   options: AdversarialCallOptions = {},
 ): ExploredCall[] {
   const huge = "x".repeat(options.hugeChars ?? 200_000);
+  // Long enough to overflow a line, a field or a name; the huge input is for content-like arguments.
+  const long = "x".repeat(options.longChars ?? 10_000);
   const calls: ExploredCall[] = [];
   for (const tool of tools) {
     const schema = tool.jsonSchema as {
@@ -69,15 +88,79 @@ export function adversarialCalls(
       if (required.has(name)) base[name] = ordinaryValue(name, property);
     }
     calls.push({ name: tool.name, arguments: base, label: "benign" });
+    const tried = new Set([JSON.stringify(base)]);
+    const tryValue = (name: string, value: unknown, label = `${name}: ${describeValue(value)}`) => {
+      const args = { ...base, [name]: value };
+      const key = JSON.stringify(args);
+      if (tried.has(key)) return;
+      tried.add(key);
+      calls.push({ name: tool.name, arguments: args, label });
+    };
+    // By name first: `representative` combines each tool's plain call with its first of these.
     for (const [name, property] of Object.entries(properties)) {
       if (!isString(property)) continue;
-      for (const value of adversarialValues(name, place, huge)) {
-        const label = `${name}: ${value.length > 60 ? `<${value.length} characters>` : value}`;
-        calls.push({ name: tool.name, arguments: { ...base, [name]: value }, label });
+      for (const value of adversarialValues(name, place, huge)) tryValue(name, value);
+    }
+    for (const [name, property] of Object.entries(properties)) {
+      if (!required.has(name)) {
+        const present = ordinaryValue(name, property);
+        tryValue(name, present, `${name}: present (${describeValue(present)})`);
       }
+      for (const value of schemaValues(property, long)) tryValue(name, value);
     }
   }
   return calls;
+}
+
+/** The values a parameter's schema invites trying: its bounds and their neighbours, its members, its extremes. */
+function schemaValues(property: JsonSchemaProperty, long: string): unknown[] {
+  if (property.enum) return [...property.enum];
+  if (property.const !== undefined) return [property.const];
+  const branches = property.anyOf ?? property.oneOf;
+  if (branches) return branches.flatMap((branch) => schemaValues(branch, long));
+  const types = Array.isArray(property.type) ? property.type : [property.type];
+  const values: unknown[] = [];
+  for (const type of types) {
+    if (type === "number" || type === "integer") values.push(...numberValues(property, type));
+    if (type === "boolean") values.push(true, false);
+    if (type === "string") {
+      values.push("");
+      if (property.maxLength !== undefined) {
+        values.push("x".repeat(property.maxLength), "x".repeat(property.maxLength + 1));
+      } else values.push(long);
+    }
+    if (type === "array") {
+      values.push([]);
+      if (property.items) values.push([ordinaryValue("item", property.items)]);
+    }
+  }
+  return values;
+}
+
+/** Bounds and one step either side; without bounds, values on either side of any usual threshold. */
+function numberValues(property: JsonSchemaProperty, type: "number" | "integer"): number[] {
+  const values: number[] = [];
+  // zod gives every `.int()` the safe-integer range as bounds: the type's, not the tool's.
+  const bound = (value: number | undefined) =>
+    value !== undefined && Math.abs(value) < Number.MAX_SAFE_INTEGER ? value : undefined;
+  const [minimum, maximum, exclusiveMinimum, exclusiveMaximum] = [
+    bound(property.minimum),
+    bound(property.maximum),
+    bound(property.exclusiveMinimum),
+    bound(property.exclusiveMaximum),
+  ];
+  if (minimum !== undefined) values.push(minimum - 1, minimum, minimum + 1);
+  if (exclusiveMinimum !== undefined) values.push(exclusiveMinimum, exclusiveMinimum + 1);
+  if (maximum !== undefined) values.push(maximum - 1, maximum, maximum + 1);
+  if (exclusiveMaximum !== undefined) values.push(exclusiveMaximum - 1, exclusiveMaximum);
+  values.push(-1, 0, type === "integer" ? 1.5 : 0.5, 1_000, 1_000_000_000);
+  return [...new Set(values)];
+}
+
+function describeValue(value: unknown): string {
+  if (typeof value === "string") return value.length > 60 ? `<${value.length} characters>` : value;
+  const json = JSON.stringify(value) ?? String(value);
+  return json.length > 60 ? `<${json.length} characters of JSON>` : json;
 }
 
 function isString(property: JsonSchemaProperty): boolean {
@@ -86,11 +169,32 @@ function isString(property: JsonSchemaProperty): boolean {
 
 function ordinaryValue(name: string, property: JsonSchemaProperty): unknown {
   if (property.enum && property.enum.length > 0) return property.enum[0];
+  if (property.const !== undefined) return property.const;
+  const branch = (property.anyOf ?? property.oneOf)?.[0];
+  if (branch) return ordinaryValue(name, branch);
   const type = Array.isArray(property.type) ? property.type[0] : property.type;
-  if (type === "number" || type === "integer") return Math.max(1, property.minimum ?? 0);
+  if (type === "number" || type === "integer") {
+    const low = property.minimum ?? (property.exclusiveMinimum ?? -Infinity) + 1;
+    const high = Math.min(
+      Number.MAX_SAFE_INTEGER,
+      property.maximum ?? (property.exclusiveMaximum ?? Infinity) - 1,
+    );
+    return Math.min(Math.max(1, low), high);
+  }
   if (type === "boolean") return false;
-  if (type === "array") return [];
-  if (type === "object") return {};
+  if (type === "array") {
+    const item = property.items ? ordinaryValue("item", property.items) : "hello";
+    return Array.from({ length: property.minItems ?? 0 }, () => item);
+  }
+  if (type === "object") {
+    // Its required fields filled in, so the plain call passes validation.
+    const required = new Set(property.required ?? []);
+    return Object.fromEntries(
+      Object.entries(property.properties ?? {})
+        .filter(([key]) => required.has(key))
+        .map(([key, value]) => [key, ordinaryValue(key, value)]),
+    );
+  }
   if (PATH_NAME.test(words(name))) return "notes.txt";
   if (COMMAND_NAME.test(words(name))) return "echo hello";
   return "hello";

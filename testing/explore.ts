@@ -1,5 +1,4 @@
 import type { AgentOptions, ToolExecutionStrategy } from "../core/options.js";
-import type { Provider } from "../providers/provider.js";
 import type { Tool } from "../tools/define-tool.js";
 import {
   type AdversarialCallOptions,
@@ -7,36 +6,18 @@ import {
   type ExplorationPlace,
   type ExploredCall,
 } from "./adversarial-calls.js";
+import {
+  describeCall,
+  type ExplorationPath,
+  type ExplorationSetup,
+  type PathOutcome,
+} from "./exploration-path.js";
 import { layouts, representative, sequences, split } from "./internal/path-space.js";
 import { runPath } from "./internal/run-path.js";
-import { createSandboxTree } from "./internal/sandbox-tree.js";
-import { defaultProperties, type PathOutcome, type PathProperty } from "./properties.js";
+import { createSandboxTree, type SandboxTree } from "./internal/sandbox-tree.js";
+import { defaultProperties, type PathProperty } from "./properties.js";
 import { scriptedModel } from "./scripted-model.js";
 import { TestKitError } from "./test-kit-error.js";
-
-/** What `exploreAgent` hands your configuration for one path. */
-export interface ExplorationSetup {
-  /** The scripted model of this path: make it your agent's `provider`. */
-  provider: Provider;
-  /** The path's workspace root (a fresh temporary folder): give it to your tools and permissions. */
-  cwd: string;
-  /** A folder beside the workspace that no call may change. */
-  outside: string;
-}
-
-/** One explored path: the calls the model makes turn by turn, the approvals' answers, the strategy. */
-export interface ExplorationPath {
-  /** The strategy the path ran under (absent: the configuration's own). */
-  strategy?: ToolExecutionStrategy;
-  /** The model's calls, turn by turn (after them it answers "done"). Paths use `$CWD` / `$OUTSIDE` for the path's folders. */
-  turns: ExploredCall[][];
-  /** The answers to the approvals, in the order they were asked: `true` approves. */
-  decisions: boolean[];
-  /** The answer to the approvals beyond `decisions`. Default `"approve"`. */
-  otherwise?: "approve" | "deny";
-  /** The user aborts the run when its first call starts running, or when the first approval is asked. */
-  abortAt?: "execution" | "approval";
-}
 
 /** Options of {@link exploreAgent}. */
 export interface ExploreOptions {
@@ -44,7 +25,12 @@ export interface ExploreOptions {
   agent: (setup: ExplorationSetup) => AgentOptions;
   /** The properties checked on every path. Default {@link defaultProperties}. */
   properties?: readonly PathProperty[];
-  /** The calls the model tries. Default: {@link adversarialCalls} of your tools. */
+  /**
+   * The calls the model tries, from your agent's tools (`place` holds `$CWD` and `$OUTSIDE`, which
+   * each path replaces with its own folders). Default: {@link adversarialCalls} of your tools. Use it
+   * to add calls of your own (`[...adversarialCalls(tools, place), { name: "refund", arguments: {
+   * amount: 101 }, label: "just over the limit" }]`) or to narrow the exploration to a few.
+   */
   calls?: (tools: readonly Tool[], place: ExplorationPlace) => ExploredCall[];
   /** Options of the default calls (the size of the huge input). */
   adversarial?: AdversarialCallOptions;
@@ -81,7 +67,7 @@ export interface PropertyFailure {
   property: string;
   problems: string[];
   path: ExplorationPath;
-  /** The path's events, by type (with the call id where there is one). */
+  /** The path's events, by type (with the call id where there is one; `(the kit aborts the run)` marks where the kit aborted a run that did not end). */
   events: string[];
   /** The failure, the path step by step, and how to replay it. */
   description: string;
@@ -138,7 +124,10 @@ export async function exploreAgent(options: ExploreOptions): Promise<Exploration
   const pathsByCalls: Record<number, number> = {};
   let paths = 0;
   let truncated = false;
-  let tree = createSandboxTree(options.files);
+  // Trees whose path left a call running (a tool that ignores its abort signal) stay until the end:
+  // whatever that call still does lands there, never in a later path's folders.
+  const lingering: SandboxTree[] = [];
+  const removals: Promise<void>[] = [];
   try {
     explore: for (let size = 1; size <= (options.maxCalls ?? 2); size++) {
       const pool = size === 1 ? all : combined;
@@ -159,12 +148,11 @@ export async function exploreAgent(options: ExploreOptions): Promise<Exploration
                 break explore;
               }
               const path = queue.shift()!;
-              // Paths that changed nothing (most) leave the tree for the next one: making it costs more than a run.
-              if (!tree.pristine()) {
-                tree.remove();
-                tree = createSandboxTree(options.files);
-              }
+              // Every path runs in a fresh workspace.
+              const tree = createSandboxTree(options.files);
               const outcome = await runPath(options, path, tree);
+              if (outcome.calls.some((c) => c.unfinished)) lingering.push(tree);
+              else removals.push(tree.remove());
               paths++;
               pathsByCalls[size] = (pathsByCalls[size] ?? 0) + 1;
               for (const property of properties) {
@@ -183,7 +171,7 @@ export async function exploreAgent(options: ExploreOptions): Promise<Exploration
       }
     }
   } finally {
-    tree.remove();
+    await Promise.all([...removals, ...lingering.map((tree) => tree.remove())]);
   }
   const found = [...failures.values()];
   return {
@@ -214,10 +202,13 @@ export async function replayPath(
   path: ExplorationPath,
 ): Promise<PathOutcome> {
   const tree = createSandboxTree(options.files);
+  let outcome: PathOutcome | undefined;
   try {
-    return await runPath(options, path, tree);
+    outcome = await runPath(options, path, tree);
+    return outcome;
   } finally {
-    tree.remove();
+    // A call still running writes into a folder of its own, not into a later replay's.
+    if (!outcome?.calls.some((c) => c.unfinished)) await tree.remove();
   }
 }
 
@@ -252,15 +243,13 @@ function callsOf(options: ExploreOptions): ExploredCall[] {
     const tools = config.tools ?? [];
     return options.calls ? options.calls(tools, place) : adversarialCalls(tools, place, options.adversarial);
   } finally {
-    probe.remove();
+    void probe.remove();
   }
 }
 
 function failure(property: string, problems: string[], outcome: PathOutcome): PropertyFailure {
   const { path } = outcome;
-  const events = outcome.events
-    .filter((e) => e.type !== "message_update")
-    .map((e) => ("toolCallId" in e ? `${e.type}:${e.toolCallId}` : e.type));
+  const events = eventNames(outcome.events, outcome.kitAbortedAt);
   const calls = path.turns.flat().length;
   const lines = [
     `Property "${property}" fails on a path of ${calls} call${calls === 1 ? "" : "s"}${path.strategy !== undefined ? ` (strategy ${JSON.stringify(path.strategy)})` : ""}:`,
@@ -276,7 +265,21 @@ function failure(property: string, problems: string[], outcome: PathOutcome): Pr
       : []),
     ...problems.map((p) => `  - ${p}`),
     `  events: ${events.join(" → ")}`,
+    ...outcome.subAgents.map(
+      (sub) =>
+        `  events of the sub-agent of ${describeCall(sub.call)}: ${eventNames(sub.events).join(" → ")}`,
+    ),
     `  replay: await replayPath(options, failure.path) — the path: ${JSON.stringify(path, (_, v) => (typeof v === "string" && v.length > 200 ? `<${v.length} characters>` : v))}`,
   ];
   return { property, problems, path, events, description: lines.join("\n") };
+}
+
+/** Events by type (with the call id where there is one), the kit's own abort marked. */
+function eventNames(events: PathOutcome["events"], kitAbortedAt?: number): string[] {
+  const names: string[] = [];
+  events.forEach((e, i) => {
+    if (i === kitAbortedAt) names.push("(the kit aborts the run)");
+    if (e.type !== "message_update") names.push("toolCallId" in e ? `${e.type}:${e.toolCallId}` : e.type);
+  });
+  return names;
 }

@@ -1,44 +1,5 @@
-import type { AgentEvent } from "../core/events.js";
-import type { AgentMessage } from "../core/messages.js";
-import type { Tool } from "../tools/define-tool.js";
-import type { ExplorationPath } from "./explore.js";
+import { type ObservedCall, type PathOutcome, describeCall } from "./exploration-path.js";
 import { eventProblems, transcriptProblems } from "./internal/checks.js";
-
-/** One call as the exploration saw it run (or not). */
-export interface ObservedCall {
-  id: string;
-  name: string;
-  args: Record<string, unknown>;
-  /** The tool's `execute` ran. */
-  executed: boolean;
-  /** The call was approved (`agent.approve`), denied, or never asked about. */
-  approval?: "approved" | "denied";
-  /** The tool, when the agent has one by that name. */
-  tool?: Tool;
-}
-
-/** What a property sees of one explored path. */
-export interface PathOutcome {
-  path: ExplorationPath;
-  /** Every event of the run, in order. */
-  events: AgentEvent[];
-  /** The transcript afterwards. */
-  transcript: AgentMessage[];
-  calls: ObservedCall[];
-  /** The run ended (`agent_end`) within the exploration's `runTimeoutMs`. */
-  ended: boolean;
-  /** Approvals the run asked for. */
-  approvalsAsked: number;
-  /**
-   * Changes to the guarded places — the folder beside the workspace, the workspace's `.git/` and
-   * `node_modules/`, anything new beside the workspace — each with the calls that were running
-   * (or had just run) when it was seen.
-   */
-  guardedChanges: { change: string; calls: ObservedCall[] }[];
-  /** The workspace root and the folder beside it. */
-  cwd: string;
-  outside: string;
-}
 
 /** A property every explored path must keep. `check` returns what is wrong (nothing: it holds). */
 export interface PathProperty {
@@ -47,9 +8,11 @@ export interface PathProperty {
 }
 
 /**
- * No call that needs approval runs without it. By default a call needs approval when its tool is
- * not `readOnly`; pass `needsApproval` to say what your policy is (e.g. "bash and writes outside
- * docs/").
+ * No call that needs approval runs without it, at any depth: the calls a sub-agent's model makes
+ * count as much as the explored agent's own (the problem names the depth and the sub-agent call,
+ * e.g. `deploy call_1_0 (depth 1, inside ops p1_1) ran without approval`). By default a call needs
+ * approval when its tool is not `readOnly`; pass `needsApproval` to say what your policy is (e.g.
+ * "bash and writes outside docs/"); `call.depth` and `call.parent` say where a call was made.
  *
  * @example
  * ```ts
@@ -64,7 +27,7 @@ export function approvalRequired(
     check: ({ calls }) =>
       calls
         .filter((call) => call.executed && call.approval !== "approved" && needsApproval(call))
-        .map((call) => `${call.name} ${call.id} ran without approval (${JSON.stringify(short(call.args))})`),
+        .map((call) => `${describeCall(call)} ran without approval (${JSON.stringify(short(call.args))})`),
   };
 }
 
@@ -92,15 +55,17 @@ export function noWriteOutsideWorkspace(
             // A change seen while an approved shell ran is the shell's: calls beside it cannot be told apart.
             !calls.some((c) => c.approval === "approved" && trusted.has(c.name)),
         )
-        .map(
-          ({ change, calls }) =>
-            `${change} (during ${calls.map((c) => `${c.name} ${c.id}`).join(", ") || "no call"})`,
-        ),
+        .map(({ change, calls }) => `${change} (during ${calls.map(duringCall).join(", ") || "no call"})`),
   };
 }
 
+function duringCall(call: ObservedCall): string {
+  return `${describeCall(call)}${call.outlivedRun ? ", still running after its run ended" : ""}`;
+}
+
 /**
- * Every run ends: `agent_end` comes within the exploration's `runTimeoutMs`.
+ * Every run ends: `agent_end` comes within the exploration's `runTimeoutMs`. The problem lists the
+ * run's last events before the kit aborted it (what came after, `agent_end` included, is the kit's).
  *
  * @example
  * ```ts
@@ -110,21 +75,26 @@ export function noWriteOutsideWorkspace(
 export function runEnds(): PathProperty {
   return {
     name: "every run ends",
-    check: ({ ended, events }) =>
-      ended
-        ? []
-        : [
-            `no agent_end; the last events were ${events
-              .slice(-5)
-              .map((e) => e.type)
-              .join(", ")}`,
-          ],
+    check: ({ ended, events, kitAbortedAt }) => {
+      if (ended) return [];
+      const before = events.slice(0, kitAbortedAt ?? events.length);
+      const after = events.slice(before.length).map((e) => e.type);
+      return [
+        `no agent_end; the last events were ${
+          before
+            .slice(-5)
+            .map((e) => e.type)
+            .join(", ") || "none"
+        }${after.length > 0 ? `; then the kit aborted the run (${after.join(", ")})` : ""}`,
+      ];
+    },
   };
 }
 
 /**
  * Every call is answered exactly once, in order (the transcript every provider accepts), and the
- * events keep the run's invariants (one start and one end per call, turns and messages paired).
+ * events keep the run's invariants (one start and one end per call, turns and messages paired):
+ * in the explored agent's run and in each sub-agent's run that ended.
  *
  * @example
  * ```ts
@@ -134,8 +104,20 @@ export function runEnds(): PathProperty {
 export function callsAnsweredOnce(): PathProperty {
   return {
     name: "every call is answered once",
-    check: ({ transcript, events, ended }) =>
-      ended ? [...transcriptProblems(transcript), ...eventProblems(events)] : [],
+    check: ({ transcript, events, ended, subAgents }) =>
+      ended
+        ? [
+            ...transcriptProblems(transcript),
+            ...eventProblems(events),
+            ...subAgents
+              .filter((sub) => sub.events.some((e) => e.type === "agent_end"))
+              .flatMap((sub) =>
+                [...transcriptProblems(sub.transcript), ...eventProblems(sub.events)].map(
+                  (problem) => `in the sub-agent of ${describeCall(sub.call)}: ${problem}`,
+                ),
+              ),
+          ]
+        : [],
   };
 }
 

@@ -101,9 +101,10 @@ export function scriptedModel(script: ModelScript, options: ScriptedModelOptions
       requests.push(request);
       const step = await stepFor(script, request, call);
       if (!step) {
-        const message = `scriptedModel: no step for model call ${call + 1} (the script has ${listed?.length ?? 0})`;
-        if (options.whenExhausted !== "error") problems.push(message);
-        current = { error: { kind: "api", message } };
+        const problem = `no step for model call ${call + 1} (the script has ${listed?.length ?? 0})`;
+        // `verify()` names the model once for all its problems; the agent's error names it itself.
+        if (options.whenExhausted !== "error") problems.push(problem);
+        current = { error: { kind: "api", message: `scriptedModel: ${problem}` } };
       } else {
         checkRequest(step, request, call, problems);
         current = step.stall ? stallPrefix(step) : step;

@@ -38,6 +38,8 @@ export function narrowPermissions(
         }
       : decision;
   return {
+    // Only the sub-agent's own rules are about its tools: the parent's name the parent's as well.
+    ...(own?.checkToolNames && { checkToolNames: (names) => own.checkToolNames!(names) }),
     check(request) {
       return andThen(parent.check(request), (fromParent) => {
         if (fromParent.behavior === "deny" || !own) return inherited(fromParent);

@@ -1,5 +1,5 @@
 import * as path from "node:path";
-import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
+import { checkOptionKeys, closestKey, type OptionKeys } from "../core/option-keys.js";
 import type { PermissionChecker, PermissionDecision } from "../core/options.js";
 import type { Tool, ToolCall } from "./define-tool.js";
 import { globToRegExp } from "./internal/glob-pattern.js";
@@ -34,6 +34,13 @@ export interface PermissionsOptions {
   cwd?: string;
   /** Tools that `acceptEdits` lets run. Default `["write_file", "edit_file"]`. */
   editTools?: string[];
+  /**
+   * Tools the rules may name although the agent does not have them when it is created (a tool of
+   * another agent sharing these permissions, an MCP server's tools you connect later). Every other
+   * rule must name a tool of the agent (or `*`): `createAgent` refuses a rule naming none, with the
+   * closest name, so a typo is an error and never a rule that silently matches nothing.
+   */
+  laterTools?: string[];
 }
 
 /** A {@link PermissionChecker} that can change at run time (the CLI's "always allow" answer). */
@@ -46,6 +53,12 @@ export interface Permissions extends PermissionChecker {
   allowAlways(toolName: string): void;
   /** The current rules (copies). */
   rules(): Required<PermissionRules>;
+  /**
+   * Throws when a rule (or an `editTools` name) names none of these tools nor a `laterTools` one.
+   * `createAgent` calls it with the agent's tools, its sub-agents' included; afterwards `addRule`
+   * and `allowAlways` check against them too.
+   */
+  checkToolNames(names: readonly string[]): void;
 }
 
 interface ParsedRule {
@@ -72,6 +85,23 @@ function parseRule(rule: string): ParsedRule {
   return { source: rule, tool: match[1]!, pattern: pattern === "" || pattern === "*" ? undefined : pattern };
 }
 
+function checkNameList(option: string, list: unknown): string[] {
+  if (list === undefined) return [];
+  if (!Array.isArray(list) || list.some((name) => typeof name !== "string")) {
+    throw new TypeError(`createPermissions: ${option} must be an array of tool names`);
+  }
+  return list as string[];
+}
+
+function unknownToolMessage(kind: keyof PermissionRules, rule: ParsedRule, known: string[]): string {
+  const suggestion = closestKey(rule.tool, known);
+  return (
+    `the ${kind} rule "${rule.source}" names the tool "${rule.tool}", which this agent does not have` +
+    `${suggestion ? ` (did you mean "${suggestion}"?)` : ""}. Its tools: ${known.join(", ") || "none"}. ` +
+    `Tool names are case-sensitive; for a tool the agent gets later, list it in createPermissions({ laterTools })`
+  );
+}
+
 const PERMISSION_MODES: readonly PermissionMode[] = ["default", "acceptEdits", "plan", "bypass", "deny"];
 
 const PERMISSIONS_OPTION_KEYS: OptionKeys<PermissionsOptions> = {
@@ -79,6 +109,7 @@ const PERMISSIONS_OPTION_KEYS: OptionKeys<PermissionsOptions> = {
   rules: true,
   cwd: true,
   editTools: true,
+  laterTools: true,
 };
 const PERMISSION_RULES_KEYS: OptionKeys<PermissionRules> = { allow: true, ask: true, deny: true };
 
@@ -134,10 +165,19 @@ export function createPermissions(options: PermissionsOptions = {}): Permissions
   let mode: PermissionMode = checkMode(options.mode ?? "default", "createPermissions");
   const cwd = path.resolve(options.cwd ?? process.cwd());
   const editTools = new Set(options.editTools ?? ["write_file", "edit_file"]);
+  const laterTools = checkNameList("laterTools", options.laterTools);
   const rules: Record<keyof PermissionRules, ParsedRule[]> = {
     allow: parseRules("allow", options.rules?.allow),
     ask: parseRules("ask", options.rules?.ask),
     deny: parseRules("deny", options.rules?.deny),
+  };
+  /** The tools of the agents these permissions were given to; empty until `createAgent` says. */
+  const knownTools = new Set<string>(laterTools);
+  let toolsKnown = false;
+
+  const checkRuleTool = (kind: keyof PermissionRules, rule: ParsedRule) => {
+    if (!toolsKnown || rule.tool === "*" || knownTools.has(rule.tool)) return;
+    throw new TypeError(unknownToolMessage(kind, rule, [...knownTools]));
   };
 
   const relativePath = (input: string): string => {
@@ -238,10 +278,31 @@ export function createPermissions(options: PermissionsOptions = {}): Permissions
       if (!Object.hasOwn(rules, kind)) {
         throw new TypeError(`addRule: unknown rule kind ${JSON.stringify(kind)}; use allow, ask or deny`);
       }
-      rules[kind].push(parseRule(rule));
+      const parsed = parseRule(rule);
+      checkRuleTool(kind, parsed);
+      rules[kind].push(parsed);
     },
     allowAlways(toolName) {
-      rules.allow.push(parseRule(toolName));
+      const parsed = parseRule(toolName);
+      checkRuleTool("allow", parsed);
+      rules.allow.push(parsed);
+    },
+    checkToolNames(names) {
+      // Permissions shared by several agents know the tools of them all.
+      for (const name of names) knownTools.add(name);
+      toolsKnown = true;
+      for (const kind of ["deny", "ask", "allow"] as const) {
+        for (const rule of rules[kind]) checkRuleTool(kind, rule);
+      }
+      // The default edit tools may be absent (an agent without file tools); ones named must exist.
+      for (const name of options.editTools ?? []) {
+        if (knownTools.has(name)) continue;
+        const suggestion = closestKey(name, [...knownTools]);
+        throw new TypeError(
+          `editTools names the tool "${name}", which this agent does not have` +
+            `${suggestion ? ` (did you mean "${suggestion}"?)` : ""}. Its tools: ${[...knownTools].join(", ") || "none"}`,
+        );
+      }
     },
     rules() {
       return {

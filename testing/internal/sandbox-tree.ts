@@ -9,10 +9,10 @@ import {
   readdirSync,
   readFileSync,
   readlinkSync,
-  rmSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
+import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 
@@ -25,7 +25,8 @@ export interface SandboxTree {
   snapshot(): Map<string, string>;
   /** The tree is as it was made: nothing written, created or deleted anywhere in it. */
   pristine(): boolean;
-  remove(): void;
+  /** Removes the tree (in the background: the returned promise settles when it is gone). */
+  remove(): Promise<void>;
 }
 
 /** The files every sandbox starts with, besides the caller's. */
@@ -66,7 +67,9 @@ export function createSandboxTree(files: Record<string, string> = {}): SandboxTr
       return found;
     },
     pristine: () => changesBetween(initial, whole()).length === 0,
-    remove: () => rmSync(root, { recursive: true, force: true }),
+    // Removing is the slow part of a tree (a synchronous rm costs more than a scripted run): it
+    // goes on while the next path runs.
+    remove: () => rm(root, { recursive: true, force: true }),
   };
 }
 
