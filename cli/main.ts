@@ -20,8 +20,13 @@ process.on("beforeExit", () => {
 // `--help`, `--version` and usage errors are answered before the agent and its SDKs are loaded:
 // they are what a start-up time is measured on.
 const argv = process.argv.slice(2);
-const early = earlyExit(argv, process);
-const status = "status" in early ? early.status : await (await import("./run.js")).runCli(argv);
+// `agent-machine acp`: the agent served to an editor over stdin/stdout (cli/acp-command.ts).
+const early = argv[0] === "acp" ? undefined : earlyExit(argv, process);
+const status = !early
+  ? await (await import("./acp-command.js")).runAcpCommand(argv.slice(1), process.env)
+  : "status" in early
+    ? early.status
+    : await (await import("./run.js")).runCli(argv);
 finished = true;
 // Exit explicitly: a tool's leftover handle (a timer, a socket) must not keep the command alive.
 process.stdout.write("", () => process.exit(status));
