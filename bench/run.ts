@@ -26,6 +26,7 @@ const files = readdirSync(here)
 
 // Figures that are not comparisons with pi-agent-core: scripts that print their own report.
 const reports = [
+  "acp.ts",
   "cli-render.ts",
   "compaction.ts",
   "context-window.ts",

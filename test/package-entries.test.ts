@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { afterAll, describe, expect, it } from "vitest";
+import * as acp from "../acp.js";
 import * as browser from "../browser.js";
 import * as codingTools from "../coding-tools.js";
 import * as main from "../index.js";
@@ -62,6 +63,15 @@ describe("the testing entry", () => {
   it("is the test kit, kept out of the main entry (apps do not load it)", () => {
     for (const name of ["scriptedModel", "runAgent", "runTool", "createTestClock", "startProviderServer"]) {
       expect(testing, name).toHaveProperty(name);
+      expect(main, name).not.toHaveProperty(name);
+    }
+  });
+});
+
+describe("the acp entry", () => {
+  it("serves agents over ACP, kept out of the main entry (editors start it as its own process)", () => {
+    for (const name of ["serveAcp", "acpUpdateOf", "acpStopReason"]) {
+      expect(acp, name).toHaveProperty(name);
       expect(main, name).not.toHaveProperty(name);
     }
   });
