@@ -1,18 +1,15 @@
 // `agent-machine acp`: the coding agent served over ACP on stdin/stdout, for an editor or a harness
 // that starts it as a subprocess. Its sessions are the command's sessions (the session store), so a
 // session begun in the editor can be loaded again there, or resumed in the terminal.
-import { createAgent } from "../agent/create-agent.js";
 import { serveAcp, type AcpSession } from "../acp/serve-acp.js";
-import { withLearnedWindow } from "../context/context-window.js";
-import { createPermissions } from "../tools/permissions.js";
 import { parseArgs, UsageError } from "./args.js";
 import { packageVersion } from "./early-exit.js";
 import { planResume } from "./resume.js";
-import { chooseBashSetup, codingToolsFor } from "./sandbox.js";
-import { recordSession } from "./session-recorder.js";
+import { chooseBashSetup } from "./sandbox.js";
+import { servedCodingAgent } from "./served-agent.js";
 import { sessionsRoot } from "./session-location.js";
 import { createSessionStore, type Session } from "./session-store.js";
-import { chooseModel, codingSystemPrompt, MODEL_SETUP_HELP } from "./setup.js";
+import { chooseModel, MODEL_SETUP_HELP } from "./setup.js";
 
 /**
  * Runs `agent-machine acp [options]` until the client closes stdin; resolves with the exit status.
@@ -51,36 +48,11 @@ export async function runAcpCommand(
     const bashSetup = chooseBashSetup(args, choice);
     if (bashSetup.kind !== "sandboxed") stderr.write(`agent-machine acp: ${bashSetup.notice}\n`);
 
-    const open = (cwd: string, session: Session, messages?: ReturnType<typeof planResume>): AcpSession => {
-      const agent = createAgent({
-        provider: choice.provider,
-        systemPrompt: codingSystemPrompt(cwd),
-        tools: codingToolsFor(cwd, bashSetup),
-        messages: messages?.messages,
-        toolExecution: args.strategy,
-        limits: args.maxTurns ? { maxTurns: args.maxTurns } : undefined,
-        context: withLearnedWindow(choice.context, messages?.learnedMaxContextTokens),
-        // The editor answers approvals: "default" asks before edits and commands, as in a terminal.
-        permissions: createPermissions({
-          mode: args.permissionMode ?? "default",
-          cwd,
-          rules: { allow: args.allow },
-        }),
-        id: `session-${session.id}`,
-      });
-      const stopRecording = recordSession(agent, session, (error) =>
+    const open = (cwd: string, session: Session, plan?: ReturnType<typeof planResume>): AcpSession => {
+      const served = servedCodingAgent(args, choice, bashSetup, cwd, session, plan, (error) =>
         stderr.write(`agent-machine acp: cannot save session ${session.id} (${error.message})\n`),
       );
-      return {
-        id: session.id,
-        agent,
-        cwd,
-        close() {
-          stopRecording();
-          session.saveSnapshot(agent.getPersistedSnapshot());
-          agent.stop();
-        },
-      };
+      return { id: session.id, agent: served.agent, cwd, close: served.close };
     };
     const storeFor = (cwd: string) => createSessionStore(cwd, sessionsRoot(cwd, env, args.sessionsDir));
 

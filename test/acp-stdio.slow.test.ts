@@ -80,9 +80,10 @@ const textOfChunks = (updates: Editor["updates"], kind: SessionUpdate["sessionUp
   updates
     .map((u) => u.update)
     .filter((u) => u.sessionUpdate === kind)
-    .map((u) =>
-      "content" in u && !Array.isArray(u.content) && u.content.type === "text" ? u.content.text : "",
-    )
+    .map((u) => {
+      const content = "content" in u ? (u.content as { type?: string; text?: string } | null) : null;
+      return content && !Array.isArray(content) && content.type === "text" ? (content.text ?? "") : "";
+    })
     .join("");
 
 async function initialize(agent: ClientContext) {

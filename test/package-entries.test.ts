@@ -6,6 +6,7 @@ import * as browser from "../browser.js";
 import * as codingTools from "../coding-tools.js";
 import * as main from "../index.js";
 import * as mcp from "../mcp.js";
+import * as mcpServer from "../mcp-server.js";
 import * as react from "../react.js";
 import * as testing from "../testing.js";
 import * as visualizer from "../visualizer.js";
@@ -72,6 +73,15 @@ describe("the acp entry", () => {
   it("serves agents over ACP, kept out of the main entry (editors start it as its own process)", () => {
     for (const name of ["serveAcp", "acpUpdateOf", "acpStopReason"]) {
       expect(acp, name).toHaveProperty(name);
+      expect(main, name).not.toHaveProperty(name);
+    }
+  });
+});
+
+describe("the mcp-server entry", () => {
+  it("serves agents as MCP tools, kept out of the main entry", () => {
+    for (const name of ["createMcpAgentServer", "createMcpHttpHandler"]) {
+      expect(mcpServer, name).toHaveProperty(name);
       expect(main, name).not.toHaveProperty(name);
     }
   });
