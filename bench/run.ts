@@ -32,6 +32,7 @@ const reports = [
   "context-window.ts",
   "frontends.ts",
   "host-memory.ts",
+  "mcp-server.ts",
   "output.ts",
   "provider-cache.ts",
   "providers.ts",
