@@ -26,11 +26,13 @@ const files = readdirSync(here)
 
 // Figures that are not comparisons with pi-agent-core: scripts that print their own report.
 const reports = [
+  "acp.ts",
   "cli-render.ts",
   "compaction.ts",
   "context-window.ts",
   "frontends.ts",
   "host-memory.ts",
+  "mcp-server.ts",
   "output.ts",
   "provider-cache.ts",
   "providers.ts",

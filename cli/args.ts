@@ -50,6 +50,8 @@ export const PERMISSION_MODES: readonly PermissionMode[] = [
 ];
 
 export const USAGE = `Usage: agent-machine [options] [prompt]
+       agent-machine acp [options]   serve the agent to an editor over ACP on stdin/stdout (docs/acp.md)
+       agent-machine mcp [options]   serve the agent as an MCP tool on stdin/stdout (docs/mcp-server.md)
 
 A coding agent in the current directory, with the built-in tools (bash, read_file, write_file,
 edit_file, list_files, grep, glob). Interactive when stdin is a terminal.

@@ -20,8 +20,16 @@ process.on("beforeExit", () => {
 // `--help`, `--version` and usage errors are answered before the agent and its SDKs are loaded:
 // they are what a start-up time is measured on.
 const argv = process.argv.slice(2);
-const early = earlyExit(argv, process);
-const status = "status" in early ? early.status : await (await import("./run.js")).runCli(argv);
+// `agent-machine acp` / `mcp`: the agent served over stdin/stdout (cli/acp-command.ts, mcp-command.ts).
+const served = argv[0] === "acp" || argv[0] === "mcp" ? argv[0] : undefined;
+const early = served ? undefined : earlyExit(argv, process);
+const status = !early
+  ? served === "acp"
+    ? await (await import("./acp-command.js")).runAcpCommand(argv.slice(1), process.env)
+    : await (await import("./mcp-command.js")).runMcpCommand(argv.slice(1), process.env)
+  : "status" in early
+    ? early.status
+    : await (await import("./run.js")).runCli(argv);
 finished = true;
 // Exit explicitly: a tool's leftover handle (a timer, a socket) must not keep the command alive.
 process.stdout.write("", () => process.exit(status));

@@ -1,10 +1,12 @@
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { afterAll, describe, expect, it } from "vitest";
+import * as acp from "../acp.js";
 import * as browser from "../browser.js";
 import * as codingTools from "../coding-tools.js";
 import * as main from "../index.js";
 import * as mcp from "../mcp.js";
+import * as mcpServer from "../mcp-server.js";
 import * as react from "../react.js";
 import * as testing from "../testing.js";
 import * as visualizer from "../visualizer.js";
@@ -62,6 +64,24 @@ describe("the testing entry", () => {
   it("is the test kit, kept out of the main entry (apps do not load it)", () => {
     for (const name of ["scriptedModel", "runAgent", "runTool", "createTestClock", "startProviderServer"]) {
       expect(testing, name).toHaveProperty(name);
+      expect(main, name).not.toHaveProperty(name);
+    }
+  });
+});
+
+describe("the acp entry", () => {
+  it("serves agents over ACP, kept out of the main entry (editors start it as its own process)", () => {
+    for (const name of ["serveAcp", "acpUpdateOf", "acpStopReason"]) {
+      expect(acp, name).toHaveProperty(name);
+      expect(main, name).not.toHaveProperty(name);
+    }
+  });
+});
+
+describe("the mcp-server entry", () => {
+  it("serves agents as MCP tools, kept out of the main entry", () => {
+    for (const name of ["createMcpAgentServer", "createMcpHttpHandler"]) {
+      expect(mcpServer, name).toHaveProperty(name);
       expect(main, name).not.toHaveProperty(name);
     }
   });

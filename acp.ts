@@ -1,0 +1,14 @@
+// agent-machine/acp (Node only): an app's agents served over the Agent Client Protocol (ACP), the
+// protocol editors (Zed, JetBrains) and harnesses (the AI SDK's HarnessAgent) drive coding agents by.
+
+export type { AcpAgentSource, AcpSession, ServeAcpOptions } from "./acp/serve-acp.js";
+export { serveAcp } from "./acp/serve-acp.js";
+export {
+  acpHistory,
+  acpStopReason,
+  acpToolCall,
+  acpToolDiff,
+  acpToolKind,
+  acpUpdateOf,
+  promptFromAcp,
+} from "./acp/acp-updates.js";

@@ -1,0 +1,111 @@
+// The agents' MCP server over Streamable HTTP, as a web-standard `Request => Response` handler (the
+// session host's shape: serveNode / toNodeListener from agent-machine/http mount it). Guarded as
+// the session host is: an `authorize` hook or the explicit "none-local-only", JSON bodies by media
+// type, no cross-site state changes, a loopback Host when nothing checks identity.
+import { randomUUID } from "node:crypto";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { HostError } from "../http/protocol.js";
+import { checkJsonContentType, checkLoopbackHost, checkSameOrigin } from "../http/internal/request-guard.js";
+import { createMcpAgentServer, type McpAgentServerOptions, type McpAgentTool } from "./serve-mcp.js";
+
+/**
+ * Options of {@link createMcpHttpHandler}.
+ *
+ * @example
+ * ```ts
+ * const options: McpHttpOptions = {
+ *   agents: { helper: { description: "Helps", create: () => createAgent({ provider }) } },
+ *   authorize: (request) => request.headers.get("authorization") === `Bearer ${process.env.TOKEN}`,
+ * };
+ * ```
+ */
+export interface McpHttpOptions extends McpAgentServerOptions {
+  agents: Record<string, McpAgentTool>;
+  /**
+   * Your identity check, run on every request; `false` answers 403. Or `"none-local-only"` to say
+   * there is none: the handler then answers only requests sent to a loopback name. Required: the
+   * handler refuses to start open.
+   */
+  authorize: ((request: Request) => boolean | Promise<boolean>) | "none-local-only";
+  /** Origins besides the handler's own whose pages may call it (exact, e.g. `https://app.example.com`). */
+  allowedOrigins?: readonly string[];
+}
+
+/** A web-standard handler with what it holds: close it to end every MCP session. */
+export interface McpHttpHandler {
+  (request: Request): Promise<Response>;
+  /** Closes every MCP session (running calls are aborted). */
+  close(): Promise<void>;
+}
+
+/**
+ * Serves `agents` over MCP's Streamable HTTP transport (stateful: each client gets an
+ * `mcp-session-id`, so elicitations and cancellations reach the call they belong to). An unknown
+ * session id answers 404 (the client starts a new session, as the spec says).
+ *
+ * @example
+ * ```ts
+ * import { serveNode } from "agent-machine/http";
+ * const handler = createMcpHttpHandler({ agents, authorize: "none-local-only" });
+ * serveNode(handler, { port: 3001 });
+ * ```
+ */
+export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
+  const { authorize } = options;
+  if (typeof authorize !== "function" && authorize !== "none-local-only") {
+    throw new TypeError(
+      authorize === undefined
+        ? 'createMcpHttpHandler needs authorize: (request) => boolean, your identity check; or, for a server only this machine uses, authorize: "none-local-only" (it then answers loopback requests only)'
+        : `authorize must be a function (request) => boolean or "none-local-only", got ${JSON.stringify(authorize)}`,
+    );
+  }
+  const allowedOrigins = new Set(options.allowedOrigins ?? []);
+  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+
+  const handler = async (request: Request): Promise<Response> => {
+    try {
+      if (authorize === "none-local-only") checkLoopbackHost(request);
+      checkSameOrigin(request, allowedOrigins);
+      if (request.method === "POST") checkJsonContentType(request);
+      if (typeof authorize === "function" && !(await authorize(request))) {
+        throw new HostError(403, "forbidden", "not allowed");
+      }
+      const sessionId = request.headers.get("mcp-session-id");
+      if (sessionId !== null) {
+        const transport = sessions.get(sessionId);
+        if (!transport) return jsonRpcError(404, -32001, `No MCP session ${sessionId}: initialize a new one`);
+        return await transport.handleRequest(request);
+      }
+      if (request.method !== "POST") return jsonRpcError(400, -32000, "No mcp-session-id: initialize first");
+      const transport: WebStandardStreamableHTTPServerTransport =
+        new WebStandardStreamableHTTPServerTransport({
+          sessionIdGenerator: () => randomUUID(),
+          onsessioninitialized: (id) => void sessions.set(id, transport),
+          onsessionclosed: (id) => void sessions.delete(id),
+        });
+      transport.onclose = () => {
+        if (transport.sessionId) sessions.delete(transport.sessionId);
+      };
+      await createMcpAgentServer(options.agents, options).connect(transport);
+      return await transport.handleRequest(request);
+    } catch (error) {
+      if (error instanceof HostError) {
+        return Response.json(
+          { error: { code: error.code, message: error.message } },
+          { status: error.status },
+        );
+      }
+      return jsonRpcError(500, -32603, (error as Error).message);
+    }
+  };
+  return Object.assign(handler, {
+    async close() {
+      for (const transport of [...sessions.values()]) await transport.close();
+      sessions.clear();
+    },
+  });
+}
+
+function jsonRpcError(status: number, code: number, message: string): Response {
+  return Response.json({ jsonrpc: "2.0", error: { code, message }, id: null }, { status });
+}
