@@ -132,7 +132,7 @@ export type AgentEvent =
    */
   | {
       type: "limit_reached";
-      limit: "maxTurns" | "maxTokens" | "maxDurationMs";
+      limit: "maxTurns" | "maxTokens" | "maxDurationMs" | "maxCostUsd" | "maxSessionCostUsd";
       action: "answer" | "stop";
       text: string;
     }

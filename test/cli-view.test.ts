@@ -113,7 +113,7 @@ describe("the terminal view of agent events", () => {
   it("the status line names the model that answers (a fallback chain's second model), not the one configured", () => {
     const { out, text } = capture(true);
     const screen = createScreen(out);
-    const meter = createSessionMeter({});
+    const meter = createSessionMeter({ maxContextTokens: 1000 });
     const view = createEventView(screen, createStyle(false), { status: { model: "first-model", meter } });
     const live = () => {
       const before = text().length;
