@@ -29,6 +29,7 @@ const reports = [
   "cli-render.ts",
   "compaction.ts",
   "context-window.ts",
+  "fallback.ts",
   "frontends.ts",
   "output.ts",
   "provider-cache.ts",
