@@ -93,6 +93,13 @@ export {
   fallbackMatches,
 } from "./providers/fallback.js";
 export { type RouteOptions, route } from "./providers/route.js";
+export {
+  type CallCostModel,
+  callCostModel,
+  RESERVE_CHARS_PER_TOKEN,
+  UNCAPPED_OUTPUT_TOKENS,
+  worstCaseCallUsd,
+} from "./providers/call-cost.js";
 export { withoutOtherVendorsState } from "./providers/vendor-state.js";
 export { type ModelInputKind, modelInput, setModelInput, takesImages } from "./providers/model-input.js";
 

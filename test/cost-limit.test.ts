@@ -15,6 +15,7 @@ import {
   type ProviderRequest,
   scripted,
   setModelPrice,
+  subAgentTool,
   withCost,
 } from "../index.js";
 
@@ -162,6 +163,47 @@ describe("limits.maxCostUsd", () => {
     });
     await agent.prompt("go");
     expect(cheap.calls).toBe(1);
+  });
+
+  it("a sub-agent's spending counts against its parent's budget", async () => {
+    // The child spends ~0.0092 $ (900 output tokens); the parent's own calls cost ~0.0001 $ each.
+    const child = pricedModel("budget-model", 1000, [
+      { callsTool: false, outputTokens: 900, cacheWriteShare: 0 },
+    ]);
+    const researcher = subAgentTool({ name: "researcher", description: "Finds things out", provider: child });
+    const parent = pricedModel("budget-model", 1000, [
+      { callsTool: false, outputTokens: 1, cacheWriteShare: 0 },
+      { callsTool: false, outputTokens: 1, cacheWriteShare: 0 },
+    ]);
+    // The parent calls the researcher first, then would answer.
+    const calling: Provider = {
+      ...parent,
+      async *stream(request, signal) {
+        if (!request.messages.some((m) => m.role === "toolResult")) {
+          const usage = withCost(
+            { input: 50, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 51 },
+            "budget-model",
+          );
+          yield { type: "toolcall_start", id: "r1", name: "researcher" };
+          yield { type: "toolcall_end", id: "r1", name: "researcher", arguments: { task: "find" } };
+          yield { type: "done", stopReason: "toolUse", usage };
+          return;
+        }
+        yield* parent.stream(request, signal);
+      },
+    };
+    const agent = createAgent({
+      provider: calling,
+      tools: [researcher],
+      limits: { maxCostUsd: 0.019, onLimit: "stop" },
+    });
+    const events: AgentEvent[] = [];
+    agent.events$.subscribe((e) => events.push(e));
+    await agent.prompt("research");
+    expect(child.calls).toBe(1);
+    // 0.019 $ - ~0.0093 $ spent leaves less than the next call's worst case (~0.0101 $).
+    expect(parent.calls).toBe(0);
+    expect(events).toContainEqual(expect.objectContaining({ type: "limit_reached", limit: "maxCostUsd" }));
   });
 
   it("refuses a budget over a model without a price, naming it", () => {

@@ -123,7 +123,7 @@ export function verdictOf(context: AgentContext) {
 /** What a run has spent, and what its next call may cost at worst. */
 function spendOf(context: AgentContext, model: CallCostModel): RunSpend {
   return {
-    runUsd: context.run.usage.cost?.total ?? 0,
+    runUsd: (context.run.usage.cost?.total ?? 0) + (context.run.subAgentUsd ?? 0),
     sessionUsd: context.spentUsd ?? 0,
     nextCallUsd: () =>
       worstCaseCallUsd(model, nextPromptTokens(context.messages, context.pending, model.fixedPromptTokens)),
