@@ -81,6 +81,26 @@ export { INVALID_JSON_ARGUMENTS_KEY } from "./providers/internal/tool-arguments.
 export { type OpenAICompatibleOptions, openaiCompatible } from "./providers/openai-compatible.js";
 export { type OpenAIOptions, openai } from "./providers/openai.js";
 export { type ModelPrice, modelPrice, setModelPrice, withCost } from "./providers/pricing.js";
+export {
+  type CircuitBreaker,
+  type CircuitBreakerOptions,
+  createCircuitBreaker,
+} from "./providers/circuit-breaker.js";
+export {
+  type FallbackOptions,
+  type FallbackTrigger,
+  fallback,
+  fallbackMatches,
+} from "./providers/fallback.js";
+export { type RouteOptions, route } from "./providers/route.js";
+export {
+  type CallCostModel,
+  callCostModel,
+  RESERVE_CHARS_PER_TOKEN,
+  UNCAPPED_OUTPUT_TOKENS,
+  worstCaseCallUsd,
+} from "./providers/call-cost.js";
+export { withoutOtherVendorsState } from "./providers/vendor-state.js";
 export { type ModelInputKind, modelInput, setModelInput, takesImages } from "./providers/model-input.js";
 
 // --- Context: token accounting and compaction ---

@@ -4,7 +4,15 @@ import type { AssistantMessage, Message, ToolCall } from "../core/messages.js";
 import { errorText } from "../core/error-text.js";
 import { describeValue } from "../core/option-values.js";
 import { type AgentRuntime, runtimeOf } from "../core/runtime.js";
-import type { ProviderErrorKind, ProviderEvent, ProviderRequest } from "../providers/provider.js";
+import type {
+  ModelPlan,
+  Provider,
+  ProviderErrorKind,
+  ProviderEvent,
+  ProviderFailure,
+  ProviderRequest,
+} from "../providers/provider.js";
+import { withoutOtherVendorsState } from "../providers/vendor-state.js";
 import type { OutputSpec } from "../core/output.js";
 import { parsePartialJson } from "../core/partial-json.js";
 import { type AnswerCheck, answerText, checkAnswer, outputRequestOf } from "../machines/output.logic.js";
@@ -113,6 +121,10 @@ class ModelCall {
    */
   readonly messageId: string;
   readonly aborts: AbortHub = createAbortHub();
+  /** The model of the current attempt: the agent's provider, or the one its plan hands the call to. */
+  provider: Provider;
+  /** The models a composite provider (`fallback`, `route`) lets this call try; absent for a plain one. */
+  plan: ModelPlan | undefined = undefined;
 
   constructor(
     readonly runtime: AgentRuntime,
@@ -122,6 +134,7 @@ class ModelCall {
     readonly output: OutputSpec | undefined,
   ) {
     this.messageId = runtime.messageIds.next();
+    this.provider = runtime.provider;
   }
 
   /** The last `output_delta` published, as JSON: a delta that changes nothing in the object publishes nothing. */
@@ -163,8 +176,8 @@ class ModelCall {
 
 const ABORTED_TEXT = "Request was aborted";
 
-function newBuilder({ runtime, messageId }: ModelCall): AssistantBuilder {
-  return new AssistantBuilder(runtime.provider.id, runtime.provider.model, runtime.now(), messageId);
+function newBuilder({ runtime, messageId, provider }: ModelCall): AssistantBuilder {
+  return new AssistantBuilder(provider.id, provider.model, runtime.now(), messageId);
 }
 
 /** Resolves with `aborted()` as soon as the call is aborted, even when `work` never settles (a provider that ignores it). */
@@ -192,7 +205,14 @@ function untilAborted<T extends ModelCallOutcome>(
 /** Streams the call to its outcome, retrying transient failures; an aborted call ends `aborted`. */
 async function streamWithRetries(call: ModelCall): Promise<ModelCallOutcome> {
   const { runtime, aborts } = call;
+  const plan = runtime.provider.plan ? runtime.provider.plan(requestFor(call)) : undefined;
+  if (plan) {
+    call.plan = plan;
+    call.provider = plan.models[0]!;
+  }
   let unreachable = 0;
+  let index = 0;
+  let handedOver = 0;
   for (let attempt = 0; ; attempt++) {
     const builder = newBuilder(call);
     call.builder = builder;
@@ -200,8 +220,27 @@ async function streamWithRetries(call: ModelCall): Promise<ModelCallOutcome> {
     const failure = await streamWatched(call, builder);
     // Finished from outside (abort, stop): the actor has answered already; nothing more to stream.
     if (call.finished) return { message: builder.message };
+    plan?.settled?.(call.provider, failure);
     if (!failure) return { message: builder.message };
     if (failure.unreachable) unreachable++;
+    if (plan && fallsOver(plan, call, failure, index, attempt)) {
+      // The next model answers at once, as a fresh call: its own retries, no backoff first.
+      const next = plan.models[++index]!;
+      handedOver++;
+      runtime.publish({
+        type: "retry",
+        attempt: attempt + handedOver,
+        delayMs: 0,
+        error: failure.message,
+        provider: next.id,
+        model: next.model,
+      });
+      closeDiscardedAttempt(runtime, call, builder, failure.message);
+      call.provider = next;
+      unreachable = 0;
+      attempt = -1;
+      continue;
+    }
     if (shouldRetry(failure, attempt, unreachable, runtime.retry) && !call.announcedCalls) {
       const delayMs = retryDelay(attempt, runtime.retry, failure.retryAfterMs);
       runtime.publish({ type: "retry", attempt: attempt + 1, delayMs, error: failure.message });
@@ -224,6 +263,17 @@ async function streamWithRetries(call: ModelCall): Promise<ModelCallOutcome> {
   }
 }
 
+/** Whether the failure hands the call to the plan's next model (never once a call started eagerly). */
+function fallsOver(
+  plan: ModelPlan,
+  call: ModelCall,
+  failure: Failure,
+  index: number,
+  retries: number,
+): boolean {
+  return index + 1 < plan.models.length && !call.announcedCalls && plan.fallsOver(failure, index, retries);
+}
+
 /**
  * A failed attempt that is retried never enters the transcript, but its `message_start` was
  * published: close it with a `message_end` marked `discarded`, carrying what the attempt said,
@@ -244,7 +294,7 @@ function closeDiscardedAttempt(
 }
 
 /** A failed attempt; `stalled` when the watchdog gave it up. */
-type Failure = Extract<ProviderEvent, { type: "error" }> & { stalled?: boolean };
+type Failure = ProviderFailure;
 
 /** What one attempt's stream loop needs to know besides the call: whether it was given up. */
 interface Attempt {
@@ -301,19 +351,8 @@ async function streamOnce(
   attempt: Attempt,
 ): Promise<Failure | undefined> {
   const { runtime } = call;
-  const read = runtime.llmMessages(runtime.transcript());
-  let messages: Message[] | undefined;
-  const request: ProviderRequest = {
-    systemPrompt: runtime.systemPrompt,
-    // Copied when the provider reads it: a request nobody reads costs no walk over the transcript.
-    get messages() {
-      return (messages ??= read());
-    },
-    tools: runtime.toolSpecs,
-    ...(call.toolChoice && { toolChoice: call.toolChoice }),
-    ...(call.output && { output: outputRequestOf(call.output) }),
-  };
-  const events = openStream(runtime, request, signal);
+  const request = requestFor(call);
+  const events = openStream(call, request, signal);
   if ("failure" in events) return events.failure;
   // The last finished call waits for the next event before it may start eagerly: an answer cut
   // off at the output limit ends right after a call the model never finished, and none of its
@@ -323,7 +362,7 @@ async function streamOnce(
     for await (const event of events.stream) {
       if (call.finished || attempt.abandoned) return undefined;
       attempt.watchdog?.touch();
-      if (event === null || typeof event !== "object") return notAnEvent(runtime, event);
+      if (event === null || typeof event !== "object") return notAnEvent(call.provider, event);
       if (held && !endsTruncated(event)) call.notifyReady(held);
       held = undefined;
       if (event.type === "error") return event;
@@ -383,6 +422,26 @@ async function streamOnce(
   return { type: "error", kind: "network", message: "The stream ended before the model finished its answer" };
 }
 
+/**
+ * The request of one attempt. A model handed the call by a plan gets the conversation without
+ * the other vendors' signatures (they would be refused, or worse, misread).
+ */
+function requestFor(call: ModelCall): ProviderRequest {
+  const { runtime, plan, provider } = call;
+  const read = runtime.llmMessages(runtime.transcript());
+  let messages: Message[] | undefined;
+  return {
+    systemPrompt: runtime.systemPrompt,
+    // Copied when the provider reads it: a request nobody reads costs no walk over the transcript.
+    get messages() {
+      return (messages ??= plan ? withoutOtherVendorsState(read(), provider.id) : read());
+    },
+    tools: runtime.toolSpecs,
+    ...(call.toolChoice && { toolChoice: call.toolChoice }),
+    ...(call.output && { output: outputRequestOf(call.output) }),
+  };
+}
+
 /** Whether an event ends the answer at the output limit (`stopReason: "length"`). */
 function endsTruncated(event: ProviderEvent): boolean {
   return event.type === "done" && event.stopReason === "length";
@@ -403,11 +462,11 @@ function publishPartialOutput(call: ModelCall, message: AssistantMessage): void 
  * (async) iterable, has a bug no retry mends: the call fails at once (kind `"api"`), naming it.
  */
 function openStream(
-  runtime: AgentRuntime,
+  call: ModelCall,
   request: ProviderRequest,
   signal: AbortSignal,
 ): { stream: AsyncIterable<ProviderEvent> | Iterable<ProviderEvent> } | { failure: Failure } {
-  const { provider } = runtime;
+  const { provider } = call;
   let stream: unknown;
   try {
     stream = provider.stream(request, signal);
@@ -438,11 +497,11 @@ function openStream(
   return { stream: iterable as AsyncIterable<ProviderEvent> };
 }
 
-function notAnEvent(runtime: AgentRuntime, event: unknown): Failure {
+function notAnEvent(provider: Provider, event: unknown): Failure {
   return {
     type: "error",
     kind: "api",
-    message: `Provider "${runtime.provider.id}" stream() yielded ${describeValue(event)}, not an event object`,
+    message: `Provider "${provider.id}" stream() yielded ${describeValue(event)}, not an event object`,
   };
 }
 

@@ -1,3 +1,5 @@
+import { CHARS_PER_TOKEN, estimateRequestOverhead } from "../context/tokens.js";
+import { type CallCostModel, callCostModel, RESERVE_CHARS_PER_TOKEN } from "../providers/call-cost.js";
 import { createLlmMessages } from "../core/llm-messages.js";
 import { defaultConvertToLlm } from "../core/messages.js";
 import type { EffectJournal } from "../core/effect-journal.js";
@@ -79,10 +81,24 @@ export function machineInput(options: AgentOptions, tools: ReadonlyMap<string, T
     steeringMode: options.steeringMode,
     followUpMode: options.followUpMode,
     limits: options.limits,
+    ...(costLimited(options.limits) && { costModel: costModelOf(options, tools) }),
     ...(options.loopDetection !== undefined && { loopDetection: options.loopDetection }),
     contextBudget: options.context && dataOnly(options.context),
     concurrencySafeTools: [...tools.values()].filter((t) => t.concurrencySafe).map((t) => t.name),
   };
+}
+
+function costLimited(limits: AgentOptions["limits"]): boolean {
+  return limits?.maxCostUsd !== undefined || limits?.maxSessionCostUsd !== undefined;
+}
+
+/** The worst-case prices of the agent's calls, with its system prompt and tools as the fixed prompt. */
+function costModelOf(options: AgentOptions, tools: ReadonlyMap<string, Tool>): CallCostModel {
+  const fixed = estimateRequestOverhead({
+    systemPrompt: options.systemPrompt,
+    tools: [...tools.values()].map(toolSpecOf),
+  });
+  return callCostModel(options.provider, Math.ceil((fixed * CHARS_PER_TOKEN) / RESERVE_CHARS_PER_TOKEN));
 }
 
 /**

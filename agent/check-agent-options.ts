@@ -1,3 +1,4 @@
+import { callCostModel } from "../providers/call-cost.js";
 import { checkOptionKeys } from "../core/option-keys.js";
 import {
   checkInteger,
@@ -63,6 +64,10 @@ export function checkAgentOptions(options: AgentOptions): void {
   }
   checkInteger(WHERE, "outputFilterRetries", options.outputFilterRetries, 0);
   checkLimits(options.limits);
+  // A budget in money needs a price for every model the provider may use: refused now, not mid-run.
+  if (options.limits?.maxCostUsd !== undefined || options.limits?.maxSessionCostUsd !== undefined) {
+    callCostModel(options.provider, 0);
+  }
   checkNumber(WHERE, "toolTimeoutMs", options.toolTimeoutMs, { min: 0, exclusive: true, infinite: true });
   if (options.toolResultBudget !== false) {
     checkObject("toolResultBudget", options.toolResultBudget, "false or an object");
@@ -206,6 +211,8 @@ function checkLimits(limits: AgentOptions["limits"]): void {
   checkInteger(WHERE, "limits.maxTokens", limits.maxTokens, 1);
   // A timer cannot wait for Infinity (Node fires it at once): leave the option out for no limit.
   checkNumber(WHERE, "limits.maxDurationMs", limits.maxDurationMs, { min: 0, exclusive: true });
+  checkNumber(WHERE, "limits.maxCostUsd", limits.maxCostUsd, { min: 0, exclusive: true });
+  checkNumber(WHERE, "limits.maxSessionCostUsd", limits.maxSessionCostUsd, { min: 0, exclusive: true });
   const onLimit = limits.onLimit;
   if (onLimit !== undefined && onLimit !== "answer" && onLimit !== "stop") {
     throw new TypeError(

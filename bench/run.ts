@@ -30,6 +30,7 @@ const reports = [
   "cli-render.ts",
   "compaction.ts",
   "context-window.ts",
+  "fallback.ts",
   "frontends.ts",
   "host-memory.ts",
   "mcp-server.ts",

@@ -188,12 +188,21 @@ export function createEventView(
   let lastOutput: { title: string; text: string } | undefined;
   /** The status line, made again on every event but a streamed delta (their cost must stay flat). */
   let status = "";
+  /** The model that answers (a fallback chain's or a router's choice), once one has. */
+  let answering: string | undefined;
   const updateStatus = () => {
     if (!options.status) return;
     // While a run is under way the spinner's row says what the agent does; the status follows it
     // on the same row, so the live region is no taller than without it (a taller one is likelier
     // to be re-wrapped past its room by a terminal made narrower before the resize is known).
-    status = style.dim(statusLine({ ...options.status, ...(!running && { state: "idle" }), queued }));
+    status = style.dim(
+      statusLine({
+        ...options.status,
+        ...(answering !== undefined && { model: answering }),
+        ...(!running && { state: "idle" }),
+        queued,
+      }),
+    );
   };
 
   const refresh = () => {
@@ -290,6 +299,7 @@ export function createEventView(
         break;
       case "message_start":
         if (event.message.role === "assistant") {
+          if (event.message.model !== undefined) answering = event.message.model;
           streamed = false;
           phase = "model is answering";
         }

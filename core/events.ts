@@ -114,14 +114,25 @@ export type AgentEvent =
       /** The maximum the provider's error stated, in its tokens, when it stated one. */
       providerMaximum?: number;
     }
-  | { type: "retry"; attempt: number; delayMs: number; error: string }
+  | {
+      type: "retry";
+      attempt: number;
+      delayMs: number;
+      error: string;
+      /**
+       * Set when a `fallback` chain hands the call to its next model: that model's provider id and
+       * model (the failed attempt's partial answer was withdrawn, as for any retry).
+       */
+      provider?: string;
+      model?: string;
+    }
   /**
    * A limit ended the run's work: `answer` when one more call, without tools, asks the model for its
    * answer (the notice it gets follows as a message); `stop` when the run ends without one.
    */
   | {
       type: "limit_reached";
-      limit: "maxTurns" | "maxTokens" | "maxDurationMs";
+      limit: "maxTurns" | "maxTokens" | "maxDurationMs" | "maxCostUsd" | "maxSessionCostUsd";
       action: "answer" | "stop";
       text: string;
     }

@@ -29,7 +29,16 @@ export interface AgentLimits {
   /** Wall time per run; also fires mid-turn, ending the run as an abort does. */
   maxDurationMs?: number;
   /**
-   * What happens at `maxTurns` or `maxTokens`. `"answer"` (default): one more model call, without
+   * US dollars per run. Before each model call the agent reserves the call's worst case (its
+   * prompt, and as much output as the provider's `maxTokens` allows, at the dearest price of the
+   * models it may use): a call that might cross the budget is not made, so a run never ends above
+   * it. Every model the provider may use needs a price (`setModelPrice`).
+   */
+  maxCostUsd?: number;
+  /** US dollars over the agent's life (every run, kept in its snapshot), reserved the same way. */
+  maxSessionCostUsd?: number;
+  /**
+   * What happens at `maxTurns`, `maxTokens` or a cost limit. `"answer"` (default): one more model call, without
    * tools, after a notice that it must answer now from what it has; the run ends with reason
    * `"limit"` and that answer (for `maxTokens`: when the budget left still pays for that call).
    * `"stop"`: the run ends at once with the `[Agent stopped: …]` notice. `maxDurationMs` always stops.
@@ -313,6 +322,8 @@ export const AGENT_LIMIT_KEYS: OptionKeys<AgentLimits> = {
   maxTurns: true,
   maxTokens: true,
   maxDurationMs: true,
+  maxCostUsd: true,
+  maxSessionCostUsd: true,
   onLimit: true,
 };
 

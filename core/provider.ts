@@ -88,5 +88,33 @@ export type ProviderEvent =
 export interface Provider {
   readonly id: string;
   readonly model: string;
+  /**
+   * The most output tokens one call can produce (the `maxTokens` the provider sends), when the
+   * provider caps it: `limits.maxCostUsd` reserves this much output before each call.
+   */
+  readonly maxOutputTokens?: number;
   stream(request: ProviderRequest, signal: AbortSignal): AsyncIterable<ProviderEvent>;
+  /**
+   * A provider made of other models (`fallback`, `route`): the models to try for this request, in
+   * order. The agent streams each itself, so a failed model's partial answer is withdrawn as a
+   * retry withdraws it before the next one answers. Absent on a plain provider.
+   */
+  plan?(request: ProviderRequest): ModelPlan;
+  /** A provider made of other models: every model it may use (the budget reserves the dearest). */
+  readonly members?: readonly Provider[];
+}
+
+/** A failed attempt of a model call, as the agent saw it (`stalled` when its watchdog gave it up). */
+export type ProviderFailure = Extract<ProviderEvent, { type: "error" }> & { stalled?: boolean };
+
+/** The models one call may try, in order, and when a failure hands the call to the next one. */
+export interface ModelPlan {
+  readonly models: readonly Provider[];
+  /**
+   * Whether `failure` of `models[index]`, after `retries` retries of that model, hands the call to
+   * `models[index + 1]` (asked only when there is one).
+   */
+  fallsOver(failure: ProviderFailure, index: number, retries: number): boolean;
+  /** Told how each attempt ended (`failure` undefined: it answered), e.g. for a circuit breaker. */
+  settled?(model: Provider, failure: ProviderFailure | undefined): void;
 }

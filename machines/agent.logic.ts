@@ -41,6 +41,11 @@ export interface RunState {
   turn: number;
   usage: Usage;
   /**
+   * USD the run's sub-agents spent (their results' `details.usage`), counted against a cost
+   * limit; set only by an agent with one.
+   */
+  subAgentUsd?: number;
+  /**
    * Where this run's messages begin in the transcript. What `agent_end` and `prompt()` report is
    * `rewritten` followed by the transcript from here: computed once, when the run ends.
    */
@@ -114,6 +119,7 @@ export function openedRun(run: RunState): RunState {
   const next: { [K in keyof Required<RunState>]: RunState[K] } = {
     turn: run.turn + 1,
     usage: run.usage,
+    subAgentUsd: run.subAgentUsd,
     firstMessage: run.firstMessage,
     rewritten: run.rewritten,
     endReason: run.endReason,

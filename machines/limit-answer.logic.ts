@@ -1,4 +1,5 @@
-import { estimateMessageTokens } from "../context/tokens.js";
+import { CHARS_PER_TOKEN, estimateMessageTokens } from "../context/tokens.js";
+import { RESERVE_CHARS_PER_TOKEN } from "../providers/call-cost.js";
 import { PROCESS_MESSAGE_IDS } from "../core/message-id.js";
 import {
   type AgentMessage,
@@ -13,7 +14,17 @@ import type { AgentLimits } from "../core/options.js";
 export const LIMIT_NOTICE_TYPE = "limit_notice";
 
 /** Which limit a run met. */
-export type LimitName = "maxTurns" | "maxTokens" | "maxDurationMs";
+export type LimitName = "maxTurns" | "maxTokens" | "maxDurationMs" | "maxCostUsd" | "maxSessionCostUsd";
+
+/** What a budget in money needs at the turn gate: what was spent, and the next call's worst case. */
+export interface RunSpend {
+  /** USD the run has spent. */
+  runUsd: number;
+  /** USD the agent has spent over its life, this run included. */
+  sessionUsd: number;
+  /** The most the next call can cost (see `worstCaseCallUsd`); asked only when a cost limit is set. */
+  nextCallUsd: () => number;
+}
 
 /** What the turn gate does about the limits. */
 export interface LimitVerdict {
@@ -35,6 +46,8 @@ export interface LimitVerdict {
  *   current size (the turn it would run and the answer after it), while it can still pay for one;
  *   when not even one fits, it stops. `nextCallTokens` estimates one call (see
  *   {@link nextCallTokens}); it is asked only when `maxTokens` is set.
+ * - `maxCostUsd` / `maxSessionCostUsd` (with `spend`): see {@link costVerdict}; a cost limit that
+ *   says stop wins over the others, so no call is made that might cross the budget.
  *
  * @example
  * ```ts
@@ -43,6 +56,54 @@ export interface LimitVerdict {
  * ```
  */
 export function limitVerdict(
+  limits: AgentLimits,
+  run: { turn: number; usage: Usage },
+  nextCallTokens: () => number,
+  spend?: RunSpend,
+): LimitVerdict | undefined {
+  const cost = spend && costVerdict(limits, spend);
+  // A call the budget cannot pay is never made, whatever the other limits would allow.
+  if (cost?.action === "stop") return cost;
+  return tokenVerdict(limits, run, nextCallTokens) ?? cost;
+}
+
+/**
+ * What the cost limits decide: stop when the next call's worst case does not fit in what is left
+ * (per run or per session, whichever is less), answer when it fits once but not twice (with
+ * `onLimit: "answer"`), else nothing.
+ *
+ * @example
+ * ```ts
+ * costVerdict({ maxCostUsd: 1 }, { runUsd: 0.95, sessionUsd: 0.95, nextCallUsd: () => 0.1 });
+ * // { limit: "maxCostUsd", action: "stop", text: "Cost limit reached ($0.9500 of $1.0000, next call up to $0.1000)" }
+ * ```
+ */
+export function costVerdict(limits: AgentLimits, spend: RunSpend): LimitVerdict | undefined {
+  const runLeft = limits.maxCostUsd === undefined ? Infinity : limits.maxCostUsd - spend.runUsd;
+  const sessionLeft =
+    limits.maxSessionCostUsd === undefined ? Infinity : limits.maxSessionCostUsd - spend.sessionUsd;
+  if (runLeft === Infinity && sessionLeft === Infinity) return undefined;
+  const limit = runLeft <= sessionLeft ? "maxCostUsd" : "maxSessionCostUsd";
+  const left = Math.min(runLeft, sessionLeft);
+  const next = spend.nextCallUsd();
+  const [spent, max] =
+    limit === "maxCostUsd"
+      ? [spend.runUsd, limits.maxCostUsd!]
+      : [spend.sessionUsd, limits.maxSessionCostUsd!];
+  const what = limit === "maxCostUsd" ? "Cost limit" : "Session cost limit";
+  const amounts = `${usd(spent)} of ${usd(max)}, next call up to ${usd(next)}`;
+  if (next > left) return { limit, action: "stop", text: `${what} reached (${amounts})` };
+  if (limits.onLimit !== "stop" && 2 * next > left) {
+    return { limit, action: "answer", text: `${what} nearly spent (${amounts})` };
+  }
+  return undefined;
+}
+
+function usd(amount: number): string {
+  return `$${amount.toFixed(4)}`;
+}
+
+function tokenVerdict(
   limits: AgentLimits,
   run: { turn: number; usage: Usage },
   nextCallTokens: () => number,
@@ -102,6 +163,43 @@ export function nextCallTokens(messages: readonly AgentMessage[], pending: reado
     added += estimateMessageTokens(message);
   }
   return added;
+}
+
+/**
+ * The prompt tokens the next call may send, for the budget's reservation: the last call's prompt
+ * and answer as the provider counted them, plus what was added since estimated at
+ * `RESERVE_CHARS_PER_TOKEN` (or, before any call, the system prompt and tools too), plus the
+ * notice a limit may add.
+ *
+ * @example
+ * ```ts
+ * nextPromptTokens(agent.messages, [], 1_200); // e.g. 14_000
+ * ```
+ */
+export function nextPromptTokens(
+  messages: readonly AgentMessage[],
+  pending: readonly AgentMessage[],
+  fixedPromptTokens: number,
+): number {
+  const margin = CHARS_PER_TOKEN / RESERVE_CHARS_PER_TOKEN;
+  let added = noticeTokens();
+  for (const message of pending) added += estimateMessageTokens(message);
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!;
+    if (message.role === "assistant" && message.usage.input + message.usage.cacheRead > 0) {
+      const { input, cacheRead, cacheWrite, output } = message.usage;
+      return input + cacheRead + cacheWrite + output + Math.ceil(added * margin);
+    }
+    added += estimateMessageTokens(message);
+  }
+  return fixedPromptTokens + Math.ceil(added * margin);
+}
+
+let limitNoticeTokens: number | undefined;
+function noticeTokens(): number {
+  return (limitNoticeTokens ??= estimateMessageTokens(
+    limitNotice({ limit: "maxSessionCostUsd", action: "answer", text: "x".repeat(120) }, 0, "notice"),
+  ));
 }
 
 /**

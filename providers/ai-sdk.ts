@@ -88,6 +88,7 @@ export function aiSdk(model: AiSdkLanguageModel, options: AiSdkOptions = {}): Pr
   return {
     id,
     model: model.modelId,
+    ...(options.maxTokens !== undefined && { maxOutputTokens: options.maxTokens }),
     stream: (request, signal) => withOutputTool(request, (forced) => stream(forced, signal)),
   };
 }

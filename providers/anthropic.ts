@@ -117,6 +117,7 @@ export function anthropic(options: AnthropicOptions): Provider {
   return {
     id: "anthropic",
     model,
+    maxOutputTokens: maxTokens,
     stream: (request, signal) => stream(request, signal),
   };
 }

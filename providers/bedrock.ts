@@ -150,6 +150,7 @@ export function bedrock(options: BedrockOptions): Provider {
   return {
     id: "bedrock",
     model,
+    maxOutputTokens: maxTokens,
     stream: (request, signal) => withOutputTool(request, (forced) => stream(forced, signal)),
   };
 }

@@ -171,6 +171,7 @@ export function gemini(options: GeminiOptions): Provider {
   return {
     id: vertex ? "gemini-vertex" : "gemini",
     model,
+    ...(options.maxTokens !== undefined && { maxOutputTokens: options.maxTokens }),
     // Gemini's responseSchema does not combine with function calling: the output is a tool (docs/output.md).
     stream: (request, signal) => withOutputTool(request, (forced) => stream(forced, signal)),
   };

@@ -1,7 +1,9 @@
 import type { ProviderErrorKind } from "../core/provider.js";
 
 export type {
+  ModelPlan,
   Provider,
+  ProviderFailure,
   ProviderErrorKind,
   ProviderEvent,
   ProviderRequest,

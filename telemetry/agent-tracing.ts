@@ -136,16 +136,18 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
     mark = now();
   }
 
-  function openChat() {
+  /** Opens the span of a model call; `attempt` names the model a fallback chain asked. */
+  function openChat(attempt?: AssistantMessage) {
     if (chat) return;
     const firstChunk = now();
+    const asked = attempt?.model ?? model;
     const span = child(
-      `${OPERATION.chat} ${model}`,
+      `${OPERATION.chat} ${asked}`,
       SpanKind.CLIENT,
       {
         [ATTR.operationName]: OPERATION.chat,
-        [ATTR.providerName]: provider,
-        [ATTR.requestModel]: model,
+        [ATTR.providerName]: attempt?.provider !== undefined ? providerName(attempt.provider) : provider,
+        [ATTR.requestModel]: asked,
         [ATTR.timeToFirstChunk]: (firstChunk - mark) / 1000,
       },
       mark,
@@ -191,6 +193,8 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
         [AM.retryAttempt]: event.attempt,
         [AM.retryDelayMs]: event.delayMs,
         "exception.message": event.error,
+        // A fallback chain handed the call to this model.
+        ...(event.model !== undefined && { "gen_ai.request.model": event.model }),
       },
       now(),
     );
@@ -308,7 +312,7 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
         mark = now();
         return;
       case "message_start":
-        if (inTurn && event.message.role === "assistant") openChat();
+        if (inTurn && event.message.role === "assistant") openChat(event.message);
         return;
       case "message_end":
         // A retried attempt's message is closed after its `retry`, which already ended its span.

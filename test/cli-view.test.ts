@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createEventView } from "../cli/event-view.js";
 import { createScreen } from "../cli/screen.js";
+import { createSessionMeter } from "../cli/status-line.js";
 import { colorEnabled, createStyle, stripAnsi } from "../cli/style.js";
 import type { AgentEvent, AssistantMessage } from "../index.js";
 
@@ -107,6 +108,36 @@ describe("the terminal view of agent events", () => {
     screen.close();
     view.dispose();
     expect(stripAnsi(text())).toContain("— aborted · 0 turns");
+  });
+
+  it("the status line names the model that answers (a fallback chain's second model), not the one configured", () => {
+    const { out, text } = capture(true);
+    const screen = createScreen(out);
+    const meter = createSessionMeter({ maxContextTokens: 1000 });
+    const view = createEventView(screen, createStyle(false), { status: { model: "first-model", meter } });
+    const live = () => {
+      const before = text().length;
+      view.setFooter([]);
+      screen.flush();
+      return stripAnsi(text().slice(before));
+    };
+    const message = (model: string): AssistantMessage => ({
+      role: "assistant",
+      content: [],
+      stopReason: "stop",
+      usage,
+      model,
+      timestamp: 0,
+    });
+    view.handle({ type: "agent_start" });
+    view.handle({ type: "turn_start", turn: 1 });
+    view.handle({ type: "message_start", message: message("first-model") });
+    view.handle({ type: "message_end", message: message("first-model"), discarded: true });
+    view.handle({ type: "message_start", message: message("second-model") });
+    view.handle({ type: "agent_end", messages: [], reason: "stop", usage });
+    expect(live()).toContain("second-model");
+    screen.close();
+    view.dispose();
   });
 
   it("an approval: the line waits (not running), the status says so, and the tool's time starts when allowed", () => {

@@ -142,6 +142,42 @@ describe("durable sessions when service processes die", () => {
     ]);
   });
 
+  it("SIGKILL after a fallback chain's second model answered: the replay asks neither model again", async () => {
+    const logFile = join(dir, "failover.log");
+    const first = await startService(logFile);
+    await registerDeployment({ adminUrl: restate.adminUrl, uri: first.url, force: true });
+
+    const run = await client.send("failover", "failover");
+    // The first model failed mid-stream, the second answered with a slow call, which now runs.
+    await eventually(
+      async () => toolRuns(await readExecutions(logFile), "f1").length === 1,
+      "the slow call the second model asked for",
+    );
+    await first.kill();
+
+    await startService(logFile, first.port);
+    const result = await client.result(run);
+    expect(result.reason).toBe("stop");
+
+    const log = await readExecutions(logFile);
+    // The first model call was asked of both models once, in the killed process, and never again.
+    const step0 = modelCalls(log, "failover", 0) as Extract<ExecutionRecord, { kind: "model" }>[];
+    expect(step0.map((r) => [r.model, r.pid])).toEqual([
+      ["scripted", first.pid],
+      ["backup", first.pid],
+    ]);
+    const transcript = await client.transcript("failover");
+    expectValidTranscript(transcript);
+    const answers = transcript.filter((m) => m.role === "assistant");
+    expect(answers.map((m) => (m as { model?: string }).model)).toEqual(["backup", "backup"]);
+    expect(shape(transcript)).toEqual([
+      "user failover",
+      "assistant [f1]",
+      "toolResult f1: done after failover",
+      'assistant "Failed over."',
+    ]);
+  });
+
   it("SIGKILL mid-stream: the interrupted model call streams again; nothing before it runs again", async () => {
     const logFile = join(dir, "mid-stream.log");
     const first = await startService(logFile);

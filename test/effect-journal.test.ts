@@ -8,6 +8,7 @@ import {
   createPermissions,
   defineClientTool,
   defineTool,
+  fallback,
   type ProviderRequest,
   type ScriptedStep,
   scripted,
@@ -170,6 +171,37 @@ describe("the effect journal seam", () => {
 
     expect(first.runs.map((r) => r.id)).toEqual(["c0", "c1"]);
     expect(second.runs).toEqual([]);
+    expect(again.messages).toEqual(agent.messages);
+  });
+
+  it("a fallback chain's call is one step: the replay takes the model that answered and asks neither", async () => {
+    const chain = () => {
+      const calls = { first: 0, second: 0 };
+      const provider = fallback(
+        [
+          scripted(
+            () => (calls.first++, { text: "half", error: { kind: "overloaded", message: "529 overloaded" } }),
+            { id: "anthropic", model: "first" },
+          ),
+          scripted(() => (calls.second++, { text: "from the second" }), { id: "openai", model: "second" }),
+        ],
+        { breaker: false },
+      );
+      return { provider, calls };
+    };
+    const live = chain();
+    const recording = createRecordingJournal();
+    const agent = createJournaledAgent({ provider: live.provider }, recording.journal);
+    await agent.prompt({ role: "user", content: "go", timestamp: 1 });
+    expect(live.calls).toEqual({ first: 1, second: 1 });
+    expect(agent.messages.at(-1)).toMatchObject({ model: "second", provider: "openai" });
+
+    // The process died after the second model answered: the replay answers from the record.
+    const after = chain();
+    const replayed = createRecordingJournal({ replay: recording.entries });
+    const again = createJournaledAgent({ provider: after.provider }, replayed.journal);
+    await again.prompt({ role: "user", content: "go", timestamp: 1 });
+    expect(after.calls).toEqual({ first: 0, second: 0 });
     expect(again.messages).toEqual(agent.messages);
   });
 

@@ -9,6 +9,7 @@ import {
   createAgent,
   createPermissions,
   defineTool,
+  fallback,
   scripted,
   type ScriptedStep,
   subAgentTool,
@@ -61,6 +62,38 @@ afterEach(() => {
 });
 
 describe("OpenTelemetry traces", () => {
+  it("a fallback chain: the failed model's span ends in error, the span of the model that answered names it", async () => {
+    const agent = createAgent({
+      provider: fallback(
+        [
+          scripted([{ text: "half an ans", error: { kind: "overloaded", message: "529 overloaded" } }], {
+            id: "anthropic",
+            model: "first-model",
+          }),
+          scripted([{ text: "the answer", usage }], { id: "openai-responses", model: "second-model" }),
+        ],
+        { breaker: false },
+      ),
+      telemetry: { tracerProvider: tracing.provider, agentName: "helper" },
+    });
+    await agent.prompt("question");
+    const spans = tracing.spans();
+    expect(spanTree(spans, label)).toEqual([
+      "invoke_agent helper",
+      "  chat first-model ERROR retryable_error",
+      "  chat second-model [stop]",
+    ]);
+    const [answered] = byName(spans, "chat second-model");
+    expect(answered!.attributes).toMatchObject({
+      [ATTR.providerName]: "openai",
+      [ATTR.requestModel]: "second-model",
+      [ATTR.responseModel]: "second-model",
+    });
+    const [failed] = byName(spans, "chat first-model");
+    expect(failed!.attributes[ATTR.providerName]).toBe("anthropic");
+    expect(failed!.events[0]!.attributes).toMatchObject({ "gen_ai.request.model": "second-model" });
+  });
+
   it("draws a run with a retry, parallel calls, a failing call and a sub-agent as one tree", async () => {
     const researcher = subAgentTool({
       name: "researcher",

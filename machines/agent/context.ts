@@ -1,3 +1,4 @@
+import type { CallCostModel } from "../../providers/call-cost.js";
 import type { ModelStreamEvent } from "../../actors/model-stream.actor.js";
 import type { ToolCallOutput } from "../../actors/tool-call.machine.js";
 import type { CompactionResult } from "../../context/compact.js";
@@ -24,6 +25,8 @@ export interface AgentMachineInput {
   steeringMode?: QueueMode;
   followUpMode?: QueueMode;
   limits?: AgentLimits;
+  /** The worst-case prices of a model call, when a cost limit is set. */
+  costModel?: CallCostModel;
   /** Loop detection thresholds, or `false` for none; absent = the defaults. */
   loopDetection?: LoopDetectionOptions | false;
   /**
@@ -55,6 +58,12 @@ export interface AgentContext {
   learnedMaxContextTokens?: number;
   /** Absent = the default thresholds (see `LOOP_DETECTION_DEFAULTS`). */
   loopDetection?: LoopDetectionOptions | false;
+  /**
+   * With a cost limit: what a call may cost at worst (plain data, kept in snapshots), and the USD
+   * the agent has spent over its life. Absent without one, so the context keeps its older shape.
+   */
+  costModel?: CallCostModel;
+  spentUsd?: number;
 }
 
 export type AgentMachineEvent =
@@ -113,6 +122,7 @@ export function initialContext(input: AgentMachineInput): AgentContext {
       run: newRun(),
       // Only when set: the context's shape (and so the snapshot version) stays that of older releases.
       ...(input.loopDetection !== undefined && { loopDetection: input.loopDetection }),
+      ...(input.costModel !== undefined && { costModel: input.costModel, spentUsd: 0 }),
     }
   );
 }

@@ -3,7 +3,15 @@ import { tokensOverBudget } from "../../context/compact.js";
 import { estimateMessageTokens, estimateTokens } from "../../context/tokens.js";
 import { withLearnedWindow } from "../../context/context-window.js";
 import { hasCalls, isTruncated } from "../agent.logic.js";
-import { type LimitVerdict, limitNotice, limitVerdict, nextCallTokens } from "../limit-answer.logic.js";
+import {
+  type LimitVerdict,
+  limitNotice,
+  limitVerdict,
+  nextCallTokens,
+  nextPromptTokens,
+  type RunSpend,
+} from "../limit-answer.logic.js";
+import { type CallCostModel, worstCaseCallUsd } from "../../providers/call-cost.js";
 import { loopMayStop, resolveLoopDetection } from "../loop-detection.logic.js";
 import { transcriptTokens } from "../transcript.js";
 import type { AgentContext, StreamDone } from "./context.js";
@@ -104,5 +112,20 @@ function turnOverBudget(context: AgentContext, answering?: LimitVerdict): boolea
  * ```
  */
 export function verdictOf(context: AgentContext) {
-  return limitVerdict(context.limits, context.run, () => nextCallTokens(context.messages, context.pending));
+  return limitVerdict(
+    context.limits,
+    context.run,
+    () => nextCallTokens(context.messages, context.pending),
+    context.costModel && spendOf(context, context.costModel),
+  );
+}
+
+/** What a run has spent, and what its next call may cost at worst. */
+function spendOf(context: AgentContext, model: CallCostModel): RunSpend {
+  return {
+    runUsd: (context.run.usage.cost?.total ?? 0) + (context.run.subAgentUsd ?? 0),
+    sessionUsd: context.spentUsd ?? 0,
+    nextCallUsd: () =>
+      worstCaseCallUsd(model, nextPromptTokens(context.messages, context.pending, model.fixedPromptTokens)),
+  };
 }

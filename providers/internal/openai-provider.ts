@@ -124,5 +124,10 @@ export function createOpenAIProvider(config: {
     } else yield* streamChat(client, request, signal);
   }
 
-  return { id: config.id, model, stream: (request, signal) => stream(request, signal) };
+  return {
+    id: config.id,
+    model,
+    ...(config.maxTokens !== undefined && { maxOutputTokens: config.maxTokens }),
+    stream: (request, signal) => stream(request, signal),
+  };
 }

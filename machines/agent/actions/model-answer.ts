@@ -41,6 +41,7 @@ export const modelAnswerActions = defineAgentActions({
           ? { estimated: transcriptTokens(context.messages), reported: reportedPromptTokens(usage) }
           : context.calibration,
       messages: appendToTranscript(context.messages, [message]),
+      ...(context.spentUsd !== undefined && { spentUsd: context.spentUsd + (usage.cost?.total ?? 0) }),
       run: {
         ...context.run,
         usage: addUsage(context.run.usage, usage),

@@ -1,6 +1,6 @@
 import { type AnyActorRef, enqueueActions, sendTo, stopChild } from "xstate";
 import type { AgentEvent } from "../../../core/events.js";
-import type { ToolResultMessage } from "../../../core/messages.js";
+import type { ToolResultMessage, Usage } from "../../../core/messages.js";
 import { withMessageId } from "../../../core/message-id.js";
 import { messageIdsFor, nowFor } from "../../../core/runtime.js";
 import {
@@ -186,11 +186,28 @@ function appendResults(
     enqueue.emit({ type: "loop_detected", action: "warned", ...hit });
     pending = [...pending, loopNotice(hit, nowFor(self), messageIdsFor(self).next())];
   }
+  const subAgentUsd = context.costModel ? subAgentCost(results) : 0;
+  if (subAgentUsd > 0) run = { ...run, subAgentUsd: (run.subAgentUsd ?? 0) + subAgentUsd };
   if (verdict?.stop && !run.endReason) {
     enqueue.emit({ type: "loop_detected", action: "stopped", ...verdict.stop });
     run = { ...run, endReason: "loop", limitText: loopStopText(verdict.stop) };
   }
-  enqueue.assign({ messages: appendToTranscript(context.messages, results), run, pending });
+  enqueue.assign({
+    messages: appendToTranscript(context.messages, results),
+    run,
+    pending,
+    ...(subAgentUsd > 0 && { spentUsd: (context.spentUsd ?? 0) + subAgentUsd }),
+  });
+}
+
+/** What the sub-agents among the results spent (a sub-agent tool's details carry its run's usage). */
+function subAgentCost(results: readonly ToolResultMessage[]): number {
+  let usd = 0;
+  for (const result of results) {
+    const details = result.details as { childAgentId?: unknown; usage?: Usage } | undefined;
+    if (details && typeof details.childAgentId === "string") usd += details.usage?.cost?.total ?? 0;
+  }
+  return usd;
 }
 
 /**
