@@ -7,6 +7,7 @@ import { $, h, setAttr, setText, toast } from "./dom.js";
 import { createHistory } from "./history.js";
 import { createLog, renderDetails } from "./log.js";
 import { apply, emptyModel } from "./model.js";
+import { describeNow, tabTitle } from "./now.js";
 import { createTimeline, openGroups } from "./timeline.js";
 import { createTranscript } from "./transcript.js";
 
@@ -112,7 +113,7 @@ function renderAll() {
 
 function renderView(dirty) {
   const all = dirty.has("all");
-  if (all || dirty.has("header")) renderHeader();
+  if (all || dirty.has("header") || dirty.has("approvals")) renderHeader();
   if (all || dirty.has("chart")) paintChart();
   timeline.render(view, dirty, clock());
   if (all || dirty.has("transcript")) transcript.render(view, all);
@@ -143,6 +144,7 @@ function renderHeader() {
   const running = name.startsWith("running");
   setAttr(pill, "class", `pill ${running ? "running" : "idle"}`);
   setAttr(pill, "data-state", name);
+  renderNow();
   const connection = show.mode === "live" ? (live.open ? "open" : "closed") : "";
   setAttr($("connection"), "class", `connection ${connection}`);
   setAttr($("connection"), "title", live.open ? "Connected to the agent" : "Not connected");
@@ -156,6 +158,22 @@ function renderHeader() {
   $("steer-button").disabled = !controllable;
   $("abort-button").disabled = !controllable || !running;
   $("steer-text").disabled = !(show.mode === "live" && show.following);
+}
+
+/** The header's plain words, its colour, the review bar and the tab title: what needs the user, first. */
+function renderNow() {
+  const now = describeNow(view);
+  const live = show.mode === "live" && show.following;
+  setText($("now"), now.text);
+  setAttr($("now"), "data-tone", now.tone);
+  document.body.classList.toggle("awaiting", now.waiting > 0 && live);
+  const bar = $("review-bar");
+  bar.hidden = !(now.waiting > 0 && live);
+  setText(
+    $("review-text"),
+    now.waiting === 1 ? "1 call waits for your approval" : `${now.waiting} calls wait for your approval`,
+  );
+  document.title = tabTitle(live ? now : { ...now, waiting: 0 }, view.agentId);
 }
 
 function renderUsage() {
@@ -361,6 +379,15 @@ $("steer-text").addEventListener("keydown", (event) => {
   }
 });
 $("abort-button").addEventListener("click", () => send({ kind: "abort" }));
+$("review-button").addEventListener("click", () => focusApprovals());
+
+/** Brings the first waiting approval into view with its Approve button focused. */
+function focusApprovals() {
+  const card = $("approvals").querySelector(".approval-card");
+  if (!card) return;
+  card.scrollIntoView({ block: "center" });
+  card.querySelector("button.approve")?.focus();
+}
 $("zoom-in").addEventListener("click", () => chart.zoomIn());
 $("zoom-out").addEventListener("click", () => chart.zoomOut());
 $("zoom-fit").addEventListener("click", () => chart.fit());
@@ -629,6 +656,7 @@ document.addEventListener("keydown", (event) => {
     event.preventDefault();
     play();
   } else if (event.key === "Escape" && show.mode === "live" && !show.following) backToLive();
+  else if (event.key === "a" && !event.ctrlKey && !event.metaKey && !event.altKey) focusApprovals();
 });
 
 $("file-input").addEventListener("change", async (event) => {
