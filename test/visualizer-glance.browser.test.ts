@@ -130,6 +130,75 @@ describe("the visualizer page at a glance", () => {
     expect(await page.evaluate(() => document.body.classList.contains("awaiting"))).toBe(false);
   });
 
+  it("shows exactly what an approval approves: the proposing text, a command block, a diff, and edited arguments", async () => {
+    const ran: unknown[] = [];
+    const bash = defineTool({
+      name: "bash",
+      description: "Runs a shell command",
+      parameters: z.object({ command: z.string() }),
+      execute: ({ command }) => (ran.push(command), "ok"),
+    });
+    const edit = defineTool({
+      name: "edit_file",
+      description: "Replaces a string in a file",
+      parameters: z.object({ path: z.string(), old_string: z.string(), new_string: z.string() }),
+      execute: () => "edited",
+    });
+    const { agent, page } = await open({
+      provider: scripted([
+        {
+          text: "First the tests, then the fix, then the deploy.",
+          toolCalls: [
+            { name: "bash", arguments: { command: "npm test -- --run\necho done" }, id: "call_bash" },
+            {
+              name: "edit_file",
+              arguments: {
+                path: "src/a.ts",
+                old_string: "const a = 1;\nkeep();",
+                new_string: "const a = 2;\nkeep();",
+              },
+              id: "call_edit",
+            },
+            { name: "deploy", arguments: { env: "prod" }, id: "call_deploy" },
+          ],
+        },
+        { text: "Done." },
+      ]),
+      tools: [bash, edit, deploy],
+      permissions: { check: () => ({ behavior: "ask" }) },
+    });
+    const run = agent.prompt("Fix and ship");
+    const card = (id: string) => page.locator(`[data-approval="${id}"]`);
+    await card("call_deploy").waitFor();
+    expect(await card("call_bash").locator('[data-testid="proposed"]').textContent()).toBe(
+      "First the tests, then the fix, then the deploy.",
+    );
+    expect(await card("call_bash").locator('[data-testid="command"]').textContent()).toBe(
+      "$ npm test -- --run\necho done",
+    );
+    const diff = card("call_edit").locator('[data-testid="diff"] span');
+    expect(await diff.evaluateAll((rows) => rows.map((row) => [row.className, row.textContent]))).toEqual([
+      ["del", "-const a = 1;\n"],
+      ["add", "+const a = 2;\n"],
+      ["same", " keep();\n"],
+    ]);
+    await page.screenshot({ path: join(ARTIFACTS, "visualizer-approval-cards.png"), fullPage: true });
+
+    // Approve the deploy with edited arguments: the tool runs with them.
+    await card("call_deploy").locator('[data-testid="edit"]').click();
+    await card("call_deploy").locator('[data-testid="edit-args"]').fill('{ "env": "staging" }');
+    await card("call_deploy").locator('[data-testid="approve"]').click();
+    await card("call_bash").locator('[data-testid="approve"]').click();
+    await card("call_edit").locator('[data-testid="deny"]').click();
+    await run;
+    const results = agent.messages.filter((m) => m.role === "toolResult");
+    // The result also notes that the user edited the arguments.
+    expect(JSON.stringify(results.find((r) => r.toolCallId === "call_deploy")?.content)).toContain(
+      "deployed to staging",
+    );
+    expect(ran).toEqual(["npm test -- --run\necho done"]);
+  });
+
   it("blames the model, not a tool, when the provider fails", async () => {
     const { agent, page } = await open({
       provider: scripted([
