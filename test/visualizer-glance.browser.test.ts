@@ -130,6 +130,52 @@ describe("the visualizer page at a glance", () => {
     expect(await page.evaluate(() => document.body.classList.contains("awaiting"))).toBe(false);
   });
 
+  it("fits a phone (390 × 844): nothing overflows, the approval sits in a bottom sheet in view, AA contrast in both schemes", async () => {
+    const { agent, page } = await open(
+      {
+        provider: scripted([
+          {
+            text: "Deploying now.",
+            toolCalls: [
+              {
+                name: "deploy",
+                arguments: { env: "a-rather-long-environment-name-that-goes-on" },
+                id: "call_deploy",
+              },
+            ],
+          },
+          { text: "Deployed." },
+        ]),
+        tools: [deploy],
+        permissions: { check: () => ({ behavior: "ask" }) },
+      },
+      { width: 390, height: 844 },
+    );
+    const run = agent.prompt("Ship it");
+    const approve = page.locator('[data-approval="call_deploy"] [data-testid="approve"]');
+    await approve.waitFor();
+    for (const scheme of ["light", "dark"] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await page.screenshot({ path: join(ARTIFACTS, `visualizer-phone-${scheme}.png`) });
+      // Nothing wider than the screen: no sideways scrolling of the page.
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      // The Approve button is on screen without scrolling, and stays there when the page scrolls.
+      for (const scrollY of [0, 600]) {
+        await page.evaluate((y) => window.scrollTo(0, y), scrollY);
+        const box = await approve.boundingBox();
+        expect(box!.y).toBeGreaterThanOrEqual(0);
+        expect(box!.y + box!.height).toBeLessThanOrEqual(844);
+        expect(box!.x + box!.width).toBeLessThanOrEqual(390);
+      }
+      expect(await lowContrast(page, 4.5), scheme).toEqual([]);
+    }
+    // The header's words fit on the screen.
+    const now = await page.locator('[data-testid="now"]').boundingBox();
+    expect(now!.x + now!.width).toBeLessThanOrEqual(390);
+    await approve.click();
+    await run;
+  });
+
   it("shows exactly what an approval approves: the proposing text, a command block, a diff, and edited arguments", async () => {
     const ran: unknown[] = [];
     const bash = defineTool({
