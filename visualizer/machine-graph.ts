@@ -245,8 +245,8 @@ const COMBINATOR_CHECKS = new Map<unknown, string>([
 ]);
 
 /** `and`, `or` or `not` for a guard that combines others (it carries `guards` and their evaluator). */
-function combinatorName(guard: { guards?: unknown; check?: unknown }): string | undefined {
-  if (!("guards" in guard) || typeof guard.check !== "function") return undefined;
+function combinatorName(guard: object): string | undefined {
+  if (!("guards" in guard) || !("check" in guard) || typeof guard.check !== "function") return undefined;
   return COMBINATOR_CHECKS.get(guard.check);
 }
 
