@@ -8,9 +8,9 @@ import { ARTIFACTS, useBrowser, watchPage } from "./visualizer-page.js";
 
 const suite = useBrowser();
 
-async function openExample(query = "") {
+async function openExample(query = "", viewport = { width: 1400, height: 900 }) {
   const server = await serveChatExample({ port: 0, env: {} });
-  const page = await suite.browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const page = await suite.browser.newPage({ viewport });
   const problems = watchPage(page);
   /** Answers the test provokes (a refused edit) or the design has (a new thread is 404 until its first prompt). */
   const expected: RegExp[] = [];
@@ -118,6 +118,24 @@ describe("the chat example", () => {
       ]);
     },
   );
+
+  it("fits a phone (390 × 844): one column, the chart a strip, the approval card in view at the bottom", async () => {
+    const { page } = await openExample("", { width: 390, height: 844 });
+    await page.getByTestId("input").fill("Ship the new build");
+    await page.getByTestId("send").click();
+    const approve = page.getByTestId("approval").getByRole("button", { name: "Approve" });
+    await approve.waitFor();
+    await page.screenshot({ path: join(ARTIFACTS, "example-chat-phone.png") });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    const box = await approve.boundingBox();
+    expect(box!.y + box!.height).toBeLessThanOrEqual(844);
+    expect(box!.y).toBeGreaterThanOrEqual(0);
+    const chart = await page.locator(".ex-chart-panel .chart").boundingBox();
+    expect(chart!.width).toBeLessThanOrEqual(390);
+    expect(chart!.height).toBeLessThanOrEqual(844 * 0.4);
+    await approve.click();
+    await page.locator('[data-state="agent.idle"].active').waitFor();
+  });
 
   it('stops a run from the Stop button; a steered "don\'t" cancels the deployment', async () => {
     const { page } = await openExample();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createMachine } from "xstate";
+import { and, createMachine, not, or } from "xstate";
 import { activeStateIds, agentMachine, layoutMachineGraph } from "../index.js";
 
 describe("the statechart drawn from the machine definition", () => {
@@ -107,6 +107,31 @@ describe("the statechart drawn from the machine definition", () => {
       ["m.a", "m.b", ["GO"]],
       ["m.b", "m.c", ["always [ready]"]],
     ]);
+  });
+
+  it("knows XState's and / or / not guards by shape, not by name: a bundler's renamed `and2` still reads `and`", () => {
+    // What a bundler does to the guard functions of two modules that both define `and`.
+    const renamed = <T extends object>(guard: T, name: string) =>
+      Object.defineProperty(guard, "name", { value: name });
+    const machine = createMachine({
+      id: "m",
+      initial: "a",
+      states: {
+        a: {
+          always: [
+            { target: "b", guard: renamed(and(["ready", "allowed"]), "and2") },
+            { target: "c", guard: renamed(or(["ready", "late"]), "or3") },
+            { target: "c", guard: renamed(not("ready"), "not1") },
+          ],
+        },
+        b: {},
+        c: {},
+      },
+    });
+    const edges = layoutMachineGraph(machine).edges;
+    expect(edges.map((e) => e.labels)).toEqual([["always [and]"], ["always [or]", "always [not]"]]);
+    // A combining guard is passed over for a named one at first look, or shown as what it is.
+    expect(edges.map((e) => e.lines)).toEqual([["[and]"], ["[or] +1"]]);
   });
 
   it("turns a state value into the active state ids", () => {

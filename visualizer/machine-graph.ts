@@ -1,4 +1,4 @@
-import type { AnyStateMachine } from "xstate";
+import { type AnyStateMachine, and, not, or } from "xstate";
 
 /** One state of a machine, as drawn by the visualizer. */
 export interface GraphNode {
@@ -234,10 +234,26 @@ function actionName(action: unknown): string {
   return "";
 }
 
+/**
+ * XState's `and`, `or` and `not` guards by their evaluator, which every guard of a kind shares: a
+ * bundler renames the guard functions themselves (`and2`), never what they are.
+ */
+const COMBINATOR_CHECKS = new Map<unknown, string>([
+  [(and([]) as unknown as { check: unknown }).check, "and"],
+  [(or([]) as unknown as { check: unknown }).check, "or"],
+  [(not("guard") as unknown as { check: unknown }).check, "not"],
+]);
+
+/** `and`, `or` or `not` for a guard that combines others (it carries `guards` and their evaluator). */
+function combinatorName(guard: object): string | undefined {
+  if (!("guards" in guard) || !("check" in guard) || typeof guard.check !== "function") return undefined;
+  return COMBINATOR_CHECKS.get(guard.check);
+}
+
 function guardName(guard: unknown): string | undefined {
   if (guard === undefined) return undefined;
   if (typeof guard === "string") return guard;
-  if (typeof guard === "function") return guard.name || "guard";
+  if (typeof guard === "function") return combinatorName(guard) ?? (guard.name || "guard");
   if (guard && typeof guard === "object" && "type" in guard) return String(guard.type);
   return "guard";
 }

@@ -209,7 +209,8 @@ export function runCommand(agent: Agent, data: string): VisualizerMessage | unde
         return undefined;
       case "approve":
         if (typeof command.toolCallId !== "string") return fail("approve needs a toolCallId");
-        agent.approve(command.toolCallId);
+        // Edited arguments are checked against the tool's schema by the agent (an error comes back).
+        agent.approve(command.toolCallId, "args" in command ? { args: command.args } : undefined);
         return undefined;
       case "deny":
         if (typeof command.toolCallId !== "string") return fail("deny needs a toolCallId");

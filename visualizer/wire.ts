@@ -62,7 +62,8 @@ export type VisualizerCommand =
   | { kind: "steer"; text: string }
   | { kind: "prompt"; text: string }
   | { kind: "abort" }
-  | { kind: "approve"; toolCallId: string }
+  /** `args`: the arguments edited on the page, run instead of the model's (checked by the agent). */
+  | { kind: "approve"; toolCallId: string; args?: unknown }
   | { kind: "deny"; toolCallId: string; reason?: string };
 
 /** Limits for a machine context on the wire: it travels on every change, so it is kept small. */

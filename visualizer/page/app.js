@@ -7,6 +7,8 @@ import { $, h, setAttr, setText, toast } from "./dom.js";
 import { createHistory } from "./history.js";
 import { createLog, renderDetails } from "./log.js";
 import { apply, emptyModel } from "./model.js";
+import { describeNow, tabTitle } from "./now.js";
+import { approvalPreview, proposingText } from "./approval-preview.js";
 import { createTimeline, openGroups } from "./timeline.js";
 import { createTranscript } from "./transcript.js";
 
@@ -112,7 +114,7 @@ function renderAll() {
 
 function renderView(dirty) {
   const all = dirty.has("all");
-  if (all || dirty.has("header")) renderHeader();
+  if (all || dirty.has("header") || dirty.has("approvals")) renderHeader();
   if (all || dirty.has("chart")) paintChart();
   timeline.render(view, dirty, clock());
   if (all || dirty.has("transcript")) transcript.render(view, all);
@@ -143,6 +145,7 @@ function renderHeader() {
   const running = name.startsWith("running");
   setAttr(pill, "class", `pill ${running ? "running" : "idle"}`);
   setAttr(pill, "data-state", name);
+  renderNow();
   const connection = show.mode === "live" ? (live.open ? "open" : "closed") : "";
   setAttr($("connection"), "class", `connection ${connection}`);
   setAttr($("connection"), "title", live.open ? "Connected to the agent" : "Not connected");
@@ -156,6 +159,22 @@ function renderHeader() {
   $("steer-button").disabled = !controllable;
   $("abort-button").disabled = !controllable || !running;
   $("steer-text").disabled = !(show.mode === "live" && show.following);
+}
+
+/** The header's plain words, its colour, the review bar and the tab title: what needs the user, first. */
+function renderNow() {
+  const now = describeNow(view);
+  const live = show.mode === "live" && show.following;
+  setText($("now"), now.text);
+  setAttr($("now"), "data-tone", now.tone);
+  document.body.classList.toggle("awaiting", now.waiting > 0 && live);
+  const bar = $("review-bar");
+  bar.hidden = !(now.waiting > 0 && live);
+  setText(
+    $("review-text"),
+    now.waiting === 1 ? "1 call waits for your approval" : `${now.waiting} calls wait for your approval`,
+  );
+  document.title = tabTitle(live ? now : { ...now, waiting: 0 }, view.agentId);
 }
 
 function renderUsage() {
@@ -296,9 +315,44 @@ function renderApprovals() {
     approve.disabled = deny.disabled = past || decision !== undefined || !live.open;
     input.disabled = approve.disabled;
     if (past) approve.title = deny.title = "Go back to live to decide";
-    approve.onclick = () => decide(approval.toolCallId, { kind: "approve", toolCallId: approval.toolCallId });
+    const args = h("textarea", {
+      class: "edit-args",
+      rows: "4",
+      spellcheck: "false",
+      "aria-label": "Arguments to approve (JSON)",
+      "data-testid": "edit-args",
+      hidden: true,
+    });
+    args.value = JSON.stringify(approval.args ?? {}, null, 2);
+    args.disabled = approve.disabled;
+    const edit = h(
+      "button",
+      { type: "button", class: "edit", "data-testid": "edit", title: "Edit the arguments before approving" },
+      "Edit arguments",
+    );
+    edit.disabled = approve.disabled;
+    edit.onclick = () => {
+      args.hidden = !args.hidden;
+      if (!args.hidden) args.focus();
+    };
+    approve.onclick = () => {
+      const command = { kind: "approve", toolCallId: approval.toolCallId };
+      if (!args.hidden && args.value.trim() !== JSON.stringify(approval.args ?? {}, null, 2)) {
+        try {
+          command.args = JSON.parse(args.value);
+        } catch (error) {
+          toast(`The arguments are not JSON (${error.message}); nothing was sent.`);
+          return;
+        }
+      }
+      decide(approval.toolCallId, command);
+    };
     deny.onclick = () =>
       decide(approval.toolCallId, { kind: "deny", toolCallId: approval.toolCallId, reason: input.value });
+    input.addEventListener("keydown", (event) => {
+      if (event.key === "Enter") deny.click();
+    });
+    const proposed = proposingText(view.messages, approval.toolCallId);
     return h(
       "div",
       { class: `approval-card${decision ? " deciding" : ""}`, "data-approval": approval.toolCallId },
@@ -309,8 +363,11 @@ function renderApprovals() {
         " ",
         h("span", { class: "muted" }, approval.toolCallId),
       ),
-      h("pre", {}, JSON.stringify(approval.args ?? {}, null, 2)),
+      proposed ? h("blockquote", { class: "proposed", "data-testid": "proposed" }, proposed) : null,
+      previewBlock(approvalPreview(approval.toolName, approval.args)),
+      args,
       h("div", { class: "row" }, approve, input, deny),
+      h("div", { class: "row keys muted" }, edit, h("span", {}, "Keys: A jumps to Approve · Enter decides")),
     );
   });
   // Keep a half-typed reason: rebuild only when the set of cards or a decision changed.
@@ -318,6 +375,30 @@ function renderApprovals() {
   if (host.dataset.key === key) return;
   host.dataset.key = key;
   host.replaceChildren(...cards);
+}
+
+/** A call as the card shows it: a bash command as one block, an edit as a diff, other arguments as JSON. */
+function previewBlock(preview) {
+  if (preview.kind === "command")
+    return h("pre", { class: "command", "data-testid": "command" }, `$ ${preview.text}`);
+  if (preview.kind === "diff")
+    return h(
+      "div",
+      { class: "diff-block" },
+      h("div", { class: "diff-path" }, preview.path),
+      h(
+        "pre",
+        { class: "diff", "data-testid": "diff" },
+        preview.rows.map((row) =>
+          h(
+            "span",
+            { class: row.sign === "+" ? "add" : row.sign === "-" ? "del" : "same" },
+            `${row.sign}${row.text}\n`,
+          ),
+        ),
+      ),
+    );
+  return h("pre", {}, preview.text);
 }
 
 function decide(toolCallId, command) {
@@ -361,6 +442,15 @@ $("steer-text").addEventListener("keydown", (event) => {
   }
 });
 $("abort-button").addEventListener("click", () => send({ kind: "abort" }));
+$("review-button").addEventListener("click", () => focusApprovals());
+
+/** Brings the first waiting approval into view with its Approve button focused. */
+function focusApprovals() {
+  const card = $("approvals").querySelector(".approval-card");
+  if (!card) return;
+  card.scrollIntoView({ block: "center" });
+  card.querySelector("button.approve")?.focus();
+}
 $("zoom-in").addEventListener("click", () => chart.zoomIn());
 $("zoom-out").addEventListener("click", () => chart.zoomOut());
 $("zoom-fit").addEventListener("click", () => chart.fit());
@@ -629,6 +719,7 @@ document.addEventListener("keydown", (event) => {
     event.preventDefault();
     play();
   } else if (event.key === "Escape" && show.mode === "live" && !show.following) backToLive();
+  else if (event.key === "a" && !event.ctrlKey && !event.metaKey && !event.altKey) focusApprovals();
 });
 
 $("file-input").addEventListener("change", async (event) => {

@@ -35,6 +35,9 @@ export interface PageModel {
     prompt: string;
     endedAt?: number;
     reason?: string;
+    errorMessage?: string;
+    errorKind?: string;
+    rejection?: string;
     /** The output checks of the run's answers (`output_filter`, `output_invalid`), in order. */
     checks?: { verdict: "pass" | "warn" | "reject" | "invalid"; label: string; title: string }[];
   }[];
@@ -54,7 +57,13 @@ export interface PageModel {
   };
   modelCalls: number;
   compactions: { t: number; level: number; before: number; after: number }[];
-  lastEnd: { reason: string; errorMessage?: string; t: number } | null;
+  lastEnd: {
+    reason: string;
+    errorMessage?: string;
+    errorKind?: string;
+    rejection?: string;
+    t: number;
+  } | null;
   now: number;
   visited: Map<string, number>;
   log: { t: number; type: string; detail: string; index?: number; summarized?: boolean }[];

@@ -301,9 +301,23 @@ function applyEvent(model, event, t, outcome, dirty) {
       break;
     }
     case "agent_end": {
-      model.lastEnd = { reason: event.reason, errorMessage: event.errorMessage, t };
+      // The reason with what explains it: a model error's kind and message, a rejection's why.
+      model.lastEnd = {
+        reason: event.reason,
+        errorMessage: event.errorMessage,
+        errorKind: event.errorKind,
+        rejection: event.rejection,
+        t,
+      };
       const run = model.runs[model.runs.length - 1];
-      if (run && run.run === model.run) Object.assign(run, { endedAt: t, reason: event.reason });
+      if (run && run.run === model.run)
+        Object.assign(run, {
+          endedAt: t,
+          reason: event.reason,
+          errorMessage: event.errorMessage,
+          errorKind: event.errorKind,
+          rejection: event.rejection,
+        });
       model.streaming = null;
       model.execution = undefined;
       if (model.approvals.size) dirty?.add("approvals");

@@ -3,6 +3,7 @@
 // only turns with calls still open follow the clock.
 import { fmtMs, h, json, setText } from "./dom.js";
 import { laneIsOpen, laneStatus } from "./model.js";
+import { stopReason } from "./now.js";
 
 const OUTCOME_CLASS = {
   ok: "ok",
@@ -75,8 +76,22 @@ export function createTimeline(host, actions) {
     section.appendChild(runHeadFor(run, lanes.length));
     if (keys.length === 0) section.appendChild(h("div", { class: "no-calls muted" }, "no tool calls"));
     for (const key of keys) section.appendChild(groupSection(key, groups.get(key), clock));
+    const end = runEndFor(run);
+    if (end) section.appendChild(end);
     runElements.set(run.run, section);
     return section;
+  }
+
+  /** Why the run stopped, after its calls and apart from them: a model failure is not a tool's. */
+  function runEndFor(run) {
+    const stopped = stopReason(run);
+    if (!stopped) return null;
+    return h(
+      "div",
+      { class: `run-end ${stopped.blame}`, "data-blame": stopped.blame, "data-testid": "run-end" },
+      h("b", {}, stopped.blame === "model" ? "Model call failed" : "Stopped"),
+      ` · ${stopped.text}`,
+    );
   }
 
   function runHeadFor(run, calls) {
@@ -86,7 +101,13 @@ export function createTimeline(host, actions) {
       { class: "run-head" },
       h("b", {}, run.run ? `Run ${run.run}` : "Earlier"),
       run.prompt ? h("span", { class: "prompt", title: run.prompt }, `“${run.prompt}”`) : null,
-      status ? h("span", { class: `run-status ${status}` }, status) : null,
+      status
+        ? h(
+            "span",
+            { class: `run-status ${status}`, title: stopReason(run)?.text },
+            status === "error" ? "model error" : status,
+          )
+        : null,
       (run.checks ?? []).map((check) =>
         h("span", { class: `output-check ${check.verdict}`, title: check.title }, check.label),
       ),
@@ -281,6 +302,9 @@ export function createTimeline(host, actions) {
         else {
           const lanes = [...byGroup.values()].flat().filter((lane) => lane.run === run.run);
           section.firstChild.replaceWith(runHeadFor(run, lanes.length));
+          section.querySelector(":scope > .run-end")?.remove();
+          const end = runEndFor(run);
+          if (end) section.appendChild(end);
         }
       }
     } else {
