@@ -27,6 +27,7 @@ import { planRecovery, planResume, type RecoverySource, type ResumePlan } from "
 import { chooseBashSetup, codingToolsFor } from "./sandbox.js";
 import { startTracingForCli } from "./telemetry.js";
 import { createScreen } from "./screen.js";
+import { findProjectRules, rulesNotice, withProjectRules } from "./project-rules.js";
 import { recordSession } from "./session-recorder.js";
 import {
   createSessionStore,
@@ -394,10 +395,15 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
     } else setupNotice(style.yellow(telemetry.notice));
   }
 
+  // The rules the user keeps for this work (AGENTS.md, CLAUDE.md): the demo's workspace has none.
+  const rules = demoDir ? [] : findProjectRules(cwd, io.env);
+  const loadedRules = rulesNotice(rules);
+  if (loadedRules && pretty) setupNotice(style.dim(loadedRules));
+
   const tools = codingToolsFor(cwd, bashSetup);
   const agent = createAgent({
     provider: choice.provider,
-    systemPrompt: codingSystemPrompt(cwd),
+    systemPrompt: withProjectRules(codingSystemPrompt(cwd), rules),
     tools,
     messages: plan?.messages,
     toolExecution: args.strategy,
