@@ -27,6 +27,7 @@ import { planRecovery, planResume, type RecoverySource, type ResumePlan } from "
 import { chooseBashSetup, codingToolsFor } from "./sandbox.js";
 import { startTracingForCli } from "./telemetry.js";
 import { createScreen } from "./screen.js";
+import { createInputHistory, historyFile } from "./input-history.js";
 import { findProjectRules, rulesNotice, withProjectRules } from "./project-rules.js";
 import { recordSession } from "./session-recorder.js";
 import {
@@ -582,6 +583,8 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
           return visualizer.url;
         },
         model: choice.provider.model,
+        // What was typed in this workspace before, this session or an earlier one (Up / Down).
+        history: createInputHistory(historyFile(cwd, io.env)),
       });
       return end.kind === "quit" ? 0 : { next: argsAfter(args, end, session.id) };
     }
