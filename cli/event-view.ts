@@ -454,6 +454,8 @@ export function createEventView(
     handle,
     setFooter(lines) {
       footer = lines;
+      // The meter may have been set meanwhile (a resumed session's context and totals): shown at once.
+      updateStatus();
       refresh();
     },
     lastOutput: () => lastOutput,
@@ -464,6 +466,7 @@ export function createEventView(
     },
     note(text) {
       commit(text);
+      updateStatus();
       refresh();
     },
     get running() {

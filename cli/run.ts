@@ -12,7 +12,7 @@ import { createEventView } from "./event-view.js";
 import { unknownModelNote } from "./images.js";
 import { attachToPrompt } from "./mentions.js";
 import { loadMarkdownRenderer, type MarkdownRenderer } from "./markdown.js";
-import { costText, createSessionMeter } from "./status-line.js";
+import { costText, createSessionMeter, spentInLog } from "./status-line.js";
 import { legacySessionsDir, moveLegacySessions, sessionsRoot } from "./session-location.js";
 import { estimateTokens } from "../context/tokens.js";
 import { waitForQuit } from "./keep-open.js";
@@ -350,7 +350,10 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
           : `No sessions to resume in ${store.root}`,
       );
     }
-    plan = planResume(session.loadSnapshot(), session.loadEvents());
+    const events = session.loadEvents();
+    plan = planResume(session.loadSnapshot(), events);
+    // The session's totals go on: every call it made before, under any model, counts.
+    meter.addSpent(spentInLog(events));
     // Killed again right after a resume, before the continued run's first save: meta still says so.
     if (session.meta.status === "running") plan.wasRunning = true;
     // A session goes on with the model it is resumed with (`/model`, `--model`): the list says which.

@@ -224,4 +224,41 @@ describe("agent-machine every day", () => {
     expect(said).toContain("Part one of it, ");
     expect(said).toContain("[interrupted]");
   });
+
+  it("the session's tokens add up across /model and --continue, and the context % shows at once after either", async () => {
+    const status = /cli-script\.mjs · context ([\d.]+)% of 16k · (\d+) tokens · idle$/m;
+    const first = start(["--context-window", "20000"]);
+    let term = first.term;
+    await term.waitFor(status);
+    await term.waitFor(/^›/m);
+    term.type("hello");
+    term.keys("Enter");
+    await term.waitFor("heard: hello");
+    let screen = await term.waitFor(/context (?!0%)[\d.]+% of 16k · \d+ tokens · idle$/m);
+    const spent = Number(status.exec(screen)![2]);
+    expect(spent).toBeGreaterThan(0);
+
+    // On another model, the same session: what it spent before still counts, the context still shows.
+    term.type("/model other-model");
+    term.keys("Enter");
+    screen = await term.waitFor(/other-model · context [\d.]+% of 16k · \d+ tokens · idle$/m);
+    const afterSwitch = /other-model · context ([\d.]+)% of 16k · (\d+) tokens/.exec(screen)!;
+    expect(Number(afterSwitch[1])).toBeGreaterThan(0);
+    expect(Number(afterSwitch[2])).toBe(spent);
+    await term.kill();
+
+    cli = startTerminalCli(["--continue", "--context-window", "20000"], {
+      cwd: first.cwd,
+      env: cleanEnv({ AGENT_MACHINE_SCRIPT: TEST_SCRIPT, XDG_CONFIG_HOME: first.config }),
+    });
+    term = cli;
+    // From the first line that says the session was resumed, before any call.
+    screen = await term.waitFor(/Resumed session/);
+    expect(Number(status.exec(screen)![1])).toBeGreaterThan(0);
+    expect(Number(status.exec(screen)![2])).toBe(spent);
+    term.type("again");
+    term.keys("Enter");
+    await term.waitFor("heard: again");
+    await waitUntil(() => Number(status.exec(term.screen())?.[2] ?? 0) > spent, "the totals to grow");
+  });
 });
