@@ -367,7 +367,7 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
           (result) => {
             if (!result) view.note(style.dim("Nothing to compact: the conversation is still short"));
           },
-          (error: Error) => view.note(style.yellow(`Cannot compact: ${error.message}`)),
+          (error: Error) => view.note(style.yellow(`Cannot compact: ${compactProblem(error.message)}`)),
         )
         .finally(() => {
           compacting = false;
@@ -485,6 +485,22 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
 /** A typed line as the agent takes it: text alone stays a string; with images, a user message. */
 function userInput(content: UserMessage["content"]): string | UserMessage {
   return typeof content === "string" ? content : { role: "user", content, timestamp: Date.now() };
+}
+
+/**
+ * Why `/compact` cannot run, in the command's terms: the library's own message names
+ * `createAgent({ context })`, which a user of the command never wrote.
+ *
+ * @example
+ * ```ts
+ * compactProblem("compact: the agent has no context budget (createAgent({ context }))");
+ * // "this session has no context window to compact against: start it with --context-window <tokens>"
+ * ```
+ */
+export function compactProblem(message: string): string {
+  if (/no context budget/.test(message))
+    return "this session has no context window to compact against: start it with --context-window <tokens>";
+  return message.replace(/^compact: /, "");
 }
 
 /** What `/model` says of a model and images. */

@@ -3,6 +3,7 @@ import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   cleanEnv,
+  runCliProcess,
   removeDir,
   sessionsDirOf,
   startTerminalCli,
@@ -260,5 +261,24 @@ describe("agent-machine every day", () => {
     term.keys("Enter");
     await term.waitFor("heard: again");
     await waitUntil(() => Number(status.exec(term.screen())?.[2] ?? 0) > spent, "the totals to grow");
+  });
+
+  it("small ones: /compact without a window says what to do in the command's terms; --help names AGENT_MACHINE_SCRIPT", async () => {
+    const { term, cwd } = start();
+    await term.waitFor(/^›/m);
+    term.type("hello");
+    term.keys("Enter");
+    await term.waitFor("heard: hello");
+    term.type("/compact");
+    term.keys("Enter");
+    const screen = await term.waitFor("Cannot compact");
+    expect(screen).toContain(
+      "Cannot compact: this session has no context window to compact against: start it with --context-window <tokens>",
+    );
+    expect(screen).not.toContain("createAgent");
+
+    const help = await runCliProcess(["--help"], { cwd, env: cleanEnv() });
+    expect(help.stdout).toContain("AGENT_MACHINE_SCRIPT=<file>");
+    expect(help.stdout).toContain("AGENTS.md and CLAUDE.md");
   });
 });
