@@ -316,26 +316,8 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
           return quit();
         case "/help":
           return view.note(style.dim(slashHelp().join("\n")));
-        case "/expand": {
-          const last = view.lastOutput();
-          if (!last) return view.note(style.dim("No tool output yet"));
-          const lines = terminalSafe(last.text.replace(/\s+$/, "")).split("\n");
-          const shown = lines.slice(0, EXPAND_LINES);
-          const more = lines.length - shown.length;
-          return view.note(
-            [
-              style.bold(`${last.title}: ${lines.length} lines`),
-              ...shown,
-              ...(more
-                ? [
-                    style.dim(
-                      `… ${more} more lines: the model saw them; read the file or rerun to see them all`,
-                    ),
-                  ]
-                : []),
-            ].join("\n"),
-          );
-        }
+        case "/expand":
+          return expand(rest);
         case "/compact":
           return compact(rest);
         case "/cost":
@@ -349,6 +331,57 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
         default:
           return view.note(style.yellow(unknownCommandText(name)));
       }
+    };
+
+    /**
+     * `/expand [n]`: the n-th latest finished call's whole output (1, the default: the last one);
+     * `/expand list`: the outputs there are, numbered.
+     */
+    const expand = (which: string) => {
+      const outputs = view.outputs();
+      if (outputs.length === 0) return view.note(style.dim("No tool output yet"));
+      if (which === "list") {
+        return view.note(
+          outputs
+            .map((o, i) =>
+              style.dim(
+                `${String(i + 1).padStart(3)}  ${terminalSafe(o.title)}  (${lineCount(o.text)} lines)`,
+              ),
+            )
+            .join("\n"),
+        );
+      }
+      const n = which === "" ? 1 : Number(which);
+      const chosen = Number.isInteger(n) && n >= 1 ? outputs[n - 1] : undefined;
+      if (!chosen) {
+        return view.note(
+          style.yellow(
+            `/expand ${terminalSafe(which)}: give 1 to ${outputs.length} (1 is the last output; /expand list names them)`,
+          ),
+        );
+      }
+      const lines = terminalSafe(chosen.text.replace(/\s+$/, "")).split("\n");
+      const shown = lines.slice(0, EXPAND_LINES);
+      const more = lines.length - shown.length;
+      view.note(
+        [
+          style.bold(`${chosen.title}: ${lines.length} lines`),
+          ...shown,
+          ...(more
+            ? [style.dim(`… ${more} more lines: the model saw them; read the file or rerun to see them all`)]
+            : []),
+        ].join("\n"),
+      );
+    };
+
+    /** Ctrl-O: the last output, then at each press the one before it (back to the last at the end). */
+    let ctrlO = { next: 1, seen: 0 };
+    const expandNext = () => {
+      const count = view.outputs().length;
+      // A new output since the last press: start again from it.
+      if (count !== ctrlO.seen || ctrlO.next > count) ctrlO = { next: 1, seen: count };
+      expand(count ? String(ctrlO.next) : "");
+      ctrlO.next++;
     };
 
     /** `/compact [focus]`: the context compacted now, between runs (the summary keeps the focus). */
@@ -431,6 +464,9 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
         onEof: () => quit(),
         onPaste,
         onPasteImage,
+        onExpand: () => {
+          if (!denying) expandNext();
+        },
         onInterrupt: interrupt,
         onEscape() {
           // Esc stops a run, as in Claude Code and pi; it never quits.
@@ -501,6 +537,11 @@ export function compactProblem(message: string): string {
   if (/no context budget/.test(message))
     return "this session has no context window to compact against: start it with --context-window <tokens>";
   return message.replace(/^compact: /, "");
+}
+
+/** Lines of a text (its trailing blank lines aside). */
+function lineCount(text: string): number {
+  return text.replace(/\s+$/, "").split("\n").length;
 }
 
 /** What `/model` says of a model and images. */

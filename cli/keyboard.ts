@@ -31,6 +31,8 @@ export interface KeyboardHandlers {
   onPaste?(text: string): string | undefined;
   /** Ctrl-V: paste what the clipboard holds that the terminal cannot paste (an image). */
   onPasteImage?(): void;
+  /** Ctrl-O: show an earlier output whole (`/expand`). */
+  onExpand?(): void;
 }
 
 /** Where the keyboard tells the terminal to mark pastes (`ESC [ ? 2004 h`); a terminal's stdout. */
@@ -216,6 +218,7 @@ export function createKeyboard(
         enter();
       } else if (key === "\x7f" || key === "\b") edit({ kind: "backspace" });
       else if (key === "\x16") handlers.onPasteImage?.();
+      else if (key === "\x0f") handlers.onExpand?.();
       else if (key === "\t" && rest === "" && handlers.onTab) {
         const completed = handlers.onTab(line.text);
         if (completed !== undefined) set(completed);

@@ -281,4 +281,36 @@ describe("agent-machine every day", () => {
     expect(help.stdout).toContain("AGENT_MACHINE_SCRIPT=<file>");
     expect(help.stdout).toContain("AGENTS.md and CLAUDE.md");
   });
+
+  it("/expand n and Ctrl-O unfold any earlier output, not only the last", async () => {
+    const { term } = start(["--permission-mode", "bypass"]);
+    await term.waitFor(/^›/m);
+    term.type("run: seq 1001 1030");
+    term.keys("Enter");
+    await term.waitFor(/tool results: 1001/);
+    term.type("run: seq 2001 2041");
+    term.keys("Enter");
+    await term.waitFor(/tool results: 2001/);
+    // Folded: the first output's early lines are not on the screen.
+    expect(term.history()).not.toMatch(/^1005$/m);
+    term.type("/expand 2");
+    term.keys("Enter");
+    await term.waitFor(/^bash seq 1001 1030: 30 lines$/m);
+    expect(term.history()).toMatch(/^1005$/m);
+    term.type("/expand list");
+    term.keys("Enter");
+    await term.waitFor(/^ {2}2 {2}bash seq 1001 1030 {2}\(30 lines\)$/m);
+    // Ctrl-O: the last, then the one before.
+    term.keys("C-o");
+    await waitUntil(
+      () => /^bash seq 2001 2041: 41 lines$/m.test(term.history()),
+      "Ctrl-O to show the last output",
+    );
+    expect(term.history()).toMatch(/^2005$/m);
+    term.keys("C-o");
+    await waitUntil(
+      () => (term.history().match(/^bash seq 1001 1030: 30 lines$/gm)?.length ?? 0) === 2,
+      "Ctrl-O to show the earlier output",
+    );
+  });
 });
