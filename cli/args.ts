@@ -93,7 +93,10 @@ Options:
 Models: ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY (GOOGLE_API_KEY), or OPENAI_BASE_URL with
 --model select a real model; Bedrock takes AWS credentials and --model bedrock:<id>. With none set,
 the bare command runs a demo on a scripted model in a temporary workspace; a prompt, --print or
---json without a model is an error (exit 1), never the demo.
+--json without a model is an error (exit 1), never the demo. AGENT_MACHINE_SCRIPT=<file> (.mjs, .js,
+.json) replaces the model with a script of answers: the command without a key, offline (docs/cli.md).
+Project rules: AGENTS.md and CLAUDE.md of your config folder (~/.config/agent-machine/), then of the
+workspace, go into the system prompt.
 Sessions are saved in the user's data folder ($XDG_DATA_HOME or ~/.local/share/agent-machine/sessions/
 <workspace>/<id>/; ~/Library/Application Support on macOS, %LOCALAPPDATA% on Windows), not in the
 repository; an old <cwd>/.agent-machine/sessions/ is moved there once.

@@ -43,6 +43,11 @@ export interface EventView {
   setQueued(count: number): void;
   /** The last finished call's whole output (what `/expand` shows unfolded). */
   lastOutput(): { title: string; text: string } | undefined;
+  /**
+   * The finished calls' whole outputs, newest first (`1`: the last), as `/expand <n>` and Ctrl-O
+   * show them; the last {@link KEPT_OUTPUTS} are kept.
+   */
+  outputs(): readonly { title: string; text: string }[];
   /** A line of the CLI's own (notices, echoes), committed above the live region. */
   note(text: string): void;
   /** Whether a run is under way (between `agent_start` and `agent_end`). */
@@ -91,6 +96,9 @@ export function runSummary(
   parts.push(seconds(elapsedMs));
   return `— ${parts.join(" · ")}${errorMessage ? `: ${terminalSafe(errorMessage)}` : ""}`;
 }
+
+/** Finished calls' outputs `/expand <n>` can show (older ones are let go: memory). */
+export const KEPT_OUTPUTS = 50;
 
 /**
  * Creates the terminal view of an agent's events.
@@ -186,6 +194,8 @@ export function createEventView(
 
   let queued = 0;
   let lastOutput: { title: string; text: string } | undefined;
+  /** Earlier outputs, newest first, for `/expand <n>`. */
+  const outputs: { title: string; text: string }[] = [];
   /** The status line, made again on every event but a streamed delta (their cost must stay flat). */
   let status = "";
   /** The model that answers (a fallback chain's or a router's choice), once one has. */
@@ -371,6 +381,8 @@ export function createEventView(
         tool.status = event.isError ? "failed" : "done";
         const output = textOf(event.result.content);
         lastOutput = { title: `${event.toolName} ${tool.summary}`.trim(), text: output };
+        outputs.unshift(lastOutput);
+        if (outputs.length > KEPT_OUTPUTS) outputs.pop();
         const folded = foldToolOutput(
           event.toolName,
           output,
@@ -464,9 +476,12 @@ export function createEventView(
     handle,
     setFooter(lines) {
       footer = lines;
+      // The meter may have been set meanwhile (a resumed session's context and totals): shown at once.
+      updateStatus();
       refresh();
     },
     lastOutput: () => lastOutput,
+    outputs: () => outputs,
     setQueued(count) {
       queued = count;
       updateStatus();
@@ -474,6 +489,7 @@ export function createEventView(
     },
     note(text) {
       commit(text);
+      updateStatus();
       refresh();
     },
     get running() {

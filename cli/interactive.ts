@@ -13,6 +13,8 @@ import { attachToPrompt, type NamedImage } from "./mentions.js";
 import { pastedFiles } from "./pasted-paths.js";
 import { completeInput, parseSlashCommand, slashHelp, unknownCommandText } from "./slash-commands.js";
 import { createKeyboard } from "./keyboard.js";
+import type { InputHistory } from "./input-history.js";
+import { inputRows } from "./line-editor.js";
 import type { LiveLine } from "./screen.js";
 import type { Style } from "./style.js";
 import { terminalSafe } from "./terminal-text.js";
@@ -40,6 +42,8 @@ export interface InteractiveOptions {
   env?: Record<string, string | undefined>;
   /** `/model` without an id: the model in use (whether it takes images decides if an image may go). */
   model?: string;
+  /** The lines typed before in this workspace (Up / Down), kept across sessions. */
+  history?: InputHistory;
 }
 
 /**
@@ -59,6 +63,9 @@ const REFUSED_HINT =
 
 /** Lines `/expand` shows at most: more would flood the scrollback the fold protects. */
 export const EXPAND_LINES = 2_000;
+
+/** How long after a Ctrl-C (or an abort) a Ctrl-C on an empty line quits; before, it only says so. */
+export const QUIT_WINDOW_MS = 2_000;
 
 /** The prefix that makes a line a follow-up instead of a steering message. */
 export const FOLLOW_UP_PREFIX = ">>";
@@ -81,6 +88,12 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
   const approvals: PendingApproval[] = [];
   let abortedAt = 0;
   let current = "";
+  let cursor = 0;
+  /** When Ctrl-C last armed quitting (an abort, or a Ctrl-C on an empty line): a second one quits. */
+  let armedAt = 0;
+  /** The footer says a second Ctrl-C quits (the abort's own line says it after an abort). */
+  let quitHint = false;
+  let disarm: NodeJS.Timeout | undefined;
   /** The call being denied with a reason: the next line typed is the reason. */
   let denying: PendingApproval | undefined;
   /** Steering and follow-up messages typed and not yet taken by the agent (the status line counts them). */
@@ -95,6 +108,7 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
     const quit = (end: InteractiveEnd = { kind: "quit" }) => {
       if (done) return;
       done = true;
+      clearTimeout(disarm);
       subscription.unsubscribe();
       keyboard.stop();
       view.setFooter([]);
@@ -115,8 +129,17 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
       } else if (question) {
         lines.push({ text: style.yellow(approvalQuestion(question.toolName, question.args)), wrap: true });
       }
-      // A long line shows its end: what is being typed.
-      lines.push({ text: `${style.bold(style.cyan("›"))} ${terminalSafe(current)}`, keep: 2 });
+      // A long row shows its end (what is being typed), the cursor kept in view.
+      const rows = inputRows(
+        { text: current, cursor },
+        {
+          prompt: `${style.bold(style.cyan("›"))} `,
+          columns: (options.columns?.() ?? 80) - 1,
+          safe: terminalSafe,
+        },
+      );
+      for (const row of rows) lines.push({ text: row, keep: 2 });
+      if (quitHint) lines.push(style.dim("Ctrl-C again to quit"));
       view.setFooter(lines);
     };
 
@@ -293,26 +316,8 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
           return quit();
         case "/help":
           return view.note(style.dim(slashHelp().join("\n")));
-        case "/expand": {
-          const last = view.lastOutput();
-          if (!last) return view.note(style.dim("No tool output yet"));
-          const lines = terminalSafe(last.text.replace(/\s+$/, "")).split("\n");
-          const shown = lines.slice(0, EXPAND_LINES);
-          const more = lines.length - shown.length;
-          return view.note(
-            [
-              style.bold(`${last.title}: ${lines.length} lines`),
-              ...shown,
-              ...(more
-                ? [
-                    style.dim(
-                      `… ${more} more lines: the model saw them; read the file or rerun to see them all`,
-                    ),
-                  ]
-                : []),
-            ].join("\n"),
-          );
-        }
+        case "/expand":
+          return expand(rest);
         case "/compact":
           return compact(rest);
         case "/cost":
@@ -326,6 +331,57 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
         default:
           return view.note(style.yellow(unknownCommandText(name)));
       }
+    };
+
+    /**
+     * `/expand [n]`: the n-th latest finished call's whole output (1, the default: the last one);
+     * `/expand list`: the outputs there are, numbered.
+     */
+    const expand = (which: string) => {
+      const outputs = view.outputs();
+      if (outputs.length === 0) return view.note(style.dim("No tool output yet"));
+      if (which === "list") {
+        return view.note(
+          outputs
+            .map((o, i) =>
+              style.dim(
+                `${String(i + 1).padStart(3)}  ${terminalSafe(o.title)}  (${lineCount(o.text)} lines)`,
+              ),
+            )
+            .join("\n"),
+        );
+      }
+      const n = which === "" ? 1 : Number(which);
+      const chosen = Number.isInteger(n) && n >= 1 ? outputs[n - 1] : undefined;
+      if (!chosen) {
+        return view.note(
+          style.yellow(
+            `/expand ${terminalSafe(which)}: give 1 to ${outputs.length} (1 is the last output; /expand list names them)`,
+          ),
+        );
+      }
+      const lines = terminalSafe(chosen.text.replace(/\s+$/, "")).split("\n");
+      const shown = lines.slice(0, EXPAND_LINES);
+      const more = lines.length - shown.length;
+      view.note(
+        [
+          style.bold(`${chosen.title}: ${lines.length} lines`),
+          ...shown,
+          ...(more
+            ? [style.dim(`… ${more} more lines: the model saw them; read the file or rerun to see them all`)]
+            : []),
+        ].join("\n"),
+      );
+    };
+
+    /** Ctrl-O: the last output, then at each press the one before it (back to the last at the end). */
+    let ctrlO = { next: 1, seen: 0 };
+    const expandNext = () => {
+      const count = view.outputs().length;
+      // A new output since the last press: start again from it.
+      if (count !== ctrlO.seen || ctrlO.next > count) ctrlO = { next: 1, seen: count };
+      expand(count ? String(ctrlO.next) : "");
+      ctrlO.next++;
     };
 
     /** `/compact [focus]`: the context compacted now, between runs (the summary keeps the focus). */
@@ -344,12 +400,50 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
           (result) => {
             if (!result) view.note(style.dim("Nothing to compact: the conversation is still short"));
           },
-          (error: Error) => view.note(style.yellow(`Cannot compact: ${error.message}`)),
+          (error: Error) => view.note(style.yellow(`Cannot compact: ${compactProblem(error.message)}`)),
         )
         .finally(() => {
           compacting = false;
           drawFooter();
         });
+    };
+
+    /** Arms quitting: a Ctrl-C on an empty line within {@link QUIT_WINDOW_MS} quits. */
+    const arm = () => {
+      armedAt = Date.now();
+      clearTimeout(disarm);
+      disarm = setTimeout(() => {
+        armedAt = 0;
+        quitHint = false;
+        drawFooter();
+      }, QUIT_WINDOW_MS);
+      disarm.unref?.();
+    };
+
+    const abortRun = () => {
+      abortedAt = Date.now();
+      approvals.length = 0;
+      denying = undefined;
+      agent.abort();
+      arm();
+      view.note(style.yellow("⏹ aborted (the transcript is kept) — Ctrl-C again to quit"));
+      drawFooter();
+    };
+
+    /**
+     * Ctrl-C: stops a run; else clears the line being typed; else, on an empty line, quits when
+     * pressed again within a moment (after an abort too), and says so the first time.
+     */
+    const interrupt = () => {
+      if (agent.state !== "idle" && abortedAt === 0) return abortRun();
+      if (current) {
+        keyboard.set("");
+        return;
+      }
+      if (armedAt && Date.now() - armedAt < QUIT_WINDOW_MS) return quit();
+      arm();
+      quitHint = true;
+      drawFooter();
     };
 
     const prompt = (message: string | UserMessage) =>
@@ -359,8 +453,9 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
       options.stdin,
       {
         onLine: submit,
-        onChange(text) {
+        onChange(text, at) {
           current = text;
+          cursor = at;
           drawFooter();
         },
         onKey: answer,
@@ -369,25 +464,17 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
         onEof: () => quit(),
         onPaste,
         onPasteImage,
-        onInterrupt() {
-          if (agent.state !== "idle" && abortedAt === 0) {
-            abortedAt = Date.now();
-            approvals.length = 0;
-            denying = undefined;
-            agent.abort();
-            view.note(style.yellow("⏹ aborted (the transcript is kept) — Ctrl-C again to quit"));
-            drawFooter();
-            return;
-          }
-          if (current && agent.state === "idle" && abortedAt === 0) {
-            current = "";
-            drawFooter();
-            return;
-          }
-          quit();
+        onExpand: () => {
+          if (!denying) expandNext();
+        },
+        onInterrupt: interrupt,
+        onEscape() {
+          // Esc stops a run, as in Claude Code and pi; it never quits.
+          if (agent.state !== "idle" && abortedAt === 0) abortRun();
         },
       },
       options.stdout,
+      { history: options.history },
     );
 
     const subscription = agent.events$.subscribe((event) => {
@@ -413,6 +500,8 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
         drawFooter();
       } else if (event.type === "agent_start") {
         abortedAt = 0;
+        armedAt = 0;
+        quitHint = false;
       } else if (event.type === "message_end" && event.message.role === "user" && queued.length) {
         // A queued message reached the transcript: the agent took it.
         const { content } = event.message;
@@ -432,6 +521,27 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
 /** A typed line as the agent takes it: text alone stays a string; with images, a user message. */
 function userInput(content: UserMessage["content"]): string | UserMessage {
   return typeof content === "string" ? content : { role: "user", content, timestamp: Date.now() };
+}
+
+/**
+ * Why `/compact` cannot run, in the command's terms: the library's own message names
+ * `createAgent({ context })`, which a user of the command never wrote.
+ *
+ * @example
+ * ```ts
+ * compactProblem("compact: the agent has no context budget (createAgent({ context }))");
+ * // "this session has no context window to compact against: start it with --context-window <tokens>"
+ * ```
+ */
+export function compactProblem(message: string): string {
+  if (/no context budget/.test(message))
+    return "this session has no context window to compact against: start it with --context-window <tokens>";
+  return message.replace(/^compact: /, "");
+}
+
+/** Lines of a text (its trailing blank lines aside). */
+function lineCount(text: string): number {
+  return text.replace(/\s+$/, "").split("\n").length;
 }
 
 /** What `/model` says of a model and images. */

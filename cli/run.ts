@@ -13,7 +13,7 @@ import { createEventView } from "./event-view.js";
 import { unknownModelNote } from "./images.js";
 import { attachToPrompt } from "./mentions.js";
 import { loadMarkdownRenderer, type MarkdownRenderer } from "./markdown.js";
-import { costText, createSessionMeter } from "./status-line.js";
+import { costText, createSessionMeter, spentInLog } from "./status-line.js";
 import { findLegacySessions, legacySessionsDir, sessionsRoot } from "./session-location.js";
 import { estimateTokens } from "../context/tokens.js";
 import { waitForQuit } from "./keep-open.js";
@@ -28,6 +28,8 @@ import { planRecovery, planResume, type RecoverySource, type ResumePlan } from "
 import { chooseBashSetup, codingToolsFor } from "./sandbox.js";
 import { startTracingForCli } from "./telemetry.js";
 import { createScreen } from "./screen.js";
+import { createInputHistory, historyFile } from "./input-history.js";
+import { findProjectRules, rulesNotice, withProjectRules } from "./project-rules.js";
 import { recordSession } from "./session-recorder.js";
 import {
   createSessionStore,
@@ -374,7 +376,10 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
     }
     const resumedId = session.id;
     lastUsed = store.list().find((listing) => listing.id === resumedId)?.updatedAt;
-    plan = planResume(session.loadSnapshot(), session.loadEvents());
+    const events = session.loadEvents();
+    plan = planResume(session.loadSnapshot(), events);
+    // The session's totals go on: every call it made before, under any model, counts.
+    meter.addSpent(spentInLog(events));
     // Killed again right after a resume, before the continued run's first save: meta still says so.
     if (session.meta.status === "running") plan.wasRunning = true;
     // A session goes on with the model it is resumed with (`/model`, `--model`): the list says which.
@@ -420,10 +425,15 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
     } else setupNotice(style.yellow(telemetry.notice));
   }
 
+  // The rules the user keeps for this work (AGENTS.md, CLAUDE.md): the demo's workspace has none.
+  const rules = demoDir ? [] : findProjectRules(cwd, io.env);
+  const loadedRules = rulesNotice(rules);
+  if (loadedRules && pretty) setupNotice(style.dim(loadedRules));
+
   const tools = codingToolsFor(cwd, bashSetup);
   const agent = createAgent({
     provider: choice.provider,
-    systemPrompt: codingSystemPrompt(cwd),
+    systemPrompt: withProjectRules(codingSystemPrompt(cwd), rules),
     tools,
     messages: plan?.messages,
     toolExecution: args.strategy,
@@ -606,6 +616,8 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
           return visualizer.url;
         },
         model: choice.provider.model,
+        // What was typed in this workspace before, this session or an earlier one (Up / Down).
+        history: createInputHistory(historyFile(cwd, io.env)),
       });
       return end.kind === "quit" ? 0 : { next: argsAfter(args, end, session.id) };
     }

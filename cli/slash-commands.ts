@@ -6,7 +6,8 @@ import { closestKey } from "../core/option-keys.js";
 export const SLASH_COMMANDS: Readonly<Record<string, string>> = {
   "/help": "this list",
   "/cost": "the session's tokens and cost so far",
-  "/expand": "the last tool call's whole output, unfolded",
+  "/expand":
+    "[n | list] the n-th latest tool call's whole output, unfolded (default: the last; Ctrl-O steps back through them)",
   "/compact": "compact the context now, summarising old turns: /compact [what the summary should keep]",
   "/clear": "start a new session (this one is kept: /resume returns to it)",
   "/resume": "pick a session of this workspace to go on with (or /resume <id>)",

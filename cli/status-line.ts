@@ -1,5 +1,6 @@
 import { reportedPromptTokens } from "../context/tokens.js";
 import type { AgentEvent } from "../core/events.js";
+import type { Usage } from "../core/messages.js";
 
 /** What the status line counts over a session. */
 export interface SessionMeter {
@@ -11,6 +12,8 @@ export interface SessionMeter {
   readonly maxContextTokens: number;
   /** Sets the context's size (a resumed session's transcript, estimated). */
   setContextTokens(tokens: number): void;
+  /** Adds what the session spent before this process ({@link spentInLog} of a resumed session). */
+  addSpent(spent: SessionSpend): void;
   /** Tokens of every model call of the session, retried attempts included (they were paid for). */
   readonly totalTokens: number;
   /** Dollars of every model call of the session, when the provider prices them. */
@@ -29,11 +32,13 @@ export interface SessionMeter {
 export function createSessionMeter(options: {
   maxContextTokens: number;
   contextTokens?: number;
+  /** What the session spent before this process (a resumed session's earlier calls, any model). */
+  spent?: SessionSpend;
 }): SessionMeter {
   let contextTokens = options.contextTokens ?? 0;
   let maxContextTokens = options.maxContextTokens;
-  let totalTokens = 0;
-  let cost = 0;
+  let totalTokens = options.spent?.tokens ?? 0;
+  let cost = options.spent?.cost ?? 0;
   return {
     handle(event) {
       switch (event.type) {
@@ -60,6 +65,10 @@ export function createSessionMeter(options: {
     setContextTokens(tokens) {
       contextTokens = tokens;
     },
+    addSpent(spent) {
+      totalTokens += spent.tokens;
+      cost += spent.cost;
+    },
     get maxContextTokens() {
       return maxContextTokens;
     },
@@ -70,6 +79,35 @@ export function createSessionMeter(options: {
       return cost;
     },
   };
+}
+
+/** Tokens and dollars a session's model calls used. */
+export interface SessionSpend {
+  tokens: number;
+  cost: number;
+}
+
+/**
+ * What a session spent, from its event log: every model call's usage (retried attempts included,
+ * under every model it ran on, across every resume), so a resumed session's totals go on from
+ * where they were rather than from 0. Records that are not a model call's end are skipped.
+ *
+ * @example
+ * ```ts
+ * createSessionMeter({ maxContextTokens, spent: spentInLog(session.loadEvents()) });
+ * ```
+ */
+export function spentInLog(events: readonly unknown[]): SessionSpend {
+  let tokens = 0;
+  let cost = 0;
+  for (const record of events) {
+    const event = record as { type?: unknown; message?: { role?: unknown; usage?: Partial<Usage> } };
+    if (event?.type !== "message_end" || event.message?.role !== "assistant") continue;
+    const usage = event.message.usage;
+    if (typeof usage?.totalTokens === "number") tokens += usage.totalTokens;
+    if (typeof usage?.cost?.total === "number") cost += usage.cost.total;
+  }
+  return { tokens, cost };
 }
 
 /** `950`, `15.2k`, `200k`, `1.2M`. */

@@ -220,6 +220,27 @@ export function emptyAssistant(
   };
 }
 
+/** What closes an answer that was stopped mid-way (an abort), so the model reads it as cut off. */
+export const INTERRUPTED_MARK = "[interrupted]";
+
+/**
+ * An answer aborted after some of its text arrived, with {@link INTERRUPTED_MARK} after that text
+ * (a text block of its own): the words a user saw stay in the transcript, and the model, reading
+ * them in the next request, knows they were cut off rather than its whole answer. Any other
+ * message is returned as it is.
+ *
+ * @example
+ * ```ts
+ * markInterrupted(aborted).content.at(-1); // { type: "text", text: "\n\n[interrupted]" }
+ * ```
+ */
+export function markInterrupted(message: AssistantMessage): AssistantMessage {
+  if (message.stopReason !== "aborted") return message;
+  const said = message.content.some((block) => block.type === "text" && block.text.trim() !== "");
+  if (!said) return message;
+  return { ...message, content: [...message.content, { type: "text", text: `\n\n${INTERRUPTED_MARK}` }] };
+}
+
 /** The tool calls of a message that must run (failed or aborted messages keep only completed ones). */
 export function callsOf(message: AssistantMessage | undefined): ToolCall[] {
   if (!message) return [];

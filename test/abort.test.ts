@@ -37,6 +37,40 @@ describe("abort", () => {
     expect(agent.messages.at(-1)).toMatchObject({ role: "assistant", stopReason: "stop" });
   });
 
+  it("mid-answer: the words that arrived stay, marked [interrupted], and the next request holds them", async () => {
+    const requests: string[] = [];
+    const provider = scripted((request, call) => {
+      requests.push(JSON.stringify(request.messages));
+      return call === 0 ? { text: "one two three four five six", chunkSize: 4, delayMs: 20 } : { text: "ok" };
+    });
+    const agent = createAgent({ provider });
+    const events = record(agent);
+    const run = agent.prompt("go");
+    await eventMatching(agent, events, (e) => e.type === "message_update");
+    agent.abort();
+    await run;
+    const aborted = agent.messages.at(-1);
+    expect(aborted?.role === "assistant" && aborted.content.map((c) => c.type === "text" && c.text)).toEqual([
+      expect.stringMatching(/^one/),
+      "\n\n[interrupted]",
+    ]);
+    // The mark is in the message the events carry too (what a session records).
+    const end = events.findLast((e) => e.type === "message_end");
+    expect(end?.type === "message_end" && end.message).toEqual(aborted);
+    await agent.prompt("what did you say?");
+    expect(requests[1]).toContain("[interrupted]");
+    expect(requests[1]).toMatch(/"one/);
+    expectValidTranscript(agent.messages);
+
+    // An abort before any word arrived leaves no mark (nothing was said).
+    const silent = createAgent({ provider: scripted([{ text: "late", delayMs: 500 }]) });
+    const silentRun = silent.prompt("go");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    silent.abort();
+    await silentRun;
+    expect(JSON.stringify(silent.messages)).not.toContain("[interrupted]");
+  });
+
   it("during a slow tool: its signal fires, every open call is answered, reason aborted", async () => {
     const aborted: string[] = [];
     const provider = scripted([

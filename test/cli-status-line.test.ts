@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createSessionMeter, shortCount, statusLine } from "../cli/status-line.js";
+import { createSessionMeter, shortCount, spentInLog, statusLine } from "../cli/status-line.js";
 import type { AgentEvent, AssistantMessage } from "../index.js";
 
 const answer = (input: number, output: number, cost = 0): AssistantMessage => ({
@@ -63,5 +63,29 @@ describe("the status line's session meter", () => {
       "200k",
       "1.2M",
     ]);
+  });
+});
+
+describe("what a session spent, from its log", () => {
+  it("sums every model call's tokens and cost, under any model, retried attempts included; skips other records", () => {
+    const call = (totalTokens: number, total?: number, extra: object = {}) => ({
+      type: "message_end",
+      message: { role: "assistant", usage: { totalTokens, ...(total !== undefined && { cost: { total } }) } },
+      ...extra,
+    });
+    const spent = spentInLog([
+      { type: "message_end", message: { role: "user", content: "hi" } },
+      call(100, 0.01),
+      call(50, 0.005, { discarded: true }),
+      { type: "session_resumed" },
+      call(30),
+      null,
+      "torn",
+    ]);
+    expect(spent.tokens).toBe(180);
+    expect(spent.cost).toBeCloseTo(0.015);
+    const meter = createSessionMeter({ maxContextTokens: 1000 });
+    meter.addSpent(spent);
+    expect(meter.totalTokens).toBe(180);
   });
 });

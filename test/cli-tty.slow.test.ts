@@ -79,6 +79,9 @@ describe("agent-machine in a terminal", () => {
     term.keys("Enter");
     await term.waitFor("heard: and now?");
 
+    // At rest, the first Ctrl-C says the second quits (issue 43).
+    term.keys("C-c");
+    await term.waitFor("Ctrl-C again to quit");
     term.keys("C-c");
     await waitUntil(() => term.exitCode() !== undefined, "the CLI to quit");
     expect(term.exitCode()).toBe(0);

@@ -4,7 +4,7 @@ import { estimateTokens, reportedPromptTokens } from "../../../context/tokens.js
 import { addUsage, type AssistantMessage } from "../../../core/messages.js";
 import { withMessageId } from "../../../core/message-id.js";
 import { messageIdsFor, nowFor } from "../../../core/runtime.js";
-import { emptyAssistant, ensureUniqueToolCallIds } from "../../agent.logic.js";
+import { emptyAssistant, ensureUniqueToolCallIds, markInterrupted } from "../../agent.logic.js";
 import { appendToTranscript, readTranscript, transcriptTokens } from "../../transcript.js";
 import type { AgentContext, StreamDone } from "../context.js";
 import { defineAgentActions } from "./define.js";
@@ -23,7 +23,7 @@ export const modelAnswerActions = defineAgentActions({
   recordAssistant: enqueueActions(({ context, enqueue, self }, done: StreamDone) => {
     // The model stream draws the id; a message sent to the machine by hand gets one here.
     const message = withMessageId(
-      explainOverflow(context, ensureUniqueToolCallIds(done.message), done),
+      markInterrupted(explainOverflow(context, ensureUniqueToolCallIds(done.message), done)),
       messageIdsFor(self),
     );
     if (!done.started) enqueue.emit({ type: "message_start", message });
