@@ -1,7 +1,7 @@
 // The server's transcript as AI SDK UIMessages: what a `useChat` client holds after the host's
 // streams, built from the transcript alone (load a thread's page with it: `messages` of `useChat`).
 import type { PendingApproval } from "../agent/agent.js";
-import { deniedText } from "../actors/tool-call.machine.js";
+import { deniedText } from "../actors/denied-text.js";
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../core/messages.js";
 import type { FinishedCall } from "./protocol.js";
 import { textOf } from "../core/messages.js";
