@@ -21,6 +21,7 @@ import {
   steeringPart,
   toolOutputOf,
 } from "./ui-messages.js";
+import { approvalReason } from "./internal/ai-sdk-client-version.js";
 
 /** Options of {@link aiSdkStream}. */
 export interface AiSdkStreamOptions {
@@ -153,7 +154,13 @@ class AiSdkEncoder implements StreamEncoder {
         );
         break;
       case "approval_requested":
-        write({ type: "tool-approval-request", approvalId: event.toolCallId, toolCallId: event.toolCallId });
+        write({
+          type: "tool-approval-request",
+          approvalId: event.toolCallId,
+          toolCallId: event.toolCallId,
+          // ai 7 keeps it and sends it back with the answer: how the host tells ai 7 from ai 6.
+          reason: approvalReason(event.toolName),
+        });
         break;
       case "approval_decided":
         if (!event.approved) this.denied.add(event.toolCallId);

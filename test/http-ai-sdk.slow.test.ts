@@ -78,12 +78,18 @@ async function settle(chat: ChatLike, base: string): Promise<void> {
   expect(stable, "the client and the server settled").toBe(3);
 }
 
-/** The client's messages, without what the transcript does not record (a decided call's approval id). */
+/**
+ * The client's messages, without what the transcript does not record: a decided call's approval id,
+ * and the reason ai 7 keeps from a live approval request (the host sends it to tell ai 7 from ai 6;
+ * a reloaded page does not need it).
+ */
 function clientView(messages: readonly UIMessage[]): UIMessage[] {
   const copy = JSON.parse(JSON.stringify(messages)) as UIMessage[];
   for (const message of copy) {
     for (const part of message.parts) {
       if (part.type === "dynamic-tool" && part.state !== "approval-requested") delete part.approval;
+      else if (part.type === "dynamic-tool")
+        delete (part.approval as { requestReason?: string }).requestReason;
     }
   }
   return copy;
@@ -183,6 +189,40 @@ for (const client of AI_SDK_CLIENTS) {
           isError: true,
           content: [{ text: expect.stringContaining("keep it") }],
         });
+        await expectSameTranscript(chat, base, target);
+      });
+
+      it("with the docs' defaults (no target): the first Approve works and the answer shows", async () => {
+        const provider = scripted([
+          { toolCalls: [{ name: "delete_file", arguments: { path: "a.txt" } }] },
+          { text: "Deleted a.txt." },
+        ]);
+        // The host as docs/frontends.md sets it up: default protocols, no `target` to discover.
+        const host = createSessionHost({
+          agent: () => ({ provider, tools: [deleteFile] }),
+          basePath: "/api",
+          authorize: () => true,
+        });
+        const server = await serveNode(host.handle);
+        closers.push(async () => {
+          await host.close();
+          await server.close();
+        });
+        const base = `${server.url}/api`;
+        const { chat, errors } = await newChat(base, { id: "defaults", auto: true });
+        await chat.sendMessage({ text: "delete a.txt" });
+        await settle(chat, base);
+        expect(errors).toEqual([]);
+        const [call] = chat.messages[1]!.parts.filter((p) => p.type === "dynamic-tool");
+        expect(call).toMatchObject({ state: "approval-requested" });
+        await chat.addToolApprovalResponse({ id: (call!.approval as { id: string }).id, approved: true });
+        await settle(chat, base);
+        expect(errors).toEqual([]);
+        expect(chat.messages).toHaveLength(2);
+        expect(toolStates(chat.messages[1])).toEqual({ delete_file: "output-available" });
+        expect(chat.messages[1]!.parts.filter((p) => p.type === "text").map((p) => p.text)).toEqual([
+          "Deleted a.txt.",
+        ]);
         await expectSameTranscript(chat, base, target);
       });
 
