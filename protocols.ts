@@ -5,7 +5,13 @@
 // module, no Restate, no session host (that is `agent-machine/http`, which re-exports all of this).
 // See docs/frontends.md.
 
-export type { EncoderFactory, ResponseContext, ResponseEnding, StreamEncoder } from "./http/encoder.js";
+export type {
+  ContinuedThread,
+  EncoderFactory,
+  ResponseContext,
+  ResponseEnding,
+  StreamEncoder,
+} from "./http/encoder.js";
 export { SSE_HEADERS, sseFrame } from "./http/encoder.js";
 export type {
   ApprovalAnswer,
@@ -17,7 +23,13 @@ export type {
 export { HostError } from "./http/protocol.js";
 export type { AiSdkStreamOptions, UIMessageChunk } from "./http/ai-sdk-stream.js";
 export { aiSdkStream, encodeUIMessageChunks, UI_MESSAGE_STREAM_HEADERS } from "./http/ai-sdk-stream.js";
-export type { AiSdkTarget, UIMessage, UIPart } from "./http/ui-messages.js";
+export type {
+  AiSdkTarget,
+  ToUIMessagesOptions,
+  UIMessage,
+  UIPart,
+  UIThreadSource,
+} from "./http/ui-messages.js";
 export { toUIMessages } from "./http/ui-messages.js";
 export {
   AG_UI_CUSTOM_PREFIX,
