@@ -43,10 +43,9 @@ export interface ToolCallOutput {
   message: ToolResultMessage;
 }
 
-/** The text the model sees for a call the user denied. */
-export function deniedText(reason?: string): string {
-  return reason ? `The user denied this tool call: ${reason}` : "The user denied this tool call";
-}
+import { deniedText } from "./denied-text.js";
+
+export { deniedText };
 
 /** The transcript message for a finished call. */
 export function toolResultMessage(

@@ -15,12 +15,12 @@ import type { EffectJournal, InboxKind } from "../core/effect-journal.js";
 import type { AgentEvent } from "../core/events.js";
 import type { AgentMessage } from "../core/messages.js";
 import type { AgentOptions, QueueMode } from "../core/options.js";
-import type { RunOutcome } from "../core/run-outcome.js";
 import { screenInput, takeFromQueue } from "../machines/agent.logic.js";
 import { createInboxBell, type DrainAnswer, type DrainRequest, type Ring } from "./inbox-bell.js";
 import { ensurePromiseWithResolvers } from "./polyfill.js";
 import { createRestateJournal } from "./restate-journal.js";
 import { createRestatePump } from "./restate-pump.js";
+import type { RunResult, SessionServiceNames } from "./session-types.js";
 import {
   badRequest,
   parseClientAnswer,
@@ -50,6 +50,8 @@ import {
   type TranscriptSlice,
 } from "./session-state.js";
 
+export type { RunResult, SessionServiceNames } from "./session-types.js";
+
 /** An event of a session's run, as the serving process publishes it. */
 export interface SessionEvent {
   sessionId: string;
@@ -58,24 +60,8 @@ export interface SessionEvent {
   event: AgentEvent;
 }
 
-/**
- * What `AgentSession.prompt` answers when its run ends (whatever the outcome): the run's
- * {@link RunOutcome}, the same shape a local `agent.prompt()` resolves with, and its id.
- */
-export interface RunResult extends RunOutcome {
-  runId: string;
-}
-
 /** Restate's retry policy for the sessions' invocations (how soon a crashed run resumes). */
 export type SessionRetryPolicy = restate.RetryPolicy;
-
-/** The service names (change them to serve several kinds of agent from one Restate cluster). */
-export interface SessionServiceNames {
-  /** Default `"AgentSession"`. */
-  session?: string;
-  /** Default `"SessionInbox"`. */
-  inbox?: string;
-}
 
 /** Options of {@link createAgentServices}. */
 export interface AgentServicesOptions {

@@ -3,9 +3,9 @@ import { connectionCause } from "../core/error-text.js";
 import type { AgentMessage, UserMessage } from "../core/messages.js";
 import type { PromptInput } from "../core/options.js";
 import type { ToolResult } from "../core/tool.js";
-import type { RunResult, SessionServiceNames } from "./agent-services.js";
+import type { RunResult, SessionServiceNames } from "./session-types.js";
 import { EventsUnavailableError } from "../agent/event-log.js";
-import type { SessionStatus, SessionUpdates, TranscriptSlice } from "./session-state.js";
+import type { SessionStatus, SessionUpdates, TranscriptSlice } from "./session-types.js";
 
 /** Options of {@link createSessionClient}. */
 export interface SessionClientOptions {

@@ -4,8 +4,10 @@ import {
   RestatePromise,
   TerminalError,
 } from "@restatedev/restate-sdk";
-import type { AgentEndReason } from "../core/events.js";
-import type { AgentMessage, Usage } from "../core/messages.js";
+import type { AgentMessage } from "../core/messages.js";
+import type { LastRun, SessionStatus, SessionUpdates, TranscriptSlice } from "./session-types.js";
+
+export type { LastRun, SessionStatus, SessionUpdates, TranscriptSlice } from "./session-types.js";
 
 // The K/V state of one AgentSession (key = session id):
 //   "run"        RunRecord        the active run, or the last one (state idle), with the message count
@@ -42,18 +44,6 @@ export interface RunRecord {
   count?: number;
 }
 
-/** How the last finished run ended. */
-export interface LastRun {
-  runId: string;
-  reason: AgentEndReason;
-  errorMessage?: string;
-  /** The run's typed result, with an output schema (journaled with the final message). */
-  output?: unknown;
-  usage: Usage;
-  startedAt: number;
-  endedAt: number;
-}
-
 /** A call waiting for approval (or, in "clientCalls", for a client's result). */
 export interface PendingApprovalRecord {
   toolCallId: string;
@@ -64,32 +54,6 @@ export interface PendingApprovalRecord {
 }
 
 export type ApprovalBook = Record<string, PendingApprovalRecord>;
-
-/** What `AgentSession.status` answers. */
-export interface SessionStatus {
-  sessionId: string;
-  state: "idle" | "running";
-  /** The invocation id of the active run, or of the last one. */
-  runId: string;
-  /** Turns the active run has started (the last run's, when idle). */
-  turn: number;
-  messageCount: number;
-  /** Bumped when a compaction rewrote earlier messages: a follower reads the transcript again. */
-  generation: number;
-  pendingApprovals: { toolCallId: string; toolName: string; args: unknown }[];
-  /** Calls of client-run tools waiting for the client's result (`resolveToolCall` / `rejectToolCall`). */
-  pendingToolCalls: { toolCallId: string; toolName: string; args: unknown }[];
-  lastRun?: LastRun;
-}
-
-/** A slice of the transcript, as `AgentSession.messages` answers it. */
-export interface TranscriptSlice {
-  generation: number;
-  count: number;
-  /** Messages `from` … `count - 1`. */
-  from: number;
-  messages: AgentMessage[];
-}
 
 type AnyObjectContext = ObjectContext | ObjectSharedContext;
 
@@ -135,19 +99,6 @@ export async function readStatus(ctx: AnyObjectContext): Promise<SessionStatus> 
 /** A book's calls without their awakeable ids (capabilities: whoever holds one can decide). */
 function publicEntries(book: ApprovalBook | null) {
   return Object.values(book ?? {}).map(({ toolCallId, toolName, args }) => ({ toolCallId, toolName, args }));
-}
-
-/** What `AgentSession.updates` answers: the status and the new messages, in one read. */
-export interface SessionUpdates {
-  status: SessionStatus;
-  /**
-   * Where the messages of run `status.runId` start in the transcript (its message seq 0), while no
-   * compaction has rewritten the transcript since the run started; absent otherwise.
-   */
-  runStart?: number;
-  /** Messages `from` … `status.messageCount - 1`. */
-  from: number;
-  messages: AgentMessage[];
 }
 
 /** A 410: what a follower asked to resume from is not kept; it resynchronises from the transcript. */

@@ -5,6 +5,9 @@
 // client-run tools). Everything else comes from the server's transcript.
 import type { UserMessage } from "../core/messages.js";
 import { aiSdkStream, type AiSdkStreamOptions } from "./ai-sdk-stream.js";
+import type { EncoderFactory } from "./encoder.js";
+import { clientTargetOf } from "./internal/ai-sdk-client-version.js";
+import type { AiSdkTarget } from "./ui-messages.js";
 import { idOf, objectOf } from "./internal/json.js";
 import {
   type ApprovalAnswer,
@@ -19,6 +22,12 @@ import {
 export interface AiSdkProtocolOptions extends AiSdkStreamOptions {
   /** The route of chat requests under the host's base path (default `"/chat"`; resume is `{chat}/{id}/stream`). */
   path?: string;
+  /**
+   * The `ai` major of every client (`6` or `7`). Leave it out: the host then tells them apart per
+   * request (ai 7 sends back the reason of an approval request, ai 6 does not) and serves a client it
+   * cannot tell yet the stream both accept.
+   */
+  target?: AiSdkTarget;
 }
 
 /**
@@ -32,7 +41,12 @@ export interface AiSdkProtocolOptions extends AiSdkStreamOptions {
  */
 export function aiSdkProtocol(options: AiSdkProtocolOptions = {}): HostProtocol {
   const path = options.path ?? "/chat";
-  const encoder = aiSdkStream(options);
+  const encoders: Record<AiSdkTarget, EncoderFactory> = {
+    6: aiSdkStream({ ...options, target: 6 }),
+    7: aiSdkStream({ ...options, target: 7 }),
+  };
+  // The client of each thread's last chat request: a resume (a GET, no body) gets its format.
+  const clients = createRecentTargets();
   return {
     name: "ai-sdk",
     routes: [
@@ -56,6 +70,9 @@ export function aiSdkProtocol(options: AiSdkProtocolOptions = {}): HostProtocol 
           }
           const messages = body.messages.map((m, i) => objectOf(m, `messages[${i}]`));
           const thread = await host.thread(request, threadId, { create: true });
+          const target = options.target ?? clientTargetOf(messages);
+          clients.set(threadId, target);
+          const encoder = encoders[target];
           // The same message sent again (a client retrying after its connection dropped) while its
           // run goes on: follow that run, as the resume route does, rather than refuse it.
           const last = messages.at(-1);
@@ -80,6 +97,7 @@ export function aiSdkProtocol(options: AiSdkProtocolOptions = {}): HostProtocol 
               return new Response(null, { status: 204 });
             throw error;
           }
+          const encoder = encoders[options.target ?? clients.get(id) ?? 6];
           return thread.reconnect(encoder()) ?? new Response(null, { status: 204 });
         },
       },
@@ -88,6 +106,19 @@ export function aiSdkProtocol(options: AiSdkProtocolOptions = {}): HostProtocol 
 }
 
 type Json = Record<string, unknown>;
+
+/** The client of each thread's last chat request, for the most recent threads (bounded). */
+function createRecentTargets(limit = 10_000) {
+  const targets = new Map<string, AiSdkTarget>();
+  return {
+    get: (threadId: string) => targets.get(threadId),
+    set(threadId: string, target: AiSdkTarget) {
+      targets.delete(threadId);
+      targets.set(threadId, target);
+      if (targets.size > limit) targets.delete(targets.keys().next().value!);
+    },
+  };
+}
 
 /**
  * What a chat request asks: the last message is either a new user message or the assistant

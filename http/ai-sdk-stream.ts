@@ -7,6 +7,7 @@ import type { AgentEvent, AgentEventOf } from "../core/events.js";
 import type { AgentMessage, AssistantMessage } from "../core/messages.js";
 import { textOf } from "../core/messages.js";
 import {
+  type ContinuedThread,
   type EncoderFactory,
   type ResponseContext,
   type ResponseEnding,
@@ -20,7 +21,10 @@ import {
   reasoningPartId,
   steeringPart,
   toolOutputOf,
+  toUIMessages,
 } from "./ui-messages.js";
+import { approvalReason } from "./internal/ai-sdk-client-version.js";
+import { chunksOfUIMessage } from "./internal/ui-message-chunks.js";
 
 /** Options of {@link aiSdkStream}. */
 export interface AiSdkStreamOptions {
@@ -102,10 +106,25 @@ class AiSdkEncoder implements StreamEncoder {
     const known = groupIdOf(context);
     if (known !== undefined) {
       this.messageId = known;
-      return this.emit({ type: "start", messageId: known });
+      let out = this.emit({ type: "start", messageId: known });
+      // A reconnect to a response that continues the message: the client may hold nothing of it.
+      if (context.kind === "replay" && context.continues) {
+        for (const chunk of this.rebuilt(context.continues, known)) out += this.emit(chunk);
+      }
+      return out;
     }
     this.held = [];
     return "";
+  }
+
+  /** The chunks that rebuild assistant message `id` as the continued response found it. */
+  private rebuilt(thread: ContinuedThread, id: string): UIMessageChunk[] {
+    const message = toUIMessages(thread.messages, {
+      target: this.target,
+      pendingApprovals: thread.pendingApprovals,
+      finishedCalls: thread.finishedCalls,
+    }).findLast((m) => m.id === id);
+    return message ? chunksOfUIMessage(message) : [];
   }
 
   event(event: AgentEvent): string {
@@ -153,7 +172,13 @@ class AiSdkEncoder implements StreamEncoder {
         );
         break;
       case "approval_requested":
-        write({ type: "tool-approval-request", approvalId: event.toolCallId, toolCallId: event.toolCallId });
+        write({
+          type: "tool-approval-request",
+          approvalId: event.toolCallId,
+          toolCallId: event.toolCallId,
+          // ai 7 keeps it and sends it back with the answer: how the host tells ai 7 from ai 6.
+          reason: approvalReason(event.toolName),
+        });
         break;
       case "approval_decided":
         if (!event.approved) this.denied.add(event.toolCallId);

@@ -6,6 +6,7 @@
 import type { AgentEvent, AgentEventOf } from "../core/events.js";
 import type { AgentMessage } from "../core/messages.js";
 import type { PendingApproval } from "../agent/agent.js";
+import type { FinishedCall } from "./protocol.js";
 
 /**
  * What the host tells an encoder about the response it writes, before the first event.
@@ -36,6 +37,20 @@ export interface ResponseContext {
    * attempt).
    */
   transcript?: () => readonly AgentMessage[];
+  /**
+   * For a replay (`kind: "replay"`) of a response that continued an earlier response's assistant
+   * message (after answers, or a decision on a side route): the thread as that response found it.
+   * A client that reconnects may hold nothing of that message (a reloaded page), so an encoder
+   * whose protocol treats a resumed stream as the whole message rebuilds it from this first.
+   */
+  continues?: ContinuedThread;
+}
+
+/** The thread when a response that continues an assistant message opened. */
+export interface ContinuedThread {
+  messages: readonly AgentMessage[];
+  pendingApprovals: readonly PendingApproval[];
+  finishedCalls: readonly FinishedCall[];
 }
 
 /**

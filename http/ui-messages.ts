@@ -1,7 +1,7 @@
 // The server's transcript as AI SDK UIMessages: what a `useChat` client holds after the host's
 // streams, built from the transcript alone (load a thread's page with it: `messages` of `useChat`).
 import type { PendingApproval } from "../agent/agent.js";
-import { deniedText } from "../actors/tool-call.machine.js";
+import { deniedText } from "../actors/denied-text.js";
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../core/messages.js";
 import type { FinishedCall } from "./protocol.js";
 import { textOf } from "../core/messages.js";
@@ -68,6 +68,27 @@ function sourceOf(message: AgentMessage): string | undefined {
   return message.role === "user" || message.role === "custom" ? message.source : undefined;
 }
 
+/** Options of {@link toUIMessages}. */
+export interface ToUIMessagesOptions {
+  /** The `ai` major of the page (default 7): an ai 6 page gets steered messages as data parts. */
+  target?: AiSdkTarget;
+  /** `agent.pendingApprovals()`: their calls show as `approval-requested` (taken from a thread's JSON when given one). */
+  pendingApprovals?: readonly PendingApproval[];
+  /** The host's `finishedCalls`: results a client has seen that the transcript does not hold yet. */
+  finishedCalls?: readonly FinishedCall[];
+}
+
+/** What `GET /threads/{id}` answers, as far as {@link toUIMessages} reads it. */
+export interface UIThreadSource {
+  messages: readonly AgentMessage[];
+  pendingApprovals?: readonly PendingApproval[];
+  finishedCalls?: readonly FinishedCall[];
+}
+
+function isMessageList(source: readonly AgentMessage[] | UIThreadSource): source is readonly AgentMessage[] {
+  return Array.isArray(source);
+}
+
 /**
  * The transcript as the UIMessages an AI SDK client holds after following this host: one user
  * message per prompt and one assistant message for everything the agent did in answer (its
@@ -75,19 +96,23 @@ function sourceOf(message: AgentMessage): string | undefined {
  *
  * @example
  * ```ts
- * const initialMessages = toUIMessages(agent.messages); // useChat({ id, messages: initialMessages })
+ * // A page (re)load: the thread as the host answers it, its waiting approvals as cards.
+ * const initialMessages = toUIMessages(await (await fetch(`/api/threads/${chatId}`)).json());
+ * // useChat({ id: chatId, messages: initialMessages, ... })
  * ```
  */
 export function toUIMessages(
-  messages: readonly AgentMessage[],
-  options: {
-    target?: AiSdkTarget;
-    /** `agent.pendingApprovals()`: their calls show as `approval-requested`. */
-    pendingApprovals?: readonly PendingApproval[];
-    /** The host's `finishedCalls`: results a client has seen that the transcript does not hold yet. */
-    finishedCalls?: readonly FinishedCall[];
-  } = {},
+  source: readonly AgentMessage[] | UIThreadSource,
+  options: ToUIMessagesOptions = {},
 ): UIMessage[] {
+  // The body of GET /threads/{id} as it is: its waiting calls and finished results come with it.
+  const thread: UIThreadSource = isMessageList(source) ? { messages: source } : source;
+  const messages = thread.messages;
+  options = {
+    ...options,
+    pendingApprovals: options.pendingApprovals ?? thread.pendingApprovals,
+    finishedCalls: options.finishedCalls ?? thread.finishedCalls,
+  };
   const target = options.target ?? 7;
   const awaiting = new Set((options.pendingApprovals ?? []).map((p) => p.toolCallId));
   const results = new Map<string, ToolResultMessage>();
@@ -176,6 +201,9 @@ function toolPart(
 ): UIPart {
   const part: UIPart = { type: "dynamic-tool", toolName, toolCallId, state: "input-available", input };
   if (!result) return part;
+  // The note that tells the model a human edited the arguments is not the tool's output: a live
+  // client never saw it.
+  if (result.editedArgs !== undefined) result = { ...result, content: result.content.slice(1) };
   const denied = deniedResult(result);
   if (denied) return { ...part, state: "output-denied" };
   if (result.isError) return { ...part, state: "output-error", errorText: textOf(result.content) };

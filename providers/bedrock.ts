@@ -101,10 +101,7 @@ export function bedrock(options: BedrockOptions): Provider {
   // The client (and the credentials inside it) lives only in this closure, made on the first call.
   let client: Promise<{ sdk: BedrockModule; client: BedrockClient }> | undefined;
   const getClient = () =>
-    (client ??= loadOptionalPeer<BedrockModule>(
-      "@aws-sdk/client-bedrock-runtime",
-      () => import("@aws-sdk/client-bedrock-runtime"),
-    ).then((sdk) => ({
+    (client ??= loadOptionalPeer<BedrockModule>("@aws-sdk/client-bedrock-runtime").then((sdk) => ({
       sdk,
       client: new sdk.BedrockRuntimeClient({
         ...(options.region ? { region: options.region } : {}),

@@ -113,7 +113,7 @@ export function gemini(options: GeminiOptions): Provider {
   // The client (and the key inside it) lives only in this closure, made on the first call.
   let client: Promise<GenAIClient> | undefined;
   const getClient = () =>
-    (client ??= loadOptionalPeer<GenAIModule>("@google/genai", () => import("@google/genai")).then(
+    (client ??= loadOptionalPeer<GenAIModule>("@google/genai").then(
       ({ GoogleGenAI }) =>
         new GoogleGenAI({
           ...(vertex

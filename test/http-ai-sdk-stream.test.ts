@@ -1,5 +1,6 @@
 // The AI SDK encoder on its own (encodeUIMessageChunks): what an ai 7 client gets and what the
 // target-6 stream leaves out, from a recorded run with a retried attempt, a steer and an approval.
+import { clientTargetOf } from "../http/internal/ai-sdk-client-version.js";
 import * as z from "zod";
 import { describe, expect, it } from "vitest";
 import { encodeUIMessageChunks, type ResponseContext } from "../http.js";
@@ -60,7 +61,12 @@ describe("the AI SDK UI message stream encoder", () => {
       "gone",
       "del",
     ]);
-    expect(chunks).toContainEqual({ type: "tool-approval-request", approvalId: "del", toolCallId: "del" });
+    expect(chunks).toContainEqual({
+      type: "tool-approval-request",
+      approvalId: "del",
+      toolCallId: "del",
+      reason: "delete_file needs your approval", // what ai 7 sends back: how the host tells it from ai 6
+    });
     expect(chunks).toContainEqual({ type: "tool-approval-response", approvalId: "del", approved: true });
     expect(chunks).toContainEqual({
       type: "steering-message",
@@ -92,6 +98,32 @@ describe("the AI SDK UI message stream encoder", () => {
       id: "s1",
       data: { text: "answer in French", source: "steer" },
     });
-    expect(chunks).toContainEqual({ type: "tool-approval-request", approvalId: "del", toolCallId: "del" });
+    expect(chunks).toContainEqual({
+      type: "tool-approval-request",
+      approvalId: "del",
+      toolCallId: "del",
+      reason: "delete_file needs your approval", // what ai 7 sends back: how the host tells it from ai 6
+    });
+  });
+});
+
+describe("telling ai 7 from ai 6 (clientTargetOf)", () => {
+  const approvalPart = (approval: Record<string, unknown>) => ({
+    role: "assistant",
+    parts: [{ type: "dynamic-tool", toolCallId: "c1", state: "approval-responded", approval }],
+  });
+
+  it("is 7 when an answered approval carries the request's reason (only ai 7 keeps it), else 6", () => {
+    const user = { role: "user", parts: [{ type: "text", text: "hi" }] };
+    expect(clientTargetOf([user])).toBe(6); // a new chat: nothing tells them apart yet
+    expect(clientTargetOf([user, approvalPart({ id: "c1", approved: true })])).toBe(6);
+    expect(
+      clientTargetOf([
+        user,
+        approvalPart({ id: "c1", approved: true, requestReason: "x needs your approval" }),
+      ]),
+    ).toBe(7);
+    // Malformed parts are not a sign of anything (the request's own checks refuse them).
+    expect(clientTargetOf([{ role: "assistant", parts: [null, 3, { approval: "yes" }] }])).toBe(6);
   });
 });

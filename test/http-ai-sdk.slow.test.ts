@@ -79,12 +79,18 @@ async function settle(chat: ChatLike, base: string): Promise<void> {
   expect(stable, "the client and the server settled").toBe(3);
 }
 
-/** The client's messages, without what the transcript does not record (a decided call's approval id). */
+/**
+ * The client's messages, without what the transcript does not record: a decided call's approval id,
+ * and the reason ai 7 keeps from a live approval request (the host sends it to tell ai 7 from ai 6;
+ * a reloaded page does not need it).
+ */
 function clientView(messages: readonly UIMessage[]): UIMessage[] {
   const copy = JSON.parse(JSON.stringify(messages)) as UIMessage[];
   for (const message of copy) {
     for (const part of message.parts) {
       if (part.type === "dynamic-tool" && part.state !== "approval-requested") delete part.approval;
+      else if (part.type === "dynamic-tool")
+        delete (part.approval as { requestReason?: string }).requestReason;
     }
   }
   return copy;
@@ -184,6 +190,132 @@ for (const client of AI_SDK_CLIENTS) {
           isError: true,
           content: [{ text: expect.stringContaining("keep it") }],
         });
+        await expectSameTranscript(chat, base, target);
+      });
+
+      it("with the docs' defaults (no target): the first Approve works and the answer shows", async () => {
+        const provider = scripted([
+          { toolCalls: [{ name: "delete_file", arguments: { path: "a.txt" } }] },
+          { text: "Deleted a.txt." },
+        ]);
+        // The host as docs/frontends.md sets it up: default protocols, no `target` to discover.
+        const host = createSessionHost({
+          agent: () => ({ provider, tools: [deleteFile] }),
+          basePath: "/api",
+          authorize: () => true,
+        });
+        const server = await serveNode(host.handle);
+        closers.push(async () => {
+          await host.close();
+          await server.close();
+        });
+        const base = `${server.url}/api`;
+        const { chat, errors } = await newChat(base, { id: "defaults", auto: true });
+        await chat.sendMessage({ text: "delete a.txt" });
+        await settle(chat, base);
+        expect(errors).toEqual([]);
+        const [call] = chat.messages[1]!.parts.filter((p) => p.type === "dynamic-tool");
+        expect(call).toMatchObject({ state: "approval-requested" });
+        await chat.addToolApprovalResponse({ id: (call!.approval as { id: string }).id, approved: true });
+        await settle(chat, base);
+        expect(errors).toEqual([]);
+        expect(chat.messages).toHaveLength(2);
+        expect(toolStates(chat.messages[1])).toEqual({ delete_file: "output-available" });
+        expect(chat.messages[1]!.parts.filter((p) => p.type === "text").map((p) => p.text)).toEqual([
+          "Deleted a.txt.",
+        ]);
+        await expectSameTranscript(chat, base, target);
+      });
+
+      it("a page reloaded while the answer after an Approve streams gets the whole message back", async () => {
+        const answer = "Deleted a.txt, and here is a long account of it. ".repeat(4);
+        const provider = scripted([
+          { text: "Deleting.", toolCalls: [{ name: "delete_file", arguments: { path: "a.txt" } }] },
+          { text: answer, chunkSize: 4, delayMs: 10 },
+        ]);
+        const { base } = await startHost(() => ({ provider, tools: [deleteFile] }), target);
+        const first = await newChat(base, { id: "reload", auto: true });
+        await first.chat.sendMessage({ text: "delete a.txt" });
+        await settle(first.chat, base);
+        const [call] = first.chat.messages[1]!.parts.filter((p) => p.type === "dynamic-tool");
+        await first.chat.addToolApprovalResponse({
+          id: (call!.approval as { id: string }).id,
+          approved: true,
+        });
+        await until(() =>
+          first.chat.messages[1]!.parts.some(
+            (p) => p.type === "text" && (p.text as string).startsWith("Deleted"),
+          ),
+        );
+        await first.chat.stop(); // the page goes away mid-answer (a disconnect: the run goes on)
+        expect(first.errors).toEqual([]);
+
+        // The reloaded page: its messages from GET /threads/{id} (the documented conversion), then resume.
+        const status = await threadStatus(base, "reload");
+        expect(status.status).toBe("running");
+        const messages = toUIMessages(status.messages, {
+          target,
+          pendingApprovals: status.pendingApprovals,
+          finishedCalls: status.finishedCalls,
+        });
+        const { chat, errors } = await newChat(base, { id: "reload", messages });
+        await chat.resumeStream();
+        await settle(chat, base);
+        expect(errors).toEqual([]);
+        expect(chat.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+        expect(toolStates(chat.messages[1])).toEqual({ delete_file: "output-available" });
+        expect(chat.messages[1]!.parts.filter((p) => p.type === "text").map((p) => p.text)).toEqual([
+          "Deleting.",
+          answer,
+        ]);
+        await expectSameTranscript(chat, base, target);
+      });
+
+      it("a page reloaded while an approval waits: toUIMessages(GET /threads/{id}) alone brings the card back", async () => {
+        const provider = scripted([
+          { toolCalls: [{ name: "delete_file", arguments: { path: "a.txt" } }] },
+          { text: "Deleted a.txt." },
+        ]);
+        const { base } = await startHost(() => ({ provider, tools: [deleteFile] }), target);
+        const first = await newChat(base, { id: "card", auto: true });
+        await first.chat.sendMessage({ text: "delete a.txt" });
+        await settle(first.chat, base);
+        // The reloaded page: the thread's JSON as the host answers it, converted as documented.
+        const thread = await (await fetch(`${base}/threads/card`)).json();
+        const messages = toUIMessages(thread, { target });
+        const { chat, errors } = await newChat(base, { id: "card", auto: true, messages });
+        expect(toolStates(chat.messages[1])).toEqual({ delete_file: "approval-requested" });
+        const [call] = chat.messages[1]!.parts.filter((p) => p.type === "dynamic-tool");
+        await chat.addToolApprovalResponse({ id: (call!.approval as { id: string }).id, approved: true });
+        await settle(chat, base);
+        expect(errors).toEqual([]);
+        expect(toolStates(chat.messages[1])).toEqual({ delete_file: "output-available" });
+        expect(chat.messages[1]!.parts.at(-1)).toMatchObject({ type: "text", text: "Deleted a.txt." });
+        await expectSameTranscript(chat, base, target);
+      });
+
+      it("an approval with edited arguments (side route), then resumeStream(): what shows is what toUIMessages gives", async () => {
+        const provider = scripted([
+          { toolCalls: [{ name: "delete_file", arguments: { path: "a.txt" } }] },
+          { text: "Done.", chunkSize: 2, delayMs: 10 },
+        ]);
+        const { base } = await startHost(() => ({ provider, tools: [deleteFile] }), target);
+        const { chat, errors } = await newChat(base, { id: "edited" });
+        await chat.sendMessage({ text: "delete a.txt" });
+        await settle(chat, base);
+        const [call] = chat.messages[1]!.parts.filter((p) => p.type === "dynamic-tool");
+        const approved = await fetch(`${base}/threads/edited/approve`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ toolCallId: call!.toolCallId, args: { path: "c.txt" } }),
+        });
+        expect(approved.status).toBe(200);
+        await chat.resumeStream();
+        await settle(chat, base);
+        expect(errors).toEqual([]);
+        const [done] = chat.messages[1]!.parts.filter((p) => p.type === "dynamic-tool");
+        expect(done).toMatchObject({ state: "output-available", output: "deleted c.txt" });
+        expect(chat.messages[1]!.parts.at(-1)).toMatchObject({ type: "text", text: "Done." });
         await expectSameTranscript(chat, base, target);
       });
 

@@ -129,6 +129,9 @@ function clientView(messages: readonly UIMessage[]): UIMessage[] {
   for (const message of copy) {
     for (const part of message.parts) {
       if (part.type === "dynamic-tool" && part.state !== "approval-requested") delete part.approval;
+      // The reason ai 7 keeps from a live approval request (how the host tells it from ai 6).
+      else if (part.type === "dynamic-tool")
+        delete (part.approval as { requestReason?: string }).requestReason;
     }
   }
   return copy;

@@ -113,7 +113,8 @@ describe("the session host: a chat request", () => {
           type: "dynamic-tool",
           toolCallId: "call_0_0",
           state: "approval-responded",
-          approval: { id: "call_0_0", approved: true },
+          // An ai 7 client keeps the request's reason: the host answers in ai 7's format.
+          approval: { id: "call_0_0", approved: true, requestReason: "delete_file needs your approval" },
         },
       ],
     };

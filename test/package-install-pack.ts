@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { cpSync, symlinkSync } from "node:fs";
+import { cpSync, readFileSync, symlinkSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -78,4 +78,55 @@ export async function packCheckout(
     files: { path: string }[];
   }[];
   return { source, filename: info!.filename, files: info!.files.map((file) => file.path) };
+}
+
+/**
+ * An app's lock file: agent-machine from the tarball, and `dependencies` (with what they need) at
+ * the versions of our own lock file. With it, `npm ci --offline` needs nothing but npm's cache,
+ * which our own `npm ci` filled (without it, npm must ask the registry for version lists).
+ * `dependencies` is the app's package.json field (agent-machine's entry included).
+ */
+export function appLockFile(tarball: string, dependencies: Record<string, string>): object {
+  const lock = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")) as {
+    packages: Record<string, Record<string, unknown>>;
+  };
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string };
+  const root = lock.packages[""]!;
+  const packages: Record<string, unknown> = {
+    "": { name: "app", dependencies },
+    "node_modules/agent-machine": {
+      version: pkg.version,
+      resolved: tarball,
+      dependencies: root.dependencies,
+      peerDependencies: root.peerDependencies,
+      peerDependenciesMeta: root.peerDependenciesMeta,
+      bin: root.bin,
+      engines: root.engines,
+      license: root.license,
+    },
+  };
+  const wanted = dependencyClosure(
+    lock.packages,
+    Object.keys(dependencies).filter((name) => name !== "agent-machine"),
+  );
+  for (const [path, entry] of Object.entries(lock.packages)) {
+    if (!path.startsWith("node_modules/") || entry.link) continue;
+    if (entry.dev && !wanted.has(path)) continue;
+    const { devOptional: _devOptional, dev: _dev, ...rest } = entry;
+    packages[path] = rest;
+  }
+  return { name: "app", lockfileVersion: 3, requires: true, packages };
+}
+
+/** The lock paths of `names` and of everything they depend on (dev packages in our lock). */
+function dependencyClosure(packages: Record<string, Record<string, unknown>>, names: string[]): Set<string> {
+  const found = new Set<string>();
+  const visit = (name: string) => {
+    const path = `node_modules/${name}`;
+    if (found.has(path) || !packages[path]) return;
+    found.add(path);
+    for (const dependency of Object.keys((packages[path]!.dependencies as object) ?? {})) visit(dependency);
+  };
+  for (const name of names) visit(name);
+  return found;
 }

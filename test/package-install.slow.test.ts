@@ -7,7 +7,7 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchBrowser } from "./browser.js";
 import { SANDBOX_ARGS } from "./fixtures/cli-harness.js";
-import { mustRun, packCheckout, ROOT, run } from "./package-install-pack.js";
+import { appLockFile, mustRun, packCheckout, ROOT, run } from "./package-install-pack.js";
 import { type ProviderFixtureServer, startProviderServer } from "./fixtures/provider-server.js";
 import { chatStream } from "./fixtures/provider-wire.js";
 
@@ -23,52 +23,6 @@ const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
 
 /** The app uses every entry, so it installs the optional peers too (the Restate SDK), as such an app must. */
 const appDependencies = (tarball: string) => ({ "agent-machine": tarball, ...pkg.peerDependencies });
-
-/**
- * The app's lock file: agent-machine from the tarball, and its dependencies at the versions of
- * our own lock file. With it, `npm ci --offline` needs nothing but npm's cache, which our own
- * `npm ci` filled (without it, npm must ask the registry for version lists).
- */
-function appLockFile(tarball: string): object {
-  const lock = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")) as {
-    packages: Record<string, Record<string, unknown>>;
-  };
-  const root = lock.packages[""]!;
-  const packages: Record<string, unknown> = {
-    "": { name: "app", dependencies: appDependencies(tarball) },
-    "node_modules/agent-machine": {
-      version: pkg.version,
-      resolved: tarball,
-      dependencies: root.dependencies,
-      peerDependencies: root.peerDependencies,
-      peerDependenciesMeta: root.peerDependenciesMeta,
-      bin: root.bin,
-      engines: root.engines,
-      license: root.license,
-    },
-  };
-  const peers = peerClosure(lock.packages, Object.keys(root.peerDependencies as object));
-  for (const [path, entry] of Object.entries(lock.packages)) {
-    if (!path.startsWith("node_modules/") || entry.link) continue;
-    if (entry.dev && !peers.has(path)) continue;
-    const { devOptional: _devOptional, dev: _dev, ...rest } = entry;
-    packages[path] = rest;
-  }
-  return { name: "app", lockfileVersion: 3, requires: true, packages };
-}
-
-/** The lock paths of the optional peers and of everything they depend on (dev packages in our lock). */
-function peerClosure(packages: Record<string, Record<string, unknown>>, names: string[]): Set<string> {
-  const found = new Set<string>();
-  const visit = (name: string) => {
-    const path = `node_modules/${name}`;
-    if (found.has(path) || !packages[path]) return;
-    found.add(path);
-    for (const dependency of Object.keys((packages[path]!.dependencies as object) ?? {})) visit(dependency);
-  };
-  for (const name of names) visit(name);
-  return found;
-}
 
 let work: string;
 let source: string;
@@ -93,7 +47,10 @@ beforeAll(async () => {
       dependencies: appDependencies(tarball),
     }),
   );
-  writeFileSync(join(app, "package-lock.json"), JSON.stringify(appLockFile(tarball)));
+  writeFileSync(
+    join(app, "package-lock.json"),
+    JSON.stringify(appLockFile(tarball, appDependencies(tarball))),
+  );
   await mustRun("npm", ["ci", "--offline", "--no-audit", "--no-fund"], app);
 }, 300_000);
 

@@ -18,7 +18,7 @@ import {
 } from "../../core/messages.js";
 import type { ToolResult } from "../../core/tool.js";
 import type { SessionClient } from "../../durable/session-client.js";
-import type { SessionStatus, SessionUpdates } from "../../durable/session-state.js";
+import type { SessionStatus, SessionUpdates } from "../../durable/session-types.js";
 import { type ApprovalAnswer, HostError, type ToolCallAnswer } from "../protocol.js";
 import { refusalOf, type ThreadBackend } from "./thread-backend.js";
 

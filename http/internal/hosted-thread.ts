@@ -6,7 +6,8 @@ import type { Subscription } from "rxjs";
 import { EventsUnavailableError } from "../../agent/event-log.js";
 import type { AgentEvent, AgentEventOf } from "../../core/events.js";
 import type { AgentMessage, UserMessage } from "../../core/messages.js";
-import type { ResponseContext, ResponseEnding, StreamEncoder } from "../encoder.js";
+import type { PendingApproval } from "../../agent/agent.js";
+import type { ContinuedThread, ResponseContext, ResponseEnding, StreamEncoder } from "../encoder.js";
 import {
   type ApprovalAnswer,
   type FinishedCall,
@@ -23,6 +24,8 @@ interface Period {
   /** Unknown until the run's agent_start, for a period a prompt opens. */
   runId: string | undefined;
   startSeq: number;
+  /** For a period that continues an assistant message: the thread when it opened (a replay rebuilds it). */
+  continues?: ContinuedThread;
 }
 
 /** Called when a run ends or goes quiescent (the host persists the thread then). */
@@ -36,6 +39,8 @@ export class HostedThreadImpl implements HostedThread {
   private readonly finished = new Map<string, FinishedCall>();
   private readonly sinks = new Set<ResponseSink>();
   private period: Period | undefined;
+  /** The approvals the run waited for when it last went quiescent. */
+  private quiescentApprovals: PendingApproval[] | undefined;
   private quiescent = false;
   private checkPending = false;
   private readonly subscription: Subscription;
@@ -103,7 +108,9 @@ export class HostedThreadImpl implements HostedThread {
     // Subscribed before anything is applied: prompt, approve and deny publish synchronously.
     const { body, sink } = this.attach(encoder, context);
     this.period =
-      kind === "run" ? { runId: undefined, startSeq: 0 } : { runId: this.runId, startSeq: this.seq + 1 };
+      kind === "run"
+        ? { runId: undefined, startSeq: 0 }
+        : { runId: this.runId, startSeq: this.seq + 1, continues: this.continuedThread() };
     this.quiescent = false;
     if (input.message) {
       const refusal = await this.agent.start(input.message, input.tools);
@@ -144,6 +151,7 @@ export class HostedThreadImpl implements HostedThread {
       threadId: this.threadId,
       runId,
       messages: this.agent.messages.slice(),
+      ...(period.continues ? { continues: period.continues } : {}),
     };
     const replaying: { subscription?: Subscription } = {};
     let lastEnd: AgentEventOf<"agent_end"> | undefined;
@@ -185,6 +193,19 @@ export class HostedThreadImpl implements HostedThread {
     });
     buffered = false;
     return new Response(body, { headers: encoder.headers });
+  }
+
+  /**
+   * The thread as a response that continues the run's message finds it: the calls that waited when
+   * the run went quiescent still show as waiting (the decision that moves the run on is the
+   * response's first event).
+   */
+  private continuedThread(): ContinuedThread {
+    return {
+      messages: this.agent.messages.slice(),
+      pendingApprovals: this.quiescentApprovals ?? this.agent.pendingApprovals(),
+      finishedCalls: [...this.finished.values()],
+    };
   }
 
   /** Stops following the agent (the host is closing). */
@@ -313,6 +334,7 @@ export class HostedThreadImpl implements HostedThread {
       this.waiting.clear();
       this.finished.clear();
       this.quiescent = false;
+      this.quiescentApprovals = undefined;
       if (this.period && this.period.runId === undefined) this.period.runId = this.runId;
       // A run no request of this host started (a durable session's run, found running when the
       // host woke the thread): a reconnect follows it all the same.
@@ -324,7 +346,7 @@ export class HostedThreadImpl implements HostedThread {
       // The run moved on with no request (a side route, a timeout, an abort): a new period, so a
       // reconnect can follow it.
       this.quiescent = false;
-      this.period = { runId: this.runId, startSeq: this.seq };
+      this.period = { runId: this.runId, startSeq: this.seq, continues: this.continuedThread() };
     }
     this.track(event);
     for (const sink of [...this.sinks]) sink.event(event, this.seq);
@@ -373,6 +395,7 @@ export class HostedThreadImpl implements HostedThread {
       this.checkPending = false;
       if (this.quiescent || !this.isQuiescent()) return;
       this.quiescent = true;
+      this.quiescentApprovals = this.agent.pendingApprovals();
       this.period = undefined;
       this.closeAll({
         kind: "quiescent",

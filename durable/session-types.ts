@@ -1,0 +1,73 @@
+// The shapes the durable sessions answer with, apart from the modules that serve them: the session
+// client and the session host's declarations use them, and an app that never installs Restate's SDK
+// (a page, a host without durable threads) still type-checks them with `skipLibCheck: false`.
+import type { AgentEndReason } from "../core/events.js";
+import type { AgentMessage, Usage } from "../core/messages.js";
+import type { RunOutcome } from "../core/run-outcome.js";
+
+/**
+ * What `AgentSession.prompt` answers when its run ends (whatever the outcome): the run's
+ * {@link RunOutcome}, the same shape a local `agent.prompt()` resolves with, and its id.
+ */
+export interface RunResult extends RunOutcome {
+  runId: string;
+}
+
+/** The service names (change them to serve several kinds of agent from one Restate cluster). */
+export interface SessionServiceNames {
+  /** Default `"AgentSession"`. */
+  session?: string;
+  /** Default `"SessionInbox"`. */
+  inbox?: string;
+}
+
+/** How the last finished run ended. */
+export interface LastRun {
+  runId: string;
+  reason: AgentEndReason;
+  errorMessage?: string;
+  /** The run's typed result, with an output schema (journaled with the final message). */
+  output?: unknown;
+  usage: Usage;
+  startedAt: number;
+  endedAt: number;
+}
+
+/** What `AgentSession.status` answers. */
+export interface SessionStatus {
+  sessionId: string;
+  state: "idle" | "running";
+  /** The invocation id of the active run, or of the last one. */
+  runId: string;
+  /** Turns the active run has started (the last run's, when idle). */
+  turn: number;
+  messageCount: number;
+  /** Bumped when a compaction rewrote earlier messages: a follower reads the transcript again. */
+  generation: number;
+  pendingApprovals: { toolCallId: string; toolName: string; args: unknown }[];
+  /** Calls of client-run tools waiting for the client's result (`resolveToolCall` / `rejectToolCall`). */
+  pendingToolCalls: { toolCallId: string; toolName: string; args: unknown }[];
+  lastRun?: LastRun;
+}
+
+/** A slice of the transcript, as `AgentSession.messages` answers it. */
+export interface TranscriptSlice {
+  generation: number;
+  count: number;
+  /** Messages `from` … `count - 1`. */
+  from: number;
+  messages: AgentMessage[];
+}
+
+/** What `AgentSession.updates` answers: the status and the new messages, in one read. */
+export interface SessionUpdates {
+  status: SessionStatus;
+  /**
+   * Where the messages of run `status.runId` start in the transcript (its message seq 0), while no
+   * compaction has rewritten the transcript since the run started; absent otherwise.
+   */
+  runStart?: number;
+  /** Messages `from` … `status.messageCount - 1`. */
+  from: number;
+  messages: AgentMessage[];
+}
