@@ -16,7 +16,7 @@ import type { Agent } from "./agent.js";
 import { createAgent } from "./create-agent.js";
 
 /** Options of {@link fromAgent}. */
-export interface FromAgentOptions<TInput, O extends OutputOption | undefined> {
+export interface FromAgentOptions<TInput, O extends OutputOption | undefined, TRawInput = TInput> {
   /**
    * The agent's options, as `createAgent` takes them (its `output` types the actor's output). Not
    * `snapshot`, `parentActor` or `id`: the actor restores, places and names the agent itself.
@@ -26,7 +26,7 @@ export interface FromAgentOptions<TInput, O extends OutputOption | undefined> {
    * A zod schema the actor's input must pass; input that fails it makes the actor fail at once
    * (`onError`, with a {@link FromAgentInputError} saying what is wrong) and the agent never starts.
    */
-  input?: z.ZodType<TInput>;
+  input?: z.ZodType<TInput, TRawInput>;
   /** The prompt of the run, from the (checked) input. */
   prompt: (input: TInput) => PromptInput;
   /** The transcript the agent starts with (e.g. an earlier agent's messages, carried in the input). */
@@ -79,10 +79,10 @@ export type AgentActorSnapshot<TInput, TOutput> = Snapshot<RunOutcome<TOutput>> 
 };
 
 /** The actor logic {@link fromAgent} makes. */
-export type AgentActorLogic<TInput, TOutput> = ActorLogic<
+export type AgentActorLogic<TInput, TOutput, TRawInput = TInput> = ActorLogic<
   AgentActorSnapshot<TInput, TOutput>,
   AgentActorEvent | InternalEvent,
-  unknown,
+  TRawInput,
   ActorSystem<any>,
   AgentEvent | CommandRejected
 >;
@@ -151,9 +151,13 @@ type Held<TInput, TOutput> = AgentActorSnapshot<TInput, TOutput> & { [SESSION]?:
  * });
  * ```
  */
-export function fromAgent<TInput = unknown, O extends OutputOption | undefined = undefined>(
-  options: FromAgentOptions<TInput, O>,
-): AgentActorLogic<TInput, undefined extends O ? unknown : InferOutput<O>> {
+export function fromAgent<
+  TInput = unknown,
+  O extends OutputOption | undefined = undefined,
+  TRawInput = TInput,
+>(
+  options: FromAgentOptions<TInput, O, TRawInput>,
+): AgentActorLogic<TInput, undefined extends O ? unknown : InferOutput<O>, TRawInput> {
   checkOptionKeys("fromAgent", options, FROM_AGENT_KEYS);
   if (typeof options.prompt !== "function")
     throw new TypeError("fromAgent: prompt must be a function of the input");
@@ -180,7 +184,7 @@ export function fromAgent<TInput = unknown, O extends OutputOption | undefined =
           status: "error",
           error: checked.error,
           output: undefined,
-          context: { input: input as TInput, prompted: false },
+          context: { input: input as unknown as TInput, prompted: false },
         };
       }
       return {
@@ -248,12 +252,12 @@ export function fromAgent<TInput = unknown, O extends OutputOption | undefined =
       const restored = persisted as S;
       return { ...restored, context: { ...restored.context } };
     },
-  } as AgentActorLogic<TInput, TOutput>;
+  } as AgentActorLogic<TInput, TOutput, TRawInput>;
 }
 
 /** Checks the actor's input against its schema: the value the schema gives, or the error saying why not. */
 export function checkInput<TInput>(
-  schema: z.ZodType<TInput> | undefined,
+  schema: z.ZodType<TInput, any> | undefined,
   input: unknown,
 ): { ok: true; value: TInput } | { ok: false; error: FromAgentInputError } {
   if (!schema) return { ok: true, value: input as TInput };
@@ -284,7 +288,7 @@ function parentEventFilter(
 
 /** Makes (or restores) the actor's agent, follows its events and, on a first start, prompts it. */
 function startSession<TInput>(
-  options: FromAgentOptions<TInput, OutputOption | undefined>,
+  options: FromAgentOptions<TInput, OutputOption | undefined, any>,
   snapshot: AgentActorSnapshot<TInput, unknown>,
   self: AnyActorRef,
   forwarded: (type: string) => boolean,
@@ -372,4 +376,6 @@ function sendToParent(self: AnyActorRef, event: EventObject & Record<string, unk
 }
 
 /** The actor ref of an agent actor (what `spawnChild` / `invoke` make from {@link fromAgent}). */
-export type AgentActorRef<TInput, TOutput> = ActorRefFrom<AgentActorLogic<TInput, TOutput>>;
+export type AgentActorRef<TInput, TOutput, TRawInput = TInput> = ActorRefFrom<
+  AgentActorLogic<TInput, TOutput, TRawInput>
+>;
