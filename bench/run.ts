@@ -31,6 +31,7 @@ const reports = [
   "context-window.ts",
   "frontends.ts",
   "host-memory.ts",
+  "nesting.ts",
   "output.ts",
   "provider-cache.ts",
   "providers.ts",
