@@ -209,6 +209,26 @@ describe("fromAgent", () => {
     expect(text).toContain("Refunded A7.");
   });
 
+  it("a persisted agent that cannot be restored fails the actor (onError) with the reason; the app goes on", async () => {
+    const ran: unknown[] = [];
+    const steps = [{ toolCalls: [{ id: "r1", name: "refund", arguments: { order: "A7" } }] }];
+    const writer = fromAgent({
+      agent: { provider: scripted(steps), tools: [refundTool(ran)] },
+      input: Ticket,
+      prompt: ({ ticket }) => ticket,
+    });
+    const first = createActor(appMachine(writer, { ticket: "refund A7" })).start();
+    await waitFor(first, (s) => s.context.seen.includes("agent.approval_requested"));
+    const saved = JSON.parse(JSON.stringify(first.getPersistedSnapshot()));
+    first.stop();
+    saved.children.writer.snapshot.context.agent = { status: "active", value: "nowhere", context: {} };
+    const second = createActor(appMachine(writer, undefined), { snapshot: saved }).start();
+    const done = await waitFor(second, (s) => s.status === "done");
+    expect(done.value).toBe("failed");
+    expect(String((done.context.error as Error).message)).toMatch(/snapshot/i);
+    expect(ran).toEqual([]);
+  });
+
   it("emits every event (deltas too) to actorRef.on listeners, and abort ends the run as aborted", async () => {
     const slow = defineTool({
       name: "slow",
