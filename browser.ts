@@ -19,6 +19,18 @@ export { EventsUnavailableError } from "./agent/event-log.js";
 export { createAgent } from "./agent/create-agent.js";
 export type { RunOutcome } from "./core/run-outcome.js";
 
+// --- Agents inside your own XState machine ---
+export type {
+  AgentActorEvent,
+  AgentActorLogic,
+  AgentActorParentEvent,
+  AgentActorRef,
+  AgentActorSnapshot,
+  CommandRejected,
+  FromAgentOptions,
+} from "./agent/from-agent.js";
+export { FromAgentInputError, fromAgent } from "./agent/from-agent.js";
+
 // --- Typed results and checked answers: output schemas, partial objects, output filters ---
 export type * from "./core/output.js";
 export { parsePartialJson } from "./core/partial-json.js";

@@ -34,6 +34,7 @@ const reports = [
   "frontends.ts",
   "host-memory.ts",
   "mcp-server.ts",
+  "nesting.ts",
   "output.ts",
   "provider-cache.ts",
   "providers.ts",
