@@ -1,8 +1,13 @@
+import { mkdtemp, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   type Agent,
   createAgent,
+  createFileScheduleStore,
   createMemoryScheduleStore,
+  createScheduleTool,
   createScheduler,
   type ScheduleStore,
   scripted,
@@ -256,5 +261,98 @@ describe("createScheduler after a restart", () => {
     expect(ada.woken()).toEqual(["once only"]);
     expect(second.scheduler.list()).toEqual([]);
     second.scheduler.stop();
+  });
+});
+
+describe("createScheduleTool", () => {
+  it("lets the agent schedule its own wake-up ('remind me tomorrow at 9'), and it wakes to it", async () => {
+    const provider = scripted([
+      {
+        toolCalls: [
+          {
+            name: "schedule_wake",
+            arguments: {
+              action: "create",
+              at: "2026-01-06T09:00:00+01:00",
+              message: "Remind the user: dentist",
+            },
+          },
+        ],
+      },
+      { text: "I will remind you tomorrow at 9." },
+      { text: "Reminder: dentist" },
+    ]);
+    const agents = new Map<string, Agent>();
+    const { scheduler, errors } = await started(agents);
+    const agent = createAgent({
+      provider,
+      hibernate: "whenIdle",
+      tools: [createScheduleTool({ scheduler, agentId: "ada" })],
+    });
+    agents.set("ada", agent);
+    await clock.runUntil(agent.prompt("remind me tomorrow at 9 about the dentist"));
+    expect(scheduler.list("ada")).toMatchObject([{ createdBy: "agent", nextAt: Date.UTC(2026, 0, 6, 8) }]);
+    await clock.advance(24 * HOUR);
+    await clock.runUntil(agent.waitForIdle());
+    expect(provider.requests).toHaveLength(3);
+    expect(agent.messages.at(-2)).toMatchObject({
+      role: "user",
+      source: "schedule",
+      content: "Remind the user: dentist",
+    });
+    expect(errors).toEqual([]);
+    scheduler.stop();
+  });
+
+  it("answers the model with an error for a time without offset, in the past, or another agent's schedule", async () => {
+    const agents = new Map<string, Agent>([["bob", sleepyAgent().agent]]);
+    const { scheduler } = await started(agents);
+    const bobs = await scheduler.schedule({ agentId: "bob", every: HOUR, message: "bob's" });
+    const tool = createScheduleTool({ scheduler, agentId: "ada" });
+    const call = (args: object) =>
+      tool.execute(args as never, { signal: new AbortController().signal } as never);
+    await expect(call({ action: "create", at: "2026-01-06T09:00:00", message: "x" })).rejects.toThrow(
+      /needs its offset/,
+    );
+    await expect(call({ action: "create", at: "2020-01-06T09:00:00Z", message: "x" })).rejects.toThrow(
+      /in the past/,
+    );
+    await expect(call({ action: "cancel", id: bobs.id })).rejects.toThrow(`no wake-up "${bobs.id}" of yours`);
+    await expect(call({ action: "create", in_minutes: 5 })).rejects.toThrow(/needs the message/);
+    expect(await call({ action: "list" })).toBe("No wake-ups scheduled.");
+    expect(scheduler.list().map((s) => s.id)).toEqual([bobs.id]);
+    scheduler.stop();
+  });
+});
+
+describe("schedule stores", () => {
+  it("a file store keeps schedules across a restart; a store that fails is reported, and nothing crashes", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "wake-"));
+    const path = join(dir, "schedules.json");
+    const ada = sleepyAgent();
+    const agents = new Map([["ada", ada.agent]]);
+    const first = await started(agents, createFileScheduleStore(path));
+    await first.scheduler.schedule({ agentId: "ada", every: HOUR, message: "tick", id: "hourly" });
+    first.scheduler.stop();
+    expect(JSON.parse(await readFile(path, "utf8"))).toMatchObject([{ id: "hourly", nextAt: START + HOUR }]);
+
+    const failing = createFileScheduleStore(path);
+    const second = await started(agents, {
+      load: () => failing.load(),
+      put: () => Promise.reject(new Error("disk full")),
+      delete: (id) => failing.delete(id),
+    });
+    expect(second.scheduler.list().map((s) => s.id)).toEqual(["hourly"]);
+    await clock.advance(HOUR);
+    await clock.runUntil(ada.agent.waitForIdle());
+    expect(ada.woken()).toEqual(["tick"]);
+    expect(second.errors.map((e) => e.message)).toEqual(["disk full"]);
+    second.scheduler.stop();
+    // The store still has the slot as due: the next start runs it again, a no-op for the agent.
+    const third = await started(agents, createFileScheduleStore(path));
+    await clock.runUntil(ada.agent.waitForIdle());
+    expect(third.reports.map((r) => r.delivery)).toEqual(["duplicate"]);
+    expect(ada.woken()).toEqual(["tick"]);
+    third.scheduler.stop();
   });
 });

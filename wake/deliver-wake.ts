@@ -53,12 +53,15 @@ export function deliverWake(
   return "delivered";
 }
 
-/** Whether a message with this id is in the agent's transcript or queues. */
+/** Whether a message with this id is in the agent's transcript or queues, or a compaction summary replaced it. */
 export function hasMessage(agent: Agent, id: string): boolean {
   const { steering, followUp } = agent.queued;
   return (
     steering.some((message) => message.id === id) ||
     followUp.some((message) => message.id === id) ||
-    agent.messages.some((message) => message.id === id)
+    agent.messages.some(
+      (message) =>
+        message.id === id || (message.role === "custom" && message.replaces?.includes(id) === true),
+    )
   );
 }

@@ -1,7 +1,7 @@
 import type { Agent } from "../agent/agent.js";
 import { type WakeDelivery, deliverWake } from "./deliver-wake.js";
 import { dueSlots } from "./due-slots.js";
-import { ScheduleError, type ScheduleWhen, checkWhen, slotAtOrAfter } from "./schedule-spec.js";
+import { ScheduleError, type ScheduleWhen, checkWhen, slotAfter, slotAtOrAfter } from "./schedule-spec.js";
 import {
   type MissedRunPolicy,
   type ScheduleRecord,
@@ -148,7 +148,19 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     try {
       for (let next = nextLive(); next && next.at <= Date.now(); next = nextLive()) {
         queue.pop();
-        await fireRecord(records.get(next.id)!);
+        const record = records.get(next.id)!;
+        try {
+          await fireRecord(record);
+        } catch (error) {
+          // The store refused the slot's write: the slot stays due in the store and runs again at
+          // the next start (a no-op for an agent that had it); here it waits for the next slot.
+          options.onError?.(error as Error, record);
+          const following = slotAfter(record.when, next.at);
+          if (records.get(record.id) === record && following !== undefined) {
+            record.nextAt = following;
+            enqueue(record);
+          }
+        }
       }
     } finally {
       firing = false;
