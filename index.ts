@@ -63,4 +63,4 @@ export type {
 export { createInspectorRelay, createStatelyInspector } from "./visualizer/stately.js";
 
 // --- Agents that wake: one scheduler per process, events from outside (docs/wake.md) ---
-export * from "./wake/index.js";
+export * from "./wake.js";
