@@ -14,6 +14,8 @@ import { leanScripted } from "./lean-scripted.js";
 
 /** Sessions held at once (`BENCH_SESSIONS` overrides). */
 const SESSIONS = Number(process.env.BENCH_SESSIONS) || 100_000;
+/** Schedules held for the scheduler's own heap figure (agents stubbed). */
+const SCHEDULES = 100_000;
 /** Wakes timed for the latency figures. */
 const WAKES = 500;
 
@@ -108,6 +110,24 @@ export async function run(): Promise<BenchResult[]> {
       note: `unscheduled: ${(plain.perSession / 1024).toFixed(2)} KB; ratio ${(scheduled.perSession / plain.perSession).toFixed(2)}×`,
     });
   }
+
+  // The scheduler's own share: SCHEDULES cron schedules, the agents a stub the directory hands out.
+  const stub = {} as Agent;
+  const own = createScheduler({ agents: { get: () => stub }, store: externalStore });
+  await own.start();
+  const beforeSchedules = heapUsed();
+  for (let i = 0; i < SCHEDULES; i++) {
+    await own.schedule({ agentId: `s${i}`, cron: "0 9 * * *", timeZone: "Europe/Paris", message: "Morning" });
+  }
+  const perSchedule = (heapUsed() - beforeSchedules) / SCHEDULES;
+  own.stop();
+  results.push({
+    name: `(w) heap per schedule in the process scheduler, ${SCHEDULES.toLocaleString("en")} cron schedules`,
+    unit: "KB/schedule",
+    ours: perSchedule / 1024,
+    runs: 1,
+    note: `the record and its heap entry (store kept elsewhere); a hibernated session here: ${(plain.perSession / 1024).toFixed(2)} KB`,
+  });
 
   const agents = new Map<string, Agent>();
   for (let i = 0; i < WAKES; i++) {
