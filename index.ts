@@ -61,3 +61,6 @@ export type {
   StatelyInspectorOptions,
 } from "./visualizer/stately.js";
 export { createInspectorRelay, createStatelyInspector } from "./visualizer/stately.js";
+
+// --- Agents that wake: one scheduler per process, events from outside (docs/wake.md) ---
+export * from "./wake.js";

@@ -14,6 +14,7 @@ import { checkJsonContentType, checkLoopbackHost, checkSameOrigin } from "./inte
 import { matchRoute } from "./internal/router.js";
 import { localBackend, type ThreadBackend } from "./internal/thread-backend.js";
 import { threadRoutes } from "./internal/thread-routes.js";
+import { eventRoute } from "./internal/event-route.js";
 import { type HostApi, type HostedThread, HostError, type HostProtocol, type HostRoute } from "./protocol.js";
 
 /** Where the host keeps threads' snapshots between processes (default: nowhere, memory only). */
@@ -168,6 +169,7 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
   const routes: HostRoute[] = [
     ...(options.protocols ?? [aiSdkProtocol(), agUiProtocol()]).flatMap((p) => p.routes),
     ...threadRoutes(),
+    eventRoute(),
   ];
   const durable = options.durable && openDurable(options.durable);
 

@@ -10,13 +10,14 @@ import * as mcpServer from "../mcp-server.js";
 import * as react from "../react.js";
 import * as testing from "../testing.js";
 import * as visualizer from "../visualizer.js";
+import * as wake from "../wake.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
 // The package's entries (docs/package.md): in Node, `agent-machine` is everything a library user
 // gets; `agent-machine/browser` (what bundlers get for a web page) and the Node-only entries are its
 // parts, so an app can import from any of them and mix them.
-const parts = { browser, "coding-tools": codingTools, mcp, visualizer } as Record<
+const parts = { browser, "coding-tools": codingTools, mcp, visualizer, wake } as Record<
   string,
   Record<string, unknown>
 >;

@@ -1,0 +1,358 @@
+import { mkdtemp, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  type Agent,
+  createAgent,
+  createFileScheduleStore,
+  createMemoryScheduleStore,
+  createScheduleTool,
+  createScheduler,
+  type ScheduleStore,
+  scripted,
+  slotAtOrAfter,
+  type WakeReport,
+} from "../index.js";
+import { createTestClock, type TestClock } from "../testing.js";
+
+// Schedules through the public API, on the test kit's clock: hours pass in microseconds.
+
+const HOUR = 3_600_000;
+const START = Date.UTC(2026, 0, 5, 8, 0, 0); // a Monday, 08:00 UTC
+
+let clock: TestClock;
+beforeEach(() => {
+  clock = createTestClock({ now: START }).install();
+});
+afterEach(() => clock.uninstall());
+
+/** An agent that answers every run with "ok" and sleeps when idle, with the texts it was woken to. */
+function sleepyAgent() {
+  const provider = scripted(() => ({ text: "ok" }));
+  const agent = createAgent({ provider, hibernate: "whenIdle" });
+  const woken = () => provider.requests.map((request) => lastUserText(request.messages));
+  return { agent, provider, woken };
+}
+
+function lastUserText(messages: readonly { role: string; content: unknown }[]) {
+  const last = messages.findLast((message) => message.role === "user");
+  return typeof last?.content === "string" ? last.content : JSON.stringify(last?.content);
+}
+
+async function started(agents: Map<string, Agent>, store?: ScheduleStore, reports: WakeReport[] = []) {
+  const errors: Error[] = [];
+  const scheduler = createScheduler({
+    agents,
+    store,
+    onWake: (r) => reports.push(r),
+    onError: (e) => errors.push(e),
+  });
+  await scheduler.start();
+  return { scheduler, errors, reports };
+}
+
+describe("createScheduler", () => {
+  it("wakes a hibernated agent at its time with the schedule's message, once, holding one timer for every agent", async () => {
+    const ada = sleepyAgent();
+    const bob = sleepyAgent();
+    const agents = new Map([
+      ["ada", ada.agent],
+      ["bob", bob.agent],
+    ]);
+    const { scheduler, errors } = await started(agents);
+    const timersBefore = clock.pending();
+    await scheduler.schedule({ agentId: "ada", at: START + HOUR, message: "Standup in 5 minutes" });
+    await scheduler.schedule({ agentId: "bob", at: START + 2 * HOUR, message: "Lunch", id: "a-lunch" });
+    await scheduler.schedule({
+      agentId: "bob",
+      every: HOUR,
+      message: "Hourly check",
+      as: "followUp",
+      id: "b-hourly",
+    });
+    expect(ada.agent.hibernated).toBe(true);
+    expect(clock.pending() - timersBefore).toBe(1);
+    expect(scheduler.nextWake("bob")).toBe(START + HOUR);
+
+    await clock.advance(HOUR - 1);
+    expect(ada.woken()).toEqual([]);
+    await clock.advance(1);
+    await clock.runUntil(ada.agent.waitForIdle());
+    expect(ada.woken()).toEqual(["Standup in 5 minutes"]);
+    const woke = ada.agent.messages.find((m) => m.role === "user");
+    expect(woke).toMatchObject({ source: "schedule", content: "Standup in 5 minutes" });
+
+    await clock.advance(2 * HOUR);
+    await clock.runUntil(bob.agent.waitForIdle());
+    expect(ada.woken()).toEqual(["Standup in 5 minutes"]);
+    // bob, at 09:00 the hourly check; at 10:00 the lunch prompt, whose run takes the hourly check
+    // as its follow-up (same slot time: ids order them); at 11:00 the hourly check.
+    expect(bob.agent.messages.map((m) => m.role === "user" && m.content)).toEqual([
+      "Hourly check",
+      false,
+      "Lunch",
+      false,
+      "Hourly check",
+      false,
+      "Hourly check",
+      false,
+    ]);
+    expect(scheduler.list("ada")).toEqual([]); // the one-off is done
+    expect(scheduler.list("bob")).toMatchObject([{ runs: 3, nextAt: START + 4 * HOUR }]);
+    expect(errors).toEqual([]);
+    scheduler.stop();
+  });
+
+  it("fires a cron in its time zone, across a daylight-saving change", async () => {
+    const when = { cron: "0 9 * * *", timeZone: "Europe/Paris" };
+    // Paris is UTC+1 in winter, UTC+2 from 29 March 2026.
+    expect(new Date(slotAtOrAfter(when, Date.UTC(2026, 2, 28, 9))!).toISOString()).toBe(
+      "2026-03-29T07:00:00.000Z",
+    );
+    expect(new Date(slotAtOrAfter(when, Date.UTC(2026, 0, 5, 7))!).toISOString()).toBe(
+      "2026-01-05T08:00:00.000Z",
+    );
+
+    const ada = sleepyAgent();
+    const { scheduler } = await started(new Map([["ada", ada.agent]]));
+    const made = await scheduler.schedule({ agentId: "ada", ...when, message: "Morning report" });
+    expect(made.nextAt).toBe(Date.UTC(2026, 0, 6, 8)); // 09:00 Paris is already past on the 5th (08:00 UTC)
+    await clock.advance(3 * 24 * HOUR);
+    await clock.runUntil(ada.agent.waitForIdle());
+    expect(ada.woken()).toEqual(["Morning report", "Morning report", "Morning report"]);
+    scheduler.stop();
+  });
+
+  it("lists, pauses (slots passing meanwhile do not run), resumes and cancels", async () => {
+    const ada = sleepyAgent();
+    const { scheduler } = await started(new Map([["ada", ada.agent]]));
+    const hourly = await scheduler.schedule({ agentId: "ada", every: HOUR, message: "tick", id: "hourly" });
+    expect(scheduler.list().map((s) => s.id)).toEqual(["hourly"]);
+    expect((await scheduler.pause(hourly.id)).paused).toBe(true);
+    expect(scheduler.nextWake("ada")).toBeUndefined();
+    await clock.advance(3 * HOUR);
+    expect(ada.woken()).toEqual([]);
+    const resumed = await scheduler.resume(hourly.id);
+    expect(resumed.nextAt).toBe(START + 3 * HOUR);
+    await clock.runUntil(ada.agent.waitForIdle());
+    await clock.advance(HOUR);
+    await clock.runUntil(ada.agent.waitForIdle());
+    expect(ada.woken()).toEqual(["tick", "tick"]);
+    expect(await scheduler.cancel(hourly.id)).toBe(true);
+    expect(await scheduler.cancel(hourly.id)).toBe(false);
+    await clock.advance(5 * HOUR);
+    expect(ada.woken()).toEqual(["tick", "tick"]);
+    await expect(scheduler.pause("hourly")).rejects.toThrow('no schedule "hourly"');
+    scheduler.stop();
+  });
+
+  it("refuses bad input clearly and keeps nothing of it", async () => {
+    const ada = sleepyAgent();
+    const { scheduler } = await started(new Map([["ada", ada.agent]]));
+    const base = { agentId: "ada", message: "x" };
+    await expect(scheduler.schedule({ ...base, cron: "0 0 30 2 *" })).rejects.toThrow(
+      'cron "0 0 30 2 *" never fires',
+    );
+    await expect(scheduler.schedule({ ...base, cron: "bogus" })).rejects.toThrow(
+      /cron "bogus".*five, six, or seven/,
+    );
+    await expect(scheduler.schedule({ ...base, cron: "0 9 * * *", timeZone: "Mars/Base" })).rejects.toThrow(
+      /in Mars\/Base.*Invalid timezone/,
+    );
+    await expect(scheduler.schedule({ ...base, at: START - 1 })).rejects.toThrow(/is in the past/);
+    await expect(scheduler.schedule({ ...base, at: "tomorrow-ish" })).rejects.toThrow(/at must be a time/);
+    await expect(scheduler.schedule({ ...base, every: 10 })).rejects.toThrow(/at least 1000/);
+    await expect(scheduler.schedule({ ...base, at: START + 1, every: HOUR } as never)).rejects.toThrow(
+      /exactly one of at, every or cron \(got at, every\)/,
+    );
+    await expect(scheduler.schedule({ ...base, agentId: "nobody", at: START + HOUR })).rejects.toThrow(
+      'no agent "nobody"',
+    );
+    await expect(scheduler.schedule({ ...base, message: " ", at: START + HOUR })).rejects.toThrow(
+      /needs the message/,
+    );
+    await expect(scheduler.schedule({ ...base, at: START + HOUR, missed: "never" as never })).rejects.toThrow(
+      /missed must be/,
+    );
+    expect(scheduler.list()).toEqual([]);
+    scheduler.stop();
+  });
+
+  it("an agent gone from the directory when its slot comes: the schedule is cancelled and reported", async () => {
+    const ada = sleepyAgent();
+    const agents = new Map([["ada", ada.agent]]);
+    const { scheduler, errors } = await started(agents);
+    await scheduler.schedule({ agentId: "ada", every: HOUR, message: "tick" });
+    agents.delete("ada");
+    await clock.advance(HOUR);
+    expect(errors.map((e) => e.message)).toEqual([
+      expect.stringMatching(/no agent "ada"; the schedule is cancelled/),
+    ]);
+    expect(scheduler.list()).toEqual([]);
+    scheduler.stop();
+  });
+});
+
+describe("createScheduler after a restart", () => {
+  /** Schedules hourly, stops the process for `down`, starts a new scheduler on the same store. */
+  async function downFor(down: number, missed: "once" | "skip" | "each") {
+    const store = createMemoryScheduleStore();
+    const ada = sleepyAgent();
+    const agents = new Map([["ada", ada.agent]]);
+    const first = await started(agents, store);
+    await first.scheduler.schedule({ agentId: "ada", every: HOUR, message: "tick", missed });
+    first.scheduler.stop();
+    await clock.advance(down);
+    const second = await started(agents, store);
+    await clock.runUntil(ada.agent.waitForIdle());
+    return { ...second, ada, store };
+  }
+
+  it("once: slots missed while down run one time, then the schedule goes on", async () => {
+    const { ada, scheduler, reports } = await downFor(3 * HOUR + 30 * 60_000, "once");
+    expect(ada.woken()).toEqual(["tick"]);
+    expect(reports.map((r) => [r.delivery, r.count])).toEqual([
+      ["skipped", 2],
+      ["delivered", undefined],
+    ]);
+    expect(scheduler.list()[0]!.nextAt).toBe(START + 4 * HOUR);
+    await clock.advance(HOUR);
+    await clock.runUntil(ada.agent.waitForIdle());
+    expect(ada.woken()).toEqual(["tick", "tick"]);
+    scheduler.stop();
+  });
+
+  it("skip: slots missed while down do not run; the next slot does", async () => {
+    const { ada, scheduler, reports } = await downFor(3 * HOUR + 30 * 60_000, "skip");
+    expect(ada.woken()).toEqual([]);
+    expect(reports.map((r) => [r.delivery, r.count])).toEqual([["skipped", 3]]);
+    await clock.advance(HOUR);
+    await clock.runUntil(ada.agent.waitForIdle());
+    expect(ada.woken()).toEqual(["tick"]);
+    scheduler.stop();
+  });
+
+  it("each: every missed slot runs, in order", async () => {
+    const { ada, scheduler, reports } = await downFor(3 * HOUR + 30 * 60_000, "each");
+    // The first slot's run takes the other two as follow-ups (it is running when they arrive).
+    expect(ada.agent.messages.filter((m) => m.role === "user")).toHaveLength(3);
+    expect(reports.map((r) => r.slot)).toEqual([START + HOUR, START + 2 * HOUR, START + 3 * HOUR]);
+    scheduler.stop();
+  });
+
+  it("a slot re-run after a crash between its delivery and the store's write reaches the agent once", async () => {
+    const ada = sleepyAgent();
+    const agents = new Map([["ada", ada.agent]]);
+    const store = createMemoryScheduleStore();
+    const first = await started(agents, store);
+    await first.scheduler.schedule({ agentId: "ada", at: START + HOUR, message: "once only" });
+    const beforeTheSlot = createMemoryScheduleStore();
+    for (const record of await store.load()) beforeTheSlot.put(record);
+    await clock.advance(HOUR);
+    await clock.runUntil(ada.agent.waitForIdle());
+    first.scheduler.stop();
+    expect(ada.woken()).toEqual(["once only"]);
+
+    // The process died before the store recorded the slot: the restarted scheduler runs it again.
+    const second = await started(agents, beforeTheSlot);
+    await clock.runUntil(ada.agent.waitForIdle());
+    expect(second.reports.map((r) => r.delivery)).toEqual(["duplicate"]);
+    expect(ada.woken()).toEqual(["once only"]);
+    expect(second.scheduler.list()).toEqual([]);
+    second.scheduler.stop();
+  });
+});
+
+describe("createScheduleTool", () => {
+  it("lets the agent schedule its own wake-up ('remind me tomorrow at 9'), and it wakes to it", async () => {
+    const provider = scripted([
+      {
+        toolCalls: [
+          {
+            name: "schedule_wake",
+            arguments: {
+              action: "create",
+              at: "2026-01-06T09:00:00+01:00",
+              message: "Remind the user: dentist",
+            },
+          },
+        ],
+      },
+      { text: "I will remind you tomorrow at 9." },
+      { text: "Reminder: dentist" },
+    ]);
+    const agents = new Map<string, Agent>();
+    const { scheduler, errors } = await started(agents);
+    const agent = createAgent({
+      provider,
+      hibernate: "whenIdle",
+      tools: [createScheduleTool({ scheduler, agentId: "ada" })],
+    });
+    agents.set("ada", agent);
+    await clock.runUntil(agent.prompt("remind me tomorrow at 9 about the dentist"));
+    expect(scheduler.list("ada")).toMatchObject([{ createdBy: "agent", nextAt: Date.UTC(2026, 0, 6, 8) }]);
+    await clock.advance(24 * HOUR);
+    await clock.runUntil(agent.waitForIdle());
+    expect(provider.requests).toHaveLength(3);
+    expect(agent.messages.at(-2)).toMatchObject({
+      role: "user",
+      source: "schedule",
+      content: "Remind the user: dentist",
+    });
+    expect(errors).toEqual([]);
+    scheduler.stop();
+  });
+
+  it("answers the model with an error for a time without offset, in the past, or another agent's schedule", async () => {
+    const agents = new Map<string, Agent>([["bob", sleepyAgent().agent]]);
+    const { scheduler } = await started(agents);
+    const bobs = await scheduler.schedule({ agentId: "bob", every: HOUR, message: "bob's" });
+    const tool = createScheduleTool({ scheduler, agentId: "ada" });
+    const call = (args: object) =>
+      tool.execute(args as never, { signal: new AbortController().signal } as never);
+    await expect(call({ action: "create", at: "2026-01-06T09:00:00", message: "x" })).rejects.toThrow(
+      /needs its offset/,
+    );
+    await expect(call({ action: "create", at: "2020-01-06T09:00:00Z", message: "x" })).rejects.toThrow(
+      /in the past/,
+    );
+    await expect(call({ action: "cancel", id: bobs.id })).rejects.toThrow(`no wake-up "${bobs.id}" of yours`);
+    await expect(call({ action: "create", in_minutes: 5 })).rejects.toThrow(/needs the message/);
+    expect(await call({ action: "list" })).toBe("No wake-ups scheduled.");
+    expect(scheduler.list().map((s) => s.id)).toEqual([bobs.id]);
+    scheduler.stop();
+  });
+});
+
+describe("schedule stores", () => {
+  it("a file store keeps schedules across a restart; a store that fails is reported, and nothing crashes", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "wake-"));
+    const path = join(dir, "schedules.json");
+    const ada = sleepyAgent();
+    const agents = new Map([["ada", ada.agent]]);
+    const first = await started(agents, createFileScheduleStore(path));
+    await first.scheduler.schedule({ agentId: "ada", every: HOUR, message: "tick", id: "hourly" });
+    first.scheduler.stop();
+    expect(JSON.parse(await readFile(path, "utf8"))).toMatchObject([{ id: "hourly", nextAt: START + HOUR }]);
+
+    const failing = createFileScheduleStore(path);
+    const second = await started(agents, {
+      load: () => failing.load(),
+      put: () => Promise.reject(new Error("disk full")),
+      delete: (id) => failing.delete(id),
+    });
+    expect(second.scheduler.list().map((s) => s.id)).toEqual(["hourly"]);
+    await clock.advance(HOUR);
+    await clock.runUntil(ada.agent.waitForIdle());
+    expect(ada.woken()).toEqual(["tick"]);
+    expect(second.errors.map((e) => e.message)).toEqual(["disk full"]);
+    second.scheduler.stop();
+    // The store still has the slot as due: the next start runs it again, a no-op for the agent.
+    const third = await started(agents, createFileScheduleStore(path));
+    await clock.runUntil(ada.agent.waitForIdle());
+    expect(third.reports.map((r) => r.delivery)).toEqual(["duplicate"]);
+    expect(ada.woken()).toEqual(["tick"]);
+    third.scheduler.stop();
+  });
+});

@@ -1,0 +1,25 @@
+// agent-machine/wake (Node only): agents that wake (docs/wake.md) — one scheduler per process for
+// schedules (at, every, cron in a time zone), the agent's own schedule tool, events from outside.
+// Also part of the main entry in Node.
+export type { AgentEventInput } from "./wake/deliver-event.js";
+export { deliverEvent, WakeEventError } from "./wake/deliver-event.js";
+export type { WakeDelivery, WakeMessage, WakeQueue } from "./wake/deliver-wake.js";
+export { deliverWake } from "./wake/deliver-wake.js";
+export type { DueSlots } from "./wake/due-slots.js";
+export { dueSlots } from "./wake/due-slots.js";
+export { createFileScheduleStore } from "./wake/file-schedule-store.js";
+export type { ScheduleWhen, StoredWhen } from "./wake/schedule-spec.js";
+export { checkWhen, MIN_EVERY_MS, ScheduleError, slotAfter, slotAtOrAfter } from "./wake/schedule-spec.js";
+export type { ScheduleToolOptions } from "./wake/schedule-tool.js";
+export { createScheduleTool } from "./wake/schedule-tool.js";
+export type { MissedRunPolicy, ScheduleRecord, ScheduleStore, WakeAs } from "./wake/schedule-store.js";
+export { createMemoryScheduleStore } from "./wake/schedule-store.js";
+export type {
+  AgentDirectory,
+  Schedule,
+  ScheduleInput,
+  Scheduler,
+  SchedulerOptions,
+  WakeReport,
+} from "./wake/scheduler.js";
+export { createScheduler } from "./wake/scheduler.js";

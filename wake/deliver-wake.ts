@@ -1,0 +1,67 @@
+import type { Agent } from "../agent/agent.js";
+import type { MessageSource, UserMessage } from "../core/messages.js";
+
+/** Which queue a wake message joins: a new run's prompt, the follow-up queue, or the steering queue. */
+export type WakeQueue = "prompt" | "followUp" | "steer";
+
+/** A message that wakes an agent: its id makes delivering it twice a no-op. */
+export interface WakeMessage {
+  /** Unique per wake (a schedule's slot, a sender's event id): the message's id in the transcript. */
+  id: string;
+  text: string;
+  source: Extract<MessageSource, "schedule" | "event">;
+  queue: WakeQueue;
+}
+
+/** What {@link deliverWake} did: `duplicate` when a message with that id had already reached the agent. */
+export type WakeDelivery = "delivered" | "duplicate";
+
+/**
+ * Hands `wake` to `agent` and makes it run: an idle (or hibernated) agent starts a run with the
+ * message, whatever its queue; a running one takes it from the steering or follow-up queue (a
+ * `prompt` wake then joins the follow-ups, so nothing is lost). A message whose id is already
+ * in the transcript or a queue is not delivered again. Run failures go to `onRunError`; the run's
+ * own events report them too.
+ *
+ * @example
+ * ```ts
+ * deliverWake(agent, { id: "evt_42", text: "The build failed", source: "event", queue: "steer" });
+ * ```
+ */
+export function deliverWake(
+  agent: Agent,
+  wake: WakeMessage,
+  onRunError: (error: Error) => void = () => {},
+): WakeDelivery {
+  if (hasMessage(agent, wake.id)) return "duplicate";
+  const message: UserMessage = {
+    role: "user",
+    content: wake.text,
+    id: wake.id,
+    source: wake.source,
+    timestamp: Date.now(),
+  };
+  const report = (error: unknown) => onRunError(error instanceof Error ? error : new Error(String(error)));
+  // On an idle agent every queue means the same: a run that starts with the message (a queued
+  // message and continue() would need a transcript to continue from).
+  if (agent.state === "idle") {
+    agent.prompt(message).catch(report);
+    return "delivered";
+  }
+  if (wake.queue === "steer") agent.steer(message);
+  else agent.followUp(message);
+  return "delivered";
+}
+
+/** Whether a message with this id is in the agent's transcript or queues, or a compaction summary replaced it. */
+export function hasMessage(agent: Agent, id: string): boolean {
+  const { steering, followUp } = agent.queued;
+  return (
+    steering.some((message) => message.id === id) ||
+    followUp.some((message) => message.id === id) ||
+    agent.messages.some(
+      (message) =>
+        message.id === id || (message.role === "custom" && message.replaces?.includes(id) === true),
+    )
+  );
+}

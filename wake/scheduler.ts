@@ -1,0 +1,325 @@
+import type { Agent } from "../agent/agent.js";
+import { type WakeDelivery, deliverWake } from "./deliver-wake.js";
+import { dueSlots } from "./due-slots.js";
+import { ScheduleError, type ScheduleWhen, checkWhen, slotAfter, slotAtOrAfter } from "./schedule-spec.js";
+import {
+  type MissedRunPolicy,
+  type ScheduleRecord,
+  type ScheduleStore,
+  type WakeAs,
+  createMemoryScheduleStore,
+} from "./schedule-store.js";
+import { createSlotQueue } from "./slot-queue.js";
+
+/** Finds an agent by id: a `Map<string, Agent>` is one; so is a function of a store that makes agents on demand. */
+export interface AgentDirectory {
+  get(agentId: string): Agent | undefined | Promise<Agent | undefined>;
+}
+
+/** A schedule as `scheduler.list()` shows it. */
+export type Schedule = Readonly<ScheduleRecord>;
+
+/** What `scheduler.schedule()` takes: when, the agent, and the message it wakes to. */
+export type ScheduleInput = ScheduleWhen & {
+  agentId: string;
+  /** The text the agent wakes to. */
+  message: string;
+  /** As a new run's prompt (default), or as a follow-up. */
+  as?: WakeAs;
+  /** For slots missed while the process was down (default: the scheduler's, else `once`). */
+  missed?: MissedRunPolicy;
+  /** Your own id (unique); default a random one. */
+  id?: string;
+  createdBy?: "app" | "agent";
+};
+
+/** One slot the scheduler handled: delivered, a duplicate of one the agent already had, or skipped by the missed-run policy. */
+export interface WakeReport {
+  schedule: Schedule;
+  /** The slot (for `skipped`: the latest of them). */
+  slot: number;
+  delivery: WakeDelivery | "skipped";
+  /** For `skipped`: how many slots the missed-run policy did not run. */
+  count?: number;
+}
+
+/** Options of {@link createScheduler}. */
+export interface SchedulerOptions {
+  /** Where the scheduler finds the agent a slot wakes. */
+  agents: AgentDirectory;
+  /** Where schedules outlive the process. Default: in memory. */
+  store?: ScheduleStore;
+  /** Default missed-run policy. Default `once`. */
+  missed?: MissedRunPolicy;
+  /** A slot fired later than this after its time counts as missed (the process was down). Default 60 000 ms. */
+  missedAfterMs?: number;
+  /** Most slots one schedule runs at once under the `each` policy (the latest ones). Default 100. */
+  maxMissedRuns?: number;
+  /** Delivery failures: an agent the directory no longer knows (its schedule is cancelled), a run that could not start. */
+  onError?: (error: Error, schedule: Schedule) => void;
+  /** Every slot handled, after the store recorded it. */
+  onWake?: (report: WakeReport) => void;
+}
+
+/**
+ * The one scheduler of a process: every schedule of every agent, with a single timer for the
+ * earliest slot. A hibernated agent holds no timer; the scheduler wakes it through `agents`.
+ */
+export interface Scheduler {
+  /** Loads the store, runs missed slots by their policy, and arms the timer. Call once, before `schedule`. */
+  start(): Promise<void>;
+  /** Makes a schedule; throws {@link ScheduleError} for a cron that never fires, a time in the past, an unknown agent. */
+  schedule(input: ScheduleInput): Promise<Schedule>;
+  /** Every schedule, or one agent's. */
+  list(agentId?: string): Schedule[];
+  /** The next time `agentId` wakes by schedule, if any (ms since the epoch). */
+  nextWake(agentId: string): number | undefined;
+  /** Stops a schedule firing until `resume`; slots that pass meanwhile are not run. */
+  pause(id: string): Promise<Schedule>;
+  /** Fires again from the next slot (an `at` already past fires under its missed-run policy). */
+  resume(id: string): Promise<Schedule>;
+  /** Removes a schedule; `false` when there was none with that id. */
+  cancel(id: string): Promise<boolean>;
+  /** Clears the timer (schedules stay in the store for the next `start`). */
+  stop(): void;
+}
+
+/** Node's timers take at most 2^31 − 1 ms; a later slot is reached in steps. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * Creates the process's scheduler. Its timer is unref'd: it never keeps a process alive on its
+ * own. Slots move on in the store only after their message reached the agent, and each slot's
+ * message has an id of its own, so a slot re-run after a crash is a no-op for an agent that had it.
+ *
+ * @example
+ * ```ts
+ * const agents = new Map([["ada", createAgent({ provider, hibernate: "whenIdle" })]]);
+ * const scheduler = createScheduler({ agents, store: createFileScheduleStore("schedules.json") });
+ * await scheduler.start();
+ * await scheduler.schedule({ agentId: "ada", cron: "0 9 * * 1-5", timeZone: "Europe/Paris", message: "Morning report" });
+ * ```
+ */
+export function createScheduler(options: SchedulerOptions): Scheduler {
+  const store = options.store ?? createMemoryScheduleStore();
+  const missedAfterMs = options.missedAfterMs ?? 60_000;
+  const maxMissedRuns = options.maxMissedRuns ?? 100;
+  const records = new Map<string, ScheduleRecord>();
+  const queue = createSlotQueue();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timerAt: number | undefined;
+  let started = false;
+  let stopped = false;
+  let firing = false;
+
+  const isLive = (entry: { at: number; id: string }) => {
+    const record = records.get(entry.id);
+    return record !== undefined && !record.paused && record.nextAt === entry.at;
+  };
+  const nextLive = () => {
+    while (queue.size > 0 && !isLive(queue.peek()!)) queue.pop();
+    return queue.peek();
+  };
+  const enqueue = (record: ScheduleRecord) => {
+    if (record.nextAt !== undefined && !record.paused) queue.push({ at: record.nextAt, id: record.id });
+  };
+
+  function arm(): void {
+    if (stopped || !started || firing) return;
+    const next = nextLive();
+    if (next?.at === timerAt && timer !== undefined) return;
+    if (timer !== undefined) clearTimeout(timer);
+    timer = timerAt = undefined;
+    if (!next) return;
+    timerAt = next.at;
+    timer = setTimeout(
+      () => {
+        timer = timerAt = undefined;
+        void fireDue();
+      },
+      Math.min(Math.max(0, next.at - Date.now()), MAX_TIMER_MS),
+    );
+    timer.unref?.();
+  }
+
+  async function fireDue(): Promise<void> {
+    if (firing || stopped) return;
+    firing = true;
+    try {
+      for (let next = nextLive(); next && next.at <= Date.now(); next = nextLive()) {
+        queue.pop();
+        const record = records.get(next.id)!;
+        try {
+          await fireRecord(record);
+        } catch (error) {
+          // The store refused the slot's write: the slot stays due in the store and runs again at
+          // the next start (a no-op for an agent that had it); here it waits for the next slot.
+          options.onError?.(error as Error, record);
+          const following = slotAfter(record.when, next.at);
+          if (records.get(record.id) === record && following !== undefined) {
+            record.nextAt = following;
+            enqueue(record);
+          }
+        }
+      }
+    } finally {
+      firing = false;
+      arm();
+    }
+  }
+
+  async function fireRecord(record: ScheduleRecord): Promise<void> {
+    const now = Date.now();
+    const { fire, skipped, nextAt } = dueSlots(record, now, { missedAfterMs, maxMissedRuns });
+    let agent: Agent | undefined;
+    try {
+      agent = await options.agents.get(record.agentId);
+    } catch (error) {
+      agent = undefined;
+      options.onError?.(error as Error, record);
+    }
+    if (!agent) {
+      records.delete(record.id);
+      await store.delete(record.id);
+      options.onError?.(
+        new ScheduleError(`schedule "${record.id}": no agent "${record.agentId}"; the schedule is cancelled`),
+        record,
+      );
+      return;
+    }
+    const reports: WakeReport[] =
+      skipped.count > 0
+        ? [{ schedule: record, slot: skipped.last!, delivery: "skipped", count: skipped.count }]
+        : [];
+    for (const slot of fire) {
+      let delivery: WakeDelivery;
+      try {
+        delivery = deliverWake(
+          agent,
+          { id: `wake_${record.id}_${slot}`, text: record.message, source: "schedule", queue: record.as },
+          (error) => options.onError?.(error, record),
+        );
+      } catch (error) {
+        // A stopped agent refuses; the slot counts as run (it is not retried for ever).
+        options.onError?.(error as Error, record);
+        delivery = "delivered";
+      }
+      reports.push({ schedule: record, slot, delivery });
+    }
+    if (records.get(record.id) !== record) return; // cancelled meanwhile
+    record.runs += fire.length;
+    if (nextAt === undefined) {
+      records.delete(record.id);
+      await store.delete(record.id);
+    } else {
+      record.nextAt = nextAt;
+      await store.put(record);
+      enqueue(record);
+    }
+    for (const report of reports) options.onWake?.({ ...report, schedule: { ...record } });
+  }
+
+  const found = (id: string) => {
+    const record = records.get(id);
+    if (!record) throw new ScheduleError(`no schedule "${id}"`);
+    return record;
+  };
+
+  return {
+    async start() {
+      if (started) return;
+      for (const record of await store.load()) {
+        records.set(record.id, record);
+        enqueue(record);
+      }
+      started = true;
+      await fireDue();
+    },
+
+    async schedule(input) {
+      if (!started) throw new ScheduleError("call scheduler.start() before scheduling");
+      if (typeof input.message !== "string" || input.message.trim() === "") {
+        throw new ScheduleError("a schedule needs the message the agent wakes to");
+      }
+      if (input.as !== undefined && input.as !== "prompt" && input.as !== "followUp") {
+        throw new ScheduleError(`as must be "prompt" or "followUp", got ${String(input.as)}`);
+      }
+      const missed = input.missed ?? options.missed ?? "once";
+      if (!["once", "skip", "each"].includes(missed)) {
+        throw new ScheduleError(`missed must be "once", "skip" or "each", got ${String(missed)}`);
+      }
+      const id = input.id ?? `sch_${crypto.randomUUID()}`;
+      if (records.has(id)) throw new ScheduleError(`a schedule "${id}" exists already`);
+      const { stored, first } = checkWhen(input, Date.now());
+      if (!(await options.agents.get(input.agentId))) throw new ScheduleError(`no agent "${input.agentId}"`);
+      const record: ScheduleRecord = {
+        id,
+        agentId: input.agentId,
+        when: stored,
+        message: input.message,
+        as: input.as ?? "prompt",
+        missed,
+        createdBy: input.createdBy ?? "app",
+        paused: false,
+        nextAt: first,
+        runs: 0,
+      };
+      await store.put(record);
+      records.set(id, record);
+      enqueue(record);
+      arm();
+      return { ...record };
+    },
+
+    list(agentId) {
+      const all = [...records.values()];
+      return (agentId === undefined ? all : all.filter((record) => record.agentId === agentId)).map(
+        (record) => ({
+          ...record,
+        }),
+      );
+    },
+
+    nextWake(agentId) {
+      let next: number | undefined;
+      for (const record of records.values()) {
+        if (record.agentId !== agentId || record.paused || record.nextAt === undefined) continue;
+        if (next === undefined || record.nextAt < next) next = record.nextAt;
+      }
+      return next;
+    },
+
+    async pause(id) {
+      const record = found(id);
+      record.paused = true;
+      await store.put(record);
+      arm();
+      return { ...record };
+    },
+
+    async resume(id) {
+      const record = found(id);
+      if (!record.paused) return { ...record };
+      record.paused = false;
+      if (!("at" in record.when)) record.nextAt = slotAtOrAfter(record.when, Date.now());
+      await store.put(record);
+      enqueue(record);
+      if (record.nextAt !== undefined && record.nextAt <= Date.now()) void fireDue();
+      else arm();
+      return { ...record };
+    },
+
+    async cancel(id) {
+      if (!records.delete(id)) return false;
+      await store.delete(id);
+      arm();
+      return true;
+    },
+
+    stop() {
+      stopped = true;
+      if (timer !== undefined) clearTimeout(timer);
+      timer = timerAt = undefined;
+    },
+  };
+}
