@@ -342,7 +342,7 @@ describe("anthropic provider: request body", () => {
     const p = provider();
     await collect(p.stream(userRequest("hi"), new AbortController().signal));
     expect(server.requests[0].headers.authorization).toBe(`Bearer ${API_KEY}`);
-    expect(Object.keys(p).sort()).toEqual(["id", "model", "stream"]);
+    expect(Object.keys(p).sort()).toEqual(["id", "maxOutputTokens", "model", "stream"]);
     expect(JSON.stringify(p)).not.toContain(API_KEY);
   });
 });

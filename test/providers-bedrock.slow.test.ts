@@ -277,7 +277,7 @@ describe("bedrock provider: faults", () => {
     expect(error.kind).toBe("auth");
     expect(JSON.stringify(error)).not.toContain(ACCESS_KEY_ID);
     expect(JSON.stringify(provider())).not.toContain(SECRET_ACCESS_KEY);
-    expect(Object.keys(provider()).sort()).toEqual(["id", "model", "stream"]);
+    expect(Object.keys(provider()).sort()).toEqual(["id", "maxOutputTokens", "model", "stream"]);
   });
 
   it("an exception frame mid-stream → classified after the partial text (throttling, model stream error)", async () => {
