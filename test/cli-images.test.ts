@@ -119,11 +119,14 @@ describe("images in a prompt", () => {
     input.emit("data", "see \x1b[200~/tmp/a");
     input.emit("data", ".png\x1b[201~and ");
     expect(keyboard.text).toBe("see [image #1: a.png] and ");
-    // A paste that is not an image goes in as typed (its line end included).
+    // A paste of several lines that is not an image is one block, folded in the line and sent whole
+    // on Enter (its line ends are never Enter).
     input.emit("data", "\x1b[200~two\rlines\x1b[201~");
     expect(pastes).toEqual(["/tmp/a.png", "two\rlines"]);
-    expect(lines).toEqual(["see [image #1: a.png] and two"]);
-    expect(keyboard.text).toBe("lines");
+    expect(lines).toEqual([]);
+    expect(keyboard.text).toBe("see [image #1: a.png] and [pasted 2 lines]");
+    input.emit("data", "\r");
+    expect(lines).toEqual(["see [image #1: a.png] and two\nlines"]);
     keyboard.stop();
     expect(written).toEqual(["\x1b[?2004h", "\x1b[?2004l"]);
   });
