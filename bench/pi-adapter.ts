@@ -89,7 +89,7 @@ export const piSleepTool: PiAgentTool<typeof piSleepParameters> = {
   execute: async (_id, params, signal) => {
     // pi hands every call of a run the same signal: 100 waiting calls are expected, not a leak.
     if (signal) setMaxListeners(0, signal);
-    await sleep(params.ms, signal);
+    await sleep((params as { ms: number }).ms, signal);
     return { content: [{ type: "text", text: "slept" }], details: {} };
   },
 };
@@ -123,7 +123,11 @@ export function piStreamFn(provider: Provider, agentTools: readonly PiAgentTool<
     const messages = context.messages as unknown as (Message | { role: "system"; content: unknown })[];
     const request: ProviderRequest = {
       systemPrompt: context.systemPrompt ?? systemText(messages),
-      messages: messages.filter((message): message is Message => message.role !== "system"),
+      // A getter: the benches' lean provider never reads the transcript, so pi 1.x is not charged
+      // for a copy here that 0.73 (its messages passed as they are) never made.
+      get messages() {
+        return messages.filter((message): message is Message => message.role !== "system");
+      },
       tools: (context.tools ?? agentTools).map((tool) => ({
         name: tool.name,
         description: tool.description,

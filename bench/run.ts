@@ -46,9 +46,7 @@ if (files.length === 0 && reports.length === 0) {
 }
 
 // The pi column is the release the running Node supports (pi-adapter.ts): 1.x on Node ≥ 22.19.
-console.log(
-  `agent-machine benchmarks vs ${piName} · ${machineDescription()}`,
-);
+console.log(`agent-machine benchmarks vs ${piName} · ${machineDescription()}`);
 console.log(
   `${benchRuns()} measured runs per figure (medians) · load average ${loadavg()
     .map((l) => l.toFixed(2))
