@@ -1,8 +1,8 @@
 import { createAgent, type ScriptedStep } from "../index.js";
-import { noopTool, piNoopTool, piSleepTool, sleepTool, stepUsage } from "./bench-tools.js";
+import { noopTool, sleepTool, stepUsage } from "./bench-tools.js";
 import { type BenchResult, benchRuns, collectGarbage, gcExposed, median, sideBySide } from "./harness.js";
 import { leanScripted } from "./lean-scripted.js";
-import { createPiAgent } from "./pi-adapter.js";
+import { createPiAgent, piNoopTool, piSleepTool } from "./pi-adapter.js";
 
 /** Agents held at once. */
 export const AGENTS = 1_000;

@@ -1,8 +1,8 @@
 import { type AgentOptions, createAgent, type ScriptedStep } from "../index.js";
-import { noopTool, piNoopTool, stepUsage } from "./bench-tools.js";
+import { noopTool, stepUsage } from "./bench-tools.js";
 import { type BenchResult, benchRuns, collectGarbage, gcExposed, median, sideBySide } from "./harness.js";
 import { leanScripted } from "./lean-scripted.js";
-import { createPiAgent } from "./pi-adapter.js";
+import { createPiAgent, piNoopTool, piTranscript } from "./pi-adapter.js";
 
 /** Turns in the session: one prompt, the model asks for the instant tool every turn but the last. */
 export const SESSION_TURNS = 10_000;
@@ -97,8 +97,8 @@ export async function runPi(withHeap: boolean, turns = SESSION_TURNS): Promise<P
   });
   probes.push(probe(withHeap));
   await agent.prompt("go");
-  if (agent.state.messages.length !== 2 * turns) {
-    throw new Error(`pi ended with ${agent.state.messages.length} messages`);
+  if (piTranscript(agent).length !== 2 * turns) {
+    throw new Error(`pi ended with ${piTranscript(agent).length} messages`);
   }
   return probes;
 }

@@ -1,8 +1,8 @@
 import { createAgent, type ScriptedStep } from "../index.js";
-import { piSleepTool, sleepTool, stepUsage } from "./bench-tools.js";
+import { sleepTool, stepUsage } from "./bench-tools.js";
 import { type BenchResult, benchRuns, measure, medianSample, type Sample, sideBySide } from "./harness.js";
 import { leanScripted } from "./lean-scripted.js";
-import { createPiAgent } from "./pi-adapter.js";
+import { createPiAgent, piSleepTool, piTranscript } from "./pi-adapter.js";
 
 /** How many parallel calls the one tool turn asks for, in each series. */
 export const SERIES = [10, 100, 1_000, 3_000];
@@ -43,8 +43,8 @@ export async function runPiFanOut(calls: number): Promise<Sample> {
     if (event.type === "tool_execution_end") ends++;
   });
   const sample = await measure(() => agent.prompt("sleep a lot"));
-  if (agent.state.messages.length !== expectedMessages(calls) || ends !== calls) {
-    throw new Error(`pi-agent-core ended with ${agent.state.messages.length} messages and ${ends} tool ends`);
+  if (piTranscript(agent).length !== expectedMessages(calls) || ends !== calls) {
+    throw new Error(`pi-agent-core ended with ${piTranscript(agent).length} messages and ${ends} tool ends`);
   }
   return sample;
 }

@@ -1,13 +1,101 @@
-import { Agent as PiAgent, type AgentTool as PiAgentTool, type StreamFn } from "@mariozechner/pi-agent-core";
-import {
-  type AssistantMessageEventStream,
-  createAssistantMessageEventStream,
-  type AssistantMessage as PiAssistantMessage,
-  type TextContent as PiTextContent,
-  type ThinkingContent as PiThinkingContent,
-  type ToolCall as PiToolCall,
+import { setMaxListeners } from "node:events";
+import { createRequire } from "node:module";
+import type * as PiCore from "@mariozechner/pi-agent-core";
+import type { AgentTool as PiAgentTool, StreamFn } from "@mariozechner/pi-agent-core";
+import type * as PiAi from "@mariozechner/pi-ai";
+import type {
+  AssistantMessageEventStream,
+  AssistantMessage as PiAssistantMessage,
+  TextContent as PiTextContent,
+  ThinkingContent as PiThinkingContent,
+  ToolCall as PiToolCall,
 } from "@mariozechner/pi-ai";
 import type { Message, Provider, ProviderRequest } from "../index.js";
+import { sleep } from "./bench-tools.js";
+
+/** The pi releases the bench compares with: 1.x needs Node ≥ 22.19, 0.73 runs on Node 20. */
+export type PiRelease = "0.73" | "1.6";
+
+/**
+ * The pi release this process compares with: `BENCH_PI` (`0.73` or `1.6`) when set, otherwise
+ * 1.6 where the running Node meets its `engines` (≥ 22.19) and 0.73 where it does not — so the
+ * Node 20 run keeps a peer and the Node 24 run meets pi's current major.
+ *
+ * @example
+ * ```ts
+ * choosePiRelease("24.11.1", undefined); // "1.6"
+ * choosePiRelease("20.19.0", undefined); // "0.73"
+ * ```
+ */
+export function choosePiRelease(nodeVersion: string, override: string | undefined): PiRelease {
+  if (override === "0.73" || override === "1.6") return override;
+  if (override) throw new Error(`BENCH_PI must be 0.73 or 1.6, not ${override}`);
+  const [major = 0, minor = 0] = nodeVersion.split(".").map(Number);
+  return major > 22 || (major === 22 && minor >= 19) ? "1.6" : "0.73";
+}
+
+/** The pi release this process loaded (see {@link choosePiRelease}). */
+export const piRelease: PiRelease = choosePiRelease(process.versions.node, process.env.BENCH_PI);
+
+/** The npm packages behind each release. */
+const packages = {
+  "0.73": { core: "@mariozechner/pi-agent-core", ai: "@mariozechner/pi-ai" },
+  "1.6": { core: "@earendil-works/pi-agent-core", ai: "@earendil-works/pi-ai" },
+} as const;
+
+/** pi's package and version as the bench output names it, e.g. `@earendil-works/pi-agent-core@1.6.0`. */
+export const piName = `${packages[piRelease].core}@${
+  (createRequire(import.meta.url)(`${packages[piRelease].core}/package.json`) as { version: string }).version
+}`;
+
+// Both majors keep the API the bench uses (Agent, subscribe, prompt, the AssistantMessageEvent
+// stream); 0.73's types describe it. A variable specifier keeps tsc (on Node 20) off 1.x's types.
+const core = (await import(packages[piRelease].core)) as typeof PiCore;
+const ai = (await import(packages[piRelease].ai)) as typeof PiAi;
+
+/**
+ * An object schema with number properties, as each release's users write it: TypeBox's
+ * `Type.Object` for 0.73 (which ships TypeBox), a plain JSON Schema for 1.x (which takes "any
+ * JSON Schema object" and no longer re-exports TypeBox).
+ */
+function numbersObject(names: readonly string[]) {
+  if (piRelease === "0.73") {
+    return ai.Type.Object(Object.fromEntries(names.map((name) => [name, ai.Type.Number()])));
+  }
+  return {
+    type: "object",
+    properties: Object.fromEntries(names.map((name) => [name, { type: "number" }])),
+    required: [...names],
+  } as unknown as ReturnType<typeof ai.Type.Object>;
+}
+
+/** pi-agent-core's twin of {@link noopTool}. */
+export const piNoopTool: PiAgentTool<any> = {
+  name: "noop",
+  label: "noop",
+  description: "Does nothing and says ok",
+  parameters: numbersObject([]),
+  execute: async () => ({ content: [{ type: "text", text: "ok" }], details: {} }),
+};
+
+const piSleepParameters = numbersObject(["ms"]);
+
+/** pi-agent-core's twin of {@link sleepTool}. */
+export const piSleepTool: PiAgentTool<typeof piSleepParameters> = {
+  name: "sleep",
+  label: "sleep",
+  description: "Waits some milliseconds",
+  parameters: piSleepParameters,
+  execute: async (_id, params, signal) => {
+    // pi hands every call of a run the same signal: 100 waiting calls are expected, not a leak.
+    if (signal) setMaxListeners(0, signal);
+    await sleep((params as { ms: number }).ms, signal);
+    return { content: [{ type: "text", text: "slept" }], details: {} };
+  },
+};
+
+/** The agent class of the loaded release. */
+export type PiAgent = PiCore.Agent;
 
 /**
  * A pi-agent-core `StreamFn` that plays one of our providers (in the benchmarks: the same
@@ -22,17 +110,25 @@ import type { Message, Provider, ProviderRequest } from "../index.js";
  *
  * @example
  * ```ts
- * const agent = new PiAgent({ streamFn: piStreamFn(scripted([{ text: "Hi" }])) });
+ * const agent = createPiAgent(scripted([{ text: "Hi" }]), []); // or, by hand:
+ * const streamFn = piStreamFn(scripted([{ text: "Hi" }]));
  * await agent.prompt("Hello");
  * ```
  */
-export function piStreamFn(provider: Provider): StreamFn {
+export function piStreamFn(provider: Provider, agentTools: readonly PiAgentTool<any>[] = []): StreamFn {
   return (model, context, options) => {
-    const stream = createAssistantMessageEventStream();
+    const stream = ai.createAssistantMessageEventStream();
+    // 1.x puts the system prompt (and the tools' declarations) in a leading system message and
+    // drops `systemPrompt` / `tools` from the context: read them where each release keeps them.
+    const messages = context.messages as unknown as (Message | { role: "system"; content: unknown })[];
     const request: ProviderRequest = {
-      systemPrompt: context.systemPrompt,
-      messages: context.messages as unknown as Message[],
-      tools: (context.tools ?? []).map((tool) => ({
+      systemPrompt: context.systemPrompt ?? systemText(messages),
+      // A getter: the benches' lean provider never reads the transcript, so pi 1.x is not charged
+      // for a copy here that 0.73 (its messages passed as they are) never made.
+      get messages() {
+        return messages.filter((message): message is Message => message.role !== "system");
+      },
+      tools: (context.tools ?? agentTools).map((tool) => ({
         name: tool.name,
         description: tool.description,
         parameters: tool.parameters as unknown as Record<string, unknown>,
@@ -162,8 +258,31 @@ async function pump(
  * ```
  */
 export function createPiAgent(provider: Provider, tools: PiAgentTool<any>[], systemPrompt = ""): PiAgent {
-  return new PiAgent({
+  return new core.Agent({
     initialState: { systemPrompt, tools },
-    streamFn: piStreamFn(provider),
+    streamFn: piStreamFn(provider, tools),
   });
+}
+
+/** The text of the leading system message (1.x), or "" when there is none. */
+function systemText(messages: readonly { role: string; content?: unknown }[]): string {
+  const first = messages[0];
+  if (first?.role !== "system") return "";
+  const content = first.content;
+  if (typeof content === "string") return content;
+  return Array.isArray(content) ? content.map((part: { text?: string }) => part.text ?? "").join("") : "";
+}
+
+/**
+ * The agent's transcript without system messages: 1.x keeps its system prompt as the first
+ * message, 0.73 beside the transcript; the benches count what both runtimes hold alike.
+ *
+ * @example
+ * ```ts
+ * await agent.prompt("go");
+ * piTranscript(agent).length; // prompt, answers and tool results
+ * ```
+ */
+export function piTranscript(agent: PiAgent): PiCore.AgentMessage[] {
+  return agent.state.messages.filter((message) => (message as { role: string }).role !== "system");
 }

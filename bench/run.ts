@@ -13,6 +13,7 @@ import {
   gcExposed,
   machineDescription,
 } from "./harness.js";
+import { piName } from "./pi-adapter.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
@@ -46,7 +47,8 @@ if (files.length === 0 && reports.length === 0) {
   process.exit(1);
 }
 
-console.log(`agent-machine benchmarks vs pi-agent-core · ${machineDescription()}`);
+// The pi column is the release the running Node supports (pi-adapter.ts): 1.x on Node ≥ 22.19.
+console.log(`agent-machine benchmarks vs ${piName} · ${machineDescription()}`);
 console.log(
   `${benchRuns()} measured runs per figure (medians) · load average ${loadavg()
     .map((l) => l.toFixed(2))
@@ -76,7 +78,15 @@ console.log();
 const letter = (result: BenchResult) => /^\((\w)\)/.exec(result.name)?.[1] ?? "~";
 results.sort((x, y) => letter(x).localeCompare(letter(y)));
 console.log(formatTable(results));
-if (json) console.log(JSON.stringify({ machine: machineDescription(), results }, null, 2));
+if (json) {
+  console.log(
+    JSON.stringify(
+      { machine: machineDescription(), node: process.versions.node, pi: piName, results },
+      null,
+      2,
+    ),
+  );
+}
 if (failures.length) {
   console.error(`\n${failures.length} bench file(s) failed:\n${failures.join("\n")}`);
   process.exitCode = 1;

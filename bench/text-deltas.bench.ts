@@ -2,7 +2,7 @@ import { createAgent, type ScriptedStep } from "../index.js";
 import { stepUsage } from "./bench-tools.js";
 import { type BenchResult, measure, medianSample, type Sample, sideBySide } from "./harness.js";
 import { inBursts, leanScripted } from "./lean-scripted.js";
-import { createPiAgent } from "./pi-adapter.js";
+import { createPiAgent, piTranscript } from "./pi-adapter.js";
 
 /** Delta counts measured; per-delta time must stay flat across them. */
 export const SIZES = [10_000, 50_000, 100_000] as const;
@@ -49,7 +49,7 @@ export async function runPi(deltas: number, paced = false): Promise<Sample> {
     if (event.type === "message_update" && event.assistantMessageEvent.type === "text_delta") updates++;
   });
   const sample = await measure(() => agent.prompt("talk"));
-  const answer = agent.state.messages.at(-1);
+  const answer = piTranscript(agent).at(-1);
   checkAnswer("pi-agent-core", updates, deltas, answer?.role === "assistant" ? textOf(answer) : undefined);
   return sample;
 }

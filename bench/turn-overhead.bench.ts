@@ -1,8 +1,8 @@
 import { createAgent, type ScriptedStep } from "../index.js";
-import { noopTool, piNoopTool, stepUsage } from "./bench-tools.js";
+import { noopTool, stepUsage } from "./bench-tools.js";
 import { type BenchResult, measure, medianSample, rotating, type Sample } from "./harness.js";
 import { leanScripted } from "./lean-scripted.js";
-import { createPiAgent } from "./pi-adapter.js";
+import { createPiAgent, piNoopTool, piTranscript } from "./pi-adapter.js";
 import { type FloorShape, runFloor } from "./xstate-floor.js";
 
 /** Model calls in one run: the model asks for the tool this many times minus one, then answers. */
@@ -43,8 +43,8 @@ export async function runPi(turns = TURNS): Promise<Sample> {
     events++;
   });
   const sample = await measure(() => agent.prompt("go"));
-  if (agent.state.messages.length !== expectedMessages(turns) || events === 0) {
-    throw new Error(`pi-agent-core ended with ${agent.state.messages.length} messages`);
+  if (piTranscript(agent).length !== expectedMessages(turns) || events === 0) {
+    throw new Error(`pi-agent-core ended with ${piTranscript(agent).length} messages`);
   }
   return sample;
 }
