@@ -6,6 +6,7 @@ import { z } from "zod";
 import {
   type Agent,
   type AgentEvent,
+  type AgentMessage,
   createAgent,
   defineClientTool,
   defineTool,
@@ -476,28 +477,27 @@ describe.each(["1.0", "0.0.59"] as const)("AG-UI encoder and compaction, @ag-ui/
 
 describe("AG-UI encoder, a reconnect's replay", () => {
   it("does not send again the tool results and messages the client holds; the others it does", () => {
-    const result = (id: string, toolCallId: string) =>
-      ({
-        role: "toolResult",
-        id,
-        toolCallId,
-        toolName: "weather",
-        content: [{ type: "text", text: "sunny" }],
-        isError: false,
-        timestamp: 0,
-      }) as const;
-    const steer = {
+    const result = (id: string, toolCallId: string): AgentMessage => ({
+      role: "toolResult",
+      id,
+      toolCallId,
+      toolName: "weather",
+      content: [{ type: "text", text: "sunny" }],
+      isError: false,
+      timestamp: 0,
+    });
+    const steer: AgentMessage = {
       role: "user",
       id: "s1",
       source: "steer",
       content: [{ type: "text", text: "and be quick" }],
       timestamp: 0,
-    } as const;
+    };
     const encoder = agUiEncoder({ runId: "again", heldMessageIds: new Set(["r1", "s1"]) });
     let wire = encoder.open({ kind: "replay", threadId: "t1", runId: "run-1", messages: [] });
-    for (const message of [result("r1", "a"), steer, result("r2", "b")]) {
-      wire += encoder.event({ type: "message_end", message } as AgentEvent);
-    }
+    [result("r1", "a"), steer, result("r2", "b")].forEach((message, seq) => {
+      wire += encoder.event({ type: "message_end", message }, seq);
+    });
     wire += encoder.close({ kind: "gone", messages: [] });
     const events = parseFrames(wire);
     expect(events.filter((e) => e.type === "TOOL_CALL_RESULT").map((e) => e.messageId)).toEqual(["r2"]);
