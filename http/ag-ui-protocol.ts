@@ -39,10 +39,11 @@ export function agUiProtocol(options: AgUiProtocolOptions = {}): HostProtocol {
       : typeof protocolVersion === "string"
         ? ("1.0" as const)
         : ("legacy" as const);
-  const encoderFor = (runId: string, protocolVersion: unknown) =>
+  const encoderFor = (runId: string, protocolVersion: unknown, heldMessageIds?: ReadonlySet<string>) =>
     agUiEncoder({
       runId,
       client: clientOf(protocolVersion),
+      ...(heldMessageIds && { heldMessageIds }),
       ...(options.legacyInterruptEvent !== undefined && {
         legacyInterruptEvent: options.legacyInterruptEvent,
       }),
@@ -78,6 +79,7 @@ export function agUiProtocol(options: AgUiProtocolOptions = {}): HostProtocol {
             threadId?: unknown;
             runId?: unknown;
             protocolVersion?: unknown;
+            messages?: unknown;
           };
           if (
             typeof body !== "object" ||
@@ -90,7 +92,7 @@ export function agUiProtocol(options: AgUiProtocolOptions = {}): HostProtocol {
           const runId =
             typeof body.runId === "string" && body.runId !== "" ? body.runId : `connect-${Date.now()}`;
           const thread = await host.thread(request, body.threadId);
-          const encoder = encoderFor(runId, body.protocolVersion);
+          const encoder = encoderFor(runId, body.protocolVersion, heldMessageIdsOf(body.messages));
           const live = thread.reconnect(encoder);
           if (live) return live;
           // Nothing in progress: the transcript, and how the thread stands: waiting for the
@@ -114,6 +116,20 @@ export function agUiProtocol(options: AgUiProtocolOptions = {}): HostProtocol {
       },
     ],
   };
+}
+
+/**
+ * The ids of the messages a reconnecting client says it holds (`RunAgentInput.messages`; anything
+ * else in the body is ignored: a reconnect applies nothing, resume entries included).
+ */
+function heldMessageIdsOf(messages: unknown): Set<string> | undefined {
+  if (!Array.isArray(messages)) return undefined;
+  const ids = new Set<string>();
+  for (const message of messages as unknown[]) {
+    const id = (message as { id?: unknown } | null)?.id;
+    if (typeof id === "string") ids.add(id);
+  }
+  return ids;
 }
 
 /**

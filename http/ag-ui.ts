@@ -38,6 +38,12 @@ export interface AgUiEncoderOptions {
    * older clients read) before the interrupt outcome; default `true`.
    */
   legacyInterruptEvent?: boolean;
+  /**
+   * The ids of the messages the client holds (what a reconnecting client sends as
+   * `RunAgentInput.messages`): the replay does not send their tool results and messages again,
+   * which the clients would add a second time under the same id.
+   */
+  heldMessageIds?: ReadonlySet<string>;
 }
 
 /**

@@ -6,6 +6,7 @@ import { z } from "zod";
 import {
   type Agent,
   type AgentEvent,
+  type AgentMessage,
   createAgent,
   defineClientTool,
   defineTool,
@@ -471,5 +472,35 @@ describe.each(["1.0", "0.0.59"] as const)("AG-UI encoder and compaction, @ag-ui/
     expectClean(run, "success");
     expect(events.some((e) => e.name === "agent-machine.compaction")).toBe(true);
     expect(clientTranscript(client)).toEqual(toAgUiMessages(agent.messages));
+  });
+});
+
+describe("AG-UI encoder, a reconnect's replay", () => {
+  it("does not send again the tool results and messages the client holds; the others it does", () => {
+    const result = (id: string, toolCallId: string): AgentMessage => ({
+      role: "toolResult",
+      id,
+      toolCallId,
+      toolName: "weather",
+      content: [{ type: "text", text: "sunny" }],
+      isError: false,
+      timestamp: 0,
+    });
+    const steer: AgentMessage = {
+      role: "user",
+      id: "s1",
+      source: "steer",
+      content: [{ type: "text", text: "and be quick" }],
+      timestamp: 0,
+    };
+    const encoder = agUiEncoder({ runId: "again", heldMessageIds: new Set(["r1", "s1"]) });
+    let wire = encoder.open({ kind: "replay", threadId: "t1", runId: "run-1", messages: [] });
+    [result("r1", "a"), steer, result("r2", "b")].forEach((message, seq) => {
+      wire += encoder.event({ type: "message_end", message }, seq);
+    });
+    wire += encoder.close({ kind: "gone", messages: [] });
+    const events = parseFrames(wire);
+    expect(events.filter((e) => e.type === "TOOL_CALL_RESULT").map((e) => e.messageId)).toEqual(["r2"]);
+    expect(events.some((e) => e.type === "TEXT_MESSAGE_START")).toBe(false);
   });
 });

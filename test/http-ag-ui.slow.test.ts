@@ -503,6 +503,73 @@ describe.each(VERSIONS)("AG-UI over the session host, @ag-ui/client %s HttpAgent
     expectClean(late, "success");
     await expectSameTranscript(client, base, "t9");
   });
+
+  it("drop and reconnect during a resumed response: the tool message once, the client still resumes", async () => {
+    const text = "word ".repeat(60);
+    const { base } = await startHost({
+      provider: scripted([
+        { toolCalls: [{ id: "d1", name: "delete_file", arguments: { path: "a.txt" } }] },
+        { text, chunkSize: 5, delayMs: 5 },
+      ]),
+      tools: [deleteFile],
+    });
+    const client = httpClient(version, `${base}/ag-ui`, "t10");
+    say(client, "u1", "delete it");
+    expectClean(await runClient(client), "interrupt");
+    const resume = [{ interruptId: "d1", status: "resolved", payload: { approved: true } }];
+    const controller = new AbortController();
+    const dropped = client.runAgent({ resume, abortController: controller } as never, {
+      onTextMessageContentEvent: () => controller.abort(),
+    });
+    await dropped.catch(() => undefined);
+    expect(client.messages.filter((m) => (m as { role: string }).role === "tool")).toHaveLength(1);
+    expect((await status(base, "t10")).state).not.toBe("idle");
+    // The client still holds the interrupt (the resumed run never finished for it): connectAgent()
+    // as docs/frontends.md shows it names it in `resume`, and the connect route applies nothing.
+    const again = await runClient(client, {}, "connectAgent");
+    expectClean(again, "success");
+    expect(again.types).toContain("TEXT_MESSAGE_CONTENT");
+    await expectSameTranscript(client, base, "t10");
+    expect(client.messages.filter((m) => (m as { role: string }).role === "tool")).toEqual([
+      expect.objectContaining({ toolCallId: "d1" }),
+    ]);
+  });
+
+  it("reconnect while an approval waits: a reloaded page and the same client get the interrupt again, nothing applied", async () => {
+    const { base, host } = await startHost({
+      provider: scripted([
+        { toolCalls: [{ id: "d1", name: "delete_file", arguments: { path: "a.txt" } }] },
+        { text: "Done." },
+      ]),
+      tools: [deleteFile],
+    });
+    const client = httpClient(version, `${base}/ag-ui`, "t11");
+    say(client, "u1", "delete it");
+    expectClean(await runClient(client), "interrupt");
+    // A reloaded page: a new client holds nothing and no interrupt; connectAgent() brings both.
+    const reloaded = httpClient(version, `${base}/ag-ui`, "t11");
+    const fresh = await runClient(reloaded, {}, "connectAgent");
+    expectClean(fresh, "interrupt");
+    expect(fresh.finished?.interrupts?.map((i) => i.id)).toEqual(["d1"]);
+    await expectSameTranscript(reloaded, base, "t11");
+    // The same client holds the interrupt (the clients refuse connectAgent() while it stands
+    // unaddressed): as docs/frontends.md shows it, the connect goes through and applies nothing,
+    // not even resume entries that approve.
+    expect(client.pendingInterrupts.map((i) => i.id)).toEqual(["d1"]);
+    expectClean(await runClient(client, {}, "connectAgent"), "interrupt");
+    const pending = [{ interruptId: "d1", status: "resolved", payload: { approved: true } }];
+    const again = await runClient(client, { resume: pending }, "connectAgent");
+    expectClean(again, "interrupt");
+    expect(
+      host
+        .agent("t11")!
+        .pendingApprovals()
+        .map((c) => c.toolCallId),
+    ).toEqual(["d1"]);
+    await expectSameTranscript(client, base, "t11");
+    expectClean(await runClient(reloaded, { resume: pending }), "success");
+    await expectSameTranscript(reloaded, base, "t11");
+  });
 });
 
 /** Posts `body` and reads the SSE answer as AG-UI events. */

@@ -33,6 +33,12 @@ export interface AgUiEventEncoderOptions {
   client?: "1.0" | "legacy";
   /** Also send the legacy `CUSTOM on_interrupt` event before an interrupt outcome (default `true`). */
   legacyInterruptEvent?: boolean;
+  /**
+   * The ids of the messages the client already holds (a reconnect's `RunAgentInput.messages`).
+   * A tool result or a whole message it holds is not sent again: the clients add a message per
+   * `TOOL_CALL_RESULT` even when they hold its id, and a snapshot keeps both copies.
+   */
+  heldMessageIds?: ReadonlySet<string>;
 }
 
 /** The prefix of every `CUSTOM` event name this encoder makes up. */
@@ -385,6 +391,7 @@ export class AgUiEventEncoder {
       }
       case "toolResult": {
         this.transcript?.push(message);
+        if (this.held(message.id)) return;
         const content = plainText(message.content);
         out.push({
           type: "TOOL_CALL_RESULT",
@@ -400,7 +407,7 @@ export class AgUiEventEncoder {
         this.transcript?.push(message);
         // The client sent its prompt itself; what the agent took mid-run (a steer, a follow-up,
         // a notice of its own) it learns here.
-        if (message.source === "prompt" || message.source === undefined) return;
+        if (message.source === "prompt" || message.source === undefined || this.held(message.id)) return;
         const text = plainText(message.content);
         const messageId = message.id ?? `user-${Date.now()}`;
         out.push({
@@ -415,6 +422,7 @@ export class AgUiEventEncoder {
       }
       case "custom": {
         this.transcript?.push(message);
+        if (this.held(message.id)) return;
         // In the stream, so the client holds it where the transcript does (a snapshot appends
         // what the client lacks at the end): a developer message, or an activity when UI-only.
         const messageId = message.id ?? `custom-${Date.now()}`;
@@ -439,6 +447,11 @@ export class AgUiEventEncoder {
         return;
       }
     }
+  }
+
+  /** The client holds this message already (it reconnected after receiving it). */
+  private held(id: string | undefined): boolean {
+    return id !== undefined && this.options.heldMessageIds?.has(id) === true;
   }
 
   /**
