@@ -42,6 +42,7 @@ import {
   isEmptySession,
   latestResumable,
   type Session,
+  type SessionListing,
   type SessionMeta,
   type SessionStore,
 } from "./session-store.js";
@@ -101,10 +102,14 @@ async function pickSession(
   interactive: boolean,
 ): Promise<Session | undefined> {
   // Sessions with nothing in them (what `/clear` leaves) are not offered: there is nothing to resume.
-  const sessions = store
-    .list()
-    .filter((s) => s.damaged !== undefined || !isEmptySession(store.inspect(s.id, { images: false })))
-    .slice(0, 20);
+  // Stops at 20, so a long history is not read whole.
+  const sessions: SessionListing[] = [];
+  for (const listing of store.list()) {
+    if (sessions.length === 20) break;
+    if (listing.damaged === undefined && isEmptySession(store.inspect(listing.id, { images: false })))
+      continue;
+    sessions.push(listing);
+  }
   if (sessions.length === 0) return undefined;
   const lines = sessions.map(
     (s, i) =>
