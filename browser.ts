@@ -123,6 +123,7 @@ export type {
   ModelContextOptions,
   ResolvedContextConfig,
   Summarizer,
+  SummaryAnswer,
   SummaryRequest,
   TokenCalibration,
 } from "./context/config.js";

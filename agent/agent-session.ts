@@ -234,8 +234,8 @@ export class AgentSession extends AgentLifecycle implements Agent {
         throw new Error("compact: the agent ran while compacting; its transcript is left as it was");
       }
       actor.send({ type: "COMPACTED", result });
-      const { level, tokensBefore, tokensAfter } = result;
-      return { level, tokensBefore, tokensAfter };
+      const { level, tokensBefore, tokensAfter, summaryUsage } = result;
+      return { level, tokensBefore, tokensAfter, ...(summaryUsage && { summaryUsage }) };
     } finally {
       this.compacting = false;
     }

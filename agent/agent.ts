@@ -1,7 +1,7 @@
 import type { Observable } from "rxjs";
 import type { Actor, SnapshotFrom } from "xstate";
 import type { AgentEvent } from "../core/events.js";
-import type { AgentMessage } from "../core/messages.js";
+import type { AgentMessage, Usage } from "../core/messages.js";
 import type { PromptInput, RunOptions } from "../core/options.js";
 import type { InferOutput, OutputOption } from "../core/output.js";
 import type { RunOutcome } from "../core/run-outcome.js";
@@ -174,4 +174,6 @@ export interface CompactNowResult {
   level: 1 | 2 | 3;
   tokensBefore: number;
   tokensAfter: number;
+  /** What the summary call used, when the summariser reported it (also on the `compaction` event). */
+  summaryUsage?: Usage;
 }

@@ -60,6 +60,21 @@ function isEndEvent(record: unknown): record is Extract<AgentEvent, { type: "too
  * if (plan.wasRunning) await agent.continue();
  * ```
  */
+/**
+ * How many messages the model is given when a session is resumed from `snapshot` and `events`: what
+ * the `--resume` list counts, the same number the resume notice says (after a compaction the event
+ * log holds more messages than the transcript that goes on).
+ *
+ * @example
+ * ```ts
+ * const inspection = store.inspect(id, { images: false });
+ * resumedMessageCount(inspection.snapshot, inspection.events); // e.g. 11
+ * ```
+ */
+export function resumedMessageCount(snapshot: unknown, events: readonly unknown[]): number {
+  return planResume(snapshot, events).messages.length;
+}
+
 export function planResume(snapshot: unknown, events: readonly unknown[], now = Date.now()): ResumePlan {
   const saved = (snapshot as { context?: SavedContext; value?: unknown } | undefined) ?? {};
   const context = saved.context ?? {};

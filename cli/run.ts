@@ -24,7 +24,13 @@ import {
   startVisualizerForCli,
   type VisualizerHandle,
 } from "./observability.js";
-import { planRecovery, planResume, type RecoverySource, type ResumePlan } from "./resume.js";
+import {
+  planRecovery,
+  planResume,
+  type RecoverySource,
+  type ResumePlan,
+  resumedMessageCount,
+} from "./resume.js";
 import { chooseBashSetup, codingToolsFor } from "./sandbox.js";
 import { startTracingForCli } from "./telemetry.js";
 import { createScreen } from "./screen.js";
@@ -33,8 +39,10 @@ import { findProjectRules, rulesNotice, withProjectRules } from "./project-rules
 import { recordSession } from "./session-recorder.js";
 import {
   createSessionStore,
-  messagesInEventLog,
+  isEmptySession,
+  latestResumable,
   type Session,
+  type SessionListing,
   type SessionMeta,
   type SessionStore,
 } from "./session-store.js";
@@ -93,7 +101,15 @@ async function pickSession(
   io: CliIO,
   interactive: boolean,
 ): Promise<Session | undefined> {
-  const sessions = store.list().slice(0, 20);
+  // Sessions with nothing in them (what `/clear` leaves) are not offered: there is nothing to resume.
+  // Stops at 20, so a long history is not read whole.
+  const sessions: SessionListing[] = [];
+  for (const listing of store.list()) {
+    if (sessions.length === 20) break;
+    if (listing.damaged === undefined && isEmptySession(store.inspect(listing.id, { images: false })))
+      continue;
+    sessions.push(listing);
+  }
   if (sessions.length === 0) return undefined;
   const lines = sessions.map(
     (s, i) =>
@@ -153,7 +169,10 @@ function localMinute(iso: string): string {
 function sessionSummary(store: SessionStore, meta: SessionMeta): string {
   let messages = "";
   try {
-    const count = messagesInEventLog(store.inspect(meta.id, { images: false }).events);
+    // The messages the model gets on resume (as the resume notice says), not every one ever logged:
+    // a compaction leaves fewer in the transcript than the log holds.
+    const inspection = store.inspect(meta.id, { images: false });
+    const count = resumedMessageCount(inspection.snapshot, inspection.events);
     messages = ` · ${count} message${count === 1 ? "" : "s"}`;
   } catch {
     // An unreadable log: the list still shows the rest.
@@ -363,7 +382,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
     }));
   } else if (resuming) {
     session = args.continue
-      ? store.latest()
+      ? latestResumable(store)
       : args.resume === true
         ? await pickSession(store, io, mode === "interactive")
         : store.open(args.resume as string);

@@ -279,6 +279,43 @@ export function messagesInEventLog(events: readonly unknown[]): number {
   return events.filter((e) => isRecord(e) && e.type === "message_end" && e.discarded !== true).length;
 }
 
+/**
+ * Whether a session holds no message at all, neither in its snapshot nor in its event log: what
+ * `/clear` (or quitting before the first prompt) leaves. Such a session is never what `--continue`
+ * resumes, and `--resume` does not list it: there is nothing in it to go on from.
+ *
+ * @example
+ * ```ts
+ * isEmptySession(store.inspect(id, { images: false })); // true for a session never prompted
+ * ```
+ */
+export function isEmptySession(inspection: SessionInspection): boolean {
+  if (inspection.metaProblem !== undefined || inspection.snapshotProblem !== undefined) return false;
+  const context = isRecord(inspection.snapshot) ? inspection.snapshot.context : undefined;
+  const held = (key: string) =>
+    isRecord(context) && Array.isArray(context[key]) ? (context[key] as unknown[]).length : 0;
+  return held("messages") + held("pending") === 0 && messagesInEventLog(inspection.events) === 0;
+}
+
+/**
+ * The session `--continue` resumes: the most recently updated one that holds a message. An empty
+ * session (see {@link isEmptySession}) is passed over; a damaged one is not (it is opened, so the
+ * damage is reported rather than an older session silently resumed instead).
+ *
+ * @example
+ * ```ts
+ * const session = latestResumable(createSessionStore(process.cwd()));
+ * ```
+ */
+export function latestResumable(store: SessionStore): Session | undefined {
+  for (const listing of store.list()) {
+    if (listing.damaged === undefined && isEmptySession(store.inspect(listing.id, { images: false })))
+      continue;
+    return store.open(listing.id);
+  }
+  return undefined;
+}
+
 function damageReport(
   id: string,
   file: string,

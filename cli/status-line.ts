@@ -53,6 +53,9 @@ export function createSessionMeter(options: {
         }
         case "compaction":
           contextTokens = event.tokensAfter;
+          // The summary call of `/compact` (or of an automatic compaction) is paid for too.
+          totalTokens += event.summaryUsage?.totalTokens ?? 0;
+          cost += event.summaryUsage?.cost?.total ?? 0;
           return;
         case "context_window_learned":
           maxContextTokens = event.maxContextTokens;
@@ -90,7 +93,8 @@ export interface SessionSpend {
 /**
  * What a session spent, from its event log: every model call's usage (retried attempts included,
  * under every model it ran on, across every resume), so a resumed session's totals go on from
- * where they were rather than from 0. Records that are not a model call's end are skipped.
+ * where they were rather than from 0; a compaction's summary calls (`summaryUsage`) count too.
+ * Other records are skipped.
  *
  * @example
  * ```ts
@@ -101,9 +105,18 @@ export function spentInLog(events: readonly unknown[]): SessionSpend {
   let tokens = 0;
   let cost = 0;
   for (const record of events) {
-    const event = record as { type?: unknown; message?: { role?: unknown; usage?: Partial<Usage> } };
-    if (event?.type !== "message_end" || event.message?.role !== "assistant") continue;
-    const usage = event.message.usage;
+    const event = record as {
+      type?: unknown;
+      message?: { role?: unknown; usage?: Partial<Usage> };
+      summaryUsage?: Partial<Usage>;
+    };
+    // A compaction's summary calls count as much as the turns' calls.
+    const usage =
+      event?.type === "compaction"
+        ? event.summaryUsage
+        : event?.type === "message_end" && event.message?.role === "assistant"
+          ? event.message.usage
+          : undefined;
     if (typeof usage?.totalTokens === "number") tokens += usage.totalTokens;
     if (typeof usage?.cost?.total === "number") cost += usage.cost.total;
   }

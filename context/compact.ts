@@ -1,5 +1,5 @@
 import type { CompactionResult } from "../core/context-config.js";
-import type { AgentMessage } from "../core/messages.js";
+import { addUsage, type AgentMessage, type Usage } from "../core/messages.js";
 
 export type { CompactionResult } from "../core/context-config.js";
 import type { ContextConfig, TokenCalibration } from "./config.js";
@@ -101,9 +101,20 @@ export async function compactContext(
   // already lowered the budget to the window it learned, so what fits it now is what fits the model.
   const bound = budget;
   const minLevel = options.minLevel ?? 1;
+  // What the summary requests used: reported whichever level wins (they were paid for either way).
+  let summaryUsage: Usage | undefined;
   const result = (level: 1 | 2 | 3, out: AgentMessage[]): CompactionResult => {
     const tokensAfter = estimateTokens(out);
-    return { messages: out, level, tokensBefore, tokensAfter, budget, target, fits: tokensAfter <= budget };
+    return {
+      messages: out,
+      level,
+      tokensBefore,
+      tokensAfter,
+      budget,
+      target,
+      fits: tokensAfter <= budget,
+      ...(summaryUsage && { summaryUsage }),
+    };
   };
 
   // A level that does not fit is remembered: when none fits, the smallest shrinking one is the answer.
@@ -130,6 +141,9 @@ export async function compactContext(
       budget,
       ...(options.focus && { focus: options.focus }),
       signal: options.signal,
+      onUsage: (usage) => {
+        summaryUsage = summaryUsage ? addUsage(summaryUsage, usage) : usage;
+      },
     });
     const level2 = consider(2, summarised);
     if (level2) return level2;
@@ -145,5 +159,6 @@ export async function compactContext(
     const lastResort = everywhere && result(3, everywhere);
     if (lastResort && lastResort.tokensAfter < (fallback?.tokensAfter ?? tokensBefore)) return lastResort;
   }
-  return fallback;
+  // A fallback remembered before the summary requests ran still reports what they used.
+  return fallback && { ...fallback, ...(summaryUsage && { summaryUsage }) };
 }

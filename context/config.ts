@@ -1,7 +1,13 @@
 import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
 import type { ContextConfig } from "../core/context-config.js";
 
-export type { ContextConfig, Summarizer, SummaryRequest, TokenCalibration } from "../core/context-config.js";
+export type {
+  ContextConfig,
+  Summarizer,
+  SummaryAnswer,
+  SummaryRequest,
+  TokenCalibration,
+} from "../core/context-config.js";
 
 /**
  * A `ContextConfig` with every default filled in.

@@ -1,4 +1,4 @@
-import type { AgentMessage, CustomMessage } from "../core/messages.js";
+import type { AgentMessage, CustomMessage, Usage } from "../core/messages.js";
 import {
   COMPACTION_SUMMARY_PREFIX,
   createSummaryMessage,
@@ -30,6 +30,8 @@ export interface SummarizeOldTurnsOptions {
   /** What the summary should keep above all (handed to the summariser as `SummaryRequest.focus`). */
   focus?: string;
   signal?: AbortSignal;
+  /** Told what each summary request used, when the summariser reports it (the calls are paid for, used or not). */
+  onUsage?: (usage: Usage) => void;
 }
 
 /**
@@ -137,8 +139,11 @@ async function writeSummary(
         },
         signal,
       );
-      if (typeof answer !== "string") throw new TypeError("the summarizer did not return a string");
-      running = clampToTokens(answer.trim(), cap);
+      const text = typeof answer === "string" ? answer : answer?.text;
+      if (typeof answer === "object" && answer?.usage) options.onUsage?.(answer.usage);
+      if (typeof text !== "string")
+        throw new TypeError("the summarizer did not return a string (or { text, usage })");
+      running = clampToTokens(text.trim(), cap);
     }
     return { text: running ?? "", method: "summarizer" };
   } catch (error) {

@@ -1,5 +1,5 @@
 import type { AgentMessage } from "../core/messages.js";
-import { textOf } from "../core/messages.js";
+import { textOf, type Usage } from "../core/messages.js";
 import type { Provider } from "../providers/provider.js";
 import type { Summarizer, SummaryRequest } from "./config.js";
 
@@ -120,13 +120,18 @@ export function summarizerFromProvider(
       signal,
     );
     let text = "";
+    let usage: Usage | undefined;
     for await (const event of stream) {
       if (event.type === "text_delta") text += event.delta;
       else if (event.type === "error") {
         throw new Error(`Summary request to ${provider.id} failed (${event.kind}): ${event.message}`);
-      } else if (event.type === "done") break;
+      } else if (event.type === "done") {
+        usage = event.usage ?? usage;
+        break;
+      }
     }
     if (!text.trim()) throw new Error(`Summary request to ${provider.id} returned no text`);
-    return text.trim();
+    // The call's usage goes with the text: the session's totals count the summary call too.
+    return usage ? { text: text.trim(), usage } : text.trim();
   };
 }

@@ -1,6 +1,6 @@
 // The context budget's contract, as types: how much the model may see, how a summariser is
 // asked, what a compaction did. Resolving defaults and compacting live in context/.
-import type { AgentMessage } from "./messages.js";
+import type { AgentMessage, Usage } from "./messages.js";
 
 /**
  * What a summariser is asked: condense `messages` (whole turns: a tool call always comes with its
@@ -30,7 +30,22 @@ export interface SummaryRequest {
  *   `${previousSummary ?? ""}\n${messages.length} more messages`;
  * ```
  */
-export type Summarizer = (request: SummaryRequest, signal: AbortSignal) => Promise<string>;
+export type Summarizer = (request: SummaryRequest, signal: AbortSignal) => Promise<string | SummaryAnswer>;
+
+/**
+ * A summariser's answer with what its model call used: the usage is added to the `compaction`
+ * event (`summaryUsage`), so a session's totals count the summary call too. A summariser may
+ * return the plain text instead when it has no usage to report.
+ *
+ * @example
+ * ```ts
+ * const answer: SummaryAnswer = { text: "The user wants…", usage };
+ * ```
+ */
+export interface SummaryAnswer {
+  text: string;
+  usage?: Usage;
+}
 
 /**
  * How much context the model may see. Compaction keeps the prompt at or under
@@ -101,4 +116,6 @@ export interface CompactionResult {
   target: number;
   /** Whether the result fits the budget; `false` only when no answer the invariants allow does. */
   fits: boolean;
+  /** What the summariser's model calls of this compaction used, when it reported it. */
+  summaryUsage?: Usage;
 }

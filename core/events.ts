@@ -99,7 +99,14 @@ export type AgentEvent =
       reason?: string;
       action?: "retry" | "end";
     }
-  | { type: "compaction"; level: 1 | 2 | 3; tokensBefore: number; tokensAfter: number }
+  | {
+      type: "compaction";
+      level: 1 | 2 | 3;
+      tokensBefore: number;
+      tokensAfter: number;
+      /** What the summariser's model calls used, when it reported it (counted in a session's totals). */
+      summaryUsage?: Usage;
+    }
   | {
       /**
        * The provider refused a request as too long for its context window: the agent lowers its

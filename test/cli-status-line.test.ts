@@ -1,6 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { createSessionMeter, shortCount, spentInLog, statusLine } from "../cli/status-line.js";
-import type { AgentEvent, AssistantMessage } from "../index.js";
+import { z } from "zod";
+import type { AgentEvent, AssistantMessage, ScriptedStep } from "../index.js";
+import { createAgent, defineTool, scripted, summarizerFromProvider } from "../index.js";
+
+const noop = defineTool({
+  name: "noop",
+  description: "does nothing",
+  parameters: z.object({}),
+  execute: async () => "done",
+});
 
 const answer = (input: number, output: number, cost = 0): AssistantMessage => ({
   role: "assistant",
@@ -87,5 +96,73 @@ describe("what a session spent, from its log", () => {
     const meter = createSessionMeter({ maxContextTokens: 1000 });
     meter.addSpent(spent);
     expect(meter.totalTokens).toBe(180);
+  });
+});
+
+// `/cost` after `/compact`: the summary call is a model call the session pays for.
+describe("the summary call of a compaction in the session's totals", () => {
+  it("counts what summarizerFromProvider's call used, live and from the log after a resume", async () => {
+    const provider = scripted((request): ScriptedStep =>
+      request.tools.length === 0
+        ? { text: "SUMMARY: talked.", usage: { input: 5_000, output: 300 } }
+        : { text: "ok", usage: { input: 1_000, output: 100 } },
+    );
+    const agent = createAgent({
+      provider,
+      tools: [noop],
+      context: {
+        maxContextTokens: 100_000,
+        keepFirst: 1,
+        keepRecent: 2,
+        summarizer: summarizerFromProvider(provider),
+      },
+    });
+    const meter = createSessionMeter({ maxContextTokens: 100_000 });
+    const log: unknown[] = [];
+    agent.events$.subscribe((event) => {
+      meter.handle(event);
+      if (event.type !== "message_update") log.push(JSON.parse(JSON.stringify(event)));
+    });
+    for (const text of ["one", "two", "three", "four"]) await agent.prompt(`${text} `.repeat(400));
+    expect(meter.totalTokens).toBe(4 * 1_100);
+
+    const result = await agent.compact();
+    expect(result?.level).toBe(2);
+    expect(meter.totalTokens).toBe(4 * 1_100 + 5_300);
+    // A resumed session's totals go on from its log, the summary call included.
+    expect(spentInLog(log).tokens).toBe(4 * 1_100 + 5_300);
+  });
+
+  it("counts a compaction's summary cost, and a summarizer answering plain text still compacts", async () => {
+    const cost = { input: 0.01, output: 0.002, cacheRead: 0, cacheWrite: 0, total: 0.012 };
+    const summaryUsage = { input: 500, output: 50, cacheRead: 0, cacheWrite: 0, totalTokens: 550, cost };
+    const meter = createSessionMeter({ maxContextTokens: 1000 });
+    const event: AgentEvent = {
+      type: "compaction",
+      level: 2,
+      tokensBefore: 900,
+      tokensAfter: 300,
+      summaryUsage,
+    };
+    meter.handle(event);
+    expect(meter.totalTokens).toBe(550);
+    expect(meter.cost).toBeCloseTo(0.012);
+    expect(spentInLog([event])).toEqual({ tokens: 550, cost: 0.012 });
+
+    const agent = createAgent({
+      provider: scripted(() => ({ text: "ok" })),
+      tools: [noop],
+      context: {
+        maxContextTokens: 100_000,
+        keepFirst: 1,
+        keepRecent: 2,
+        summarizer: async () => "plain summary",
+      },
+    });
+    for (const text of ["one", "two", "three", "four"]) await agent.prompt(`${text} `.repeat(400));
+    const result = await agent.compact();
+    expect(result?.level).toBe(2);
+    expect(result?.summaryUsage).toBeUndefined();
+    expect(JSON.stringify(agent.messages)).toContain("plain summary");
   });
 });

@@ -59,8 +59,16 @@ describe("agent.compact()", () => {
     expect(result!.level).toBe(2);
     expect(result!.tokensAfter).toBeLessThan(result!.tokensBefore);
     expect(events).toEqual([
-      { type: "compaction", level: 2, tokensBefore: result!.tokensBefore, tokensAfter: result!.tokensAfter },
+      {
+        type: "compaction",
+        level: 2,
+        tokensBefore: result!.tokensBefore,
+        tokensAfter: result!.tokensAfter,
+        // The summary call's usage, as the provider reported it (a session's totals count it).
+        summaryUsage: result!.summaryUsage,
+      },
     ]);
+    expect(result!.summaryUsage?.totalTokens).toBeGreaterThan(0);
     expect(summaryRequests).toHaveLength(1);
 
     const after = agent.messages;

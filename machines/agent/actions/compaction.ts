@@ -27,8 +27,14 @@ export const compactionActions = defineAgentActions({
   applyCompaction: enqueueActions(({ context, enqueue, self }, result: CompactionResult | undefined) => {
     enqueue.assign({ run: { ...context.run, needsCompaction: false, forceCompaction: false } });
     if (!result) return;
-    const { level, tokensBefore, tokensAfter } = result;
-    enqueue.emit({ type: "compaction", level, tokensBefore, tokensAfter });
+    const { level, tokensBefore, tokensAfter, summaryUsage } = result;
+    enqueue.emit({
+      type: "compaction",
+      level,
+      tokensBefore,
+      tokensAfter,
+      ...(summaryUsage && { summaryUsage }),
+    });
     // The run's messages so far are kept as they were, for agent_end; new ones follow the compacted transcript.
     const rewritten = runMessages(context.messages, context.run);
     enqueue.assign({
@@ -45,8 +51,14 @@ export const compactionActions = defineAgentActions({
   }),
   // A compaction asked between runs (`agent.compact()`): the same event and ids as the loop's, no run to touch.
   applyIdleCompaction: enqueueActions(({ enqueue, self }, result: CompactionResult) => {
-    const { level, tokensBefore, tokensAfter } = result;
-    enqueue.emit({ type: "compaction", level, tokensBefore, tokensAfter });
+    const { level, tokensBefore, tokensAfter, summaryUsage } = result;
+    enqueue.emit({
+      type: "compaction",
+      level,
+      tokensBefore,
+      tokensAfter,
+      ...(summaryUsage && { summaryUsage }),
+    });
     enqueue.assign({ messages: withMessageIds(result.messages, messageIdsFor(self)) });
   }),
   learnContextWindow: enqueueActions(({ context, enqueue }, done: StreamDone) => {
