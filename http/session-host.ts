@@ -37,6 +37,12 @@ export interface ThreadStore {
 export interface DurableHostOptions extends SessionClientOptions {
   /** Ms between two polls of a session while its run goes on (default 100). */
   pollIntervalMs?: number;
+  /**
+   * The live channels of the processes serving the sessions (`serveAgents`' `server.liveUrl`): a
+   * thread's text streams token by token from the process running its run. Without them, or while
+   * none answers, a thread's events are the committed ones read from Restate (text per message).
+   */
+  live?: readonly string[];
 }
 
 export interface SessionHostOptions {
@@ -240,7 +246,7 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
 
   const createThread = async (threadId: string, request: Request): Promise<HostedThreadImpl> => {
     const backend = durable
-      ? durableBackend(await durable.client, threadId, durable.pollIntervalMs)
+      ? durableBackend(await durable.client, threadId, durable.pollIntervalMs, durable.live)
       : await createLocal(threadId, request);
     // Subscribed before the first look: a durable run found in progress is published then.
     const thread = new HostedThreadImpl(threadId, backend, save, {
@@ -361,13 +367,14 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
 function openDurable(durable: SessionClient | DurableHostOptions): {
   client: Promise<SessionClient>;
   pollIntervalMs: number;
+  live: readonly string[];
 } {
-  if (isSessionClient(durable)) return { client: Promise.resolve(durable), pollIntervalMs: 100 };
-  const { pollIntervalMs = 100, ...clientOptions } = durable;
+  if (isSessionClient(durable)) return { client: Promise.resolve(durable), pollIntervalMs: 100, live: [] };
+  const { pollIntervalMs = 100, live = [], ...clientOptions } = durable;
   // Imported when used, so the host's entry loads no Restate code for in-process threads.
   const client = import("../durable/session-client.js").then((m) => m.createSessionClient(clientOptions));
   client.catch(() => undefined);
-  return { client, pollIntervalMs };
+  return { client, pollIntervalMs, live };
 }
 
 function isSessionClient(value: SessionClient | DurableHostOptions): value is SessionClient {
