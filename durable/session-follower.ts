@@ -21,6 +21,8 @@ import type { RecordedEvents, SessionStatus, SessionUpdates } from "./session-ty
 const MAX_BUFFERED_EVENTS = 20_000;
 /** Ms between reads while a run this follower started has not published its `agent_start` yet. */
 const START_POLL_MS = 10;
+/** How long after a run is seen starting its live channel is looked for every START_POLL_MS. */
+const LIVE_START_MS = 2_000;
 /** How long a started run may take to publish its `agent_start`. */
 const START_TIMEOUT_MS = 30_000;
 
@@ -187,7 +189,8 @@ export class SessionFollower {
     let begunYet = false;
     void begun.then(() => (begunYet = true));
     while (!begunYet && !this.stopped && Date.now() < deadline) {
-      await this.tick().catch(() => undefined);
+      // The live channel may bring it before the read answers.
+      await Promise.race([this.tick().catch(() => undefined), begun]);
       if (begunYet) break;
       await Promise.race([begun, new Promise((resolve) => setTimeout(resolve, START_POLL_MS))]);
     }
@@ -554,12 +557,16 @@ export class SessionFollower {
   private connectLive(runId: string): void {
     const connection = new AbortController();
     this.liveConnection = connection;
+    const since = Date.now();
     void (async () => {
       while (!connection.signal.aborted && this.active && this.currentRun === runId && !this.stopped) {
         const streams = this.live.map((url) => this.readLive(url, runId, connection.signal));
         const served = await Promise.all(streams);
         if (connection.signal.aborted || !this.active) return;
-        if (!served.some(Boolean)) await new Promise((resolve) => setTimeout(resolve, this.pollIntervalMs));
+        // Tried again soon while the run may be starting (its process opens it a moment after the
+        // send), then every poll interval (a run resumed elsewhere after a crash).
+        const retryMs = Date.now() - since < LIVE_START_MS ? START_POLL_MS : this.pollIntervalMs;
+        if (!served.some(Boolean)) await new Promise((resolve) => setTimeout(resolve, retryMs));
       }
     })();
   }

@@ -6,6 +6,7 @@
 import { lastValueFrom, toArray } from "rxjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentCallError } from "../core/agent-handle.js";
+import { aiSdkProtocol, createSessionHost } from "../http.js";
 import type { AgentEvent } from "../index.js";
 import {
   type AgentServer,
@@ -19,7 +20,7 @@ import {
   startRestateServer,
 } from "../restate.js";
 import { durableTestAgent } from "./fixtures/durable-agent.js";
-import { fastRetries, quietLogger } from "./fixtures/durable-harness.js";
+import { eventually, fastRetries, quietLogger } from "./fixtures/durable-harness.js";
 
 let restate: RestateServer;
 let server: AgentServer;
@@ -192,6 +193,53 @@ describe("live channel", () => {
     expect(deltas.join("")).toBe("word ".repeat(60));
     expect(storedAtFirstDelta).toBeLessThan(transcript.length);
     expect(events.filter((e) => e.type === "message_start" && e.message.id === answer.id)).toHaveLength(1);
+  });
+
+  it("through the session host (AI SDK UI stream): a durable thread's text arrives in several deltas before the message is stored", async () => {
+    const id = newSession("host");
+    const host = createSessionHost({
+      durable: { url: restate.ingressUrl, pollIntervalMs: 100, live: [server.liveUrl!] },
+      protocols: [aiSdkProtocol()],
+      authorize: "none-local-only",
+    });
+    const response = await host.handle(
+      new Request("http://localhost/chat", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          id,
+          messages: [{ id: "u1", role: "user", parts: [{ type: "text", text: "slow stream" }] }],
+        }),
+      }),
+    );
+    expect(response.status).toBe(200);
+    const deltas: string[] = [];
+    const storedAtDelta: number[] = [];
+    const decoder = new TextDecoder();
+    let text = "";
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      text += decoder.decode(chunk, { stream: true });
+      let end: number;
+      while ((end = text.indexOf("\n\n")) !== -1) {
+        const frame = text.slice(0, end);
+        text = text.slice(end + 2);
+        if (!frame.startsWith("data: {")) continue;
+        const part = JSON.parse(frame.slice(6)) as { type: string; delta?: string };
+        if (part.type !== "text-delta") continue;
+        deltas.push(part.delta!);
+        if (storedAtDelta.length < 3) storedAtDelta.push((await client.transcript(id)).length);
+      }
+    }
+    await host.close();
+    expect(deltas.length).toBeGreaterThan(10);
+    expect(deltas.join("")).toBe("word ".repeat(60));
+    // The answer is stored when its turn ends: the first deltas came while the transcript had the
+    // prompt, the tool call and its result only.
+    await eventually(async () => (await client.status(id)).state === "idle", "the run to be stored");
+    const stored = await client.transcript(id);
+    expect(stored.at(-1)).toMatchObject({ role: "assistant", content: [{ type: "text" }] });
+    expect(storedAtDelta[0]).toBeLessThan(stored.length);
+    expect(Math.max(...storedAtDelta)).toBeLessThan(stored.length);
   });
 
   it("falls back to the committed events when the live channel cannot be reached", async () => {
