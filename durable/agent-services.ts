@@ -186,16 +186,8 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
        */
       decide: restate.handlers.object.exclusive(
         { ingressPrivate: true },
-        async (ctx: ObjectContext, input: unknown): Promise<{ decided: boolean }> => {
-          const { toolCallId, awakeableId, decision, kind, expiry } = input as {
-            toolCallId: string;
-            awakeableId: string;
-            decision: unknown;
-            /** Default "approval". */
-            kind?: "approval" | "result";
-            /** A client-run call's timeout: when the client answered first, it quietly does nothing. */
-            expiry?: boolean;
-          };
+        async (ctx: ObjectContext, input: DecideRequest): Promise<{ decided: boolean }> => {
+          const { toolCallId, awakeableId, decision, kind, expiry } = input;
           const decided = (await ctx.get<string[]>("decided")) ?? [];
           if (decided.includes(awakeableId)) {
             if (expiry) return { decided: false };
@@ -223,7 +215,8 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
        */
       drain: restate.handlers.object.exclusive(
         { ingressPrivate: true },
-        async (ctx: ObjectContext, input: unknown): Promise<DrainAnswer> => {
+        async (ctx: ObjectContext, input: DrainRequest & { mode: QueueMode }): Promise<DrainAnswer> => {
+          // Checked all the same: a handler's input is whatever its caller sent.
           const { kind, mode, bell, peek } = parseDrain(input);
           const queues = {
             steering: (await ctx.get<AgentMessage[]>("steering")) ?? [],
@@ -247,7 +240,7 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
       /** The run has ended: its doorbell is forgotten (unless a newer run handed over another). */
       closeBell: restate.handlers.object.exclusive(
         { ingressPrivate: true },
-        async (ctx: ObjectContext, input: unknown): Promise<void> => {
+        async (ctx: ObjectContext, input: { bell: string }): Promise<void> => {
           const { bell } = parseBell(input);
           if (storedBell(await ctx.get<StoredBell | string>("bell"))?.id === bell) ctx.clear("bell");
         },
@@ -255,7 +248,7 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
       /** Puts back messages a run took but ended before using (they go first again). */
       requeue: restate.handlers.object.exclusive(
         { ingressPrivate: true },
-        async (ctx: ObjectContext, input: unknown): Promise<void> => {
+        async (ctx: ObjectContext, input: { kind: InboxKind; messages: AgentMessage[] }): Promise<void> => {
           const { kind, messages } = parseRequeue(input);
           if (messages.length === 0) return;
           const queue = (await ctx.get<AgentMessage[]>(kind)) ?? [];
@@ -417,10 +410,7 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
     decision: unknown,
     kind: "approval" | "result" = "approval",
   ): Promise<void> {
-    const client = ctx.objectClient(inbox, ctx.key) as unknown as {
-      decide(input: DecideRequest): Promise<unknown>;
-    };
-    await client.decide({ toolCallId, awakeableId, decision, kind });
+    await ctx.objectClient(inbox, ctx.key).decide({ toolCallId, awakeableId, decision, kind });
   }
 
   /** The pending entry of a call (waiting for approval, or for a client's result), or a 404. */
@@ -459,13 +449,8 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
       steering: base.steeringMode ?? "one-at-a-time",
       followUp: base.followUpMode ?? "one-at-a-time",
     };
-    const inboxClient = ctx.objectClient(inbox, sessionId) as unknown as {
-      drain(input: DrainRequest & { mode: QueueMode }): restate.RestatePromise<DrainAnswer | AgentMessage[]>;
-    };
-    const inboxSend = ctx.objectSendClient(inbox, sessionId) as unknown as {
-      closeBell(input: { bell: string }): void;
-      decide(input: DecideRequest, opts?: unknown): void;
-    };
+    const inboxClient = ctx.objectClient(inbox, sessionId);
+    const inboxSend = ctx.objectSendClient(inbox, sessionId);
     const inFlightDrains = new Set<Promise<unknown>>();
     // The pump reports a cancellation to the agent, which is built on the journal the pump serves;
     // one that comes before the agent exists aborts it as soon as it does.
@@ -629,9 +614,7 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
 
   function returnUntaken(ctx: ObjectContext, agent: Agent): void {
     const { steeringQueue, followUpQueue } = agent.actor.getSnapshot().context;
-    const send = ctx.objectSendClient(inbox, ctx.key) as unknown as {
-      requeue(input: { kind: InboxKind; messages: AgentMessage[] }): void;
-    };
+    const send = ctx.objectSendClient(inbox, ctx.key);
     if (steeringQueue.length) send.requeue({ kind: "steering", messages: steeringQueue });
     if (followUpQueue.length) send.requeue({ kind: "followUp", messages: followUpQueue });
   }
