@@ -1,6 +1,7 @@
 import { CHARS_PER_TOKEN, estimateRequestOverhead } from "../context/tokens.js";
 import { type CallCostModel, callCostModel, RESERVE_CHARS_PER_TOKEN } from "../providers/call-cost.js";
 import { createLlmMessages } from "../core/llm-messages.js";
+import { createCacheRetention } from "../core/prompt-cache.js";
 import { defaultConvertToLlm } from "../core/messages.js";
 import type { EffectJournal } from "../core/effect-journal.js";
 import type { AgentOptions } from "../core/options.js";
@@ -55,6 +56,7 @@ export function createRuntime(
         : undefined,
     // A journaled model call is one step whose final message is recorded: its calls start after it.
     eagerToolExecution: journal ? false : (options.eagerToolExecution ?? false),
+    cacheRetention: createCacheRetention(options.promptCache, options),
     options,
     convertToLlm: options.convertToLlm ?? defaultConvertToLlm,
     llmMessages: createLlmMessages(options.convertToLlm),

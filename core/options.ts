@@ -7,6 +7,7 @@ import type { AgentMessage, ImageContent, Message, TextContent, ToolCall, UserMe
 import type { OptionKeys } from "./option-keys.js";
 import type { OutputFilter, OutputOption } from "./output.js";
 import type { SnapshotMigration } from "./snapshot-version.js";
+import type { PromptCacheOptions } from "./prompt-cache.js";
 
 /** How the calls of one assistant message run. See `createAgent({ toolExecution })`. */
 export type ToolExecutionStrategy = "parallel" | "sequential" | "auto" | { batched: number };
@@ -261,6 +262,13 @@ export interface AgentOptions {
   eventReplay?: EventReplayOptions | false;
   /** An id for this agent (shown in the inspector, used as `childAgentId` for sub-agents). */
   id?: string;
+  /**
+   * When calls ask the provider to keep the prompt cached for its longer lifetime (Anthropic's
+   * 1 hour), so a wait (an approval, a client-run tool, a hibernation) does not cost the whole
+   * prompt again. Default: when the wait expected after the call is longer than 5 minutes
+   * (docs/providers.md, "Prompt caching across pauses").
+   */
+  promptCache?: PromptCacheOptions;
 }
 
 /**
@@ -298,6 +306,7 @@ export const AGENT_OPTION_KEYS: OptionKeys<AgentOptions> = {
   id: true,
   hibernate: true,
   eventReplay: true,
+  promptCache: true,
 };
 
 /**

@@ -4,6 +4,7 @@ import type { Provider, ToolSpec } from "./provider.js";
 import type { Tool } from "./tool.js";
 import type { Workspace } from "./workspace.js";
 import type { EffectJournal } from "./effect-journal.js";
+import type { CacheRetentionPolicy } from "./prompt-cache.js";
 import { type MessageIds, PROCESS_MESSAGE_IDS } from "./message-id.js";
 import type { LlmMessagesReader } from "./llm-messages.js";
 import type { AgentEvent } from "./events.js";
@@ -34,6 +35,8 @@ export interface AgentRuntime {
   /** Where cut results spill their full output (`read_file`'s workspace), if anywhere. */
   readonly spillWorkspace?: Workspace;
   readonly eagerToolExecution: boolean;
+  /** The prompt cache lifetime a call asks for, from the tools it offers (`promptCache`). */
+  readonly cacheRetention: CacheRetentionPolicy;
   readonly options: AgentOptions;
   readonly convertToLlm: (messages: readonly AgentMessage[]) => Message[];
   /**
