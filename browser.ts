@@ -19,6 +19,7 @@ export { EventsUnavailableError } from "./agent/event-log.js";
 export { createAgent } from "./agent/create-agent.js";
 export type { RunOutcome } from "./core/run-outcome.js";
 export { type PromptCacheReport, promptCacheReport } from "./core/cache-report.js";
+export { createMemorySpendStore, type SpendStore } from "./core/spend-store.js";
 export {
   type CachePause,
   type CacheRetentionCall,

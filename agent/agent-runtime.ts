@@ -76,18 +76,33 @@ export function createRuntime(
  * createActor(agentMachine, { input: machineInput(options, runtime.tools) });
  * ```
  */
-export function machineInput(options: AgentOptions, tools: ReadonlyMap<string, Tool>) {
+export function machineInput(options: AgentOptions, tools: ReadonlyMap<string, Tool>, storedUsd?: number) {
   return {
     messages: options.messages,
     strategy: options.toolExecution,
     steeringMode: options.steeringMode,
     followUpMode: options.followUpMode,
     limits: options.limits,
-    ...(costLimited(options.limits) && { costModel: costModelOf(options, tools) }),
+    ...(costLimited(options.limits) && {
+      costModel: costModelOf(options, tools),
+      spentUsd: Math.max(storedUsd ?? 0, transcriptUsd(options.messages)),
+    }),
     ...(options.loopDetection !== undefined && { loopDetection: options.loopDetection }),
     contextBudget: options.context && dataOnly(options.context),
     concurrencySafeTools: [...tools.values()].filter((t) => t.concurrencySafe).map((t) => t.name),
   };
+}
+
+/**
+ * What the calls of a transcript the agent starts from cost: a transcript reloaded without its
+ * snapshot does not start the agent's lifetime budget again (compaction may have dropped older
+ * calls, so this is a floor; a spend store keeps the whole).
+ */
+function transcriptUsd(messages: AgentOptions["messages"]): number {
+  let usd = 0;
+  for (const message of messages ?? [])
+    if (message.role === "assistant") usd += message.usage?.cost?.total ?? 0;
+  return usd;
 }
 
 function costLimited(limits: AgentOptions["limits"]): boolean {

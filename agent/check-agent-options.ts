@@ -21,6 +21,7 @@ import {
   TOOL_RESULT_BUDGET_KEYS,
 } from "../core/options.js";
 import { PROMPT_CACHE_KEYS } from "../core/prompt-cache.js";
+import { isSpendStore } from "../core/spend-store.js";
 import { checkLoopDetection } from "../machines/loop-detection.logic.js";
 import { outputSpecOf } from "../machines/output.logic.js";
 import type { PermissionChecker } from "../core/options.js";
@@ -108,6 +109,21 @@ export function checkAgentOptions(options: AgentOptions): void {
   }
   checkType(WHERE, "id", options.id, "string");
   checkPromptCache(options.promptCache);
+  if (options.spendStore !== undefined) {
+    if (!isSpendStore(options.spendStore)) {
+      refuseValue(
+        WHERE,
+        "spendStore",
+        "a spend store ({ spent, record }), e.g. createMemorySpendStore()",
+        options.spendStore,
+      );
+    }
+    if (options.id === undefined) {
+      throw new TypeError(
+        "createAgent: spendStore needs an id: the store keeps the agent's spending by its id",
+      );
+    }
+  }
 }
 
 function checkPromptCache(promptCache: AgentOptions["promptCache"]): void {

@@ -8,6 +8,7 @@ import type { OptionKeys } from "./option-keys.js";
 import type { OutputFilter, OutputOption } from "./output.js";
 import type { SnapshotMigration } from "./snapshot-version.js";
 import type { PromptCacheOptions } from "./prompt-cache.js";
+import type { SpendStore } from "./spend-store.js";
 
 /** How the calls of one assistant message run. See `createAgent({ toolExecution })`. */
 export type ToolExecutionStrategy = "parallel" | "sequential" | "auto" | { batched: number };
@@ -269,6 +270,12 @@ export interface AgentOptions {
    * (docs/providers.md, "Prompt caching across pauses").
    */
   promptCache?: PromptCacheOptions;
+  /**
+   * Keeps the agent's lifetime spending (what `limits.maxSessionCostUsd` counts) by its `id`,
+   * apart from snapshots and transcripts: an agent made again under the same id starts from what
+   * the store recorded, so a restart or a reload does not reset its budget. Needs `id`.
+   */
+  spendStore?: SpendStore;
 }
 
 /**
@@ -307,6 +314,7 @@ export const AGENT_OPTION_KEYS: OptionKeys<AgentOptions> = {
   hibernate: true,
   eventReplay: true,
   promptCache: true,
+  spendStore: true,
 };
 
 /**
