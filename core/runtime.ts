@@ -113,3 +113,19 @@ export const defaultStallTimeout: Required<StallTimeout> = {
   firstEventMs: 180_000,
   idleMs: 180_000,
 };
+
+/**
+ * The agent actor an actor runs under (itself, or the nearest ancestor bound to a runtime): what
+ * a tool reads its agent's context from (the sub-agent tool, for the budget it may spend).
+ *
+ * @example
+ * ```ts
+ * agentActorOf(ctx.actor)?.getSnapshot().context.spentUsd;
+ * ```
+ */
+export function agentActorOf(actor: AnyActorRef): AnyActorRef | undefined {
+  for (let current: unknown = actor; current; current = (current as { _parent?: unknown })._parent) {
+    if (runtimes.has(current as object)) return current as AnyActorRef;
+  }
+  return undefined;
+}

@@ -11,6 +11,7 @@ import {
   type ProviderEvent,
   type ProviderRequest,
   setModelPrice,
+  subAgentTool,
   type Usage,
   withCost,
 } from "../index.js";
@@ -142,5 +143,98 @@ describe("a compaction's summary call counts against the budget", () => {
       return;
     }
     throw new Error("no run compacted");
+  });
+});
+
+describe("a sub-agent's worst case is reserved before it starts", () => {
+  /** A parent that calls `research` `n` times in one turn, then answers. */
+  const parentModel = (n: number) =>
+    pricedModel((_request, call) =>
+      call === 0
+        ? { tool: { name: "research", arguments: { task: "dig" } }, output: 100 }
+        : call < n
+          ? { tool: { name: "research", arguments: { task: `dig ${call}` } }, output: 100 }
+          : { output: 100 },
+    );
+
+  it("the child's budget is what the parent can spare, keeping its own next call: it cannot overspend", async () => {
+    // The child would run five calls ($0.0455) if nothing stopped it.
+    const child = pricedModel((_request, call) =>
+      call < 4 ? { tool: { name: "noop", arguments: {} } } : {},
+    );
+    const noop = defineTool({ name: "noop", description: "", parameters: z.object({}), execute: () => "ok" });
+    const parent = parentModel(1);
+    const agent = createAgent({
+      provider: parent,
+      tools: [subAgentTool({ name: "research", description: "Researches", provider: child, tools: [noop] })],
+      limits: { maxCostUsd: 0.05 },
+    });
+    const outcome = await agent.prompt("Find out");
+    const total = outcome.usage.cost!.total;
+    const childUsd = outcome.messages
+      .filter((m) => m.role === "toolResult")
+      .reduce((sum, m) => sum + ((m.details as { usage?: Usage } | undefined)?.usage?.cost?.total ?? 0), 0);
+    expect(childUsd).toBeGreaterThan(0);
+    // The child stopped at its share; the parent still answered; all of it within the budget.
+    expect(child.calls).toBeLessThan(5);
+    expect(outcome.reason).toBe("stop");
+    expect(total + childUsd).toBeLessThanOrEqual(0.05);
+  });
+
+  it("a sub-agent the parent cannot spare the least call for is not started: the model reads why", async () => {
+    const child = pricedModel();
+    const parent = parentModel(1);
+    const agent = createAgent({
+      provider: parent,
+      tools: [subAgentTool({ name: "research", description: "Researches", provider: child })],
+      // The first call ($0.0011) leaves $0.0099, less than the parent's own next call (~$0.0101).
+      limits: { maxCostUsd: 0.011, onLimit: "stop" },
+    });
+    const outcome = await agent.prompt("Find out");
+    expect(child.calls).toBe(0);
+    const result = outcome.messages.find((m) => m.role === "toolResult");
+    expect(result).toMatchObject({ isError: true });
+    expect(JSON.stringify(result)).toMatch(/Sub-agent not started: .*budget/);
+  });
+
+  it("parallel sub-agents share what is left: together they cannot overspend", async () => {
+    const child = pricedModel((_request, call) =>
+      call < 8 ? { tool: { name: "noop", arguments: {} } } : {},
+    );
+    const noop = defineTool({ name: "noop", description: "", parameters: z.object({}), execute: () => "ok" });
+    const parent = pricedModel((_request, call) =>
+      call === 0 ? { tool: { name: "research", arguments: { task: "a" } }, output: 100 } : { output: 100 },
+    );
+    // The parent's first answer calls research twice at once.
+    const twice: Provider = {
+      ...parent,
+      id: parent.id,
+      model: parent.model,
+      maxOutputTokens: 1000,
+      async *stream(request, signal) {
+        if (parent.calls === 0) {
+          for await (const event of parent.stream(request, signal)) {
+            if (event.type === "done") {
+              yield { type: "toolcall_start", id: "second", name: "research" };
+              yield { type: "toolcall_end", id: "second", name: "research", arguments: { task: "b" } };
+            }
+            yield event;
+          }
+        } else yield* parent.stream(request, signal);
+      },
+    };
+    const agent = createAgent({
+      provider: twice,
+      tools: [subAgentTool({ name: "research", description: "Researches", provider: child, tools: [noop] })],
+      limits: { maxCostUsd: 0.06 },
+    });
+    const outcome = await agent.prompt("Find out both");
+    const results = outcome.messages.filter((m) => m.role === "toolResult");
+    expect(results).toHaveLength(2);
+    const childUsd = results.reduce(
+      (sum, m) => sum + ((m.details as { usage?: Usage } | undefined)?.usage?.cost?.total ?? 0),
+      0,
+    );
+    expect(outcome.usage.cost!.total + childUsd).toBeLessThanOrEqual(0.06);
   });
 });
