@@ -9,6 +9,7 @@ import { type AgentRuntime, defaultRetryPolicy, defaultStallTimeout } from "../c
 import { checkedBudget, type Tool, toToolSpec } from "../tools/define-tool.js";
 import { DEFAULT_TOOL_RESULT_MAX_CHARS } from "../tools/result-budget.js";
 import { MessageIds, PROCESS_MESSAGE_IDS } from "../core/message-id.js";
+import { handoffProfiles, MAIN_AGENT } from "./handoff.js";
 
 // What an agent's actors get from its options: the runtime (functions and objects, never in a
 // snapshot) and the machine's input (data only, in every snapshot).
@@ -29,10 +30,20 @@ export function createRuntime(
   publish: AgentRuntime["publish"],
   transcript: AgentRuntime["transcript"],
 ): AgentRuntime {
+  // With handoffs, the main agent's tools include its transfer tools; each agent has its own set.
+  const agents = options.handoffs?.length
+    ? handoffProfiles(
+        { provider: options.provider, systemPrompt: options.systemPrompt, tools },
+        options.handoffs,
+      )
+    : undefined;
+  const base = agents?.get(MAIN_AGENT)?.tools ?? tools;
   return {
     provider: options.provider,
-    tools,
-    toolSpecs: [...tools.values()].map(toolSpecOf),
+    tools: base,
+    baseTools: base,
+    toolSpecs: [...base.values()].map(toolSpecOf),
+    ...(agents && { agents, activeAgent: MAIN_AGENT }),
     systemPrompt: options.systemPrompt,
     hooks: options.hooks ?? noHooks,
     permissions: options.permissions,
@@ -155,6 +166,40 @@ export function useRunTools(runtime: AgentRuntime, tools: ReadonlyMap<string, To
   if (runtime.tools === tools) return;
   runtime.tools = tools;
   runtime.toolSpecs = [...tools.values()].map(toolSpecOf);
+}
+
+/**
+ * Gives the runtime another agent's own tools (a handoff), keeping the current run's tools besides.
+ *
+ * @example
+ * ```ts
+ * setBaseTools(runtime, billing.tools);
+ * ```
+ */
+export function setBaseTools(runtime: AgentRuntime, tools: ReadonlyMap<string, Tool>): void {
+  const old = runtime.baseTools;
+  runtime.baseTools = tools;
+  if (runtime.tools === old) return useRunTools(runtime, tools);
+  const withRun = new Map(tools);
+  for (const [name, tool] of runtime.tools) if (!old.has(name) && !withRun.has(name)) withRun.set(name, tool);
+  useRunTools(runtime, withRun);
+}
+
+/**
+ * Every tool of every agent of the set (for what the machine must know of each, e.g. which may run
+ * side by side): the runtime's tools without handoffs.
+ *
+ * @example
+ * ```ts
+ * machineInput(options, allTools(runtime));
+ * ```
+ */
+export function allTools(runtime: AgentRuntime): ReadonlyMap<string, Tool> {
+  if (!runtime.agents) return runtime.tools;
+  const all = new Map(runtime.tools);
+  for (const profile of runtime.agents.values())
+    for (const [name, tool] of profile.tools) all.set(name, tool);
+  return all;
 }
 
 const noHooks = Object.freeze({});

@@ -208,6 +208,7 @@ function checkLimits(limits: AgentOptions["limits"]): void {
   checkObject("limits", limits, "an object");
   checkOptionKeys("createAgent limits", limits, AGENT_LIMIT_KEYS);
   checkInteger(WHERE, "limits.maxTurns", limits.maxTurns, 1);
+  checkInteger(WHERE, "limits.maxHandoffs", limits.maxHandoffs, 0);
   checkInteger(WHERE, "limits.maxTokens", limits.maxTokens, 1);
   // A timer cannot wait for Infinity (Node fires it at once): leave the option out for no limit.
   checkNumber(WHERE, "limits.maxDurationMs", limits.maxDurationMs, { min: 0, exclusive: true });
