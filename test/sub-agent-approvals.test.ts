@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
+  defineClientTool,
   type Agent,
   type AgentEvent,
   type AgentMessage,
@@ -11,6 +12,7 @@ import {
   type ToolResultMessage,
 } from "../index.js";
 import { observeSubAgents, type SubAgentObserver } from "../agent/sub-agent-observer.js";
+import { createSessionHost } from "../http.js";
 
 // A parent delegates to a researcher, which delegates to a writer, whose refund needs approval:
 // the refund waits two levels down and is answered from the top.
@@ -65,12 +67,13 @@ function tree() {
     observer,
   });
   const parent = createAgent(observeSubAgents({ provider: parentModel, tools: [researcher] }, observer));
+  const tools = [researcher];
   const events: AgentEvent[] = [];
   parent.events$.subscribe((e) => events.push(e));
   const waiting = new Promise<AgentEvent & { type: "approval_requested" }>((resolve) =>
     parent.events$.subscribe((e) => e.type === "approval_requested" && resolve(e)),
   );
-  return { parent, events, waiting, refunds, transcripts, writerModel };
+  return { parent, events, waiting, refunds, transcripts, writerModel, parentModel, tools };
 }
 
 function expectEveryCallAnsweredOnce(messages: readonly AgentMessage[]) {
@@ -179,5 +182,116 @@ describe("approvals at any depth", () => {
     const refundResults = transcripts.get("writer-r1")!.filter((m) => m.role === "toolResult");
     expect(refundResults).toHaveLength(1);
     expect(refundResults[0]).toMatchObject({ toolCallId: "w1", isError: true });
+  });
+});
+
+describe("nested waits: client-run tools and snapshots", () => {
+  it("a client-run tool's call in a sub-agent is listed at the top and answered from there", async () => {
+    const pickColor = defineClientTool({
+      name: "pick_color",
+      description: "Asks the user for a color",
+      parameters: z.object({}),
+    });
+    const child = scripted((request, call) =>
+      call === 0 ? { toolCalls: [{ id: "c1", name: "pick_color", arguments: {} }] } : { text: `child got ${JSON.stringify(request.messages.at(-1)!.content)}` },
+    );
+    const designer = subAgentTool({ name: "designer", description: "Designs", tools: [pickColor], provider: child });
+    const parent = createAgent({
+      provider: scripted([{ toolCalls: [{ id: "p1", name: "designer", arguments: { task: "pick" } }] }, { text: "ok" }]),
+      tools: [designer],
+    });
+    const asked = new Promise<AgentEvent>((resolve) =>
+      parent.events$.subscribe((e) => e.type === "tool_result_requested" && resolve(e)),
+    );
+    const run = parent.prompt("go");
+    expect(await asked).toMatchObject({ toolCallId: "p1/c1", toolName: "pick_color", path: ["p1", "c1"] });
+    expect(parent.pendingToolCalls().map((p) => p.toolCallId)).toEqual(["p1/c1"]);
+    expect(() => parent.resolveToolCall("p1/nope", "x")).toThrow(/No tool call "nope" waits/);
+    parent.resolveToolCall("p1/c1", "blue");
+    expect((await run).reason).toBe("stop");
+    expect(JSON.stringify(child.requests[1]!.messages.at(-1))).toContain("blue");
+    expectEveryCallAnsweredOnce(parent.messages);
+  });
+
+  it("a snapshot taken while a nested approval waits restores: the call is asked again at the top, and answered once", async () => {
+    const first = tree();
+    void first.parent.prompt("go");
+    await first.waiting;
+    const saved = JSON.parse(JSON.stringify(first.parent.getPersistedSnapshot()));
+    first.parent.stop();
+
+    // A new process: the same tools and models, the parent restored from the snapshot.
+    const second = tree();
+    const restored = createAgent({ provider: second.parentModel, tools: second.tools, snapshot: saved });
+    const asked = new Promise<AgentEvent & { type: "approval_requested" }>((resolve) =>
+      restored.events$.subscribe((e) => e.type === "approval_requested" && resolve(e)),
+    );
+    // The sub-agent call was running: it runs again (at least once), and its child asks again.
+    expect((await asked).toolCallId).toBe("p1/r1/w1");
+    const ended = new Promise<void>((resolve) => restored.events$.subscribe((e) => e.type === "agent_end" && resolve()));
+    restored.approve("p1/r1/w1");
+    await ended;
+    expect(first.refunds).toEqual([]);
+    expect(second.refunds).toEqual([20]);
+    expect(restored.messages.at(-1)).toMatchObject({ role: "assistant", content: [{ type: "text", text: "parent done" }] });
+    expectEveryCallAnsweredOnce(restored.messages);
+  });
+});
+
+describe("a nested approval through the session host", () => {
+  it("the AI SDK stream shows it, the host's approve route answers it, and a stale answer is refused", async () => {
+    let made: ReturnType<typeof tree> | undefined;
+    const host = createSessionHost({
+      agent: () => {
+        made = tree();
+        return { provider: made.parentModel, tools: made.tools };
+      },
+      basePath: "/api",
+      authorize: "none-local-only",
+    });
+    try {
+      const post = (path: string, body: unknown) =>
+        host.handle(
+          new Request(`http://localhost/api${path}`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify(body),
+          }),
+        );
+      const response = await post("/chat", {
+        id: "t1",
+        trigger: "submit-message",
+        messages: [{ id: "u1", role: "user", parts: [{ type: "text", text: "go" }] }],
+      });
+      expect(response.status).toBe(200);
+      // The stream shows the nested call's approval request while the run waits in the grandchild.
+      const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+      let stream = "";
+      while (!stream.includes('"tool-approval-request"')) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        stream += value;
+      }
+      expect(stream).toContain('"p1/r1/w1"');
+      const agent = host.agent("t1")!;
+      expect(agent.pendingApprovals().map((p) => p.toolCallId)).toEqual(["p1/r1/w1"]);
+
+      // The host's approve route answers it; the run goes on to its end on the same stream.
+      expect((await post("/threads/t1/approve", { toolCallId: "p1/r1/w1" })).status).toBe(200);
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        stream += value;
+      }
+      expect(stream).toContain('"finish"');
+      await agent.waitForIdle();
+      expect(made!.refunds).toEqual([20]);
+      expect(agent.messages.at(-1)).toMatchObject({ role: "assistant", content: [{ type: "text", text: "parent done" }] });
+      // A second answer to a call that no longer waits is refused, and changes nothing.
+      expect((await post("/threads/t1/approve", { toolCallId: "p1/r1/w1" })).status).toBe(404);
+      expectEveryCallAnsweredOnce(agent.messages);
+    } finally {
+      await host.close();
+    }
   });
 });
