@@ -17,8 +17,7 @@ import { readTranscript } from "../rules/transcript.js";
 import { attachTelemetry, moveTelemetry } from "../telemetry/attach.js";
 import type { Tool } from "../tools/define-tool.js";
 import type { AgentActor, AgentSnapshot, PendingApproval } from "./agent.js";
-import { allTools, createRuntime, machineInput } from "./agent-runtime.js";
-import { activateAgent } from "./handoff.js";
+import { activateAgent, allTools, createRuntime, machineInput } from "./agent-runtime.js";
 import { DEFAULT_EVENT_REPLAY, RunEventLog } from "./event-log.js";
 let agentCounter = 0;
 

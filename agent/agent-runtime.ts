@@ -38,7 +38,7 @@ export function createRuntime(
       )
     : undefined;
   const base = agents?.get(MAIN_AGENT)?.tools ?? tools;
-  return {
+  const runtime: AgentRuntime = {
     provider: options.provider,
     tools: base,
     baseTools: base,
@@ -75,6 +75,9 @@ export function createRuntime(
     messageIds: journal?.idPrefix !== undefined ? new MessageIds(journal.idPrefix) : PROCESS_MESSAGE_IDS,
     ...(journal && { journal }),
   };
+  // The machine's handoff action switches agents through the runtime (machines/ cannot import agent/).
+  if (agents) runtime.activate = (name) => activateAgent(runtime, name);
+  return runtime;
 }
 
 /**
@@ -200,6 +203,25 @@ export function allTools(runtime: AgentRuntime): ReadonlyMap<string, Tool> {
   for (const profile of runtime.agents.values())
     for (const [name, tool] of profile.tools) all.set(name, tool);
   return all;
+}
+
+/**
+ * Makes `name` the active agent of a runtime (its provider, system prompt and tools); a no-op
+ * for an agent without handoffs. Throws for a name the set does not have.
+ *
+ * @example
+ * ```ts
+ * activateAgent(runtimeOf(self), "billing");
+ * ```
+ */
+export function activateAgent(runtime: AgentRuntime, name: string | undefined): void {
+  if (!runtime.agents) return;
+  const profile = runtime.agents.get(name ?? MAIN_AGENT);
+  if (!profile) throw new Error(`No handoff agent named "${name}" in this agent's set`);
+  runtime.activeAgent = profile.name;
+  runtime.provider = profile.provider;
+  runtime.systemPrompt = profile.systemPrompt;
+  setBaseTools(runtime, profile.tools);
 }
 
 const noHooks = Object.freeze({});

@@ -4,27 +4,9 @@
 import { summarizerFromProvider } from "../context/summarizer.js";
 import type { AgentMessage } from "../core/messages.js";
 import type { Provider } from "../core/provider.js";
+import type { ContextFilter } from "../core/context-filter.js";
 
-/**
- * What of the transcript crosses: `"all"` (the whole transcript), `{ lastTurns: n }` (the last `n`
- * turns, a turn starting at a user message), `"summary"` (one user message summarising it, written
- * by the model), or a function returning the messages to keep (a subset of those it is given, in any
- * order, and messages of its own: those without an id the transcript knows are added).
- *
- * @example
- * ```ts
- * const filter: ContextFilter = { lastTurns: 2 };
- * const custom: ContextFilter = (messages) => messages.filter((m) => m.role !== "custom");
- * ```
- */
-export type ContextFilter =
-  | "all"
-  | "summary"
-  | { lastTurns: number }
-  | ((
-      messages: readonly AgentMessage[],
-      signal: AbortSignal,
-    ) => readonly AgentMessage[] | Promise<readonly AgentMessage[]>);
+export type { ContextFilter } from "../core/context-filter.js";
 
 /** What a filter let through: the ids it removed and the messages it added (a summary), in order. */
 export interface FilteredContext {

@@ -6,61 +6,23 @@
 // rewrites the transcript to what crossed. The active agent's name is machine context, so a snapshot
 // restores with the right agent active.
 import * as z from "zod";
-import type { AgentMessage, ToolResultMessage } from "../core/messages.js";
+import type { AgentMessage } from "../core/messages.js";
 import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
 import type { Provider } from "../core/provider.js";
-import { type AgentProfile, type AgentRuntime, runtimeOf } from "../core/runtime.js";
+import { type AgentProfile, runtimeOf } from "../core/runtime.js";
 import { defineTool, errorResult, type Tool, type ToolResult } from "../tools/define-tool.js";
-import { checkContextFilter, type ContextFilter, filterContext } from "./context-filter.js";
-import { setBaseTools } from "./agent-runtime.js";
+import { checkContextFilter, filterContext } from "./context-filter.js";
+import {
+  DEFAULT_MAX_HANDOFFS,
+  type HandoffAgent,
+  type HandoffAgentOptions,
+  type HandoffRecord,
+  MAIN_AGENT,
+} from "../core/handoff.js";
+import { handoffIn } from "../rules/handoff.logic.js";
 
-/** The name the agent made by `createAgent` answers to in handoffs (a target hands back to it). */
-export const MAIN_AGENT = "main";
-
-/** Handoffs in a row (with no user message between them) before a transfer is refused. */
-export const DEFAULT_MAX_HANDOFFS = 5;
-
-/** Options of {@link defineHandoff}: an agent the conversation can be handed to. */
-export interface HandoffAgentOptions {
-  /** Its name (letters, digits, `_`, `-`): the model hands off with `transfer_to_<name>`. Not `"main"`. */
-  name: string;
-  /** What the model that may hand off reads to decide when to. */
-  description: string;
-  /** Its system prompt (the model sees only the active agent's). */
-  systemPrompt?: string;
-  /** Its tools (the transfer tools to the agents it may hand to are added). */
-  tools?: Tool[];
-  /** Its model; default: the main agent's provider. */
-  provider?: Provider;
-  /**
-   * The agents it may hand the conversation to, by name (`"main"`: the agent made by `createAgent`).
-   * Default: every other agent of the set.
-   */
-  handoffs?: string[];
-  /**
-   * What of the transcript crosses when the conversation is handed to it. Default `"all"`. What the
-   * filter removed is recorded (the `handoff` event, and the transfer result's `details.handoff`).
-   */
-  context?: ContextFilter;
-}
-
-/** An agent the conversation can be handed to (made by {@link defineHandoff}). */
-export interface HandoffAgent extends Readonly<HandoffAgentOptions> {
-  readonly kind: "handoff";
-}
-
-/** What a transfer's result records in `details.handoff` (and the `handoff` event reports). */
-export interface HandoffRecord {
-  from: string;
-  to: string;
-  /** Messages before the transfer, and how many of them crossed (with what the filter added). */
-  before: number;
-  after: number;
-  /** Ids of the messages the context filter removed. */
-  removedIds: string[];
-  /** Messages the filter wrote (a summary), placed first. */
-  added: AgentMessage[];
-}
+export type { HandoffAgent, HandoffAgentOptions, HandoffRecord } from "../core/handoff.js";
+export { DEFAULT_MAX_HANDOFFS, MAIN_AGENT } from "../core/handoff.js";
 
 const HANDOFF_KEYS: OptionKeys<HandoffAgentOptions> = {
   name: true,
@@ -182,44 +144,6 @@ export function handoffProfiles(
     profile(agent.name, agent.provider ?? main.provider, agent.systemPrompt, agent.tools ?? [], targets);
   }
   return profiles;
-}
-
-/**
- * Makes `name` the active agent of a runtime (its provider, system prompt and tools); a no-op
- * for an agent without handoffs. Throws for a name the set does not have.
- *
- * @example
- * ```ts
- * activateAgent(runtimeOf(self), "billing");
- * ```
- */
-export function activateAgent(runtime: AgentRuntime, name: string | undefined): void {
-  if (!runtime.agents) return;
-  const profile = runtime.agents.get(name ?? MAIN_AGENT);
-  if (!profile) throw new Error(`No handoff agent named "${name}" in this agent's set`);
-  runtime.activeAgent = profile.name;
-  runtime.provider = profile.provider;
-  runtime.systemPrompt = profile.systemPrompt;
-  setBaseTools(runtime, profile.tools);
-}
-
-/**
- * The first successful transfer among a turn's tool results, if any.
- *
- * @example
- * ```ts
- * const record = handoffIn(context.run.turnResults)?.handoff;
- * ```
- */
-export function handoffIn(
-  results: readonly ToolResultMessage[],
-): { toolCallId: string; handoff: HandoffRecord } | undefined {
-  for (const result of results) {
-    const handoff = (result.details as { handoff?: HandoffRecord } | undefined)?.handoff;
-    if (!result.isError && handoff && typeof handoff.to === "string")
-      return { toolCallId: result.toolCallId, handoff };
-  }
-  return undefined;
 }
 
 const noArgs = z.object({});

@@ -15,7 +15,7 @@ import { registerSubAgent, surfacedEvent } from "./nested-calls.js";
 import { checkContextFilter, type ContextFilter, filterContext } from "./context-filter.js";
 import type { InferOutput, OutputOption } from "../core/output.js";
 import { runOutcomeOf, type RunOutcome } from "../core/run-outcome.js";
-import { outputSpecOf } from "../machines/output.logic.js";
+import { outputSpecOf } from "../rules/output.logic.js";
 import type { ToolContext } from "../core/tool.js";
 
 /**

@@ -7,7 +7,7 @@ import type { AgentMessage, ImageContent, Message, TextContent, ToolCall, UserMe
 import type { OptionKeys } from "./option-keys.js";
 import type { OutputFilter, OutputOption } from "./output.js";
 import type { SnapshotMigration } from "./snapshot-version.js";
-import type { HandoffAgent } from "../agent/handoff.js";
+import type { HandoffAgent } from "./handoff.js";
 
 /** How the calls of one assistant message run. See `createAgent({ toolExecution })`. */
 export type ToolExecutionStrategy = "parallel" | "sequential" | "auto" | { batched: number };

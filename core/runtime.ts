@@ -31,6 +31,8 @@ export interface AgentRuntime {
   readonly agents?: ReadonlyMap<string, AgentProfile>;
   /** With handoffs: the name of the active agent. */
   activeAgent?: string;
+  /** With handoffs: makes the named agent active (its provider, system prompt and tools). */
+  activate?(name: string | undefined): void;
   readonly hooks: AgentHooks;
   readonly permissions?: PermissionChecker;
   readonly retry: Required<RetryPolicy>;

@@ -4,6 +4,7 @@ import {
   type AgentEvent,
   type AgentMessage,
   createAgent,
+  createPermissions,
   defineHandoff,
   defineTool,
   scripted,
@@ -203,6 +204,40 @@ describe("handoffs", () => {
     expectEveryCallAnsweredOnce(restored.messages);
   });
 
+  it("a context filter that would break the transcript fails the transfer with a clear error, and nothing moves", async () => {
+    const billingModel = scripted([]);
+    const billing = defineHandoff({
+      name: "billing",
+      description: "Refunds",
+      provider: billingModel,
+      // Keeps an assistant's call without its result.
+      context: (messages) => messages.filter((m) => m.role !== "toolResult"),
+    });
+    const agent = createAgent({
+      provider: scripted([
+        { toolCalls: [{ id: "l1", name: "lookup", arguments: {} }] },
+        { toolCalls: [{ id: "t1", name: "transfer_to_billing", arguments: {} }] },
+        { text: "I stay." },
+      ]),
+      tools: [
+        defineTool({ name: "lookup", description: "x", parameters: z.object({}), execute: () => "42" }),
+      ],
+      handoffs: [billing],
+    });
+    const events = recordEvents(agent);
+    expect((await agent.prompt("hi")).reason).toBe("stop");
+    const transfer = agent.messages.find(
+      (m): m is ToolResultMessage => m.role === "toolResult" && m.toolCallId === "t1",
+    )!;
+    expect(transfer.isError).toBe(true);
+    expect(JSON.stringify(transfer.content)).toContain(
+      'the context filter kept tool call \\"l1\\" without its result',
+    );
+    expect(events.some((e) => e.type === "handoff")).toBe(false);
+    expect(billingModel.requests).toHaveLength(0);
+    expectEveryCallAnsweredOnce(agent.messages);
+  });
+
   it("refuses a handoff to an unknown agent at setup, and answers a transfer no agent offers as an error", async () => {
     expect(() =>
       createAgent({
@@ -215,6 +250,24 @@ describe("handoffs", () => {
       /lastTurns/,
     );
     expect(() => createAgent({ provider: scripted([]), limits: { maxHandoffs: -1 } })).toThrow(/maxHandoffs/);
+    // Permission rules may name a handoff agent's tools and the transfers; a name none has is refused.
+    const agents = [defineHandoff({ name: "billing", description: "Refunds", tools: [refund] })];
+    expect(() =>
+      createAgent({
+        provider: scripted([]),
+        handoffs: agents,
+        permissions: createPermissions({
+          rules: { allow: ["refund", "transfer_to_billing", "transfer_to_main"] },
+        }),
+      }),
+    ).not.toThrow();
+    expect(() =>
+      createAgent({
+        provider: scripted([]),
+        handoffs: agents,
+        permissions: createPermissions({ rules: { allow: ["refnd"] } }),
+      }),
+    ).toThrow(/refnd/);
 
     const agent = createAgent({
       provider: scripted([

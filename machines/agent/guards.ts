@@ -16,7 +16,7 @@ import { loopMayStop, resolveLoopDetection } from "../../rules/loop-detection.lo
 import { transcriptTokens } from "../../rules/transcript.js";
 import type { AgentContext, StreamDone } from "./context.js";
 import type { ToolResultMessage } from "../../core/messages.js";
-import { handoffIn } from "../../agent/handoff.js";
+import { handoffIn } from "../../rules/handoff.logic.js";
 
 type Args = { context: AgentContext };
 

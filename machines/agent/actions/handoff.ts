@@ -1,9 +1,9 @@
 import { enqueueActions } from "xstate";
 import { withMessageIds } from "../../../core/message-id.js";
 import { messageIdsFor, runtimeOf } from "../../../core/runtime.js";
-import { activateAgent, handoffIn } from "../../../agent/handoff.js";
-import { runMessages } from "../../agent.logic.js";
-import { readTranscript } from "../../transcript.js";
+import { handoffIn } from "../../../rules/handoff.logic.js";
+import { runMessages } from "../../../rules/agent.logic.js";
+import { readTranscript } from "../../../rules/transcript.js";
 import { defineAgentActions } from "./define.js";
 
 /**
@@ -22,7 +22,7 @@ export const handoffActions = defineAgentActions({
     if (!found) return;
     const { toolCallId, handoff } = found;
     enqueue.assign({ activeAgent: handoff.to });
-    enqueue(() => activateAgent(runtimeOf(self), handoff.to));
+    enqueue(() => runtimeOf(self).activate?.(handoff.to));
     enqueue.emit({
       type: "handoff",
       from: handoff.from,
