@@ -7,9 +7,11 @@ import {
   createPermissions,
   defineHandoff,
   defineTool,
+  fromAgent,
   scripted,
   type ToolResultMessage,
 } from "../index.js";
+import { createActor, setup, waitFor } from "xstate";
 import { agentMachine } from "../machines/agent.machine.js";
 
 const refund = defineTool({
@@ -202,6 +204,58 @@ describe("handoffs", () => {
     expect(billingModel.requests[1]!.tools.map((t) => t.name)).toContain("refund");
     expect(restored.messages.at(-1)).toMatchObject({ role: "assistant" });
     expectEveryCallAnsweredOnce(restored.messages);
+  });
+
+  it("inside an app's machine (fromAgent): the app's persisted snapshot restores with the right agent active", async () => {
+    const script = () => ({
+      main: scripted([{ toolCalls: [{ id: "t1", name: "transfer_to_billing", arguments: {} }] }]),
+      billing: scripted([
+        { toolCalls: [{ id: "r1", name: "refund", arguments: { amount: 20 } }] },
+        { text: "Billing: refunded 20." },
+      ]),
+    });
+    const app = (models: { main: ReturnType<typeof scripted>; billing: ReturnType<typeof scripted> }) =>
+      setup({
+        actors: {
+          agent: fromAgent({
+            agent: {
+              provider: models.main,
+              handoffs: [
+                defineHandoff({
+                  name: "billing",
+                  description: "Refunds",
+                  tools: [refund],
+                  provider: models.billing,
+                }),
+              ],
+            },
+            prompt: () => "refund me",
+          }),
+        },
+      }).createMachine({
+        initial: "working",
+        states: {
+          working: { invoke: { id: "agent", src: "agent", onDone: "done" } },
+          done: { type: "final" },
+        },
+      });
+    const first = createActor(app(script())).start();
+    await new Promise<void>((resolve) =>
+      first.getSnapshot().children.agent!.on("approval_requested", () => resolve()),
+    );
+    const saved = JSON.parse(JSON.stringify(first.getPersistedSnapshot()));
+    first.stop();
+
+    // A new process: billing's model answers the rest of the run.
+    const models = { main: scripted([]), billing: scripted([{ text: "Billing: refunded 20." }]) };
+    const second = createActor(app(models), { snapshot: saved }).start();
+    second.getSnapshot().children.agent!.send({ type: "agent.approve", toolCallId: "r1" });
+    const done = await waitFor(second, (s) => s.status === "done");
+    expect(done.status).toBe("done");
+    // Billing's model answered after the restore; the main model was never asked again.
+    expect(models.main.requests).toHaveLength(0);
+    expect(models.billing.requests).toHaveLength(1);
+    expect(models.billing.requests[0]!.tools.map((t) => t.name)).toContain("refund");
   });
 
   it("a context filter that would break the transcript fails the transfer with a clear error, and nothing moves", async () => {
