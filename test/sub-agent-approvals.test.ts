@@ -193,11 +193,21 @@ describe("nested waits: client-run tools and snapshots", () => {
       parameters: z.object({}),
     });
     const child = scripted((request, call) =>
-      call === 0 ? { toolCalls: [{ id: "c1", name: "pick_color", arguments: {} }] } : { text: `child got ${JSON.stringify(request.messages.at(-1)!.content)}` },
+      call === 0
+        ? { toolCalls: [{ id: "c1", name: "pick_color", arguments: {} }] }
+        : { text: `child got ${JSON.stringify(request.messages.at(-1)!.content)}` },
     );
-    const designer = subAgentTool({ name: "designer", description: "Designs", tools: [pickColor], provider: child });
+    const designer = subAgentTool({
+      name: "designer",
+      description: "Designs",
+      tools: [pickColor],
+      provider: child,
+    });
     const parent = createAgent({
-      provider: scripted([{ toolCalls: [{ id: "p1", name: "designer", arguments: { task: "pick" } }] }, { text: "ok" }]),
+      provider: scripted([
+        { toolCalls: [{ id: "p1", name: "designer", arguments: { task: "pick" } }] },
+        { text: "ok" },
+      ]),
       tools: [designer],
     });
     const asked = new Promise<AgentEvent>((resolve) =>
@@ -228,13 +238,74 @@ describe("nested waits: client-run tools and snapshots", () => {
     );
     // The sub-agent call was running: it runs again (at least once), and its child asks again.
     expect((await asked).toolCallId).toBe("p1/r1/w1");
-    const ended = new Promise<void>((resolve) => restored.events$.subscribe((e) => e.type === "agent_end" && resolve()));
+    const ended = new Promise<void>((resolve) =>
+      restored.events$.subscribe((e) => e.type === "agent_end" && resolve()),
+    );
     restored.approve("p1/r1/w1");
     await ended;
     expect(first.refunds).toEqual([]);
     expect(second.refunds).toEqual([20]);
-    expect(restored.messages.at(-1)).toMatchObject({ role: "assistant", content: [{ type: "text", text: "parent done" }] });
+    expect(restored.messages.at(-1)).toMatchObject({
+      role: "assistant",
+      content: [{ type: "text", text: "parent done" }],
+    });
     expectEveryCallAnsweredOnce(restored.messages);
+  });
+});
+
+describe("parallel sub-agents", () => {
+  it("two sub-agents of one turn wait side by side; the same child call id in each stays distinct at the top", async () => {
+    const refunds: string[] = [];
+    const refund = defineTool({
+      name: "refund",
+      description: "Refunds an amount",
+      parameters: z.object({ amount: z.number() }),
+      needsApproval: true,
+      execute: ({ amount }) => {
+        refunds.push(String(amount));
+        return `refunded ${amount}`;
+      },
+    });
+    // Each child's model draws the same call id, "w1".
+    const child = () =>
+      scripted((_r, call) =>
+        call === 0 ? { toolCalls: [{ id: "w1", name: "refund", arguments: { amount: 5 } }] } : { text: "ok" },
+      );
+    const a = subAgentTool({ name: "a", description: "A", tools: [refund], provider: child() });
+    const b = subAgentTool({ name: "b", description: "B", tools: [refund], provider: child() });
+    const parent = createAgent({
+      provider: scripted([
+        {
+          toolCalls: [
+            { id: "p1", name: "a", arguments: { task: "x" } },
+            { id: "p2", name: "b", arguments: { task: "y" } },
+          ],
+        },
+        { text: "both done" },
+      ]),
+      tools: [a, b],
+      toolExecution: "parallel",
+    });
+    const asked: string[] = [];
+    const both = new Promise<void>((resolve) =>
+      parent.events$.subscribe((e) => {
+        if (e.type === "approval_requested" && asked.push(e.toolCallId) === 2) resolve();
+      }),
+    );
+    const run = parent.prompt("go");
+    await both;
+    expect(asked.sort()).toEqual(["p1/w1", "p2/w1"]);
+    expect(
+      parent
+        .pendingApprovals()
+        .map((p) => p.toolCallId)
+        .sort(),
+    ).toEqual(["p1/w1", "p2/w1"]);
+    parent.deny("p2/w1", "not this one");
+    parent.approve("p1/w1");
+    expect((await run).reason).toBe("stop");
+    expect(refunds).toEqual(["5"]);
+    expectEveryCallAnsweredOnce(parent.messages);
   });
 });
 
@@ -286,7 +357,10 @@ describe("a nested approval through the session host", () => {
       expect(stream).toContain('"finish"');
       await agent.waitForIdle();
       expect(made!.refunds).toEqual([20]);
-      expect(agent.messages.at(-1)).toMatchObject({ role: "assistant", content: [{ type: "text", text: "parent done" }] });
+      expect(agent.messages.at(-1)).toMatchObject({
+        role: "assistant",
+        content: [{ type: "text", text: "parent done" }],
+      });
       // A second answer to a call that no longer waits is refused, and changes nothing.
       expect((await post("/threads/t1/approve", { toolCallId: "p1/r1/w1" })).status).toBe(404);
       expectEveryCallAnsweredOnce(agent.messages);
