@@ -258,6 +258,28 @@ describe("handoffs", () => {
     expect(models.billing.requests[0]!.tools.map((t) => t.name)).toContain("refund");
   });
 
+  it("a run's own tools stay with the run across a handoff, and leave with it", async () => {
+    const pickColor = defineTool({
+      name: "pick_color",
+      description: "Picks a color",
+      parameters: z.object({}),
+      execute: () => "blue",
+    });
+    const billingModel = scripted([{ text: "Billing here." }, { text: "Still billing." }]);
+    const agent = createAgent({
+      provider: scripted([{ toolCalls: [{ id: "t1", name: "transfer_to_billing", arguments: {} }] }]),
+      handoffs: [defineHandoff({ name: "billing", description: "Refunds", provider: billingModel })],
+    });
+    await agent.prompt("hi", { tools: [pickColor] });
+    // During the run, billing was offered the run's tool besides its own.
+    expect(billingModel.requests[0]!.tools.map((t) => t.name).sort()).toEqual([
+      "pick_color",
+      "transfer_to_main",
+    ]);
+    await agent.prompt("again");
+    expect(billingModel.requests[1]!.tools.map((t) => t.name)).toEqual(["transfer_to_main"]);
+  });
+
   it("a context filter that would break the transcript fails the transfer with a clear error, and nothing moves", async () => {
     const billingModel = scripted([]);
     const billing = defineHandoff({
