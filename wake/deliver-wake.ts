@@ -1,3 +1,4 @@
+import { context as otelContext, ROOT_CONTEXT } from "@opentelemetry/api";
 import type { Agent } from "../agent/agent.js";
 import type { MessageSource, UserMessage } from "../core/messages.js";
 import { noteWakeCause } from "../telemetry/attach.js";
@@ -53,7 +54,11 @@ export function deliverWake(
   // On an idle agent every queue means the same: a run that starts with the message (a queued
   // message and continue() would need a transcript to continue from).
   if (agent.state === "idle") {
-    agent.prompt(message).catch(report);
+    // A timer's callback runs in the context of whoever armed it (an app's request, days ago): a run
+    // a schedule or a late result wakes is a trace of its own, linked to its cause. An event's run
+    // stays below the span that delivers it, as any prompt does.
+    if (wake.source === "event") agent.prompt(message).catch(report);
+    else otelContext.with(ROOT_CONTEXT, () => agent.prompt(message)).catch(report);
     return "delivered";
   }
   if (wake.queue === "steer") agent.steer(message);
