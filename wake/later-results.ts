@@ -17,6 +17,12 @@ export type LaterHandle = Readonly<LaterResultRecord>;
  * What answering a handle did: `delivered` (the agent got the result), `duplicate` (the handle was
  * answered already, or the agent had its message), `cancelled` and `timedOut` (too late: a no-op),
  * `unknown` (no such handle in this process: never started, or settled before a restart).
+ *
+ * @example
+ * ```ts
+ * const outcome: LaterOutcome = await later.complete(request.body.handle, request.body.result);
+ * response.status(outcome === "delivered" ? 202 : 200).end(); // a webhook's retry is a no-op
+ * ```
  */
 export type LaterOutcome = "delivered" | "duplicate" | "cancelled" | "timedOut" | "unknown";
 
@@ -107,7 +113,19 @@ export interface LaterResults {
   stop(): void;
 }
 
-/** Thrown for a result that cannot be taken: its agent is gone (the error holds the result), a bad result, a manager not started. */
+/**
+ * Thrown for a result that cannot be taken: its agent is gone (the error holds the result), a bad
+ * result, a manager not started.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await later.complete(handle, "intro.mp4");
+ * } catch (error) {
+ *   if (error instanceof LaterResultError) keepForLater(handle, error.result); // the agent is gone
+ * }
+ * ```
+ */
 export class LaterResultError extends ScheduleError {
   override name = "LaterResultError";
   constructor(

@@ -37,6 +37,11 @@ export interface ScheduleRecord {
 /**
  * What a {@link ScheduleStore} keeps: schedules, and the pending handles of tools that answer later
  * (`kind: "laterResult"`), so one store brings both back after a restart.
+ *
+ * @example
+ * ```ts
+ * const store: ScheduleStore = { load: () => db.all(), put: (record: WakeRecord) => db.upsert(record.id, record), delete: (id) => db.remove(id) };
+ * ```
  */
 export type WakeRecord = ScheduleRecord | LaterResultRecord;
 
