@@ -344,6 +344,73 @@ describe("tools that answer later", () => {
     later.stop();
   });
 
+  it("holds one timer for every handle of every agent; agent.abort() leaves the handles alone", async () => {
+    const agents = new Map<string, Agent>();
+    const timersBefore = clock.pending();
+    const { later } = await startedLater(agents);
+    const make = (id: string) => {
+      const provider = renderingModel();
+      const tool = defineLaterTool({
+        later,
+        agentId: id,
+        name: "render",
+        description: "Renders",
+        parameters,
+        run: () => undefined, // the job goes elsewhere: no timer of its own
+      });
+      const agent = createAgent({ id, provider, tools: [tool], hibernate: "whenIdle" });
+      agents.set(id, agent);
+      return { agent, provider };
+    };
+    const ada = make("ada");
+    const bob = make("bob");
+    await clock.runUntil(ada.agent.prompt("Render"));
+    await clock.runUntil(bob.agent.prompt("Render"));
+    await clock.runUntil(ada.agent.prompt("Render another"));
+    expect(later.list()).toHaveLength(3);
+    await clock.advance(0);
+    expect(ada.agent.hibernated && bob.agent.hibernated).toBe(true);
+    expect(clock.pending() - timersBefore).toBe(1);
+
+    ada.agent.abort();
+    expect(later.list("ada")).toHaveLength(2);
+    expect(await later.complete(later.list("ada")[0]!.id, "intro.mp4")).toBe("delivered");
+    await clock.runUntil(ada.agent.waitForIdle());
+    expect(ada.agent.messages.at(-2)).toMatchObject({ source: "laterResult" });
+    later.stop();
+  });
+
+  it("a long result is cut to its head and tail; images come as they are", async () => {
+    const agents = new Map<string, Agent>();
+    const later = createLaterResults({ agents, maxResultChars: 200 });
+    await later.start();
+    const provider = renderingModel();
+    const agent = createAgent({ id: "ada", provider, tools: [renderTool(later, () => undefined)] });
+    agents.set("ada", agent);
+    await clock.runUntil(agent.prompt("Render"));
+    await clock.runUntil(agent.prompt("Render again"));
+    const [first, second] = later.list().map((h) => h.id);
+
+    const log = Array.from({ length: 100 }, (_, i) => `line ${i}`).join("\n");
+    await later.complete(first!, log);
+    await clock.runUntil(agent.waitForIdle());
+    const text = agent.messages.find((m) => m.id === first)!.content as string;
+    expect(text).toMatch(/^The result of render .*:\n\nline 0\n/);
+    expect(text).toMatch(/characters cut …\]/);
+    expect(text).toMatch(/line 99$/);
+    expect(text.length).toBeLessThan(400);
+
+    const image = { type: "image" as const, data: "iVBORw0KGgo=", mimeType: "image/png" };
+    await later.complete(second!, { content: [{ type: "text", text: "the poster" }, image] });
+    await clock.runUntil(agent.waitForIdle());
+    expect(agent.messages.find((m) => m.id === second)!.content).toEqual([
+      { type: "text", text: expect.stringMatching(/^The result of render/) },
+      { type: "text", text: "the poster" },
+      image,
+    ]);
+    later.stop();
+  });
+
   describe("across a restart", () => {
     /** Process one: the call is answered, the work is under way, then the process dies. */
     async function firstProcess(store: ScheduleStore) {
