@@ -11,7 +11,17 @@ import { describe, expect, it } from "vitest";
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
 /** Folders that are not the package's source: nothing in it imports them, and they are not checked. */
-const NOT_SOURCE = new Set(["node_modules", "dist", "test", "bench", "examples"]);
+const NOT_SOURCE = new Set(["node_modules", "dist", "test", "bench", "examples", ...ignoredFolders()]);
+
+/** Top folders .gitignore names (test output, coverage): whatever they hold is not the source. */
+function ignoredFolders(): string[] {
+  const ignore = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", ".gitignore");
+  if (!existsSync(ignore)) return [];
+  return readFileSync(ignore, "utf8")
+    .split("\n")
+    .map((line) => line.trim().replace(/^\//, "").replace(/\/$/, ""))
+    .filter((line) => line !== "" && !line.startsWith("#") && !/[*?[\]/]/.test(line));
+}
 
 /** The folder name that stands for the `.ts` files at the top of the repository (the entries). */
 const TOP = ".";
