@@ -184,14 +184,14 @@ export { retryDelay } from "./actors/backoff.js";
 export { toolCallMachine } from "./actors/tool-call.machine.js";
 export type { AgentContext, AgentMachineEvent, AgentMachineInput } from "./machines/agent.machine.js";
 export { agentMachine } from "./machines/agent.machine.js";
-export type { LimitName, LimitVerdict } from "./machines/limit-answer.logic.js";
-export { LOOP_NOTICE_TYPE } from "./machines/loop-detection.logic.js";
+export type { LimitName, LimitVerdict } from "./rules/limit-answer.logic.js";
+export { LOOP_NOTICE_TYPE } from "./rules/loop-detection.logic.js";
 export {
   answeredAtLimit,
   LIMIT_NOTICE_TYPE,
   limitNotice,
   limitVerdict,
   nextCallTokens,
-} from "./machines/limit-answer.logic.js";
-export { groupCalls, SKIPPED_TEXT } from "./machines/tool-execution.logic.js";
+} from "./rules/limit-answer.logic.js";
+export { groupCalls, SKIPPED_TEXT } from "./rules/tool-execution.logic.js";
 export { toolExecutionMachine } from "./machines/tool-execution.machine.js";

@@ -13,7 +13,7 @@ import type { PersistedSnapshotData } from "../core/snapshot-version.js";
 import { type AgentContext, agentMachine } from "../machines/agent.machine.js";
 import { journaledAgentMachine } from "../machines/journaled-agent.machine.js";
 import { toolCallActorsOf } from "../machines/tool-call-actors.js";
-import { readTranscript } from "../machines/transcript.js";
+import { readTranscript } from "../rules/transcript.js";
 import { attachTelemetry, moveTelemetry } from "../telemetry/attach.js";
 import type { Tool } from "../tools/define-tool.js";
 import type { AgentActor, AgentSnapshot, PendingApproval } from "./agent.js";

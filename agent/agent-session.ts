@@ -9,12 +9,12 @@ import type { AgentMessage } from "../core/messages.js";
 import { checkOptionKeys } from "../core/option-keys.js";
 import { type InputFilter, type PromptInput, RUN_OPTION_KEYS, type RunOptions } from "../core/options.js";
 import type { OutputSpec } from "../core/output.js";
-import { outputSpecOf } from "../machines/output.logic.js";
+import { outputSpecOf } from "../rules/output.logic.js";
 import { type RunOutcome, runOutcomeOf } from "../core/run-outcome.js";
-import { screenInput, toMessages } from "../machines/agent.logic.js";
+import { screenInput, toMessages } from "../rules/agent.logic.js";
 import { agentMachine } from "../machines/agent.machine.js";
 import { toolCallActorOf, toolCallActorsOf } from "../machines/tool-call-actors.js";
-import { readTranscript } from "../machines/transcript.js";
+import { readTranscript } from "../rules/transcript.js";
 import { compactContext } from "../context/compact.js";
 import { withLearnedWindow } from "../context/context-window.js";
 import type {

@@ -20,8 +20,8 @@ import {
   TELEMETRY_KEYS,
   TOOL_RESULT_BUDGET_KEYS,
 } from "../core/options.js";
-import { checkLoopDetection } from "../machines/loop-detection.logic.js";
-import { outputSpecOf } from "../machines/output.logic.js";
+import { checkLoopDetection } from "../rules/loop-detection.logic.js";
+import { outputSpecOf } from "../rules/output.logic.js";
 import type { PermissionChecker } from "../core/options.js";
 import { toolNamesWithin } from "./tools-within.js";
 

@@ -12,7 +12,7 @@ import type {
   QueueMode,
   ToolExecutionStrategy,
 } from "../../core/options.js";
-import { newRun, noItems, type RunState } from "../agent.logic.js";
+import { newRun, noItems, type RunState } from "../../rules/agent.logic.js";
 import type { GroupDoneEvent } from "../tool-execution.machine.js";
 
 export interface AgentMachineInput {
