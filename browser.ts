@@ -30,6 +30,10 @@ export type {
   FromAgentOptions,
 } from "./agent/from-agent.js";
 export { FromAgentInputError, fromAgent } from "./agent/from-agent.js";
+export type { HandoffAgent, HandoffAgentOptions, HandoffRecord } from "./agent/handoff.js";
+export { defineHandoff, DEFAULT_MAX_HANDOFFS, MAIN_AGENT } from "./agent/handoff.js";
+export type { ContextFilter, FilteredContext } from "./agent/context-filter.js";
+export { filterContext, lastTurns } from "./agent/context-filter.js";
 
 // --- Typed results and checked answers: output schemas, partial objects, output filters ---
 export type * from "./core/output.js";

@@ -64,6 +64,8 @@ export interface AgentContext {
    */
   costModel?: CallCostModel;
   spentUsd?: number;
+  /** With handoffs: the name of the active agent (absent: the main one, and no handoff yet). */
+  activeAgent?: string;
 }
 
 export type AgentMachineEvent =

@@ -15,6 +15,8 @@ import { type CallCostModel, worstCaseCallUsd } from "../../providers/call-cost.
 import { loopMayStop, resolveLoopDetection } from "../../rules/loop-detection.logic.js";
 import { transcriptTokens } from "../../rules/transcript.js";
 import type { AgentContext, StreamDone } from "./context.js";
+import type { ToolResultMessage } from "../../core/messages.js";
+import { handoffIn } from "../../rules/handoff.logic.js";
 
 type Args = { context: AgentContext };
 
@@ -87,6 +89,9 @@ export const agentGuards = {
   answerNeedsRetry: ({ context }: Args) =>
     context.run.answer?.problem !== undefined && context.run.endReason === undefined,
   executionSpawned: ({ context }: Args) => context.run.executionSpawned,
+  /** A call of the turn transferred the conversation to another agent (see `agent/handoff.ts`). */
+  handsOff: ({ context }: Args, results: readonly ToolResultMessage[]) =>
+    context.run.endReason === undefined && handoffIn([...context.run.turnResults, ...results]) !== undefined,
 };
 
 /**
