@@ -2,7 +2,7 @@ import type { AnyActorRef } from "xstate";
 import { agentActorOf } from "../core/runtime.js";
 import type { AgentContext } from "../machines/agent/context.js";
 import { spendOf } from "../machines/agent/guards.js";
-import { readTranscript } from "../machines/transcript.js";
+import { readTranscript } from "../rules/transcript.js";
 
 /** What a sub-agent may spend, by parent agent actor: the shares of the children not yet counted. */
 const holds = new WeakMap<AnyActorRef, Map<string, number>>();
