@@ -18,6 +18,14 @@ export type { SequencedEvent } from "./agent/event-log.js";
 export { EventsUnavailableError } from "./agent/event-log.js";
 export { createAgent } from "./agent/create-agent.js";
 export type { RunOutcome } from "./core/run-outcome.js";
+export { type PromptCacheReport, promptCacheReport } from "./core/cache-report.js";
+export { createMemorySpendStore, type SpendStore } from "./core/spend-store.js";
+export {
+  type CachePause,
+  type CacheRetentionCall,
+  type PromptCacheOptions,
+  SHORT_CACHE_TTL_MS,
+} from "./core/prompt-cache.js";
 
 // --- Agents inside your own XState machine ---
 export type {

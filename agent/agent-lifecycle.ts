@@ -75,6 +75,9 @@ export abstract class AgentLifecycle {
   /** The events of the current (or last) run, numbered, for `eventsSince`; none with `eventReplay: false`. */
   protected runLog: RunEventLog | undefined;
 
+  /** The lifetime spending last told to the spend store. */
+  private recordedUsd: number | undefined;
+
   /** Who follows every actor (`followActors`): told of each new one before it starts. */
   private actorFollowers: Set<(actor: AgentActor) => void> | undefined;
 
@@ -195,11 +198,13 @@ export abstract class AgentLifecycle {
   protected start(snapshot: PersistedSnapshotData | undefined): AgentActor {
     const { options, resting } = this;
     this.resting = undefined;
+    const stored = options.spendStore?.spent(this.id);
+    if (snapshot !== undefined && stored !== undefined) snapshot = withSpentAtLeast(snapshot, stored);
     // A child agent reports to the inspector of the tree it joins; a root agent to its own.
     const inspect = options.parentActor ? undefined : options.inspect;
     const actor: AgentActor = createActor(this.journal ? journaledAgentMachine : agentMachine, {
       id: this.id,
-      input: resting ? { resume: resting } : machineInput(options, allTools(this.runtime)),
+      input: resting ? { resume: resting } : machineInput(options, allTools(this.runtime), stored),
       ...(snapshot !== undefined && { snapshot: snapshot as unknown as AgentSnapshot }),
       ...(options.parentActor && { parent: options.parentActor }),
       ...(inspect && { inspect: typeof inspect === "function" ? inspect : toObserver(inspect) }),
@@ -217,6 +222,7 @@ export abstract class AgentLifecycle {
     // Handlers as arguments rather than an observer object: see the runtime's functions above.
     actor.subscribe(
       (next) => {
+        if (options.spendStore) this.recordSpend(next.context.spentUsd);
         this.snapshots?.next(next);
         if (next.matches("idle")) {
           if (this.whenIdle) this.hibernateWhenIdle();
@@ -233,6 +239,18 @@ export abstract class AgentLifecycle {
     for (const follow of this.actorFollowers ?? []) follow(actor);
     actor.start();
     return actor;
+  }
+
+  /** Tells the spend store the agent's lifetime spending when it grew (see `SpendStore`). */
+  private recordSpend(spentUsd: number | undefined): void {
+    if (spentUsd === undefined || spentUsd <= (this.recordedUsd ?? 0)) return;
+    this.recordedUsd = spentUsd;
+    try {
+      // The agent's own count holds the budget in this process whatever the store does.
+      void Promise.resolve(this.options.spendStore!.record(this.id, spentUsd)).catch(() => {});
+    } catch {
+      // As above: a store that throws loses nothing here.
+    }
   }
 
   /** See {@link followActors}. */
@@ -331,4 +349,14 @@ function newRunId(journal: EffectJournal | undefined): string {
 
 function eventReplayLimits(options: EventReplayOptions | undefined): Required<EventReplayOptions> {
   return options ? { ...DEFAULT_EVENT_REPLAY, ...options } : DEFAULT_EVENT_REPLAY;
+}
+
+/**
+ * A persisted snapshot whose lifetime spending is at least `usd` (what the spend store recorded):
+ * an older snapshot, or one saved before the last calls, does not give the budget back.
+ */
+function withSpentAtLeast(snapshot: PersistedSnapshotData, usd: number): PersistedSnapshotData {
+  const context = (snapshot as { context?: { spentUsd?: unknown } }).context;
+  if (!context || typeof context.spentUsd !== "number" || context.spentUsd >= usd) return snapshot;
+  return { ...snapshot, context: { ...context, spentUsd: usd } } as PersistedSnapshotData;
 }

@@ -1,6 +1,7 @@
 import { CHARS_PER_TOKEN, estimateRequestOverhead } from "../context/tokens.js";
 import { type CallCostModel, callCostModel, RESERVE_CHARS_PER_TOKEN } from "../providers/call-cost.js";
 import { createLlmMessages } from "../core/llm-messages.js";
+import { createCacheRetention } from "../core/prompt-cache.js";
 import { defaultConvertToLlm } from "../core/messages.js";
 import type { EffectJournal } from "../core/effect-journal.js";
 import type { AgentOptions } from "../core/options.js";
@@ -66,6 +67,7 @@ export function createRuntime(
         : undefined,
     // A journaled model call is one step whose final message is recorded: its calls start after it.
     eagerToolExecution: journal ? false : (options.eagerToolExecution ?? false),
+    cacheRetention: createCacheRetention(options.promptCache, options),
     options,
     convertToLlm: options.convertToLlm ?? defaultConvertToLlm,
     llmMessages: createLlmMessages(options.convertToLlm),
@@ -88,18 +90,33 @@ export function createRuntime(
  * createActor(agentMachine, { input: machineInput(options, runtime.tools) });
  * ```
  */
-export function machineInput(options: AgentOptions, tools: ReadonlyMap<string, Tool>) {
+export function machineInput(options: AgentOptions, tools: ReadonlyMap<string, Tool>, storedUsd?: number) {
   return {
     messages: options.messages,
     strategy: options.toolExecution,
     steeringMode: options.steeringMode,
     followUpMode: options.followUpMode,
     limits: options.limits,
-    ...(costLimited(options.limits) && { costModel: costModelOf(options, tools) }),
+    ...(costLimited(options.limits) && {
+      costModel: costModelOf(options, tools),
+      spentUsd: Math.max(storedUsd ?? 0, transcriptUsd(options.messages)),
+    }),
     ...(options.loopDetection !== undefined && { loopDetection: options.loopDetection }),
     contextBudget: options.context && dataOnly(options.context),
     concurrencySafeTools: [...tools.values()].filter((t) => t.concurrencySafe).map((t) => t.name),
   };
+}
+
+/**
+ * What the calls of a transcript the agent starts from cost: a transcript reloaded without its
+ * snapshot does not start the agent's lifetime budget again (compaction may have dropped older
+ * calls, so this is a floor; a spend store keeps the whole).
+ */
+function transcriptUsd(messages: AgentOptions["messages"]): number {
+  let usd = 0;
+  for (const message of messages ?? [])
+    if (message.role === "assistant") usd += message.usage?.cost?.total ?? 0;
+  return usd;
 }
 
 function costLimited(limits: AgentOptions["limits"]): boolean {

@@ -20,6 +20,8 @@ import {
   TELEMETRY_KEYS,
   TOOL_RESULT_BUDGET_KEYS,
 } from "../core/options.js";
+import { PROMPT_CACHE_KEYS } from "../core/prompt-cache.js";
+import { isSpendStore } from "../core/spend-store.js";
 import { checkLoopDetection } from "../rules/loop-detection.logic.js";
 import { outputSpecOf } from "../rules/output.logic.js";
 import type { PermissionChecker } from "../core/options.js";
@@ -121,6 +123,42 @@ export function checkAgentOptions(options: AgentOptions): void {
     checkInteger(WHERE, "eventReplay.maxBytes", options.eventReplay.maxBytes, 1);
   }
   checkType(WHERE, "id", options.id, "string");
+  checkPromptCache(options.promptCache);
+  if (options.spendStore !== undefined) {
+    if (!isSpendStore(options.spendStore)) {
+      refuseValue(
+        WHERE,
+        "spendStore",
+        "a spend store ({ spent, record }), e.g. createMemorySpendStore()",
+        options.spendStore,
+      );
+    }
+    if (options.id === undefined) {
+      throw new TypeError(
+        "createAgent: spendStore needs an id: the store keeps the agent's spending by its id",
+      );
+    }
+  }
+}
+
+function checkPromptCache(promptCache: AgentOptions["promptCache"]): void {
+  if (promptCache === undefined) return;
+  checkObject("promptCache", promptCache, "{ retention?, expectedPauseMs? }");
+  checkOptionKeys("createAgent promptCache", promptCache, PROMPT_CACHE_KEYS);
+  const { retention, expectedPauseMs } = promptCache;
+  if (retention !== undefined && typeof retention !== "function") {
+    checkOneOf(WHERE, "promptCache.retention", retention, ["auto", "short", "long"]);
+  }
+  if (expectedPauseMs === undefined) return;
+  checkObject("promptCache.expectedPauseMs", expectedPauseMs, "{ approval?, clientTool?, idle? } in ms");
+  checkOptionKeys("createAgent promptCache.expectedPauseMs", expectedPauseMs, {
+    approval: true,
+    clientTool: true,
+    idle: true,
+  });
+  for (const pause of ["approval", "clientTool", "idle"] as const) {
+    checkNumber(WHERE, `promptCache.expectedPauseMs.${pause}`, expectedPauseMs[pause], { min: 0 });
+  }
 }
 
 /**

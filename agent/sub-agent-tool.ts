@@ -4,6 +4,7 @@ import type { AgentEndReason, AgentEvent, AgentEventOf } from "../core/events.js
 import type { AgentMessage, AssistantMessage, Usage } from "../core/messages.js";
 import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
 import { AGENT_OPTION_KEYS, type AgentLimits, type AgentOptions } from "../core/options.js";
+import { reserveSubAgentBudget } from "./sub-agent-budget.js";
 import { runtimeOf } from "../core/runtime.js";
 import type { Provider } from "../providers/provider.js";
 import { defineTool, type Tool, type ToolResult } from "../tools/define-tool.js";
@@ -216,6 +217,14 @@ export function subAgentTool<O extends OutputOption | undefined = undefined>(
       // by the child's own.
       const runtime = ctx.actor ? parentRuntime(ctx.actor) : undefined;
       const permissions = narrowPermissions(runtime?.permissions, options.agentOptions?.permissions);
+      // With a parent budget in money, the child's worst case is reserved before it starts: it may
+      // spend what the parent can spare, never more.
+      const budget = reserveSubAgentBudget(ctx.actor, ctx.toolCallId);
+      if (budget && budget.maxUsd <= 0) {
+        throw new Error(
+          `Sub-agent not started: the budget has ${usd(Math.max(0, budget.leftUsd))} left, and the agent keeps ${usd(budget.keptUsd)} of it for its own next call`,
+        );
+      }
       // The test kit watching the parent's run watches this child's too.
       const watch = subAgentObserverOf(runtime?.options)?.({
         toolName: options.name,
@@ -233,7 +242,9 @@ export function subAgentTool<O extends OutputOption | undefined = undefined>(
         provider: options.provider,
         systemPrompt: options.systemPrompt,
         tools: watch?.tools ?? childTools,
-        limits: options.limits,
+        limits: budget
+          ? { ...options.limits, maxCostUsd: Math.min(options.limits?.maxCostUsd ?? Infinity, budget.maxUsd) }
+          : options.limits,
         // In the parent's tree, under this call's actor (and so in its inspector), when run by an agent.
         ...(ctx.actor && { parentActor: ctx.actor }),
       };
@@ -311,6 +322,7 @@ export function subAgentTool<O extends OutputOption | undefined = undefined>(
           clearTimeout(pendingUpdate);
           publish();
         }
+        budget?.settle(end.usage.cost?.total ?? 0);
         const outcome = runOutcomeOf(end);
         const details: SubAgentDetails = {
           childAgentId,
@@ -409,6 +421,10 @@ function parentRuntime(actor: Parameters<typeof runtimeOf>[0]) {
   } catch {
     return undefined;
   }
+}
+
+function usd(amount: number): string {
+  return `$${amount.toFixed(4)}`;
 }
 
 function summarize(args: unknown): string {

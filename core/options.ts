@@ -7,6 +7,8 @@ import type { AgentMessage, ImageContent, Message, TextContent, ToolCall, UserMe
 import type { OptionKeys } from "./option-keys.js";
 import type { OutputFilter, OutputOption } from "./output.js";
 import type { SnapshotMigration } from "./snapshot-version.js";
+import type { PromptCacheOptions } from "./prompt-cache.js";
+import type { SpendStore } from "./spend-store.js";
 import type { HandoffAgent } from "./handoff.js";
 
 /** How the calls of one assistant message run. See `createAgent({ toolExecution })`. */
@@ -275,6 +277,19 @@ export interface AgentOptions {
   eventReplay?: EventReplayOptions | false;
   /** An id for this agent (shown in the inspector, used as `childAgentId` for sub-agents). */
   id?: string;
+  /**
+   * When calls ask the provider to keep the prompt cached for its longer lifetime (Anthropic's
+   * 1 hour), so a wait (an approval, a client-run tool, a hibernation) does not cost the whole
+   * prompt again. Default: when the wait expected after the call is longer than 5 minutes
+   * (docs/providers.md, "Prompt caching across pauses").
+   */
+  promptCache?: PromptCacheOptions;
+  /**
+   * Keeps the agent's lifetime spending (what `limits.maxSessionCostUsd` counts) by its `id`,
+   * apart from snapshots and transcripts: an agent made again under the same id starts from what
+   * the store recorded, so a restart or a reload does not reset its budget. Needs `id`.
+   */
+  spendStore?: SpendStore;
 }
 
 /**
@@ -313,6 +328,8 @@ export const AGENT_OPTION_KEYS: OptionKeys<AgentOptions> = {
   id: true,
   hibernate: true,
   eventReplay: true,
+  promptCache: true,
+  spendStore: true,
 };
 
 /**

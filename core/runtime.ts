@@ -4,6 +4,7 @@ import type { Provider, ToolSpec } from "./provider.js";
 import type { Tool, ToolResult } from "./tool.js";
 import type { Workspace } from "./workspace.js";
 import type { EffectJournal } from "./effect-journal.js";
+import type { CacheRetentionPolicy } from "./prompt-cache.js";
 import { type MessageIds, PROCESS_MESSAGE_IDS } from "./message-id.js";
 import type { LlmMessagesReader } from "./llm-messages.js";
 import type { AgentEvent } from "./events.js";
@@ -44,6 +45,8 @@ export interface AgentRuntime {
   /** Where cut results spill their full output (`read_file`'s workspace), if anywhere. */
   readonly spillWorkspace?: Workspace;
   readonly eagerToolExecution: boolean;
+  /** The prompt cache lifetime a call asks for, from the tools it offers (`promptCache`). */
+  readonly cacheRetention: CacheRetentionPolicy;
   readonly options: AgentOptions;
   readonly convertToLlm: (messages: readonly AgentMessage[]) => Message[];
   /**
@@ -156,3 +159,19 @@ export const defaultStallTimeout: Required<StallTimeout> = {
   firstEventMs: 180_000,
   idleMs: 180_000,
 };
+
+/**
+ * The agent actor an actor runs under (itself, or the nearest ancestor bound to a runtime): what
+ * a tool reads its agent's context from (the sub-agent tool, for the budget it may spend).
+ *
+ * @example
+ * ```ts
+ * agentActorOf(ctx.actor)?.getSnapshot().context.spentUsd;
+ * ```
+ */
+export function agentActorOf(actor: AnyActorRef): AnyActorRef | undefined {
+  for (let current: unknown = actor; current; current = (current as { _parent?: unknown })._parent) {
+    if (runtimes.has(current as object)) return current as AnyActorRef;
+  }
+  return undefined;
+}

@@ -104,6 +104,12 @@ export const agentMachine = agentSetup.createMachine({
                     actions: "recordOverflowFailure",
                   },
                   {
+                    // What the summary cost is counted: the call it leaves no budget for is not made.
+                    guard: { type: "summaryLeavesNoCall", params: ({ event }) => event.output },
+                    target: "#agent.running.turnEnd",
+                    actions: [{ type: "applyCompaction", params: ({ event }) => event.output }, "noteLimit"],
+                  },
+                  {
                     target: "#agent.running.streaming",
                     actions: { type: "applyCompaction", params: ({ event }) => event.output },
                   },

@@ -37,6 +37,8 @@ export function createOpenAIProvider(config: {
    * the model must call to finish, for servers without it (see `withOutputTool`).
    */
   structuredOutput?: "native" | "tool";
+  /** A call that asks for the long cache lifetime sends `prompt_cache_retention: "24h"`. */
+  longCache?: boolean;
 }): Provider {
   const { model, apiKey } = config;
   // The client (and the key inside it) lives only in this closure. It is made on the first call:
@@ -56,6 +58,9 @@ export function createOpenAIProvider(config: {
     ));
   const finish = (usage: Usage | undefined) => (usage ? withCost(usage, model) : undefined);
   const withReasoning = config.reasoningEffort !== undefined;
+  // Extended retention is asked for only where the model has it: elsewhere the API refuses it.
+  const retention = (request: ProviderRequest) =>
+    config.longCache && request.cacheRetention === "long" ? { prompt_cache_retention: "24h" as const } : {};
 
   function streamChat(c: OpenAI, request: ProviderRequest, signal: AbortSignal) {
     const { messages, tools, tool_choice } = toChatRequest(request);
@@ -76,6 +81,7 @@ export function createOpenAIProvider(config: {
                 : { max_completion_tokens: config.maxTokens }
               : {}),
             ...(config.reasoningEffort ? { reasoning_effort: config.reasoningEffort } : {}),
+            ...retention(request),
           },
           { signal },
         );
@@ -108,6 +114,7 @@ export function createOpenAIProvider(config: {
                   include: ["reasoning.encrypted_content" as const],
                 }
               : {}),
+            ...retention(request),
           },
           { signal },
         );
