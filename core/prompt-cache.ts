@@ -32,8 +32,9 @@ export interface PromptCacheOptions {
   retention?: "auto" | CacheRetention | ((call: CacheRetentionCall) => CacheRetention);
   /**
    * How long the agent expects each kind of wait to last, in ms. Defaults: `approval` 10 minutes,
-   * `clientTool` 1 minute, `idle` 30 minutes with `hibernate: "whenIdle"` and 0 otherwise (a wait
-   * for the next prompt, or a scheduled wake hours away, outlasts even the long lifetime).
+   * `clientTool` 1 minute, `idle` 0 (how long people take to write again is the app's to know: a
+   * chat answered within minutes pays the long lifetime's dearer writes for nothing; hibernation
+   * is a memory policy and says nothing about it).
    */
   expectedPauseMs?: Partial<Record<CachePause, number>>;
 }
@@ -57,8 +58,8 @@ export type CacheRetentionPolicy = (tools: ReadonlyMap<string, Tool>, answerOnly
  *
  * @example
  * ```ts
- * const retention = createCacheRetention({}, { permissions: undefined, hibernate: "whenIdle" });
- * retention(new Map(), false); // "long": a hibernating agent expects 30 idle minutes
+ * const retention = createCacheRetention({ expectedPauseMs: { idle: 30 * 60_000 } });
+ * retention(new Map(), false); // "long": the app expects its users back after 30 minutes
  * ```
  */
 export function createCacheRetention(
@@ -70,7 +71,7 @@ export function createCacheRetention(
   const expected: Record<CachePause, number> = {
     approval: 10 * 60_000,
     clientTool: 60_000,
-    idle: agent.hibernate === "whenIdle" ? 30 * 60_000 : 0,
+    idle: 0,
     ...options.expectedPauseMs,
   };
   const choose =

@@ -49,8 +49,10 @@ describe("the cache lifetime policy", () => {
     expect(auto(tools(guarded), true)).toBe("short");
     // A permission checker may ask, so every call may wait for an approval.
     expect(createCacheRetention({}, { permissions: {} })(tools(plain), false)).toBe("long");
-    // A hibernating agent expects to sleep through 30 idle minutes after any answer.
-    expect(createCacheRetention({}, { hibernate: "whenIdle" })(tools(), true)).toBe("long");
+    // Hibernation is a memory policy: it does not make every call pay the long lifetime's writes.
+    expect(createCacheRetention({}, { hibernate: "whenIdle" })(tools(), true)).toBe("short");
+    // An app that expects its users back after 30 minutes says so.
+    expect(createCacheRetention({ expectedPauseMs: { idle: 30 * 60_000 } })(tools(), true)).toBe("long");
   });
 
   it("the expected pauses and the choice are the user's", () => {
