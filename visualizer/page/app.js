@@ -9,6 +9,7 @@ import { createLog, renderDetails } from "./log.js";
 import { apply, emptyModel } from "./model.js";
 import { describeNow, tabTitle } from "./now.js";
 import { approvalPreview, proposingText } from "./approval-preview.js";
+import { createScrubber } from "./scrubber.js";
 import { createTimeline, openGroups } from "./timeline.js";
 import { createTranscript } from "./transcript.js";
 
@@ -58,6 +59,14 @@ const timeline = createTimeline($("timeline"), {
   },
 });
 const transcript = createTranscript($("transcript"));
+const scrubber = createScrubber($("scrubber"), {
+  seek(position) {
+    pause();
+    enterPast();
+    seek(position);
+  },
+  live: () => backToLive(),
+});
 const log = createLog({
   list: $("log"),
   search: $("log-search"),
@@ -122,6 +131,7 @@ function renderView(dirty) {
   if (all || dirty.has("approvals")) renderApprovals();
   if (all || dirty.has("log")) log.render(view, all, origin());
   if (all || dirty.has("bar")) renderTimeBar();
+  renderScrubber();
   if (all) renderMoment();
   keepTicking();
 }
@@ -627,6 +637,16 @@ function renderTimeBar() {
   setText($("replay-position"), `step ${done} / ${steps}`);
   $("replay-position").dataset.position = String(show.position);
   $("back-to-live").hidden = show.replayOnly;
+}
+
+/** The scrubber follows every message cheaply: it redraws its spans only when a run's index changed. */
+function renderScrubber() {
+  scrubber.render({
+    history: show.history,
+    position: show.position,
+    following: show.mode === "live" && show.following,
+    canGoLive: !show.replayOnly,
+  });
 }
 
 function countSteps(history, from, to) {
