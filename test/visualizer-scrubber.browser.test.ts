@@ -15,7 +15,10 @@ async function clickSpan(page: Page, selector: string) {
   const span = page.locator(`[data-testid="scrubber"] ${selector}`);
   const box = (await span.boundingBox())!;
   await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
-  return { from: Number(await span.getAttribute("data-from")), to: Number(await span.getAttribute("data-to")) };
+  return {
+    from: Number(await span.getAttribute("data-from")),
+    to: Number(await span.getAttribute("data-to")),
+  };
 }
 
 /** Whether an element is wholly inside the browser's viewport. */
@@ -62,7 +65,9 @@ describe("the scrubber", () => {
     const scrubber = page.locator('[data-testid="scrubber"]');
     expect(await text(page, '[data-testid="scrub-run"]')).toBe("Run 1");
     expect(await scrubber.locator('.scrub-span[data-kind="model"]').count()).toBe(3);
-    expect(await scrubber.locator('.scrub-span[data-call="call_look"]').getAttribute("data-kind")).toBe("tool");
+    expect(await scrubber.locator('.scrub-span[data-call="call_look"]').getAttribute("data-kind")).toBe(
+      "tool",
+    );
     expect(await scrubber.locator('.scrub-span[data-call="call_deploy"]').count()).toBe(2);
     expect(await page.locator('[data-testid="scrub-following"]').isVisible()).toBe(true);
     expect(await page.locator('[data-testid="scrub-live"]').isVisible()).toBe(false);
@@ -80,7 +85,9 @@ describe("the scrubber", () => {
       call_deploy: "awaiting approval",
     });
     // A past approval is shown but cannot be decided.
-    expect(await page.locator('[data-approval="call_deploy"] [data-testid="approve"]').isDisabled()).toBe(true);
+    expect(await page.locator('[data-approval="call_deploy"] [data-testid="approve"]').isDisabled()).toBe(
+      true,
+    );
     const playhead = Number(await page.locator('[data-testid="playhead"]').getAttribute("data-t"));
     expect(playhead).toBeGreaterThanOrEqual(wait.from);
     expect(playhead).toBeLessThanOrEqual(wait.to);

@@ -22,6 +22,8 @@ const live = {
   everOpened: false,
   history: createHistory(),
   maxCommandBytes: Infinity,
+  /** Between connecting and the server's caught_up: messages are applied, not drawn. */
+  catchingUp: false,
 };
 /** What the page shows: the live agent or a recording, following the newest message or at a moment. */
 const show = {
@@ -162,7 +164,7 @@ function renderHeader() {
   const u = view.usage;
   setText(
     $("usage"),
-    `${Number(u.totalTokens).toLocaleString("en-US")} tokens · ${view.modelCalls} model call${view.modelCalls === 1 ? "" : "s"}`,
+    `${Number(u.totalTokens).toLocaleString("en-US")} tokens · ${view.modelCalls} model call${view.modelCalls === 1 ? "" : "s"} · ${view.toolCalls} tool call${view.toolCalls === 1 ? "" : "s"}`,
   );
   const controllable = show.mode === "live" && show.following && live.open;
   setText($("steer-button"), running ? "Steer" : "Send");
@@ -487,8 +489,9 @@ function connect() {
     live.open = true;
     live.everOpened = true;
     notice();
-    // The server sends everything again: start over.
+    // The server sends everything again: start over, and draw once it has (caught_up).
     live.history = createHistory();
+    live.catchingUp = true;
     deciding.clear();
     if (show.mode === "live") {
       show.history = live.history;
@@ -522,11 +525,18 @@ function receive(message) {
     }
     return;
   }
+  if (message.kind === "caught_up") {
+    // The history sent on connecting is all here: draw it once.
+    live.catchingUp = false;
+    if (show.mode === "live") renderAll();
+    return;
+  }
   live.history.push(message);
   if (show.mode !== "live") return;
-  if (!show.following) return schedule(["bar"]);
+  if (!show.following) return live.catchingUp ? undefined : schedule(["bar"]);
   const dirty = apply(view, message, { dirty: new Set(), index: live.history.end - 1 });
   show.position = live.history.end;
+  if (live.catchingUp) return;
   for (const id of [...deciding.keys()]) if (!view.approvals.has(id)) deciding.delete(id);
   schedule(dirty);
 }

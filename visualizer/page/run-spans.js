@@ -33,8 +33,20 @@ export function createRunSpans() {
   function push(message, index) {
     const t = message.t;
     if (message.kind === "catch_up") {
-      // Runs before it were folded away: number the next one after them.
+      // Runs before it were folded away: number the next one after them. A run still going on is
+      // drawn from here on, on its true time axis.
       runNumber = Number(message.model?.run) || 0;
+      const going = message.model?.runs?.at?.(-1);
+      if (going && going.run === runNumber && going.endedAt === undefined)
+        list.push({
+          run: runNumber,
+          from: going.startedAt,
+          fromIndex: index,
+          last: going.startedAt,
+          lastIndex: index,
+          spans: [],
+        });
+      version++;
       return;
     }
     const run = current();
@@ -111,7 +123,13 @@ export function createRunSpans() {
       case "tool_execution_end": {
         let span = tools.get(event.toolCallId);
         // Refused, denied or skipped before it ever ran: a call all the same, drawn where it ended.
-        span ??= add({ kind: "tool", label: event.toolName, id: event.toolCallId, from: t, fromIndex: index });
+        span ??= add({
+          kind: "tool",
+          label: event.toolName,
+          id: event.toolCallId,
+          from: t,
+          fromIndex: index,
+        });
         close(span, t, index);
         span.outcome = message.outcome ?? (event.isError ? "error" : "ok");
         if (span.outcome !== "ok") span.kind = "tool-failed";

@@ -22,7 +22,12 @@ export function createScrubber(host, actions) {
   const when = h("span", { class: "scrub-when muted", "data-testid": "scrub-when" });
   const liveButton = h(
     "button",
-    { type: "button", class: "primary scrub-live", "data-testid": "scrub-live", title: "Follow the live agent again (Esc)" },
+    {
+      type: "button",
+      class: "primary scrub-live",
+      "data-testid": "scrub-live",
+      title: "Follow the live agent again (Esc)",
+    },
     "Live",
   );
   const liveMark = h("span", { class: "scrub-live-mark", "data-testid": "scrub-following" }, "● Live");
@@ -43,9 +48,23 @@ export function createScrubber(host, actions) {
     h("span", { class: "row-name marks" }, "steer · compact"),
     h("div", { class: "scrub-area" }, spans, playhead),
   );
-  const empty = h("div", { class: "scrub-empty muted" }, "The timeline of a run appears here once one starts.");
+  const empty = h(
+    "div",
+    { class: "scrub-empty muted" },
+    "The timeline of a run appears here once one starts.",
+  );
   host.replaceChildren(
-    h("div", { class: "scrub-head" }, prev, title, next, when, h("span", { class: "spacer" }), liveMark, liveButton),
+    h(
+      "div",
+      { class: "scrub-head" },
+      prev,
+      title,
+      next,
+      when,
+      h("span", { class: "spacer" }),
+      liveMark,
+      liveButton,
+    ),
     track,
     empty,
   );
@@ -151,7 +170,10 @@ export function createScrubber(host, actions) {
     if (spans.style.getPropertyValue("--scale") !== scale) spans.style.setProperty("--scale", scale);
     const end = String(run.last - run.from);
     if (spans.style.getPropertyValue("--end") !== end) spans.style.setProperty("--end", end);
-    setText(title, `Run ${run.run}${runs.list.length > 1 ? ` of ${runs.list[runs.list.length - 1].run}` : ""}`);
+    setText(
+      title,
+      `Run ${run.run}${runs.list.length > 1 ? ` of ${runs.list[runs.list.length - 1].run}` : ""}`,
+    );
     const at = following ? (run.to ?? run.last) : playheadTime(history, run, position);
     const offset = Math.max(0, Math.min(axis.span, at - axis.from));
     setText(when, `${fmtMs(offset)} of ${fmtMs(axis.span)}${run.to === undefined ? " so far" : ""}`);
