@@ -95,8 +95,11 @@ describe("the scrubber", () => {
     expect(await inViewport(page, '#chart [data-state="agent.running.executing"].active')).toBe(true);
     expect(await inViewport(page, '[data-testid="scrub-track"]')).toBe(true);
 
-    // Earlier: the first call still running, no approval asked yet.
+    // Earlier, scrolled down to the log first: the chart comes back into view with the moment.
+    await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+    expect(await inViewport(page, "#chart")).toBe(false);
     await clickSpan(page, '.scrub-span[data-call="call_look"]');
+    expect(await inViewport(page, '#chart [data-state="agent.running.executing"].active')).toBe(true);
     await expect.poll(() => text(page, '[data-testid="now"]')).toBe("Running `sleep`");
     expect(Object.fromEntries((await lanes(page)).map((lane) => [lane.id, lane.outcome]))).toEqual({
       call_look: "running",

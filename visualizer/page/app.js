@@ -66,6 +66,7 @@ const scrubber = createScrubber($("scrubber"), {
     pause();
     enterPast();
     seek(position);
+    keepChartInView();
   },
   live: () => backToLive(),
 });
@@ -455,6 +456,14 @@ $("steer-text").addEventListener("keydown", (event) => {
 });
 $("abort-button").addEventListener("click", () => send({ kind: "abort" }));
 $("review-button").addEventListener("click", () => focusApprovals());
+
+/** While the user scrubs, the chart stays in view under the sticky bar: the page scrolls to it if it left. */
+function keepChartInView() {
+  const box = $("chart").getBoundingClientRect();
+  const top = document.querySelector(".sticky").getBoundingClientRect().bottom;
+  if (box.bottom > top + 80 && box.top < innerHeight - 80) return;
+  window.scrollBy({ top: box.top - top - 8 });
+}
 
 /** Brings the first waiting approval into view with its Approve button focused. */
 function focusApprovals() {
