@@ -287,12 +287,18 @@ async function loadPageModel(): Promise<PageModelModule> {
 
 let graphsJson: string | undefined;
 
-/** The three machines the page draws: the agent, its tool execution, and one tool call. */
+/** The three machines the page draws (the agent, its tool execution, and one tool call), full and simple. */
 function graphs(): string {
   graphsJson ??= JSON.stringify({
     agent: layoutMachineGraph(agentMachine),
     toolExecution: layoutMachineGraph(toolExecutionMachine),
     toolCall: layoutMachineGraph(toolCallMachine),
+    // The page's "Simple" view: momentary states folded into their edges, labels in words.
+    simple: {
+      agent: layoutMachineGraph(agentMachine, { simple: true }),
+      toolExecution: layoutMachineGraph(toolExecutionMachine, { simple: true }),
+      toolCall: layoutMachineGraph(toolCallMachine, { simple: true }),
+    },
   });
   return graphsJson;
 }

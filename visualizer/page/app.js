@@ -38,7 +38,16 @@ const show = {
 };
 let view = emptyModel();
 let graphs = null;
-const chartState = { tab: "agent", call: undefined };
+const chartState = { tab: "agent", call: undefined, simple: readSimple() };
+
+/** The chart view the user chose last time ("Simple" or the full chart), kept in this browser. */
+function readSimple() {
+  try {
+    return localStorage.getItem("agent-machine.chart") === "simple";
+  } catch {
+    return false;
+  }
+}
 /** Approvals the user decided whose answer has not come back yet: id → "approve" | "deny". */
 const deciding = new Map();
 
@@ -262,12 +271,14 @@ function renderTabs() {
 let drawnGraph = null;
 function drawChartTab() {
   if (!graphs) return;
+  const set = chartState.simple && graphs.simple ? graphs.simple : graphs;
   const graph =
     chartState.tab === "toolExecution"
-      ? graphs.toolExecution
+      ? set.toolExecution
       : chartState.tab === "toolCall"
-        ? graphs.toolCall
-        : graphs.agent;
+        ? set.toolCall
+        : set.agent;
+  setAttr($("chart-simple"), "aria-pressed", chartState.simple ? "true" : "false");
   if (drawnGraph !== graph) {
     chart.draw(graph);
     drawnGraph = graph;
@@ -472,6 +483,15 @@ function focusApprovals() {
   card.scrollIntoView({ block: "center" });
   card.querySelector("button.approve")?.focus();
 }
+$("chart-simple").addEventListener("click", () => {
+  chartState.simple = !chartState.simple;
+  try {
+    localStorage.setItem("agent-machine.chart", chartState.simple ? "simple" : "full");
+  } catch {
+    // Storage refused (a private window): the choice lasts for this page only.
+  }
+  drawChartTab();
+});
 $("zoom-in").addEventListener("click", () => chart.zoomIn());
 $("zoom-out").addEventListener("click", () => chart.zoomOut());
 $("zoom-fit").addEventListener("click", () => chart.fit());
