@@ -7,7 +7,8 @@
 //
 // "Usable": the chart's active state is idle, the transcript shows the final answer, and the page
 // answers an animation frame (its main thread is free). Not part of `npm run bench` (it needs the test
-// browser); run it on a quiet machine.
+// browser); run it on a quiet machine. TURNS=40 for a shorter run; TIMEOUT_S (300) bounds the wait;
+// PROFILE=1 adds the page's requests and its functions by self time.
 import { resolve } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
