@@ -33,7 +33,12 @@ function connect(url: string, origin?: string, token = new URL(url).searchParams
     socket.once("unexpected-response", (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
     socket.once("error", reject);
   });
-  socket.on("message", (data) => messages.push(JSON.parse(String(data))));
+  socket.on("message", (data) => {
+    const message = JSON.parse(String(data));
+    // The history a page gets on connecting comes in one backlog message: taken one by one.
+    if (message.kind === "backlog") messages.push(...message.messages);
+    else messages.push(message);
+  });
   cleanups.push(() => socket.close());
   return { socket, messages, opened, send: (command: unknown) => socket.send(JSON.stringify(command)) };
 }
@@ -224,12 +229,17 @@ describe("the visualizer server", () => {
 
     const late = connect(server.url);
     let bytes = 0;
-    late.socket.on("message", (data) => (bytes += String(data).length));
+    let frames = 0;
+    late.socket.on("message", (data) => {
+      bytes += String(data).length;
+      frames++;
+    });
     await late.opened;
     await expect.poll(() => late.messages.at(-1)?.kind).toBe("caught_up");
     expect(late.messages[0]).toMatchObject({ kind: "hello" });
     expect(late.messages[1]).toMatchObject({ kind: "catch_up" });
     expect(late.messages.length).toBe(33); // hello, catch_up, the last 30 messages word for word, caught_up
+    expect(frames).toBe(4); // the 30 travel as one backlog message
 
     const model = emptyModel();
     for (const message of late.messages) apply(model, message);

@@ -156,7 +156,9 @@ export async function visualize(agent: Agent, options: VisualizeOptions = {}): P
         };
         ws.send(JSON.stringify(catchUp));
       }
-      for (let i = start.from; i < history.length; i++) ws.send(history[i]!);
+      // Already JSON: joined into one message, not parsed again.
+      if (start.from < history.length)
+        ws.send(`{"kind":"backlog","t":${Date.now()},"messages":[${history.slice(start.from).join(",")}]}`);
       ws.send(JSON.stringify({ kind: "caught_up", t: Date.now() } satisfies VisualizerMessage));
       ws.on("message", (data) => {
         const reply = runCommand(agent, String(data));

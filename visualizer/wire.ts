@@ -55,6 +55,11 @@ export type VisualizerMessage =
    */
   | { kind: "catch_up"; t: number; model: unknown; dropped: number }
   /**
+   * To a page that connects: the history it gets, in one message (thousands of small frames cost the
+   * server and the page far more than one large one). The page takes them one by one, in order.
+   */
+  | { kind: "backlog"; t: number; messages: VisualizerMessage[] }
+  /**
    * To a page that connects: the history it was sent ends here, what follows is live. The page draws
    * once then, not once per frame while the history pours in.
    */

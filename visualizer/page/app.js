@@ -554,6 +554,10 @@ function receive(message) {
     }
     return;
   }
+  if (message.kind === "backlog") {
+    for (const each of message.messages) receive(each);
+    return;
+  }
   if (message.kind === "caught_up") {
     // The history sent on connecting is all here: draw it once.
     live.catchingUp = false;
@@ -795,13 +799,15 @@ $("file-input").addEventListener("change", async (event) => {
 // ---------- start ----------
 
 async function main() {
+  const replayUrl = params.get("replay");
+  // The live history starts coming at once, while the chart loads: a late tab waits for neither.
+  if (!replayUrl) connect();
   try {
     graphs = await (await fetch("graph.json")).json();
     drawChartTab();
   } catch (error) {
     toast(`Could not load the statechart: ${error.message}`);
   }
-  const replayUrl = params.get("replay");
   if (replayUrl) {
     show.replayOnly = true;
     const name = decodeURIComponent(replayUrl.split("/").pop() ?? replayUrl);
@@ -812,10 +818,9 @@ async function main() {
     } catch (error) {
       toast(`Could not load the recording: ${error.message}`);
     }
-  } else {
-    connect();
   }
-  renderAll();
+  // Not while the live history is still coming: caught_up draws it.
+  if (!live.catchingUp) renderAll();
 }
 
 main();
