@@ -174,7 +174,7 @@ export { truncateText, truncateToolOutputs } from "./context/truncate-tool-outpu
 
 // --- Seeing the agent: the statechart's layout, secret-free copies of what it carries, and the
 // Stately inspector for agents that live in the page ---
-export type { GraphEdge, GraphNode, MachineGraph } from "./visualizer/machine-graph.js";
+export type { GraphEdge, GraphNode, LayoutOptions, MachineGraph } from "./visualizer/machine-graph.js";
 export { activeStateIds, layoutMachineGraph } from "./visualizer/machine-graph.js";
 export type { SanitizeOptions } from "./visualizer/sanitize.js";
 export { sanitize } from "./visualizer/sanitize.js";
