@@ -12,3 +12,5 @@ export {
   acpUpdateOf,
   promptFromAcp,
 } from "./acp/acp-updates.js";
+export type { AcpClientAccess, AcpTerminal, WithAcpClientOptions } from "./acp/client-tools.js";
+export { withAcpClient } from "./acp/client-tools.js";

@@ -154,6 +154,16 @@ export function acpUpdateOf(event: AgentEvent, cwd: string): SessionUpdate | und
         ...acpToolCall(event.toolCallId, event.toolName, event.args, cwd),
         status: "in_progress",
       };
+    case "tool_execution_update": {
+      // A command running in the client's terminal: the editor shows that terminal in the call.
+      const terminalId = (event.partialResult.details as { terminalId?: unknown } | undefined)?.terminalId;
+      if (typeof terminalId !== "string") return undefined;
+      return {
+        sessionUpdate: "tool_call_update",
+        toolCallId: event.toolCallId,
+        content: [{ type: "terminal", terminalId }],
+      };
+    }
     case "tool_execution_end":
       return {
         sessionUpdate: "tool_call_update",
