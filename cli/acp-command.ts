@@ -2,6 +2,7 @@
 // that starts it as a subprocess. Its sessions are the command's sessions (the session store), so a
 // session begun in the editor can be loaded again there, or resumed in the terminal.
 import { type AcpClientAccess, withAcpClient } from "../acp/client-tools.js";
+import { createPlanTool } from "../acp/plan-tool.js";
 import { serveAcp, type AcpSession } from "../acp/serve-acp.js";
 import { packageVersion } from "./early-exit.js";
 import { planResume } from "./resume.js";
@@ -44,9 +45,11 @@ async function serveOverAcp({ choice, storeFor, open }: ServedSetup): Promise<vo
   ): AcpSession => {
     // Files through the editor where it offers them; bash in its terminal only where ours would run
     // unsandboxed anyway (--no-sandbox): a command there runs with the editor's rights.
-    const served = open(cwd, stored, plan, (tools, bash) =>
-      withAcpClient(tools, client, { cwd, bashInTerminal: bash.kind === "unsandboxed" }),
-    );
+    // The plan tool too: its calls are the session's plan in the editor.
+    const served = open(cwd, stored, plan, (tools, bash) => [
+      ...withAcpClient(tools, client, { cwd, bashInTerminal: bash.kind === "unsandboxed" }),
+      createPlanTool(),
+    ]);
     return { id: stored.id, agent: served.agent, cwd, close: served.close };
   };
   const connection = serveAcp(

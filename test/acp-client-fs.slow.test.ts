@@ -236,4 +236,29 @@ describe("agent-machine acp with the editor's file system and terminal", () => {
     expect(editor.terminals).toEqual([]);
     await editor.close();
   }, 60_000);
+
+  it("shows the model's plan as the session's plan, updated at each update_plan call", async () => {
+    const cwd = workspace();
+    const editor = await connectEditor(cwd, [...SANDBOX_ARGS]);
+    const prompt = await startSession(editor, cwd, {});
+    expect(await prompt("plan: read the code | fix the bug")).toMatch(
+      /^tool results: Plan updated: 0 of 2 steps completed; in progress: read the code\./,
+    );
+    expect(editor.updates.filter((u) => u.sessionUpdate === "plan")).toEqual([
+      {
+        sessionUpdate: "plan",
+        entries: [
+          { content: "read the code", status: "in_progress", priority: "medium" },
+          { content: "fix the bug", status: "pending", priority: "medium" },
+        ],
+      },
+    ]);
+    // The plan is the plan, not a tool call.
+    expect(editor.updates.some((u) => u.sessionUpdate === "tool_call")).toBe(false);
+    await prompt("plan: read the code | fix the bug | done");
+    expect(editor.updates.find((u) => u.sessionUpdate === "plan")).toMatchObject({
+      entries: [{ status: "completed" }, { status: "completed" }],
+    });
+    await editor.close();
+  }, 60_000);
 });
