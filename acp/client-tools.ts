@@ -11,7 +11,16 @@ import { applyEdit, editResult } from "../tools/edit-file.js";
 import { readFileResultOfText } from "../tools/read-file.js";
 import type { Workspace } from "../tools/workspace.js";
 
-/** A terminal the client runs a command in (the SDK's `TerminalHandle`). */
+/**
+ * A terminal the client runs a command in (the SDK's `TerminalHandle`).
+ *
+ * @example
+ * ```ts
+ * const terminal = await client.createTerminal!({ command: "ls" });
+ * const { exitCode } = await terminal.waitForExit();
+ * await terminal.release();
+ * ```
+ */
 export interface AcpTerminal {
   readonly id: string;
   currentOutput(): Promise<{ output: string; truncated: boolean; exitStatus?: TerminalExitStatus | null }>;
@@ -23,6 +32,11 @@ export interface AcpTerminal {
 /**
  * What an ACP client offers one session, by its `clientCapabilities`: each method is there only when
  * the client said it supports it. `serveAcp` hands it to `newSession` / `loadSession`.
+ *
+ * @example
+ * ```ts
+ * serveAcp({ newSession: ({ cwd, client }) => ({ id, cwd, agent: makeAgent(client.readTextFile !== undefined) }) });
+ * ```
  */
 export interface AcpClientAccess {
   /** `fs/read_text_file`: the file as the editor has it (unsaved changes included). */
@@ -33,7 +47,14 @@ export interface AcpClientAccess {
   createTerminal?(request: Omit<CreateTerminalRequest, "sessionId">): Promise<AcpTerminal>;
 }
 
-/** Options of {@link withAcpClient}. */
+/**
+ * Options of {@link withAcpClient}.
+ *
+ * @example
+ * ```ts
+ * const options: WithAcpClientOptions = { cwd, bashInTerminal: false };
+ * ```
+ */
 export interface WithAcpClientOptions {
   /**
    * The directory the client named (`cwd` of `session/new`): paths sent to it are spelled from here,

@@ -5,7 +5,14 @@ import type { PlanEntry } from "@agentclientprotocol/sdk";
 import { z } from "zod";
 import { defineTool, type Tool } from "../tools/define-tool.js";
 
-/** The name of the plan tool, by which its calls are told apart from other tools'. */
+/**
+ * The name of the plan tool, by which its calls are told apart from other tools'.
+ *
+ * @example
+ * ```ts
+ * if (event.type === "tool_execution_start" && event.toolName === PLAN_TOOL_NAME) showPlan(event.args);
+ * ```
+ */
 export const PLAN_TOOL_NAME = "update_plan";
 
 const entry = z.object({
