@@ -18,6 +18,14 @@ export type { SequencedEvent } from "./agent/event-log.js";
 export { EventsUnavailableError } from "./agent/event-log.js";
 export { createAgent } from "./agent/create-agent.js";
 export type { RunOutcome } from "./core/run-outcome.js";
+export { type PromptCacheReport, promptCacheReport } from "./core/cache-report.js";
+export { createMemorySpendStore, type SpendStore } from "./core/spend-store.js";
+export {
+  type CachePause,
+  type CacheRetentionCall,
+  type PromptCacheOptions,
+  SHORT_CACHE_TTL_MS,
+} from "./core/prompt-cache.js";
 
 // --- Agents inside your own XState machine ---
 export type {
@@ -30,6 +38,10 @@ export type {
   FromAgentOptions,
 } from "./agent/from-agent.js";
 export { FromAgentInputError, fromAgent } from "./agent/from-agent.js";
+export type { HandoffAgent, HandoffAgentOptions, HandoffRecord } from "./agent/handoff.js";
+export { defineHandoff, DEFAULT_MAX_HANDOFFS, MAIN_AGENT } from "./agent/handoff.js";
+export type { ContextFilter, FilteredContext } from "./agent/context-filter.js";
+export { filterContext, lastTurns } from "./agent/context-filter.js";
 
 // --- Typed results and checked answers: output schemas, partial objects, output filters ---
 export type * from "./core/output.js";

@@ -1,6 +1,6 @@
 // agent-machine/wake (Node only): agents that wake (docs/wake.md) — one scheduler per process for
 // schedules (at, every, cron in a time zone), the agent's own schedule tool, events from outside,
-// tools that answer later.
+// tools that answer later, and a lifetime budget kept on disk for agents that outlive their process.
 // Also part of the main entry in Node.
 export type { AgentEventInput } from "./wake/deliver-event.js";
 export { deliverEvent, WakeEventError } from "./wake/deliver-event.js";
@@ -9,6 +9,7 @@ export { deliverWake } from "./wake/deliver-wake.js";
 export type { DueSlots } from "./wake/due-slots.js";
 export { dueSlots } from "./wake/due-slots.js";
 export { createFileScheduleStore } from "./wake/file-schedule-store.js";
+export { createFileSpendStore } from "./agent/file-spend-store.js";
 export type { ScheduleWhen, StoredWhen } from "./wake/schedule-spec.js";
 export { checkWhen, MIN_EVERY_MS, ScheduleError, slotAfter, slotAtOrAfter } from "./wake/schedule-spec.js";
 export type { ScheduleToolOptions } from "./wake/schedule-tool.js";

@@ -42,6 +42,11 @@ export interface Usage {
   output: number;
   cacheRead: number;
   cacheWrite: number;
+  /**
+   * Of `cacheWrite`, the tokens written for the provider's longer cache lifetime (Anthropic's and
+   * Bedrock's 1 hour), priced at `ModelPrice.cacheWriteLong`; absent when none were.
+   */
+  cacheWriteLong?: number;
   totalTokens: number;
   cost?: { input: number; output: number; cacheRead: number; cacheWrite: number; total: number };
 }
@@ -144,6 +149,8 @@ export function addUsage(a: Usage, b: Usage | undefined): Usage {
     cacheWrite: a.cacheWrite + b.cacheWrite,
     totalTokens: a.totalTokens + b.totalTokens,
   };
+  if (a.cacheWriteLong || b.cacheWriteLong)
+    sum.cacheWriteLong = (a.cacheWriteLong ?? 0) + (b.cacheWriteLong ?? 0);
   if (a.cost || b.cost) {
     const ac = a.cost ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 };
     const bc = b.cost ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 };

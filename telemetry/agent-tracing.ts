@@ -8,7 +8,8 @@ import {
   trace,
 } from "@opentelemetry/api";
 import type { AgentEvent, AgentEventOf } from "../core/events.js";
-import type { AssistantMessage, Usage } from "../core/messages.js";
+import type { AgentMessage, AssistantMessage, Usage } from "../core/messages.js";
+import { promptCacheReport } from "../core/cache-report.js";
 import type { AgentRuntime } from "../core/runtime.js";
 import { AM, ATTR, OPERATION, providerName } from "./attributes.js";
 import { assistantMessage, finishReason, resultText, toGenAiMessages } from "./genai-messages.js";
@@ -70,6 +71,17 @@ export function toolErrorType(text: string, toolName: string): string {
   return "tool_error";
 }
 
+/** The run's prompt cache use (calls, hits, hit ratio), when any call reported one. */
+function cacheAttributes(messages: readonly AgentMessage[]): Record<string, number> {
+  const cache = promptCacheReport(messages);
+  if (!cache) return {};
+  return {
+    [AM.cacheCalls]: cache.calls,
+    [AM.cacheHits]: cache.hits,
+    [AM.cacheHitRatio]: cache.hitRatio,
+  };
+}
+
 /** `gen_ai.usage.*` for a usage: input tokens include the cached ones, as the conventions ask. */
 function usageAttributes(usage: Usage): Record<string, number> {
   return {
@@ -77,6 +89,7 @@ function usageAttributes(usage: Usage): Record<string, number> {
     [ATTR.outputTokens]: usage.output,
     [ATTR.cacheReadTokens]: usage.cacheRead,
     [ATTR.cacheCreationTokens]: usage.cacheWrite,
+    ...(usage.cacheWriteLong ? { [AM.cacheWriteLongTokens]: usage.cacheWriteLong } : {}),
   };
 }
 
@@ -278,6 +291,7 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
     const { span } = run;
     span.setAttributes({
       ...usageAttributes(event.usage),
+      ...cacheAttributes(event.messages),
       [AM.endReason]: event.reason,
       [AM.turns]: run.turns,
     });
