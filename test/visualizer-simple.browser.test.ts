@@ -23,6 +23,26 @@ describe("the simple chart", () => {
     expect(await labels()).toContain("prompt +1");
     expect((await labels()).join(" ")).not.toMatch(/STREAM_DONE|\[/);
     expect(await page.locator('#chart [data-state="agent.idle"].active').count()).toBe(1);
+    // No two labels on top of each other.
+    const overlapping = await page.evaluate(() => {
+      const boxes = Array.from(document.querySelectorAll("#chart .edge text"), (text) => ({
+        text: text.textContent,
+        box: text.getBoundingClientRect(),
+      }));
+      const hits: string[] = [];
+      boxes.forEach((a, i) =>
+        boxes.slice(i + 1).forEach((b) => {
+          const hit =
+            a.box.left < b.box.right &&
+            b.box.left < a.box.right &&
+            a.box.top < b.box.bottom &&
+            b.box.top < a.box.bottom;
+          if (hit) hits.push(`${a.text} × ${b.text}`);
+        }),
+      );
+      return hits;
+    });
+    expect(overlapping).toEqual([]);
 
     await agent.prompt("Hi");
     await page.reload();

@@ -209,9 +209,20 @@ function simplify(nodes: Map<string, GraphNode>, transitions: Transition[]): Tra
   };
   for (const node of nodes.values()) if (node.initial) node.initial = onward(node.initial);
   for (const id of fallback.keys()) nodes.delete(id);
+  // A state with one child is always in that child: its edges leave from the child, one arrow each.
+  const only = new Map<string, string>();
+  for (const node of nodes.values()) {
+    const children = [...nodes.values()].filter((child) => child.parent === node.id);
+    if (node.parent !== undefined && children.length === 1) only.set(node.id, children[0]!.id);
+  }
   return transitions
     .filter((t) => !fallback.has(t.source))
-    .map((t) => ({ ...t, target: onward(t.target), label: inWords(t.label) }))
+    .map((t) => ({
+      ...t,
+      source: only.get(t.source) ?? t.source,
+      target: onward(t.target),
+      label: inWords(t.label),
+    }))
     .filter((t) => nodes.has(t.target));
 }
 
