@@ -19,6 +19,17 @@ export { EventsUnavailableError } from "./agent/event-log.js";
 export { createAgent } from "./agent/create-agent.js";
 export type { RunOutcome } from "./core/run-outcome.js";
 
+// --- One agent wherever it runs: the handle every transport speaks (in process, durable, over HTTP) ---
+export type {
+  AgentCallErrorCode,
+  AgentHandle,
+  AgentStatus,
+  CallAnswer,
+  HandleRunOptions,
+  PendingCall,
+} from "./core/agent-handle.js";
+export { AgentCallError } from "./core/agent-handle.js";
+
 // --- Agents inside your own XState machine ---
 export type {
   AgentActorEvent,

@@ -3,13 +3,12 @@
 // quiescence detector, the response periods, the reconnects and the side routes are the same code
 // for both backends.
 import type { Observable } from "rxjs";
-import { checkEditedArgs } from "../../actors/prepare-tool-call.actor.js";
 import type { Agent, PendingApproval } from "../../agent/agent.js";
 import type { SequencedEvent } from "../../agent/event-log.js";
 import type { AgentEvent } from "../../core/events.js";
 import type { AgentMessage, UserMessage } from "../../core/messages.js";
 import type { Tool, ToolResult } from "../../core/tool.js";
-import { clientResultOf } from "../../tools/client-result.js";
+import { answerShapeRefusal } from "../../tools/call-answers.js";
 import { type ApprovalAnswer, HostError, type ThreadAgent, type ToolCallAnswer } from "../protocol.js";
 
 /** The operations a hosted thread needs of what runs its agent. */
@@ -132,21 +131,17 @@ export function refusalOf(
   for (const answer of approvals) {
     if (!answer.approved || answer.args === undefined || !toolNamed) continue;
     const toolName = pending.find((p) => p.toolCallId === answer.toolCallId)?.toolName ?? "";
-    const tool = toolNamed(toolName);
-    const checked = tool ? checkEditedArgs(tool, answer.args) : { ok: false as const, error: "unknown tool" };
-    if (!checked.ok) {
-      return (
-        `approve("${answer.toolCallId}", { args }): the edited arguments fail the schema of tool ${toolName}: ` +
-        `${checked.error}. The call still waits for approval.`
-      );
-    }
+    const refusal = answerShapeRefusal(
+      { toolCallId: answer.toolCallId, approve: { args: answer.args } },
+      toolName,
+      toolNamed,
+    );
+    if (refusal !== undefined) return refusal;
   }
   for (const answer of toolResults) {
     if ("error" in answer) continue;
-    const checked = clientResultOf(answer.result);
-    if (typeof checked === "string") {
-      return `resolveToolCall("${answer.toolCallId}"): ${checked}. The call still waits for its result.`;
-    }
+    const refusal = answerShapeRefusal(answer, "", () => undefined);
+    if (refusal !== undefined) return refusal;
   }
   return undefined;
 }
