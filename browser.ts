@@ -29,6 +29,7 @@ export type {
   PendingCall,
 } from "./core/agent-handle.js";
 export { AgentCallError } from "./core/agent-handle.js";
+export { agentHandle, type AgentHandleOptions } from "./agent/agent-handle.js";
 
 // --- Agents inside your own XState machine ---
 export type {
