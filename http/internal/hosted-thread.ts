@@ -4,6 +4,7 @@
 // run is quiescent (every unfinished call waits for an approval or a client-run tool's result).
 import type { Subscription } from "rxjs";
 import { EventsUnavailableError } from "../../agent/event-log.js";
+import { AgentCallError } from "../../core/agent-handle.js";
 import type { AgentEvent, AgentEventOf } from "../../core/events.js";
 import type { AgentMessage, UserMessage } from "../../core/messages.js";
 import type { PendingApproval } from "../../agent/agent.js";
@@ -143,7 +144,7 @@ export class HostedThreadImpl implements HostedThread {
     try {
       replay = this.agent.eventsSince(runId, period.startSeq);
     } catch (error) {
-      if (error instanceof EventsUnavailableError) return undefined;
+      if (isEventsUnavailable(error)) return undefined;
       throw error;
     }
     const context: ResponseContext = {
@@ -177,9 +178,14 @@ export class HostedThreadImpl implements HostedThread {
       },
     };
     this.sinks.add(closer);
+    const close = () => {
+      const messages = this.agent.messages.slice();
+      sink.close(lastEnd ? { kind: "end", event: lastEnd, messages } : { kind: "gone", messages });
+    };
     // What the replay buffer holds comes at once, when subscribed: queued as it is and encoded as
     // the client reads (twenty stalled reconnects hold no copy of it); what follows is live.
     let buffered = true;
+    let refused = false;
     replaying.subscription = replay.subscribe({
       next: ({ event, seq }) => {
         if (event.type === "agent_end") lastEnd = event;
@@ -187,10 +193,26 @@ export class HostedThreadImpl implements HostedThread {
         else sink.event(event, seq);
       },
       complete: () => {
-        const messages = this.agent.messages.slice();
-        sink.close(lastEnd ? { kind: "end", event: lastEnd, messages } : { kind: "gone", messages });
+        // A backend read asynchronously has the transcript after the run's end once it settles.
+        if (this.agent.settle)
+          void this.agent
+            .settle()
+            .catch(() => undefined)
+            .then(close);
+        else close();
+      },
+      error: (error: unknown) => {
+        if (buffered && isEventsUnavailable(error)) refused = true;
+        else close();
       },
     });
+    if (refused) {
+      // Refused at once, as a backend in this process does: no response in progress to replay.
+      this.sinks.delete(closer);
+      sink.close({ kind: "gone", messages: this.agent.messages.slice() });
+      void body.cancel().catch(() => undefined);
+      return undefined;
+    }
     buffered = false;
     return new Response(body, { headers: encoder.headers });
   }
@@ -392,19 +414,28 @@ export class HostedThreadImpl implements HostedThread {
     if (this.checkPending) return;
     this.checkPending = true;
     setImmediate(() => {
-      this.checkPending = false;
-      if (this.quiescent || !this.isQuiescent()) return;
-      this.quiescent = true;
-      this.quiescentApprovals = this.agent.pendingApprovals();
-      this.period = undefined;
-      this.closeAll({
-        kind: "quiescent",
-        approvals: this.agent.pendingApprovals(),
-        toolCalls: this.agent.pendingToolCalls(),
-        messages: this.agent.messages.slice(),
-      });
-      this.onSettled(this);
+      if (this.agent.settle) {
+        void this.agent.settle().then(
+          () => this.checkQuiescence(),
+          () => this.checkQuiescence(),
+        );
+      } else this.checkQuiescence();
     });
+  }
+
+  private checkQuiescence(): void {
+    this.checkPending = false;
+    if (this.quiescent || !this.isQuiescent()) return;
+    this.quiescent = true;
+    this.quiescentApprovals = this.agent.pendingApprovals();
+    this.period = undefined;
+    this.closeAll({
+      kind: "quiescent",
+      approvals: this.agent.pendingApprovals(),
+      toolCalls: this.agent.pendingToolCalls(),
+      messages: this.agent.messages.slice(),
+    });
+    this.onSettled(this);
   }
 
   private isQuiescent(): boolean {
@@ -416,4 +447,12 @@ export class HostedThreadImpl implements HostedThread {
   private closeAll(ending: ResponseEnding): void {
     for (const sink of [...this.sinks]) sink.close(ending);
   }
+}
+
+/** The run's events from that seq are no longer kept (in whichever words the backend says it). */
+function isEventsUnavailable(error: unknown): boolean {
+  return (
+    error instanceof EventsUnavailableError ||
+    (error instanceof AgentCallError && error.code === "events_unavailable")
+  );
 }

@@ -1,7 +1,8 @@
-// What a hosted thread drives: an agent in this process, or a durable session on Restate through
-// the session client (durable-backend.ts). hosted-thread.ts speaks only to this interface, so the
-// quiescence detector, the response periods, the reconnects and the side routes are the same code
-// for both backends.
+// What a hosted thread drives, read synchronously: any AgentHandle through handle-backend.ts (the
+// agent in this process, or whatever `threads` opens), and until the durable session is a handle,
+// the `durable` alias's backend (durable-backend.ts). hosted-thread.ts speaks only to this
+// interface, so the quiescence detector, the response periods, the reconnects and the side routes
+// are the same code for every agent.
 import type { Observable } from "rxjs";
 import type { Agent, PendingApproval } from "../../agent/agent.js";
 import type { SequencedEvent } from "../../agent/event-log.js";
@@ -9,7 +10,7 @@ import type { AgentEvent } from "../../core/events.js";
 import type { AgentMessage, UserMessage } from "../../core/messages.js";
 import type { Tool, ToolResult } from "../../core/tool.js";
 import { answerShapeRefusal } from "../../tools/call-answers.js";
-import { type ApprovalAnswer, HostError, type ThreadAgent, type ToolCallAnswer } from "../protocol.js";
+import type { ApprovalAnswer, ThreadAgent, ToolCallAnswer } from "../protocol.js";
 
 /** The operations a hosted thread needs of what runs its agent. */
 export interface ThreadBackend extends ThreadAgent {
@@ -41,78 +42,17 @@ export interface ThreadBackend extends ThreadAgent {
   rejectToolCall(toolCallId: string, reason: string): Promise<void>;
   /** Brings what the backend knows up to date before a request is checked against it. */
   refresh(): Promise<void>;
+  /**
+   * Brings the view up to date before the thread reads it between requests (the run going
+   * quiescent, a replay's end), for a backend whose view is read asynchronously.
+   */
+  settle?(): Promise<void>;
   /** The thread's snapshot for a `ThreadStore` (in process only). */
   persistedSnapshot(): unknown;
   /** Stops it (the host is closing). */
   stop(): void;
   /** The in-process agent, when there is one. */
   readonly local: Agent | undefined;
-}
-
-/**
- * An agent in this process as a thread backend: every operation is the agent's own, done at once
- * (prompt, approve and deny publish their events synchronously, before the promise settles).
- * `tools` are the agent's (its options' `tools`): edited arguments are checked against them.
- */
-export function localBackend(agent: Agent, tools: readonly Tool[] = []): ThreadBackend {
-  const agentTools = new Map(tools.map((tool) => [tool.name, tool]));
-  /** The tools a request added to the run in progress (client-run tools, AG-UI's RunAgentInput.tools). */
-  let runTools: readonly Tool[] = [];
-  const toolNamed = (name: string) => agentTools.get(name) ?? runTools.find((tool) => tool.name === name);
-  return {
-    get events$() {
-      return agent.events$;
-    },
-    get messages() {
-      return agent.messages;
-    },
-    get state() {
-      return agent.state;
-    },
-    get runId() {
-      return agent.runId;
-    },
-    get queued() {
-      return agent.queued;
-    },
-    local: agent,
-    pendingApprovals: () => agent.pendingApprovals(),
-    pendingToolCalls: () => agent.pendingToolCalls(),
-    eventsSince: (runId, seq) => agent.eventsSince(runId, seq),
-    async start(message, tools) {
-      let started = false;
-      const watch = agent.events$.subscribe((event) => {
-        if (event.type === "agent_start") started = true;
-      });
-      runTools = tools ?? [];
-      const outcome = agent.prompt(message, tools ? { tools } : undefined);
-      watch.unsubscribe();
-      outcome.catch(() => undefined);
-      if (started) return undefined;
-      return outcome.then(
-        () => "the run did not start",
-        (error: Error) => error.message,
-      );
-    },
-    steer: async (message) => agent.steer(message),
-    followUp: async (message) => agent.followUp(message),
-    async abort() {
-      const running = agent.state !== "idle";
-      agent.abort();
-      return running;
-    },
-    async checkAnswers(approvals, toolResults) {
-      const reason = refusalOf(approvals, toolResults, agent.pendingApprovals(), toolNamed);
-      if (reason !== undefined) throw new HostError(400, "refused", reason);
-    },
-    approve: async (toolCallId, args) => agent.approve(toolCallId, args === undefined ? undefined : { args }),
-    deny: async (toolCallId, reason) => agent.deny(toolCallId, reason),
-    resolveToolCall: async (toolCallId, result) => agent.resolveToolCall(toolCallId, result),
-    rejectToolCall: async (toolCallId, reason) => agent.rejectToolCall(toolCallId, reason),
-    refresh: async () => undefined,
-    persistedSnapshot: () => agent.getPersistedSnapshot(),
-    stop: () => agent.stop(),
-  };
 }
 
 /**
