@@ -13,11 +13,11 @@ import { userMessageOf } from "./internal/thread-routes.js";
 import {
   type ApprovalAnswer,
   type HostedThread,
-  HostError,
   type HostProtocol,
   type ThreadInput,
   type ToolCallAnswer,
 } from "./protocol.js";
+import { AgentCallError } from "../core/agent-handle.js";
 
 /**
  * The encoder of the agent-machine protocol: `{ type: "open", kind, runId, messages }`, then
@@ -69,7 +69,7 @@ export function agentMachineProtocol(): HostProtocol {
           try {
             thread = await host.thread(request, id);
           } catch (error) {
-            if (error instanceof HostError && error.status === 404)
+            if (error instanceof AgentCallError && error.status === 404)
               return new Response(null, { status: 204 });
             throw error;
           }
@@ -85,11 +85,12 @@ function runInputOf(body: Record<string, unknown>): ThreadInput {
   const input: ThreadInput = {};
   if (body.message !== undefined) input.message = userMessageOf(objectOf(body.message, "message"));
   if (body.approvals !== undefined) {
-    if (!Array.isArray(body.approvals)) throw new HostError(400, "bad_request", "approvals must be an array");
+    if (!Array.isArray(body.approvals))
+      throw new AgentCallError(400, "bad_request", "approvals must be an array");
     input.approvals = body.approvals.map((raw, i): ApprovalAnswer => {
       const answer = objectOf(raw, `approvals[${i}]`);
       if (typeof answer.approved !== "boolean") {
-        throw new HostError(400, "bad_request", `approvals[${i}].approved must be true or false`);
+        throw new AgentCallError(400, "bad_request", `approvals[${i}].approved must be true or false`);
       }
       const reason = optionalString(answer.reason, `approvals[${i}].reason`);
       return {
@@ -102,7 +103,7 @@ function runInputOf(body: Record<string, unknown>): ThreadInput {
   }
   if (body.toolResults !== undefined) {
     if (!Array.isArray(body.toolResults))
-      throw new HostError(400, "bad_request", "toolResults must be an array");
+      throw new AgentCallError(400, "bad_request", "toolResults must be an array");
     input.toolResults = body.toolResults.map((raw, i): ToolCallAnswer => {
       const answer = objectOf(raw, `toolResults[${i}]`);
       const toolCallId = idOf(answer.toolCallId, `toolResults[${i}].toolCallId`);
@@ -116,7 +117,7 @@ function runInputOf(body: Record<string, unknown>): ThreadInput {
       ) {
         return { toolCallId, result: result as Extract<ToolCallAnswer, { result: unknown }>["result"] };
       }
-      throw new HostError(
+      throw new AgentCallError(
         400,
         "bad_request",
         `toolResults[${i}] needs a result (text or { content }) or an error`,

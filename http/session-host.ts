@@ -16,7 +16,7 @@ import { matchRoute } from "./internal/router.js";
 import type { ThreadBackend } from "./internal/thread-backend.js";
 import { threadRoutes } from "./internal/thread-routes.js";
 import { eventRoute } from "./internal/event-route.js";
-import { type HostApi, type HostedThread, HostError, type HostProtocol, type HostRoute } from "./protocol.js";
+import { type HostApi, type HostedThread, type HostProtocol, type HostRoute } from "./protocol.js";
 
 /** Where the host keeps threads' snapshots between processes (default: nowhere, memory only). */
 export interface ThreadStore {
@@ -259,10 +259,10 @@ export function createThreadHost(options: ThreadHostOptions, durable?: DurableTh
       backend.stop();
       // A handle that does not know the thread: unknown, unless this request creates it.
       if (error instanceof AgentCallError && error.status === 404 && !create) {
-        throw new HostError(404, "unknown_thread", `no thread ${threadId}`);
+        throw new AgentCallError(404, "unknown_thread", `no thread ${threadId}`);
       }
-      if (error instanceof AgentCallError || error instanceof HostError) throw error;
-      throw new HostError(503, "unavailable", messageOf(error));
+      if (error instanceof AgentCallError || error instanceof AgentCallError) throw error;
+      throw new AgentCallError(503, "unavailable", messageOf(error));
     }
     thread.lastUsed = ++uses;
     ready.set(threadId, thread);
@@ -298,7 +298,7 @@ export function createThreadHost(options: ThreadHostOptions, durable?: DurableTh
   const hostFor = (held: HostedThreadImpl[]): HostApi => ({
     async thread(request, threadId, { create = false } = {}): Promise<HostedThread> {
       if (authorize && !(await authorize(request, threadId))) {
-        throw new HostError(403, "forbidden", "not allowed on this thread");
+        throw new AgentCallError(403, "forbidden", "not allowed on this thread");
       }
       for (;;) {
         const known = threads.get(threadId);
@@ -311,7 +311,7 @@ export function createThreadHost(options: ThreadHostOptions, durable?: DurableTh
           return thread;
         }
         if (!create && !(await existsElsewhere(threadId))) {
-          throw new HostError(404, "unknown_thread", `no thread ${threadId}`);
+          throw new AgentCallError(404, "unknown_thread", `no thread ${threadId}`);
         }
         if (threads.has(threadId)) continue; // another request made it meanwhile
         const made = createThread(threadId, request, create);
@@ -337,7 +337,7 @@ export function createThreadHost(options: ThreadHostOptions, durable?: DurableTh
         if (base && path !== base && !path.startsWith(`${base}/`)) return notFound();
         const match = matchRoute(routes, request.method, path.slice(base.length));
         if (match === "method") {
-          throw new HostError(405, "method_not_allowed", `${request.method} is not allowed here`);
+          throw new AgentCallError(405, "method_not_allowed", `${request.method} is not allowed here`);
         }
         if (!match) return notFound();
         // Before any route reads the body or a thread: a page on another site gets nothing applied.
@@ -345,9 +345,9 @@ export function createThreadHost(options: ThreadHostOptions, durable?: DurableTh
         if (request.method === "POST") checkJsonContentType(request);
         return await match.route.handle(request, match.params, hostFor(held));
       } catch (error) {
-        if (error instanceof HostError) return errorResponse(error);
+        if (error instanceof AgentCallError) return errorResponse(error);
         console.error("agent-machine/http: a route failed", error);
-        return errorResponse(new HostError(500, "internal_error", "the request failed on the server"));
+        return errorResponse(new AgentCallError(500, "internal_error", "the request failed on the server"));
       } finally {
         for (const thread of held) thread.requests -= 1;
         if (held.length > 0 && ready.size > maxThreads) evictResting();

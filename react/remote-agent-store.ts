@@ -3,6 +3,7 @@
 // events as server-sent events, `agentMachineProtocol()`), its side routes for what a run takes
 // while it works (steer, follow-up, abort, decisions) and its status route for the transcript.
 import type { PendingApproval } from "../agent/agent.js";
+import { AgentCallError } from "../core/agent-handle.js";
 import type { AgentEvent } from "../core/events.js";
 import type { AgentMessage, UserMessage } from "../core/messages.js";
 import type { PromptInput } from "../core/options.js";
@@ -49,15 +50,22 @@ interface ThreadStatusBody {
   messages: AgentMessage[];
 }
 
-/** A request the host refused: its HTTP status and the `{ error: { code, message } }` it answered. */
-export class RemoteAgentError extends Error {
+/**
+ * A request the host refused: its HTTP status and the `{ error: { code, message } }` it answered.
+ *
+ * @deprecated Kept for one release: catch {@link AgentCallError}, the one error type of every side
+ * of an agent (what the store throws is one). `instanceof RemoteAgentError` is true of every
+ * `AgentCallError`, so code that catches it keeps working.
+ *
+ * @example
+ * ```ts
+ * if (error instanceof AgentCallError && error.code === "not_found") console.log("already decided");
+ * ```
+ */
+export class RemoteAgentError extends AgentCallError {
   override name = "RemoteAgentError";
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return value instanceof AgentCallError;
   }
 }
 
@@ -354,7 +362,8 @@ function samePending(previous: readonly PendingApproval[], next: readonly Pendin
   return same ? previous : next;
 }
 
-async function refusalOf(response: Response): Promise<RemoteAgentError> {
+// Still named RemoteAgentError for one release (code may read error.name); an AgentCallError all the same.
+async function refusalOf(response: Response): Promise<AgentCallError> {
   let code = "http_error";
   let message = `${response.status} ${response.statusText}`;
   try {

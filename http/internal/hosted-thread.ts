@@ -13,7 +13,6 @@ import {
   type ApprovalAnswer,
   type FinishedCall,
   type HostedThread,
-  HostError,
   type ThreadInput,
   type ThreadStatus,
   type ToolCallAnswer,
@@ -118,7 +117,7 @@ export class HostedThreadImpl implements HostedThread {
       if (refusal !== undefined) {
         this.period = undefined;
         sink.close({ kind: "gone", messages: this.agent.messages.slice() });
-        throw new HostError(400, "run_refused", refusal);
+        throw new AgentCallError(400, "run_refused", refusal);
       }
     } else {
       const refused = await this.applyAnswers(answers.approvals, answers.toolResults);
@@ -243,10 +242,14 @@ export class HostedThreadImpl implements HostedThread {
     const toolResults = input.toolResults ?? [];
     const answering = approvals.length + toolResults.length > 0;
     if (input.message && answering) {
-      throw new HostError(400, "bad_request", "a request carries either a new message or answers, not both");
+      throw new AgentCallError(
+        400,
+        "bad_request",
+        "a request carries either a new message or answers, not both",
+      );
     }
     if (!input.message && !answering) {
-      throw new HostError(
+      throw new AgentCallError(
         400,
         "no_input",
         "the request has no new user message and no answer to a pending call",
@@ -254,7 +257,7 @@ export class HostedThreadImpl implements HostedThread {
     }
     if (input.message) {
       if (this.agent.state !== "idle") {
-        throw new HostError(
+        throw new AgentCallError(
           409,
           "run_active",
           this.quiescent
@@ -275,7 +278,7 @@ export class HostedThreadImpl implements HostedThread {
 
   checkNewMessageId(message: UserMessage | AgentMessage): void {
     if (message.id !== undefined && this.agent.messages.some((m) => m.id === message.id)) {
-      throw new HostError(409, "duplicate_message", `message ${message.id} is already in the thread`);
+      throw new AgentCallError(409, "duplicate_message", `message ${message.id} is already in the thread`);
     }
   }
 
@@ -286,17 +289,18 @@ export class HostedThreadImpl implements HostedThread {
     seen: Set<string>,
     what: "approval" | "result",
   ): void {
-    if (seen.has(toolCallId)) throw new HostError(400, "bad_request", `call ${toolCallId} is answered twice`);
+    if (seen.has(toolCallId))
+      throw new AgentCallError(400, "bad_request", `call ${toolCallId} is answered twice`);
     seen.add(toolCallId);
     if (pending.has(toolCallId)) return;
     if (this.knowsCall(toolCallId)) {
-      throw new HostError(
+      throw new AgentCallError(
         409,
         "not_pending",
         `call ${toolCallId} does not wait for ${what === "approval" ? "an approval" : "a client result"} (already decided or answered)`,
       );
     }
-    throw new HostError(404, "unknown_call", `no call ${toolCallId} in this thread`);
+    throw new AgentCallError(404, "unknown_call", `no call ${toolCallId} in this thread`);
   }
 
   private knowsCall(toolCallId: string): boolean {
@@ -316,11 +320,13 @@ export class HostedThreadImpl implements HostedThread {
   async applyAnswers(
     approvals: ApprovalAnswer[],
     toolResults: ToolCallAnswer[],
-  ): Promise<HostError | undefined> {
+  ): Promise<AgentCallError | undefined> {
     try {
       await this.agent.checkAnswers(approvals, toolResults);
     } catch (error) {
-      return error instanceof HostError ? error : new HostError(400, "refused", (error as Error).message);
+      return error instanceof AgentCallError
+        ? error
+        : new AgentCallError(400, "refused", (error as Error).message);
     }
     try {
       for (const answer of approvals) {
@@ -333,7 +339,7 @@ export class HostedThreadImpl implements HostedThread {
       }
       return undefined;
     } catch (error) {
-      return new HostError(400, "refused", (error as Error).message);
+      return new AgentCallError(400, "refused", (error as Error).message);
     }
   }
 

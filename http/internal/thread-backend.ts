@@ -32,7 +32,7 @@ export interface ThreadBackend extends ThreadAgent {
   /**
    * Checks answers to pending calls as the agent will when they are applied (edited arguments
    * against the tool's schema, a client-run tool's result), applying none: throws the
-   * {@link HostError} of the first it would refuse. The host applies a request's answers only
+   * `AgentCallError` of the first it would refuse. The host applies a request's answers only
    * when all pass, so a request is taken whole or not at all.
    */
   checkAnswers(approvals: readonly ApprovalAnswer[], toolResults: readonly ToolCallAnswer[]): Promise<void>;
