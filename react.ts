@@ -11,5 +11,7 @@ export { createRemoteAgentStore, RemoteAgentError } from "./react/remote-agent-s
 // The one error type the remote store throws (RemoteAgentError is its deprecated name).
 export type { AgentCallErrorCode } from "./core/agent-handle.js";
 export { AgentCallError } from "./core/agent-handle.js";
+// A thread on the session host as an AgentHandle, over HTTP.
+export { type RemoteHandleOptions, remoteAgentHandle } from "./react/remote-agent-handle.js";
 export type { AgentSource } from "./react/use-agent.js";
 export { agentStoreOf, useAgent, useAgentActions } from "./react/use-agent.js";

@@ -55,6 +55,8 @@ export interface ThreadStatus {
    * transcript only when the turn's calls are all done, but a client has seen them.
    */
   finishedCalls: FinishedCall[];
+  /** Messages steer and follow-up queued that no turn has taken yet. */
+  queued: { steering: number; followUp: number };
 }
 
 /** A call that finished, before its result entered the transcript. */

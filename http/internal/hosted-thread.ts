@@ -91,6 +91,7 @@ export class HostedThreadImpl implements HostedThread {
       pendingApprovals: this.agent.pendingApprovals(),
       pendingToolCalls: this.agent.pendingToolCalls(),
       finishedCalls: [...this.finished.values()],
+      queued: { steering: this.agent.queued.steering.length, followUp: this.agent.queued.followUp.length },
     };
   }
 
@@ -104,6 +105,7 @@ export class HostedThreadImpl implements HostedThread {
       messages: this.agent.messages.slice(),
       userMessageId: input.message?.id,
       transcript: () => this.agent.messages,
+      currentRunId: () => this.period?.runId ?? this.runId,
     };
     // Subscribed before anything is applied: prompt, approve and deny publish synchronously.
     const { body, sink } = this.attach(encoder, context);
@@ -274,6 +276,24 @@ export class HostedThreadImpl implements HostedThread {
     for (const answer of approvals) this.checkAnswer(answer.toolCallId, approvable, seen, "approval");
     for (const answer of toolResults) this.checkAnswer(answer.toolCallId, resolvable, seen, "result");
     return { approvals, toolResults };
+  }
+
+  /**
+   * Checks answers as a request carrying them is checked (each call waits for that kind of answer;
+   * the agent would take each), applying none.
+   */
+  async checkOnly(approvals: ApprovalAnswer[], toolResults: ToolCallAnswer[]): Promise<void> {
+    if (approvals.length + toolResults.length === 0) {
+      throw new AgentCallError(400, "no_input", "no answer to check");
+    }
+    this.checkInput({ approvals, toolResults });
+    try {
+      await this.agent.checkAnswers(approvals, toolResults);
+    } catch (error) {
+      throw error instanceof AgentCallError
+        ? error
+        : new AgentCallError(400, "refused", (error as Error).message);
+    }
   }
 
   checkNewMessageId(message: UserMessage | AgentMessage): void {

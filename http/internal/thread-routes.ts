@@ -1,8 +1,8 @@
 // The side routes the chat protocols lack: steer, follow-up, abort, approve, deny, a client-run
 // tool's result, and a thread's status with its transcript. All answer JSON; none streams.
-import type { UserMessage } from "../../core/messages.js";
 import type { ToolResult } from "../../core/tool.js";
-import { type HostApi, type HostRoute, type ToolCallAnswer } from "../protocol.js";
+import type { ApprovalAnswer, HostApi, HostRoute, ToolCallAnswer } from "../protocol.js";
+import { runInputOf, userMessageOf } from "./run-input.js";
 import type { HostedThreadImpl } from "./hosted-thread.js";
 import { idOf, jsonResponse, objectOf, optionalString } from "./json.js";
 import { AgentCallError } from "../../core/agent-handle.js";
@@ -31,6 +31,12 @@ export function threadRoutes(): HostRoute[] {
       return applied(await thread.applyAnswers([{ toolCallId, approved: false, reason }], []), {
         denied: toolCallId,
       });
+    }),
+    // Answers checked as the run would take them, none applied (AgentHandle.check over HTTP).
+    post("check", async (thread, body) => {
+      const { approvals, toolResults } = answersOf(body);
+      await thread.checkOnly(approvals, toolResults);
+      return jsonResponse({ checked: approvals.length + toolResults.length });
     }),
     post("tool-result", async (thread, body) => {
       const answer = toolCallAnswerOf(body);
@@ -89,31 +95,6 @@ async function queue(
   return jsonResponse({ queued: how, id: message.id, running: thread.agent.state !== "idle" }, 202);
 }
 
-/** `{ text, id? }` or `{ content, id? }` (content: text or text/image blocks). */
-export function userMessageOf(body: Record<string, unknown>): UserMessage {
-  const id = body.id === undefined ? undefined : idOf(body.id, "id");
-  const content = body.text ?? body.content;
-  if (typeof content === "string") {
-    if (content.trim() === "") throw new AgentCallError(400, "bad_request", "the message is empty");
-    return { role: "user", content, timestamp: Date.now(), ...(id ? { id } : {}) };
-  }
-  if (!Array.isArray(content) || content.length === 0 || !content.every(isUserBlock)) {
-    throw new AgentCallError(
-      400,
-      "bad_request",
-      "text must be a string (or content an array of text/image blocks)",
-    );
-  }
-  return { role: "user", content, timestamp: Date.now(), ...(id ? { id } : {}) };
-}
-
-function isUserBlock(block: unknown): block is { type: "text"; text: string } {
-  if (typeof block !== "object" || block === null) return false;
-  const b = block as Record<string, unknown>;
-  if (b.type === "text") return typeof b.text === "string";
-  return b.type === "image" && typeof b.data === "string" && typeof b.mimeType === "string";
-}
-
 function checkPendingApproval(thread: HostedThreadImpl, toolCallId: string): void {
   const pending = new Set(thread.agent.pendingApprovals().map((p) => p.toolCallId));
   thread.checkAnswer(toolCallId, pending, new Set(), "approval");
@@ -140,6 +121,15 @@ function isToolResult(value: unknown): value is ToolResult {
   return (
     typeof value === "object" && value !== null && Array.isArray((value as { content?: unknown }).content)
   );
+}
+
+/** `{ approvals?, toolResults? }` as the agent-machine protocol's run route takes them. */
+function answersOf(body: Record<string, unknown>): {
+  approvals: ApprovalAnswer[];
+  toolResults: ToolCallAnswer[];
+} {
+  const input = runInputOf({ approvals: body.approvals ?? [], toolResults: body.toolResults ?? [] });
+  return { approvals: input.approvals ?? [], toolResults: input.toolResults ?? [] };
 }
 
 function applied(refused: AgentCallError | undefined, body: Record<string, string>): Response {

@@ -99,15 +99,19 @@ export function describeAgentContract(name: string, makeHandle: MakeHandle): voi
       expect(error).toMatchObject({ code: "events_unavailable" });
     });
 
-    it("steer and followUp queued before a run are taken by it: steering right after the prompt, the follow-up when it would stop", async () => {
-      const { handle } = await open([{ text: "Brief answer." }, { text: "And more." }]);
+    it("steer and followUp queued between runs are taken by the next: steering right after its prompt, the follow-up when it would stop", async () => {
+      const { handle } = await open([{ text: "First." }, { text: "Brief answer." }, { text: "And more." }]);
+      const first = await handle.run(user("hi"));
+      await allEvents(handle, first.runId, 0);
       await handle.steer("be brief");
       await handle.followUp(user("anything else?"));
       expect((await handle.status()).queued).toEqual({ steering: 1, followUp: 1 });
-      const { runId } = await handle.run(user("hi"));
+      const { runId } = await handle.run(user("hello again"));
       await allEvents(handle, runId, 0);
       expect(textOf(await handle.messages())).toEqual([
         "user: hi",
+        "assistant: First.",
+        "user: hello again",
         "user: be brief",
         "assistant: Brief answer.",
         "user: anything else?",
