@@ -31,8 +31,8 @@ export interface RemoteHandleOptions {
   threadId: string;
   /** Headers for every request (your authentication), or a function that makes them each time. */
   headers?: Record<string, string> | (() => Record<string, string>);
-  /** The `fetch` to use (default: the global one). */
-  fetch?: typeof fetch;
+  /** The `fetch` to use (default: the global one); a host's `handle` fits too, in a test. */
+  fetch?: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
 }
 
 /** What `GET {url}/threads/{id}` answers. */
@@ -89,7 +89,7 @@ interface RunLog {
 
 class RemoteHandle implements AgentHandle {
   private readonly base: string;
-  private readonly doFetch: typeof fetch;
+  private readonly doFetch: NonNullable<RemoteHandleOptions["fetch"]>;
   private log: RunLog | undefined;
   /** Streams being read now (a run's, an answer's, a reconnect). */
   private reading = 0;
