@@ -11,6 +11,7 @@ import type { RunOutcome } from "../core/run-outcome.js";
 import type { ToolResult } from "../core/tool.js";
 import type { AgentActions, AgentStore } from "./agent-store.js";
 import { type AgentView, applyAgentEvent, emptyAgentView } from "./agent-view.js";
+import { sseFrames } from "./remote-agent-handle.js";
 
 /** Where the thread is and how to reach it. */
 export interface RemoteAgentOptions {
@@ -376,26 +377,4 @@ async function refusalOf(response: Response): Promise<AgentCallError> {
 
 function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
-}
-
-/** The JSON of each `data:` frame of a server-sent-events response. */
-async function* sseFrames(response: Response): AsyncGenerator<unknown> {
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = "";
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    buffer += value;
-    let end: number;
-    while ((end = buffer.indexOf("\n\n")) !== -1) {
-      const frame = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const data = frame
-        .split("\n")
-        .filter((line) => line.startsWith("data:"))
-        .map((line) => line.slice(5).replace(/^ /, ""))
-        .join("\n");
-      if (data) yield JSON.parse(data);
-    }
-  }
 }
