@@ -15,7 +15,7 @@ import type {
 import { withoutOtherVendorsState } from "../providers/vendor-state.js";
 import type { OutputSpec } from "../core/output.js";
 import { parsePartialJson } from "../core/partial-json.js";
-import { type AnswerCheck, answerText, checkAnswer, outputRequestOf } from "../machines/output.logic.js";
+import { type AnswerCheck, answerText, checkAnswer, outputRequestOf } from "../rules/output.logic.js";
 import { type AbortHub, createAbortHub } from "./abort-hub.js";
 import { abortReason } from "./abort-reason.js";
 import { AssistantBuilder } from "./assistant-builder.js";

@@ -13,11 +13,11 @@ import type { PersistedSnapshotData } from "../core/snapshot-version.js";
 import { type AgentContext, agentMachine } from "../machines/agent.machine.js";
 import { journaledAgentMachine } from "../machines/journaled-agent.machine.js";
 import { toolCallActorsOf } from "../machines/tool-call-actors.js";
-import { readTranscript } from "../machines/transcript.js";
+import { readTranscript } from "../rules/transcript.js";
 import { attachTelemetry, moveTelemetry } from "../telemetry/attach.js";
 import type { Tool } from "../tools/define-tool.js";
 import type { AgentActor, AgentSnapshot, PendingApproval } from "./agent.js";
-import { createRuntime, machineInput } from "./agent-runtime.js";
+import { activateAgent, allTools, createRuntime, machineInput } from "./agent-runtime.js";
 import { DEFAULT_EVENT_REPLAY, RunEventLog } from "./event-log.js";
 let agentCounter = 0;
 
@@ -199,12 +199,14 @@ export abstract class AgentLifecycle {
     const inspect = options.parentActor ? undefined : options.inspect;
     const actor: AgentActor = createActor(this.journal ? journaledAgentMachine : agentMachine, {
       id: this.id,
-      input: resting ? { resume: resting } : machineInput(options, this.runtime.tools),
+      input: resting ? { resume: resting } : machineInput(options, allTools(this.runtime)),
       ...(snapshot !== undefined && { snapshot: snapshot as unknown as AgentSnapshot }),
       ...(options.parentActor && { parent: options.parentActor }),
       ...(inspect && { inspect: typeof inspect === "function" ? inspect : toObserver(inspect) }),
     });
     bindRuntime(actor, this.runtime);
+    // A restored (or woken) agent answers as the agent that was active when it was saved.
+    activateAgent(this.runtime, actor.getSnapshot().context.activeAgent);
     actor.on("*", (event) => {
       // A run is over: its stream watchdog's timer goes (the next run re-arms it).
       if (event.type === "agent_end") releaseStallWatchdog(this.runtime);

@@ -9,6 +9,7 @@ import { type AgentRuntime, defaultRetryPolicy, defaultStallTimeout } from "../c
 import { checkedBudget, type Tool, toToolSpec } from "../tools/define-tool.js";
 import { DEFAULT_TOOL_RESULT_MAX_CHARS } from "../tools/result-budget.js";
 import { MessageIds, PROCESS_MESSAGE_IDS } from "../core/message-id.js";
+import { handoffProfiles, MAIN_AGENT } from "./handoff.js";
 
 // What an agent's actors get from its options: the runtime (functions and objects, never in a
 // snapshot) and the machine's input (data only, in every snapshot).
@@ -29,10 +30,20 @@ export function createRuntime(
   publish: AgentRuntime["publish"],
   transcript: AgentRuntime["transcript"],
 ): AgentRuntime {
-  return {
+  // With handoffs, the main agent's tools include its transfer tools; each agent has its own set.
+  const agents = options.handoffs?.length
+    ? handoffProfiles(
+        { provider: options.provider, systemPrompt: options.systemPrompt, tools },
+        options.handoffs,
+      )
+    : undefined;
+  const base = agents?.get(MAIN_AGENT)?.tools ?? tools;
+  const runtime: AgentRuntime = {
     provider: options.provider,
-    tools,
-    toolSpecs: [...tools.values()].map(toolSpecOf),
+    tools: base,
+    baseTools: base,
+    toolSpecs: [...base.values()].map(toolSpecOf),
+    ...(agents && { agents, activeAgent: MAIN_AGENT }),
     systemPrompt: options.systemPrompt,
     hooks: options.hooks ?? noHooks,
     permissions: options.permissions,
@@ -64,6 +75,9 @@ export function createRuntime(
     messageIds: journal?.idPrefix !== undefined ? new MessageIds(journal.idPrefix) : PROCESS_MESSAGE_IDS,
     ...(journal && { journal }),
   };
+  // The machine's handoff action switches agents through the runtime (machines/ cannot import agent/).
+  if (agents) runtime.activate = (name) => activateAgent(runtime, name);
+  return runtime;
 }
 
 /**
@@ -155,6 +169,59 @@ export function useRunTools(runtime: AgentRuntime, tools: ReadonlyMap<string, To
   if (runtime.tools === tools) return;
   runtime.tools = tools;
   runtime.toolSpecs = [...tools.values()].map(toolSpecOf);
+}
+
+/**
+ * Gives the runtime another agent's own tools (a handoff), keeping the current run's tools besides.
+ *
+ * @example
+ * ```ts
+ * setBaseTools(runtime, billing.tools);
+ * ```
+ */
+export function setBaseTools(runtime: AgentRuntime, tools: ReadonlyMap<string, Tool>): void {
+  const old = runtime.baseTools;
+  runtime.baseTools = tools;
+  if (runtime.tools === old) return useRunTools(runtime, tools);
+  const withRun = new Map(tools);
+  for (const [name, tool] of runtime.tools) if (!old.has(name) && !withRun.has(name)) withRun.set(name, tool);
+  useRunTools(runtime, withRun);
+}
+
+/**
+ * Every tool of every agent of the set (for what the machine must know of each, e.g. which may run
+ * side by side): the runtime's tools without handoffs.
+ *
+ * @example
+ * ```ts
+ * machineInput(options, allTools(runtime));
+ * ```
+ */
+export function allTools(runtime: AgentRuntime): ReadonlyMap<string, Tool> {
+  if (!runtime.agents) return runtime.tools;
+  const all = new Map(runtime.tools);
+  for (const profile of runtime.agents.values())
+    for (const [name, tool] of profile.tools) all.set(name, tool);
+  return all;
+}
+
+/**
+ * Makes `name` the active agent of a runtime (its provider, system prompt and tools); a no-op
+ * for an agent without handoffs. Throws for a name the set does not have.
+ *
+ * @example
+ * ```ts
+ * activateAgent(runtimeOf(self), "billing");
+ * ```
+ */
+export function activateAgent(runtime: AgentRuntime, name: string | undefined): void {
+  if (!runtime.agents) return;
+  const profile = runtime.agents.get(name ?? MAIN_AGENT);
+  if (!profile) throw new Error(`No handoff agent named "${name}" in this agent's set`);
+  runtime.activeAgent = profile.name;
+  runtime.provider = profile.provider;
+  runtime.systemPrompt = profile.systemPrompt;
+  setBaseTools(runtime, profile.tools);
 }
 
 const noHooks = Object.freeze({});

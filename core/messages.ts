@@ -49,10 +49,11 @@ export interface Usage {
 /**
  * How a user or custom message entered the transcript: `prompt` (`agent.prompt`), `steer`
  * (`agent.steer`), `followUp` (`agent.followUp`), or `agent` (written by the agent itself: the
- * limit and loop notices, compaction summaries), `schedule` (a schedule's slot woke the agent) or
- * `event` (an app or webhook delivered an event: docs/wake.md).
+ * limit and loop notices, compaction summaries), `schedule` (a schedule's slot woke the agent),
+ * `event` (an app or webhook delivered an event) or `laterResult` (the result of a tool that
+ * answers later: docs/wake.md).
  */
-export type MessageSource = "prompt" | "steer" | "followUp" | "agent" | "schedule" | "event";
+export type MessageSource = "prompt" | "steer" | "followUp" | "agent" | "schedule" | "event" | "laterResult";
 
 export interface UserMessage {
   role: "user";

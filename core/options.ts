@@ -7,6 +7,7 @@ import type { AgentMessage, ImageContent, Message, TextContent, ToolCall, UserMe
 import type { OptionKeys } from "./option-keys.js";
 import type { OutputFilter, OutputOption } from "./output.js";
 import type { SnapshotMigration } from "./snapshot-version.js";
+import type { HandoffAgent } from "./handoff.js";
 
 /** How the calls of one assistant message run. See `createAgent({ toolExecution })`. */
 export type ToolExecutionStrategy = "parallel" | "sequential" | "auto" | { batched: number };
@@ -24,6 +25,12 @@ export type InputFilter = (text: string) => InputFilterResult;
 export interface AgentLimits {
   /** Model calls per run. */
   maxTurns?: number;
+  /**
+   * With `handoffs`: transfers in a row (no user message between them) before one is refused (the
+   * model reads why, and answers itself). Default 5: a guard against agents handing a conversation
+   * back and forth.
+   */
+  maxHandoffs?: number;
   /** Input + output + cache read + cache write tokens per run. */
   maxTokens?: number;
   /** Wall time per run; also fires mid-turn, ending the run as an abort does. */
@@ -215,6 +222,13 @@ export interface AgentOptions {
   /** An XState inspection observer (e.g. from `createStatelyInspector`). */
   inspect?: Observer<any> | ((event: any) => void);
   permissions?: PermissionChecker;
+  /**
+   * Agents this one may hand the conversation to (`defineHandoff(...)`): its model gets a
+   * `transfer_to_<name>` tool for each; calling one makes that agent active (its system prompt,
+   * tools and model) from the next turn, with what its context filter lets through. See
+   * docs/agents-together.md.
+   */
+  handoffs?: readonly HandoffAgent[];
   retry?: RetryPolicy;
   /**
    * Loop detection, on by default: when the same tool call keeps getting the same result (or keeps
@@ -287,6 +301,7 @@ export const AGENT_OPTION_KEYS: OptionKeys<AgentOptions> = {
   eagerToolExecution: true,
   inspect: true,
   permissions: true,
+  handoffs: true,
   retry: true,
   stallTimeout: true,
   loopDetection: true,
@@ -320,6 +335,7 @@ export const EVENT_REPLAY_KEYS: OptionKeys<EventReplayOptions> = { maxEvents: tr
 /** The keys of {@link AgentLimits}. */
 export const AGENT_LIMIT_KEYS: OptionKeys<AgentLimits> = {
   maxTurns: true,
+  maxHandoffs: true,
   maxTokens: true,
   maxDurationMs: true,
   maxCostUsd: true,

@@ -1,7 +1,7 @@
 import type { AnyActorRef } from "xstate";
 
 import type { Provider, ToolSpec } from "./provider.js";
-import type { Tool } from "./tool.js";
+import type { Tool, ToolResult } from "./tool.js";
 import type { Workspace } from "./workspace.js";
 import type { EffectJournal } from "./effect-journal.js";
 import { type MessageIds, PROCESS_MESSAGE_IDS } from "./message-id.js";
@@ -17,12 +17,22 @@ import type { AgentHooks, AgentOptions, PermissionChecker, RetryPolicy, StallTim
  * free of secrets.
  */
 export interface AgentRuntime {
-  readonly provider: Provider;
+  /** The active agent's provider (it changes at a handoff). */
+  provider: Provider;
   /** The agent's tools, plus the current run's (`prompt(input, { tools })`) while it runs. */
   tools: ReadonlyMap<string, Tool>;
+  /** The active agent's own tools, without the run's (they change at a handoff). */
+  baseTools: ReadonlyMap<string, Tool>;
   /** What the provider is told of `tools`. */
   toolSpecs: ToolSpec[];
-  readonly systemPrompt?: string;
+  /** The active agent's system prompt (it changes at a handoff). */
+  systemPrompt?: string;
+  /** With `createAgent({ handoffs })`: every agent of the set by name, `"main"` first. */
+  readonly agents?: ReadonlyMap<string, AgentProfile>;
+  /** With handoffs: the name of the active agent. */
+  activeAgent?: string;
+  /** With handoffs: makes the named agent active (its provider, system prompt and tools). */
+  activate?(name: string | undefined): void;
   readonly hooks: AgentHooks;
   readonly permissions?: PermissionChecker;
   readonly retry: Required<RetryPolicy>;
@@ -51,6 +61,42 @@ export interface AgentRuntime {
   readonly journal?: EffectJournal;
   /** Where the agent's messages get their ids (deterministic under a journal). */
   readonly messageIds: MessageIds;
+  /**
+   * The sub-agents running in this agent's calls now, by the id of the call that runs each: what
+   * waits in them (approvals, client results) is listed and answered through this agent.
+   */
+  subAgents?: Map<string, NestedAgent>;
+}
+
+/** What an agent needs of a sub-agent to list and answer the calls waiting in it (an `Agent` is one). */
+export interface NestedAgent {
+  readonly id: string;
+  pendingApprovals(): NestedPending[];
+  pendingToolCalls(): NestedPending[];
+  approve(toolCallId: string, options?: { args?: unknown }): void;
+  deny(toolCallId: string, reason?: string): void;
+  resolveToolCall(toolCallId: string, result: string | ToolResult): void;
+  rejectToolCall(toolCallId: string, reason: string): void;
+}
+
+/** A call waiting in an agent (or, with `path`, in a sub-agent at any depth below it). */
+export interface NestedPending {
+  toolCallId: string;
+  toolName: string;
+  args: unknown;
+  /** For a call in a sub-agent: the ids of the calls from this agent's down to it (its own last). */
+  path?: string[];
+  /** For a call in a sub-agent: the ids of the sub-agents from this agent's child down to the one it waits in. */
+  agents?: string[];
+}
+
+/** One agent of a handoff set, as the runtime switches to it. */
+export interface AgentProfile {
+  readonly name: string;
+  readonly provider: Provider;
+  readonly systemPrompt?: string;
+  /** Its tools, with the transfer tools to the agents it may hand to. */
+  readonly tools: ReadonlyMap<string, Tool>;
 }
 
 const runtimes = new WeakMap<object, AgentRuntime>();

@@ -38,7 +38,7 @@ export const OPERATION = {
 
 /**
  * Our own attributes and span events (no convention covers them yet), under `agent_machine.`.
- * Run outcome, compaction, retries, approvals, loop detection, sub-agents.
+ * Run outcome, compaction, retries, approvals, loop detection, sub-agents, what woke a run.
  */
 export const AM = {
   endReason: "agent_machine.end_reason",
@@ -54,6 +54,8 @@ export const AM = {
   loopCount: "agent_machine.loop.count",
   loopAction: "agent_machine.loop.action",
   reason: "agent_machine.reason",
+  wakeSource: "agent_machine.wake.source",
+  wakeId: "agent_machine.wake.id",
 } as const;
 
 /**

@@ -12,7 +12,7 @@ import type {
   QueueMode,
   ToolExecutionStrategy,
 } from "../../core/options.js";
-import { newRun, noItems, type RunState } from "../agent.logic.js";
+import { newRun, noItems, type RunState } from "../../rules/agent.logic.js";
 import type { GroupDoneEvent } from "../tool-execution.machine.js";
 
 export interface AgentMachineInput {
@@ -64,6 +64,8 @@ export interface AgentContext {
    */
   costModel?: CallCostModel;
   spentUsd?: number;
+  /** With handoffs: the name of the active agent (absent: the main one, and no handoff yet). */
+  activeAgent?: string;
 }
 
 export type AgentMachineEvent =

@@ -2,7 +2,7 @@ import type { CompactionResult } from "../../context/compact.js";
 import { tokensOverBudget } from "../../context/compact.js";
 import { estimateMessageTokens, estimateTokens } from "../../context/tokens.js";
 import { withLearnedWindow } from "../../context/context-window.js";
-import { hasCalls, isTruncated } from "../agent.logic.js";
+import { hasCalls, isTruncated } from "../../rules/agent.logic.js";
 import {
   type LimitVerdict,
   limitNotice,
@@ -10,11 +10,13 @@ import {
   nextCallTokens,
   nextPromptTokens,
   type RunSpend,
-} from "../limit-answer.logic.js";
+} from "../../rules/limit-answer.logic.js";
 import { type CallCostModel, worstCaseCallUsd } from "../../providers/call-cost.js";
-import { loopMayStop, resolveLoopDetection } from "../loop-detection.logic.js";
-import { transcriptTokens } from "../transcript.js";
+import { loopMayStop, resolveLoopDetection } from "../../rules/loop-detection.logic.js";
+import { transcriptTokens } from "../../rules/transcript.js";
 import type { AgentContext, StreamDone } from "./context.js";
+import type { ToolResultMessage } from "../../core/messages.js";
+import { handoffIn } from "../../rules/handoff.logic.js";
 
 type Args = { context: AgentContext };
 
@@ -87,6 +89,9 @@ export const agentGuards = {
   answerNeedsRetry: ({ context }: Args) =>
     context.run.answer?.problem !== undefined && context.run.endReason === undefined,
   executionSpawned: ({ context }: Args) => context.run.executionSpawned,
+  /** A call of the turn transferred the conversation to another agent (see `agent/handoff.ts`). */
+  handsOff: ({ context }: Args, results: readonly ToolResultMessage[]) =>
+    context.run.endReason === undefined && handoffIn([...context.run.turnResults, ...results]) !== undefined,
 };
 
 /**

@@ -1,7 +1,8 @@
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import type { Usage } from "../../core/messages.js";
 import { withCost } from "../pricing.js";
 import type { Provider, ProviderEvent, ProviderRequest } from "../provider.js";
+import { classifyProviderError } from "./errors.js";
 import { chatStreamEvents, guardedStream, toChatRequest } from "./openai-chat.js";
 import { responsesStreamEvents, toResponsesRequest } from "./openai-responses.js";
 import { chatResponseFormat, responsesTextFormat, withOutputTool } from "./structured-output.js";
@@ -38,16 +39,21 @@ export function createOpenAIProvider(config: {
   structuredOutput?: "native" | "tool";
 }): Provider {
   const { model, apiKey } = config;
-  // The client (and the key inside it) lives only in this closure.
-  const client = apiKey
-    ? new OpenAI({
-        apiKey,
-        baseURL: config.baseURL,
-        maxRetries: 0,
-        timeout: 10 * 60 * 1000,
-        ...(config.dangerouslyAllowBrowser ? { dangerouslyAllowBrowser: true } : {}),
-      })
-    : undefined;
+  // The client (and the key inside it) lives only in this closure. It is made on the first call:
+  // the SDK is a few hundred modules that an app importing agent-machine (a serverless cold start,
+  // a user of another provider) should not load before it calls the API.
+  let client: Promise<OpenAI> | undefined;
+  const getClient = (key: string) =>
+    (client ??= import("openai").then(
+      ({ default: OpenAIClient }) =>
+        new OpenAIClient({
+          apiKey: key,
+          baseURL: config.baseURL,
+          maxRetries: 0,
+          timeout: 10 * 60 * 1000,
+          ...(config.dangerouslyAllowBrowser ? { dangerouslyAllowBrowser: true } : {}),
+        }),
+    ));
   const finish = (usage: Usage | undefined) => (usage ? withCost(usage, model) : undefined);
   const withReasoning = config.reasoningEffort !== undefined;
 
@@ -114,14 +120,21 @@ export function createOpenAIProvider(config: {
   }
 
   async function* stream(request: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
-    if (!client) {
+    if (!apiKey) {
       yield { type: "error", kind: "auth", message: config.missingKeyMessage ?? "No API key" };
       return;
     }
-    if (config.api === "responses") yield* streamResponses(client, request, signal);
+    let opened: OpenAI;
+    try {
+      opened = await getClient(apiKey);
+    } catch (error) {
+      yield classifyProviderError(error, signal, apiKey, config.baseURL);
+      return;
+    }
+    if (config.api === "responses") yield* streamResponses(opened, request, signal);
     else if (request.output && config.structuredOutput === "tool") {
-      yield* withOutputTool(request, (forced) => streamChat(client, forced, signal));
-    } else yield* streamChat(client, request, signal);
+      yield* withOutputTool(request, (forced) => streamChat(opened, forced, signal));
+    } else yield* streamChat(opened, request, signal);
   }
 
   return {

@@ -8,8 +8,8 @@ import {
 import { estimateTokens } from "../../../context/tokens.js";
 import { withMessageIds } from "../../../core/message-id.js";
 import { messageIdsFor, nowFor } from "../../../core/runtime.js";
-import { emptyAssistant, runMessages } from "../../agent.logic.js";
-import { appendToTranscript, readTranscript } from "../../transcript.js";
+import { emptyAssistant, runMessages } from "../../../rules/agent.logic.js";
+import { appendToTranscript, readTranscript } from "../../../rules/transcript.js";
 import type { StreamDone } from "../context.js";
 import { defineAgentActions } from "./define.js";
 
