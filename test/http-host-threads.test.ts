@@ -13,6 +13,7 @@ import {
   scripted,
 } from "../index.js";
 import { deleteFile } from "./fixtures/frontend-tools.js";
+import { gateTool } from "./helpers.js";
 
 const hosts: SessionHost[] = [];
 const agents: Agent[] = [];
@@ -133,5 +134,26 @@ describe("createSessionHost({ threads })", () => {
     const response = await get(host, "/threads/nope");
     expect(response.status).toBe(404);
     expect(((await response.json()) as { error: { code: string } }).error.code).toBe("unknown_thread");
+  });
+});
+
+describe("in-process threads behind the handle", () => {
+  it("an agent its app stops mid-run ends the thread's open response", async () => {
+    const { tool: wait } = gateTool("wait");
+    const host = createSessionHost({
+      agent: { provider: scripted([{ toolCalls: [{ name: "wait" }] }, { text: "never" }]), tools: [wait] },
+      basePath: "/api",
+      authorize: "none-local-only",
+    });
+    hosts.push(host);
+    const response = await post(host, "/chat", {
+      id: "t1",
+      trigger: "submit-message",
+      messages: [{ id: "u1", role: "user", parts: [{ type: "text", text: "wait" }] }],
+    });
+    await expect.poll(() => host.agent("t1")?.state).toBe("running.executing");
+    host.agent("t1")!.stop();
+    const types = await chunkTypes(response);
+    expect(types).toContain("tool-input-available");
   });
 });

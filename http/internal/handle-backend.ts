@@ -52,7 +52,16 @@ class HandleBackend implements ThreadBackend {
   constructor(
     private readonly handle: AgentHandle,
     readonly local: Agent | undefined,
-  ) {}
+  ) {
+    // An agent of this process stopped by its app (host.agent(id).stop()): its responses end, as
+    // they did when the host followed the agent itself.
+    local?.events$.subscribe({
+      complete: () => {
+        if (!this.stopped) this.subject.complete();
+      },
+      error: () => undefined,
+    });
+  }
 
   get events$(): Observable<AgentEvent> {
     return this.subject.asObservable();
