@@ -157,3 +157,27 @@ describe("in-process threads behind the handle", () => {
     expect(types).toContain("tool-input-available");
   });
 });
+
+describe("in-process threads: a run the app starts on the agent itself", () => {
+  it("is followed at once, with no request: its end saves the thread to the store", async () => {
+    const saved: unknown[] = [];
+    const host = createSessionHost({
+      agent: { provider: scripted([{ text: "First." }, { text: "Second." }]) },
+      store: { load: () => undefined, save: (_id, snapshot) => void saved.push(snapshot) },
+      basePath: "/api",
+      authorize: "none-local-only",
+    });
+    hosts.push(host);
+    const first = await post(host, "/chat", {
+      id: "t1",
+      trigger: "submit-message",
+      messages: [{ id: "u1", role: "user", parts: [{ type: "text", text: "hi" }] }],
+    });
+    expect((await chunkTypes(first)).at(-1)).toBe("finish");
+    await expect.poll(() => saved.length).toBe(1);
+    const outcome = await host.agent("t1")!.prompt("again");
+    expect(outcome.reason).toBe("stop");
+    await expect.poll(() => saved.length).toBe(2);
+    expect(JSON.stringify(saved[1])).toContain("Second.");
+  });
+});

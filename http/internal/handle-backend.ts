@@ -56,6 +56,14 @@ class HandleBackend implements ThreadBackend {
     // An agent of this process stopped by its app (host.agent(id).stop()): its responses end, as
     // they did when the host followed the agent itself.
     local?.events$.subscribe({
+      // A run the app started on the agent itself (host.agent(id).prompt, a wake): followed from
+      // its start at once, as a run the host started.
+      next: (event) => {
+        const runId = local.runId;
+        if (event.type === "agent_start" && runId !== undefined && this.following?.runId !== runId) {
+          this.follow(runId, 0);
+        }
+      },
       complete: () => {
         if (!this.stopped) this.subject.complete();
       },
