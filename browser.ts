@@ -27,6 +27,18 @@ export {
   SHORT_CACHE_TTL_MS,
 } from "./core/prompt-cache.js";
 
+// --- One agent wherever it runs: the handle every transport speaks (in process, durable, over HTTP) ---
+export type {
+  AgentCallErrorCode,
+  AgentHandle,
+  AgentStatus,
+  CallAnswer,
+  HandleRunOptions,
+  PendingCall,
+} from "./core/agent-handle.js";
+export { AgentCallError } from "./core/agent-handle.js";
+export { agentHandle, type AgentHandleOptions } from "./agent/agent-handle.js";
+
 // --- Agents inside your own XState machine ---
 export type {
   AgentActorEvent,
