@@ -221,6 +221,11 @@ describe("agent-machine acp with the editor's file system and terminal", () => {
     expect(await prompt("edit: a.txt :: on disk :: edited")).toMatch(/^tool results: Edited a\.txt/);
     expect(readFileSync(path.join(cwd, "a.txt"), "utf8")).toBe("one edited\n");
     expect(await prompt("run: echo ours")).toMatch(/^tool results: ours \|/);
+    if (SANDBOX_ARGS.length === 0) {
+      // bubblewrap here: our bash is the sandboxed one (its own pid namespace: the shell is a low pid).
+      const pid = /pid=(\d+)/.exec(await prompt("run: echo pid=$$"))?.[1];
+      expect(Number(pid)).toBeLessThan(10);
+    }
     expect(editor.reads).toEqual([]);
     expect(editor.writes).toEqual([]);
     expect(editor.terminals).toEqual([]);
@@ -232,7 +237,8 @@ describe("agent-machine acp with the editor's file system and terminal", () => {
     const cwd = workspace();
     const editor = await connectEditor(cwd, []);
     const prompt = await startSession(editor, cwd, { terminal: true });
-    expect(await prompt("run: echo sandboxed")).toMatch(/^tool results: sandboxed \|/);
+    const pid = /pid=(\d+)/.exec(await prompt("run: echo pid=$$"))?.[1];
+    expect(Number(pid)).toBeLessThan(10); // in bubblewrap's own pid namespace
     expect(editor.terminals).toEqual([]);
     await editor.close();
   }, 60_000);
