@@ -29,6 +29,7 @@ const files = readdirSync(here)
 const reports = [
   "acp.ts",
   "cli-render.ts",
+  "cold-start.ts",
   "compaction.ts",
   "context-window.ts",
   "fallback.ts",

@@ -1,7 +1,4 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { z } from "zod";
 import type { ImageContent, TextContent } from "../core/messages.js";
@@ -215,9 +212,13 @@ export function mapMcpResult(result: Record<string, unknown>, mcpTool: string): 
 }
 
 async function connect(options: McpStdioOptions | McpUrlOptions): Promise<Client> {
+  // The MCP SDK (with its JSON Schema validator) is loaded when a server is connected, not when
+  // agent-machine is imported: most agents use no MCP server, and a cold start pays for each module.
+  const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
   const newClient = () => new Client({ name: options.clientName ?? "agent-machine", version: "0.1.0" });
   const client = newClient();
   if ("command" in options) {
+    const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
     const transport = new StdioClientTransport({
       command: options.command,
       args: options.args,
@@ -230,6 +231,10 @@ async function connect(options: McpStdioOptions | McpUrlOptions): Promise<Client
   }
   const url = typeof options.url === "string" ? new URL(options.url) : options.url;
   const requestInit = options.headers ? { headers: options.headers } : undefined;
+  const [{ StreamableHTTPClientTransport }, { SSEClientTransport }] = await Promise.all([
+    import("@modelcontextprotocol/sdk/client/streamableHttp.js"),
+    import("@modelcontextprotocol/sdk/client/sse.js"),
+  ]);
   try {
     await client.connect(new StreamableHTTPClientTransport(url, { requestInit }));
     return client;
