@@ -77,6 +77,8 @@ export class SessionFollower {
   private readonly waitingApprovals = new Map<string, PendingApproval>();
   private readonly waitingResults = new Map<string, PendingApproval>();
   private readonly decided = new Set<string>();
+  /** Tool calls of the run that started executing and have not ended. */
+  private readonly executing = new Set<string>();
   private readonly queue: { steering: AgentMessage[]; followUp: AgentMessage[] } = {
     steering: [],
     followUp: [],
@@ -114,8 +116,10 @@ export class SessionFollower {
     return extra.length ? [...this.stored, ...extra] : this.stored;
   }
 
+  /** `idle`, `running`, or `running.executing` while a tool call of the run executes (as its events say). */
   get state(): string {
-    return this.active ? "running" : "idle";
+    if (!this.active) return "idle";
+    return this.executing.size > 0 ? "running.executing" : "running";
   }
 
   get runId(): string | undefined {
@@ -410,6 +414,7 @@ export class SessionFollower {
     this.waitingApprovals.clear();
     this.waitingResults.clear();
     this.decided.clear();
+    this.executing.clear();
     this.follow();
     if (this.live.length) this.connectLive(runId);
   }
@@ -503,12 +508,17 @@ export class SessionFollower {
       case "approval_decided":
         this.waitingApprovals.delete(event.toolCallId);
         return;
+      case "tool_execution_start":
+        this.executing.add(event.toolCallId);
+        return;
       case "tool_execution_end":
+        this.executing.delete(event.toolCallId);
         this.waitingApprovals.delete(event.toolCallId);
         this.waitingResults.delete(event.toolCallId);
         return;
       case "agent_end":
         this.active = false;
+        this.executing.clear();
         this.prompted = undefined;
         this.waitingApprovals.clear();
         this.waitingResults.clear();
