@@ -37,6 +37,12 @@ export { agentMachineEncoder, agentMachineProtocol } from "./http/agent-machine-
 export interface DurableHostOptions extends SessionClientOptions {
   /** Ms between two polls of a session while its run goes on (default 100). */
   pollIntervalMs?: number;
+  /**
+   * The live channels of the processes serving the sessions (`serveAgents`' `server.liveUrl`): a
+   * thread's text streams token by token from the process running its run. Without them, or while
+   * none answers, a thread's events are the committed ones read from Restate (text per message).
+   */
+  live?: readonly string[];
 }
 
 /** The options of {@link createSessionHost}. */
@@ -81,6 +87,7 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
 function durableThreads(durable: SessionClient | DurableHostOptions): DurableThreads {
   const given = typeof (durable as SessionClient).updates === "function";
   const pollIntervalMs = given ? 100 : ((durable as DurableHostOptions).pollIntervalMs ?? 100);
+  const live = given ? [] : ((durable as DurableHostOptions).live ?? []);
   let opened: Promise<{
     client: SessionClient;
     backend: typeof import("./http/internal/durable-backend.js");
@@ -91,7 +98,7 @@ function durableThreads(durable: SessionClient | DurableHostOptions): DurableThr
       given
         ? (durable as SessionClient)
         : import("./durable/session-client.js").then((m) => {
-            const { pollIntervalMs: _poll, ...clientOptions } = durable as DurableHostOptions;
+            const { pollIntervalMs: _poll, live: _live, ...clientOptions } = durable as DurableHostOptions;
             return m.createSessionClient(clientOptions);
           }),
       import("./http/internal/durable-backend.js"),
@@ -99,7 +106,7 @@ function durableThreads(durable: SessionClient | DurableHostOptions): DurableThr
   return {
     async open(threadId) {
       const { client, backend } = await open();
-      return backend.durableBackend(client, threadId, pollIntervalMs);
+      return backend.durableBackend(client, threadId, pollIntervalMs, live);
     },
     async exists(threadId) {
       const { client, backend } = await open();

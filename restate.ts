@@ -14,6 +14,8 @@ export type {
   TranscriptSlice,
 } from "./durable/agent-services.js";
 export { createAgentServices } from "./durable/agent-services.js";
+export type { RecordedEvents } from "./durable/session-types.js";
+export type { LiveEntry } from "./durable/live-runs.js";
 export type { AgentServer, RegisterDeploymentOptions, ServeAgentsOptions } from "./durable/serve.js";
 export { registerDeployment, serveAgents } from "./durable/serve.js";
 export type {

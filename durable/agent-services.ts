@@ -20,6 +20,8 @@ import { createInboxBell, type DrainAnswer, type DrainRequest, type Ring } from 
 import { ensurePromiseWithResolvers } from "./polyfill.js";
 import { createRestateJournal } from "./restate-journal.js";
 import { createRestatePump } from "./restate-pump.js";
+import { createLiveRuns, type LiveRuns } from "./live-runs.js";
+import { createRunEventRecorder } from "./run-events.js";
 import type { RunResult, SessionServiceNames } from "./session-types.js";
 import {
   badRequest,
@@ -27,6 +29,7 @@ import {
   parseDecision,
   parseBell,
   parseDrain,
+  parseEventsRequest,
   parseFrom,
   parsePromptInput,
   parseQueuedInput,
@@ -39,6 +42,7 @@ import {
   createRunRecorder,
   createTranscriptWriter,
   type LastRun,
+  readEvents,
   readStatus,
   readStored,
   readTranscript,
@@ -96,6 +100,8 @@ export interface AgentServices {
   readonly names: Required<SessionServiceNames>;
   /** Every event of every run this process serves (a resumed run publishes its replayed part again). */
   readonly events$: Observable<SessionEvent>;
+  /** The runs this process serves, as they happen: what `serveAgents`' live channel streams. */
+  readonly live: LiveRuns;
 }
 
 const DEFAULT_ABORT_TIMEOUT_MS = 60 * 60 * 1000;
@@ -128,6 +134,7 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
   if (names.session === names.inbox)
     throw new Error("The session and inbox services need two different names");
   const events = new Subject<SessionEvent>();
+  const live = createLiveRuns();
   const agentOptions = (sessionId: string): AgentOptions => {
     const resolved = typeof options.agent === "function" ? options.agent(sessionId) : options.agent;
     if (resolved.snapshot !== undefined) {
@@ -179,16 +186,8 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
        */
       decide: restate.handlers.object.exclusive(
         { ingressPrivate: true },
-        async (ctx: ObjectContext, input: unknown): Promise<{ decided: boolean }> => {
-          const { toolCallId, awakeableId, decision, kind, expiry } = input as {
-            toolCallId: string;
-            awakeableId: string;
-            decision: unknown;
-            /** Default "approval". */
-            kind?: "approval" | "result";
-            /** A client-run call's timeout: when the client answered first, it quietly does nothing. */
-            expiry?: boolean;
-          };
+        async (ctx: ObjectContext, input: DecideRequest): Promise<{ decided: boolean }> => {
+          const { toolCallId, awakeableId, decision, kind, expiry } = input;
           const decided = (await ctx.get<string[]>("decided")) ?? [];
           if (decided.includes(awakeableId)) {
             if (expiry) return { decided: false };
@@ -216,7 +215,8 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
        */
       drain: restate.handlers.object.exclusive(
         { ingressPrivate: true },
-        async (ctx: ObjectContext, input: unknown): Promise<DrainAnswer> => {
+        async (ctx: ObjectContext, input: DrainRequest & { mode: QueueMode }): Promise<DrainAnswer> => {
+          // Checked all the same: a handler's input is whatever its caller sent.
           const { kind, mode, bell, peek } = parseDrain(input);
           const queues = {
             steering: (await ctx.get<AgentMessage[]>("steering")) ?? [],
@@ -240,7 +240,7 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
       /** The run has ended: its doorbell is forgotten (unless a newer run handed over another). */
       closeBell: restate.handlers.object.exclusive(
         { ingressPrivate: true },
-        async (ctx: ObjectContext, input: unknown): Promise<void> => {
+        async (ctx: ObjectContext, input: { bell: string }): Promise<void> => {
           const { bell } = parseBell(input);
           if (storedBell(await ctx.get<StoredBell | string>("bell"))?.id === bell) ctx.clear("bell");
         },
@@ -248,7 +248,7 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
       /** Puts back messages a run took but ended before using (they go first again). */
       requeue: restate.handlers.object.exclusive(
         { ingressPrivate: true },
-        async (ctx: ObjectContext, input: unknown): Promise<void> => {
+        async (ctx: ObjectContext, input: { kind: InboxKind; messages: AgentMessage[] }): Promise<void> => {
           const { kind, messages } = parseRequeue(input);
           if (messages.length === 0) return;
           const queue = (await ctx.get<AgentMessage[]>(kind)) ?? [];
@@ -319,6 +319,14 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
           return readUpdates(ctx, request);
         },
       ),
+      /**
+       * The committed events run `runId` recorded, from seq `since` (default 0): 410 when the run is
+       * not the current or last one, recorded none (an earlier version ran it), or dropped them.
+       */
+      events: restate.handlers.object.shared(async (ctx: ObjectSharedContext, input: unknown) => {
+        const { runId, since } = parseEventsRequest(input);
+        return readEvents(ctx, await requireRun(ctx), runId, since);
+      }),
       /** Whether a run is active, its turn, the calls waiting for approval, how the last run ended. */
       status: restate.handlers.object.shared(async (ctx: ObjectSharedContext): Promise<SessionStatus> =>
         readStatus(ctx),
@@ -402,10 +410,7 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
     decision: unknown,
     kind: "approval" | "result" = "approval",
   ): Promise<void> {
-    const client = ctx.objectClient(inbox, ctx.key) as unknown as {
-      decide(input: DecideRequest): Promise<unknown>;
-    };
-    await client.decide({ toolCallId, awakeableId, decision, kind });
+    await ctx.objectClient(inbox, ctx.key).decide({ toolCallId, awakeableId, decision, kind });
   }
 
   /** The pending entry of a call (waiting for approval, or for a client's result), or a 404. */
@@ -444,19 +449,16 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
       steering: base.steeringMode ?? "one-at-a-time",
       followUp: base.followUpMode ?? "one-at-a-time",
     };
-    const inboxClient = ctx.objectClient(inbox, sessionId) as unknown as {
-      drain(input: DrainRequest & { mode: QueueMode }): restate.RestatePromise<DrainAnswer | AgentMessage[]>;
-    };
-    const inboxSend = ctx.objectSendClient(inbox, sessionId) as unknown as {
-      closeBell(input: { bell: string }): void;
-      decide(input: DecideRequest, opts?: unknown): void;
-    };
+    const inboxClient = ctx.objectClient(inbox, sessionId);
+    const inboxSend = ctx.objectSendClient(inbox, sessionId);
     const inFlightDrains = new Set<Promise<unknown>>();
     // The pump reports a cancellation to the agent, which is built on the journal the pump serves;
     // one that comes before the agent exists aborts it as soon as it does.
     const running: { agent?: Agent; cancelled?: boolean } = {};
     const pump = createRestatePump({
       onCancel: () => (running.agent ? running.agent.abort() : (running.cancelled = true)),
+      // What the run published since it last waited is written before it waits again.
+      beforeWait: () => flushRecord(),
     });
     // Set below, before the run's first step: what the run has changed is written before it waits.
     let flushRecord = () => {};
@@ -482,6 +484,7 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
     });
     record.write();
     flushRecord = record.flush;
+    const liveRun = live.open(sessionId, runId);
     // The peek goes out first, so its answer is back by the run's first check (which waits for it)
     // instead of adding a round trip to the first turn.
     bell.open();
@@ -499,6 +502,8 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
         ),
       drainInbox: (kind) => bell.drain(kind),
     });
+    /** Records and publishes one event of the run (set once the agent exists). */
+    let publishEvent: (event: AgentEvent) => void = () => {};
     const beforeStep =
       <A extends unknown[], R>(call: (...args: A) => R) =>
       (...args: A): R => {
@@ -511,7 +516,20 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
       toolCall: beforeStep(journal.toolCall),
       permission: beforeStep(journal.permission),
       compaction: beforeStep(journal.compaction),
-      approval: beforeStep(journal.approval),
+      // A decision taken from Restate (not through agent.approve, which publishes it in process) is
+      // published here, before the call acts on it, as an agent in process publishes it.
+      approval: beforeStep((request) =>
+        journal.approval(request).then((decision) => {
+          publishEvent({
+            type: "approval_decided",
+            toolCallId: request.toolCallId,
+            toolName: request.toolName,
+            approved: decision.approved,
+            ...(decision.approved && decision.args !== undefined && { editedArgs: decision.args }),
+          });
+          return decision;
+        }),
+      ),
       ...(journal.clientResult && { clientResult: beforeStep(journal.clientResult) }),
       timer: beforeStep(journal.timer),
       drain(kind: InboxKind) {
@@ -525,6 +543,7 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
     try {
       agent = createJournaledAgent({ ...base, id: sessionId, messages: [...transcript] }, tracked);
     } catch (error) {
+      liveRun.close();
       bell.close();
       // No run took place: the session reads as it did before.
       if (previous) ctx.set("run", previous);
@@ -537,9 +556,25 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
       );
     }
     running.agent = agent;
+    // The last run's events go now; this run's are written with the run record, before each wait.
+    const recorder =
+      base.eventReplay === false
+        ? undefined
+        : createRunEventRecorder(ctx, previous?.events, base.eventReplay);
+    if (!recorder && previous?.events) createRunEventRecorder(ctx, previous.events, undefined);
+    flushRecord = () => {
+      if (recorder?.flush()) record.update({ events: recorder.where });
+      record.flush();
+    };
 
-    const subscription = agent.events$.subscribe((event) => {
+    publishEvent = (event) => {
+      const recorded = recorder?.record(event) ?? [];
       events.next({ sessionId, runId, event });
+      if (recorded.length === 0) liveRun.publish(event, undefined);
+      for (const committed of recorded) liveRun.publish(committed.event, committed.seq);
+    };
+    const subscription = agent.events$.subscribe((event) => {
+      publishEvent(event);
       if (event.type === "turn_start") {
         record.update({ turn: event.turn });
       } else if (event.type === "turn_end") {
@@ -560,26 +595,26 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
       returnUntaken(ctx, agent);
       writer.write(agent.messages);
       const result: RunResult = { runId, ...outcome };
+      if (recorder?.flush()) record.update({ events: recorder.where });
       finishRun(ctx, record, writer.count, result, journal.now());
       return result;
     } catch (error) {
       // What the run stored stays readable (counted).
-      record.flush();
+      flushRecord();
       if (error instanceof TerminalError) throw error;
       throw new TerminalError(`The run of session "${sessionId}" failed: ${errorText(error)}`, {
         errorCode: 500,
       });
     } finally {
       subscription.unsubscribe();
+      liveRun.close();
       agent.stop();
     }
   }
 
   function returnUntaken(ctx: ObjectContext, agent: Agent): void {
     const { steeringQueue, followUpQueue } = agent.actor.getSnapshot().context;
-    const send = ctx.objectSendClient(inbox, ctx.key) as unknown as {
-      requeue(input: { kind: InboxKind; messages: AgentMessage[] }): void;
-    };
+    const send = ctx.objectSendClient(inbox, ctx.key);
     if (steeringQueue.length) send.requeue({ kind: "steering", messages: steeringQueue });
     if (followUpQueue.length) send.requeue({ kind: "followUp", messages: followUpQueue });
   }
@@ -616,6 +651,7 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
     ],
     names,
     events$: events.asObservable(),
+    live,
   };
 }
 

@@ -18,6 +18,12 @@ import { createSessionFollower, type SessionFollower } from "./session-follower.
 export interface DurableHandleOptions {
   /** Ms between two reads of the session while a run goes on. Default 100. */
   pollIntervalMs?: number;
+  /**
+   * The live channels of the processes serving the sessions (`serveAgents`' `server.liveUrl`):
+   * a run's text arrives from there token by token. Without them (or while none answers), the
+   * handle passes on the committed events read from Restate alone.
+   */
+  live?: readonly string[];
 }
 
 /**
@@ -37,7 +43,10 @@ export function durableHandle(
   sessionId: string,
   options: DurableHandleOptions = {},
 ): AgentHandle {
-  return handleOf(createSessionFollower(client, sessionId, options.pollIntervalMs ?? 100), sessionId);
+  return handleOf(
+    createSessionFollower(client, sessionId, options.pollIntervalMs ?? 100, options.live ?? []),
+    sessionId,
+  );
 }
 
 /** The handle of a follower (the session host's durable threads share theirs). */

@@ -20,6 +20,8 @@ export interface RestatePump {
 export interface RestatePumpOptions {
   /** The invocation was cancelled (Restate's cancel): the agent aborts its run. */
   onCancel(): void;
+  /** Called each time the pump is about to wait (the run's reactions are done): writes go out now. */
+  beforeWait?(): void;
 }
 
 /**
@@ -56,6 +58,7 @@ export function createRestatePump(options: RestatePumpOptions): RestatePump {
         // Reactions to the last completion run first, so the steps they start join this race.
         await new Promise<void>((resolve) => setImmediate(resolve));
         if (waiters.size === 0) return;
+        options.beforeWait?.();
         let settled: Settled;
         try {
           settled = await RestatePromise.race([...waiters.values()].map((w) => w.settled));

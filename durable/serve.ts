@@ -1,3 +1,4 @@
+import http from "node:http";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { createEndpointHandler, type LoggerTransport } from "@restatedev/restate-sdk";
@@ -15,6 +16,13 @@ export interface ServeAgentsOptions {
   identityKeys?: string[];
   /** Where the Restate SDK logs (default: the console, at the level `RESTATE_LOGGING` sets, INFO when unset). */
   logger?: LoggerTransport;
+  /**
+   * The live channel: an HTTP/1.1 server streaming (SSE) the events of the runs this process
+   * serves, deltas included, to durable handles (`durableHandle(client, id, { live })`, the session
+   * host's `durable.live`). Default: on, on a free port of `host` (read it from `server.liveUrl`);
+   * `false` turns it off (followers then read committed events from Restate only).
+   */
+  live?: { port?: number } | false;
 }
 
 /** A running service endpoint. */
@@ -22,6 +30,8 @@ export interface AgentServer {
   /** The address to register with Restate, e.g. `http://127.0.0.1:9080`. */
   readonly url: string;
   readonly port: number;
+  /** The live channel's address (give it to durable handles), when it is on. */
+  readonly liveUrl: string | undefined;
   /** Stops accepting and closes open connections (runs in flight resume elsewhere or on restart). */
   close(): Promise<void>;
 }
@@ -59,13 +69,78 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
     session.once("close", () => sessions.delete(session));
   });
   const port = (server.address() as AddressInfo).port;
+  const live =
+    options.live === false ? undefined : await serveLive(options.services, host, options.live?.port ?? 0);
+  const address = (p: number) => `http://${host.includes(":") ? `[${host}]` : host}:${p}`;
   return {
-    url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
+    url: address(port),
     port,
+    liveUrl: live && address(live.port),
+    close: async () => {
+      await Promise.all([
+        live?.close(),
+        new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          for (const session of sessions) session.destroy();
+        }),
+      ]);
+    },
+  };
+}
+
+/**
+ * The live channel: `GET /runs/<session id>/<run id>?since=<seq>` streams the run's entries
+ * (durable/live-runs.ts) as server-sent events, one JSON entry each, until the attempt this process
+ * runs closes; 404 when this process does not serve that run.
+ */
+async function serveLive(
+  services: AgentServices,
+  host: string,
+  port: number,
+): Promise<{ port: number; close(): Promise<void> }> {
+  const server = http.createServer((request, response) => {
+    const url = new URL(request.url ?? "/", "http://live");
+    const match = /^\/runs\/([^/]+)\/([^/]+)$/.exec(url.pathname);
+    const since = Number(url.searchParams.get("since") ?? 0);
+    if (request.method !== "GET" || !match || !Number.isInteger(since) || since < 0) {
+      response.writeHead(400, { "content-type": "text/plain" }).end("GET /runs/<session>/<run>?since=<seq>");
+      return;
+    }
+    const entries = services.live.follow(decodeURIComponent(match[1]!), decodeURIComponent(match[2]!), since);
+    if (!entries) {
+      response.writeHead(404, { "content-type": "text/plain" }).end("this process does not serve that run");
+      return;
+    }
+    response.writeHead(200, {
+      "content-type": "text/event-stream",
+      "cache-control": "no-store",
+      connection: "keep-alive",
+    });
+    response.flushHeaders();
+    const subscription = entries.subscribe({
+      next: (entry) => response.write(`data: ${JSON.stringify(entry)}\n\n`),
+      complete: () => response.end(),
+    });
+    response.once("close", () => subscription.unsubscribe());
+  });
+  const sockets = new Set<import("node:net").Socket>();
+  server.on("connection", (socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
-        for (const session of sessions) session.destroy();
+        for (const socket of sockets) socket.destroy();
       }),
   };
 }

@@ -6,7 +6,7 @@ import type { PromptInput } from "../core/options.js";
 import type { ToolResult } from "../core/tool.js";
 import type { RunResult, SessionServiceNames } from "./session-types.js";
 import { EventsUnavailableError } from "../agent/event-log.js";
-import type { SessionStatus, SessionUpdates, TranscriptSlice } from "./session-types.js";
+import type { RecordedEvents, SessionStatus, SessionUpdates, TranscriptSlice } from "./session-types.js";
 
 /** Options of {@link createSessionClient}. */
 export interface SessionClientOptions {
@@ -114,11 +114,20 @@ export interface SessionClient {
   /** Messages from index `from` on, with the count and the generation. */
   messages(sessionId: string, from?: number): Promise<TranscriptSlice>;
   status(sessionId: string): Promise<SessionStatus>;
-  /** The status and the messages from `from` (or run `runId`'s from its seq `since`), in one call. */
+  /**
+   * The status and the messages from `from` (or run `runId`'s from its seq `since`), in one call;
+   * with `events`, that run's recorded events from its seq `since` too.
+   */
   updates(
     sessionId: string,
-    request?: { from?: number; runId?: string; since?: number },
+    request?: { from?: number; runId?: string; since?: number; events?: { runId: string; since?: number } },
   ): Promise<SessionUpdates>;
+  /**
+   * The committed events run `runId` recorded (everything but deltas and tool updates), from seq
+   * `since`: a 410 `SessionCallError` when the run is not the session's current or last one,
+   * recorded none (an earlier version ran it), or dropped them past its bounds.
+   */
+  events(sessionId: string, request: { runId: string; since?: number }): Promise<RecordedEvents>;
   /**
    * Polls the session and yields its new messages and status changes, from any process, with one
    * call per poll and longer pauses while nothing changes. A session whose first run has not
@@ -254,6 +263,7 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
     status: (sessionId) => readSession(sessionId, () => call(session, "status", sessionId)),
     updates: (sessionId, request = {}) =>
       readSession(sessionId, () => call(session, "updates", sessionId, request)),
+    events: (sessionId, request) => readSession(sessionId, () => call(session, "events", sessionId, request)),
     follow: (sessionId, followOptions) =>
       followSession(client, sessionId, (runId) => runOutput(options, runId), followOptions),
   };

@@ -1,75 +1,84 @@
-// A durable session on Restate, followed from another process (the session host, a durable handle). Restate keeps the transcript (written
-// when a turn ends) and the session's status (the run, the calls waiting for approval or for the
-// client, how the last run ended), not the events of a run: this backend polls both through the
-// session client while a run goes on and publishes the agent events they imply, so the protocol
-// encoders and the host's quiescence, reconnect and side routes work as for an in-process agent.
-// What that costs in fidelity (text per message, not per token; a waiting call seen before its
-// turn's message) is in docs/frontends.md, "Durable threads".
+// A durable session on Restate, followed from another process (the session host, a durable handle).
+// The service records its runs' committed events in Restate (durable/run-events.ts); the process
+// running a run streams them live with its deltas (durable/live-runs.ts, served by serveAgents). The
+// follower passes on the committed events as recorded and the deltas between them, each once: a
+// delta is known by the committed event it follows and its index after it, so a run resumed in
+// another process (which streams its step again) adds only what was not passed on yet. Without a
+// live channel (none given, or unreachable) it passes on the committed events alone.
 import { Observable, Subject } from "rxjs";
 import type { PendingApproval } from "../agent/agent.js";
 import { EventsUnavailableError, type SequencedEvent } from "../agent/event-log.js";
 import { AgentCallError } from "../core/agent-handle.js";
 import type { AgentEvent } from "../core/events.js";
-import {
-  type AgentMessage,
-  type AssistantMessage,
-  emptyUsage,
-  type ToolResultMessage,
-  type UserMessage,
-} from "../core/messages.js";
+import type { AgentMessage, UserMessage } from "../core/messages.js";
 import type { ToolResult } from "../core/tool.js";
 import { clientResultOf } from "../tools/client-result.js";
+import type { LiveEntry } from "./live-runs.js";
 import type { SessionClient } from "./session-client.js";
-import type { SessionStatus, SessionUpdates } from "./session-types.js";
+import type { RecordedEvents, SessionStatus, SessionUpdates } from "./session-types.js";
 
-/** Events kept for a reconnect, per run (message-level events: a run rarely has more than a few hundred). */
-const MAX_BUFFERED_EVENTS = 10_000;
+/** Events kept for a reconnect, per run. */
+const MAX_BUFFERED_EVENTS = 20_000;
+/** Ms between reads while a run this follower started has not published its `agent_start` yet. */
+const START_POLL_MS = 10;
+/** How long after a run is seen starting its live channel is looked for every START_POLL_MS. */
+const LIVE_START_MS = 2_000;
+/** How long a started run may take to publish its `agent_start`. */
+const START_TIMEOUT_MS = 30_000;
 
 /**
- * A follower of durable session `sessionId`, polling every `pollIntervalMs` while a run goes on
- * (not at all while the session is idle and nothing was asked of it). Internal: the durable handle
- * and the session host's backend are built on it.
+ * A follower of durable session `sessionId`, reading it every `pollIntervalMs` while a run goes on
+ * (not at all while the session is idle and nothing was asked of it), and the live channels `live`
+ * (serveAgents' `liveUrl` of each process serving the sessions). Internal: the durable handle and
+ * the session host's backend are built on it.
+ *
+ * @example
+ * ```ts
+ * const follower = createSessionFollower(client, "s-42", 100, [server.liveUrl]);
+ * follower.events$.subscribe((event) => console.log(event.type));
+ * ```
  */
 export function createSessionFollower(
   client: SessionClient,
   sessionId: string,
   pollIntervalMs: number,
+  live: readonly string[] = [],
 ): SessionFollower {
-  return new SessionFollower(client, sessionId, pollIntervalMs);
+  return new SessionFollower(client, sessionId, pollIntervalMs, live);
 }
 
-interface Decision {
-  approved: boolean;
-  editedArgs?: unknown;
-}
-
+/** See {@link createSessionFollower}. */
 export class SessionFollower {
-  readonly local = undefined;
   private readonly subject = new Subject<AgentEvent>();
-  private readonly live = new Subject<SequencedEvent>();
+  private readonly liveEvents = new Subject<SequencedEvent>();
   private stored: AgentMessage[] = [];
-  private readonly seen = new Set<string>();
   private generation = -1;
   private status: SessionStatus | undefined;
   private currentRun: string | undefined;
   private active = false;
-  /** The prompt sent, until the transcript stores it (the first turn's end). */
+  /** The run's messages that ended but are not in the stored transcript yet, by id. */
+  private runMessages: AgentMessage[] = [];
+  /** The prompt sent, until the run publishes it. */
   private prompted: UserMessage | undefined;
   private buffer: SequencedEvent[] = [];
   private seq = -1;
-  private turn = 0;
-  private turnOpen = false;
-  private turnMessage: AssistantMessage | undefined;
-  private turnResults: ToolResultMessage[] = [];
-  /** The calls of the turn's message, waiting for their results. */
-  private turnCalls = new Set<string>();
-  /** A turn's waiting calls, announced before the turn's message is stored. */
-  private placeholder: AssistantMessage | undefined;
-  private readonly started = new Set<string>();
-  private readonly requested = new Set<string>();
-  private readonly decided = new Map<string, Decision>();
-  private readonly answered = new Set<string>();
-  private readonly ended = new Set<string>();
+  /** The seq of the next committed event of the current run. */
+  private committedNext = 0;
+  /** The index of the next live event after committed event `committedNext - 1`. */
+  private liveIndex = 0;
+  /**
+   * What was passed on live of each model answer (by message id): its text and thinking so far
+   * (and how much of them the recorded blocks have covered), its calls opened and closed. The
+   * recorded events of that answer pass on only what the live ones did not.
+   */
+  private readonly liveParts = new Map<string, LiveParts>();
+  /** The current run's events are known (recorded); else its waiting calls are the status's. */
+  private eventsKnown = false;
+  private readonly waitingApprovals = new Map<string, PendingApproval>();
+  private readonly waitingResults = new Map<string, PendingApproval>();
+  private readonly decided = new Set<string>();
+  /** Tool calls of the run that started executing and have not ended. */
+  private readonly executing = new Set<string>();
   private readonly queue: { steering: AgentMessage[]; followUp: AgentMessage[] } = {
     steering: [],
     followUp: [],
@@ -78,34 +87,39 @@ export class SessionFollower {
   private following = false;
   private stopped = false;
   private failing = false;
+  private liveConnection: AbortController | undefined;
+  private started: (() => void) | undefined;
+  /** Answers being applied, and the events held back meanwhile (see `answering`). */
+  private answers = 0;
+  private held: AgentEvent[] = [];
 
   constructor(
     private readonly client: SessionClient,
     private readonly sessionId: string,
     private readonly pollIntervalMs: number,
+    private readonly live: readonly string[],
   ) {}
 
-  // --- what the host reads ---
+  // --- what a consumer reads ---
 
   get events$(): Observable<AgentEvent> {
     return this.subject.asObservable();
   }
 
-  /**
-   * Restate's transcript, with what this host knows is on its way to it: the prompt of the run
-   * (stored when its first turn ends), and the calls the turn in progress waits on.
-   */
+  /** Restate's transcript, with the messages of the run in progress not stored yet. */
   get messages(): readonly AgentMessage[] {
-    if (!this.prompted && !this.placeholder) return this.stored;
-    return [
-      ...this.stored,
-      ...(this.prompted ? [this.prompted] : []),
-      ...(this.placeholder ? [this.placeholder] : []),
-    ];
+    const ids = new Set(this.stored.map((m) => m.id));
+    const extra = this.runMessages.filter((m) => !ids.has(m.id));
+    if (this.prompted && !ids.has(this.prompted.id) && !extra.some((m) => m.id === this.prompted?.id)) {
+      extra.unshift(this.prompted);
+    }
+    return extra.length ? [...this.stored, ...extra] : this.stored;
   }
 
+  /** `idle`, `running`, or `running.executing` while a tool call of the run executes (as its events say). */
   get state(): string {
-    return this.active ? "running" : "idle";
+    if (!this.active) return "idle";
+    return this.executing.size > 0 ? "running.executing" : "running";
   }
 
   get runId(): string | undefined {
@@ -117,18 +131,22 @@ export class SessionFollower {
   }
 
   pendingApprovals(): PendingApproval[] {
+    if (this.eventsKnown) return [...this.waitingApprovals.values()];
+    if (!this.active) return [];
     return (this.status?.pendingApprovals ?? []).filter((p) => !this.decided.has(p.toolCallId));
   }
 
   pendingToolCalls(): PendingApproval[] {
-    return (this.status?.pendingToolCalls ?? []).filter((p) => !this.answered.has(p.toolCallId));
+    if (this.eventsKnown) return [...this.waitingResults.values()];
+    if (!this.active) return [];
+    return (this.status?.pendingToolCalls ?? []).filter((p) => !this.decided.has(p.toolCallId));
   }
 
   eventsSince(runId: string, seq: number): Observable<SequencedEvent> {
     const oldest = this.buffer[0]?.seq;
     if (runId !== this.currentRun || oldest === undefined || seq < oldest) {
       throw new EventsUnavailableError(
-        `the events of run ${runId} from ${seq} are not kept by this host`,
+        `the events of run ${runId} from ${seq} are not kept by this follower`,
         runId,
         seq,
         runId === this.currentRun ? oldest : undefined,
@@ -144,7 +162,7 @@ export class SessionFollower {
           return undefined;
         }
       }
-      const subscription = this.live.subscribe((item) => {
+      const subscription = this.liveEvents.subscribe((item) => {
         if (item.runId !== runId) return;
         subscriber.next(item);
         if (item.event.type === "agent_end") subscriber.complete();
@@ -153,15 +171,10 @@ export class SessionFollower {
     });
   }
 
-  persistedSnapshot(): unknown {
-    return undefined;
-  }
+  // --- what a consumer asks ---
 
-  // --- what the host asks ---
-
+  /** Starts a run; resolves once its `agent_start` is passed on (`undefined`), or with why it did not start. */
   async start(given: UserMessage): Promise<string | undefined> {
-    // Client-run tools a request declares (AG-UI's RunAgentInput.tools) are not sent: a durable
-    // run's tools are the service's (defineClientTool there), fixed so that its journal replays.
     // The prompt gets an id here when the client gave none, so its stored copy is known as it.
     const message = withId(given, "prompt");
     let handle;
@@ -172,35 +185,37 @@ export class SessionFollower {
     } catch (error) {
       return messageOf(error);
     }
-    // As the run stores it (a prompt's source is the run's to set), so a client that keeps what
-    // it was shown holds the server's message.
     this.prompted = { ...message, source: "prompt" };
-    this.seen.add(message.id);
+    const begun = new Promise<void>((resolve) => (this.started = resolve));
     this.beginRun(handle.invocationId);
-    this.openTurn();
-    this.publishMessage(this.prompted);
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    // Read at once and often until the run has begun: its agent_start is what the caller waits for.
+    let begunYet = false;
+    void begun.then(() => (begunYet = true));
+    while (!begunYet && !this.stopped && Date.now() < deadline) {
+      // The live channel may bring it before the read answers.
+      await Promise.race([this.tick().catch(() => undefined), begun]);
+      if (begunYet) break;
+      await Promise.race([begun, new Promise((resolve) => setTimeout(resolve, START_POLL_MS))]);
+    }
     this.follow();
-    return undefined;
+    return begunYet ? undefined : "the run did not start";
   }
 
   async steer(given: UserMessage): Promise<void> {
     const message = withId(given, "steer");
     await this.call(() => this.client.steer(this.sessionId, message));
     this.queue.steering.push(message);
-    this.follow();
   }
 
   async followUp(given: UserMessage): Promise<void> {
     const message = withId(given, "follow-up");
     await this.call(() => this.client.followUp(this.sessionId, message));
     this.queue.followUp.push(message);
-    this.follow();
   }
 
   async abort(): Promise<boolean> {
-    const aborted = await this.call(() => this.client.abort(this.sessionId));
-    this.follow();
-    return aborted;
+    return this.call(() => this.client.abort(this.sessionId));
   }
 
   async checkAnswers(
@@ -228,39 +243,64 @@ export class SessionFollower {
     }
   }
 
-  async approve(toolCallId: string, args: unknown): Promise<void> {
-    const pending = this.pendingApprovals().find((p) => p.toolCallId === toolCallId);
-    await this.call(() =>
-      this.client.approve(this.sessionId, toolCallId, args === undefined ? undefined : { args }),
-    );
-    this.decide(toolCallId, pending?.toolName ?? "", { approved: true, editedArgs: args });
+  approve(toolCallId: string, args: unknown): Promise<void> {
+    return this.answering(async () => {
+      await this.call(() =>
+        this.client.approve(this.sessionId, toolCallId, args === undefined ? undefined : { args }),
+      );
+      await this.taken(toolCallId, "approval_decided");
+    });
   }
 
-  async deny(toolCallId: string, reason: string | undefined): Promise<void> {
-    const pending = this.pendingApprovals().find((p) => p.toolCallId === toolCallId);
-    await this.call(() => this.client.deny(this.sessionId, toolCallId, reason));
-    this.decide(toolCallId, pending?.toolName ?? "", { approved: false });
+  deny(toolCallId: string, reason: string | undefined): Promise<void> {
+    return this.answering(async () => {
+      await this.call(() => this.client.deny(this.sessionId, toolCallId, reason));
+      await this.taken(toolCallId, "approval_decided");
+    });
   }
 
-  async resolveToolCall(toolCallId: string, result: string | ToolResult): Promise<void> {
-    const pending = this.pendingToolCalls().find((p) => p.toolCallId === toolCallId);
-    await this.call(() => this.client.resolveToolCall(this.sessionId, toolCallId, result));
-    const content = typeof result === "string" ? [{ type: "text" as const, text: result }] : result.content;
-    this.answer(
-      toolCallId,
-      pending?.toolName ?? "",
-      {
-        content,
-        ...(typeof result !== "string" && result.details !== undefined && { details: result.details }),
-      },
-      typeof result !== "string" && result.isError === true,
-    );
+  resolveToolCall(toolCallId: string, result: string | ToolResult): Promise<void> {
+    return this.answering(async () => {
+      await this.call(() => this.client.resolveToolCall(this.sessionId, toolCallId, result));
+      await this.taken(toolCallId, "tool_execution_end");
+    });
   }
 
-  async rejectToolCall(toolCallId: string, reason: string): Promise<void> {
-    const pending = this.pendingToolCalls().find((p) => p.toolCallId === toolCallId);
-    await this.call(() => this.client.rejectToolCall(this.sessionId, toolCallId, reason));
-    this.answer(toolCallId, pending?.toolName ?? "", { content: [{ type: "text", text: reason }] }, true);
+  rejectToolCall(toolCallId: string, reason: string): Promise<void> {
+    return this.answering(async () => {
+      await this.call(() => this.client.rejectToolCall(this.sessionId, toolCallId, reason));
+      await this.taken(toolCallId, "tool_execution_end");
+    });
+  }
+
+  /**
+   * Applies one answer, holding back the run's events meanwhile: a consumer applying several
+   * answers in a row (the host, one request's approvals) sees what they caused once it is done,
+   * as it would in process, rather than the run moving on after the first while the next is on
+   * its way (it would take the run for quiescent, the next call still waiting). Released a
+   * macrotask after the last answer, so the consumer's next answer, sent right away, is held too.
+   */
+  private async answering(apply: () => Promise<void>): Promise<void> {
+    this.answers++;
+    try {
+      await apply();
+    } finally {
+      this.answers--;
+      setImmediate(() => this.release());
+    }
+  }
+
+  private release(): void {
+    if (this.answers > 0 || this.held.length === 0) return;
+    const held = this.held;
+    this.held = [];
+    for (const event of held) this.publish(event);
+  }
+
+  /** Passes an event on, or holds it while an answer is being applied. */
+  private pass(event: AgentEvent): void {
+    if (this.answers > 0 || this.held.length > 0) this.held.push(event);
+    else this.publish(event);
   }
 
   refresh(): Promise<void> {
@@ -269,11 +309,12 @@ export class SessionFollower {
 
   stop(): void {
     this.stopped = true;
+    this.liveConnection?.abort();
   }
 
-  // --- polling ---
+  // --- reading Restate ---
 
-  /** One poll, after any other in progress (polls never overlap). */
+  /** One read, after any other in progress (reads never overlap). */
   private tick(): Promise<void> {
     const next = this.ticking.then(() => this.poll());
     this.ticking = next.catch(() => undefined);
@@ -282,12 +323,17 @@ export class SessionFollower {
 
   private async poll(): Promise<void> {
     let answer: SessionUpdates;
+    const request = () => ({
+      from: this.stored.length,
+      ...(this.active &&
+        this.currentRun !== undefined && { events: { runId: this.currentRun, since: this.committedNext } }),
+    });
     try {
-      answer = await this.client.updates(this.sessionId, { from: this.stored.length });
+      answer = await this.client.updates(this.sessionId, request());
       if (this.generation !== -1 && answer.status.generation !== this.generation) {
         // A compaction rewrote the transcript: read it whole (what it replaced is not announced).
-        answer = await this.client.updates(this.sessionId, { from: 0 });
         this.stored = [];
+        answer = await this.client.updates(this.sessionId, request());
       }
     } catch (error) {
       // A session that never ran: nothing to show yet (its first run may be on its way).
@@ -296,9 +342,17 @@ export class SessionFollower {
     }
     this.failing = false;
     this.apply(answer);
+    // A run found going (woken, or started by another client): its events so far, in this read too.
+    if (this.active && !answer.events && answer.eventsUnavailable === undefined) {
+      this.apply(
+        await this.client.updates(this.sessionId, request()).catch((error: unknown) => {
+          throw unavailable(error);
+        }),
+      );
+    }
   }
 
-  /** Polls while a run goes on, until it ends (or the host stops). */
+  /** Reads while a run goes on, until it ends (or the follower stops). */
   private follow(): void {
     if (this.following || this.stopped) return;
     this.following = true;
@@ -308,9 +362,8 @@ export class SessionFollower {
         try {
           await this.tick();
         } catch (error) {
-          // Restate unreachable for a while (a restart): keep polling, say so once.
-          if (!this.failing)
-            console.error(`agent-machine/http: polling session ${this.sessionId} failed`, error);
+          // Restate unreachable for a while (a restart): keep reading, say so once.
+          if (!this.failing) console.error(`agent-machine: reading session ${this.sessionId} failed`, error);
           this.failing = true;
         }
       }
@@ -318,301 +371,253 @@ export class SessionFollower {
     })();
   }
 
-  /** Publishes what changed since the last poll. */
   private apply(answer: SessionUpdates): void {
     const { status } = answer;
     const first = this.generation === -1;
     this.generation = status.generation;
     this.status = status;
-    const fresh = answer.messages;
-    this.stored = [...this.stored.slice(0, answer.from), ...fresh];
-    if (first && this.active) {
-      // The first poll of a session this host just started: its messages before the run are history.
-      const runStart = answer.runStart ?? 0;
-      this.stored.forEach((m, i) => {
-        if (i < runStart && m.id !== undefined) this.seen.add(m.id);
-      });
-    } else if (first) {
-      // Woken now: a run in progress is followed from its first message, the rest is history.
-      const runStart =
-        status.state === "running" ? (answer.runStart ?? this.stored.length) : this.stored.length;
-      this.stored.forEach((m, i) => {
-        if (i < runStart && m.id !== undefined) this.seen.add(m.id);
-      });
+    this.stored = [...this.stored.slice(0, answer.from), ...answer.messages];
+    if (first && !this.active) {
       this.currentRun = status.runId;
-      if (status.state === "running") {
-        this.beginRun(status.runId);
-        this.follow();
-      }
+      // Woken now: a run in progress is followed from its first event.
+      if (status.state === "running") this.beginRun(status.runId);
     } else if (!this.active && status.state === "running" && status.runId !== this.currentRun) {
       // A run another client started.
       this.beginRun(status.runId);
-      this.follow();
     }
-    if (this.active) {
-      for (const message of this.stored) if (!this.seen.has(message.id ?? "")) this.onMessage(message);
-      this.onWaiting([
-        ...this.pendingApprovals().map((call) => ({ call, type: "approval_requested" as const })),
-        ...this.pendingToolCalls().map((call) => ({ call, type: "tool_result_requested" as const })),
-      ]);
-      if (status.state === "idle" && status.lastRun?.runId === this.currentRun) this.endRun(status);
-    } else {
-      for (const message of this.stored) if (message.id !== undefined) this.seen.add(message.id);
+    const recorded = answer.events;
+    if (this.active && recorded && recorded.runId === this.currentRun) {
+      this.eventsKnown = true;
+      this.onRecorded(recorded);
+    } else if (this.active && answer.eventsUnavailable !== undefined && status.runId === this.currentRun) {
+      // A run that recorded no events (an earlier version ran it) or dropped them: its waiting
+      // calls are the status's, and it ends when the status says so.
+      this.eventsKnown = false;
+      if (status.state === "idle") this.active = false;
     }
-    if (this.prompted && this.stored.some((m) => m.id === this.prompted?.id)) this.prompted = undefined;
   }
 
-  // --- the events a poll implies ---
+  // --- passing events on ---
 
   private beginRun(runId: string): void {
+    this.liveConnection?.abort();
     this.currentRun = runId;
     this.active = true;
-    this.turn = 0;
-    this.turnOpen = false;
-    this.turnMessage = undefined;
-    this.placeholder = undefined;
-    for (const set of [this.started, this.requested, this.answered, this.ended]) set.clear();
+    this.eventsKnown = false;
+    this.committedNext = 0;
+    this.liveIndex = 0;
+    this.seq = -1;
+    this.buffer = [];
+    this.runMessages = [];
+    this.liveParts.clear();
+    this.held = [];
+    this.waitingApprovals.clear();
+    this.waitingResults.clear();
     this.decided.clear();
-    this.publish({ type: "agent_start" });
+    this.executing.clear();
+    this.follow();
+    if (this.live.length) this.connectLive(runId);
   }
 
-  private endRun(status: SessionStatus): void {
-    this.closeTurn();
-    this.active = false;
-    this.prompted = undefined;
-    this.placeholder = undefined;
-    const last = status.lastRun!;
-    this.publish({
-      type: "agent_end",
-      messages: this.stored.slice(),
-      reason: last.reason,
-      usage: last.usage ?? emptyUsage(),
-      ...(last.errorMessage !== undefined && { errorMessage: last.errorMessage }),
-      ...(last.output !== undefined && { output: last.output }),
-    });
+  private onRecorded(recorded: RecordedEvents): void {
+    for (const { seq, event } of recorded.events) this.onCommitted(seq, event);
   }
 
-  private openTurn(): void {
-    if (this.turnOpen) return;
-    this.turn += 1;
-    this.turnOpen = true;
-    this.turnMessage = undefined;
-    this.turnResults = [];
-    this.turnCalls = new Set();
-    this.publish({ type: "turn_start", turn: this.turn });
+  /** A committed event: passed on once, in seq order. */
+  private onCommitted(seq: number, event: AgentEvent): void {
+    if (!this.active || seq !== this.committedNext) return;
+    this.committedNext = seq + 1;
+    this.liveIndex = 0;
+    const shown = this.notShownLive(event);
+    if (shown) this.pass(shown);
   }
 
-  private closeTurn(): void {
-    if (!this.turnOpen) return;
-    this.turnOpen = false;
-    if (this.turnMessage) {
-      this.publish({
-        type: "turn_end",
-        turn: this.turn,
-        message: this.turnMessage,
-        toolResults: this.turnResults,
+  /** A recorded event less what the live events of its message showed already; `undefined` for nothing. */
+  private notShownLive(event: AgentEvent): AgentEvent | undefined {
+    if (event.type !== "message_start" && event.type !== "message_update" && event.type !== "message_end") {
+      return event;
+    }
+    const parts = event.message.id === undefined ? undefined : this.liveParts.get(event.message.id);
+    if (!parts) return event;
+    if (event.type === "message_start") return undefined;
+    if (event.type === "message_end") {
+      this.liveParts.delete(event.message.id!);
+      return event;
+    }
+    if (event.kind === "text_delta" || event.kind === "thinking_delta") {
+      const kind = event.kind === "text_delta" ? "text" : "thinking";
+      const covered = Math.min(parts[kind].length - parts.covered[kind], event.delta.length);
+      parts.covered[kind] += covered;
+      const rest = event.delta.slice(covered);
+      return rest ? { ...event, delta: rest } : undefined;
+    }
+    return "toolCallId" in event && parts.calls.has(`${event.kind}:${event.toolCallId}`) ? undefined : event;
+  }
+
+  /** A live event (a delta, a tool update): passed on once, right after the committed event it follows. */
+  private onLive(after: number, index: number, event: AgentEvent): void {
+    if (!this.active || after !== this.committedNext - 1 || index < this.liveIndex) return;
+    this.liveIndex = index + 1;
+    if (
+      event.type === "message_start" &&
+      event.message.role === "assistant" &&
+      event.message.id !== undefined
+    ) {
+      // A second attempt of the answer (a resumed run) starts it again: what was shown stays shown.
+      if (this.liveParts.has(event.message.id)) return;
+      this.liveParts.set(event.message.id, {
+        text: "",
+        thinking: "",
+        covered: { text: 0, thinking: 0 },
+        calls: new Set(),
       });
+    } else if (event.type === "message_update" && event.message.id !== undefined) {
+      const parts = this.liveParts.get(event.message.id);
+      if (parts && (event.kind === "text_delta" || event.kind === "thinking_delta")) {
+        parts[event.kind === "text_delta" ? "text" : "thinking"] += event.delta;
+      } else if (parts && "toolCallId" in event) {
+        parts.calls.add(`${event.kind}:${event.toolCallId}`);
+      }
     }
+    this.pass(event);
   }
 
-  private onMessage(message: AgentMessage): void {
-    this.seen.add(message.id ?? "");
-    for (const kind of ["steering", "followUp"] as const) {
-      this.queue[kind] = this.queue[kind].filter((m) => m.id !== message.id);
-    }
-    switch (message.role) {
-      case "assistant":
-        this.onAssistant(message);
+  /** What an event says of the run's state: its messages, its waiting calls, its end. */
+  private track(event: AgentEvent): void {
+    switch (event.type) {
+      case "agent_start":
+        this.started?.();
+        this.started = undefined;
         return;
-      case "toolResult":
-        this.onResult(message);
+      case "message_end":
+        if (event.message.id !== undefined) {
+          this.runMessages = [...this.runMessages.filter((m) => m.id !== event.message.id), event.message];
+          for (const kind of ["steering", "followUp"] as const) {
+            this.queue[kind] = this.queue[kind].filter((m) => m.id !== event.message.id);
+          }
+        }
+        if (event.message.role === "user" && event.message.id === this.prompted?.id)
+          this.prompted = undefined;
         return;
-      case "user":
-        if (this.turnMessage) this.closeTurn();
-        this.openTurn();
-        this.publishMessage(message);
+      case "approval_requested":
+        this.waitingApprovals.set(event.toolCallId, event);
+        return;
+      case "tool_result_requested":
+        this.waitingResults.set(event.toolCallId, event);
+        return;
+      case "approval_decided":
+        this.waitingApprovals.delete(event.toolCallId);
+        return;
+      case "tool_execution_start":
+        this.executing.add(event.toolCallId);
+        return;
+      case "tool_execution_end":
+        this.executing.delete(event.toolCallId);
+        this.waitingApprovals.delete(event.toolCallId);
+        this.waitingResults.delete(event.toolCallId);
+        return;
+      case "agent_end":
+        this.active = false;
+        this.executing.clear();
+        this.prompted = undefined;
+        this.waitingApprovals.clear();
+        this.waitingResults.clear();
+        this.liveConnection?.abort();
         return;
       default:
-        this.publishMessage(message);
     }
-  }
-
-  private onAssistant(message: AssistantMessage): void {
-    const announced = this.placeholder !== undefined;
-    this.placeholder = undefined;
-    if (this.turnMessage) this.closeTurn();
-    this.openTurn();
-    // The turn's waiting calls were shown before the message was stored: what else it holds
-    // follows them (an in-process agent shows it first), and they are not shown twice.
-    if (!announced) this.publish({ type: "message_start", message: { ...message, content: [] } });
-    const content: AssistantMessage["content"] = [];
-    for (const block of message.content) {
-      content.push(block);
-      const partial = { ...message, content: content.slice() };
-      if (block.type === "text") {
-        this.publish({ type: "message_update", message: partial, kind: "text_delta", delta: block.text });
-      } else if (block.type === "thinking") {
-        this.publish({
-          type: "message_update",
-          message: partial,
-          kind: "thinking_delta",
-          delta: block.thinking,
-        });
-      } else if (!this.started.has(block.id)) {
-        this.publishCall(partial, block.id);
-      }
-    }
-    const shown = message.content.filter((c) => c.type !== "toolCall" || !this.requested.has(c.id));
-    this.publish({ type: "message_end", message: announced ? { ...message, content: shown } : message });
-    this.turnMessage = message;
-    for (const block of message.content) {
-      if (block.type !== "toolCall") continue;
-      if (!this.ended.has(block.id)) this.turnCalls.add(block.id);
-      this.startCall(block.id, block.name, block.arguments);
-    }
-    if (this.turnCalls.size === 0) this.closeTurn();
-  }
-
-  private onResult(message: ToolResultMessage): void {
-    const id = message.toolCallId;
-    if (this.requested.has(id) && !this.decided.has(id) && !this.answered.has(id) && this.isApproval(id)) {
-      // Decided by another client: a denial is told by the text the model reads.
-      const denied = message.isError && /^The user denied this tool call/.test(textOf(message));
-      this.decide(id, message.toolName, { approved: !denied });
-    }
-    if (!this.ended.has(id)) {
-      this.ended.add(id);
-      this.publish({
-        type: "tool_execution_end",
-        toolCallId: id,
-        toolName: message.toolName,
-        result: {
-          content: message.content,
-          ...(message.details !== undefined && { details: message.details }),
-        },
-        isError: message.isError,
-      });
-    }
-    this.publishMessage(message);
-    this.turnResults.push(message);
-    this.turnCalls.delete(id);
-    if (this.turnMessage && this.turnCalls.size === 0) this.closeTurn();
-  }
-
-  /**
-   * Calls waiting for approval or for the client, seen in the status. Their turn's message is
-   * stored only when the turn ends: calls not seen in a message yet are shown now, on their own
-   * (an assistant message with no id holding just them).
-   */
-  private onWaiting(
-    waiting: { call: PendingApproval; type: "approval_requested" | "tool_result_requested" }[],
-  ): void {
-    const fresh = waiting.filter(({ call }) => !this.requested.has(call.toolCallId));
-    if (fresh.length === 0) return;
-    for (const { call, type } of fresh) {
-      this.requested.add(call.toolCallId);
-      this.approvalCalls.set(call.toolCallId, type === "approval_requested");
-    }
-    const unseen = fresh.filter(({ call }) => !this.started.has(call.toolCallId));
-    if (unseen.length > 0) {
-      if (this.turnMessage) this.closeTurn();
-      this.openTurn();
-      let message = placeholderMessage(this.nextMintedId());
-      this.publish({ type: "message_start", message });
-      for (const { call } of unseen) {
-        message = {
-          ...message,
-          content: [
-            ...message.content,
-            { type: "toolCall", id: call.toolCallId, name: call.toolName, arguments: argsOf(call.args) },
-          ],
-        };
-        this.publishCall(message, call.toolCallId);
-      }
-      this.publish({ type: "message_end", message });
-      this.placeholder = message;
-      for (const { call } of unseen) this.startCall(call.toolCallId, call.toolName, call.args);
-    }
-    for (const { call, type } of fresh) {
-      this.publish({ type, toolCallId: call.toolCallId, toolName: call.toolName, args: call.args });
-    }
-  }
-
-  private readonly approvalCalls = new Map<string, boolean>();
-
-  /**
-   * The id the run will give the message of the turn in progress: a durable run counts the ids
-   * it mints under its invocation id (`<runId>-<n>`, base 36; prompts and steers sent here carry
-   * ids of their own), so the next is one past the highest stored. Announced under it, the
-   * waiting calls are the same message before and after it is stored.
-   */
-  private nextMintedId(): string {
-    const prefix = `${this.currentRun}-`;
-    let next = 0;
-    for (const message of this.stored) {
-      const rest = message.id?.startsWith(prefix) ? message.id.slice(prefix.length) : "";
-      if (/^[0-9a-z]+$/.test(rest)) next = Math.max(next, parseInt(rest, 36) + 1);
-    }
-    return `${prefix}${next.toString(36)}`;
-  }
-
-  private isApproval(toolCallId: string): boolean {
-    return this.approvalCalls.get(toolCallId) === true;
-  }
-
-  private publishCall(message: AssistantMessage, toolCallId: string): void {
-    this.publish({ type: "message_update", message, kind: "toolcall_start", delta: "", toolCallId });
-    this.publish({ type: "message_update", message, kind: "toolcall_end", delta: "", toolCallId });
-  }
-
-  private startCall(toolCallId: string, toolName: string, args: unknown): void {
-    if (this.started.has(toolCallId)) return;
-    this.started.add(toolCallId);
-    this.publish({ type: "tool_execution_start", toolCallId, toolName, args });
-  }
-
-  /** A decision Restate took (from this host, or seen in the transcript). */
-  private decide(toolCallId: string, toolName: string, decision: Decision): void {
-    if (this.decided.has(toolCallId)) return;
-    this.decided.set(toolCallId, decision);
-    if (!this.active) return;
-    this.publish({
-      type: "approval_decided",
-      toolCallId,
-      toolName,
-      approved: decision.approved,
-      ...(decision.editedArgs !== undefined && { editedArgs: decision.editedArgs }),
-    });
-  }
-
-  /** A client-run call's answer Restate took: the call ends now (its message comes with the turn). */
-  private answer(toolCallId: string, toolName: string, result: ToolResult, isError: boolean): void {
-    this.answered.add(toolCallId);
-    if (!this.active || this.ended.has(toolCallId)) return;
-    this.ended.add(toolCallId);
-    this.publish({ type: "tool_execution_end", toolCallId, toolName, result, isError });
-  }
-
-  private publishMessage(message: AgentMessage): void {
-    this.publish({ type: "message_start", message });
-    this.publish({ type: "message_end", message });
   }
 
   private publish(event: AgentEvent): void {
-    if (event.type === "agent_start") {
-      this.seq = 0;
-      this.buffer = [];
-    } else {
-      this.seq += 1;
-    }
+    this.seq += 1;
     const item: SequencedEvent = { runId: this.currentRun!, seq: this.seq, event };
     this.buffer.push(item);
     if (this.buffer.length > MAX_BUFFERED_EVENTS) this.buffer.shift();
+    this.track(event);
     this.subject.next(event);
-    this.live.next(item);
+    this.liveEvents.next(item);
   }
 
-  /** A call through the session client; what Restate refuses becomes the host's 4xx. */
+  /**
+   * A decision this follower made, taken by the run: resolves once the run's event for it (`type`,
+   * for `toolCallId`) is passed on, as an agent in process publishes it before its call returns (a
+   * consumer that sees the call still waiting after its answer would take the run for quiescent).
+   */
+  private async taken(toolCallId: string, type: "approval_decided" | "tool_execution_end"): Promise<void> {
+    this.decided.add(toolCallId);
+    if (!this.eventsKnown) return;
+    const seen = () =>
+      [...this.held, ...this.buffer.map((item) => item.event)].some(
+        (event) => event.type === type && "toolCallId" in event && event.toolCallId === toolCallId,
+      );
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    while (this.active && !this.stopped && !seen() && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, START_POLL_MS));
+      if (!seen()) await this.tick().catch(() => undefined);
+    }
+  }
+
+  // --- the live channel ---
+
+  /**
+   * Follows run `runId` on the live channels, from the committed event passed on last; whichever
+   * process serves the run answers (the others answer 404). Tries again every poll interval while
+   * the run goes on and no channel serves it (a run resumed in another process is found there).
+   */
+  private connectLive(runId: string): void {
+    const connection = new AbortController();
+    this.liveConnection = connection;
+    const since = Date.now();
+    void (async () => {
+      while (!connection.signal.aborted && this.active && this.currentRun === runId && !this.stopped) {
+        const streams = this.live.map((url) => this.readLive(url, runId, connection.signal));
+        const served = await Promise.all(streams);
+        if (connection.signal.aborted || !this.active) return;
+        // Tried again soon while the run may be starting (its process opens it a moment after the
+        // send), then every poll interval (a run resumed elsewhere after a crash).
+        const retryMs = Date.now() - since < LIVE_START_MS ? START_POLL_MS : this.pollIntervalMs;
+        if (!served.some(Boolean)) await new Promise((resolve) => setTimeout(resolve, retryMs));
+      }
+    })();
+  }
+
+  /** Reads one live channel until it ends; whether it served the run. */
+  private async readLive(url: string, runId: string, signal: AbortSignal): Promise<boolean> {
+    let response: Response;
+    try {
+      response = await fetch(
+        `${url}/runs/${encodeURIComponent(this.sessionId)}/${encodeURIComponent(runId)}?since=${this.committedNext}`,
+        { signal },
+      );
+    } catch {
+      return false;
+    }
+    if (!response.ok || !response.body) {
+      await response.body?.cancel().catch(() => undefined);
+      return false;
+    }
+    const decoder = new TextDecoder();
+    let text = "";
+    try {
+      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+        text += decoder.decode(chunk, { stream: true });
+        let end: number;
+        while ((end = text.indexOf("\n\n")) !== -1) {
+          const frame = text.slice(0, end);
+          text = text.slice(end + 2);
+          if (!frame.startsWith("data: ")) continue;
+          const entry = JSON.parse(frame.slice(6)) as LiveEntry;
+          if ("seq" in entry) this.onCommitted(entry.seq, entry.event);
+          else this.onLive(entry.after, entry.index, entry.event);
+        }
+      }
+    } catch {
+      // The serving process went away mid-run: Restate resumes the run, maybe elsewhere.
+    }
+    return true;
+  }
+
+  /** A call through the session client; what Restate refuses becomes the contract's error. */
   private async call<T>(run: () => Promise<T>): Promise<T> {
     try {
       return await run();
@@ -628,6 +633,14 @@ export class SessionFollower {
   }
 }
 
+/** What the live events of one model answer showed. */
+interface LiveParts {
+  text: string;
+  thinking: string;
+  covered: { text: number; thinking: number };
+  calls: Set<string>;
+}
+
 /**
  * Restate's ingress did not answer (or answered with a server error): a 503 the client may retry,
  * saying why, instead of a generic 500.
@@ -640,30 +653,9 @@ export function unavailable(error: unknown): AgentCallError {
   );
 }
 
-function placeholderMessage(id: string): AssistantMessage {
-  return {
-    role: "assistant",
-    content: [],
-    stopReason: "toolUse",
-    usage: emptyUsage(),
-    timestamp: Date.now(),
-    id,
-  };
-}
-
 /** The message with an id (`<kind>-<uuid>` when it had none), so its stored copy is known as it. */
 function withId(message: UserMessage, kind: string): UserMessage & { id: string } {
   return { ...message, id: message.id ?? `${kind}-${crypto.randomUUID()}` };
-}
-
-function argsOf(args: unknown): Record<string, unknown> {
-  return typeof args === "object" && args !== null && !Array.isArray(args)
-    ? (args as Record<string, unknown>)
-    : {};
-}
-
-function textOf(message: ToolResultMessage): string {
-  return message.content.map((c) => (c.type === "text" ? c.text : "")).join("");
 }
 
 function messageOf(error: unknown): string {

@@ -129,11 +129,18 @@ const CLIENT_ANSWER_SCHEMAS: Record<
   rejectToolCall: z.object({ toolCallId, reason: z.string() }).strict(),
 };
 const FROM_SCHEMA = z.object({ from: z.number().int().min(0).optional() }).strict();
+const EVENTS_SCHEMA = z
+  .object({
+    runId: z.string().min(1),
+    since: z.number().int().min(0).optional(),
+  })
+  .strict();
 const UPDATES_SCHEMA = z
   .object({
     from: z.number().int().min(0).optional(),
     runId: z.string().min(1).optional(),
     since: z.number().int().min(0).optional(),
+    events: EVENTS_SCHEMA.optional(),
   })
   .strict();
 const inboxKind = z.enum(["steering", "followUp"]);
@@ -183,11 +190,22 @@ export function parseFrom(input: unknown): number {
 }
 
 /** What a follower asks `updates` for: messages from `from`, or run `runId`'s from its seq `since`. */
-export function parseUpdatesRequest(input: unknown): { from: number; runId?: string; since?: number } {
+export function parseUpdatesRequest(input: unknown): {
+  from: number;
+  runId?: string;
+  since?: number;
+  events?: { runId: string; since?: number };
+} {
   const parsed = parse(UPDATES_SCHEMA, input ?? {}, "Invalid updates request");
   if (parsed.since !== undefined && parsed.runId === undefined)
     throw badRequest("Invalid updates request", "since needs the runId it counts in");
   return { ...parsed, from: parsed.from ?? 0 };
+}
+
+/** What `AgentSession.events` takes: a run, and the seq of the first event wanted (default 0). */
+export function parseEventsRequest(input: unknown): { runId: string; since: number } {
+  const parsed = parse(EVENTS_SCHEMA, input, "Invalid events request");
+  return { runId: parsed.runId, since: parsed.since ?? 0 };
 }
 
 /** What the run asks the inbox for at a check (with the doorbell it hands over). */

@@ -5,7 +5,14 @@ import {
   TerminalError,
 } from "@restatedev/restate-sdk";
 import type { AgentMessage } from "../core/messages.js";
-import type { LastRun, SessionStatus, SessionUpdates, TranscriptSlice } from "./session-types.js";
+import { readRunEvents, type RunEventsRecord } from "./run-events.js";
+import type {
+  LastRun,
+  RecordedEvents,
+  SessionStatus,
+  SessionUpdates,
+  TranscriptSlice,
+} from "./session-types.js";
 
 export type { LastRun, SessionStatus, SessionUpdates, TranscriptSlice } from "./session-types.js";
 
@@ -16,6 +23,7 @@ export type { LastRun, SessionStatus, SessionUpdates, TranscriptSlice } from "./
 //   "clientCalls" ApprovalBook    calls of client-run tools waiting for the client's result, likewise
 //   "generation" number           bumped when a compaction rewrote earlier messages
 //   "m/<i>"      AgentMessage[]   messages i, i+1, … as one write stored them (a turn's, usually)
+//   "e/<seq>"    AgentEvent[]     the run's committed events seq, seq+1, … as one flush wrote them
 // A turn writes two keys: its messages, then the run record (turn and count) just before the run's
 // next step. So what a turn journals grows with what it added, not with the history.
 //
@@ -42,6 +50,8 @@ export interface RunRecord {
    * is not read until the count includes it). Absent in records of format 1: the "count" key.
    */
   count?: number;
+  /** Where the run's recorded events are (durable/run-events.ts). Absent in records of earlier versions. */
+  events?: RunEventsRecord;
 }
 
 /** A call waiting for approval (or, in "clientCalls", for a client's result). */
@@ -115,7 +125,7 @@ export function resynchronise(detail: string): TerminalError {
  */
 export async function readUpdates(
   ctx: AnyObjectContext,
-  request: { from: number; runId?: string; since?: number },
+  request: { from: number; runId?: string; since?: number; events?: { runId: string; since?: number } },
 ): Promise<SessionUpdates> {
   const status = await readStatus(ctx);
   const run = (await ctx.get<RunRecord>("run"))!;
@@ -145,12 +155,53 @@ export async function readUpdates(
     from = runStart + since;
   }
   const slice = await readTranscript(ctx, from);
+  let events: RecordedEvents | undefined;
+  let eventsUnavailable: string | undefined;
+  if (request.events) {
+    try {
+      events = await readEvents(ctx, run, request.events.runId, request.events.since ?? 0);
+    } catch (error) {
+      if (!(error instanceof TerminalError) || error.code !== 410) throw error;
+      eventsUnavailable = error.message;
+    }
+  }
   return {
     status,
     ...(runStart !== undefined && { runStart }),
     from: slice.from,
     messages: slice.messages,
+    ...(events && { events }),
+    ...(eventsUnavailable !== undefined && { eventsUnavailable }),
   };
+}
+
+/**
+ * Run `runId`'s recorded events from `since` (410 when the run is not the current or last one,
+ * recorded none, or dropped some of them past the bounds: resynchronise from the transcript).
+ */
+export async function readEvents(
+  ctx: AnyObjectContext,
+  run: RunRecord,
+  runId: string,
+  since: number,
+): Promise<RecordedEvents> {
+  if (run.runId !== runId) {
+    throw resynchronise(
+      `Run "${runId}" is not the current or last run of session "${ctx.key}" (that is "${run.runId}")`,
+    );
+  }
+  const ended = run.state === "idle";
+  // A run that has not flushed its first events yet.
+  if (!run.events && !ended) return { runId, events: [], next: 0, ended };
+  const events = await readRunEvents(ctx, runId, run.events, ended, since);
+  if (!events) {
+    throw resynchronise(
+      run.events
+        ? `The events of run "${runId}" from seq ${since} are no longer kept`
+        : `Run "${runId}" recorded no events (it ran on an earlier version)`,
+    );
+  }
+  return events;
 }
 
 /** The stored message count: the run record's, or the "count" key of format 1. */

@@ -1,7 +1,7 @@
 // The shapes the durable sessions answer with, apart from the modules that serve them: the session
 // client and the session host's declarations use them, and an app that never installs Restate's SDK
 // (a page, a host without durable threads) still type-checks them with `skipLibCheck: false`.
-import type { AgentEndReason } from "../core/events.js";
+import type { AgentEndReason, AgentEvent } from "../core/events.js";
 import type { AgentMessage, Usage } from "../core/messages.js";
 import type { RunOutcome } from "../core/run-outcome.js";
 
@@ -70,4 +70,19 @@ export interface SessionUpdates {
   /** Messages `from` … `status.messageCount - 1`. */
   from: number;
   messages: AgentMessage[];
+  /** With `events: { runId, since }` in the request: that run's recorded events from `since`. */
+  events?: RecordedEvents;
+  /** Why the events asked for are not kept (the run is not the current or last one, or recorded none). */
+  eventsUnavailable?: string;
+}
+
+/** What `AgentSession.events` answers: run `runId`'s recorded events from `since`. */
+export interface RecordedEvents {
+  runId: string;
+  /** The recorded events from `since` on, each with its seq (0 = `agent_start`). */
+  events: { seq: number; event: AgentEvent }[];
+  /** The seq the next recorded event will get. */
+  next: number;
+  /** The run has ended: every event it records is recorded. */
+  ended: boolean;
 }

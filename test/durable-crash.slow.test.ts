@@ -4,8 +4,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { lastValueFrom, toArray } from "rxjs";
 import {
   createSessionClient,
+  durableHandle,
   registerDeployment,
   type RestateServer,
   type SessionCallError,
@@ -26,6 +28,8 @@ const SERVICE = fileURLToPath(new URL("./fixtures/durable-service.ts", import.me
 interface Service {
   port: number;
   pid: number;
+  /** The port of its live channel. */
+  livePort: number;
   url: string;
   process: ChildProcess;
   kill(): Promise<void>;
@@ -52,17 +56,19 @@ afterAll(async () => {
 });
 
 /** Starts a service process (on `port`, or a free one) and waits for it to serve. */
-async function startService(logFile: string, port = 0): Promise<Service> {
-  const child = spawn(process.execPath, ["--import", "tsx", SERVICE, String(port), logFile], {
-    stdio: ["pipe", "pipe", "inherit"],
-  });
+async function startService(logFile: string, port = 0, livePort = 0): Promise<Service> {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", SERVICE, String(port), logFile, String(livePort)],
+    { stdio: ["pipe", "pipe", "inherit"] },
+  );
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const ready = await new Promise<{ port: number; pid: number }>((resolve, reject) => {
+  const ready = await new Promise<{ port: number; pid: number; livePort: number }>((resolve, reject) => {
     let out = "";
     child.stdout!.on("data", (chunk: Buffer) => {
       out += chunk.toString();
-      const match = /ready (\d+) (\d+)/.exec(out);
-      if (match) resolve({ port: Number(match[1]), pid: Number(match[2]) });
+      const match = /ready (\d+) (\d+) (\d+)/.exec(out);
+      if (match) resolve({ port: Number(match[1]), pid: Number(match[2]), livePort: Number(match[3]) });
     });
     child.once("exit", (code) => reject(new Error(`the service process exited (${code}) before serving`)));
   });
@@ -184,15 +190,40 @@ describe("durable sessions when service processes die", () => {
     await registerDeployment({ adminUrl: restate.adminUrl, uri: first.url, force: true });
 
     const run = await client.send("mid-stream", "slow stream");
+    // A follower on the live channel of the serving process (the restarted one serves on the same port).
+    const handle = durableHandle(client, "mid-stream", {
+      pollIntervalMs: 50,
+      live: [`http://127.0.0.1:${first.livePort}`],
+    });
+    await eventually(async () => (await handle.status()).runId === run.invocationId, "the run to start");
+    const followed = lastValueFrom(handle.eventsSince(run.invocationId, 0).pipe(toArray()));
     await eventually(async () => {
       const { started, completed } = await journalSteps(restate, run.invocationId);
       return started.includes("model:2") && !completed.has("model:2");
     }, "the second model call streaming");
     await first.kill();
 
-    await startService(logFile, first.port);
+    await startService(logFile, first.port, first.livePort);
     const result = await client.result(run);
     expect(result.reason).toBe("stop");
+
+    // The follower saw the answer's text token by token, each token once: the part streamed before
+    // the kill, then the rest from the retried call (which streamed it all again).
+    const events = (await followed).map((e) => e.event);
+    const deltas = events.flatMap((e) =>
+      e.type === "message_update" && e.kind === "text_delta" ? [e.delta] : [],
+    );
+    expect(deltas.length).toBeGreaterThan(10);
+    expect(deltas.join("")).toBe("word ".repeat(60));
+    // The events the run recorded are the same after the replay: one start, one end, each stored
+    // message ended once, in order.
+    const recorded = (await client.events("mid-stream", { runId: run.invocationId })).events.map(
+      (e) => e.event,
+    );
+    expect(recorded.filter((e) => e.type === "agent_start")).toHaveLength(1);
+    expect(recorded.filter((e) => e.type === "agent_end")).toHaveLength(1);
+    const ended = recorded.flatMap((e) => (e.type === "message_end" ? [e.message.id] : []));
+    expect(ended).toEqual((await client.transcript("mid-stream")).map((m) => m.id));
 
     const log = await readExecutions(logFile);
     expect(modelCalls(log, "slow stream", 0)).toHaveLength(1);

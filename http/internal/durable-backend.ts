@@ -15,8 +15,9 @@ export function durableBackend(
   client: SessionClient,
   sessionId: string,
   pollIntervalMs: number,
+  live: readonly string[] = [],
 ): ThreadBackend {
-  const follower = createSessionFollower(client, sessionId, pollIntervalMs);
+  const follower = createSessionFollower(client, sessionId, pollIntervalMs, live);
   const told =
     <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
     async (...args: A): Promise<R> => {

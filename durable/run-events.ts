@@ -1,0 +1,195 @@
+// The events a durable run records in its session's state, where they happen: numbered per run,
+// bounded per run as an agent in process bounds them (`eventReplay`), and written with the writes
+// the run already makes before it waits (so recording costs no journal entry of its own, most turns).
+// Only committed events are recorded: those the run publishes the same way when Restate replays it.
+// What a step publishes while it runs (a model's deltas, a tool's updates) is live only: a replay
+// does not run the step again, so recording it would break the journal's order.
+import { type ObjectContext, type ObjectSharedContext, RestatePromise } from "@restatedev/restate-sdk";
+import { approxEventBytes, DEFAULT_EVENT_REPLAY } from "../agent/event-log.js";
+import type { AgentEvent } from "../core/events.js";
+import type { AssistantMessage } from "../core/messages.js";
+import type { EventReplayOptions } from "../core/options.js";
+import type { RecordedEvents } from "./session-types.js";
+
+/**
+ * Where a run's recorded events are in state: batches under `e/<first seq>`, the oldest first.
+ * Kept in the run record, so it is written with it.
+ */
+export interface RunEventsRecord {
+  /** The seq the next recorded event gets (= events recorded so far). */
+  next: number;
+  /** The batches kept: `[first seq, events, approximate bytes]`, ascending. */
+  batches: [number, number, number][];
+}
+
+const eventsKey = (seq: number) => `e/${seq}`;
+
+/**
+ * Whether `event` is committed: published the same way live and on replay. Deltas, tool updates,
+ * progress notes, retries and a failed attempt's discarded message are published inside a
+ * journaled step; so is the `message_start` of a model's answer (on replay the run publishes its
+ * own just before the message ends, which is the one recorded, see {@link createRunEventRecorder}).
+ *
+ * @example
+ * ```ts
+ * isCommitted({ type: "turn_start", turn: 1 }); // true
+ * ```
+ */
+export function isCommitted(event: AgentEvent): boolean {
+  switch (event.type) {
+    case "message_update":
+    case "tool_execution_update":
+    case "tool_progress":
+    case "output_delta":
+    case "retry":
+      return false;
+    case "message_start":
+      return event.message.role !== "assistant";
+    case "message_end":
+      return event.discarded !== true;
+    default:
+      return true;
+  }
+}
+
+/**
+ * A model's answer as its committed events before its `message_end`: its `message_start` (no
+ * content yet), then each block whole as one update (a text or thinking block's text as one delta,
+ * a tool call's start and end). What a follower without the live deltas shows, and what one that
+ * had some of them completes its message from.
+ *
+ * @example
+ * ```ts
+ * committedStream(answer).map((e) => e.type); // ["message_start", "message_update", ...]
+ * ```
+ */
+export function committedStream(message: AssistantMessage): AgentEvent[] {
+  const events: AgentEvent[] = [{ type: "message_start", message: { ...message, content: [] } }];
+  message.content.forEach((block, i) => {
+    const partial = { ...message, content: message.content.slice(0, i + 1) };
+    if (block.type === "text") {
+      events.push({ type: "message_update", message: partial, kind: "text_delta", delta: block.text });
+    } else if (block.type === "thinking") {
+      events.push({
+        type: "message_update",
+        message: partial,
+        kind: "thinking_delta",
+        delta: block.thinking,
+      });
+    } else if (block.type === "toolCall") {
+      for (const kind of ["toolcall_start", "toolcall_end"] as const) {
+        events.push({ type: "message_update", message: partial, kind, delta: "", toolCallId: block.id });
+      }
+    }
+  });
+  return events;
+}
+
+/**
+ * The committed events one run records: `record` numbers them (0 = `agent_start`), `flush` writes
+ * what was recorded since the last flush as one batch and drops the oldest batches beyond the
+ * bounds. A model's answer is recorded as {@link committedStream} just before its `message_end`
+ * (the same live and on replay: its streamed events are live only).
+ *
+ * @example
+ * ```ts
+ * const recorder = createRunEventRecorder(ctx, undefined, agentOptions.eventReplay);
+ * agent.events$.subscribe((event) => recorder.record(event));
+ * recorder.flush(); // before the run waits
+ * ```
+ */
+export function createRunEventRecorder(
+  ctx: ObjectContext,
+  previous: RunEventsRecord | undefined,
+  limits: EventReplayOptions | false | undefined,
+) {
+  const maxEvents = (limits && limits.maxEvents) || DEFAULT_EVENT_REPLAY.maxEvents;
+  const maxBytes = (limits && limits.maxBytes) || DEFAULT_EVENT_REPLAY.maxBytes;
+  // The last run's events go when a new one starts: a session serves its current or last run's.
+  for (const [start] of previous?.batches ?? []) ctx.clear(eventsKey(start));
+  const state: RunEventsRecord = { next: 0, batches: [] };
+  let pending: AgentEvent[] = [];
+  let pendingBytes = 0;
+  const keep = (event: AgentEvent) => {
+    pending.push(event);
+    pendingBytes += approxEventBytes(event);
+    state.next++;
+  };
+  return {
+    /** Where the events are: what the run record keeps. */
+    get where(): RunEventsRecord {
+      return { next: state.next, batches: state.batches.map((b) => [...b] as [number, number, number]) };
+    },
+    /** Whether events wait for the next flush. */
+    get dirty(): boolean {
+      return pending.length > 0;
+    },
+    /** The seq the next recorded event gets. */
+    get next(): number {
+      return state.next;
+    },
+    /**
+     * Records `event` if it is committed: the events recorded for it with their seqs (a model's
+     * answer brings its committed stream), none for a live-only event.
+     */
+    record(event: AgentEvent): { seq: number; event: AgentEvent }[] {
+      if (!isCommitted(event)) return [];
+      const recorded =
+        event.type === "message_end" && event.message.role === "assistant"
+          ? [...committedStream(event.message), event]
+          : [event];
+      return recorded.map((committed) => {
+        keep(committed);
+        return { seq: state.next - 1, event: committed };
+      });
+    },
+    /** Writes the events recorded since the last flush as one batch; whether anything was written. */
+    flush(): boolean {
+      if (pending.length === 0) return false;
+      const start = state.next - pending.length;
+      ctx.set(eventsKey(start), pending);
+      state.batches.push([start, pending.length, pendingBytes]);
+      pending = [];
+      pendingBytes = 0;
+      let events = state.batches.reduce((sum, b) => sum + b[1], 0);
+      let bytes = state.batches.reduce((sum, b) => sum + b[2], 0);
+      // Whole batches go, the oldest first; the newest always stays.
+      while (state.batches.length > 1 && (events > maxEvents || bytes > maxBytes)) {
+        const [first, count, size] = state.batches.shift()!;
+        ctx.clear(eventsKey(first));
+        events -= count;
+        bytes -= size;
+      }
+      return true;
+    },
+  };
+}
+
+export type RunEventRecorder = ReturnType<typeof createRunEventRecorder>;
+
+/**
+ * The recorded events of a run from `since`, or `undefined` when some of them were dropped (the
+ * bounds) or the run recorded none (a run of an earlier version).
+ */
+export async function readRunEvents(
+  ctx: ObjectContext | ObjectSharedContext,
+  runId: string,
+  record: RunEventsRecord | undefined,
+  ended: boolean,
+  since: number,
+): Promise<RecordedEvents | undefined> {
+  if (!record) return undefined;
+  const oldest = record.batches[0]?.[0] ?? record.next;
+  if (since < oldest) return undefined;
+  const wanted = record.batches.filter(([start, count]) => start + count > since);
+  const batches = (await RestatePromise.all(
+    wanted.map(([start]) => ctx.get<AgentEvent[]>(eventsKey(start)) as RestatePromise<AgentEvent[] | null>),
+  )) as (AgentEvent[] | null)[];
+  const events: { seq: number; event: AgentEvent }[] = [];
+  wanted.forEach(([start], i) => {
+    (batches[i] ?? []).forEach((event, offset) => {
+      if (start + offset >= since) events.push({ seq: start + offset, event });
+    });
+  });
+  return { runId, events, next: record.next, ended };
+}

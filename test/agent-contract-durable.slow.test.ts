@@ -1,0 +1,58 @@
+// The AgentHandle contract (test/contract/agent-contract.ts) against a durable session on a real
+// Restate server: durableHandle(client, sessionId) with the live channel of the process serving
+// the agent (this one). Each test's agent is served under a session id of its own.
+import { afterAll, beforeAll } from "vitest";
+import type { AgentOptions } from "../index.js";
+import {
+  type AgentServer,
+  createAgentServices,
+  createSessionClient,
+  durableHandle,
+  registerDeployment,
+  type RestateServer,
+  type SessionClient,
+  serveAgents,
+  startRestateServer,
+} from "../restate.js";
+import { describeAgentContract } from "./contract/agent-contract.js";
+import { fastRetries, quietLogger } from "./fixtures/durable-harness.js";
+
+let restate: RestateServer;
+let server: AgentServer;
+let client: SessionClient;
+/** The agent of each session a test opened (the services ask for it by session id). */
+const agents = new Map<string, AgentOptions>();
+
+beforeAll(async () => {
+  restate = await startRestateServer();
+  const services = createAgentServices({
+    agent: (sessionId) => {
+      const agent = agents.get(sessionId);
+      if (!agent) throw new Error(`no agent for session ${sessionId}`);
+      return agent;
+    },
+    retryPolicy: fastRetries,
+  });
+  server = await serveAgents({ services, logger: quietLogger });
+  await registerDeployment({ adminUrl: restate.adminUrl, uri: server.url });
+  client = createSessionClient({ url: restate.ingressUrl });
+});
+
+afterAll(async () => {
+  await server?.close();
+  await restate?.stop();
+});
+
+let sessions = 0;
+describeAgentContract(
+  "durable (durableHandle on Restate, with the live channel)",
+  ({ provider, tools }) => {
+    const sessionId = `contract-${Date.now()}-${sessions++}`;
+    agents.set(sessionId, { provider, tools });
+    return { handle: durableHandle(client, sessionId, { pollIntervalMs: 20, live: [server.liveUrl!] }) };
+  },
+  {
+    "steer and followUp queued between runs":
+      "a durable run takes a steer queued before it at its second check (after its first model call), not its first",
+  },
+);
