@@ -1,8 +1,10 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  Client,
+  SSEClientTransport,
+  StreamableHTTPClientTransport,
+  type VersionNegotiationMode,
+} from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { z } from "zod";
 import type { ImageContent, TextContent } from "../core/messages.js";
 import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
@@ -24,7 +26,18 @@ interface McpCommonOptions {
   trustAnnotations?: boolean;
   /** Pages of `tools/list` read at most: a server that keeps answering `nextCursor` is refused. Default 100. */
   maxListPages?: number;
+  /**
+   * Which MCP revision to speak. `"auto"` (the default) asks the server first (`server/discover`) and
+   * speaks 2026-07-28 to a server that offers it, else the older `initialize` handshake (2025-11-25
+   * and before). `"legacy"` skips the question; `"2026-07-28"` insists on it and fails to connect to
+   * an older server. Over stdio, `"auto"` asks on a short-lived second process of the same command,
+   * so a server whose start has effects is better given `"legacy"` or `"2026-07-28"`.
+   */
+  protocol?: McpProtocolChoice;
 }
+
+/** The MCP revisions {@link mcpTools} can be told to speak: see `protocol` in its options. */
+export type McpProtocolChoice = "auto" | "legacy" | "2026-07-28";
 
 /** Options of {@link mcpTools} for a server started as a process and spoken to over stdio. */
 export interface McpStdioOptions extends McpCommonOptions {
@@ -55,6 +68,7 @@ const MCP_STDIO_KEYS: OptionKeys<McpStdioOptions> = {
   clientName: true,
   trustAnnotations: true,
   maxListPages: true,
+  protocol: true,
 };
 const MCP_URL_KEYS: OptionKeys<McpUrlOptions> = {
   url: true,
@@ -64,6 +78,7 @@ const MCP_URL_KEYS: OptionKeys<McpUrlOptions> = {
   clientName: true,
   trustAnnotations: true,
   maxListPages: true,
+  protocol: true,
 };
 
 /** What {@link mcpTools} returns. */
@@ -141,7 +156,9 @@ async function listAllTools(
         `mcpTools: the server's tools/list did not end after ${maxPages} pages (it keeps answering nextCursor); raise maxListPages if it really has that many`,
       );
     }
-    const page = await client.listTools(cursor ? { cursor } : undefined);
+    // Page by page through request(): the SDK's listTools() without a cursor walks every page
+    // itself, and ends a repeated cursor quietly where this refuses it.
+    const page = await client.request({ method: "tools/list", params: cursor ? { cursor } : {} });
     listed.push(...page.tools);
     cursor = page.nextCursor;
     if (!cursor) return listed;
@@ -214,8 +231,29 @@ export function mapMcpResult(result: Record<string, unknown>, mcpTool: string): 
   };
 }
 
+/** The SDK's negotiation mode for a {@link McpProtocolChoice}. */
+function negotiationMode(choice: McpProtocolChoice | undefined): VersionNegotiationMode {
+  switch (choice ?? "auto") {
+    case "auto":
+      return "auto";
+    case "legacy":
+      return "legacy";
+    case "2026-07-28":
+      return { pin: "2026-07-28" };
+    default:
+      throw new Error(
+        `mcpTools: protocol must be "auto", "legacy" or "2026-07-28", not ${JSON.stringify(choice)}`,
+      );
+  }
+}
+
 async function connect(options: McpStdioOptions | McpUrlOptions): Promise<Client> {
-  const newClient = () => new Client({ name: options.clientName ?? "agent-machine", version: "0.1.0" });
+  const mode = negotiationMode(options.protocol);
+  const newClient = (negotiate: VersionNegotiationMode = mode) =>
+    new Client(
+      { name: options.clientName ?? "agent-machine", version: "0.1.0" },
+      { versionNegotiation: { mode: negotiate } },
+    );
   const client = newClient();
   if ("command" in options) {
     const transport = new StdioClientTransport({
@@ -236,9 +274,11 @@ async function connect(options: McpStdioOptions | McpUrlOptions): Promise<Client
   } catch (streamableError) {
     // Servers from before Streamable HTTP speak SSE only; a failed client is not reused.
     await client.close().catch(() => undefined);
-    const sseClient = newClient();
+    if (typeof mode === "object") throw streamableError;
+    // SSE-only servers are from before 2025-03-26: no revision to ask about.
+    const sseClient = newClient("legacy");
     try {
-      await sseClient.connect(new SSEClientTransport(url, { requestInit }) as Transport);
+      await sseClient.connect(new SSEClientTransport(url, { requestInit }));
       return sseClient;
     } catch {
       throw streamableError;
@@ -295,15 +335,20 @@ export async function mcpTools(options: McpStdioOptions | McpUrlOptions): Promis
         concurrencySafe: readOnly,
         async execute(args, ctx): Promise<ToolResult<McpResultDetails>> {
           try {
-            const result = await client.callTool({ name: mcpTool.name, arguments: args }, undefined, {
-              signal: ctx.signal,
-              timeout: callTimeoutMs,
-              resetTimeoutOnProgress: true,
-              onprogress: (progress) => {
-                const total = progress.total !== undefined ? `/${progress.total}` : "";
-                ctx.onProgress(progress.message ?? `${progress.progress}${total}`);
+            const result = await client.callTool(
+              { name: mcpTool.name, arguments: args },
+              {
+                // The listed definition, so the SDK need not read a cached tools/list to validate the output.
+                toolDefinition: mcpTool,
+                signal: ctx.signal,
+                timeout: callTimeoutMs,
+                resetTimeoutOnProgress: true,
+                onprogress: (progress: { progress: number; total?: number; message?: string }) => {
+                  const total = progress.total !== undefined ? `/${progress.total}` : "";
+                  ctx.onProgress(progress.message ?? `${progress.progress}${total}`);
+                },
               },
-            });
+            );
             return mapMcpResult(result as Record<string, unknown>, serverText(mcpTool.name));
           } catch (error) {
             if (ctx.signal.aborted) throw error;
