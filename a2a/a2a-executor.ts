@@ -104,6 +104,8 @@ interface TaskRun {
 export interface A2aExecutorOptions {
   /** The agent of one A2A context (one conversation): asked once per new `contextId`. */
   handleFor(contextId: string): AgentHandle | Promise<AgentHandle>;
+  /** Contexts kept (the least recently used beyond it is forgotten). Default 1000. */
+  maxContexts?: number;
 }
 
 /** The executor and what the HTTP handler needs of it. */
@@ -128,12 +130,22 @@ export function createA2aExecutor(options: A2aExecutorOptions): A2aExecutor {
   const contexts = new Map<string, Promise<AgentHandle>>();
   const runs = new Map<string, TaskRun>();
 
+  const maxContexts = options.maxContexts ?? 1000;
   const handleOf = (contextId: string): Promise<AgentHandle> => {
     let handle = contexts.get(contextId);
-    if (!handle) {
+    if (handle) {
+      // Most recently used last, so the first is the one to forget.
+      contexts.delete(contextId);
+    } else {
       handle = Promise.resolve(options.handleFor(contextId));
-      contexts.set(contextId, handle);
       handle.catch(() => contexts.delete(contextId));
+    }
+    contexts.set(contextId, handle);
+    for (const oldest of contexts.keys()) {
+      if (contexts.size <= maxContexts) break;
+      // A context with a task still running or waiting is kept.
+      if ([...runs.values()].some((run) => run.contextId === oldest)) continue;
+      contexts.delete(oldest);
     }
     return handle;
   };

@@ -64,6 +64,11 @@ export interface A2aServerOptions {
   allowedOrigins?: readonly string[];
   /** Largest request body, in bytes. Default 1 MiB. */
   maxBodyBytes?: number;
+  /**
+   * Contexts (conversations) kept: beyond it the least recently used one without a task in
+   * progress is forgotten, and a message in it later starts a new agent. Default 1000.
+   */
+  maxContexts?: number;
 }
 
 /** A web-standard handler with what it holds: close it to abort every run. */
@@ -142,6 +147,7 @@ export function createA2aHandler(options: A2aServerOptions): A2aHandler {
       const agent = await options.agent(contextId);
       return isAgentHandle(agent) ? agent : localAgentHandle(agent);
     },
+    ...(options.maxContexts !== undefined && { maxContexts: options.maxContexts }),
   });
   let endpoint = options.url;
   const cardAt = (url: string) => agentCardOf(options.card, options.url ?? url);

@@ -279,6 +279,23 @@ describe("an agent served over A2A", () => {
     expect(textOf(task.status?.message?.parts)).toBe("All done.");
   });
 
+  it("keeps a context's agent for the next message in it, and forgets the least recently used beyond maxContexts", async () => {
+    const made: string[] = [];
+    const { client } = await serve(
+      (contextId) => {
+        made.push(contextId);
+        return createAgent({ provider: scripted(() => ({ text: `turn in ${contextId}` })) });
+      },
+      { maxContexts: 1 },
+    );
+    const first = (await client.sendMessage(message("one"))) as Task;
+    await client.sendMessage(message("again", { contextId: first.contextId }));
+    expect(made).toEqual([first.contextId]);
+    const second = (await client.sendMessage(message("two"))) as Task;
+    await client.sendMessage(message("back", { contextId: first.contextId }));
+    expect(made).toEqual([first.contextId, second.contextId, first.contextId]);
+  });
+
   it("answers an unknown task and malformed JSON-RPC with the protocol's errors", async () => {
     const { url, client } = await serve(() => createAgent({ provider: scripted([{ text: "hi" }]) }));
     await expect(client.getTask({ tenant: "", id: "no-such-task", historyLength: 0 })).rejects.toThrow(
