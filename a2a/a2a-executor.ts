@@ -266,7 +266,13 @@ export function createA2aExecutor(options: A2aExecutorOptions): A2aExecutor {
   return {
     checkMessage(message) {
       const run = message?.taskId ? runs.get(message.taskId) : undefined;
-      if (run?.pending) decisionOf(message, run.pending);
+      if (!run) return;
+      if (run.pending) decisionOf(message, run.pending);
+      else {
+        throw new RequestMalformedError(
+          `Task ${run.taskId} is working and waits for no input: follow it (SubscribeToTask) or cancel it`,
+        );
+      }
     },
 
     async execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {

@@ -204,11 +204,8 @@ export function createA2aHandler(options: A2aServerOptions): A2aHandler {
       requestedVersion: request.headers.get(A2A_VERSION_HEADER) ?? undefined,
     });
     try {
-      validateVersion(
-        context.requestedVersion ?? PROTOCOL_VERSION,
-        await requestHandler.getAgentCard(),
-        "JSONRPC",
-      );
+      // A request without the A2A-Version header is taken for v0.3 (the spec's rule), which is not served.
+      validateVersion(context.requestedVersion, await requestHandler.getAgentCard(), "JSONRPC");
     } catch (error) {
       return Response.json({ jsonrpc: "2.0", id, error: JsonRpcTransportHandler.mapToJSONRPCError(error) });
     }

@@ -88,6 +88,11 @@ function deployTool(ran: string[]) {
   });
 }
 
+function seenContext(events: readonly StreamResponse[]): string {
+  const task = events.find((e) => e.payload?.$case === "task")?.payload;
+  return task?.$case === "task" ? task.value.contextId : "";
+}
+
 async function taskState(client: Client, id: string): Promise<TaskState | undefined> {
   return (await client.getTask({ tenant: "", id, historyLength: 0 })).status?.state;
 }
@@ -218,6 +223,11 @@ describe("an agent served over A2A", () => {
     ) {
       await new Promise((r) => setTimeout(r, 10));
     }
+    // A message on a task that waits for nothing is refused; the task goes on.
+    await expect(
+      client.sendMessage(message("hurry", { taskId, contextId: seenContext(seen) })),
+    ).rejects.toThrow(/waits for no input/);
+    expect(await taskState(client, taskId)).toBe(TaskState.TASK_STATE_WORKING);
     const cancelled = await client.cancelTask({ tenant: "", id: taskId, metadata: undefined });
     expect(cancelled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
     await streaming;
@@ -311,6 +321,13 @@ describe("an agent served over A2A", () => {
         body,
       }).then(async (r) => (await r.json()) as { error?: { code: number } });
     expect((await post("{not json")).error?.code).toBe(-32700);
+    // Without the A2A-Version header a request is v0.3's, which is not served: VersionNotSupported.
+    const unversioned = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "GetTask", params: { id: "x" } }),
+    }).then(async (r) => (await r.json()) as { error?: { code: number } });
+    expect(unversioned.error?.code).toBe(-32009);
     expect(
       (await post(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "NoSuchMethod", params: {} }))).error?.code,
     ).toBe(-32601);
