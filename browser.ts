@@ -18,6 +18,14 @@ export type { SequencedEvent } from "./agent/event-log.js";
 export { EventsUnavailableError } from "./agent/event-log.js";
 export { createAgent } from "./agent/create-agent.js";
 export type { RunOutcome } from "./core/run-outcome.js";
+export { type PromptCacheReport, promptCacheReport } from "./core/cache-report.js";
+export { createMemorySpendStore, type SpendStore } from "./core/spend-store.js";
+export {
+  type CachePause,
+  type CacheRetentionCall,
+  type PromptCacheOptions,
+  SHORT_CACHE_TTL_MS,
+} from "./core/prompt-cache.js";
 
 // --- Agents inside your own XState machine ---
 export type {
@@ -30,6 +38,10 @@ export type {
   FromAgentOptions,
 } from "./agent/from-agent.js";
 export { FromAgentInputError, fromAgent } from "./agent/from-agent.js";
+export type { HandoffAgent, HandoffAgentOptions, HandoffRecord } from "./agent/handoff.js";
+export { defineHandoff, DEFAULT_MAX_HANDOFFS, MAIN_AGENT } from "./agent/handoff.js";
+export type { ContextFilter, FilteredContext } from "./agent/context-filter.js";
+export { filterContext, lastTurns } from "./agent/context-filter.js";
 
 // --- Typed results and checked answers: output schemas, partial objects, output filters ---
 export type * from "./core/output.js";
@@ -184,14 +196,14 @@ export { retryDelay } from "./actors/backoff.js";
 export { toolCallMachine } from "./actors/tool-call.machine.js";
 export type { AgentContext, AgentMachineEvent, AgentMachineInput } from "./machines/agent.machine.js";
 export { agentMachine } from "./machines/agent.machine.js";
-export type { LimitName, LimitVerdict } from "./machines/limit-answer.logic.js";
-export { LOOP_NOTICE_TYPE } from "./machines/loop-detection.logic.js";
+export type { LimitName, LimitVerdict } from "./rules/limit-answer.logic.js";
+export { LOOP_NOTICE_TYPE } from "./rules/loop-detection.logic.js";
 export {
   answeredAtLimit,
   LIMIT_NOTICE_TYPE,
   limitNotice,
   limitVerdict,
   nextCallTokens,
-} from "./machines/limit-answer.logic.js";
-export { groupCalls, SKIPPED_TEXT } from "./machines/tool-execution.logic.js";
+} from "./rules/limit-answer.logic.js";
+export { groupCalls, SKIPPED_TEXT } from "./rules/tool-execution.logic.js";
 export { toolExecutionMachine } from "./machines/tool-execution.machine.js";

@@ -32,3 +32,5 @@ export type {
   StartRestateClusterOptions,
 } from "./durable/restate-cluster.js";
 export { startRestateCluster } from "./durable/restate-cluster.js";
+export type { DurableHandleOptions } from "./durable/durable-handle.js";
+export { durableHandle } from "./durable/durable-handle.js";

@@ -15,7 +15,7 @@ import type {
 import { withoutOtherVendorsState } from "../providers/vendor-state.js";
 import type { OutputSpec } from "../core/output.js";
 import { parsePartialJson } from "../core/partial-json.js";
-import { type AnswerCheck, answerText, checkAnswer, outputRequestOf } from "../machines/output.logic.js";
+import { type AnswerCheck, answerText, checkAnswer, outputRequestOf } from "../rules/output.logic.js";
 import { type AbortHub, createAbortHub } from "./abort-hub.js";
 import { abortReason } from "./abort-reason.js";
 import { AssistantBuilder } from "./assistant-builder.js";
@@ -430,6 +430,7 @@ function requestFor(call: ModelCall): ProviderRequest {
   const { runtime, plan, provider } = call;
   const read = runtime.llmMessages(runtime.transcript());
   let messages: Message[] | undefined;
+  const long = runtime.cacheRetention(runtime.tools, call.toolChoice === "none") === "long";
   return {
     systemPrompt: runtime.systemPrompt,
     // Copied when the provider reads it: a request nobody reads costs no walk over the transcript.
@@ -439,6 +440,7 @@ function requestFor(call: ModelCall): ProviderRequest {
     tools: runtime.toolSpecs,
     ...(call.toolChoice && { toolChoice: call.toolChoice }),
     ...(call.output && { output: outputRequestOf(call.output) }),
+    ...(long && { cacheRetention: "long" as const }),
   };
 }
 

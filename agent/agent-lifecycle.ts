@@ -13,11 +13,11 @@ import type { PersistedSnapshotData } from "../core/snapshot-version.js";
 import { type AgentContext, agentMachine } from "../machines/agent.machine.js";
 import { journaledAgentMachine } from "../machines/journaled-agent.machine.js";
 import { toolCallActorsOf } from "../machines/tool-call-actors.js";
-import { readTranscript } from "../machines/transcript.js";
+import { readTranscript } from "../rules/transcript.js";
 import { attachTelemetry, moveTelemetry } from "../telemetry/attach.js";
 import type { Tool } from "../tools/define-tool.js";
 import type { AgentActor, AgentSnapshot, PendingApproval } from "./agent.js";
-import { createRuntime, machineInput } from "./agent-runtime.js";
+import { activateAgent, allTools, createRuntime, machineInput } from "./agent-runtime.js";
 import { DEFAULT_EVENT_REPLAY, RunEventLog } from "./event-log.js";
 let agentCounter = 0;
 
@@ -74,6 +74,9 @@ export abstract class AgentLifecycle {
 
   /** The events of the current (or last) run, numbered, for `eventsSince`; none with `eventReplay: false`. */
   protected runLog: RunEventLog | undefined;
+
+  /** The lifetime spending last told to the spend store. */
+  private recordedUsd: number | undefined;
 
   /** Who follows every actor (`followActors`): told of each new one before it starts. */
   private actorFollowers: Set<(actor: AgentActor) => void> | undefined;
@@ -195,16 +198,20 @@ export abstract class AgentLifecycle {
   protected start(snapshot: PersistedSnapshotData | undefined): AgentActor {
     const { options, resting } = this;
     this.resting = undefined;
+    const stored = options.spendStore?.spent(this.id);
+    if (snapshot !== undefined && stored !== undefined) snapshot = withSpentAtLeast(snapshot, stored);
     // A child agent reports to the inspector of the tree it joins; a root agent to its own.
     const inspect = options.parentActor ? undefined : options.inspect;
     const actor: AgentActor = createActor(this.journal ? journaledAgentMachine : agentMachine, {
       id: this.id,
-      input: resting ? { resume: resting } : machineInput(options, this.runtime.tools),
+      input: resting ? { resume: resting } : machineInput(options, allTools(this.runtime), stored),
       ...(snapshot !== undefined && { snapshot: snapshot as unknown as AgentSnapshot }),
       ...(options.parentActor && { parent: options.parentActor }),
       ...(inspect && { inspect: typeof inspect === "function" ? inspect : toObserver(inspect) }),
     });
     bindRuntime(actor, this.runtime);
+    // A restored (or woken) agent answers as the agent that was active when it was saved.
+    activateAgent(this.runtime, actor.getSnapshot().context.activeAgent);
     actor.on("*", (event) => {
       // A run is over: its stream watchdog's timer goes (the next run re-arms it).
       if (event.type === "agent_end") releaseStallWatchdog(this.runtime);
@@ -215,6 +222,7 @@ export abstract class AgentLifecycle {
     // Handlers as arguments rather than an observer object: see the runtime's functions above.
     actor.subscribe(
       (next) => {
+        if (options.spendStore) this.recordSpend(next.context.spentUsd);
         this.snapshots?.next(next);
         if (next.matches("idle")) {
           if (this.whenIdle) this.hibernateWhenIdle();
@@ -231,6 +239,18 @@ export abstract class AgentLifecycle {
     for (const follow of this.actorFollowers ?? []) follow(actor);
     actor.start();
     return actor;
+  }
+
+  /** Tells the spend store the agent's lifetime spending when it grew (see `SpendStore`). */
+  private recordSpend(spentUsd: number | undefined): void {
+    if (spentUsd === undefined || spentUsd <= (this.recordedUsd ?? 0)) return;
+    this.recordedUsd = spentUsd;
+    try {
+      // The agent's own count holds the budget in this process whatever the store does.
+      void Promise.resolve(this.options.spendStore!.record(this.id, spentUsd)).catch(() => {});
+    } catch {
+      // As above: a store that throws loses nothing here.
+    }
   }
 
   /** See {@link followActors}. */
@@ -329,4 +349,14 @@ function newRunId(journal: EffectJournal | undefined): string {
 
 function eventReplayLimits(options: EventReplayOptions | undefined): Required<EventReplayOptions> {
   return options ? { ...DEFAULT_EVENT_REPLAY, ...options } : DEFAULT_EVENT_REPLAY;
+}
+
+/**
+ * A persisted snapshot whose lifetime spending is at least `usd` (what the spend store recorded):
+ * an older snapshot, or one saved before the last calls, does not give the budget back.
+ */
+function withSpentAtLeast(snapshot: PersistedSnapshotData, usd: number): PersistedSnapshotData {
+  const context = (snapshot as { context?: { spentUsd?: unknown } }).context;
+  if (!context || typeof context.spentUsd !== "number" || context.spentUsd >= usd) return snapshot;
+  return { ...snapshot, context: { ...context, spentUsd: usd } } as PersistedSnapshotData;
 }

@@ -9,12 +9,12 @@ import type { AgentMessage } from "../core/messages.js";
 import { checkOptionKeys } from "../core/option-keys.js";
 import { type InputFilter, type PromptInput, RUN_OPTION_KEYS, type RunOptions } from "../core/options.js";
 import type { OutputSpec } from "../core/output.js";
-import { outputSpecOf } from "../machines/output.logic.js";
+import { outputSpecOf } from "../rules/output.logic.js";
 import { type RunOutcome, runOutcomeOf } from "../core/run-outcome.js";
-import { screenInput, toMessages } from "../machines/agent.logic.js";
+import { screenInput, toMessages } from "../rules/agent.logic.js";
 import { agentMachine } from "../machines/agent.machine.js";
 import { toolCallActorOf, toolCallActorsOf } from "../machines/tool-call-actors.js";
-import { readTranscript } from "../machines/transcript.js";
+import { readTranscript } from "../rules/transcript.js";
 import { compactContext } from "../context/compact.js";
 import { withLearnedWindow } from "../context/context-window.js";
 import type {
@@ -29,6 +29,7 @@ import { AgentLifecycle, dormantMessages, isIdle } from "./agent-lifecycle.js";
 import { EventsUnavailableError, type RunEventLog, type SequencedEvent } from "./event-log.js";
 import { stampSnapshot } from "./snapshot-version.js";
 import { runToolsOf, useRunTools } from "./agent-runtime.js";
+import { nestedPending, routeNested } from "./nested-calls.js";
 
 /**
  * An agent: the façade over its actor. While it hibernates (`agent.hibernate()`, or idle with
@@ -268,8 +269,9 @@ export class AgentSession extends AgentLifecycle implements Agent {
   }
 
   pendingApprovals(): PendingApproval[] {
-    if (!this.live) return [];
-    return toolCallActorsOf(this.live)
+    const nested = nestedPending(this.runtime, "approvals");
+    if (!this.live) return nested;
+    const own: PendingApproval[] = toolCallActorsOf(this.live)
       .map((child) => child.getSnapshot())
       .filter((snapshot) => snapshot.status === "active" && snapshot.matches?.("awaitingApproval"))
       .map(({ context }) => ({
@@ -277,11 +279,13 @@ export class AgentSession extends AgentLifecycle implements Agent {
         toolName: context.toolName,
         args: context.args,
       }));
+    return nested.length ? [...own, ...nested] : own;
   }
 
   pendingToolCalls(): PendingApproval[] {
-    if (!this.live) return [];
-    return toolCallActorsOf(this.live)
+    const nested = nestedPending(this.runtime, "toolCalls");
+    if (!this.live) return nested;
+    const own: PendingApproval[] = toolCallActorsOf(this.live)
       .map((child) => child.getSnapshot())
       .filter((snapshot) => snapshot.status === "active" && snapshot.matches?.("awaitingResult"))
       .map(({ context }) => ({
@@ -289,9 +293,12 @@ export class AgentSession extends AgentLifecycle implements Agent {
         toolName: context.toolName,
         args: "args" in context.validation ? context.validation.args : context.args,
       }));
+    return nested.length ? [...own, ...nested] : own;
   }
 
   resolveToolCall(toolCallId: string, result: string | ToolResult): void {
+    const route = this.nestedRoute(toolCallId);
+    if (route) return route.child.resolveToolCall(route.rest, result);
     const checked = clientResultOf(result);
     if (typeof checked === "string") {
       throw new TypeError(
@@ -302,6 +309,8 @@ export class AgentSession extends AgentLifecycle implements Agent {
   }
 
   rejectToolCall(toolCallId: string, reason: string): void {
+    const route = this.nestedRoute(toolCallId);
+    if (route) return route.child.rejectToolCall(route.rest, reason);
     this.answerClientCall(toolCallId, errorResult(String(reason)));
   }
 
@@ -322,11 +331,25 @@ export class AgentSession extends AgentLifecycle implements Agent {
   }
 
   approve(toolCallId: string, options?: { args?: unknown }): void {
+    const route = this.nestedRoute(toolCallId);
+    if (route) return route.child.approve(route.rest, options);
     this.decide(toolCallId, { type: "APPROVE", ...(options?.args !== undefined && { args: options.args }) });
   }
 
   deny(toolCallId: string, reason?: string): void {
+    const route = this.nestedRoute(toolCallId);
+    if (route) return route.child.deny(route.rest, reason);
     this.decide(toolCallId, { type: "DENY", reason });
+  }
+
+  /**
+   * The sub-agent a call id leads to when it names a call waiting in one (`parentCall/childCall`)
+   * and none of this agent's own calls.
+   */
+  private nestedRoute(toolCallId: string) {
+    if (typeof toolCallId !== "string") return undefined;
+    if (this.live && toolCallActorOf(this.live, toolCallId)) return undefined;
+    return routeNested(this.runtime, toolCallId);
   }
 
   /** The tools a run starting with these options sees (throws a `TypeError` for bad options). */
@@ -337,7 +360,8 @@ export class AgentSession extends AgentLifecycle implements Agent {
       );
     }
     checkOptionKeys(where, options, RUN_OPTION_KEYS);
-    return options?.tools === undefined ? this.agentTools : runToolsOf(this.agentTools, options.tools);
+    const base = this.runtime.baseTools;
+    return options?.tools === undefined ? base : runToolsOf(base, options.tools);
   }
 
   /** The run's output schema: its own (`options.output`), else the agent's. */
@@ -348,9 +372,9 @@ export class AgentSession extends AgentLifecycle implements Agent {
   /** The run sees `tools` until it ends; then the agent's own again (unless a newer run set its own). */
   private useToolsUntil(tools: ReadonlyMap<string, Tool>, end: Promise<RunOutcome>): void {
     useRunTools(this.runtime, tools);
-    if (tools === this.agentTools) return;
+    if (tools === this.runtime.baseTools) return;
     void end.then(() => {
-      if (this.runtime.tools === tools) useRunTools(this.runtime, this.agentTools);
+      if (this.runtime.tools === tools) useRunTools(this.runtime, this.runtime.baseTools);
     });
   }
 

@@ -12,11 +12,17 @@ import type { SequencedEvent } from "./event-log.js";
 export type AgentActor = Actor<typeof agentMachine>;
 export type AgentSnapshot = SnapshotFrom<typeof agentMachine>;
 
-/** A tool call waiting for `approve` / `deny`. */
+/**
+ * A tool call waiting for `approve` / `deny` (or, from `pendingToolCalls`, a client's result). A
+ * call waiting in a sub-agent, at any depth, is listed too: its `path` holds the call ids from this
+ * agent's down to it, `agents` the sub-agents' ids, and its `toolCallId` is the path joined by `/`.
+ */
 export interface PendingApproval {
   toolCallId: string;
   toolName: string;
   args: unknown;
+  path?: string[];
+  agents?: string[];
 }
 
 /**

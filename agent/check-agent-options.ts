@@ -20,10 +20,14 @@ import {
   TELEMETRY_KEYS,
   TOOL_RESULT_BUDGET_KEYS,
 } from "../core/options.js";
-import { checkLoopDetection } from "../machines/loop-detection.logic.js";
-import { outputSpecOf } from "../machines/output.logic.js";
+import { PROMPT_CACHE_KEYS } from "../core/prompt-cache.js";
+import { isSpendStore } from "../core/spend-store.js";
+import { checkLoopDetection } from "../rules/loop-detection.logic.js";
+import { outputSpecOf } from "../rules/output.logic.js";
 import type { PermissionChecker } from "../core/options.js";
 import { toolNamesWithin } from "./tools-within.js";
+import { MAIN_AGENT } from "../core/handoff.js";
+import type { Tool } from "../core/tool.js";
 
 const WHERE = "createAgent";
 
@@ -83,7 +87,20 @@ export function checkAgentOptions(options: AgentOptions): void {
       options.permissions,
     );
   }
-  checkPermissionToolNames(WHERE, options.permissions, toolNamesWithin(options.tools ?? []));
+  // Rules may name the tools of the agents a conversation can be handed to, and the transfers.
+  const handoffTools = Array.isArray(options.handoffs)
+    ? options.handoffs.flatMap((agent) => [
+        ...(Array.isArray(agent?.tools) ? agent.tools : []),
+        { name: `transfer_to_${agent?.name}` } as Tool,
+      ])
+    : [];
+  checkPermissionToolNames(
+    WHERE,
+    options.permissions,
+    toolNamesWithin([...(options.tools ?? []), ...handoffTools]).concat(
+      options.handoffs?.length ? [`transfer_to_${MAIN_AGENT}`] : [],
+    ),
+  );
   checkRetry(options.retry);
   checkStallTimeout(options.stallTimeout);
   if (options.loopDetection !== false) {
@@ -106,6 +123,42 @@ export function checkAgentOptions(options: AgentOptions): void {
     checkInteger(WHERE, "eventReplay.maxBytes", options.eventReplay.maxBytes, 1);
   }
   checkType(WHERE, "id", options.id, "string");
+  checkPromptCache(options.promptCache);
+  if (options.spendStore !== undefined) {
+    if (!isSpendStore(options.spendStore)) {
+      refuseValue(
+        WHERE,
+        "spendStore",
+        "a spend store ({ spent, record }), e.g. createMemorySpendStore()",
+        options.spendStore,
+      );
+    }
+    if (options.id === undefined) {
+      throw new TypeError(
+        "createAgent: spendStore needs an id: the store keeps the agent's spending by its id",
+      );
+    }
+  }
+}
+
+function checkPromptCache(promptCache: AgentOptions["promptCache"]): void {
+  if (promptCache === undefined) return;
+  checkObject("promptCache", promptCache, "{ retention?, expectedPauseMs? }");
+  checkOptionKeys("createAgent promptCache", promptCache, PROMPT_CACHE_KEYS);
+  const { retention, expectedPauseMs } = promptCache;
+  if (retention !== undefined && typeof retention !== "function") {
+    checkOneOf(WHERE, "promptCache.retention", retention, ["auto", "short", "long"]);
+  }
+  if (expectedPauseMs === undefined) return;
+  checkObject("promptCache.expectedPauseMs", expectedPauseMs, "{ approval?, clientTool?, idle? } in ms");
+  checkOptionKeys("createAgent promptCache.expectedPauseMs", expectedPauseMs, {
+    approval: true,
+    clientTool: true,
+    idle: true,
+  });
+  for (const pause of ["approval", "clientTool", "idle"] as const) {
+    checkNumber(WHERE, `promptCache.expectedPauseMs.${pause}`, expectedPauseMs[pause], { min: 0 });
+  }
 }
 
 /**
@@ -208,6 +261,7 @@ function checkLimits(limits: AgentOptions["limits"]): void {
   checkObject("limits", limits, "an object");
   checkOptionKeys("createAgent limits", limits, AGENT_LIMIT_KEYS);
   checkInteger(WHERE, "limits.maxTurns", limits.maxTurns, 1);
+  checkInteger(WHERE, "limits.maxHandoffs", limits.maxHandoffs, 0);
   checkInteger(WHERE, "limits.maxTokens", limits.maxTokens, 1);
   // A timer cannot wait for Infinity (Node fires it at once): leave the option out for no limit.
   checkNumber(WHERE, "limits.maxDurationMs", limits.maxDurationMs, { min: 0, exclusive: true });

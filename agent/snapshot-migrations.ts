@@ -80,6 +80,14 @@ export const BUILT_IN_MIGRATIONS: readonly SnapshotMigration[] = [
     // No earlier tool was client-run: a saved call reads as external: false (absent).
     migrate: (snapshot) => snapshot,
   },
+  {
+    from: { format: 2, machine: "572ade2359a6" },
+    to: { format: 2, machine: "758445c0ed2e" },
+    description:
+      "a transfer to another agent passes through running.handingOff (transient: no snapshot rests in it); the context may name the active agent (activeAgent)",
+    // No earlier agent had handoffs: absent means the main agent, as before.
+    migrate: (snapshot) => snapshot,
+  },
 ];
 
 type Json = Record<string, any>;

@@ -4,6 +4,7 @@ import type { AgentEndReason, AgentEvent, AgentEventOf } from "../core/events.js
 import type { AgentMessage, AssistantMessage, Usage } from "../core/messages.js";
 import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
 import { AGENT_OPTION_KEYS, type AgentLimits, type AgentOptions } from "../core/options.js";
+import { reserveSubAgentBudget } from "./sub-agent-budget.js";
 import { runtimeOf } from "../core/runtime.js";
 import type { Provider } from "../providers/provider.js";
 import { defineTool, type Tool, type ToolResult } from "../tools/define-tool.js";
@@ -11,9 +12,30 @@ import { narrowPermissions } from "../tools/narrow-permissions.js";
 import { checkPermissionToolNames } from "./check-agent-options.js";
 import { recordChildTools, toolNamesWithin } from "./tools-within.js";
 import { observeSubAgents, subAgentObserverOf } from "./sub-agent-observer.js";
+import { registerSubAgent, surfacedEvent } from "./nested-calls.js";
+import { checkContextFilter, type ContextFilter, filterContext } from "./context-filter.js";
+import type { InferOutput, OutputOption } from "../core/output.js";
+import { runOutcomeOf, type RunOutcome } from "../core/run-outcome.js";
+import { outputSpecOf } from "../rules/output.logic.js";
+import type { ToolContext } from "../core/tool.js";
+
+/**
+ * What a sub-agent sees of its parent's transcript: `"isolated"` (nothing: its task alone, the
+ * default), `"forked"` (the parent's transcript up to the call, then its task), `"summary"` (a
+ * summary of it, written by the child's model), or any other {@link ContextFilter} of it.
+ */
+export type SubAgentContext = "isolated" | "forked" | Exclude<ContextFilter, "all">;
+
+/** What a sub-agent's run gave, for {@link SubAgentToolOptions.resultText}. */
+export interface SubAgentRun<TOutput = unknown> {
+  /** The child's run, as `agent.prompt` resolves it (`output` typed with an output schema). */
+  outcome: RunOutcome<TOutput>;
+  /** What the parent's model reads by default: the child's last answer, or its partial work. */
+  text: string;
+}
 
 /** Options of {@link subAgentTool}. */
-export interface SubAgentToolOptions {
+export interface SubAgentToolOptions<O extends OutputOption | undefined = undefined> {
   /** The tool's name, e.g. `"researcher"`. */
   name: string;
   /** What the parent model reads to decide when to delegate. */
@@ -33,13 +55,13 @@ export interface SubAgentToolOptions {
   /**
    * Anything else of the child's options (tool execution strategy, hooks, permissions...). The
    * child's `permissions` can only narrow what the parent allows: the parent's rules and mode always
-   * apply inside the child as well. No one answers a child's approvals: a call the parent's or the
-   * child's permissions would ask about is denied (the child's model reads why), so give the parent
-   * rules that allow what the child needs.
+   * apply inside the child as well. A child's call that needs approval (or a client's result) waits
+   * in the child and surfaces in the parent: listed by its `pendingApprovals()` and answered by its
+   * `approve`/`deny` under the id `<parent call>/<child call>`, at any depth.
    */
   agentOptions?: Omit<
     AgentOptions,
-    "provider" | "systemPrompt" | "tools" | "limits" | "messages" | "snapshot" | "id"
+    "provider" | "systemPrompt" | "tools" | "limits" | "messages" | "snapshot" | "id" | "output"
   >;
   /** The tool is read-only (and may run in parallel with other safe calls). Default: all child tools are. */
   readOnly?: boolean;
@@ -47,10 +69,24 @@ export interface SubAgentToolOptions {
   updateIntervalMs?: number;
   /** Timeout of the whole sub-agent call; overrides the parent's `toolTimeoutMs`. */
   timeoutMs?: number;
+  /** What the child sees of the parent's transcript (default `"isolated"`). See {@link SubAgentContext}. */
+  context?: SubAgentContext;
+  /**
+   * The child's output schema: its run ends with a validated object, which the parent's model reads
+   * as JSON and the app finds, typed, in the result's `details.output`.
+   */
+  output?: O;
+  /**
+   * What the parent's model reads of the child's run (a summary of it, say); default: the child's
+   * last answer (its output as JSON, with a schema), or its partial work when it stopped early.
+   */
+  resultText?: (run: SubAgentRun<undefined extends O ? unknown : InferOutput<O>>) => string;
 }
 
 /** `details` of a sub-agent result (and of its partial results). */
-export interface SubAgentDetails {
+export interface SubAgentDetails<TOutput = unknown> {
+  /** The child's validated output, with an output schema and a run that ended with reason `"stop"`. */
+  output?: TOutput;
   childAgentId: string;
   /** Why the child's run ended (`agent_end.reason`); absent in partial results. */
   reason?: AgentEndReason;
@@ -60,9 +96,13 @@ export interface SubAgentDetails {
 }
 
 /** Options set on the sub-agent tool itself, not inside `agentOptions`. */
-type OwnAgentOptions = "provider" | "systemPrompt" | "tools" | "limits" | "messages" | "snapshot" | "id";
+type OwnAgentOptions =
+  "provider" | "systemPrompt" | "tools" | "limits" | "messages" | "snapshot" | "id" | "output";
 
 const SUB_AGENT_TOOL_KEYS: OptionKeys<SubAgentToolOptions> = {
+  context: true,
+  output: true,
+  resultText: true,
   name: true,
   description: true,
   systemPrompt: true,
@@ -83,6 +123,7 @@ const {
   messages: _messages,
   snapshot: _snapshot,
   id: _id,
+  output: _output,
   ...CHILD_AGENT_OPTION_KEYS
 } = AGENT_OPTION_KEYS;
 
@@ -91,7 +132,8 @@ const OWN_OPTION_HINTS: Record<OwnAgentOptions, string> = {
   systemPrompt: "set systemPrompt on subAgentTool itself",
   tools: "set tools on subAgentTool itself",
   limits: "set limits on subAgentTool itself",
-  messages: "each delegation starts from its task alone",
+  messages: 'set context on subAgentTool: "isolated", "forked" or "summary"',
+  output: "set output on subAgentTool itself",
   snapshot: "each delegation starts from its task alone",
   id: "the child's id is <name>-<toolCallId>",
 };
@@ -130,9 +172,9 @@ function textOf(message: AgentMessage): string {
  * const agent = createAgent({ provider, tools: [researcher, ...codingTools({ cwd })] });
  * ```
  */
-export function subAgentTool(
-  options: SubAgentToolOptions,
-): Tool<z.output<typeof parameters>, SubAgentDetails> {
+export function subAgentTool<O extends OutputOption | undefined = undefined>(
+  options: SubAgentToolOptions<O>,
+): Tool<z.output<typeof parameters>, SubAgentDetails<undefined extends O ? unknown : InferOutput<O>>> {
   checkOptionKeys("subAgentTool", options, SUB_AGENT_TOOL_KEYS);
   checkOptionKeys(
     "subAgentTool agentOptions",
@@ -143,6 +185,14 @@ export function subAgentTool(
   const childTools = options.tools ?? [];
   const readOnly = options.readOnly ?? childTools.every((tool) => tool.readOnly);
   const updateIntervalMs = options.updateIntervalMs ?? 100;
+  const contextMode = options.context ?? "isolated";
+  if (contextMode !== "isolated" && contextMode !== "forked") {
+    checkContextFilter(`subAgentTool "${options.name}" context`, contextMode);
+  }
+  if (options.output !== undefined) outputSpecOf(options.output, `subAgentTool "${options.name}" output`);
+  if (options.resultText !== undefined && typeof options.resultText !== "function") {
+    throw new TypeError(`subAgentTool "${options.name}": resultText must be a function of the child's run`);
+  }
   // The child's own rules are checked against the child's tools now, not at its first call.
   checkPermissionToolNames(
     "subAgentTool agentOptions",
@@ -167,20 +217,34 @@ export function subAgentTool(
       // by the child's own.
       const runtime = ctx.actor ? parentRuntime(ctx.actor) : undefined;
       const permissions = narrowPermissions(runtime?.permissions, options.agentOptions?.permissions);
+      // With a parent budget in money, the child's worst case is reserved before it starts: it may
+      // spend what the parent can spare, never more.
+      const budget = reserveSubAgentBudget(ctx.actor, ctx.toolCallId);
+      if (budget && budget.maxUsd <= 0) {
+        throw new Error(
+          `Sub-agent not started: the budget has ${usd(Math.max(0, budget.leftUsd))} left, and the agent keeps ${usd(budget.keptUsd)} of it for its own next call`,
+        );
+      }
       // The test kit watching the parent's run watches this child's too.
       const watch = subAgentObserverOf(runtime?.options)?.({
         toolName: options.name,
         toolCallId: ctx.toolCallId,
         tools: childTools,
       });
+      const messages = await contextFor(contextMode, runtime, ctx, options.provider);
+      if (ctx.signal.aborted) throw new Error("Sub-agent not started: the call was aborted");
       const childOptions: AgentOptions = {
         ...options.agentOptions,
+        ...(messages.length > 0 && { messages }),
+        ...(options.output !== undefined && { output: options.output }),
         ...(permissions && { permissions }),
         id: childAgentId,
         provider: options.provider,
         systemPrompt: options.systemPrompt,
         tools: watch?.tools ?? childTools,
-        limits: options.limits,
+        limits: budget
+          ? { ...options.limits, maxCostUsd: Math.min(options.limits?.maxCostUsd ?? Infinity, budget.maxUsd) }
+          : options.limits,
         // In the parent's tree, under this call's actor (and so in its inspector), when run by an agent.
         ...(ctx.actor && { parentActor: ctx.actor }),
       };
@@ -224,14 +288,21 @@ export function subAgentTool(
             if (event.isError) ctx.onProgress(`${event.toolName} failed`);
             break;
           case "approval_requested":
-            // Nobody can answer inside a sub-agent; waiting would hang the parent's call.
-            child.deny(
-              event.toolCallId,
-              "a sub-agent cannot ask for approval, and this call needs one under its own or its parent agent's permissions; the parent's rules must allow it",
-            );
+            // Run by hand, outside an agent, nobody could answer: waiting would hang the call.
+            if (!runtime) {
+              child.deny(
+                event.toolCallId,
+                "a sub-agent run outside an agent cannot ask for approval: no one is there to answer",
+              );
+            }
             break;
         }
+        // What waits in the child (at any depth) surfaces in the parent, under this call's id.
+        const surfaced = runtime && surfacedEvent(ctx.toolCallId, childAgentId, event);
+        if (surfaced) runtime.publish(surfaced);
       });
+      // The parent lists and answers what waits in the child while this call runs.
+      const unregister = runtime ? registerSubAgent(runtime, ctx.toolCallId, child) : undefined;
       const onAbort = () => child.abort();
       ctx.signal.addEventListener("abort", onAbort, { once: true });
 
@@ -251,43 +322,96 @@ export function subAgentTool(
           clearTimeout(pendingUpdate);
           publish();
         }
-        const details: SubAgentDetails = { childAgentId, reason: end.reason, usage: end.usage, turns };
-        const assistantMessages = end.messages.filter((m): m is AssistantMessage => m.role === "assistant");
-        const last = assistantMessages.at(-1);
-
-        if (end.reason === "stop") {
-          return { content: [{ type: "text", text: last ? textOf(last) : "" }], details, childAgentId };
-        }
-        // Partial work: every text the child wrote, the stop notice (if any) last.
-        const partial = assistantMessages.map(textOf).filter((text) => text !== "");
-        if (end.reason === "error") {
-          const error = end.errorMessage ?? last?.errorMessage ?? "unknown error";
-          partial.push(`[Sub-agent failed: ${error}]`);
-          return {
-            content: [{ type: "text", text: partial.join("\n\n") }],
-            details,
-            childAgentId,
-            isError: true,
-          };
-        }
-        if (end.reason === "aborted") partial.push("[Sub-agent aborted]");
-        if (end.reason === "rejected") partial.push("[Sub-agent rejected its task by an input filter]");
+        budget?.settle(end.usage.cost?.total ?? 0);
+        const outcome = runOutcomeOf(end);
+        const details: SubAgentDetails = {
+          childAgentId,
+          reason: end.reason,
+          usage: end.usage,
+          turns,
+          ...(outcome.output !== undefined && { output: outcome.output }),
+        };
+        const { text: defaultText, isError } = resultOf(end);
+        const text =
+          options.resultText && end.reason === "stop"
+            ? String(options.resultText({ outcome: outcome as never, text: defaultText }))
+            : defaultText;
         return {
-          content: [{ type: "text", text: partial.join("\n\n") }],
+          content: [{ type: "text", text }],
           details,
           childAgentId,
-          isError: end.reason !== "limit",
+          ...(isError && { isError }),
         };
       } finally {
         if (pendingUpdate) clearTimeout(pendingUpdate);
         ctx.signal.removeEventListener("abort", onAbort);
+        unregister?.();
         subscription.unsubscribe();
         child.stop();
       }
     },
   });
   recordChildTools(tool, childTools);
-  return tool;
+  return tool as Tool<
+    z.output<typeof parameters>,
+    SubAgentDetails<undefined extends O ? unknown : InferOutput<O>>
+  >;
+}
+
+/**
+ * What the parent's model reads of a child's run by default: its answer (its output as JSON, with
+ * a schema), or its partial work with the notice of why it stopped.
+ */
+function resultOf(end: AgentEventOf<"agent_end">): { text: string; isError: boolean } {
+  const assistantMessages = end.messages.filter((m): m is AssistantMessage => m.role === "assistant");
+  const last = assistantMessages.at(-1);
+  if (end.reason === "stop") {
+    return {
+      text: end.output !== undefined ? JSON.stringify(end.output) : last ? textOf(last) : "",
+      isError: false,
+    };
+  }
+  // Partial work: every text the child wrote, the stop notice (if any) last.
+  const partial = assistantMessages.map(textOf).filter((text) => text !== "");
+  if (end.reason === "error") {
+    partial.push(`[Sub-agent failed: ${end.errorMessage ?? last?.errorMessage ?? "unknown error"}]`);
+  }
+  if (end.reason === "aborted") partial.push("[Sub-agent aborted]");
+  if (end.reason === "rejected") partial.push("[Sub-agent rejected its task by an input filter]");
+  return { text: partial.join("\n\n"), isError: end.reason !== "limit" };
+}
+
+/**
+ * The messages a child starts with: none when isolated; else what its context filter lets through
+ * of the parent's transcript up to the call (complete turns only, so every call in it is answered).
+ */
+async function contextFor(
+  mode: SubAgentContext,
+  runtime: ReturnType<typeof parentRuntime>,
+  ctx: ToolContext,
+  provider: Provider,
+): Promise<AgentMessage[]> {
+  if (mode === "isolated" || !runtime) return [];
+  const transcript = runtime.transcript();
+  // The last message with the call (ids of earlier turns may repeat): the child sees what came before it.
+  let at = transcript.length - 1;
+  while (
+    at >= 0 &&
+    !(
+      transcript[at]!.role === "assistant" &&
+      (transcript[at] as AssistantMessage).content.some(
+        (p) => p.type === "toolCall" && p.id === ctx.toolCallId,
+      )
+    )
+  ) {
+    at--;
+  }
+  const before = at === -1 ? [...transcript] : transcript.slice(0, at);
+  const { messages } = await filterContext(mode === "forked" ? "all" : mode, before, {
+    provider,
+    signal: ctx.signal,
+  });
+  return messages;
 }
 
 /** The runtime of the agent running this call; none when the tool is run by hand, outside an agent. */
@@ -297,6 +421,10 @@ function parentRuntime(actor: Parameters<typeof runtimeOf>[0]) {
   } catch {
     return undefined;
   }
+}
+
+function usd(amount: number): string {
+  return `$${amount.toFixed(4)}`;
 }
 
 function summarize(args: unknown): string {

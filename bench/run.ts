@@ -30,6 +30,7 @@ const reports = [
   "a2a.ts",
   "acp.ts",
   "cli-render.ts",
+  "cold-start.ts",
   "compaction.ts",
   "context-window.ts",
   "fallback.ts",

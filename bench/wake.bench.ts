@@ -1,6 +1,7 @@
 import {
   type Agent,
   createAgent,
+  createLaterResults,
   createMemoryScheduleStore,
   createScheduler,
   deliverEvent,
@@ -72,7 +73,7 @@ async function latency(start: (i: number) => number | Promise<number>): Promise<
 /**
  * (w) Agents that wake: heap per hibernated session with a schedule (one cron each, one process
  * scheduler) against one without; and the time from a wake to the woken run's first model call,
- * for an event and for a schedule's slot.
+ * for an event, a late result (from outside, and from the work in process) and a schedule's slot.
  */
 export async function run(): Promise<BenchResult[]> {
   if (!gcExposed()) throw new Error("The wake benchmark needs node --expose-gc (npm run bench sets it)");
@@ -151,6 +152,40 @@ export async function run(): Promise<BenchResult[]> {
     return at;
   });
   scheduler.stop();
+
+  // Late results: each agent has a pending handle; its result comes from outside (complete) or from
+  // the work the tool started in this process (its promise resolves).
+  for (const agent of agents.values()) await agent.waitForIdle();
+  await new Promise((resolve) => setImmediate(resolve));
+  const later = createLaterResults({ agents });
+  const finish = new Map<string, (text: string) => void>();
+  await later.start();
+  const handles: string[] = [];
+  const workHandles: string[] = [];
+  for (let i = 0; i < WAKES; i++) {
+    const agentId = `w${i}`;
+    later.register(agentId, "render", () => undefined);
+    handles.push((await later.begin({ agentId, toolName: "render", toolCallId: `a${i}`, args: {} })).id);
+    later.register(agentId, "render_here", (_args, { handle }) => {
+      return new Promise<string>((resolve) => finish.set(handle, resolve));
+    });
+    workHandles.push(
+      (await later.begin({ agentId, toolName: "render_here", toolCallId: `b${i}`, args: {} })).id,
+    );
+  }
+  const outside = await latency(async (i) => {
+    const from = performance.timeOrigin + performance.now();
+    await later.complete(handles[i]!, "intro.mp4, 12 s");
+    return from;
+  });
+  for (const agent of agents.values()) await agent.waitForIdle();
+  await new Promise((resolve) => setImmediate(resolve));
+  const inProcess = await latency((i) => {
+    const from = performance.timeOrigin + performance.now();
+    finish.get(workHandles[i]!)!("intro.mp4, 12 s");
+    return from;
+  });
+  later.stop();
   return [
     ...results,
     {
@@ -159,6 +194,20 @@ export async function run(): Promise<BenchResult[]> {
       ours: event,
       runs: WAKES,
       note: "median: deliverEvent on a hibernated agent until its provider is called",
+    },
+    {
+      name: "(w) late result (laterResults.complete) to the woken run's first model call, hibernated session",
+      unit: "ms",
+      ours: outside,
+      runs: WAKES,
+      note: "median: complete(handle) on a hibernated agent's pending handle until its provider is called (target 5 ms)",
+    },
+    {
+      name: "(w) late result (the tool's work resolves) to the woken run's first model call, hibernated session",
+      unit: "ms",
+      ours: inProcess,
+      runs: WAKES,
+      note: "median: the work's promise resolves until the provider is called (target 5 ms)",
     },
     {
       name: "(w) schedule slot to the woken run's first model call, hibernated session",

@@ -1,15 +1,96 @@
-// The coding agent as `agent-machine acp` and `agent-machine mcp` serve it: the command's model,
-// tools, sandbox and permissions, one session of the store recorded as it goes.
+// The coding agent as `agent-machine acp` and `agent-machine mcp` serve it: what both commands
+// set up the same way (their options, the model, the sandbox, the session store, the exit status)
+// and the agent itself (the command's model, tools, sandbox and permissions, one session of the
+// store recorded as it goes). Each command adds only its protocol.
 import { type Agent, createAgent } from "../agent/create-agent.js";
 import { withLearnedWindow } from "../context/context-window.js";
 import { createPermissions } from "../tools/permissions.js";
-import type { CliArgs } from "./args.js";
+import { type CliArgs, parseArgs, UsageError } from "./args.js";
 import type { ResumePlan } from "./resume.js";
 import type { BashSetup } from "./sandbox.js";
-import { codingToolsFor } from "./sandbox.js";
+import { chooseBashSetup, codingToolsFor } from "./sandbox.js";
 import { recordSession } from "./session-recorder.js";
-import type { Session } from "./session-store.js";
-import { codingSystemPrompt, type ModelChoice } from "./setup.js";
+import { sessionsRoot } from "./session-location.js";
+import { createSessionStore, type Session, type SessionStore } from "./session-store.js";
+import { chooseModel, codingSystemPrompt, MODEL_SETUP_HELP, type ModelChoice } from "./setup.js";
+
+/** Where a served command writes its notices and errors. */
+export interface ServedOutput {
+  write(text: string): unknown;
+}
+
+/** What a served command has set up before it speaks its protocol. */
+export interface ServedSetup {
+  args: CliArgs;
+  choice: Extract<ModelChoice, { provider: unknown }>;
+  /** The session store of a workspace (`--sessions-dir`, else the default location for `cwd`). */
+  storeFor(cwd: string): SessionStore;
+  /** The coding agent of `session` in `cwd` (resumed from `plan` when given), recorded into it. */
+  open(cwd: string, session: Session, plan?: ResumePlan): ServedCodingAgent;
+}
+
+/**
+ * Runs a served command (`agent-machine acp`, `agent-machine mcp`): parses its options, refuses a
+ * prompt and the terminal's session flags (the client sends prompts: `refusal` says how), picks
+ * the model (a served agent has no demo), says on `stderr` when bash runs unsandboxed, then awaits
+ * `serve`. Resolves with the exit status: 0 when `serve` ends, 2 for a usage error, 1 for another
+ * (its message on `stderr`, prefixed by the command).
+ *
+ * @example
+ * ```ts
+ * const status = await runServedCommand("acp", argv, env, process.stderr, "the client sends prompts", async (setup) => {
+ *   const cwd = process.cwd();
+ *   const { provider } = setup.choice;
+ *   const session = setup.storeFor(cwd).create({ cwd, provider: provider.id, model: provider.model });
+ *   const { agent, close } = setup.open(cwd, session);
+ *   await agent.prompt("Hello");
+ *   await close();
+ * });
+ * ```
+ */
+export async function runServedCommand(
+  command: "acp" | "mcp",
+  argv: readonly string[],
+  env: Record<string, string | undefined>,
+  stderr: ServedOutput,
+  refusal: string,
+  serve: (setup: ServedSetup) => Promise<void>,
+): Promise<number> {
+  try {
+    const args = parseArgs(argv);
+    if (
+      args.prompt !== undefined ||
+      args.print ||
+      args.json ||
+      args.continue ||
+      args.resume ||
+      args.recover
+    ) {
+      throw new UsageError(
+        `${command} takes no prompt and no --print, --json, --continue, --resume or --recover: ${refusal}`,
+      );
+    }
+    const choice = await chooseModel({ ...args, print: true }, env);
+    if (choice.kind === "none" || choice.kind === "demo") {
+      throw new Error(`No model to run with. ${choice.reason}\n${MODEL_SETUP_HELP}`);
+    }
+    const bashSetup = chooseBashSetup(args, choice);
+    if (bashSetup.kind !== "sandboxed") stderr.write(`agent-machine ${command}: ${bashSetup.notice}\n`);
+    await serve({
+      args,
+      choice,
+      storeFor: (cwd) => createSessionStore(cwd, sessionsRoot(cwd, env, args.sessionsDir)),
+      open: (cwd, session, plan) =>
+        servedCodingAgent(args, choice, bashSetup, cwd, session, plan, (error) =>
+          stderr.write(`agent-machine ${command}: cannot save session ${session.id} (${error.message})\n`),
+        ),
+    });
+    return 0;
+  } catch (error) {
+    stderr.write(`agent-machine ${command}: ${(error as Error).message}\n`);
+    return error instanceof UsageError ? 2 : 1;
+  }
+}
 
 /** A served agent and how to close it (abort what runs, stop recording, save, stop). */
 export interface ServedCodingAgent {

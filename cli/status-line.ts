@@ -18,6 +18,11 @@ export interface SessionMeter {
   readonly totalTokens: number;
   /** Dollars of every model call of the session, when the provider prices them. */
   readonly cost: number;
+  /**
+   * The current (or last) run's prompt cache: prompt tokens its calls sent, and how many of them
+   * were read from the cache and written to it.
+   */
+  readonly runCache: { promptTokens: number; readTokens: number; writeTokens: number };
 }
 
 /**
@@ -39,14 +44,21 @@ export function createSessionMeter(options: {
   let maxContextTokens = options.maxContextTokens;
   let totalTokens = options.spent?.tokens ?? 0;
   let cost = options.spent?.cost ?? 0;
+  let runCache = { promptTokens: 0, readTokens: 0, writeTokens: 0 };
   return {
     handle(event) {
       switch (event.type) {
+        case "agent_start":
+          runCache = { promptTokens: 0, readTokens: 0, writeTokens: 0 };
+          return;
         case "message_end": {
           const { message } = event;
           if (message.role !== "assistant") return;
           totalTokens += message.usage.totalTokens;
           cost += message.usage.cost?.total ?? 0;
+          runCache.promptTokens += reportedPromptTokens(message.usage);
+          runCache.readTokens += message.usage.cacheRead;
+          runCache.writeTokens += message.usage.cacheWrite;
           const prompt = reportedPromptTokens(message.usage);
           if (!event.discarded && prompt > 0) contextTokens = prompt + message.usage.output;
           return;
@@ -80,6 +92,9 @@ export function createSessionMeter(options: {
     },
     get cost() {
       return cost;
+    },
+    get runCache() {
+      return runCache;
     },
   };
 }
@@ -132,12 +147,13 @@ export function shortCount(n: number): string {
 
 /**
  * The status line under the input: model, context used against the window, the session's tokens
- * and cost, what the agent does now, and the messages queued for it.
+ * and cost, the share of the run's prompt read from the provider's cache (once a call reported
+ * a cache read or write), what the agent does now, and the messages queued for it.
  *
  * @example
  * ```ts
  * statusLine({ model: "claude-sonnet-4-5", meter, state: "running 2 tools", queued: 1 });
- * // "claude-sonnet-4-5 · context 12% of 200k · 15.2k tokens · $0.0123 · running 2 tools · 1 queued"
+ * // "claude-sonnet-4-5 · context 12% of 200k · 15.2k tokens · $0.0123 · cache 87% · running 2 tools · 1 queued"
  * ```
  */
 export function statusLine(input: {
@@ -159,6 +175,10 @@ export function statusLine(input: {
     `${shortCount(meter.totalTokens)} tokens`,
   ];
   if (meter.cost > 0) parts.push(`$${meter.cost.toFixed(4)}`);
+  const cache = meter.runCache;
+  if (cache.readTokens + cache.writeTokens > 0 && cache.promptTokens > 0) {
+    parts.push(`cache ${Math.round((cache.readTokens / cache.promptTokens) * 100)}%`);
+  }
   if (input.state !== undefined) parts.push(input.state);
   if (input.queued > 0) parts.push(`${input.queued} queued`);
   return parts.join(" · ");

@@ -143,16 +143,34 @@ export type AgentEvent =
       action: "answer" | "stop";
       text: string;
     }
-  | { type: "approval_requested"; toolCallId: string; toolName: string; args: unknown }
+  | ({ type: "approval_requested"; toolCallId: string; toolName: string; args: unknown } & NestedPath)
+  /**
+   * The conversation passed to another agent (`createAgent({ handoffs })`): `to` answers from the
+   * next turn. `before`/`after`: the messages before the transfer and those that crossed (with
+   * what the context filter added); `removedIds`: what the filter removed.
+   */
+  | {
+      type: "handoff";
+      from: string;
+      to: string;
+      toolCallId: string;
+      before: number;
+      after: number;
+      removedIds: string[];
+    }
   /**
    * A call of a client-run tool (`defineClientTool`) waits for its result: answer it with
    * `agent.resolveToolCall(toolCallId, result)` or `agent.rejectToolCall(toolCallId, reason)`.
    */
-  | { type: "tool_result_requested"; toolCallId: string; toolName: string; args: unknown }
+  | ({ type: "tool_result_requested"; toolCallId: string; toolName: string; args: unknown } & NestedPath)
   /** `agent.approve` / `agent.deny` answered a pending call (published just before the call goes on). */
   | {
       type: "approval_decided";
       toolCallId: string;
+      /** For a call in a sub-agent: the ids of the calls from this agent's down to it. */
+      path?: string[];
+      /** For a call in a sub-agent: the ids of the sub-agents down to the one it waits in. */
+      agents?: string[];
       toolName: string;
       approved: boolean;
       /** The arguments a human corrected, when approved with `{ args }` (what the call runs with). */
@@ -173,3 +191,20 @@ export type AgentEventType = AgentEvent["type"];
 
 /** The event of a given type. */
 export type AgentEventOf<T extends AgentEventType> = Extract<AgentEvent, { type: T }>;
+
+/**
+ * Where a waiting call is, when it waits in a sub-agent (at any depth) rather than in the agent
+ * that reports it: then its `toolCallId` is the `path` joined by `/`, and `approve`, `deny`,
+ * `resolveToolCall` of this agent answer it by that id.
+ *
+ * @example
+ * ```ts
+ * const where: NestedPath = { path: ["call_research", "call_refund"], agents: ["researcher-call_research"] };
+ * ```
+ */
+export interface NestedPath {
+  /** The ids of the calls from this agent's down to the waiting one (its own id last). */
+  path?: string[];
+  /** The ids of the sub-agents from this agent's child down to the one the call waits in. */
+  agents?: string[];
+}

@@ -42,6 +42,11 @@ export interface Usage {
   output: number;
   cacheRead: number;
   cacheWrite: number;
+  /**
+   * Of `cacheWrite`, the tokens written for the provider's longer cache lifetime (Anthropic's and
+   * Bedrock's 1 hour), priced at `ModelPrice.cacheWriteLong`; absent when none were.
+   */
+  cacheWriteLong?: number;
   totalTokens: number;
   cost?: { input: number; output: number; cacheRead: number; cacheWrite: number; total: number };
 }
@@ -49,10 +54,11 @@ export interface Usage {
 /**
  * How a user or custom message entered the transcript: `prompt` (`agent.prompt`), `steer`
  * (`agent.steer`), `followUp` (`agent.followUp`), or `agent` (written by the agent itself: the
- * limit and loop notices, compaction summaries), `schedule` (a schedule's slot woke the agent) or
- * `event` (an app or webhook delivered an event: docs/wake.md).
+ * limit and loop notices, compaction summaries), `schedule` (a schedule's slot woke the agent),
+ * `event` (an app or webhook delivered an event) or `laterResult` (the result of a tool that
+ * answers later: docs/wake.md).
  */
-export type MessageSource = "prompt" | "steer" | "followUp" | "agent" | "schedule" | "event";
+export type MessageSource = "prompt" | "steer" | "followUp" | "agent" | "schedule" | "event" | "laterResult";
 
 export interface UserMessage {
   role: "user";
@@ -143,6 +149,8 @@ export function addUsage(a: Usage, b: Usage | undefined): Usage {
     cacheWrite: a.cacheWrite + b.cacheWrite,
     totalTokens: a.totalTokens + b.totalTokens,
   };
+  if (a.cacheWriteLong || b.cacheWriteLong)
+    sum.cacheWriteLong = (a.cacheWriteLong ?? 0) + (b.cacheWriteLong ?? 0);
   if (a.cost || b.cost) {
     const ac = a.cost ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 };
     const bc = b.cost ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 };

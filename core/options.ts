@@ -7,6 +7,9 @@ import type { AgentMessage, ImageContent, Message, TextContent, ToolCall, UserMe
 import type { OptionKeys } from "./option-keys.js";
 import type { OutputFilter, OutputOption } from "./output.js";
 import type { SnapshotMigration } from "./snapshot-version.js";
+import type { PromptCacheOptions } from "./prompt-cache.js";
+import type { SpendStore } from "./spend-store.js";
+import type { HandoffAgent } from "./handoff.js";
 
 /** How the calls of one assistant message run. See `createAgent({ toolExecution })`. */
 export type ToolExecutionStrategy = "parallel" | "sequential" | "auto" | { batched: number };
@@ -24,6 +27,12 @@ export type InputFilter = (text: string) => InputFilterResult;
 export interface AgentLimits {
   /** Model calls per run. */
   maxTurns?: number;
+  /**
+   * With `handoffs`: transfers in a row (no user message between them) before one is refused (the
+   * model reads why, and answers itself). Default 5: a guard against agents handing a conversation
+   * back and forth.
+   */
+  maxHandoffs?: number;
   /** Input + output + cache read + cache write tokens per run. */
   maxTokens?: number;
   /** Wall time per run; also fires mid-turn, ending the run as an abort does. */
@@ -215,6 +224,13 @@ export interface AgentOptions {
   /** An XState inspection observer (e.g. from `createStatelyInspector`). */
   inspect?: Observer<any> | ((event: any) => void);
   permissions?: PermissionChecker;
+  /**
+   * Agents this one may hand the conversation to (`defineHandoff(...)`): its model gets a
+   * `transfer_to_<name>` tool for each; calling one makes that agent active (its system prompt,
+   * tools and model) from the next turn, with what its context filter lets through. See
+   * docs/agents-together.md.
+   */
+  handoffs?: readonly HandoffAgent[];
   retry?: RetryPolicy;
   /**
    * Loop detection, on by default: when the same tool call keeps getting the same result (or keeps
@@ -261,6 +277,19 @@ export interface AgentOptions {
   eventReplay?: EventReplayOptions | false;
   /** An id for this agent (shown in the inspector, used as `childAgentId` for sub-agents). */
   id?: string;
+  /**
+   * When calls ask the provider to keep the prompt cached for its longer lifetime (Anthropic's
+   * 1 hour), so a wait (an approval, a client-run tool, a hibernation) does not cost the whole
+   * prompt again. Default: when the wait expected after the call is longer than 5 minutes
+   * (docs/providers.md, "Prompt caching across pauses").
+   */
+  promptCache?: PromptCacheOptions;
+  /**
+   * Keeps the agent's lifetime spending (what `limits.maxSessionCostUsd` counts) by its `id`,
+   * apart from snapshots and transcripts: an agent made again under the same id starts from what
+   * the store recorded, so a restart or a reload does not reset its budget. Needs `id`.
+   */
+  spendStore?: SpendStore;
 }
 
 /**
@@ -287,6 +316,7 @@ export const AGENT_OPTION_KEYS: OptionKeys<AgentOptions> = {
   eagerToolExecution: true,
   inspect: true,
   permissions: true,
+  handoffs: true,
   retry: true,
   stallTimeout: true,
   loopDetection: true,
@@ -298,6 +328,8 @@ export const AGENT_OPTION_KEYS: OptionKeys<AgentOptions> = {
   id: true,
   hibernate: true,
   eventReplay: true,
+  promptCache: true,
+  spendStore: true,
 };
 
 /**
@@ -320,6 +352,7 @@ export const EVENT_REPLAY_KEYS: OptionKeys<EventReplayOptions> = { maxEvents: tr
 /** The keys of {@link AgentLimits}. */
 export const AGENT_LIMIT_KEYS: OptionKeys<AgentLimits> = {
   maxTurns: true,
+  maxHandoffs: true,
   maxTokens: true,
   maxDurationMs: true,
   maxCostUsd: true,

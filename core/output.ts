@@ -1,6 +1,6 @@
 // The output contract, as types: what `createAgent({ output })` and `prompt(input, { output })`
 // accept, what the model is asked for, and the output filters' verdicts. The logic (parsing,
-// validation, the corrections the model gets) is in machines/output.logic.ts.
+// validation, the corrections the model gets) is in rules/output.logic.ts.
 import type * as z from "zod";
 
 /** A JSON Schema object, as a frontend or a file declares one (`{ type: "object", properties: … }`). */

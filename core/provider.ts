@@ -35,7 +35,19 @@ export interface ProviderRequest {
    * answer reaches the agent as text (docs/output.md).
    */
   output?: OutputRequest;
+  /**
+   * How long the provider should keep this prompt in its cache: `"long"` asks for the longer
+   * lifetime where the API has one (Anthropic and Bedrock: 1 hour instead of 5 minutes; OpenAI:
+   * `prompt_cache_retention: "24h"`), because the agent may wait longer than the short one before
+   * its next call (an approval, a client-run tool, a hibernation, a schedule). Absent or `"short"`:
+   * the provider's default. Set by the agent's `promptCache` policy; a provider without a choice
+   * ignores it.
+   */
+  cacheRetention?: CacheRetention;
 }
+
+/** The prompt cache lifetime a call asks for: the provider's default (`short`) or its longer one. */
+export type CacheRetention = "short" | "long";
 
 export type ProviderErrorKind =
   "context_overflow" | "rate_limit" | "overloaded" | "auth" | "network" | "aborted" | "api";

@@ -1,6 +1,7 @@
 import type { AgentEndReason, AgentEventOf } from "./events.js";
 import type { AgentMessage, Usage } from "./messages.js";
 import type { ProviderErrorKind } from "./provider.js";
+import { type PromptCacheReport, promptCacheReport } from "./cache-report.js";
 
 /**
  * How a run ended, as `agent.prompt()` / `agent.continue()` resolve (whatever the outcome: a
@@ -22,6 +23,11 @@ export interface RunOutcome<TOutput = unknown> {
   messages: AgentMessage[];
   /** The run's token use (and cost, when the model's price is known). */
   usage: Usage;
+  /**
+   * How the run used the prompt cache: calls that read from it, tokens read and written (see
+   * `promptCacheReport`); absent when no call reported a cache read or write.
+   */
+  cache?: PromptCacheReport;
   /** What failed, with reason `"error"`. */
   errorMessage?: string;
   /** With reason `"error"` from the model: what failed, machine-readable (`"auth"`, `"rate_limit"`, …). */
@@ -60,6 +66,7 @@ export function runOutcomeOf<TOutput = unknown>(
     reason: end.reason,
     messages: end.messages,
     usage: end.usage,
+    ...withCacheReport(end.messages),
     ...(end.errorMessage !== undefined && { errorMessage: end.errorMessage }),
     ...(end.errorKind !== undefined && { errorKind: end.errorKind }),
     ...(rejection !== undefined && { rejection }),
@@ -67,4 +74,9 @@ export function runOutcomeOf<TOutput = unknown>(
     ...(end.outputWarnings !== undefined && { outputWarnings: end.outputWarnings }),
     ...(end.rawOutput !== undefined && { rawOutput: end.rawOutput }),
   };
+}
+
+function withCacheReport(messages: readonly AgentMessage[]): { cache?: PromptCacheReport } {
+  const cache = promptCacheReport(messages);
+  return cache ? { cache } : {};
 }

@@ -1,9 +1,10 @@
 import type { AnyActorRef } from "xstate";
 
 import type { Provider, ToolSpec } from "./provider.js";
-import type { Tool } from "./tool.js";
+import type { Tool, ToolResult } from "./tool.js";
 import type { Workspace } from "./workspace.js";
 import type { EffectJournal } from "./effect-journal.js";
+import type { CacheRetentionPolicy } from "./prompt-cache.js";
 import { type MessageIds, PROCESS_MESSAGE_IDS } from "./message-id.js";
 import type { LlmMessagesReader } from "./llm-messages.js";
 import type { AgentEvent } from "./events.js";
@@ -17,12 +18,22 @@ import type { AgentHooks, AgentOptions, PermissionChecker, RetryPolicy, StallTim
  * free of secrets.
  */
 export interface AgentRuntime {
-  readonly provider: Provider;
+  /** The active agent's provider (it changes at a handoff). */
+  provider: Provider;
   /** The agent's tools, plus the current run's (`prompt(input, { tools })`) while it runs. */
   tools: ReadonlyMap<string, Tool>;
+  /** The active agent's own tools, without the run's (they change at a handoff). */
+  baseTools: ReadonlyMap<string, Tool>;
   /** What the provider is told of `tools`. */
   toolSpecs: ToolSpec[];
-  readonly systemPrompt?: string;
+  /** The active agent's system prompt (it changes at a handoff). */
+  systemPrompt?: string;
+  /** With `createAgent({ handoffs })`: every agent of the set by name, `"main"` first. */
+  readonly agents?: ReadonlyMap<string, AgentProfile>;
+  /** With handoffs: the name of the active agent. */
+  activeAgent?: string;
+  /** With handoffs: makes the named agent active (its provider, system prompt and tools). */
+  activate?(name: string | undefined): void;
   readonly hooks: AgentHooks;
   readonly permissions?: PermissionChecker;
   readonly retry: Required<RetryPolicy>;
@@ -34,6 +45,8 @@ export interface AgentRuntime {
   /** Where cut results spill their full output (`read_file`'s workspace), if anywhere. */
   readonly spillWorkspace?: Workspace;
   readonly eagerToolExecution: boolean;
+  /** The prompt cache lifetime a call asks for, from the tools it offers (`promptCache`). */
+  readonly cacheRetention: CacheRetentionPolicy;
   readonly options: AgentOptions;
   readonly convertToLlm: (messages: readonly AgentMessage[]) => Message[];
   /**
@@ -51,6 +64,42 @@ export interface AgentRuntime {
   readonly journal?: EffectJournal;
   /** Where the agent's messages get their ids (deterministic under a journal). */
   readonly messageIds: MessageIds;
+  /**
+   * The sub-agents running in this agent's calls now, by the id of the call that runs each: what
+   * waits in them (approvals, client results) is listed and answered through this agent.
+   */
+  subAgents?: Map<string, NestedAgent>;
+}
+
+/** What an agent needs of a sub-agent to list and answer the calls waiting in it (an `Agent` is one). */
+export interface NestedAgent {
+  readonly id: string;
+  pendingApprovals(): NestedPending[];
+  pendingToolCalls(): NestedPending[];
+  approve(toolCallId: string, options?: { args?: unknown }): void;
+  deny(toolCallId: string, reason?: string): void;
+  resolveToolCall(toolCallId: string, result: string | ToolResult): void;
+  rejectToolCall(toolCallId: string, reason: string): void;
+}
+
+/** A call waiting in an agent (or, with `path`, in a sub-agent at any depth below it). */
+export interface NestedPending {
+  toolCallId: string;
+  toolName: string;
+  args: unknown;
+  /** For a call in a sub-agent: the ids of the calls from this agent's down to it (its own last). */
+  path?: string[];
+  /** For a call in a sub-agent: the ids of the sub-agents from this agent's child down to the one it waits in. */
+  agents?: string[];
+}
+
+/** One agent of a handoff set, as the runtime switches to it. */
+export interface AgentProfile {
+  readonly name: string;
+  readonly provider: Provider;
+  readonly systemPrompt?: string;
+  /** Its tools, with the transfer tools to the agents it may hand to. */
+  readonly tools: ReadonlyMap<string, Tool>;
 }
 
 const runtimes = new WeakMap<object, AgentRuntime>();
@@ -110,3 +159,19 @@ export const defaultStallTimeout: Required<StallTimeout> = {
   firstEventMs: 180_000,
   idleMs: 180_000,
 };
+
+/**
+ * The agent actor an actor runs under (itself, or the nearest ancestor bound to a runtime): what
+ * a tool reads its agent's context from (the sub-agent tool, for the budget it may spend).
+ *
+ * @example
+ * ```ts
+ * agentActorOf(ctx.actor)?.getSnapshot().context.spentUsd;
+ * ```
+ */
+export function agentActorOf(actor: AnyActorRef): AnyActorRef | undefined {
+  for (let current: unknown = actor; current; current = (current as { _parent?: unknown })._parent) {
+    if (runtimes.has(current as object)) return current as AnyActorRef;
+  }
+  return undefined;
+}

@@ -15,7 +15,7 @@ import type { EffectJournal, InboxKind } from "../core/effect-journal.js";
 import type { AgentEvent } from "../core/events.js";
 import type { AgentMessage } from "../core/messages.js";
 import type { AgentOptions, QueueMode } from "../core/options.js";
-import { screenInput, takeFromQueue } from "../machines/agent.logic.js";
+import { screenInput, takeFromQueue } from "../rules/agent.logic.js";
 import { createInboxBell, type DrainAnswer, type DrainRequest, type Ring } from "./inbox-bell.js";
 import { ensurePromiseWithResolvers } from "./polyfill.js";
 import { createRestateJournal } from "./restate-journal.js";

@@ -1,4 +1,5 @@
 import { connect, HttpCallError, type Ingress, rpc } from "@restatedev/restate-sdk-clients";
+import { AgentCallError, type AgentCallErrorCode } from "../core/agent-handle.js";
 import { connectionCause } from "../core/error-text.js";
 import type { AgentMessage, UserMessage } from "../core/messages.js";
 import type { PromptInput } from "../core/options.js";
@@ -289,15 +290,34 @@ async function readableAt<T>(url: string, promise: Promise<T>): Promise<T> {
   }
 }
 
-/** A call the session services refused: `status` 400 (bad input), 404 (unknown session or call), 5xx. */
-export class SessionCallError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-    this.name = "SessionCallError";
+/**
+ * A call the session services refused: `status` 400 (bad input), 404 (unknown session or call),
+ * 410 (events no longer kept), 5xx; `code` is the {@link AgentCallError} code of that status.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await client.approve("s-42", "call_1");
+ * } catch (error) {
+ *   if (error instanceof SessionCallError && error.code === "not_found") console.log("already decided");
+ * }
+ * ```
+ */
+export class SessionCallError extends AgentCallError {
+  override name = "SessionCallError";
+  constructor(status: number, message: string) {
+    super(status, codeOfStatus(status), message);
   }
+}
+
+/** The contract's code for a status the session services answered with. */
+export function codeOfStatus(status: number): AgentCallErrorCode {
+  if (status === 404) return "not_found";
+  if (status === 409) return "busy";
+  if (status === 410) return "events_unavailable";
+  if (status === 401 || status === 403) return "forbidden";
+  if (status >= 500) return "unavailable";
+  return "bad_request";
 }
 
 function serviceMessage(error: HttpCallError): string {

@@ -104,6 +104,12 @@ export const agentMachine = agentSetup.createMachine({
                     actions: "recordOverflowFailure",
                   },
                   {
+                    // What the summary cost is counted: the call it leaves no budget for is not made.
+                    guard: { type: "summaryLeavesNoCall", params: ({ event }) => event.output },
+                    target: "#agent.running.turnEnd",
+                    actions: [{ type: "applyCompaction", params: ({ event }) => event.output }, "noteLimit"],
+                  },
+                  {
                     target: "#agent.running.streaming",
                     actions: { type: "applyCompaction", params: ({ event }) => event.output },
                   },
@@ -185,6 +191,14 @@ export const agentMachine = agentSetup.createMachine({
             // Where the run cannot end with this turn, straight to steeringCheck (turnEnd's other way).
             "xstate.done.actor.toolExecution": [
               {
+                guard: { type: "handsOff", params: ({ event }) => executionOutput(event) },
+                target: "handingOff",
+                actions: [
+                  { type: "appendToolResults", params: ({ event }) => executionOutput(event) },
+                  "stopExecution",
+                ],
+              },
+              {
                 guard: "runMayEndWithTurn",
                 target: "turnEnd",
                 actions: [
@@ -203,6 +217,14 @@ export const agentMachine = agentSetup.createMachine({
             ],
             // The one call of a turn that has only one, run as the agent's own child.
             "xstate.done.actor.*": [
+              {
+                guard: { type: "handsOff", params: ({ event }) => callOutput(event) },
+                target: "handingOff",
+                actions: [
+                  { type: "appendToolResults", params: ({ event }) => callOutput(event) },
+                  "stopCall",
+                ],
+              },
               {
                 guard: "runMayEndWithTurn",
                 target: "turnEnd",
@@ -242,6 +264,11 @@ export const agentMachine = agentSetup.createMachine({
               ],
             },
           },
+        },
+        // A transfer was among the turn's calls: the agent it named answers from the next turn on.
+        handingOff: {
+          entry: "switchAgent",
+          always: "turnEnd",
         },
         turnEnd: {
           always: [

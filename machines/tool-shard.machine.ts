@@ -2,7 +2,8 @@ import { assign, enqueueActions, setup, stopChild } from "xstate";
 import { type ToolCallOutput, toolCallMachine } from "../actors/tool-call.machine.js";
 import type { ToolResultMessage } from "../core/messages.js";
 import { messageIdsFor, nowFor } from "../core/runtime.js";
-import { abortedText, answerUnran, doneActorId, type PlannedCall } from "./tool-execution.logic.js";
+import { abortedText, doneActorId, type PlannedCall } from "../rules/tool-execution.logic.js";
+import { answerUnran } from "./unran-calls.js";
 
 export interface ToolShardInput {
   /** The calls the shard starts at once. */

@@ -1,4 +1,4 @@
-import Anthropic from "@anthropic-ai/sdk";
+import type Anthropic from "@anthropic-ai/sdk";
 import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
 import { checkHttpUrl, checkInteger, checkString, checkType, refuseValue } from "../core/option-values.js";
 import { toAnthropicRequest } from "./internal/anthropic-request.js";
@@ -75,15 +75,24 @@ export function anthropic(options: AnthropicOptions): Provider {
   const apiKey = options.apiKey ?? env.ANTHROPIC_API_KEY ?? env.ANTHROPIC_AUTH_TOKEN;
   const maxTokens = options.maxTokens ?? (options.thinking ? 16384 : 8192);
   const cache = options.cache ?? true;
-  // The client (and the key inside it) lives only in this closure.
-  const client = new Anthropic({
-    ...(options.apiKey ? { apiKey: options.apiKey } : {}),
-    baseURL: options.baseURL,
-    maxRetries: 0,
-    ...(options.dangerouslyAllowBrowser ? { dangerouslyAllowBrowser: true } : {}),
-    // Streams have no overall deadline here: the agent's limits and abort decide.
-    timeout: 10 * 60 * 1000,
-  });
+  // The client (and the key inside it) lives only in this closure. It is made on the first call:
+  // the SDK is a few hundred modules that an app importing agent-machine (a serverless cold start,
+  // a user of another provider) should not load before it calls Anthropic.
+  let client: Promise<Anthropic> | undefined;
+  const getClient = () =>
+    (client ??= import("@anthropic-ai/sdk").then(
+      ({ default: AnthropicClient }) =>
+        new AnthropicClient({
+          ...(options.apiKey ? { apiKey: options.apiKey } : {}),
+          baseURL: options.baseURL,
+          maxRetries: 0,
+          ...(options.dangerouslyAllowBrowser ? { dangerouslyAllowBrowser: true } : {}),
+          // Streams have no overall deadline here: the agent's limits and abort decide.
+          timeout: 10 * 60 * 1000,
+        }),
+    ));
+  // Named in a connection failure, before the client exists too (the SDK's own default otherwise).
+  let endpoint = options.baseURL ?? env.ANTHROPIC_BASE_URL ?? "https://api.anthropic.com";
 
   async function* stream(request: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
     if (!apiKey) {
@@ -95,6 +104,8 @@ export function anthropic(options: AnthropicOptions): Provider {
       return;
     }
     try {
+      const client = await getClient();
+      endpoint = client.baseURL;
       const parts = toAnthropicRequest(request, { cache });
       const events = await client.messages.create(
         {
@@ -110,7 +121,7 @@ export function anthropic(options: AnthropicOptions): Provider {
       );
       yield* anthropicStreamEvents(events, signal, (usage) => withCost(usage, model));
     } catch (error) {
-      yield classifyProviderError(error, signal, apiKey, client.baseURL);
+      yield classifyProviderError(error, signal, apiKey, endpoint);
     }
   }
 

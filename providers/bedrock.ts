@@ -52,6 +52,11 @@ export interface BedrockOptions {
    * model families that support prompt caching on Bedrock (Claude, Nova), off otherwise.
    */
   cache?: boolean;
+  /**
+   * Whether a call the agent's `promptCache` policy asks to keep long gives its cache points the
+   * 1-hour lifetime (`ttl: "1h"`). Default: on for the Claude models, off otherwise.
+   */
+  longCache?: boolean;
 }
 
 const BEDROCK_KEYS: OptionKeys<BedrockOptions> = {
@@ -64,6 +69,7 @@ const BEDROCK_KEYS: OptionKeys<BedrockOptions> = {
   maxTokens: true,
   thinking: true,
   cache: true,
+  longCache: true,
 };
 
 type BedrockModule = typeof import("@aws-sdk/client-bedrock-runtime");
@@ -95,6 +101,7 @@ export function bedrock(options: BedrockOptions): Provider {
   checkBedrockOptions(options);
   const { model } = options;
   const cache = options.cache ?? /anthropic\.claude|amazon\.nova/.test(model);
+  const longCache = options.longCache ?? /anthropic\.claude/.test(model);
   const maxTokens = options.maxTokens ?? (options.thinking ? 16384 : 8192);
   const priceId = bedrockPriceId(model);
   const finish = (usage: Usage | undefined) => (usage ? withCost(usage, priceId) : undefined);
@@ -118,7 +125,7 @@ export function bedrock(options: BedrockOptions): Provider {
     try {
       const { sdk, client: c } = await getClient();
       endpoint ??= await defaultEndpoint(c);
-      const { messages, system, toolConfig } = toBedrockRequest(request, { cache });
+      const { messages, system, toolConfig } = toBedrockRequest(request, { cache, longCache });
       const response = await c.send(
         new sdk.ConverseStreamCommand({
           modelId: model,
@@ -172,6 +179,7 @@ function checkBedrockOptions(options: BedrockOptions): void {
   checkHttpUrl(where, "baseURL", options.baseURL, "https://bedrock-runtime.us-east-1.amazonaws.com");
   checkInteger(where, "maxTokens", options.maxTokens, 1);
   checkType(where, "cache", options.cache, "boolean");
+  checkType(where, "longCache", options.longCache, "boolean");
   const handler = options.requestHandler as { handle?: unknown } | undefined;
   if (handler !== undefined && (handler === null || typeof handler.handle !== "function"))
     refuseValue(

@@ -20,7 +20,7 @@ export const RESERVE_CHARS_PER_TOKEN = 3;
  * agent's context and snapshots): the dearest prices among the models the provider may use.
  */
 export interface CallCostModel {
-  /** USD per prompt token: the dearest of input and cache write. */
+  /** USD per prompt token: the dearest of input and cache write (the long lifetime's included). */
   promptUsdPerToken: number;
   /** USD per output token. */
   outputUsdPerToken: number;
@@ -55,7 +55,9 @@ export function callCostModel(provider: Provider, fixedPromptTokens: number): Ca
         `createAgent limits.maxCostUsd: the model "${member.model}" has no price; add one with setModelPrice("${member.model}", { input, output })`,
       );
     }
-    const prompt = Math.max(price.input, price.cacheWrite ?? price.input) / 1_000_000;
+    // The cache policy may ask any call for the long lifetime: its writes are the dearest prompt.
+    const write = price.cacheWrite ?? price.input;
+    const prompt = Math.max(price.input, write, price.cacheWriteLong ?? write) / 1_000_000;
     model.promptUsdPerToken = Math.max(model.promptUsdPerToken, prompt);
     model.outputUsdPerToken = Math.max(model.outputUsdPerToken, price.output / 1_000_000);
     model.maxOutputTokens = Math.max(model.maxOutputTokens, member.maxOutputTokens ?? UNCAPPED_OUTPUT_TOKENS);

@@ -29,6 +29,12 @@ export interface OpenAIOptions {
    */
   reasoningEffort?: ReasoningEffort;
   /**
+   * Whether a call the agent's `promptCache` policy asks to keep long sends
+   * `prompt_cache_retention: "24h"` (extended prompt caching). Default: on for the models OpenAI
+   * offers it for (`gpt-5*`, `gpt-4.1*`), off for the others, whose API would refuse the field.
+   */
+  longCache?: boolean;
+  /**
    * Lets the SDK run in a browser, where the key is visible to whoever uses the page (the SDK's own
    * option, off by default). Prefer a `baseURL` on your server that adds the key.
    */
@@ -42,8 +48,12 @@ const OPENAI_KEYS: OptionKeys<OpenAIOptions> = {
   baseURL: true,
   maxTokens: true,
   reasoningEffort: true,
+  longCache: true,
   dangerouslyAllowBrowser: true,
 };
+
+/** Models with extended prompt cache retention (OpenAI's prompt caching guide). */
+const LONG_CACHE_MODELS = /^(gpt-5|gpt-4\.1)/;
 
 /**
  * A provider for OpenAI, streamed through the official SDK: the Chat Completions API by default,
@@ -67,6 +77,7 @@ export function openai(options: OpenAIOptions): Provider {
     baseURL: options.baseURL ?? processEnv().OPENAI_BASE_URL,
     maxTokens: options.maxTokens,
     reasoningEffort: options.reasoningEffort,
+    longCache: options.longCache ?? LONG_CACHE_MODELS.test(options.model),
     dangerouslyAllowBrowser: options.dangerouslyAllowBrowser,
     missingKeyMessage: "No OpenAI API key: set OPENAI_API_KEY or pass apiKey",
   });
@@ -86,5 +97,6 @@ function checkOpenAIOptions(options: OpenAIOptions): void {
   checkHttpUrl(where, "baseURL", options.baseURL, "https://api.openai.com/v1");
   checkInteger(where, "maxTokens", options.maxTokens, 1);
   checkOneOf(where, "reasoningEffort", options.reasoningEffort, ["minimal", "low", "medium", "high"]);
+  checkType(where, "longCache", options.longCache, "boolean");
   checkType(where, "dangerouslyAllowBrowser", options.dangerouslyAllowBrowser, "boolean");
 }

@@ -8,6 +8,11 @@ export interface ModelPrice {
   cacheRead?: number;
   /** Price of a token written to the prompt cache. Defaults to `input`. */
   cacheWrite?: number;
+  /**
+   * Price of a token written for the cache's longer lifetime (Anthropic's 1 hour: twice `input`).
+   * Defaults to `cacheWrite`.
+   */
+  cacheWriteLong?: number;
 }
 
 /**
@@ -17,14 +22,14 @@ export interface ModelPrice {
  */
 const prices = new Map<string, ModelPrice>(
   Object.entries({
-    "claude-opus-4-5": { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 },
-    "claude-opus-4-1": { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 },
-    "claude-opus-4": { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 },
-    "claude-sonnet-4-5": { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
-    "claude-sonnet-4": { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
-    "claude-3-7-sonnet": { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
-    "claude-haiku-4-5": { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 },
-    "claude-3-5-haiku": { input: 0.8, output: 4, cacheRead: 0.08, cacheWrite: 1 },
+    "claude-opus-4-5": { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25, cacheWriteLong: 10 },
+    "claude-opus-4-1": { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75, cacheWriteLong: 30 },
+    "claude-opus-4": { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75, cacheWriteLong: 30 },
+    "claude-sonnet-4-5": { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75, cacheWriteLong: 6 },
+    "claude-sonnet-4": { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75, cacheWriteLong: 6 },
+    "claude-3-7-sonnet": { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75, cacheWriteLong: 6 },
+    "claude-haiku-4-5": { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25, cacheWriteLong: 2 },
+    "claude-3-5-haiku": { input: 0.8, output: 4, cacheRead: 0.08, cacheWrite: 1, cacheWriteLong: 1.6 },
     "gpt-5": { input: 1.25, output: 10, cacheRead: 0.125 },
     "gpt-5-mini": { input: 0.25, output: 2, cacheRead: 0.025 },
     "gpt-5-nano": { input: 0.05, output: 0.4, cacheRead: 0.005 },
@@ -98,7 +103,11 @@ export function withCost(usage: Usage, model: string): Usage {
   const input = usage.input * perToken(price.input);
   const output = usage.output * perToken(price.output);
   const cacheRead = usage.cacheRead * perToken(price.cacheRead ?? price.input);
-  const cacheWrite = usage.cacheWrite * perToken(price.cacheWrite ?? price.input);
+  // Tokens written for the long lifetime cost more (Anthropic: 2× input, not 1.25×).
+  const long = Math.min(usage.cacheWriteLong ?? 0, usage.cacheWrite);
+  const cacheWrite =
+    (usage.cacheWrite - long) * perToken(price.cacheWrite ?? price.input) +
+    long * perToken(price.cacheWriteLong ?? price.cacheWrite ?? price.input);
   return {
     ...usage,
     cost: { input, output, cacheRead, cacheWrite, total: input + output + cacheRead + cacheWrite },

@@ -1,6 +1,7 @@
 import type { ProviderErrorKind } from "../core/provider.js";
 
 export type {
+  CacheRetention,
   ModelPlan,
   Provider,
   ProviderFailure,

@@ -150,7 +150,15 @@ function scriptedUsage(request: ProviderRequest, step: ScriptedStep): Usage {
   const output = step.usage?.output ?? Math.ceil(answerChars(step) / 4);
   const cacheRead = step.usage?.cacheRead ?? 0;
   const cacheWrite = step.usage?.cacheWrite ?? 0;
-  return { input, output, cacheRead, cacheWrite, totalTokens: input + output + cacheRead + cacheWrite };
+  const usage: Usage = {
+    input,
+    output,
+    cacheRead,
+    cacheWrite,
+    totalTokens: input + output + cacheRead + cacheWrite,
+  };
+  if (step.usage?.cacheWriteLong) usage.cacheWriteLong = step.usage.cacheWriteLong;
+  return usage;
 }
 
 /** Measured only when a step gives no usage of its own: it walks the whole request. */

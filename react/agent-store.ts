@@ -11,7 +11,7 @@ import type { AgentMessage } from "../core/messages.js";
 import type { PromptInput } from "../core/options.js";
 import type { RunOutcome } from "../core/run-outcome.js";
 import type { ToolResult } from "../core/tool.js";
-import { readTranscript } from "../machines/transcript.js";
+import { readTranscript } from "../rules/transcript.js";
 import { type AgentView, applyAgentEvent, emptyAgentView, type ToolCallView } from "./agent-view.js";
 
 /**

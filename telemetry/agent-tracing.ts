@@ -8,10 +8,12 @@ import {
   trace,
 } from "@opentelemetry/api";
 import type { AgentEvent, AgentEventOf } from "../core/events.js";
-import type { AssistantMessage, Usage } from "../core/messages.js";
+import type { AgentMessage, AssistantMessage, Usage } from "../core/messages.js";
+import { promptCacheReport } from "../core/cache-report.js";
 import type { AgentRuntime } from "../core/runtime.js";
 import { AM, ATTR, OPERATION, providerName } from "./attributes.js";
 import { assistantMessage, finishReason, resultText, toGenAiMessages } from "./genai-messages.js";
+import { spanContextOf, type WakeCause } from "./wake-cause.js";
 
 /** What {@link createAgentTracing} needs to know about the agent and where its spans go. */
 export interface AgentTracingSettings {
@@ -38,9 +40,17 @@ export interface AgentTracing {
    * when it does not exist yet.
    */
   toolSpan(call: { toolCallId: string; toolName: string; args: unknown }): Span;
+  /**
+   * The message `messageId` woke the agent for `cause`: the run that takes it links to the cause
+   * (and, when the run starts with it, carries `agent_machine.wake.source` and `.id`).
+   */
+  wokenBy(messageId: string, cause: WakeCause): void;
   /** Ends every open span (the agent was stopped mid-run). */
   close(): void;
 }
+
+/** Causes noted for messages not yet taken: a bound, so wakes an agent never takes cannot pile up. */
+const MAX_PENDING_CAUSES = 1_000;
 
 /**
  * Epoch milliseconds with sub-millisecond precision. Every span's start, end and events are stamped
@@ -61,6 +71,17 @@ export function toolErrorType(text: string, toolName: string): string {
   return "tool_error";
 }
 
+/** The run's prompt cache use (calls, hits, hit ratio), when any call reported one. */
+function cacheAttributes(messages: readonly AgentMessage[]): Record<string, number> {
+  const cache = promptCacheReport(messages);
+  if (!cache) return {};
+  return {
+    [AM.cacheCalls]: cache.calls,
+    [AM.cacheHits]: cache.hits,
+    [AM.cacheHitRatio]: cache.hitRatio,
+  };
+}
+
 /** `gen_ai.usage.*` for a usage: input tokens include the cached ones, as the conventions ask. */
 function usageAttributes(usage: Usage): Record<string, number> {
   return {
@@ -68,6 +89,7 @@ function usageAttributes(usage: Usage): Record<string, number> {
     [ATTR.outputTokens]: usage.output,
     [ATTR.cacheReadTokens]: usage.cacheRead,
     [ATTR.cacheCreationTokens]: usage.cacheWrite,
+    ...(usage.cacheWriteLong ? { [AM.cacheWriteLongTokens]: usage.cacheWriteLong } : {}),
   };
 }
 
@@ -96,13 +118,16 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
     ...(settings.conversationId !== undefined && { [ATTR.conversationId]: settings.conversationId }),
   };
 
-  let run: { span: Span; context: Context; turns: number } | undefined;
+  /** The run's span; `tookInput` once a user message of the run came (the first is what started it). */
+  let run: { span: Span; context: Context; turns: number; tookInput: boolean } | undefined;
   let chat: { span: Span; start: number } | undefined;
   /** When the next model call (or compaction) began: the turn's start, or the end of what came before. */
   let mark = now();
   let inTurn = false;
   const tools = new Map<string, { span: Span; toolName: string }>();
   const approvals = new Map<string, Span>();
+  /** What woke the agent, by the id of the message that will come in. */
+  let causes: Map<string, WakeCause> | undefined;
 
   const child = (name: string, kind: SpanKind, attributes: Record<string, unknown>, startTime?: number) =>
     tracer.startSpan(
@@ -132,7 +157,7 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
         JSON.stringify([{ type: "text", content: runtime.systemPrompt }]),
       );
     }
-    run = { span, context: trace.setSpan(parent ?? otelContext.active(), span), turns: 0 };
+    run = { span, context: trace.setSpan(parent ?? otelContext.active(), span), turns: 0, tookInput: false };
     mark = now();
   }
 
@@ -266,6 +291,7 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
     const { span } = run;
     span.setAttributes({
       ...usageAttributes(event.usage),
+      ...cacheAttributes(event.messages),
       [AM.endReason]: event.reason,
       [AM.turns]: run.turns,
     });
@@ -301,6 +327,22 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
     }
   }
 
+  /** A message the run takes that a wake brought: the run links to the wake's cause. */
+  function tookInput(messageId: string | undefined) {
+    if (!run) return;
+    const first = !run.tookInput;
+    run.tookInput = true;
+    const cause = messageId === undefined ? undefined : causes?.get(messageId);
+    if (!cause) return;
+    causes!.delete(messageId!);
+    const attributes = { [AM.wakeSource]: cause.source, [AM.wakeId]: cause.id };
+    // The run started with this message: it is what woke the agent. A wake taken mid-run (steered
+    // into it) only links.
+    if (first) run.span.setAttributes(attributes);
+    const context = spanContextOf(cause.traceparent);
+    if (context) run.span.addLink({ context, attributes });
+  }
+
   function handle(event: AgentEvent) {
     switch (event.type) {
       case "agent_start":
@@ -313,6 +355,7 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
         return;
       case "message_start":
         if (inTurn && event.message.role === "assistant") openChat(event.message);
+        else if (event.message.role === "user") tookInput(event.message.id);
         return;
       case "message_end":
         // A retried attempt's message is closed after its `retry`, which already ended its span.
@@ -387,6 +430,11 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
       }
     },
     toolSpan: (call) => startTool(call),
+    wokenBy(messageId, cause) {
+      causes ??= new Map();
+      if (causes.size >= MAX_PENDING_CAUSES) causes.delete(causes.keys().next().value!);
+      causes.set(messageId, cause);
+    },
     close() {
       if (!run) return;
       closeChildren();

@@ -4,12 +4,16 @@ import type { AgentEvent } from "../core/events.js";
 import type { AgentOptions } from "../core/options.js";
 import type { AgentRuntime } from "../core/runtime.js";
 import { type AgentTracing, createAgentTracing } from "./agent-tracing.js";
+import { traceparentOf, type WakeCause } from "./wake-cause.js";
 
 /** The instrumentation scope of our spans. */
 export const TRACER_NAME = "agent-machine";
 
 /** Every agent by its root actor: its tracing, or `null` when it is not traced. */
 const tracings = new WeakMap<object, AgentTracing | null>();
+
+/** Every traced agent by the object `createAgent` returned (its key never moves, unlike the actor's). */
+const agentTracings = new WeakMap<object, AgentTracing>();
 
 /**
  * Whether a real tracer provider is registered globally. Without one the API hands out no-op
@@ -117,10 +121,41 @@ export function attachTelemetry(agent: TracedAgent, options: AgentOptions): void
     ...(call && parent && { parentContext: () => trace.setSpan(ROOT_CONTEXT, parent.toolSpan(call)) }),
   });
   tracings.set(agent.actor, tracing);
+  agentTracings.set(agent.actor, tracing);
   agent.subscribe(
     (event) => tracing.handle(event),
     () => tracing.close(),
   );
+}
+
+/**
+ * Tells a traced agent what the message `messageId` it is about to take woke it for: the run that
+ * takes it gets a span link to the cause and `agent_machine.wake.*` attributes. A no-op for an
+ * agent that is not traced.
+ *
+ * @example
+ * ```ts
+ * noteWakeCause(agent, "event_gh_81", { source: "event", id: "gh_81", traceparent });
+ * ```
+ */
+export function noteWakeCause(agent: object, messageId: string, cause: WakeCause): void {
+  agentTracings.get(agent)?.wokenBy(messageId, cause);
+}
+
+/**
+ * The `traceparent` of the `execute_tool` span of the call `actor` runs (a tool's `ctx.actor`), when
+ * its agent is traced: what a result that comes later links back to.
+ *
+ * @example
+ * ```ts
+ * const traceparent = toolCallTraceparent(ctx.actor);
+ * ```
+ */
+export function toolCallTraceparent(actor: AnyActorRef | undefined): string | undefined {
+  if (!actor) return undefined;
+  const above = agentAbove(actor);
+  if (!above?.tracing || !above.call) return undefined;
+  return traceparentOf(above.tracing.toolSpan(above.call).spanContext());
 }
 
 /** A `true` environment variable; in a browser (no `process`), never. */

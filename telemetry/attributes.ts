@@ -38,7 +38,8 @@ export const OPERATION = {
 
 /**
  * Our own attributes and span events (no convention covers them yet), under `agent_machine.`.
- * Run outcome, compaction, retries, approvals, loop detection, sub-agents.
+ * Run outcome, compaction, retries, approvals, loop detection, sub-agents, what woke a run, the
+ * prompt cache.
  */
 export const AM = {
   endReason: "agent_machine.end_reason",
@@ -54,6 +55,12 @@ export const AM = {
   loopCount: "agent_machine.loop.count",
   loopAction: "agent_machine.loop.action",
   reason: "agent_machine.reason",
+  wakeSource: "agent_machine.wake.source",
+  wakeId: "agent_machine.wake.id",
+  cacheWriteLongTokens: "agent_machine.cache.write_long.input_tokens",
+  cacheCalls: "agent_machine.cache.calls",
+  cacheHits: "agent_machine.cache.hits",
+  cacheHitRatio: "agent_machine.cache.hit_ratio",
 } as const;
 
 /**

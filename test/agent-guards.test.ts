@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { AgentMessage, AssistantMessage } from "../index.js";
-import { newRun } from "../machines/agent.logic.js";
+import { newRun } from "../rules/agent.logic.js";
 import { initialContext } from "../machines/agent/context.js";
 import { agentGuards } from "../machines/agent/guards.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { AssistantMessage } from "../index.js";
-import { callsOf, hasCalls, newRun, openedRun } from "../machines/agent.logic.js";
+import { callsOf, hasCalls, newRun, openedRun } from "../rules/agent.logic.js";
 
 const assistant = (content: AssistantMessage["content"]): AssistantMessage => ({
   role: "assistant",

@@ -2,13 +2,13 @@
 // restore (block 2), then the same steps again with the assertions a reader relies on.
 import { readFileSync, writeFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createActor, waitFor } from "xstate";
 import { scripted } from "../index.js";
 import { expectValidTranscript } from "./helpers.js";
 import { writeDocExamples } from "./fixtures/doc-examples.js";
 
-const [app, run] = writeDocExamples("agents-together.md");
+const [app, run, handoffs, nestedApproval] = writeDocExamples("agents-together.md");
 // Block 2 imports block 1 under the name a reader would give it.
 writeFileSync(
   run!.file,
@@ -57,5 +57,23 @@ describe("docs/agents-together.md", () => {
     expectValidTranscript(revised.context.transcript);
     again.send({ type: "review.approve" });
     expect(again.getSnapshot().status).toBe("done");
+  });
+
+  it("the handoff and nested-approval examples run as written and print what they promise", async () => {
+    const log = vi.spyOn(console, "log").mockImplementation(() => {});
+    try {
+      await import(pathToFileURL(handoffs!.file).href);
+      expect(log.mock.calls[0]).toEqual(["main → billing: 3 messages, 1 crossed"]);
+      expect(log.mock.calls[1]![0]).toMatchObject({
+        role: "assistant",
+        content: [{ type: "text", text: "Refunded 20." }],
+      });
+      await import(pathToFileURL(nestedApproval!.file).href);
+      expect(log.mock.calls[2]![0]).toMatchObject({
+        content: [{ type: "text", text: "Done: 20 refunded." }],
+      });
+    } finally {
+      log.mockRestore();
+    }
   });
 });

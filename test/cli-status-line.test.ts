@@ -44,6 +44,29 @@ describe("the status line's session meter", () => {
     );
   });
 
+  it("shows the share of the current run's prompt read from the provider's cache, from the run's start", () => {
+    const meter = createSessionMeter({ maxContextTokens: 200_000 });
+    const cached = (input: number, cacheRead: number, cacheWrite: number): AssistantMessage => {
+      const message = answer(input, 100);
+      return {
+        ...message,
+        usage: { ...message.usage, cacheRead, cacheWrite, totalTokens: input + cacheRead + cacheWrite + 100 },
+      };
+    };
+    meter.handle({ type: "agent_start" });
+    meter.handle(end(cached(100, 0, 9_900)));
+    meter.handle(end(cached(200, 9_900, 0)));
+    // 9,900 of the run's 20,100 prompt tokens came from the cache.
+    expect(meter.runCache).toEqual({ promptTokens: 20_100, readTokens: 9_900, writeTokens: 9_900 });
+    expect(statusLine({ model: "m", meter, queued: 0 })).toBe(
+      "m · context 5.1% of 200k · 20.3k tokens · cache 49%",
+    );
+    // A new run starts its own count; a provider that reports no cache shows none.
+    meter.handle({ type: "agent_start" });
+    meter.handle(end(answer(1_000, 100)));
+    expect(statusLine({ model: "m", meter, queued: 0 })).not.toMatch(/cache/);
+  });
+
   it("compaction and a learned window move the percentage; a retried attempt costs but is not the context", () => {
     const meter = createSessionMeter({ maxContextTokens: 1000 });
     meter.handle(end(answer(800, 100)));

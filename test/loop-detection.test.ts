@@ -19,7 +19,7 @@ import {
   loopMayStop,
   recordToolResults,
   resolveLoopDetection,
-} from "../machines/loop-detection.logic.js";
+} from "../rules/loop-detection.logic.js";
 import { expectEventInvariants, expectValidTranscript, record, trace } from "./helpers.js";
 
 /** A tool that answers with a fixed text, or fails when `fail` is set. */

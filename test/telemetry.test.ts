@@ -14,7 +14,7 @@ import {
   type ScriptedStep,
   subAgentTool,
 } from "../index.js";
-import { ATTR, OPERATION } from "../telemetry/attributes.js";
+import { AM, ATTR, OPERATION } from "../telemetry/attributes.js";
 import { createTestTracing, everyValue, idOf, parentOf, spanTree } from "./fixtures/otel.js";
 
 const lookup = defineTool({
@@ -92,6 +92,29 @@ describe("OpenTelemetry traces", () => {
     const [failed] = byName(spans, "chat first-model");
     expect(failed!.attributes[ATTR.providerName]).toBe("anthropic");
     expect(failed!.events[0]!.attributes).toMatchObject({ "gen_ai.request.model": "second-model" });
+  });
+
+  it("the run span counts the prompt cache: calls, hits and the share of the prompt read from it", async () => {
+    const agent = createAgent({
+      provider: scripted([
+        {
+          toolCalls: [{ id: "c1", name: "lookup", arguments: { key: "a" } }],
+          usage: { input: 100, output: 5, cacheRead: 0, cacheWrite: 900 },
+        },
+        { text: "done", usage: { input: 100, output: 5, cacheRead: 900, cacheWrite: 0 } },
+      ]),
+      tools: [lookup],
+      telemetry: { tracerProvider: tracing.provider, agentName: "helper" },
+    });
+    await agent.prompt("question");
+    const [run] = byName(tracing.spans(), "invoke_agent helper");
+    expect(run!.attributes).toMatchObject({
+      [AM.cacheCalls]: 2,
+      [AM.cacheHits]: 1,
+      [AM.cacheHitRatio]: 900 / 2000,
+      [ATTR.cacheReadTokens]: 900,
+      [ATTR.cacheCreationTokens]: 900,
+    });
   });
 
   it("draws a run with a retry, parallel calls, a failing call and a sub-agent as one tree", async () => {

@@ -218,7 +218,7 @@ describe("subAgentTool", () => {
 });
 
 describe("subAgentTool permissions", () => {
-  it("denies a child's call that would ask for approval instead of hanging", async () => {
+  it("a child's call that would ask for approval waits for the parent's answer; a deny reaches the child's model", async () => {
     const { createPermissions } = await import("../index.js");
     let ran = false;
     const mutate = defineTool({
@@ -241,12 +241,20 @@ describe("subAgentTool permissions", () => {
     expect(researcher.readOnly).toBe(false);
     const parent = createAgent({ provider: parentScript("change it"), tools: [researcher] });
     const events = recordEvents(parent);
+    parent.events$.subscribe((e) => {
+      if (e.type === "approval_requested") parent.deny(e.toolCallId, "not today");
+    });
     await parent.prompt("go");
     expect(ran).toBe(false);
+    expect(events.find((e) => e.type === "approval_requested")).toMatchObject({
+      toolName: "mutate",
+      path: ["call_sub", expect.any(String)],
+      agents: ["researcher-call_sub"],
+    });
     const childSaw = childProvider.requests[1]!.messages.find(
       (m) => m.role === "toolResult",
     ) as ToolResultMessage;
-    expect(textOf(childSaw)).toMatch(/^The user denied this tool call: a sub-agent cannot ask for approval/);
+    expect(textOf(childSaw)).toMatch(/^The user denied this tool call: not today/);
     const end = events.find((e) => e.type === "tool_execution_end")!;
     expect(textOf(end.result)).toBe("could not change it");
   });
@@ -267,7 +275,11 @@ describe("a sub-agent never has more rights than its parent", () => {
     return { tool, written };
   }
 
-  async function delegateWrite(parentPermissions: unknown, childPermissions?: unknown) {
+  async function delegateWrite(
+    parentPermissions: unknown,
+    childPermissions?: unknown,
+    answer?: (parent: ReturnType<typeof createAgent>, toolCallId: string) => void,
+  ) {
     const { tool, written } = writer();
     const childProvider = scripted([
       { toolCalls: [{ name: "write_file", arguments: { path: "src/a.ts" } }] },
@@ -287,6 +299,9 @@ describe("a sub-agent never has more rights than its parent", () => {
       provider: parentScript("write src/a.ts"),
       tools: [helper],
       permissions: parentPermissions as never,
+    });
+    parent.events$.subscribe((e) => {
+      if (e.type === "approval_requested") answer?.(parent, e.toolCallId);
     });
     await parent.prompt("go");
     const childSaw = childProvider.requests[1]?.messages.find((m) => m.role === "toolResult") as
@@ -335,20 +350,29 @@ describe("a sub-agent never has more rights than its parent", () => {
     expect(allowedByBoth.written).toEqual(["src/a.ts"]);
   });
 
-  it("a call the parent would ask about is refused in the child (no one can answer there)", async () => {
+  it("a call the parent would ask about waits in the child for the parent's answer", async () => {
     const { createPermissions } = await import("../index.js");
-    const { written, childSaw } = await delegateWrite(
+    const denied = await delegateWrite(
       createPermissions({ mode: "default" }),
       createPermissions({ mode: "bypass" }),
+      (parent, id) => parent.deny(id, "no writes"),
     );
-    expect(written).toEqual([]);
-    expect(childSaw).toMatch(/^The user denied this tool call: a sub-agent cannot ask for approval/);
+    expect(denied.written).toEqual([]);
+    expect(denied.childSaw).toMatch(/^The user denied this tool call: no writes/);
+    const approved = await delegateWrite(
+      createPermissions({ mode: "default" }),
+      createPermissions({ mode: "bypass" }),
+      (parent, id) => parent.approve(id),
+    );
+    expect(approved.written).toEqual(["src/a.ts"]);
   });
 
   it("the parent's rules are read live: an 'always' answer given later applies to the next delegation", async () => {
     const { createPermissions } = await import("../index.js");
     const permissions = createPermissions({ mode: "default" });
-    expect((await delegateWrite(permissions)).written).toEqual([]);
+    expect((await delegateWrite(permissions, undefined, (parent, id) => parent.deny(id))).written).toEqual(
+      [],
+    );
     permissions.allowAlways("write_file");
     expect((await delegateWrite(permissions)).written).toEqual(["src/a.ts"]);
   });

@@ -11,7 +11,7 @@ import {
   type ProviderRequest,
   scripted,
 } from "../index.js";
-import { appendToTranscript, readTranscript, transcriptTokens } from "../machines/transcript.js";
+import { appendToTranscript, readTranscript, transcriptTokens } from "../rules/transcript.js";
 import { sleepTool } from "./helpers.js";
 
 // The transcript grows without a copy per message; what users and tests read must still behave

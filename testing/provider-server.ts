@@ -77,6 +77,8 @@ export interface AnthropicCacheUsage {
   input_tokens: number;
   cache_read_input_tokens: number;
   cache_creation_input_tokens: number;
+  /** The cache writes per lifetime, as the API reports them beside the total. */
+  cache_creation: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
 }
 
 /** Token estimate of the fixture server: one token per 4 characters of JSON. */
@@ -90,52 +92,75 @@ function withoutCacheControl(value: unknown): unknown {
   return rest;
 }
 
+/** Anthropic's cache lifetimes: `cache_control.ttl` "1h", else 5 minutes. */
+const ANTHROPIC_TTL_MS = { "5m": 5 * 60_000, "1h": 60 * 60_000 } as const;
+
 /**
  * Anthropic's prompt cache, modelled: the prompt is the sequence tools → system → message blocks.
  * Every block marked with `cache_control` is a breakpoint; the longest breakpoint prefix that an
- * earlier request wrote is billed as cache read, the rest up to the last breakpoint as cache write
- * (and stored), everything after it as plain input. Prefixes shorter than `minTokens` are not cached.
+ * earlier request wrote, and that has not expired, is billed as cache read (which refreshes its
+ * lifetime), the rest up to the last breakpoint as cache write (and stored for the breakpoint's
+ * `ttl`: "1h", else 5 minutes), everything after it as plain input. Prefixes shorter than
+ * `minTokens` are not cached. `now` is the clock of the lifetimes (a test's fake clock).
  */
 export class AnthropicPromptCache {
-  private readonly written = new Set<string>();
-  constructor(private readonly minTokens = 0) {}
+  /** Each written prefix's hash, and when it expires. */
+  private readonly written = new Map<string, number>();
+  constructor(
+    private readonly minTokens = 0,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   bill(body: any): AnthropicCacheUsage {
-    const blocks: { json: unknown; breakpoint: boolean }[] = [];
-    for (const tool of body.tools ?? [])
-      blocks.push({ json: withoutCacheControl(tool), breakpoint: !!tool.cache_control });
+    const blocks: { json: unknown; ttl: keyof typeof ANTHROPIC_TTL_MS | undefined }[] = [];
+    const push = (json: unknown, block: any) =>
+      blocks.push({
+        json,
+        ttl: block.cache_control ? (block.cache_control.ttl === "1h" ? "1h" : "5m") : undefined,
+      });
+    for (const tool of body.tools ?? []) push(withoutCacheControl(tool), tool);
     const system =
       typeof body.system === "string" ? [{ type: "text", text: body.system }] : (body.system ?? []);
-    for (const block of system)
-      blocks.push({ json: withoutCacheControl(block), breakpoint: !!block.cache_control });
+    for (const block of system) push(withoutCacheControl(block), block);
     for (const message of body.messages ?? []) {
       const content =
         typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content;
       content.forEach((block: any, i: number) => {
         const json =
           i === 0 ? { role: message.role, block: withoutCacheControl(block) } : withoutCacheControl(block);
-        blocks.push({ json, breakpoint: !!block.cache_control });
+        push(json, block);
       });
     }
+    const now = this.now();
     let hash = "";
     let tokens = 0;
     let readTokens = 0;
-    let lastBreakpointTokens = 0;
-    const breakpointHashes: string[] = [];
+    const breakpoints: { hash: string; tokens: number; ttl: keyof typeof ANTHROPIC_TTL_MS }[] = [];
     for (const block of blocks) {
       hash = createHash("sha256").update(hash).update(JSON.stringify(block.json)).digest("hex");
       tokens += estimateTokens(block.json);
-      if (!block.breakpoint || tokens < this.minTokens) continue;
-      breakpointHashes.push(hash);
-      lastBreakpointTokens = tokens;
-      if (this.written.has(hash)) readTokens = tokens;
+      if (!block.ttl || tokens < this.minTokens) continue;
+      breakpoints.push({ hash, tokens, ttl: block.ttl });
+      const expires = this.written.get(hash);
+      if (expires !== undefined && expires > now) readTokens = tokens;
     }
-    for (const h of breakpointHashes) this.written.add(h);
-    const writeTokens = Math.max(0, lastBreakpointTokens - readTokens);
+    const written = { "5m": 0, "1h": 0 };
+    let before = 0;
+    for (const point of breakpoints) {
+      this.written.set(
+        point.hash,
+        Math.max(this.written.get(point.hash) ?? 0, now + ANTHROPIC_TTL_MS[point.ttl]),
+      );
+      // The segment up to this breakpoint, past what was read, is written with its lifetime.
+      written[point.ttl] += Math.max(0, point.tokens - Math.max(before, readTokens));
+      before = point.tokens;
+    }
+    const writeTokens = written["5m"] + written["1h"];
     return {
       input_tokens: tokens - readTokens - writeTokens,
       cache_read_input_tokens: readTokens,
       cache_creation_input_tokens: writeTokens,
+      cache_creation: { ephemeral_5m_input_tokens: written["5m"], ephemeral_1h_input_tokens: written["1h"] },
     };
   }
 }
@@ -190,12 +215,14 @@ export async function startProviderServer(
      * Bedrock runtime client speaks. A reset then ends the whole HTTP/2 session.
      */
     http2?: boolean;
+    /** The clock of the Anthropic prompt cache's lifetimes (a test's fake clock). Default `Date.now`. */
+    now?: () => number;
   } = {},
 ): Promise<ProviderFixtureServer> {
   const queue: ReplySource[] = [];
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
-  const cache = new AnthropicPromptCache(options.cacheMinTokens ?? 0);
+  const cache = new AnthropicPromptCache(options.cacheMinTokens ?? 0, options.now);
   const state: { fallback: ((request: RecordedRequest) => FixtureReply) | undefined } = {
     fallback: undefined,
   };

@@ -1,10 +1,4 @@
-import {
-  Client,
-  SSEClientTransport,
-  StreamableHTTPClientTransport,
-  type VersionNegotiationMode,
-} from "@modelcontextprotocol/client";
-import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import type { Client, VersionNegotiationMode } from "@modelcontextprotocol/client";
 import { z } from "zod";
 import type { ImageContent, TextContent } from "../core/messages.js";
 import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
@@ -249,6 +243,10 @@ function negotiationMode(choice: McpProtocolChoice | undefined): VersionNegotiat
 
 async function connect(options: McpStdioOptions | McpUrlOptions): Promise<Client> {
   const mode = negotiationMode(options.protocol);
+  // The MCP SDK (with its JSON Schema validator) is loaded when a server is connected, not when
+  // agent-machine is imported: most agents use no MCP server, and a cold start pays for each module.
+  const { Client, SSEClientTransport, StreamableHTTPClientTransport } =
+    await import("@modelcontextprotocol/client");
   const newClient = (negotiate: VersionNegotiationMode = mode) =>
     new Client(
       { name: options.clientName ?? "agent-machine", version: "0.1.0" },
@@ -256,6 +254,7 @@ async function connect(options: McpStdioOptions | McpUrlOptions): Promise<Client
     );
   const client = newClient();
   if ("command" in options) {
+    const { StdioClientTransport } = await import("@modelcontextprotocol/client/stdio");
     const transport = new StdioClientTransport({
       command: options.command,
       args: options.args,

@@ -4,7 +4,7 @@ import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { basename } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { type WebSocket, WebSocketServer } from "ws";
+import type { WebSocket } from "ws";
 import { toolCallMachine } from "../actors/tool-call.machine.js";
 import type { Agent } from "../agent/create-agent.js";
 import { agentMachine } from "../machines/agent.machine.js";
@@ -113,6 +113,8 @@ export async function visualize(agent: Agent, options: VisualizeOptions = {}): P
     stopFollowing();
     throw error;
   }
+  // ws is loaded when a page is served, not with agent-machine: a cold start pays for each module.
+  const { WebSocketServer } = await import("ws");
   const wss = new WebSocketServer({ noServer: true, maxPayload: maxCommandBytes });
   site.server.on("upgrade", (request, socket, head) => {
     if (pathOf(request) !== "/ws" || !site.trusted(request) || !site.authorized(request)) {

@@ -1,6 +1,6 @@
 // The parts of the Stately inspector hook-up that run in a browser: the sanitizers and
 // `createStatelyBrowserInspector`. Nothing here imports from Node (the `agent-machine/browser` entry).
-import { createBrowserInspector, type StatelyInspectionEvent } from "@statelyai/inspect";
+import type { StatelyInspectionEvent } from "@statelyai/inspect";
 import type { AnyEventObject, InspectionEvent, MachineContext, Observer } from "xstate";
 import { type SanitizeOptions, sanitize } from "./sanitize.js";
 
@@ -143,6 +143,8 @@ export async function createStatelyBrowserInspector(
       "createStatelyBrowserInspector needs a browser window; in Node use createStatelyInspector()",
     );
   }
+  // Loaded on first use: the browser entry (and a page's first paint) should not carry the inspector.
+  const { createBrowserInspector } = await import("@statelyai/inspect");
   const sanitizers = inspectorSanitizers(options);
   const inspector = createBrowserInspector({
     ...sanitizers,

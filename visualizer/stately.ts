@@ -1,7 +1,7 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage } from "node:http";
 import type { StatelyInspectionEvent } from "@statelyai/inspect";
-import { WebSocket, WebSocketServer } from "ws";
+import type { WebSocket } from "ws";
 import type { AnyActorRef, InspectionEvent, Observer, Subscription } from "xstate";
 import { type Agent, followActors } from "../agent/create-agent.js";
 import {
@@ -110,6 +110,8 @@ export async function createInspectorRelay(options: InspectorRelayOptions = {}):
       })
       .end(bridgePage(wsUrl(), inspectorUrl));
   });
+  // ws is loaded when a relay starts, not with agent-machine: a cold start pays for each module.
+  const { WebSocketServer } = await import("ws");
   const wss = new WebSocketServer({ noServer: true, maxPayload: 16 * 1024 * 1024 });
   server.on("upgrade", (request, socket, head) => {
     if (!trusted(request) || !authorized(request)) return void socket.end("HTTP/1.1 403 Forbidden\r\n\r\n");
@@ -307,7 +309,7 @@ export async function createStatelyInspector(
     ? undefined
     : await createInspectorRelay({ port: options.port ?? 0, inspectorUrl: options.inspectorUrl });
   const relayUrl = options.relayUrl ?? relay!.wsUrl;
-  const adapter = new RelaySocketAdapter(relayUrl);
+  const adapter = new RelaySocketAdapter(relayUrl, (await import("ws")).WebSocket);
   const sanitizers = inspectorSanitizers(options);
   const inspector = createInspector(adapter, { ...sanitizers, autoStart: false });
   inspector.start();
@@ -362,11 +364,14 @@ class RelaySocketAdapter {
   private stopped = false;
   private retry: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(private readonly url: string) {}
+  constructor(
+    private readonly url: string,
+    private readonly Socket: typeof WebSocket,
+  ) {}
 
   start(): void {
     if (this.stopped || this.socket) return;
-    const socket = new WebSocket(this.url);
+    const socket = new this.Socket(this.url);
     this.socket = socket;
     socket.on("open", () => {
       for (const data of this.queue.splice(0)) socket.send(data);
@@ -388,7 +393,7 @@ class RelaySocketAdapter {
     if (this.stopped) return;
     // The machine definition is one long string; contexts and events were already cut by the sanitizers.
     const data = JSON.stringify(sanitizeInspectionEvent(event)) ?? "null";
-    if (this.socket?.readyState === WebSocket.OPEN) this.socket.send(data);
+    if (this.socket?.readyState === this.Socket.OPEN) this.socket.send(data);
     else {
       this.queue.push(data);
       if (this.queue.length > 5_000) this.queue.shift();
@@ -401,13 +406,13 @@ class RelaySocketAdapter {
     clearTimeout(this.retry);
     const socket = this.socket;
     if (!socket) return;
-    if (socket.readyState === WebSocket.CONNECTING) {
+    if (socket.readyState === this.Socket.CONNECTING) {
       await new Promise<void>((resolve) => {
         socket.once("open", () => resolve());
         socket.once("close", () => resolve());
       });
     }
-    if (socket.readyState === WebSocket.OPEN) {
+    if (socket.readyState === this.Socket.OPEN) {
       for (const data of this.queue.splice(0)) socket.send(data);
       await new Promise<void>((resolve) => {
         socket.once("close", () => resolve());

@@ -5,7 +5,7 @@ import type { AgentEvent, AgentEventOf } from "../core/events.js";
 import { type AgentContext, agentMachine } from "../machines/agent.machine.js";
 import { isToolCallOf } from "../machines/tool-call-actors.js";
 import { toolExecutionMachine } from "../machines/tool-execution.machine.js";
-import { SKIPPED_TEXT } from "../machines/tool-execution.logic.js";
+import { SKIPPED_TEXT } from "../rules/tool-execution.logic.js";
 import { type SanitizeOptions, sanitize } from "./sanitize.js";
 
 /**

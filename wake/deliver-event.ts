@@ -1,5 +1,6 @@
 import type { WakeDelivery, WakeQueue } from "./deliver-wake.js";
 import { deliverWake } from "./deliver-wake.js";
+import { activeTraceparent } from "../telemetry/wake-cause.js";
 import { ScheduleError } from "./schedule-spec.js";
 import type { AgentDirectory } from "./scheduler.js";
 
@@ -12,6 +13,11 @@ export interface AgentEventInput {
   text: string;
   /** `steer` (the default: taken after the current turn) or `followUp` (taken when the run would stop). */
   queue?: Exclude<WakeQueue, "prompt">;
+  /**
+   * The sender's W3C `traceparent` (e.g. the webhook request's header): the woken run's span links
+   * to it. Default: the span active when `deliverEvent` is called. Text that is not one is ignored.
+   */
+  traceparent?: string;
 }
 
 /** Thrown for an event that cannot be delivered: an unknown agent, no id, no text. Nothing was queued. */
@@ -51,7 +57,13 @@ export async function deliverEvent(
   if (!agent) throw new WakeEventError(`no agent "${event.agentId}"; the event was not delivered`);
   return deliverWake(
     agent,
-    { id: `event_${event.id}`, text: event.text, source: "event", queue },
+    {
+      id: `event_${event.id}`,
+      text: event.text,
+      source: "event",
+      queue,
+      cause: { id: event.id, traceparent: event.traceparent ?? activeTraceparent() },
+    },
     onRunError,
   );
 }

@@ -1,16 +1,24 @@
+import { context as otelContext, ROOT_CONTEXT } from "@opentelemetry/api";
 import type { Agent } from "../agent/agent.js";
 import type { MessageSource, UserMessage } from "../core/messages.js";
+import { noteWakeCause } from "../telemetry/attach.js";
 
 /** Which queue a wake message joins: a new run's prompt, the follow-up queue, or the steering queue. */
 export type WakeQueue = "prompt" | "followUp" | "steer";
 
 /** A message that wakes an agent: its id makes delivering it twice a no-op. */
 export interface WakeMessage {
-  /** Unique per wake (a schedule's slot, a sender's event id): the message's id in the transcript. */
+  /** Unique per wake (a schedule's slot, a sender's event id, a late result's handle): the message's id in the transcript. */
   id: string;
-  text: string;
-  source: Extract<MessageSource, "schedule" | "event">;
+  /** What the agent reads: text, or text and images (a late result's). */
+  text: UserMessage["content"];
+  source: Extract<MessageSource, "schedule" | "event" | "laterResult">;
   queue: WakeQueue;
+  /**
+   * What woke the agent, for its traces: the schedule's id, the sender's event id or the handle,
+   * and the causing span (`traceparent`). The run that takes the message links to it.
+   */
+  cause?: { id: string; traceparent?: string };
 }
 
 /** What {@link deliverWake} did: `duplicate` when a message with that id had already reached the agent. */
@@ -41,11 +49,16 @@ export function deliverWake(
     source: wake.source,
     timestamp: Date.now(),
   };
+  if (wake.cause) noteWakeCause(agent, wake.id, { source: wake.source, ...wake.cause });
   const report = (error: unknown) => onRunError(error instanceof Error ? error : new Error(String(error)));
   // On an idle agent every queue means the same: a run that starts with the message (a queued
   // message and continue() would need a transcript to continue from).
   if (agent.state === "idle") {
-    agent.prompt(message).catch(report);
+    // A timer's callback runs in the context of whoever armed it (an app's request, days ago): a run
+    // a schedule or a late result wakes is a trace of its own, linked to its cause. An event's run
+    // stays below the span that delivers it, as any prompt does.
+    if (wake.source === "event") agent.prompt(message).catch(report);
+    else otelContext.with(ROOT_CONTEXT, () => agent.prompt(message)).catch(report);
     return "delivered";
   }
   if (wake.queue === "steer") agent.steer(message);

@@ -1,6 +1,6 @@
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import type { ScheduleRecord, ScheduleStore } from "./schedule-store.js";
+import type { ScheduleStore, WakeRecord } from "./schedule-store.js";
 
 /**
  * A store in one JSON file, written whole to a temporary file and renamed over the old one, so a
@@ -14,40 +14,62 @@ import type { ScheduleRecord, ScheduleStore } from "./schedule-store.js";
  * ```
  */
 export function createFileScheduleStore(path: string): ScheduleStore {
-  const records = new Map<string, ScheduleRecord>();
+  const records = new Map<string, WakeRecord>();
   let writing: Promise<void> = Promise.resolve();
+  // The file is read once, before anything else: the scheduler and the late results share the
+  // store, and a second `load` returns what is held, their writes included.
+  let loaded: Promise<void> | undefined;
+  const ensureLoaded = async () => {
+    loaded ??= readAll(path).then((read) => {
+      for (const record of read) records.set(record.id, record);
+    });
+    try {
+      await loaded;
+    } catch (error) {
+      loaded = undefined;
+      throw error;
+    }
+  };
   const save = () => {
     const text = JSON.stringify([...records.values()], null, 1);
-    writing = writing.then(async () => {
-      await mkdir(dirname(path), { recursive: true });
-      const temporary = `${path}.${process.pid}.tmp`;
-      await writeFile(temporary, text, { mode: 0o600 });
-      await rename(temporary, path);
-    });
+    // A failed write does not stop the ones after it (each writes every record).
+    writing = writing
+      .catch(() => {})
+      .then(async () => {
+        await mkdir(dirname(path), { recursive: true });
+        const temporary = `${path}.${process.pid}.tmp`;
+        await writeFile(temporary, text, { mode: 0o600 });
+        await rename(temporary, path);
+      });
     return writing;
   };
   return {
     async load() {
-      let text: string;
-      try {
-        text = await readFile(path, "utf8");
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-        throw error;
-      }
-      const parsed: unknown = JSON.parse(text);
-      if (!Array.isArray(parsed)) throw new Error(`${path}: not a list of schedules`);
-      records.clear();
-      for (const record of parsed as ScheduleRecord[]) records.set(record.id, record);
+      await ensureLoaded();
       return [...records.values()].map((record) => structuredClone(record));
     },
-    put(record) {
+    async put(record) {
+      await ensureLoaded();
       records.set(record.id, structuredClone(record));
       return save();
     },
-    delete(id) {
+    async delete(id) {
+      await ensureLoaded();
       records.delete(id);
       return save();
     },
   };
+}
+
+async function readAll(path: string): Promise<WakeRecord[]> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw error;
+  }
+  const parsed: unknown = JSON.parse(text);
+  if (!Array.isArray(parsed)) throw new Error(`${path}: not a list of schedules`);
+  return parsed as WakeRecord[];
 }

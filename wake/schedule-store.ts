@@ -1,3 +1,4 @@
+import type { LaterResultRecord } from "./later-record.js";
 import type { StoredWhen } from "./schedule-spec.js";
 
 /**
@@ -29,11 +30,26 @@ export interface ScheduleRecord {
   nextAt?: number;
   /** Slots fired so far. */
   runs: number;
+  /** The span that made the schedule (W3C `traceparent`): each run it wakes links to it. */
+  traceparent?: string;
 }
 
 /**
- * Where schedules outlive the process. `load` is called once by `scheduler.start()`; `put` and
- * `delete` after each change, awaited before the change is reported done.
+ * What a {@link ScheduleStore} keeps: schedules, and the pending handles of tools that answer later
+ * (`kind: "laterResult"`), so one store brings both back after a restart.
+ *
+ * @example
+ * ```ts
+ * const store: ScheduleStore = { load: () => db.all(), put: (record: WakeRecord) => db.upsert(record.id, record), delete: (id) => db.remove(id) };
+ * ```
+ */
+export type WakeRecord = ScheduleRecord | LaterResultRecord;
+
+/**
+ * Where schedules (and the handles of tools that answer later) outlive the process. `load` is
+ * called by `scheduler.start()` and `laterResults.start()` (each takes its own kind of record);
+ * `put` and `delete` after each change, awaited before the change is reported done. Ids are unique
+ * across both kinds (handles start with `later_`, which a schedule's id may not).
  *
  * @example
  * ```ts
@@ -42,9 +58,21 @@ export interface ScheduleRecord {
  * ```
  */
 export interface ScheduleStore {
-  load(): Promise<ScheduleRecord[]> | ScheduleRecord[];
-  put(record: ScheduleRecord): Promise<void> | void;
+  load(): Promise<WakeRecord[]> | WakeRecord[];
+  put(record: WakeRecord): Promise<void> | void;
   delete(id: string): Promise<void> | void;
+}
+
+/**
+ * Whether a stored record is a schedule (not a late result's handle).
+ *
+ * @example
+ * ```ts
+ * const schedules = (await store.load()).filter(isScheduleRecord);
+ * ```
+ */
+export function isScheduleRecord(record: WakeRecord): record is ScheduleRecord {
+  return (record as { kind?: unknown }).kind !== "laterResult";
 }
 
 /**
@@ -57,9 +85,9 @@ export interface ScheduleStore {
  * ```
  */
 export function createMemoryScheduleStore(): ScheduleStore & {
-  readonly records: Map<string, ScheduleRecord>;
+  readonly records: Map<string, WakeRecord>;
 } {
-  const records = new Map<string, ScheduleRecord>();
+  const records = new Map<string, WakeRecord>();
   return {
     records,
     load: () => [...records.values()].map((record) => structuredClone(record)),

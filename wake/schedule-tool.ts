@@ -1,5 +1,6 @@
 import * as z from "zod";
 import type { Tool } from "../core/tool.js";
+import { toolCallTraceparent } from "../telemetry/attach.js";
 import { defineTool } from "../tools/define-tool.js";
 import { ScheduleError, type ScheduleWhen } from "./schedule-spec.js";
 import type { Schedule, Scheduler } from "./scheduler.js";
@@ -59,7 +60,7 @@ export function createScheduleTool(options: ScheduleToolOptions): Tool {
       "Schedules a time for you to wake up and be told a message (a reminder, a check to do later), " +
       "lists your scheduled wake-ups, or cancels one.",
     parameters,
-    async execute(args) {
+    async execute(args, ctx) {
       if (args.action === "list") {
         const mine = scheduler.list(agentId);
         return mine.length === 0 ? "No wake-ups scheduled." : mine.map(describe).join("\n");
@@ -80,6 +81,8 @@ export function createScheduleTool(options: ScheduleToolOptions): Tool {
         agentId,
         message: args.message,
         createdBy: "agent",
+        // The runs it wakes link to this call.
+        traceparent: toolCallTraceparent(ctx.actor),
       });
       return `Scheduled: ${describe(schedule)}`;
     },

@@ -8,8 +8,10 @@ import {
   type ScheduleStore,
   type WakeAs,
   createMemoryScheduleStore,
+  isScheduleRecord,
 } from "./schedule-store.js";
 import { createSlotQueue } from "./slot-queue.js";
+import { activeTraceparent } from "../telemetry/wake-cause.js";
 
 /** Finds an agent by id: a `Map<string, Agent>` is one; so is a function of a store that makes agents on demand. */
 export interface AgentDirectory {
@@ -31,6 +33,11 @@ export type ScheduleInput = ScheduleWhen & {
   /** Your own id (unique); default a random one. */
   id?: string;
   createdBy?: "app" | "agent";
+  /**
+   * The span that made the schedule (W3C `traceparent`): every run a slot wakes links to it.
+   * Default: the span active when `schedule` is called.
+   */
+  traceparent?: string;
 };
 
 /** One slot the scheduler handled: delivered, a duplicate of one the agent already had, or skipped by the missed-run policy. */
@@ -196,7 +203,13 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       try {
         delivery = deliverWake(
           agent,
-          { id: `wake_${record.id}_${slot}`, text: record.message, source: "schedule", queue: record.as },
+          {
+            id: `wake_${record.id}_${slot}`,
+            text: record.message,
+            source: "schedule",
+            queue: record.as,
+            cause: { id: record.id, traceparent: record.traceparent },
+          },
           (error) => options.onError?.(error, record),
         );
       } catch (error) {
@@ -229,6 +242,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     async start() {
       if (started) return;
       for (const record of await store.load()) {
+        if (!isScheduleRecord(record)) continue; // a late result's handle: createLaterResults' own
         records.set(record.id, record);
         enqueue(record);
       }
@@ -250,6 +264,11 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       }
       const id = input.id ?? `sch_${crypto.randomUUID()}`;
       if (records.has(id)) throw new ScheduleError(`a schedule "${id}" exists already`);
+      if (id.startsWith("later_")) {
+        throw new ScheduleError(
+          `a schedule's id may not start with "later_" (the store's late results use it)`,
+        );
+      }
       const { stored, first } = checkWhen(input, Date.now());
       if (!(await options.agents.get(input.agentId))) throw new ScheduleError(`no agent "${input.agentId}"`);
       const record: ScheduleRecord = {
@@ -264,6 +283,8 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         nextAt: first,
         runs: 0,
       };
+      const traceparent = input.traceparent ?? activeTraceparent();
+      if (traceparent !== undefined) record.traceparent = traceparent;
       await store.put(record);
       records.set(id, record);
       enqueue(record);

@@ -1,6 +1,7 @@
 import { setup } from "xstate";
 import type { AgentEvent } from "../../core/events.js";
 import { compactionActions } from "./actions/compaction.js";
+import { handoffActions } from "./actions/handoff.js";
 import { modelAnswerActions } from "./actions/model-answer.js";
 import { outputActions } from "./actions/output.js";
 import { queueActions } from "./actions/queues.js";
@@ -38,5 +39,6 @@ export const agentSetup = setup({
     ...modelAnswerActions,
     ...toolCallActions,
     ...outputActions,
+    ...handoffActions,
   },
 });

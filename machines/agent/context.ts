@@ -12,7 +12,7 @@ import type {
   QueueMode,
   ToolExecutionStrategy,
 } from "../../core/options.js";
-import { newRun, noItems, type RunState } from "../agent.logic.js";
+import { newRun, noItems, type RunState } from "../../rules/agent.logic.js";
 import type { GroupDoneEvent } from "../tool-execution.machine.js";
 
 export interface AgentMachineInput {
@@ -27,6 +27,11 @@ export interface AgentMachineInput {
   limits?: AgentLimits;
   /** The worst-case prices of a model call, when a cost limit is set. */
   costModel?: CallCostModel;
+  /**
+   * With `costModel`: the USD the agent spent before this actor (its spend store's record, or what
+   * the transcript it starts from cost), so a reload does not start its life's budget again.
+   */
+  spentUsd?: number;
   /** Loop detection thresholds, or `false` for none; absent = the defaults. */
   loopDetection?: LoopDetectionOptions | false;
   /**
@@ -64,6 +69,8 @@ export interface AgentContext {
    */
   costModel?: CallCostModel;
   spentUsd?: number;
+  /** With handoffs: the name of the active agent (absent: the main one, and no handoff yet). */
+  activeAgent?: string;
 }
 
 export type AgentMachineEvent =
@@ -122,7 +129,7 @@ export function initialContext(input: AgentMachineInput): AgentContext {
       run: newRun(),
       // Only when set: the context's shape (and so the snapshot version) stays that of older releases.
       ...(input.loopDetection !== undefined && { loopDetection: input.loopDetection }),
-      ...(input.costModel !== undefined && { costModel: input.costModel, spentUsd: 0 }),
+      ...(input.costModel !== undefined && { costModel: input.costModel, spentUsd: input.spentUsd ?? 0 }),
     }
   );
 }

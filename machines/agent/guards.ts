@@ -2,19 +2,22 @@ import type { CompactionResult } from "../../context/compact.js";
 import { tokensOverBudget } from "../../context/compact.js";
 import { estimateMessageTokens, estimateTokens } from "../../context/tokens.js";
 import { withLearnedWindow } from "../../context/context-window.js";
-import { hasCalls, isTruncated } from "../agent.logic.js";
+import { hasCalls, isTruncated } from "../../rules/agent.logic.js";
 import {
+  costVerdict,
   type LimitVerdict,
   limitNotice,
   limitVerdict,
   nextCallTokens,
   nextPromptTokens,
   type RunSpend,
-} from "../limit-answer.logic.js";
+} from "../../rules/limit-answer.logic.js";
 import { type CallCostModel, worstCaseCallUsd } from "../../providers/call-cost.js";
-import { loopMayStop, resolveLoopDetection } from "../loop-detection.logic.js";
-import { transcriptTokens } from "../transcript.js";
+import { loopMayStop, resolveLoopDetection } from "../../rules/loop-detection.logic.js";
+import { transcriptTokens } from "../../rules/transcript.js";
 import type { AgentContext, StreamDone } from "./context.js";
+import type { ToolResultMessage } from "../../core/messages.js";
+import { handoffIn } from "../../rules/handoff.logic.js";
 
 type Args = { context: AgentContext };
 
@@ -44,6 +47,21 @@ export const agentGuards = {
   /** After an overflow, a compaction that found nothing to remove: the same request would be refused. */
   compactionCannotHelp: ({ context }: Args, output: CompactionResult | undefined) =>
     context.run.forceCompaction && output === undefined,
+  /**
+   * With a cost limit: the compaction's summary call spent what the turn's model call needed (the
+   * turn gate reserved the call before the summary was made); the call is not made.
+   */
+  summaryLeavesNoCall: ({ context }: Args, output: CompactionResult | undefined) => {
+    const usd = output?.summaryUsage?.cost?.total ?? 0;
+    if (!context.costModel || !output || usd <= 0) return false;
+    const after: AgentContext = {
+      ...context,
+      messages: output.messages,
+      run: { ...context.run, summaryUsd: (context.run.summaryUsd ?? 0) + usd },
+      spentUsd: (context.spentUsd ?? 0) + usd,
+    };
+    return costVerdict(context.limits, spendOf(after, context.costModel))?.action === "stop";
+  },
   overflowRetryable: ({ context }: Args, done: StreamDone) =>
     done.errorKind === "context_overflow" &&
     (context.run.overflowRetries ?? 0) < MAX_OVERFLOW_RETRIES &&
@@ -87,6 +105,9 @@ export const agentGuards = {
   answerNeedsRetry: ({ context }: Args) =>
     context.run.answer?.problem !== undefined && context.run.endReason === undefined,
   executionSpawned: ({ context }: Args) => context.run.executionSpawned,
+  /** A call of the turn transferred the conversation to another agent (see `agent/handoff.ts`). */
+  handsOff: ({ context }: Args, results: readonly ToolResultMessage[]) =>
+    context.run.endReason === undefined && handoffIn([...context.run.turnResults, ...results]) !== undefined,
 };
 
 /**
@@ -120,10 +141,19 @@ export function verdictOf(context: AgentContext) {
   );
 }
 
-/** What a run has spent, and what its next call may cost at worst. */
-function spendOf(context: AgentContext, model: CallCostModel): RunSpend {
+/**
+ * What a run has spent (its calls, its sub-agents, its compaction summaries), and what its next
+ * call may cost at worst.
+ *
+ * @example
+ * ```ts
+ * spendOf(context, context.costModel).runUsd; // e.g. 0.0182
+ * ```
+ */
+export function spendOf(context: AgentContext, model: CallCostModel): RunSpend {
   return {
-    runUsd: (context.run.usage.cost?.total ?? 0) + (context.run.subAgentUsd ?? 0),
+    runUsd:
+      (context.run.usage.cost?.total ?? 0) + (context.run.subAgentUsd ?? 0) + (context.run.summaryUsd ?? 0),
     sessionUsd: context.spentUsd ?? 0,
     nextCallUsd: () =>
       worstCaseCallUsd(model, nextPromptTokens(context.messages, context.pending, model.fixedPromptTokens)),

@@ -1,7 +1,7 @@
 import type { ToolCallOutput } from "../../actors/tool-call.machine.js";
 import type { ToolResultMessage } from "../../core/messages.js";
 import type { ToolExecutionStrategy } from "../../core/options.js";
-import { groupCalls, type PlannedCall } from "../tool-execution.logic.js";
+import { groupCalls, type PlannedCall } from "../../rules/tool-execution.logic.js";
 
 export interface ToolExecutionInput {
   strategy: ToolExecutionStrategy;

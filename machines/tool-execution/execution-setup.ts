@@ -4,14 +4,14 @@ import type { ToolResultMessage } from "../../core/messages.js";
 import { messageIdsFor, nowFor } from "../../core/runtime.js";
 import {
   abortedText,
-  answerUnran,
   doneActorId,
   type PlannedCall,
   placeCalls,
   SKIPPED_TEXT,
   startsEagerly,
   truncatedCallText,
-} from "../tool-execution.logic.js";
+} from "../../rules/tool-execution.logic.js";
+import { answerUnran } from "../unran-calls.js";
 import { toolShardMachine } from "../tool-shard.machine.js";
 import {
   currentGroup,

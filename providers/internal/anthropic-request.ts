@@ -10,6 +10,8 @@ type ImageBlockParam = Anthropic.Messages.ImageBlockParam;
 type Tool = Anthropic.Messages.Tool;
 
 const EPHEMERAL = { type: "ephemeral" } as const;
+// Every breakpoint gets the same lifetime: the API wants 1-hour entries before 5-minute ones.
+const EPHEMERAL_1H = { type: "ephemeral", ttl: "1h" } as const;
 
 /** The Messages API request body for our request, without model / max_tokens / stream. */
 export interface AnthropicRequestParts {
@@ -60,7 +62,7 @@ function assistantBlocks(message: Extract<Message, { role: "assistant" }>): Cont
  * consecutive user-side messages (tool results and user text) merge into one user message, and
  * with `cache` on, `cache_control` marks the system prompt, the last tool and the last two user
  * messages (4 breakpoints, the API's maximum), so each turn reads the previous turn's prefix from
- * the cache.
+ * the cache. `request.cacheRetention: "long"` asks for the 1-hour lifetime on every breakpoint.
  *
  * @example
  * ```ts
@@ -107,17 +109,18 @@ export function toAnthropicRequest(
   }
 
   if (options.cache) {
+    const mark = request.cacheRetention === "long" ? EPHEMERAL_1H : EPHEMERAL;
     const lastSystem = parts.system?.[parts.system.length - 1];
-    if (lastSystem) lastSystem.cache_control = EPHEMERAL;
+    if (lastSystem) lastSystem.cache_control = mark;
     const lastTool = parts.tools?.[parts.tools.length - 1];
-    if (lastTool) lastTool.cache_control = EPHEMERAL;
+    if (lastTool) lastTool.cache_control = mark;
     let marked = 0;
     for (let i = messages.length - 1; i >= 0 && marked < 2; i--) {
       const message = messages[i];
       if (message.role !== "user") continue;
       const blocks = message.content as ContentBlockParam[];
       const last = blocks[blocks.length - 1] as { cache_control?: unknown };
-      last.cache_control = EPHEMERAL;
+      last.cache_control = mark;
       marked++;
     }
   }

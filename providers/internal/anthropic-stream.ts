@@ -28,6 +28,11 @@ interface WireUsage {
   output_tokens?: number | null;
   cache_read_input_tokens?: number | null;
   cache_creation_input_tokens?: number | null;
+  /** Of the cache writes, how many per lifetime (absent on older API versions). */
+  cache_creation?: {
+    ephemeral_5m_input_tokens?: number | null;
+    ephemeral_1h_input_tokens?: number | null;
+  } | null;
 }
 
 function mergeUsage(usage: Usage, wire: WireUsage | null | undefined): Usage {
@@ -37,6 +42,8 @@ function mergeUsage(usage: Usage, wire: WireUsage | null | undefined): Usage {
   if (wire.output_tokens != null) next.output = wire.output_tokens;
   if (wire.cache_read_input_tokens != null) next.cacheRead = wire.cache_read_input_tokens;
   if (wire.cache_creation_input_tokens != null) next.cacheWrite = wire.cache_creation_input_tokens;
+  const long = wire.cache_creation?.ephemeral_1h_input_tokens;
+  if (long) next.cacheWriteLong = long;
   next.totalTokens = next.input + next.output + next.cacheRead + next.cacheWrite;
   return next;
 }

@@ -19,14 +19,16 @@ export type BedrockBlock =
       reasoningContent:
         { reasoningText: { text: string; signature?: string } } | { redactedContent: Uint8Array };
     }
-  | { cachePoint: { type: "default" } };
+  | { cachePoint: { type: "default"; ttl?: "1h" } };
 
 export interface BedrockMessage {
   role: "user" | "assistant";
   content: BedrockBlock[];
 }
 
-const CACHE_POINT: BedrockBlock = { cachePoint: { type: "default" } };
+const CACHE_POINT_5M: BedrockBlock = { cachePoint: { type: "default" } };
+// Every cache point gets the same lifetime: 1-hour entries must come before 5-minute ones.
+const CACHE_POINT_1H: BedrockBlock = { cachePoint: { type: "default", ttl: "1h" } };
 
 /** A base64 image as the Converse API takes it: its format name and its bytes. */
 function image(c: ImageContent) {
@@ -70,7 +72,8 @@ function assistantBlocks(message: AssistantMessage): BedrockBlock[] {
  * Converts our request to a Converse request's `messages`, `system` and `toolConfig`. Tool results
  * are `toolResult` blocks of a user message (consecutive ones and a following user text merge into
  * one message, as the API wants roles to alternate). With `cache`, cache points follow the system
- * prompt, the tools and the last message, so each turn reads the previous turn's prefix.
+ * prompt, the tools and the last message, so each turn reads the previous turn's prefix; with
+ * `longCache` too, a request whose `cacheRetention` is `"long"` asks for their 1-hour lifetime.
  *
  * @example
  * ```ts
@@ -79,7 +82,7 @@ function assistantBlocks(message: AssistantMessage): BedrockBlock[] {
  */
 export function toBedrockRequest(
   request: ProviderRequest,
-  options: { cache: boolean },
+  options: { cache: boolean; longCache?: boolean },
 ): {
   messages: BedrockMessage[];
   system?: BedrockBlock[];
@@ -108,6 +111,8 @@ export function toBedrockRequest(
       ]);
     }
   }
+  const CACHE_POINT =
+    options.longCache && request.cacheRetention === "long" ? CACHE_POINT_1H : CACHE_POINT_5M;
   if (options.cache && messages.length > 0) messages[messages.length - 1].content.push(CACHE_POINT);
 
   const out: ReturnType<typeof toBedrockRequest> = { messages };

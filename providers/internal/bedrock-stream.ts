@@ -40,6 +40,8 @@ interface BedrockUsage {
   outputTokens?: number;
   cacheReadInputTokens?: number;
   cacheWriteInputTokens?: number;
+  /** Cache writes per lifetime (`ttl` "5m" or "1h"), when there were any. */
+  cacheDetails?: { ttl?: string; inputTokens?: number }[];
 }
 
 /** Converse usage in our terms: `inputTokens` already excludes cache reads and writes. */
@@ -48,7 +50,18 @@ export function bedrockUsage(wire: BedrockUsage): Usage {
   const output = wire.outputTokens ?? 0;
   const cacheRead = wire.cacheReadInputTokens ?? 0;
   const cacheWrite = wire.cacheWriteInputTokens ?? 0;
-  return { input, output, cacheRead, cacheWrite, totalTokens: input + output + cacheRead + cacheWrite };
+  let cacheWriteLong = 0;
+  for (const detail of wire.cacheDetails ?? [])
+    if (detail.ttl === "1h") cacheWriteLong += detail.inputTokens ?? 0;
+  const usage: Usage = {
+    input,
+    output,
+    cacheRead,
+    cacheWrite,
+    totalTokens: input + output + cacheRead + cacheWrite,
+  };
+  if (cacheWriteLong > 0) usage.cacheWriteLong = cacheWriteLong;
+  return usage;
 }
 
 /** Which kind each Bedrock exception is (HTTP errors and in-stream exceptions alike). */

@@ -1,7 +1,8 @@
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import type { Usage } from "../../core/messages.js";
 import { withCost } from "../pricing.js";
 import type { Provider, ProviderEvent, ProviderRequest } from "../provider.js";
+import { classifyProviderError } from "./errors.js";
 import { chatStreamEvents, guardedStream, toChatRequest } from "./openai-chat.js";
 import { responsesStreamEvents, toResponsesRequest } from "./openai-responses.js";
 import { chatResponseFormat, responsesTextFormat, withOutputTool } from "./structured-output.js";
@@ -36,20 +37,30 @@ export function createOpenAIProvider(config: {
    * the model must call to finish, for servers without it (see `withOutputTool`).
    */
   structuredOutput?: "native" | "tool";
+  /** A call that asks for the long cache lifetime sends `prompt_cache_retention: "24h"`. */
+  longCache?: boolean;
 }): Provider {
   const { model, apiKey } = config;
-  // The client (and the key inside it) lives only in this closure.
-  const client = apiKey
-    ? new OpenAI({
-        apiKey,
-        baseURL: config.baseURL,
-        maxRetries: 0,
-        timeout: 10 * 60 * 1000,
-        ...(config.dangerouslyAllowBrowser ? { dangerouslyAllowBrowser: true } : {}),
-      })
-    : undefined;
+  // The client (and the key inside it) lives only in this closure. It is made on the first call:
+  // the SDK is a few hundred modules that an app importing agent-machine (a serverless cold start,
+  // a user of another provider) should not load before it calls the API.
+  let client: Promise<OpenAI> | undefined;
+  const getClient = (key: string) =>
+    (client ??= import("openai").then(
+      ({ default: OpenAIClient }) =>
+        new OpenAIClient({
+          apiKey: key,
+          baseURL: config.baseURL,
+          maxRetries: 0,
+          timeout: 10 * 60 * 1000,
+          ...(config.dangerouslyAllowBrowser ? { dangerouslyAllowBrowser: true } : {}),
+        }),
+    ));
   const finish = (usage: Usage | undefined) => (usage ? withCost(usage, model) : undefined);
   const withReasoning = config.reasoningEffort !== undefined;
+  // Extended retention is asked for only where the model has it: elsewhere the API refuses it.
+  const retention = (request: ProviderRequest) =>
+    config.longCache && request.cacheRetention === "long" ? { prompt_cache_retention: "24h" as const } : {};
 
   function streamChat(c: OpenAI, request: ProviderRequest, signal: AbortSignal) {
     const { messages, tools, tool_choice } = toChatRequest(request);
@@ -70,6 +81,7 @@ export function createOpenAIProvider(config: {
                 : { max_completion_tokens: config.maxTokens }
               : {}),
             ...(config.reasoningEffort ? { reasoning_effort: config.reasoningEffort } : {}),
+            ...retention(request),
           },
           { signal },
         );
@@ -102,6 +114,7 @@ export function createOpenAIProvider(config: {
                   include: ["reasoning.encrypted_content" as const],
                 }
               : {}),
+            ...retention(request),
           },
           { signal },
         );
@@ -114,14 +127,21 @@ export function createOpenAIProvider(config: {
   }
 
   async function* stream(request: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
-    if (!client) {
+    if (!apiKey) {
       yield { type: "error", kind: "auth", message: config.missingKeyMessage ?? "No API key" };
       return;
     }
-    if (config.api === "responses") yield* streamResponses(client, request, signal);
+    let opened: OpenAI;
+    try {
+      opened = await getClient(apiKey);
+    } catch (error) {
+      yield classifyProviderError(error, signal, apiKey, config.baseURL);
+      return;
+    }
+    if (config.api === "responses") yield* streamResponses(opened, request, signal);
     else if (request.output && config.structuredOutput === "tool") {
-      yield* withOutputTool(request, (forced) => streamChat(client, forced, signal));
-    } else yield* streamChat(client, request, signal);
+      yield* withOutputTool(request, (forced) => streamChat(opened, forced, signal));
+    } else yield* streamChat(opened, request, signal);
   }
 
   return {

@@ -8,8 +8,8 @@ import {
 import { estimateTokens } from "../../../context/tokens.js";
 import { withMessageIds } from "../../../core/message-id.js";
 import { messageIdsFor, nowFor } from "../../../core/runtime.js";
-import { emptyAssistant, runMessages } from "../../agent.logic.js";
-import { appendToTranscript, readTranscript } from "../../transcript.js";
+import { emptyAssistant, runMessages } from "../../../rules/agent.logic.js";
+import { appendToTranscript, readTranscript } from "../../../rules/transcript.js";
 import type { StreamDone } from "../context.js";
 import { defineAgentActions } from "./define.js";
 
@@ -37,6 +37,8 @@ export const compactionActions = defineAgentActions({
     });
     // The run's messages so far are kept as they were, for agent_end; new ones follow the compacted transcript.
     const rewritten = runMessages(context.messages, context.run);
+    // A budget counts the summary call, as it counts the model's (a cost limit's fields only).
+    const summaryUsd = context.costModel ? (summaryUsage?.cost?.total ?? 0) : 0;
     enqueue.assign({
       // The summary and marker a compaction writes get their ids as they enter.
       messages: withMessageIds(result.messages, messageIdsFor(self)),
@@ -46,11 +48,13 @@ export const compactionActions = defineAgentActions({
         forceCompaction: false,
         firstMessage: result.messages.length,
         rewritten,
+        ...(summaryUsd > 0 && { summaryUsd: (context.run.summaryUsd ?? 0) + summaryUsd }),
       },
+      ...(summaryUsd > 0 && { spentUsd: (context.spentUsd ?? 0) + summaryUsd }),
     });
   }),
   // A compaction asked between runs (`agent.compact()`): the same event and ids as the loop's, no run to touch.
-  applyIdleCompaction: enqueueActions(({ enqueue, self }, result: CompactionResult) => {
+  applyIdleCompaction: enqueueActions(({ context, enqueue, self }, result: CompactionResult) => {
     const { level, tokensBefore, tokensAfter, summaryUsage } = result;
     enqueue.emit({
       type: "compaction",
@@ -59,7 +63,12 @@ export const compactionActions = defineAgentActions({
       tokensAfter,
       ...(summaryUsage && { summaryUsage }),
     });
-    enqueue.assign({ messages: withMessageIds(result.messages, messageIdsFor(self)) });
+    const summaryUsd = context.costModel ? (summaryUsage?.cost?.total ?? 0) : 0;
+    enqueue.assign({
+      messages: withMessageIds(result.messages, messageIdsFor(self)),
+      // Between runs only the agent's lifetime budget has something to count it against.
+      ...(summaryUsd > 0 && { spentUsd: (context.spentUsd ?? 0) + summaryUsd }),
+    });
   }),
   learnContextWindow: enqueueActions(({ context, enqueue }, done: StreamDone) => {
     if (done.errorKind !== "context_overflow") return;

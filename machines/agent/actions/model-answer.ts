@@ -4,8 +4,8 @@ import { estimateTokens, reportedPromptTokens } from "../../../context/tokens.js
 import { addUsage, type AssistantMessage } from "../../../core/messages.js";
 import { withMessageId } from "../../../core/message-id.js";
 import { messageIdsFor, nowFor } from "../../../core/runtime.js";
-import { emptyAssistant, ensureUniqueToolCallIds, markInterrupted } from "../../agent.logic.js";
-import { appendToTranscript, readTranscript, transcriptTokens } from "../../transcript.js";
+import { emptyAssistant, ensureUniqueToolCallIds, markInterrupted } from "../../../rules/agent.logic.js";
+import { appendToTranscript, readTranscript, transcriptTokens } from "../../../rules/transcript.js";
 import type { AgentContext, StreamDone } from "../context.js";
 import { defineAgentActions } from "./define.js";
 

@@ -1,6 +1,6 @@
 import { assign, enqueueActions } from "xstate";
 import { messageIdsFor, nowFor } from "../../../core/runtime.js";
-import { outputCorrection, outputFailureText } from "../../output.logic.js";
+import { outputCorrection, outputFailureText } from "../../../rules/output.logic.js";
 import type { StreamDone } from "../context.js";
 import { defineAgentActions } from "./define.js";
 

@@ -2,7 +2,7 @@ import { assign, enqueueActions, sendTo } from "xstate";
 import { enteredAs } from "../../../core/message-id.js";
 import type { AgentMessage } from "../../../core/messages.js";
 import { messageIdsFor } from "../../../core/runtime.js";
-import { noItems, takeFromQueue } from "../../agent.logic.js";
+import { noItems, takeFromQueue } from "../../../rules/agent.logic.js";
 import { defineAgentActions } from "./define.js";
 
 /**

@@ -1,10 +1,10 @@
 import { assign, enqueueActions, raise, stopChild } from "xstate";
 import { messageIdsFor, nowFor } from "../../../core/runtime.js";
-import { durationLimitText, newRun, runMessages, stopNotice } from "../../agent.logic.js";
-import { answeredAtLimit, limitNotice } from "../../limit-answer.logic.js";
-import { isLoopNotice } from "../../loop-detection.logic.js";
-import { outputOfRun } from "../../output.logic.js";
-import { appendToTranscript } from "../../transcript.js";
+import { durationLimitText, newRun, runMessages, stopNotice } from "../../../rules/agent.logic.js";
+import { answeredAtLimit, limitNotice } from "../../../rules/limit-answer.logic.js";
+import { isLoopNotice } from "../../../rules/loop-detection.logic.js";
+import { outputOfRun } from "../../../rules/output.logic.js";
+import { appendToTranscript } from "../../../rules/transcript.js";
 import { verdictOf } from "../guards.js";
 import { defineAgentActions } from "./define.js";
 

@@ -9,21 +9,21 @@ import {
   isTruncated,
   type RunState,
   unranCallText,
-} from "../../agent.logic.js";
+} from "../../../rules/agent.logic.js";
 import {
   loopNotice,
   loopStopText,
   recordToolResults,
   resolveLoopDetection,
-} from "../../loop-detection.logic.js";
+} from "../../../rules/loop-detection.logic.js";
 import {
   abortedText,
   doneActorId,
   type PlannedCall,
   planCalls,
-  unranResult,
-} from "../../tool-execution.logic.js";
-import { appendToTranscript } from "../../transcript.js";
+} from "../../../rules/tool-execution.logic.js";
+import { unranResult } from "../../unran-calls.js";
+import { appendToTranscript } from "../../../rules/transcript.js";
 import type { AgentContext, AgentMachineEvent, StreamDone, StreamReady } from "../context.js";
 import { defineAgentActions } from "./define.js";
 

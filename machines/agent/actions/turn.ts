@@ -1,8 +1,8 @@
 import { assign, emit, enqueueActions } from "xstate";
 import type { AgentMessage } from "../../../core/messages.js";
 import { nowFor } from "../../../core/runtime.js";
-import { emptyAssistant, noItems, openedRun } from "../../agent.logic.js";
-import { appendToTranscript } from "../../transcript.js";
+import { emptyAssistant, noItems, openedRun } from "../../../rules/agent.logic.js";
+import { appendToTranscript } from "../../../rules/transcript.js";
 import { defineAgentActions } from "./define.js";
 
 /**

@@ -1,10 +1,5 @@
-import { type MessageIds, PROCESS_MESSAGE_IDS } from "../core/message-id.js";
-import type { AnyActorRef } from "xstate";
-import { toolResultMessage } from "../actors/tool-call.machine.js";
-import type { ToolCall, ToolResultMessage } from "../core/messages.js";
+import type { ToolCall } from "../core/messages.js";
 import type { ToolExecutionStrategy } from "../core/options.js";
-import { runtimeOf } from "../core/runtime.js";
-import { errorResult } from "../tools/define-tool.js";
 
 /** A call as the execution machine plans it. */
 export interface PlannedCall {
@@ -119,16 +114,6 @@ export function doneActorId(event: { type: string }): string {
   return event.type.slice("xstate.done.actor.".length);
 }
 
-/** An error result message for a call that never ran (skipped or aborted). */
-export function unranResult(
-  call: Pick<PlannedCall, "id" | "name">,
-  text: string,
-  timestamp = Date.now(),
-  ids: MessageIds = PROCESS_MESSAGE_IDS,
-): ToolResultMessage {
-  return toolResultMessage(call.id, call.name, errorResult(text), timestamp, ids);
-}
-
 /** Planned calls from an assistant message's tool calls. */
 export function planCalls(
   toolCalls: readonly ToolCall[],
@@ -140,42 +125,6 @@ export function planCalls(
     args: c.arguments,
     concurrencySafe: isConcurrencySafe(c.name),
   }));
-}
-
-/** The `enqueue` of an `enqueueActions` block, for custom actions that need the actor. */
-export type EnqueueEffect = (action: (args: { self: AnyActorRef }) => void) => void;
-
-/**
- * Answers a call that ran no further (skipped, aborted, dropped) with an error result, and
- * publishes its `tool_execution_end` — preceded by its `tool_execution_start` when the call never
- * started (so every call has exactly one of each).
- */
-export function answerUnran(
-  enqueue: EnqueueEffect,
-  call: PlannedCall,
-  text: string,
-  { started, timestamp, ids }: { started: boolean; timestamp: number; ids?: MessageIds },
-): ToolResultMessage {
-  const message = unranResult(call, text, timestamp, ids);
-  enqueue(({ self }) => {
-    const runtime = runtimeOf(self);
-    if (!started) {
-      runtime.publish({
-        type: "tool_execution_start",
-        toolCallId: call.id,
-        toolName: call.name,
-        args: call.args,
-      });
-    }
-    runtime.publish({
-      type: "tool_execution_end",
-      toolCallId: call.id,
-      toolName: call.name,
-      result: { content: message.content, isError: true },
-      isError: true,
-    });
-  });
-  return message;
 }
 
 /** Where new call actors go: see {@link placeCalls}. */

@@ -45,6 +45,8 @@ export interface RunState {
    * limit; set only by an agent with one.
    */
   subAgentUsd?: number;
+  /** USD the run's compaction summaries cost (their `summaryUsage`), likewise. */
+  summaryUsd?: number;
   /**
    * Where this run's messages begin in the transcript. What `agent_end` and `prompt()` report is
    * `rewritten` followed by the transcript from here: computed once, when the run ends.
@@ -120,6 +122,7 @@ export function openedRun(run: RunState): RunState {
     turn: run.turn + 1,
     usage: run.usage,
     subAgentUsd: run.subAgentUsd,
+    summaryUsd: run.summaryUsd,
     firstMessage: run.firstMessage,
     rewritten: run.rewritten,
     endReason: run.endReason,

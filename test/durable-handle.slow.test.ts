@@ -1,0 +1,109 @@
+// A durable session as an AgentHandle (core/agent-handle.ts), on a real Restate server with the test
+// agent served from this process: a run and its events, approvals with the contract's refusals, a
+// second run refused while one is active, and what a run that is not kept answers.
+import { firstValueFrom, lastValueFrom, toArray } from "rxjs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AgentCallError } from "../core/agent-handle.js";
+import {
+  type AgentServer,
+  createAgentServices,
+  createSessionClient,
+  durableHandle,
+  registerDeployment,
+  type RestateServer,
+  SessionCallError,
+  type SessionClient,
+  serveAgents,
+  startRestateServer,
+} from "../restate.js";
+import { durableTestAgent } from "./fixtures/durable-agent.js";
+import { eventually, fastRetries, quietLogger } from "./fixtures/durable-harness.js";
+
+let restate: RestateServer;
+let server: AgentServer;
+let client: SessionClient;
+
+beforeAll(async () => {
+  restate = await startRestateServer();
+  const services = createAgentServices({ agent: durableTestAgent(), retryPolicy: fastRetries });
+  server = await serveAgents({ services, logger: quietLogger });
+  await registerDeployment({ adminUrl: restate.adminUrl, uri: server.url });
+  client = createSessionClient({ url: restate.ingressUrl });
+});
+
+afterAll(async () => {
+  await server?.close();
+  await restate?.stop();
+});
+
+const user = (text: string) => ({ role: "user" as const, content: text, timestamp: Date.now() });
+let sessions = 0;
+const newSession = () => `handle-${Date.now()}-${sessions++}`;
+
+async function refusal(call: Promise<unknown>): Promise<AgentCallError> {
+  const error = await call.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(AgentCallError);
+  return error as AgentCallError;
+}
+
+describe("durableHandle", () => {
+  it("runs a session and follows its events from agent_start to agent_end; the transcript agrees", async () => {
+    const handle = durableHandle(client, newSession(), { pollIntervalMs: 20 });
+    const { runId } = await handle.run(user("tools"));
+    const events = await lastValueFrom(handle.eventsSince(runId, 0).pipe(toArray()));
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i));
+    expect(events[0]!.event.type).toBe("agent_start");
+    const end = events.at(-1)!.event;
+    expect(end.type).toBe("agent_end");
+    const messages = await handle.messages();
+    expect(end.type === "agent_end" && end.messages.map((m) => m.id)).toEqual(messages.map((m) => m.id));
+    expect(messages.at(-1)).toMatchObject({
+      role: "assistant",
+      content: [{ type: "text", text: "Both noted." }],
+    });
+    expect(await handle.status()).toMatchObject({ status: "idle", runId, pendingApprovals: [] });
+  });
+
+  it("waits for an approval; refuses an answer to a call that does not wait, and a second run", async () => {
+    const handle = durableHandle(client, newSession(), { pollIntervalMs: 20 });
+    const { runId } = await handle.run(user("approval"));
+    const status = await eventually(async () => {
+      const s = await handle.status();
+      return s.pendingApprovals.length > 0 ? s : undefined;
+    }, "the approval to wait");
+    expect(status).toMatchObject({
+      status: "waiting",
+      runId,
+      pendingApprovals: [{ toolCallId: "g1", toolName: "guarded" }],
+    });
+    expect((await refusal(handle.check([{ toolCallId: "nope", approve: {} }]))).code).toBe("not_found");
+    expect((await refusal(handle.run(user("again")))).code).toBe("busy");
+    await handle.check([{ toolCallId: "g1", approve: {} }]);
+    const ended = lastValueFrom(handle.eventsSince(runId, 0));
+    await handle.answer([{ toolCallId: "g1", approve: {} }]);
+    expect((await ended).event).toMatchObject({ type: "agent_end", reason: "stop" });
+    // Decided once: a second answer to it is refused.
+    expect((await refusal(handle.answer([{ toolCallId: "g1", deny: {} }]))).code).toBe("not_found");
+  });
+
+  it("a run that is not kept: eventsSince errors with events_unavailable", async () => {
+    const handle = durableHandle(client, newSession(), { pollIntervalMs: 20 });
+    await handle.run(user("hello"));
+    const error = await firstValueFrom(handle.eventsSince("inv_not_a_run", 0)).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(AgentCallError);
+    expect((error as AgentCallError).code).toBe("events_unavailable");
+  });
+
+  it("SessionCallError is an AgentCallError with the contract's code", async () => {
+    const error = await client.approve(newSession(), "x").catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SessionCallError);
+    expect(error).toBeInstanceOf(AgentCallError);
+    expect(error).toMatchObject({ status: 404, code: "not_found" });
+  });
+});
