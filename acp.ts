@@ -12,3 +12,6 @@ export {
   acpUpdateOf,
   promptFromAcp,
 } from "./acp/acp-updates.js";
+export type { AcpClientAccess, AcpTerminal, WithAcpClientOptions } from "./acp/client-tools.js";
+export { withAcpClient } from "./acp/client-tools.js";
+export { acpPlanEntries, createPlanTool, PLAN_TOOL_NAME } from "./acp/plan-tool.js";

@@ -27,6 +27,18 @@ export {
   SHORT_CACHE_TTL_MS,
 } from "./core/prompt-cache.js";
 
+// --- One agent wherever it runs: the handle every transport speaks (in process, durable, over HTTP) ---
+export type {
+  AgentCallErrorCode,
+  AgentHandle,
+  AgentStatus,
+  CallAnswer,
+  HandleRunOptions,
+  PendingCall,
+} from "./core/agent-handle.js";
+export { AgentCallError } from "./core/agent-handle.js";
+export { agentHandle, type AgentHandleOptions } from "./agent/agent-handle.js";
+
 // --- Agents inside your own XState machine ---
 export type {
   AgentActorEvent,
@@ -174,7 +186,7 @@ export { truncateText, truncateToolOutputs } from "./context/truncate-tool-outpu
 
 // --- Seeing the agent: the statechart's layout, secret-free copies of what it carries, and the
 // Stately inspector for agents that live in the page ---
-export type { GraphEdge, GraphNode, MachineGraph } from "./visualizer/machine-graph.js";
+export type { GraphEdge, GraphNode, LayoutOptions, MachineGraph } from "./visualizer/machine-graph.js";
 export { activeStateIds, layoutMachineGraph } from "./visualizer/machine-graph.js";
 export type { SanitizeOptions } from "./visualizer/sanitize.js";
 export { sanitize } from "./visualizer/sanitize.js";

@@ -21,6 +21,11 @@ export type {
   ToolCallAnswer,
 } from "./http/protocol.js";
 export { HostError } from "./http/protocol.js";
+// The one error type of every side of an agent (HostError is its deprecated name here).
+export type { AgentCallErrorCode } from "./core/agent-handle.js";
+export { AgentCallError } from "./core/agent-handle.js";
+// A thread on the session host as an AgentHandle, over HTTP.
+export { type RemoteHandleOptions, remoteAgentHandle } from "./react/remote-agent-handle.js";
 export type { AiSdkStreamOptions, UIMessageChunk } from "./http/ai-sdk-stream.js";
 export { aiSdkStream, encodeUIMessageChunks, UI_MESSAGE_STREAM_HEADERS } from "./http/ai-sdk-stream.js";
 export type {

@@ -123,7 +123,7 @@ const ANSWER_ARTIFACT = "answer";
  *
  * @example
  * ```ts
- * const executor = createA2aExecutor({ handleFor: () => localAgentHandle(createAgent({ provider })) });
+ * const executor = createA2aExecutor({ handleFor: () => agentHandle(createAgent({ provider })) });
  * ```
  */
 export function createA2aExecutor(options: A2aExecutorOptions): A2aExecutor {

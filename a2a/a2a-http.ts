@@ -20,12 +20,12 @@ import {
   validateVersion,
 } from "@a2a-js/sdk/server";
 import type { Agent } from "../agent/agent.js";
+import { agentHandle } from "../agent/agent-handle.js";
 import type { AgentHandle } from "../core/agent-handle.js";
 import { HostError } from "../http/protocol.js";
 import { readJsonBody } from "../http/internal/json.js";
 import { checkLoopbackHost, checkSameOrigin } from "../http/internal/request-guard.js";
 import { createA2aExecutor } from "./a2a-executor.js";
-import { isAgentHandle, localAgentHandle } from "./local-handle.js";
 
 /**
  * Options of {@link createA2aHandler}.
@@ -145,7 +145,7 @@ export function createA2aHandler(options: A2aServerOptions): A2aHandler {
   const executor = createA2aExecutor({
     handleFor: async (contextId) => {
       const agent = await options.agent(contextId);
-      return isAgentHandle(agent) ? agent : localAgentHandle(agent);
+      return isAgentHandle(agent) ? agent : agentHandle(agent);
     },
     ...(options.maxContexts !== undefined && { maxContexts: options.maxContexts }),
   });
@@ -270,6 +270,11 @@ async function drain(stream: AsyncGenerator<unknown, void, undefined>): Promise<
   } catch {
     // A failure after the client left has no one to tell; the task store has its state.
   }
+}
+
+/** Whether `value` is an AgentHandle (it has `run`) rather than an Agent (which has `prompt`). */
+function isAgentHandle(value: Agent | AgentHandle): value is AgentHandle {
+  return typeof (value as Partial<AgentHandle>).run === "function";
 }
 
 function headerRecord(headers: Headers): Record<string, string> {

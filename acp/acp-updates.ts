@@ -11,6 +11,7 @@ import type {
 } from "@agentclientprotocol/sdk";
 import type { AgentEndReason, AgentEvent } from "../core/events.js";
 import type { AgentMessage, ImageContent, TextContent, UserMessage } from "../core/messages.js";
+import { acpPlanEntries, PLAN_TOOL_NAME } from "./plan-tool.js";
 
 /**
  * The ACP kind of one of our tools, by its name (the editor picks an icon from it).
@@ -129,6 +130,12 @@ export function acpStopReason(reason: AgentEndReason): StopReason | undefined {
 
 const textBlock = (text: string): ContentBlock => ({ type: "text", text });
 
+/** An `update_plan` call as ACP's `plan` update; none when its arguments are not a plan. */
+function planUpdate(args: unknown): SessionUpdate | undefined {
+  const entries = acpPlanEntries(args);
+  return entries && { sessionUpdate: "plan", entries };
+}
+
 /**
  * The `session/update` one of our live events is, if any (text and thinking deltas, tool calls
  * starting and ending); `cwd` makes diff paths absolute. Approvals are not updates: the server asks
@@ -149,12 +156,26 @@ export function acpUpdateOf(event: AgentEvent, cwd: string): SessionUpdate | und
         return { sessionUpdate: "agent_thought_chunk", content: textBlock(event.delta) };
       return undefined;
     case "tool_execution_start":
+      if (event.toolName === PLAN_TOOL_NAME) return planUpdate(event.args);
       return {
         sessionUpdate: "tool_call",
         ...acpToolCall(event.toolCallId, event.toolName, event.args, cwd),
         status: "in_progress",
       };
+    case "tool_execution_update": {
+      if (event.toolName === PLAN_TOOL_NAME) return undefined;
+      // A command running in the client's terminal: the editor shows that terminal in the call.
+      const terminalId = (event.partialResult.details as { terminalId?: unknown } | undefined)?.terminalId;
+      if (typeof terminalId !== "string") return undefined;
+      return {
+        sessionUpdate: "tool_call_update",
+        toolCallId: event.toolCallId,
+        content: [{ type: "terminal", terminalId }],
+      };
+    }
     case "tool_execution_end":
+      // A plan call is shown as the plan, not as a call.
+      if (event.toolName === PLAN_TOOL_NAME) return undefined;
       return {
         sessionUpdate: "tool_call_update",
         toolCallId: event.toolCallId,
@@ -217,14 +238,17 @@ export function acpHistory(messages: readonly AgentMessage[], cwd: string): Sess
           updates.push({ sessionUpdate: "agent_message_chunk", content: textBlock(part.text) });
         else if (part.type === "thinking" && part.thinking)
           updates.push({ sessionUpdate: "agent_thought_chunk", content: textBlock(part.thinking) });
-        else if (part.type === "toolCall")
+        else if (part.type === "toolCall" && part.name === PLAN_TOOL_NAME) {
+          const plan = planUpdate(part.arguments);
+          if (plan) updates.push(plan);
+        } else if (part.type === "toolCall")
           updates.push({
             sessionUpdate: "tool_call",
             ...acpToolCall(part.id, part.name, part.arguments, cwd),
             status: "pending",
           });
       }
-    } else if (message.role === "toolResult") {
+    } else if (message.role === "toolResult" && message.toolName !== PLAN_TOOL_NAME) {
       updates.push({
         sessionUpdate: "tool_call_update",
         toolCallId: message.toolCallId,

@@ -6,6 +6,7 @@ import { Readable, Writable } from "node:stream";
 import {
   agent as acpAgent,
   type AgentConnection,
+  type ClientCapabilities,
   type AgentContext,
   ndJsonStream,
   PROTOCOL_VERSION,
@@ -16,6 +17,7 @@ import {
 } from "@agentclientprotocol/sdk";
 import type { Subscription } from "rxjs";
 import type { Agent } from "../agent/agent.js";
+import type { AcpClientAccess } from "./client-tools.js";
 import { acpHistory, acpStopReason, acpToolCall, acpUpdateOf, promptFromAcp } from "./acp-updates.js";
 
 /**
@@ -34,8 +36,11 @@ export interface AcpSession {
  * Where the sessions an ACP server serves come from: the adapter between ACP and an app's agents.
  */
 export interface AcpAgentSource {
-  /** A new session in `cwd` (an absolute path the client chose). */
-  newSession(request: { cwd: string }): AcpSession | Promise<AcpSession>;
+  /**
+   * A new session in `cwd` (an absolute path the client chose). `client` is what the client offers
+   * this session (its file system, its terminal): give it to `withAcpClient` for the tools.
+   */
+  newSession(request: { cwd: string; client: AcpClientAccess }): AcpSession | Promise<AcpSession>;
   /**
    * An earlier session by id, for `session/load` and `session/resume`; `undefined` when there is
    * none (the client gets ACP's "resource not found"). Without it, sessions cannot be loaded.
@@ -43,6 +48,7 @@ export interface AcpAgentSource {
   loadSession?(request: {
     sessionId: string;
     cwd: string;
+    client: AcpClientAccess;
   }): AcpSession | undefined | Promise<AcpSession | undefined>;
 }
 
@@ -90,6 +96,24 @@ interface ServedSession {
 export function serveAcp(source: AcpAgentSource, options: ServeAcpOptions = {}): AgentConnection {
   const sessions = new Map<string, ServedSession>();
   let client: AgentContext | undefined;
+  let capabilities: ClientCapabilities = {};
+
+  /** What the client offers the session `sessionId()` names (known once the source has made it). */
+  const access = (sessionId: () => string): AcpClientAccess => ({
+    ...(capabilities.fs?.readTextFile && {
+      readTextFile: async (path: string) =>
+        (await client!.request("fs/read_text_file", { sessionId: sessionId(), path })).content,
+    }),
+    ...(capabilities.fs?.writeTextFile && {
+      writeTextFile: async (path: string, content: string) => {
+        await client!.request("fs/write_text_file", { sessionId: sessionId(), path, content });
+      },
+    }),
+    ...(capabilities.terminal && {
+      createTerminal: (request: Parameters<NonNullable<AcpClientAccess["createTerminal"]>>[0]) =>
+        client!.createTerminal({ ...request, sessionId: sessionId() }),
+    }),
+  });
 
   const send = (sessionId: string, update: SessionUpdate) =>
     // The connection may be gone (the client quit): the agent goes on and its session is saved.
@@ -150,7 +174,7 @@ export function serveAcp(source: AcpAgentSource, options: ServeAcpOptions = {}):
     if (!source.loadSession) throw RequestError.methodNotFound("session/load");
     let session: AcpSession | undefined;
     try {
-      session = await source.loadSession({ sessionId, cwd });
+      session = await source.loadSession({ sessionId, cwd, client: access(() => sessionId) });
     } catch (error) {
       throw RequestError.invalidParams(undefined, (error as Error).message);
     }
@@ -159,21 +183,28 @@ export function serveAcp(source: AcpAgentSource, options: ServeAcpOptions = {}):
   };
 
   const app = acpAgent({ name: options.name ?? "agent-machine" })
-    .onRequest("initialize", ({ params }) => ({
-      protocolVersion: Math.min(params.protocolVersion, PROTOCOL_VERSION),
-      agentCapabilities: {
-        loadSession: source.loadSession !== undefined,
-        promptCapabilities: { image: true, embeddedContext: true },
-        sessionCapabilities: {
-          close: {},
-          ...(source.loadSession && { resume: {} }),
+    .onRequest("initialize", ({ params }) => {
+      // What the client offers (its file system, its terminal) decides how the sessions' tools do I/O.
+      capabilities = params.clientCapabilities ?? {};
+      return {
+        protocolVersion: Math.min(params.protocolVersion, PROTOCOL_VERSION),
+        agentCapabilities: {
+          loadSession: source.loadSession !== undefined,
+          promptCapabilities: { image: true, embeddedContext: true },
+          sessionCapabilities: {
+            close: {},
+            ...(source.loadSession && { resume: {} }),
+          },
         },
-      },
-      agentInfo: { name: options.name ?? "agent-machine", version: options.version ?? "0.0.0" },
-      authMethods: [],
-    }))
+        agentInfo: { name: options.name ?? "agent-machine", version: options.version ?? "0.0.0" },
+        authMethods: [],
+      };
+    })
     .onRequest("session/new", async ({ params }) => {
-      const session = await source.newSession({ cwd: params.cwd });
+      // The client is asked in the session's name, which the source is about to choose.
+      const named = { id: "" };
+      const session = await source.newSession({ cwd: params.cwd, client: access(() => named.id) });
+      named.id = session.id;
       serve(session);
       return { sessionId: session.id };
     })

@@ -4,7 +4,7 @@ import type { AgentRuntime } from "../core/runtime.js";
 import { runtimeOf } from "../core/runtime.js";
 import { INVALID_JSON_ARGUMENTS_KEY } from "../providers/internal/tool-arguments.js";
 import type { PermissionDecision } from "../core/options.js";
-import { errorResult, type Tool, type ToolResult } from "../tools/define-tool.js";
+import { errorResult, type ToolResult } from "../tools/define-tool.js";
 import { cutText } from "../tools/result-budget.js";
 
 export interface PrepareToolCallInput {
@@ -115,28 +115,8 @@ export const checkPermissionActor = fromPromise<Preparation, PrepareToolCallInpu
   },
 );
 
-/**
- * Arguments a human corrected at approval, checked by the tool's schema like the model's: the
- * parsed arguments, or the error that refuses them (the call then keeps waiting).
- *
- * @example
- * ```ts
- * checkEditedArgs(tool, { path: 42 }); // { ok: false, error: "✖ Invalid input: expected string ..." }
- * ```
- */
-export function checkEditedArgs(
-  tool: Tool,
-  args: unknown,
-): { ok: true; args: unknown } | { ok: false; error: string } {
-  try {
-    const parsed = tool.parameters.safeParse(args);
-    return parsed.success
-      ? { ok: true, args: parsed.data }
-      : { ok: false, error: z.prettifyError(parsed.error) };
-  } catch (error) {
-    return { ok: false, error: errorText(error) };
-  }
-}
+// Where the agent and durable/ found it before the rules moved to tools/call-answers.ts.
+export { checkEditedArgs } from "../tools/call-answers.js";
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

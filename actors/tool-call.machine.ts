@@ -6,8 +6,8 @@ import { type AgentRuntime, messageIdsFor, nowFor, runtimeOf } from "../core/run
 import { errorText } from "../core/error-text.js";
 import { errorResult, thrownErrorResult, type ToolResult } from "../tools/define-tool.js";
 import { executeToolCall } from "./execute-tool.js";
+import { checkEditedArgs } from "../tools/call-answers.js";
 import {
-  checkEditedArgs,
   checkPermissionActor,
   type Preparation,
   type Validation,

@@ -1,7 +1,6 @@
 import { Observable, Subject } from "rxjs";
-import { checkEditedArgs } from "../actors/prepare-tool-call.actor.js";
 import type { Tool, ToolResult } from "../core/tool.js";
-import { clientResultOf } from "../tools/client-result.js";
+import { clientResultFor, editedArgsOf } from "../tools/call-answers.js";
 import { errorResult } from "../tools/define-tool.js";
 import { releaseStallWatchdog } from "../actors/stall-watchdog.js";
 import type { AgentEvent } from "../core/events.js";
@@ -299,12 +298,8 @@ export class AgentSession extends AgentLifecycle implements Agent {
   resolveToolCall(toolCallId: string, result: string | ToolResult): void {
     const route = this.nestedRoute(toolCallId);
     if (route) return route.child.resolveToolCall(route.rest, result);
-    const checked = clientResultOf(result);
-    if (typeof checked === "string") {
-      throw new TypeError(
-        `resolveToolCall("${toolCallId}"): ${checked}. The call still waits for its result.`,
-      );
-    }
+    const checked = clientResultFor(toolCallId, result);
+    if (typeof checked === "string") throw new TypeError(checked);
     this.answerClientCall(toolCallId, checked);
   }
 
@@ -443,16 +438,8 @@ export class AgentSession extends AgentLifecycle implements Agent {
     }
     const { toolName } = snapshot.context as { toolName: string };
     if (event.type === "APPROVE" && event.args !== undefined) {
-      const tool = this.runtime.tools.get(toolName);
-      const checked = tool
-        ? checkEditedArgs(tool, event.args)
-        : { ok: false as const, error: "unknown tool" };
-      if (!checked.ok) {
-        throw new TypeError(
-          `approve("${toolCallId}", { args }): the edited arguments fail the schema of tool ${toolName}: ` +
-            `${checked.error}. The call still waits for approval.`,
-        );
-      }
+      const checked = editedArgsOf(toolCallId, toolName, this.runtime.tools.get(toolName), event.args);
+      if (!checked.ok) throw new TypeError(checked.refusal);
       event = { type: "APPROVE", args: checked.args };
     }
     this.emit({

@@ -1,13 +1,9 @@
 import type { AgentEvent } from "../core/events.js";
 import type { AgentMessage } from "../core/messages.js";
 import type { EventReplayOptions } from "../core/options.js";
+import type { SequencedEvent } from "../core/agent-handle.js";
 
-/** One event of a run with its place in it: `seq` counts from 0 (`agent_start`) to `agent_end`. */
-export interface SequencedEvent {
-  runId: string;
-  seq: number;
-  event: AgentEvent;
-}
+export type { SequencedEvent };
 
 export const DEFAULT_EVENT_REPLAY: Required<EventReplayOptions> = {
   maxEvents: 10_000,

@@ -4,6 +4,7 @@
 // store recorded as it goes). Each command adds only its protocol.
 import { type Agent, createAgent } from "../agent/create-agent.js";
 import { withLearnedWindow } from "../context/context-window.js";
+import type { Tool } from "../tools/define-tool.js";
 import { createPermissions } from "../tools/permissions.js";
 import { type CliArgs, parseArgs, UsageError } from "./args.js";
 import type { ResumePlan } from "./resume.js";
@@ -25,8 +26,16 @@ export interface ServedSetup {
   choice: Extract<ModelChoice, { provider: unknown }>;
   /** The session store of a workspace (`--sessions-dir`, else the default location for `cwd`). */
   storeFor(cwd: string): SessionStore;
-  /** The coding agent of `session` in `cwd` (resumed from `plan` when given), recorded into it. */
-  open(cwd: string, session: Session, plan?: ResumePlan): ServedCodingAgent;
+  /**
+   * The coding agent of `session` in `cwd` (resumed from `plan` when given), recorded into it;
+   * `tools` reshapes the command's tools (ACP: the client's file system and terminal).
+   */
+  open(
+    cwd: string,
+    session: Session,
+    plan?: ResumePlan,
+    tools?: (tools: Tool[], bashSetup: BashSetup) => Tool[],
+  ): ServedCodingAgent;
 }
 
 /**
@@ -80,9 +89,17 @@ export async function runServedCommand(
       args,
       choice,
       storeFor: (cwd) => createSessionStore(cwd, sessionsRoot(cwd, env, args.sessionsDir)),
-      open: (cwd, session, plan) =>
-        servedCodingAgent(args, choice, bashSetup, cwd, session, plan, (error) =>
-          stderr.write(`agent-machine ${command}: cannot save session ${session.id} (${error.message})\n`),
+      open: (cwd, session, plan, tools) =>
+        servedCodingAgent(
+          args,
+          choice,
+          bashSetup,
+          cwd,
+          session,
+          plan,
+          (error) =>
+            stderr.write(`agent-machine ${command}: cannot save session ${session.id} (${error.message})\n`),
+          tools,
         ),
     });
     return 0;
@@ -115,11 +132,12 @@ export function servedCodingAgent(
   session: Session,
   plan: ResumePlan | undefined,
   onSaveError: (error: Error) => void,
+  reshapeTools: (tools: Tool[], bashSetup: BashSetup) => Tool[] = (tools) => tools,
 ): ServedCodingAgent {
   const agent = createAgent({
     provider: choice.provider,
     systemPrompt: codingSystemPrompt(cwd),
-    tools: codingToolsFor(cwd, bashSetup),
+    tools: reshapeTools(codingToolsFor(cwd, bashSetup), bashSetup),
     messages: plan?.messages,
     toolExecution: args.strategy,
     limits: args.maxTurns ? { maxTurns: args.maxTurns } : undefined,

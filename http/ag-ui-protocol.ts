@@ -5,7 +5,8 @@
 import { SSE_HEADERS } from "./encoder.js";
 import { agUiEncoder } from "./ag-ui.js";
 import { checkedRunAgentInput, readRunAgentInput } from "./internal/ag-ui/input.js";
-import { type HostApi, type HostedThread, HostError, type HostProtocol } from "./protocol.js";
+import { type HostApi, type HostedThread, type HostProtocol } from "./protocol.js";
+import { AgentCallError } from "../core/agent-handle.js";
 
 /** Options of {@link agUiProtocol}. */
 export interface AgUiProtocolOptions {
@@ -87,7 +88,7 @@ export function agUiProtocol(options: AgUiProtocolOptions = {}): HostProtocol {
             typeof body.threadId !== "string" ||
             body.threadId === ""
           ) {
-            throw new HostError(400, "bad_request", "threadId must be a non-empty string");
+            throw new AgentCallError(400, "bad_request", "threadId must be a non-empty string");
           }
           const runId =
             typeof body.runId === "string" && body.runId !== "" ? body.runId : `connect-${Date.now()}`;
@@ -145,7 +146,7 @@ async function threadFor(
   try {
     return await host.thread(request, threadId);
   } catch (error) {
-    if (!(error instanceof HostError) || error.status !== 404) throw error;
+    if (!(error instanceof AgentCallError) || error.status !== 404) throw error;
     check();
     return host.thread(request, threadId, { create: true });
   }

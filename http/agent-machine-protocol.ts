@@ -7,21 +7,16 @@
 // progress from its start (204 when there is none).
 import type { AgentEvent } from "../core/events.js";
 import type { AssistantMessage } from "../core/messages.js";
-import { type EncoderFactory, SSE_HEADERS, sseFrame } from "./encoder.js";
-import { idOf, objectOf, optionalString } from "./internal/json.js";
-import { userMessageOf } from "./internal/thread-routes.js";
-import {
-  type ApprovalAnswer,
-  type HostedThread,
-  HostError,
-  type HostProtocol,
-  type ThreadInput,
-  type ToolCallAnswer,
-} from "./protocol.js";
+import { type EncoderFactory, type ResponseContext, SSE_HEADERS, sseFrame } from "./encoder.js";
+import { objectOf } from "./internal/json.js";
+import { runInputOf } from "./internal/run-input.js";
+import type { HostedThread, HostProtocol } from "./protocol.js";
+import { AgentCallError } from "../core/agent-handle.js";
 
 /**
  * The encoder of the agent-machine protocol: `{ type: "open", kind, runId, messages }`, then
- * `{ type: "event", seq, event }` for each event, then `{ type: "close", ending }`. A streamed
+ * `{ type: "event", seq, event }` for each event (`agent_start`'s with the run's `runId`), then
+ * `{ type: "close", ending }`. A streamed
  * message's updates carry their delta and the one tool call they are about, not the whole partial
  * message each time (which would make a long answer cost its length squared).
  *
@@ -30,13 +25,22 @@ import {
  * const host = createSessionHost({ agent: options, authorize, protocols: [aiSdkProtocol(), agentMachineProtocol()] });
  * ```
  */
-export const agentMachineEncoder: EncoderFactory = () => ({
-  headers: SSE_HEADERS,
-  open: (context) =>
-    sseFrame({ type: "open", kind: context.kind, runId: context.runId, messages: context.messages }),
-  event: (event, seq) => sseFrame({ type: "event", seq, event: slim(event) }),
-  close: (ending) => sseFrame({ type: "close", ending }),
-});
+export const agentMachineEncoder: EncoderFactory = () => {
+  let opened: ResponseContext | undefined;
+  return {
+    headers: SSE_HEADERS,
+    open: (context) => {
+      opened = context;
+      return sseFrame({ type: "open", kind: context.kind, runId: context.runId, messages: context.messages });
+    },
+    // A run's first event names it: a client that started the run learns its id there.
+    event: (event, seq) =>
+      event.type === "agent_start"
+        ? sseFrame({ type: "event", seq, event, runId: opened?.currentRunId?.() ?? opened?.runId })
+        : sseFrame({ type: "event", seq, event: slim(event) }),
+    close: (ending) => sseFrame({ type: "close", ending }),
+  };
+};
 
 /**
  * The agent-machine protocol's routes, for `createSessionHost({ protocols: [..., agentMachineProtocol()] })`.
@@ -69,7 +73,7 @@ export function agentMachineProtocol(): HostProtocol {
           try {
             thread = await host.thread(request, id);
           } catch (error) {
-            if (error instanceof HostError && error.status === 404)
+            if (error instanceof AgentCallError && error.status === 404)
               return new Response(null, { status: 204 });
             throw error;
           }
@@ -78,52 +82,6 @@ export function agentMachineProtocol(): HostProtocol {
       },
     ],
   };
-}
-
-/** `{ message }` (`{ text | content, id? }`), or `{ approvals, toolResults }`. */
-function runInputOf(body: Record<string, unknown>): ThreadInput {
-  const input: ThreadInput = {};
-  if (body.message !== undefined) input.message = userMessageOf(objectOf(body.message, "message"));
-  if (body.approvals !== undefined) {
-    if (!Array.isArray(body.approvals)) throw new HostError(400, "bad_request", "approvals must be an array");
-    input.approvals = body.approvals.map((raw, i): ApprovalAnswer => {
-      const answer = objectOf(raw, `approvals[${i}]`);
-      if (typeof answer.approved !== "boolean") {
-        throw new HostError(400, "bad_request", `approvals[${i}].approved must be true or false`);
-      }
-      const reason = optionalString(answer.reason, `approvals[${i}].reason`);
-      return {
-        toolCallId: idOf(answer.toolCallId, `approvals[${i}].toolCallId`),
-        approved: answer.approved,
-        ...(reason !== undefined && { reason }),
-        ...(answer.args !== undefined && { args: answer.args }),
-      };
-    });
-  }
-  if (body.toolResults !== undefined) {
-    if (!Array.isArray(body.toolResults))
-      throw new HostError(400, "bad_request", "toolResults must be an array");
-    input.toolResults = body.toolResults.map((raw, i): ToolCallAnswer => {
-      const answer = objectOf(raw, `toolResults[${i}]`);
-      const toolCallId = idOf(answer.toolCallId, `toolResults[${i}].toolCallId`);
-      if (typeof answer.error === "string") return { toolCallId, error: answer.error };
-      const result = answer.result;
-      if (typeof result === "string") return { toolCallId, result };
-      if (
-        typeof result === "object" &&
-        result !== null &&
-        Array.isArray((result as { content?: unknown }).content)
-      ) {
-        return { toolCallId, result: result as Extract<ToolCallAnswer, { result: unknown }>["result"] };
-      }
-      throw new HostError(
-        400,
-        "bad_request",
-        `toolResults[${i}] needs a result (text or { content }) or an error`,
-      );
-    });
-  }
-  return input;
 }
 
 /** A `message_update` with its delta and, for a tool call's update, that call alone. */

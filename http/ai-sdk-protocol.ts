@@ -12,11 +12,11 @@ import { idOf, objectOf } from "./internal/json.js";
 import {
   type ApprovalAnswer,
   type HostedThread,
-  HostError,
   type HostProtocol,
   type ThreadInput,
   type ToolCallAnswer,
 } from "./protocol.js";
+import { AgentCallError } from "../core/agent-handle.js";
 
 /** Options of {@link aiSdkProtocol}. */
 export interface AiSdkProtocolOptions extends AiSdkStreamOptions {
@@ -57,16 +57,16 @@ export function aiSdkProtocol(options: AiSdkProtocolOptions = {}): HostProtocol 
           const body = objectOf(await host.readJson(request), "the body");
           const threadId = idOf(body.id, "id (the chat id)");
           if (!Array.isArray(body.messages))
-            throw new HostError(400, "bad_request", "messages must be an array");
+            throw new AgentCallError(400, "bad_request", "messages must be an array");
           if (body.trigger === "regenerate-message") {
-            throw new HostError(
+            throw new AgentCallError(
               400,
               "unsupported",
               "regenerating a message is not supported: the server's transcript is kept as it happened",
             );
           }
           if (body.trigger !== undefined && body.trigger !== "submit-message") {
-            throw new HostError(400, "bad_request", 'trigger must be "submit-message"');
+            throw new AgentCallError(400, "bad_request", 'trigger must be "submit-message"');
           }
           const messages = body.messages.map((m, i) => objectOf(m, `messages[${i}]`));
           const thread = await host.thread(request, threadId, { create: true });
@@ -93,7 +93,7 @@ export function aiSdkProtocol(options: AiSdkProtocolOptions = {}): HostProtocol 
             thread = await host.thread(request, id);
           } catch (error) {
             // Nothing to resume for a chat the host never saw: what the transport reads as "no stream".
-            if (error instanceof HostError && error.status === 404)
+            if (error instanceof AgentCallError && error.status === 404)
               return new Response(null, { status: 204 });
             throw error;
           }
@@ -126,11 +126,11 @@ function createRecentTargets(limit = 10_000) {
  */
 export function chatInputOf(messages: Json[], thread: HostedThread): ThreadInput {
   const last = messages.at(-1);
-  if (!last) throw new HostError(400, "no_input", "messages is empty");
+  if (!last) throw new AgentCallError(400, "no_input", "messages is empty");
   checkKnownHistory(messages.slice(0, -1), thread);
   if (last.role === "user") return { message: userMessageOfUI(last) };
   if (last.role !== "assistant")
-    throw new HostError(400, "bad_request", "the last message must be the user's or the assistant's");
+    throw new AgentCallError(400, "bad_request", "the last message must be the user's or the assistant's");
   return answersOf(last, thread);
 }
 
@@ -139,7 +139,7 @@ function checkKnownHistory(earlier: Json[], thread: HostedThread): void {
   const known = new Set(thread.agent.messages.map((m) => m.id));
   for (const message of earlier) {
     if (message.role === "user" && !known.has(message.id as string)) {
-      throw new HostError(
+      throw new AgentCallError(
         409,
         "history_mismatch",
         `the client's history has a user message (${String(message.id)}) this thread does not: load the thread from GET .../threads/{id}`,
@@ -151,7 +151,7 @@ function checkKnownHistory(earlier: Json[], thread: HostedThread): void {
 function userMessageOfUI(message: Json): UserMessage {
   const id = idOf(message.id, "the user message's id");
   const parts = Array.isArray(message.parts) ? message.parts : undefined;
-  if (!parts) throw new HostError(400, "bad_request", "the user message has no parts");
+  if (!parts) throw new AgentCallError(400, "bad_request", "the user message has no parts");
   const content: Exclude<UserMessage["content"], string> = [];
   for (const raw of parts) {
     const part = objectOf(raw, "a message part");
@@ -160,12 +160,16 @@ function userMessageOfUI(message: Json): UserMessage {
     else if (part.type === "file" && typeof part.url === "string" && typeof part.mediaType === "string") {
       const match = /^data:([^;,]+);base64,(.*)$/s.exec(part.url);
       if (!match || !part.mediaType.startsWith("image/")) {
-        throw new HostError(400, "unsupported", "only images given as base64 data URLs are taken as files");
+        throw new AgentCallError(
+          400,
+          "unsupported",
+          "only images given as base64 data URLs are taken as files",
+        );
       }
       content.push({ type: "image", mimeType: match[1], data: match[2] });
     }
   }
-  if (content.length === 0) throw new HostError(400, "bad_request", "the user message has no text");
+  if (content.length === 0) throw new AgentCallError(400, "bad_request", "the user message has no text");
   const onlyText = content.every((c) => c.type === "text");
   return {
     role: "user",
@@ -188,7 +192,7 @@ function answersOf(message: Json, thread: HostedThread): ThreadInput {
     if (part.state === "approval-responded") {
       const approval = objectOf(part.approval, "a tool part's approval");
       if (typeof approval.approved !== "boolean")
-        throw new HostError(400, "bad_request", "approval.approved must be a boolean");
+        throw new AgentCallError(400, "bad_request", "approval.approved must be a boolean");
       approvals.push({
         toolCallId: id,
         approved: approval.approved,
@@ -209,7 +213,7 @@ function answersOf(message: Json, thread: HostedThread): ThreadInput {
     }
   }
   if (approvals.length + toolResults.length === 0) {
-    throw new HostError(
+    throw new AgentCallError(
       400,
       "no_input",
       "the request has no new user message and no answer to a pending call",

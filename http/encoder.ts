@@ -38,6 +38,11 @@ export interface ResponseContext {
    */
   transcript?: () => readonly AgentMessage[];
   /**
+   * The id of the run the events belong to at the moment it is called: for `kind: "run"`, known
+   * from its `agent_start` on (an encoder that tells its client the run's id reads it then).
+   */
+  currentRunId?: () => string | undefined;
+  /**
    * For a replay (`kind: "replay"`) of a response that continued an earlier response's assistant
    * message (after answers, or a decision on a side route): the thread as that response found it.
    * A client that reconnects may hold nothing of that message (a reloaded page), so an encoder

@@ -3,6 +3,7 @@
 // checks the input against the server's transcript (the truth), applies it, and streams the
 // response until the run ends or goes quiescent. ai-sdk-protocol.ts is one; AG-UI is another.
 import type { PendingApproval } from "../agent/agent.js";
+import { AgentCallError } from "../core/agent-handle.js";
 import type { AgentMessage, UserMessage } from "../core/messages.js";
 import type { ToolResult } from "../core/tool.js";
 import type { Tool } from "../tools/define-tool.js";
@@ -54,6 +55,8 @@ export interface ThreadStatus {
    * transcript only when the turn's calls are all done, but a client has seen them.
    */
   finishedCalls: FinishedCall[];
+  /** Messages steer and follow-up queued that no turn has taken yet. */
+  queued: { steering: number; followUp: number };
 }
 
 /** A call that finished, before its result entered the transcript. */
@@ -93,7 +96,7 @@ export interface HostedThread {
   readonly agent: ThreadAgent;
   /**
    * Checks `input` against the agent (a new message while a run is active, an answer to a call
-   * that is not pending, ...: a {@link HostError}, nothing applied), then applies it and returns
+   * that is not pending, ...: a {@link AgentCallError}, nothing applied), then applies it and returns
    * the streaming response, encoded by `encoder`, that ends at `agent_end` or when the run is
    * quiescent. A dropped connection detaches; it never aborts the run.
    */
@@ -110,11 +113,11 @@ export interface HostedThread {
 export interface HostApi {
   /**
    * Runs the app's `authorize` hook for `threadId` (before anything is read or stored), then gives
-   * the thread: created when `create` is true and it does not exist. Throws {@link HostError}
+   * the thread: created when `create` is true and it does not exist. Throws {@link AgentCallError}
    * (403 refused, 404 unknown thread).
    */
   thread(request: Request, threadId: string, options?: { create?: boolean }): Promise<HostedThread>;
-  /** Reads the request's JSON body within the host's size limit; a {@link HostError} 400/413 otherwise. */
+  /** Reads the request's JSON body within the host's size limit; a {@link AgentCallError} 400/413 otherwise. */
   readJson(request: Request): Promise<unknown>;
 }
 
@@ -143,18 +146,18 @@ export interface HostProtocol {
  * A refusal the host answers with a 4xx JSON body `{ error: { code, message } }`; routes throw it
  * for bad input. Nothing is stored or applied before it is thrown.
  *
+ * @deprecated Kept for one release: throw and catch {@link AgentCallError}, the one error type of
+ * every side of an agent. `instanceof HostError` is true of every `AgentCallError`, so code that
+ * catches it keeps working.
+ *
  * @example
  * ```ts
- * throw new HostError(400, "bad_request", "body.messages must be an array");
+ * throw new HostError(400, "bad_request", "body.messages must be an array"); // now: new AgentCallError(...)
  * ```
  */
-export class HostError extends Error {
+export class HostError extends AgentCallError {
   override name = "HostError";
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return value instanceof AgentCallError;
   }
 }

@@ -2,20 +2,21 @@
 // Protocols (the AI SDK UI message stream, AG-UI) add their routes; the host adds the side routes
 // the protocols lack (steer, follow-up, abort, approve, deny, tool-result, status).
 import type { Agent } from "../agent/agent.js";
+import { agentHandle } from "../agent/agent-handle.js";
 import { createAgent } from "../agent/create-agent.js";
+import { AgentCallError, type AgentHandle } from "../core/agent-handle.js";
 import type { AgentOptions } from "../core/options.js";
-import type { SessionClient, SessionClientOptions } from "../durable/session-client.js";
 import { agUiProtocol } from "./ag-ui-protocol.js";
 import { aiSdkProtocol } from "./ai-sdk-protocol.js";
-import { durableBackend, unavailable } from "./internal/durable-backend.js";
+import { handleBackend } from "./internal/handle-backend.js";
 import { HostedThreadImpl } from "./internal/hosted-thread.js";
 import { errorResponse, jsonResponse, readJsonBody } from "./internal/json.js";
 import { checkJsonContentType, checkLoopbackHost, checkSameOrigin } from "./internal/request-guard.js";
 import { matchRoute } from "./internal/router.js";
-import { localBackend, type ThreadBackend } from "./internal/thread-backend.js";
+import type { ThreadBackend } from "./internal/thread-backend.js";
 import { threadRoutes } from "./internal/thread-routes.js";
 import { eventRoute } from "./internal/event-route.js";
-import { type HostApi, type HostedThread, HostError, type HostProtocol, type HostRoute } from "./protocol.js";
+import { type HostApi, type HostedThread, type HostProtocol, type HostRoute } from "./protocol.js";
 
 /** Where the host keeps threads' snapshots between processes (default: nowhere, memory only). */
 export interface ThreadStore {
@@ -26,33 +27,41 @@ export interface ThreadStore {
 }
 
 /**
- * Where the durable sessions a host serves live: Restate's ingress, as `createSessionClient`
- * takes it (`{ url, headers?, names? }`), with how often a thread with a run in progress polls it.
+ * Opens the agent of a thread: an {@link AgentHandle} per thread id (a durable session, an agent in
+ * another process, one of your own), given the request that asks for it (after `authorize`).
+ * Called when the host first needs the thread, and again after `maxThreads` dropped it.
  *
  * @example
  * ```ts
- * const host = createSessionHost({ durable: { url: "http://127.0.0.1:8080", pollIntervalMs: 100 } });
+ * const threads: OpenThread = (threadId) => sessions.handle(threadId);
  * ```
  */
-export interface DurableHostOptions extends SessionClientOptions {
-  /** Ms between two polls of a session while its run goes on (default 100). */
-  pollIntervalMs?: number;
+export type OpenThread = (threadId: string, request: Request) => AgentHandle | Promise<AgentHandle>;
+
+/**
+ * What serves the `durable` alias (the entry resolves it, so this file knows nothing of Restate):
+ * a backend per thread, and whether a thread the host does not hold exists there.
+ */
+export interface DurableThreads {
+  open(threadId: string): Promise<ThreadBackend>;
+  exists(threadId: string): Promise<boolean>;
 }
 
-export interface SessionHostOptions {
+/** The options of `createSessionHost` but its `durable` alias (which the entry resolves). */
+export interface ThreadHostOptions {
   /**
    * The options each thread's agent is created with, or a function of the thread id and the
    * request that creates it (per-user settings, a system prompt per thread). Threads hibernate
-   * when idle unless the options say `hibernate: "manual"`. Give this or `durable`.
+   * when idle unless the options say `hibernate: "manual"`. Give this, `threads` or `durable`.
    */
   agent?: AgentOptions | ((threadId: string, request: Request) => AgentOptions | Promise<AgentOptions>);
   /**
-   * Serve durable sessions on Restate instead of agents in this process: thread id = session id,
-   * runs go through the session client (`createSessionClient`, or its options) to the services
-   * `createAgentServices` serves, wherever they run. What differs from in-process threads (text
-   * per message, not per token): docs/frontends.md, "Durable threads".
+   * Serve agents that run elsewhere: a function of the thread id (and the request) that opens its
+   * {@link AgentHandle} (a durable session's, one of your own). The host speaks only the handle's
+   * contract; a thread it does not hold exists when the handle's `status()` does not refuse it with
+   * a 404 `AgentCallError`. No `store` (the handle's side keeps the thread).
    */
-  durable?: SessionClient | DurableHostOptions;
+  threads?: OpenThread;
   /** The path the routes live under, e.g. `"/api"` (default `""`). */
   basePath?: string;
   /**
@@ -77,7 +86,7 @@ export interface SessionHostOptions {
   protocols?: readonly HostProtocol[];
   /**
    * Keeps threads' snapshots (loaded when a thread is first asked for, saved when a run settles).
-   * In-process threads only: a durable session's state lives in Restate.
+   * In-process threads (`agent`) only: a handle's thread is kept on its side.
    */
   store?: ThreadStore;
   /** The largest request body read, in bytes (default 1 MB); larger ones get 413. */
@@ -96,7 +105,7 @@ export interface SessionHostOptions {
    * loads it again, same transcript and ids. A thread that runs, waits for an approval or a
    * client-run tool's result, or streams is never dropped (the host holds more than the bound
    * while more than that many are busy). In-process threads need `store` for this (without it a
-   * dropped thread would be lost); a durable thread lives in Restate and is read again from there.
+   * dropped thread would be lost); a handle's thread (`threads`) is opened again from there.
    */
   maxThreads?: number;
 }
@@ -106,7 +115,7 @@ export interface SessionHost {
   /** Answers one request (routes under `basePath`; anything else is 404). */
   handle(request: Request): Promise<Response>;
   /**
-   * A thread's agent, if the host holds it in this process (never for durable threads; not for a
+   * A thread's agent, if the host holds it in this process (only for `agent` threads; not for a
    * thread `maxThreads` dropped, until a request brings it back: the dropped agent is stopped).
    */
   agent(threadId: string): Agent | undefined;
@@ -115,32 +124,24 @@ export interface SessionHost {
 }
 
 /**
- * Creates a session host: one agent per thread, served over HTTP.
- *
- * @example
- * ```ts
- * const host = createSessionHost({
- *   agent: { provider, tools, systemPrompt: "You help with the weather." },
- *   basePath: "/api",
- *   // Your identity check: the signed-in user's threads only (userOf: undefined when signed out).
- *   authorize: (request, threadId) => {
- *     const user = userOf(request);
- *     return user !== undefined && threadId.startsWith(`${user}:`);
- *   },
- * });
- * export const POST = host.handle; // Next.js: app/api/[...path]/route.ts
- * export const GET = host.handle;
- * ```
+ * The session host over `options` (the entry's `createSessionHost` resolves the `durable` alias into
+ * `durable`).
  */
-export function createSessionHost(options: SessionHostOptions): SessionHost {
-  if ((options.agent === undefined) === (options.durable === undefined)) {
+export function createThreadHost(options: ThreadHostOptions, durable?: DurableThreads): SessionHost {
+  const sources = [options.agent, options.threads, durable].filter((source) => source !== undefined);
+  if (sources.length !== 1) {
     throw new TypeError(
-      "createSessionHost needs either agent (in-process threads) or durable (Restate sessions)",
+      "createSessionHost needs either agent (in-process threads), threads (an AgentHandle per thread id) " +
+        "or durable (Restate sessions)",
     );
   }
   checkAuthorize(options.authorize);
-  if (options.durable && options.store) {
-    throw new TypeError("a durable host keeps its threads in Restate: drop the store option");
+  if (options.agent === undefined && options.store) {
+    throw new TypeError(
+      durable
+        ? "a durable host keeps its threads in Restate: drop the store option"
+        : "a host of handles (threads) keeps no snapshots: the handle's side keeps the thread; drop the store option",
+    );
   }
   const maxThreads = options.maxThreads ?? Infinity;
   if (options.maxThreads !== undefined && !(Number.isInteger(maxThreads) && maxThreads > 0)) {
@@ -171,7 +172,6 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
     ...threadRoutes(),
     eventRoute(),
   ];
-  const durable = options.durable && openDurable(options.durable);
 
   const save = (thread: HostedThreadImpl): void => {
     if (options.store) {
@@ -228,21 +228,27 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
     const agentOptions = options.agent!;
     const base = typeof agentOptions === "function" ? await agentOptions(threadId, request) : agentOptions;
     const snapshot = options.store ? await options.store.load(threadId) : undefined;
-    return localBackend(
-      createAgent({
-        hibernate: "whenIdle",
-        ...base,
-        ...(snapshot !== undefined ? { snapshot } : {}),
-      }),
-      base.tools,
-    );
+    const agent = createAgent({
+      hibernate: "whenIdle",
+      ...base,
+      ...(snapshot !== undefined ? { snapshot } : {}),
+    });
+    return handleBackend(agentHandle(agent, { tools: base.tools ?? [] }), agent);
   };
 
-  const createThread = async (threadId: string, request: Request): Promise<HostedThreadImpl> => {
-    const backend = durable
-      ? durableBackend(await durable.client, threadId, durable.pollIntervalMs)
-      : await createLocal(threadId, request);
-    // Subscribed before the first look: a durable run found in progress is published then.
+  const openBackend = async (threadId: string, request: Request): Promise<ThreadBackend> => {
+    if (durable) return durable.open(threadId);
+    if (options.threads) return handleBackend(await options.threads(threadId, request));
+    return createLocal(threadId, request);
+  };
+
+  const createThread = async (
+    threadId: string,
+    request: Request,
+    create: boolean,
+  ): Promise<HostedThreadImpl> => {
+    const backend = await openBackend(threadId, request);
+    // Subscribed before the first look: a run found in progress is published then.
     const thread = new HostedThreadImpl(threadId, backend, save, {
       maxBufferedBytes: maxResponseBufferBytes,
     });
@@ -251,7 +257,12 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
     } catch (error) {
       thread.dispose();
       backend.stop();
-      throw error;
+      // A handle that does not know the thread: unknown, unless this request creates it.
+      if (error instanceof AgentCallError && error.status === 404 && !create) {
+        throw new AgentCallError(404, "unknown_thread", `no thread ${threadId}`);
+      }
+      if (error instanceof AgentCallError || error instanceof AgentCallError) throw error;
+      throw new AgentCallError(503, "unavailable", messageOf(error));
     }
     thread.lastUsed = ++uses;
     ready.set(threadId, thread);
@@ -259,16 +270,13 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
     return thread;
   };
 
-  /** Whether a thread the host does not hold exists elsewhere (a stored snapshot, a durable session). */
+  /**
+   * Whether a thread the host does not hold may exist elsewhere (a stored snapshot, a durable
+   * session; a handle's thread is asked when it is opened).
+   */
   const existsElsewhere = async (threadId: string): Promise<boolean> => {
-    if (durable)
-      return (await durable.client).status(threadId).then(
-        () => true,
-        (error: unknown) => {
-          if ((error as { status?: number }).status === 404) return false;
-          throw unavailable(error);
-        },
-      );
+    if (durable) return durable.exists(threadId);
+    if (options.threads) return true;
     return options.store ? (await options.store.load(threadId)) !== undefined : false;
   };
 
@@ -290,7 +298,7 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
   const hostFor = (held: HostedThreadImpl[]): HostApi => ({
     async thread(request, threadId, { create = false } = {}): Promise<HostedThread> {
       if (authorize && !(await authorize(request, threadId))) {
-        throw new HostError(403, "forbidden", "not allowed on this thread");
+        throw new AgentCallError(403, "forbidden", "not allowed on this thread");
       }
       for (;;) {
         const known = threads.get(threadId);
@@ -303,10 +311,10 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
           return thread;
         }
         if (!create && !(await existsElsewhere(threadId))) {
-          throw new HostError(404, "unknown_thread", `no thread ${threadId}`);
+          throw new AgentCallError(404, "unknown_thread", `no thread ${threadId}`);
         }
         if (threads.has(threadId)) continue; // another request made it meanwhile
-        const made = createThread(threadId, request);
+        const made = createThread(threadId, request, create);
         threads.set(threadId, made);
         made.catch(() => {
           if (threads.get(threadId) === made) threads.delete(threadId);
@@ -329,7 +337,7 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
         if (base && path !== base && !path.startsWith(`${base}/`)) return notFound();
         const match = matchRoute(routes, request.method, path.slice(base.length));
         if (match === "method") {
-          throw new HostError(405, "method_not_allowed", `${request.method} is not allowed here`);
+          throw new AgentCallError(405, "method_not_allowed", `${request.method} is not allowed here`);
         }
         if (!match) return notFound();
         // Before any route reads the body or a thread: a page on another site gets nothing applied.
@@ -337,9 +345,9 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
         if (request.method === "POST") checkJsonContentType(request);
         return await match.route.handle(request, match.params, hostFor(held));
       } catch (error) {
-        if (error instanceof HostError) return errorResponse(error);
+        if (error instanceof AgentCallError) return errorResponse(error);
         console.error("agent-machine/http: a route failed", error);
-        return errorResponse(new HostError(500, "internal_error", "the request failed on the server"));
+        return errorResponse(new AgentCallError(500, "internal_error", "the request failed on the server"));
       } finally {
         for (const thread of held) thread.requests -= 1;
         if (held.length > 0 && ready.size > maxThreads) evictResting();
@@ -355,23 +363,6 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
       threads.clear();
     },
   };
-}
-
-/** The durable client the host talks through: given, or made from its options (loaded on first use). */
-function openDurable(durable: SessionClient | DurableHostOptions): {
-  client: Promise<SessionClient>;
-  pollIntervalMs: number;
-} {
-  if (isSessionClient(durable)) return { client: Promise.resolve(durable), pollIntervalMs: 100 };
-  const { pollIntervalMs = 100, ...clientOptions } = durable;
-  // Imported when used, so the host's entry loads no Restate code for in-process threads.
-  const client = import("../durable/session-client.js").then((m) => m.createSessionClient(clientOptions));
-  client.catch(() => undefined);
-  return { client, pollIntervalMs };
-}
-
-function isSessionClient(value: SessionClient | DurableHostOptions): value is SessionClient {
-  return typeof (value as SessionClient).updates === "function";
 }
 
 /** Refuses a host with no identity check unless the app chose one for this machine alone. */
@@ -405,4 +396,8 @@ function checkedOrigin(origin: string): string {
 
 function notFound(): Response {
   return jsonResponse({ error: { code: "not_found", message: "no such route" } }, 404);
+}
+
+function messageOf(error: unknown): string {
+  return `the thread's agent cannot be reached: ${error instanceof Error ? error.message : String(error)}`;
 }

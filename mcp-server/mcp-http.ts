@@ -4,9 +4,9 @@
 // type, no cross-site state changes, a loopback Host when nothing checks identity.
 import { randomUUID } from "node:crypto";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { HostError } from "../http/protocol.js";
 import { checkJsonContentType, checkLoopbackHost, checkSameOrigin } from "../http/internal/request-guard.js";
 import { createMcpAgentServer, type McpAgentServerOptions, type McpAgentTool } from "./serve-mcp.js";
+import { AgentCallError } from "../core/agent-handle.js";
 
 /**
  * Options of {@link createMcpHttpHandler}.
@@ -68,7 +68,7 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
       checkSameOrigin(request, allowedOrigins);
       if (request.method === "POST") checkJsonContentType(request);
       if (typeof authorize === "function" && !(await authorize(request))) {
-        throw new HostError(403, "forbidden", "not allowed");
+        throw new AgentCallError(403, "forbidden", "not allowed");
       }
       const sessionId = request.headers.get("mcp-session-id");
       if (sessionId !== null) {
@@ -89,7 +89,7 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
       await createMcpAgentServer(options.agents, options).connect(transport);
       return await transport.handleRequest(request);
     } catch (error) {
-      if (error instanceof HostError) {
+      if (error instanceof AgentCallError) {
         return Response.json(
           { error: { code: error.code, message: error.message } },
           { status: error.status },

@@ -3,6 +3,7 @@
 // events as server-sent events, `agentMachineProtocol()`), its side routes for what a run takes
 // while it works (steer, follow-up, abort, decisions) and its status route for the transcript.
 import type { PendingApproval } from "../agent/agent.js";
+import { AgentCallError } from "../core/agent-handle.js";
 import type { AgentEvent } from "../core/events.js";
 import type { AgentMessage, UserMessage } from "../core/messages.js";
 import type { PromptInput } from "../core/options.js";
@@ -10,6 +11,7 @@ import type { RunOutcome } from "../core/run-outcome.js";
 import type { ToolResult } from "../core/tool.js";
 import type { AgentActions, AgentStore } from "./agent-store.js";
 import { type AgentView, applyAgentEvent, emptyAgentView } from "./agent-view.js";
+import { sseFrames } from "./remote-agent-handle.js";
 
 /** Where the thread is and how to reach it. */
 export interface RemoteAgentOptions {
@@ -49,15 +51,22 @@ interface ThreadStatusBody {
   messages: AgentMessage[];
 }
 
-/** A request the host refused: its HTTP status and the `{ error: { code, message } }` it answered. */
-export class RemoteAgentError extends Error {
+/**
+ * A request the host refused: its HTTP status and the `{ error: { code, message } }` it answered.
+ *
+ * @deprecated Kept for one release: catch {@link AgentCallError}, the one error type of every side
+ * of an agent (what the store throws is one). `instanceof RemoteAgentError` is true of every
+ * `AgentCallError`, so code that catches it keeps working.
+ *
+ * @example
+ * ```ts
+ * if (error instanceof AgentCallError && error.code === "not_found") console.log("already decided");
+ * ```
+ */
+export class RemoteAgentError extends AgentCallError {
   override name = "RemoteAgentError";
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return value instanceof AgentCallError;
   }
 }
 
@@ -354,7 +363,8 @@ function samePending(previous: readonly PendingApproval[], next: readonly Pendin
   return same ? previous : next;
 }
 
-async function refusalOf(response: Response): Promise<RemoteAgentError> {
+// Still named RemoteAgentError for one release (code may read error.name); an AgentCallError all the same.
+async function refusalOf(response: Response): Promise<AgentCallError> {
   let code = "http_error";
   let message = `${response.status} ${response.statusText}`;
   try {
@@ -367,26 +377,4 @@ async function refusalOf(response: Response): Promise<RemoteAgentError> {
 
 function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
-}
-
-/** The JSON of each `data:` frame of a server-sent-events response. */
-async function* sseFrames(response: Response): AsyncGenerator<unknown> {
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = "";
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    buffer += value;
-    let end: number;
-    while ((end = buffer.indexOf("\n\n")) !== -1) {
-      const frame = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const data = frame
-        .split("\n")
-        .filter((line) => line.startsWith("data:"))
-        .map((line) => line.slice(5).replace(/^ /, ""))
-        .join("\n");
-      if (data) yield JSON.parse(data);
-    }
-  }
 }

@@ -2,8 +2,16 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { acpHistory, acpStopReason, acpToolDiff, acpToolKind, acpUpdateOf, promptFromAcp } from "../acp.js";
-import type { AgentMessage, AssistantMessage } from "../index.js";
+import {
+  acpHistory,
+  acpStopReason,
+  acpToolDiff,
+  acpToolKind,
+  acpUpdateOf,
+  createPlanTool,
+  promptFromAcp,
+} from "../acp.js";
+import type { AgentEvent, AgentMessage, AssistantMessage } from "../index.js";
 
 const usage = {
   input: 0,
@@ -131,5 +139,72 @@ describe("our events in ACP (docs/acp.md's table)", () => {
       content: [{ type: "text" }, { type: "image", mimeType: "image/png" }],
     });
     expect(() => promptFromAcp([{ type: "audio", data: "AAAA", mimeType: "audio/wav" }])).toThrow(/audio/);
+  });
+
+  it("shows update_plan calls as the session's plan (priority medium by default), never as tool calls", () => {
+    const entries = [
+      { content: "read the code", status: "completed" },
+      { content: "fix the bug", status: "in_progress", priority: "high" },
+    ];
+    expect(
+      acpUpdateOf(
+        { type: "tool_execution_start", toolCallId: "p1", toolName: "update_plan", args: { entries } },
+        "/w",
+      ),
+    ).toEqual({
+      sessionUpdate: "plan",
+      entries: [
+        { content: "read the code", status: "completed", priority: "medium" },
+        { content: "fix the bug", status: "in_progress", priority: "high" },
+      ],
+    });
+    const end = {
+      type: "tool_execution_end",
+      toolCallId: "p1",
+      toolName: "update_plan",
+      result: { content: [{ type: "text", text: "Plan updated" }] },
+      isError: false,
+    } satisfies AgentEvent;
+    expect(acpUpdateOf(end, "/w")).toBeUndefined();
+    // Arguments that are not a plan show no plan (the call fails and the model is told why).
+    expect(
+      acpUpdateOf(
+        { type: "tool_execution_start", toolCallId: "p2", toolName: "update_plan", args: { entries: "x" } },
+        "/w",
+      ),
+    ).toBeUndefined();
+    const messages: AgentMessage[] = [
+      assistant([{ type: "toolCall", id: "p1", name: "update_plan", arguments: { entries } }]),
+      {
+        role: "toolResult",
+        toolCallId: "p1",
+        toolName: "update_plan",
+        content: [{ type: "text", text: "Plan updated" }],
+        isError: false,
+        timestamp: 0,
+      },
+    ];
+    expect(acpHistory(messages, "/w")).toEqual([
+      expect.objectContaining({
+        sessionUpdate: "plan",
+        entries: expect.arrayContaining([expect.anything()]),
+      }),
+    ]);
+  });
+
+  it("answers update_plan with where the plan stands", async () => {
+    const tool = createPlanTool();
+    expect(tool.readOnly).toBe(true);
+    const answer = await tool.execute(
+      {
+        entries: [
+          { content: "a", status: "completed" },
+          { content: "b", status: "in_progress" },
+          { content: "c", status: "pending" },
+        ],
+      },
+      {} as never,
+    );
+    expect(answer).toBe("Plan updated: 1 of 3 steps completed; in progress: b.");
   });
 });

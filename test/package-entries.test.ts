@@ -155,3 +155,31 @@ describe("the browser entry", () => {
     expect(locales.map((file) => file.replace(/.*locales\//, ""))).toEqual(["en.js"]);
   });
 });
+
+describe("the chart entry", () => {
+  it("is the visualizer's own chart, its types and its styles, shipped with the package", async () => {
+    const { readFile } = await import("node:fs/promises");
+    const pkg = JSON.parse(await readFile(`${ROOT}package.json`, "utf8")) as {
+      exports: Record<string, string | Record<string, string>>;
+      files: string[];
+    };
+    const entry = pkg.exports["./chart"] as Record<string, string>;
+    const css = pkg.exports["./chart.css"] as string;
+    for (const file of [entry.default!, entry.types!, css]) {
+      expect(
+        pkg.files.some((shipped) => file.slice(2).startsWith(shipped)),
+        file,
+      ).toBe(true);
+    }
+    // Resolved by the package's own name, as an app would (a variable: the typecheck resolves no self-reference).
+    const specifier = "agent-machine/chart";
+    const chart = (await import(specifier)) as typeof import("../visualizer/page/chart.js");
+    const page = await import("../visualizer/page/chart.js");
+    expect(chart.createChart).toBe(page.createChart);
+    expect(await readFile(`${ROOT}${css.slice(2)}`, "utf8")).toContain(".chart .node.active > rect");
+    // The page's styles take the chart's from that one file.
+    expect(await readFile(`${ROOT}visualizer/page/style.css`, "utf8")).toMatch(
+      /^@import url\("chart.css"\);/,
+    );
+  });
+});

@@ -157,6 +157,11 @@ const entries = {};
 for (const subpath of Object.keys(pkg.exports)) {
   if (subpath === "./package.json" || subpath === "./testing/vitest") continue;
   const specifier = subpath === "." ? "agent-machine" : "agent-machine/" + subpath.slice(2);
+  // A stylesheet (agent-machine/chart.css) is for a bundler or a <link>, not import(): its text.
+  if (subpath.endsWith(".css")) {
+    entries[specifier] = readFileSync(new URL(import.meta.resolve(specifier)), "utf8").includes(".chart") ? ["css"] : [];
+    continue;
+  }
   entries[specifier] = Object.keys(await import(specifier)).sort();
 }
 const { createAgent, defineTool, scripted, visualize, withCost, WorkspaceError } = await import("agent-machine");
@@ -217,6 +222,8 @@ console.log(JSON.stringify({
     expect(report.entries["agent-machine/browser"]).toContain("createAgent");
     expect(report.entries["agent-machine/browser"]).not.toContain("codingTools");
     expect(report.entries["agent-machine/cli"]).toContain("runCli");
+    expect(report.entries["agent-machine/chart"]).toContain("createChart");
+    expect(report.entries["agent-machine/chart.css"]).toEqual(["css"]);
     // The entries share their modules: one class, one price table.
     expect(report.shared).toEqual({ workspaceError: true, prices: 1 });
   });
@@ -243,7 +250,10 @@ console.log(JSON.stringify({
 describe("the installed package, in TypeScript", () => {
   it("has types for every entry, under Node's module resolution", async () => {
     const specifiers = Object.keys(pkg.exports)
-      .filter((subpath) => subpath !== "./package.json" && subpath !== "./testing/vitest")
+      .filter(
+        (subpath) =>
+          subpath !== "./package.json" && subpath !== "./testing/vitest" && !subpath.endsWith(".css"),
+      )
       .map((subpath) => (subpath === "." ? "agent-machine" : `agent-machine/${subpath.slice(2)}`));
     writeFileSync(
       join(app, "types.ts"),

@@ -143,3 +143,33 @@ describe("the statechart drawn from the machine definition", () => {
     ]);
   });
 });
+
+describe("the simple chart", () => {
+  it("folds momentary states into their edges and says every event in words", () => {
+    const full = layoutMachineGraph(agentMachine);
+    const simple = layoutMachineGraph(agentMachine, { simple: true });
+    const ids = simple.nodes.map((node) => node.id);
+    // Left at once by an eventless transition, invoking nothing: folded.
+    for (const momentary of ["agent.running.turnGate", "agent.running.turnEnd", "agent.running.ending"]) {
+      expect(full.nodes.map((node) => node.id)).toContain(momentary);
+      expect(ids).not.toContain(momentary);
+    }
+    // Where the machine rests or works stays.
+    for (const kept of ["agent.idle", "agent.running.streaming", "agent.running.executing"])
+      expect(ids).toContain(kept);
+    // A run starts streaming (through the folded gate); a run's end goes back to idle.
+    expect(simple.nodes.find((node) => node.id === "agent.running")!.initial).toBe("agent.running.streaming");
+    const edge = (source: string, target: string) =>
+      simple.edges.find((e) => e.source === `agent.${source}` && e.target === `agent.${target}`);
+    expect(edge("idle", "running")!.labels).toEqual(["prompt", "continue"]);
+    expect(edge("running.streaming", "running.executing")!.labels).toEqual(["stream done if has tool calls"]);
+    expect(edge("running.followUpCheck", "idle")).toBeDefined();
+    // Every edge joins two drawn states, and no label keeps the code's spelling.
+    for (const e of simple.edges) {
+      expect(ids).toContain(e.source);
+      expect(ids).toContain(e.target);
+      for (const label of e.labels) expect(label).not.toMatch(/[A-Z_[\]]/);
+    }
+    expect(simple.edges.length).toBeLessThan(full.edges.length);
+  });
+});

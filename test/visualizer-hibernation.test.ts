@@ -54,7 +54,12 @@ function connect(url: string) {
     socket.once("open", () => resolve());
     socket.once("error", reject);
   });
-  socket.on("message", (data) => messages.push(JSON.parse(String(data))));
+  socket.on("message", (data) => {
+    const message = JSON.parse(String(data));
+    // The history a page gets on connecting comes in one backlog message: taken one by one.
+    if (message.kind === "backlog") messages.push(...message.messages);
+    else messages.push(message);
+  });
   cleanups.push(() => socket.close());
   return { messages, opened };
 }

@@ -26,7 +26,12 @@ async function watched(options: Parameters<typeof createAgent>[0]) {
   const url = new URL(server.url);
   const messages: VisualizerMessage[] = [];
   const socket = new WebSocket(`ws://${url.host}/ws?token=${url.searchParams.get("token")}`);
-  socket.on("message", (data) => messages.push(JSON.parse(String(data))));
+  socket.on("message", (data) => {
+    const message = JSON.parse(String(data));
+    // The history a page gets on connecting comes in one backlog message: taken one by one.
+    if (message.kind === "backlog") messages.push(...message.messages);
+    else messages.push(message);
+  });
   await new Promise((resolve) => socket.once("open", resolve));
   cleanups.push(
     () => socket.close(),

@@ -33,7 +33,12 @@ function connect(url: string, origin?: string, token = new URL(url).searchParams
     socket.once("unexpected-response", (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
     socket.once("error", reject);
   });
-  socket.on("message", (data) => messages.push(JSON.parse(String(data))));
+  socket.on("message", (data) => {
+    const message = JSON.parse(String(data));
+    // The history a page gets on connecting comes in one backlog message: taken one by one.
+    if (message.kind === "backlog") messages.push(...message.messages);
+    else messages.push(message);
+  });
   cleanups.push(() => socket.close());
   return { socket, messages, opened, send: (command: unknown) => socket.send(JSON.stringify(command)) };
 }
@@ -163,10 +168,12 @@ describe("the visualizer server", () => {
 
     const late = connect(server.url);
     await late.opened;
-    await expect.poll(() => late.messages.length).toBeGreaterThanOrEqual(12);
+    await expect.poll(() => late.messages.length).toBeGreaterThanOrEqual(13);
     expect(late.messages[0]).toMatchObject({ kind: "hello" });
     expect(late.messages[1]).toMatchObject({ kind: "catch_up" });
-    expect(late.messages.length).toBe(12); // hello, catch_up, then the 10 messages kept word for word
+    // hello, catch_up, then the 10 messages kept word for word, and the mark that live follows
+    expect(late.messages.length).toBe(13);
+    expect(late.messages[12]).toMatchObject({ kind: "caught_up" });
 
     const model = emptyModel();
     for (const message of late.messages) apply(model, message);
@@ -191,6 +198,71 @@ describe("the visualizer server", () => {
     ]);
     agent.abort();
     await second;
+  });
+
+  it("sends pages tool results as previews, and a late page the last messages only, the rest folded with true counts", async () => {
+    const big = defineTool({
+      name: "big",
+      description: "Returns 50 KB",
+      parameters: z.object({ n: z.number() }),
+      execute: async () => "x".repeat(50_000),
+    });
+    const turns = 12;
+    const agent = createAgent({
+      provider: scripted([
+        ...Array.from({ length: turns }, (_, turn) => ({
+          toolCalls: [
+            { name: "big", arguments: { n: 2 * turn } },
+            { name: "big", arguments: { n: 2 * turn + 1 } },
+          ],
+        })),
+        { text: "All done." },
+      ]),
+      tools: [big],
+    });
+    const server = await visualize(agent, { latePageMessages: 30 });
+    cleanups.push(
+      () => agent.stop(),
+      () => server.close(),
+    );
+    await agent.prompt("Go");
+
+    const late = connect(server.url);
+    let bytes = 0;
+    let frames = 0;
+    late.socket.on("message", (data) => {
+      bytes += String(data).length;
+      frames++;
+    });
+    await late.opened;
+    await expect.poll(() => late.messages.at(-1)?.kind).toBe("caught_up");
+    expect(late.messages[0]).toMatchObject({ kind: "hello" });
+    expect(late.messages[1]).toMatchObject({ kind: "catch_up" });
+    expect(late.messages.length).toBe(33); // hello, catch_up, the last 30 messages word for word, caught_up
+    expect(frames).toBe(4); // the 30 travel as one backlog message
+
+    const model = emptyModel();
+    for (const message of late.messages) apply(model, message);
+    // Counts are true though most of the run arrived folded.
+    expect(model.toolCalls).toBe(2 * turns);
+    expect(model.runs[0]).toMatchObject({ calls: 2 * turns, turns: turns + 1, reason: "stop" });
+    expect(model.lanes.size).toBe(2 * turns);
+    const results = model.messages.filter((m) => m.role === "toolResult");
+    expect(results.length).toBe(2 * turns);
+    for (const result of results) {
+      const text = (result.content as { text: string }[])[0]!.text;
+      expect(text.startsWith("x".repeat(2000))).toBe(true);
+      expect(text).toContain("48,000 more characters not sent to the page");
+    }
+    expect(model.messages.at(-1)).toMatchObject({
+      role: "assistant",
+      content: [{ type: "text", text: "All done." }],
+    });
+    // 24 results of 50 KB, sent twice each (the event and the transcript) would be 2.4 MB.
+    expect(bytes).toBeLessThan(400_000);
+    // The agent itself keeps every character.
+    const kept = agent.messages.filter((m) => m.role === "toolResult");
+    expect((kept[0]!.content[0] as { text: string }).text.length).toBe(50_000);
   });
 
   it("takes a steering message far larger than 64 KiB (a pasted log)", async () => {

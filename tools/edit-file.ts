@@ -66,6 +66,74 @@ async function readInside(
 }
 
 /**
+ * One `edit_file` call applied to a file's text: the new text, how many replacements and the line of
+ * the first. Throws the error the model reads when the old text is missing, ambiguous or the same as
+ * the new. Shared by every side that does the I/O (the disk here, an ACP editor's buffers).
+ *
+ * @example
+ * ```ts
+ * applyEdit("a b", { path: "f", old_string: "a", new_string: "c" }, "f"); // { updated: "c b", replacements: 1, firstLine: 1 }
+ * ```
+ */
+export function applyEdit(
+  text: string,
+  args: z.output<typeof parameters>,
+  relative: string,
+): { updated: string; replacements: number; firstLine: number } {
+  if (args.old_string === args.new_string)
+    throw new Error("old_string and new_string are the same; nothing to do");
+  let { old_string: oldString, new_string: newString } = args;
+  let count = countOccurrences(text, oldString);
+  // Models write "\n"; a Windows-style file has "\r\n". Match it the way the file spells it.
+  if (count === 0 && text.includes("\r\n") && oldString.includes("\n") && !oldString.includes("\r\n")) {
+    oldString = oldString.replace(/\n/g, "\r\n");
+    newString = newString.replace(/\r?\n/g, "\r\n");
+    count = countOccurrences(text, oldString);
+  }
+  if (count === 0) {
+    throw new Error(
+      `old_string was not found in ${relative} (0 matches). It must match exactly, including whitespace and indentation; read the file again to copy the current text.`,
+    );
+  }
+  if (count > 1 && !args.replace_all) {
+    throw new Error(
+      `old_string matches ${count} times in ${relative}; it must be unique. Include more surrounding lines to pick one, or set replace_all to replace all ${count}.`,
+    );
+  }
+  const firstIndex = text.indexOf(oldString);
+  const firstLine = text.slice(0, firstIndex).split("\n").length;
+  // A replacer function, so "$&" or "$1" in new_string stay literal.
+  const updated = args.replace_all
+    ? text.split(oldString).join(newString)
+    : text.replace(oldString, () => newString);
+  return { updated, replacements: args.replace_all ? count : 1, firstLine };
+}
+
+/**
+ * The result the model reads after an edit.
+ *
+ * @example
+ * ```ts
+ * editResult("a.ts", 1, 3).content; // [{ type: "text", text: "Edited a.ts: 1 replacement (first at line 3)" }]
+ * ```
+ */
+export function editResult(
+  relative: string,
+  replacements: number,
+  firstLine: number,
+): ToolResult<EditFileDetails> {
+  return {
+    content: [
+      {
+        type: "text",
+        text: `Edited ${relative}: ${replacements} replacement${replacements === 1 ? "" : "s"} (first at line ${firstLine})`,
+      },
+    ],
+    details: { path: relative, replacements, firstLine },
+  };
+}
+
+/**
  * The `edit_file` tool: replaces an exact piece of text in a file. The text must occur exactly once
  * (or `replace_all` is set); otherwise the model gets an error that says how often it occurred, and
  * the file is left unchanged.
@@ -91,43 +159,9 @@ export function createEditFileTool(
     async execute(args): Promise<ToolResult<EditFileDetails>> {
       const { absolute, relative } = await workspace.resolveForWrite(args.path);
       const text = await readInside(workspace.root, absolute, relative, args.path, maxFileBytes);
-      if (args.old_string === args.new_string)
-        throw new Error("old_string and new_string are the same; nothing to do");
-      let { old_string: oldString, new_string: newString } = args;
-      let count = countOccurrences(text, oldString);
-      // Models write "\n"; a Windows-style file has "\r\n". Match it the way the file spells it.
-      if (count === 0 && text.includes("\r\n") && oldString.includes("\n") && !oldString.includes("\r\n")) {
-        oldString = oldString.replace(/\n/g, "\r\n");
-        newString = newString.replace(/\r?\n/g, "\r\n");
-        count = countOccurrences(text, oldString);
-      }
-      if (count === 0) {
-        throw new Error(
-          `old_string was not found in ${relative} (0 matches). It must match exactly, including whitespace and indentation; read the file again to copy the current text.`,
-        );
-      }
-      if (count > 1 && !args.replace_all) {
-        throw new Error(
-          `old_string matches ${count} times in ${relative}; it must be unique. Include more surrounding lines to pick one, or set replace_all to replace all ${count}.`,
-        );
-      }
-      const firstIndex = text.indexOf(oldString);
-      const firstLine = text.slice(0, firstIndex).split("\n").length;
-      // A replacer function, so "$&" or "$1" in new_string stay literal.
-      const updated = args.replace_all
-        ? text.split(oldString).join(newString)
-        : text.replace(oldString, () => newString);
+      const { updated, replacements, firstLine } = applyEdit(text, args, relative);
       await writeFileInside(workspace.root, relative, updated, { mustExist: true });
-      const replacements = args.replace_all ? count : 1;
-      return {
-        content: [
-          {
-            type: "text",
-            text: `Edited ${relative}: ${replacements} replacement${replacements === 1 ? "" : "s"} (first at line ${firstLine})`,
-          },
-        ],
-        details: { path: relative, replacements, firstLine },
-      };
+      return editResult(relative, replacements, firstLine);
     },
   });
 }

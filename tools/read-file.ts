@@ -158,6 +158,47 @@ export function createReadFileTool(
   }
 }
 
+/**
+ * The `read_file` result for a text already in memory (an ACP editor's buffer, say): the same page,
+ * line numbers, cut lines and "read on" note as a file read from disk.
+ *
+ * @example
+ * ```ts
+ * readFileResultOfText("a\nb\n", "notes.txt", { offset: 2 }).content; // [{ type: "text", text: "     2\tb" }]
+ * ```
+ */
+export function readFileResultOfText(
+  text: string,
+  relative: string,
+  options: { offset?: number; limit?: number; maxLineLength?: number; maxResultChars?: number } = {},
+): ToolResult<ReadFileDetails> {
+  const offset = options.offset ?? 1;
+  const limit = options.limit ?? 2000;
+  const maxLineLength = options.maxLineLength ?? 2000;
+  const all = text.split("\n");
+  if (all.at(-1) === "") all.pop(); // a trailing newline ends the last line, it starts none
+  if (offset > 1 && offset > all.length) {
+    throw new Error(`${relative} has fewer than ${offset} lines (offset ${offset} is past the end)`);
+  }
+  const lines = all.slice(offset - 1, offset - 1 + limit).map((line) => {
+    const clean = line.replace(/\r$/, "");
+    if (clean.length <= maxLineLength) return clean;
+    return `${clean.slice(0, maxLineLength)} [... line cut: ${Buffer.byteLength(clean.slice(maxLineLength))} more bytes]`;
+  });
+  const page = fitPage(lines, offset, options.maxResultChars);
+  let shown = page.text;
+  if (text === "") shown = "(empty file)";
+  const more = offset - 1 + page.shown < all.length;
+  if (more) {
+    const why = page.shown < lines.length ? "This page is as long as a result may be; more" : "More";
+    shown += `\n\n[${why} lines follow. Read on with offset=${offset + page.shown}.]`;
+  }
+  return {
+    content: [{ type: "text", text: shown }],
+    details: { path: relative, offset, linesShown: page.shown, hasMore: more },
+  };
+}
+
 /** Room the "read on" note takes after the page. */
 const NOTE_ROOM = 200;
 

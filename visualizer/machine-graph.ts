@@ -103,10 +103,10 @@ const MARGIN = 24;
  * graph.nodes.find((n) => n.id === "agent.running.streaming"); // { x, y, width, height, invokes: ["modelStream"], … }
  * ```
  */
-export function layoutMachineGraph(machine: AnyStateMachine): MachineGraph {
+export function layoutMachineGraph(machine: AnyStateMachine, options: LayoutOptions = {}): MachineGraph {
   const root = machine.root as unknown as StateNodeLike;
   const nodes = new Map<string, GraphNode>();
-  const transitions: Transition[] = [];
+  let transitions: Transition[] = [];
 
   const collect = (state: StateNodeLike) => {
     const internal: string[] = [];
@@ -148,6 +148,7 @@ export function layoutMachineGraph(machine: AnyStateMachine): MachineGraph {
     for (const child of Object.values(state.states)) collect(child);
   };
   collect(root);
+  if (options.simple) transitions = simplify(nodes, transitions);
 
   const childrenOf = (id: string) => [...nodes.values()].filter((n) => n.parent === id);
   measure(root.id, nodes, childrenOf, transitions);
@@ -176,6 +177,75 @@ export function layoutMachineGraph(machine: AnyStateMachine): MachineGraph {
     width: rootNode.width + MARGIN * 2,
     height: bottom - top + MARGIN * 2,
   };
+}
+
+/** Options of {@link layoutMachineGraph}. */
+export interface LayoutOptions {
+  /**
+   * The chart at a glance: momentary states (left at once by an eventless transition, invoking
+   * nothing) folded into their edges, which lead to where the state goes when no guard holds, and
+   * every label in words (`stream done if has tool calls`). The full chart keeps everything.
+   */
+  simple?: boolean;
+}
+
+/**
+ * Folds momentary states into their edges and puts labels in words (see {@link LayoutOptions.simple}).
+ * A transition into a momentary state goes on to that state's fallback target; the momentary state's
+ * guarded exits (the exceptions: a limit reached, a compaction needed) are left to the full chart.
+ */
+function simplify(nodes: Map<string, GraphNode>, transitions: Transition[]): Transition[] {
+  const fallback = new Map<string, string>();
+  for (const node of nodes.values()) {
+    if (node.type !== "atomic" || node.invokes.length > 0) continue;
+    const out = transitions.filter((t) => t.source === node.id);
+    if (out.length === 0 || !out.every((t) => t.eventless)) continue;
+    const plain = out.filter((t) => t.label === "always").at(-1);
+    if (plain) fallback.set(node.id, plain.target);
+  }
+  const onward = (id: string): string => {
+    for (let hops = 0; fallback.has(id) && hops < 16; hops++) id = fallback.get(id)!;
+    return id;
+  };
+  for (const node of nodes.values()) if (node.initial) node.initial = onward(node.initial);
+  for (const id of fallback.keys()) nodes.delete(id);
+  // A state with one child is always in that child: its edges leave from the child, one arrow each.
+  const only = new Map<string, string>();
+  for (const node of nodes.values()) {
+    const children = [...nodes.values()].filter((child) => child.parent === node.id);
+    if (node.parent !== undefined && children.length === 1) only.set(node.id, children[0]!.id);
+  }
+  return transitions
+    .filter((t) => !fallback.has(t.source))
+    .map((t) => ({
+      ...t,
+      source: only.get(t.source) ?? t.source,
+      target: onward(t.target),
+      label: inWords(t.label),
+    }))
+    .filter((t) => nodes.has(t.target));
+}
+
+/**
+ * A transition's label in words: `STREAM_DONE [hasToolCalls]` → `stream done if has tool calls`,
+ * `always [limitReached]` → `if limit reached`.
+ *
+ * @example
+ * ```ts
+ * inWords("CHECK [nextTurnStreams]"); // "check if next turn streams"
+ * ```
+ */
+export function inWords(label: string): string {
+  const match = /^(\S+)(?: \[(.+)\])?$/.exec(label);
+  if (!match) return label;
+  const words = (name: string) =>
+    name
+      .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+      .replace(/_/g, " ")
+      .toLowerCase();
+  const event = match[1] === "always" ? "" : words(match[1]!);
+  if (!match[2]) return event || "always";
+  return `${event ? `${event} ` : ""}if ${words(match[2])}`;
 }
 
 /** How far up and down an edge and its label reach. */

@@ -11,6 +11,7 @@ import { agentMachine } from "../machines/agent.machine.js";
 import { toolExecutionMachine } from "../machines/tool-execution.machine.js";
 import { layoutMachineGraph } from "./machine-graph.js";
 import { sendOrDrop } from "./send-or-drop.js";
+import { previewForPage } from "./preview.js";
 import { readRecording } from "./recording.js";
 import { followAgent, type VisualizerCommand, type VisualizerMessage } from "./wire.js";
 
@@ -37,6 +38,12 @@ export interface VisualizeOptions {
    * bound. A closed page reconnects and starts again from the history. Default 32 MiB.
    */
   maxClientBufferBytes?: number;
+  /**
+   * Messages a page that connects late gets word for word (for its time travel); everything before
+   * them reaches it folded into the state it starts from, so a tab opened on a long run is usable at
+   * once. Default 2,000.
+   */
+  latePageMessages?: number;
 }
 
 /** A running visualizer server. */
@@ -77,11 +84,26 @@ export async function visualize(agent: Agent, options: VisualizeOptions = {}): P
   const historyLimit = Math.max(1, options.historyLimit ?? 20_000);
   const maxCommandBytes = options.maxCommandBytes ?? DEFAULT_MAX_COMMAND_BYTES;
   const maxClientBufferBytes = options.maxClientBufferBytes ?? DEFAULT_MAX_CLIENT_BUFFER_BYTES;
+  const latePageMessages = Math.max(1, options.latePageMessages ?? 2_000);
   const pageModel = await loadPageModel();
   const history: string[] = [];
   // What fell out of `history`, folded: the model a late page starts from before replaying `history`.
   const before = pageModel.emptyModel();
   let dropped = 0;
+  // The model after the first `lateAt` messages (absolute count): what a late page starts from. It
+  // moves forward only when a page connects, so a server nobody watches late pays nothing for it.
+  let late = pageModel.emptyModel();
+  let lateAt = 0;
+  const startFor = () => {
+    const target = Math.max(dropped, dropped + history.length - latePageMessages);
+    if (lateAt < dropped) {
+      late = pageModel.cloneModel(before);
+      lateAt = dropped;
+    }
+    for (; lateAt < target; lateAt++)
+      pageModel.apply(late, JSON.parse(history[lateAt - dropped]!) as VisualizerMessage);
+    return { model: late, from: lateAt - dropped };
+  };
   const sockets = new Set<WebSocket>();
   const hello = (): VisualizerMessage => ({
     kind: "hello",
@@ -92,7 +114,7 @@ export async function visualize(agent: Agent, options: VisualizeOptions = {}): P
   });
 
   const broadcast = (message: VisualizerMessage) => {
-    const data = JSON.stringify(message);
+    const data = JSON.stringify(previewForPage(message));
     history.push(data);
     while (history.length > historyLimit) {
       pageModel.apply(before, JSON.parse(history.shift()!) as VisualizerMessage);
@@ -126,16 +148,20 @@ export async function visualize(agent: Agent, options: VisualizeOptions = {}): P
       ws.on("close", () => sockets.delete(ws));
       ws.on("error", () => sockets.delete(ws));
       ws.send(JSON.stringify(hello()));
-      if (dropped > 0) {
+      const start = startFor();
+      if (lateAt > 0) {
         const catchUp: VisualizerMessage = {
           kind: "catch_up",
           t: Date.now(),
-          model: pageModel.serializeModel(before),
-          dropped,
+          model: pageModel.serializeModel(start.model),
+          dropped: lateAt,
         };
         ws.send(JSON.stringify(catchUp));
       }
-      for (const data of history) ws.send(data);
+      // Already JSON: joined into one message, not parsed again.
+      if (start.from < history.length)
+        ws.send(`{"kind":"backlog","t":${Date.now()},"messages":[${history.slice(start.from).join(",")}]}`);
+      ws.send(JSON.stringify({ kind: "caught_up", t: Date.now() } satisfies VisualizerMessage));
       ws.on("message", (data) => {
         const reply = runCommand(agent, String(data));
         if (reply) ws.send(JSON.stringify(reply));
@@ -265,12 +291,18 @@ async function loadPageModel(): Promise<PageModelModule> {
 
 let graphsJson: string | undefined;
 
-/** The three machines the page draws: the agent, its tool execution, and one tool call. */
+/** The three machines the page draws (the agent, its tool execution, and one tool call), full and simple. */
 function graphs(): string {
   graphsJson ??= JSON.stringify({
     agent: layoutMachineGraph(agentMachine),
     toolExecution: layoutMachineGraph(toolExecutionMachine),
     toolCall: layoutMachineGraph(toolCallMachine),
+    // The page's "Simple" view: momentary states folded into their edges, labels in words.
+    simple: {
+      agent: layoutMachineGraph(agentMachine, { simple: true }),
+      toolExecution: layoutMachineGraph(toolExecutionMachine, { simple: true }),
+      toolCall: layoutMachineGraph(toolCallMachine, { simple: true }),
+    },
   });
   return graphsJson;
 }

@@ -54,6 +54,16 @@ export type VisualizerMessage =
    * the history that follows (current state, transcript, pending approvals, recent lanes).
    */
   | { kind: "catch_up"; t: number; model: unknown; dropped: number }
+  /**
+   * To a page that connects: the history it gets, in one message (thousands of small frames cost the
+   * server and the page far more than one large one). The page takes them one by one, in order.
+   */
+  | { kind: "backlog"; t: number; messages: VisualizerMessage[] }
+  /**
+   * To a page that connects: the history it was sent ends here, what follows is live. The page draws
+   * once then, not once per frame while the history pours in.
+   */
+  | { kind: "caught_up"; t: number }
   /** The answer to a page command that failed (e.g. approving a call that is no longer pending). */
   | { kind: "error"; t: number; message: string };
 

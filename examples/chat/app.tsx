@@ -13,6 +13,7 @@ import {
   useAgent,
   useAgentActions,
 } from "../../react.js";
+// In your app: `from "agent-machine/chart"`, with `agent-machine/chart.css` for its styles.
 import { createChart } from "../../visualizer/page/chart.js";
 import { createDemoAgent } from "./demo-agent.js";
 

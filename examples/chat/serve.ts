@@ -74,6 +74,11 @@ export async function serveChatExample({
       type: "text/css; charset=utf-8",
       body: await readFile(join(ROOT, "visualizer", "page", "style.css")),
     },
+    // The chart's own styles (`agent-machine/chart.css`), which the page's style.css imports.
+    "/chart.css": {
+      type: "text/css; charset=utf-8",
+      body: await readFile(join(ROOT, "visualizer", "page", "chart.css")),
+    },
   };
   const server = createServer((request, response) => {
     if (request.url?.startsWith("/api/")) return api(request, response);

@@ -1,9 +1,10 @@
 // The webhook route: an event from outside for one thread, behind the host's authorize like every
 // route. It lands as a user message with source "event", waking an idle or resting thread.
 import type { UserMessage } from "../../core/messages.js";
-import { HostError, type HostRoute } from "../protocol.js";
+import { type HostRoute } from "../protocol.js";
 import type { HostedThreadImpl } from "./hosted-thread.js";
 import { idOf, jsonResponse, objectOf } from "./json.js";
+import { AgentCallError } from "../../core/agent-handle.js";
 
 /**
  * `POST /threads/:id/events` with `{ id, text, queue? }`: `id` is the sender's (a retry with it
@@ -25,11 +26,11 @@ export function eventRoute(): HostRoute {
       const body = objectOf(await host.readJson(request), "the body");
       const messageId = `event_${idOf(body.id, "id")}`;
       if (typeof body.text !== "string" || body.text.trim() === "") {
-        throw new HostError(400, "bad_request", "text must be a non-empty string");
+        throw new AgentCallError(400, "bad_request", "text must be a non-empty string");
       }
       const queue = body.queue ?? "steer";
       if (queue !== "steer" && queue !== "followUp") {
-        throw new HostError(400, "bad_request", 'queue must be "steer" or "followUp"');
+        throw new AgentCallError(400, "bad_request", 'queue must be "steer" or "followUp"');
       }
       if (known(thread, messageId)) return jsonResponse({ duplicate: true, id: messageId });
       const message: UserMessage = {

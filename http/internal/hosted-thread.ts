@@ -4,6 +4,7 @@
 // run is quiescent (every unfinished call waits for an approval or a client-run tool's result).
 import type { Subscription } from "rxjs";
 import { EventsUnavailableError } from "../../agent/event-log.js";
+import { AgentCallError } from "../../core/agent-handle.js";
 import type { AgentEvent, AgentEventOf } from "../../core/events.js";
 import type { AgentMessage, UserMessage } from "../../core/messages.js";
 import type { PendingApproval } from "../../agent/agent.js";
@@ -12,7 +13,6 @@ import {
   type ApprovalAnswer,
   type FinishedCall,
   type HostedThread,
-  HostError,
   type ThreadInput,
   type ThreadStatus,
   type ToolCallAnswer,
@@ -91,6 +91,7 @@ export class HostedThreadImpl implements HostedThread {
       pendingApprovals: this.agent.pendingApprovals(),
       pendingToolCalls: this.agent.pendingToolCalls(),
       finishedCalls: [...this.finished.values()],
+      queued: { steering: this.agent.queued.steering.length, followUp: this.agent.queued.followUp.length },
     };
   }
 
@@ -104,6 +105,7 @@ export class HostedThreadImpl implements HostedThread {
       messages: this.agent.messages.slice(),
       userMessageId: input.message?.id,
       transcript: () => this.agent.messages,
+      currentRunId: () => this.period?.runId ?? this.runId,
     };
     // Subscribed before anything is applied: prompt, approve and deny publish synchronously.
     const { body, sink } = this.attach(encoder, context);
@@ -117,7 +119,7 @@ export class HostedThreadImpl implements HostedThread {
       if (refusal !== undefined) {
         this.period = undefined;
         sink.close({ kind: "gone", messages: this.agent.messages.slice() });
-        throw new HostError(400, "run_refused", refusal);
+        throw new AgentCallError(400, "run_refused", refusal);
       }
     } else {
       const refused = await this.applyAnswers(answers.approvals, answers.toolResults);
@@ -143,7 +145,7 @@ export class HostedThreadImpl implements HostedThread {
     try {
       replay = this.agent.eventsSince(runId, period.startSeq);
     } catch (error) {
-      if (error instanceof EventsUnavailableError) return undefined;
+      if (isEventsUnavailable(error)) return undefined;
       throw error;
     }
     const context: ResponseContext = {
@@ -177,9 +179,14 @@ export class HostedThreadImpl implements HostedThread {
       },
     };
     this.sinks.add(closer);
+    const close = () => {
+      const messages = this.agent.messages.slice();
+      sink.close(lastEnd ? { kind: "end", event: lastEnd, messages } : { kind: "gone", messages });
+    };
     // What the replay buffer holds comes at once, when subscribed: queued as it is and encoded as
     // the client reads (twenty stalled reconnects hold no copy of it); what follows is live.
     let buffered = true;
+    let refused = false;
     replaying.subscription = replay.subscribe({
       next: ({ event, seq }) => {
         if (event.type === "agent_end") lastEnd = event;
@@ -187,10 +194,26 @@ export class HostedThreadImpl implements HostedThread {
         else sink.event(event, seq);
       },
       complete: () => {
-        const messages = this.agent.messages.slice();
-        sink.close(lastEnd ? { kind: "end", event: lastEnd, messages } : { kind: "gone", messages });
+        // A backend read asynchronously has the transcript after the run's end once it settles.
+        if (this.agent.settle)
+          void this.agent
+            .settle()
+            .catch(() => undefined)
+            .then(close);
+        else close();
+      },
+      error: (error: unknown) => {
+        if (buffered && isEventsUnavailable(error)) refused = true;
+        else close();
       },
     });
+    if (refused) {
+      // Refused at once, as a backend in this process does: no response in progress to replay.
+      this.sinks.delete(closer);
+      sink.close({ kind: "gone", messages: this.agent.messages.slice() });
+      void body.cancel().catch(() => undefined);
+      return undefined;
+    }
     buffered = false;
     return new Response(body, { headers: encoder.headers });
   }
@@ -221,10 +244,14 @@ export class HostedThreadImpl implements HostedThread {
     const toolResults = input.toolResults ?? [];
     const answering = approvals.length + toolResults.length > 0;
     if (input.message && answering) {
-      throw new HostError(400, "bad_request", "a request carries either a new message or answers, not both");
+      throw new AgentCallError(
+        400,
+        "bad_request",
+        "a request carries either a new message or answers, not both",
+      );
     }
     if (!input.message && !answering) {
-      throw new HostError(
+      throw new AgentCallError(
         400,
         "no_input",
         "the request has no new user message and no answer to a pending call",
@@ -232,7 +259,7 @@ export class HostedThreadImpl implements HostedThread {
     }
     if (input.message) {
       if (this.agent.state !== "idle") {
-        throw new HostError(
+        throw new AgentCallError(
           409,
           "run_active",
           this.quiescent
@@ -251,9 +278,27 @@ export class HostedThreadImpl implements HostedThread {
     return { approvals, toolResults };
   }
 
+  /**
+   * Checks answers as a request carrying them is checked (each call waits for that kind of answer;
+   * the agent would take each), applying none.
+   */
+  async checkOnly(approvals: ApprovalAnswer[], toolResults: ToolCallAnswer[]): Promise<void> {
+    if (approvals.length + toolResults.length === 0) {
+      throw new AgentCallError(400, "no_input", "no answer to check");
+    }
+    this.checkInput({ approvals, toolResults });
+    try {
+      await this.agent.checkAnswers(approvals, toolResults);
+    } catch (error) {
+      throw error instanceof AgentCallError
+        ? error
+        : new AgentCallError(400, "refused", (error as Error).message);
+    }
+  }
+
   checkNewMessageId(message: UserMessage | AgentMessage): void {
     if (message.id !== undefined && this.agent.messages.some((m) => m.id === message.id)) {
-      throw new HostError(409, "duplicate_message", `message ${message.id} is already in the thread`);
+      throw new AgentCallError(409, "duplicate_message", `message ${message.id} is already in the thread`);
     }
   }
 
@@ -264,17 +309,18 @@ export class HostedThreadImpl implements HostedThread {
     seen: Set<string>,
     what: "approval" | "result",
   ): void {
-    if (seen.has(toolCallId)) throw new HostError(400, "bad_request", `call ${toolCallId} is answered twice`);
+    if (seen.has(toolCallId))
+      throw new AgentCallError(400, "bad_request", `call ${toolCallId} is answered twice`);
     seen.add(toolCallId);
     if (pending.has(toolCallId)) return;
     if (this.knowsCall(toolCallId)) {
-      throw new HostError(
+      throw new AgentCallError(
         409,
         "not_pending",
         `call ${toolCallId} does not wait for ${what === "approval" ? "an approval" : "a client result"} (already decided or answered)`,
       );
     }
-    throw new HostError(404, "unknown_call", `no call ${toolCallId} in this thread`);
+    throw new AgentCallError(404, "unknown_call", `no call ${toolCallId} in this thread`);
   }
 
   private knowsCall(toolCallId: string): boolean {
@@ -294,11 +340,13 @@ export class HostedThreadImpl implements HostedThread {
   async applyAnswers(
     approvals: ApprovalAnswer[],
     toolResults: ToolCallAnswer[],
-  ): Promise<HostError | undefined> {
+  ): Promise<AgentCallError | undefined> {
     try {
       await this.agent.checkAnswers(approvals, toolResults);
     } catch (error) {
-      return error instanceof HostError ? error : new HostError(400, "refused", (error as Error).message);
+      return error instanceof AgentCallError
+        ? error
+        : new AgentCallError(400, "refused", (error as Error).message);
     }
     try {
       for (const answer of approvals) {
@@ -311,7 +359,7 @@ export class HostedThreadImpl implements HostedThread {
       }
       return undefined;
     } catch (error) {
-      return new HostError(400, "refused", (error as Error).message);
+      return new AgentCallError(400, "refused", (error as Error).message);
     }
   }
 
@@ -392,19 +440,28 @@ export class HostedThreadImpl implements HostedThread {
     if (this.checkPending) return;
     this.checkPending = true;
     setImmediate(() => {
-      this.checkPending = false;
-      if (this.quiescent || !this.isQuiescent()) return;
-      this.quiescent = true;
-      this.quiescentApprovals = this.agent.pendingApprovals();
-      this.period = undefined;
-      this.closeAll({
-        kind: "quiescent",
-        approvals: this.agent.pendingApprovals(),
-        toolCalls: this.agent.pendingToolCalls(),
-        messages: this.agent.messages.slice(),
-      });
-      this.onSettled(this);
+      if (this.agent.settle) {
+        void this.agent.settle().then(
+          () => this.checkQuiescence(),
+          () => this.checkQuiescence(),
+        );
+      } else this.checkQuiescence();
     });
+  }
+
+  private checkQuiescence(): void {
+    this.checkPending = false;
+    if (this.quiescent || !this.isQuiescent()) return;
+    this.quiescent = true;
+    this.quiescentApprovals = this.agent.pendingApprovals();
+    this.period = undefined;
+    this.closeAll({
+      kind: "quiescent",
+      approvals: this.agent.pendingApprovals(),
+      toolCalls: this.agent.pendingToolCalls(),
+      messages: this.agent.messages.slice(),
+    });
+    this.onSettled(this);
   }
 
   private isQuiescent(): boolean {
@@ -416,4 +473,12 @@ export class HostedThreadImpl implements HostedThread {
   private closeAll(ending: ResponseEnding): void {
     for (const sink of [...this.sinks]) sink.close(ending);
   }
+}
+
+/** The run's events from that seq are no longer kept (in whichever words the backend says it). */
+function isEventsUnavailable(error: unknown): boolean {
+  return (
+    error instanceof EventsUnavailableError ||
+    (error instanceof AgentCallError && error.code === "events_unavailable")
+  );
 }

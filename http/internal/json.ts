@@ -1,18 +1,18 @@
 // Reading request bodies and answering with JSON, within limits, for the host and its protocols.
-import { HostError } from "../protocol.js";
 import { checkJsonContentType } from "./request-guard.js";
+import { AgentCallError } from "../../core/agent-handle.js";
 
-/** Reads a JSON body of at most `maxBytes` bytes; HostError 413 / 415 / 400 otherwise. */
+/** Reads a JSON body of at most `maxBytes` bytes; AgentCallError 413 / 415 / 400 otherwise. */
 export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
   checkJsonContentType(request);
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > maxBytes) throw tooLarge(maxBytes);
   const text = await readText(request, maxBytes);
-  if (text.trim() === "") throw new HostError(400, "bad_request", "the request has no body");
+  if (text.trim() === "") throw new AgentCallError(400, "bad_request", "the request has no body");
   try {
     return JSON.parse(text);
   } catch {
-    throw new HostError(400, "bad_request", "the body is not valid JSON");
+    throw new AgentCallError(400, "bad_request", "the body is not valid JSON");
   }
 }
 
@@ -45,8 +45,8 @@ function concat(chunks: Uint8Array[], size: number): Uint8Array {
   return out;
 }
 
-function tooLarge(maxBytes: number): HostError {
-  return new HostError(413, "payload_too_large", `the body is larger than ${maxBytes} bytes`);
+function tooLarge(maxBytes: number): AgentCallError {
+  return new AgentCallError(413, "payload_too_large", `the body is larger than ${maxBytes} bytes`);
 }
 
 /** A JSON response. */
@@ -57,15 +57,15 @@ export function jsonResponse(body: unknown, status = 200): Response {
   });
 }
 
-/** The response for a HostError: `{ error: { code, message } }`. */
-export function errorResponse(error: HostError): Response {
+/** The response for an AgentCallError: `{ error: { code, message } }`. */
+export function errorResponse(error: AgentCallError): Response {
   return jsonResponse({ error: { code: error.code, message: error.message } }, error.status);
 }
 
-/** `value` as a plain object, or a HostError 400 naming `what`. */
+/** `value` as a plain object, or an AgentCallError 400 naming `what`. */
 export function objectOf(value: unknown, what: string): Record<string, unknown> {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new HostError(400, "bad_request", `${what} must be a JSON object`);
+    throw new AgentCallError(400, "bad_request", `${what} must be a JSON object`);
   }
   return value as Record<string, unknown>;
 }
@@ -73,7 +73,11 @@ export function objectOf(value: unknown, what: string): Record<string, unknown> 
 /** A thread / call id: a non-empty string of at most 256 characters. */
 export function idOf(value: unknown, what: string): string {
   if (typeof value !== "string" || value.length === 0 || value.length > 256) {
-    throw new HostError(400, "bad_request", `${what} must be a non-empty string of at most 256 characters`);
+    throw new AgentCallError(
+      400,
+      "bad_request",
+      `${what} must be a non-empty string of at most 256 characters`,
+    );
   }
   return value;
 }
@@ -81,6 +85,6 @@ export function idOf(value: unknown, what: string): string {
 /** An optional string field. */
 export function optionalString(value: unknown, what: string): string | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== "string") throw new HostError(400, "bad_request", `${what} must be a string`);
+  if (typeof value !== "string") throw new AgentCallError(400, "bad_request", `${what} must be a string`);
   return value;
 }

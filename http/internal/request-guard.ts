@@ -2,7 +2,7 @@
 // is JSON by its media type (a browser sends text/plain, forms and no-cors requests cross-site
 // without a preflight), a state-changing request comes from the app's own origin (or one it
 // allowed), and a host that checks no identity answers only to a loopback name (DNS rebinding).
-import { HostError } from "../protocol.js";
+import { AgentCallError } from "../../core/agent-handle.js";
 
 /** Methods that change nothing: no origin check for them (a page cannot read their answer cross-site). */
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
@@ -47,11 +47,11 @@ export function isJsonContentType(contentType: string | null): boolean {
   );
 }
 
-/** A HostError 415 unless the request's content type is JSON; called before its body is read. */
+/** An AgentCallError 415 unless the request's content type is JSON; called before its body is read. */
 export function checkJsonContentType(request: Request): void {
   const type = request.headers.get("content-type");
   if (isJsonContentType(type)) return;
-  throw new HostError(
+  throw new AgentCallError(
     415,
     "unsupported_media_type",
     type === null
@@ -84,11 +84,11 @@ export function isLoopbackHostname(hostname: string): boolean {
   );
 }
 
-/** A HostError 403 unless the request was sent to a loopback name (a host that checks no identity). */
+/** An AgentCallError 403 unless the request was sent to a loopback name (a host that checks no identity). */
 export function checkLoopbackHost(request: Request): void {
   const { hostname } = new URL(request.url);
   if (isLoopbackHostname(hostname)) return;
-  throw new HostError(
+  throw new AgentCallError(
     403,
     "not_loopback",
     `this host checks no identity (authorize: "none-local-only") and answers only requests sent to ` +
@@ -97,7 +97,7 @@ export function checkLoopbackHost(request: Request): void {
 }
 
 /**
- * A HostError 403 when a state-changing request comes from another origin than the host's own
+ * An AgentCallError 403 when a state-changing request comes from another origin than the host's own
  * and not from one of `allowedOrigins` (exact origins, e.g. `https://app.example.com`). Browsers
  * say where a request comes from: `Sec-Fetch-Site` (when sent, it decides: `same-origin` and
  * `none`, a typed URL or a bookmark, pass), else `Origin` (`null`, a sandboxed page or a redirect,
@@ -131,8 +131,8 @@ function hostOf(origin: string): string | undefined {
   }
 }
 
-function crossSite(from: string): HostError {
-  return new HostError(
+function crossSite(from: string): AgentCallError {
+  return new AgentCallError(
     403,
     "cross_site",
     `a request from another site (${from}) may not act on this host: list the page's origin in ` +

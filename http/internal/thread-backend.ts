@@ -1,16 +1,16 @@
-// What a hosted thread drives: an agent in this process, or a durable session on Restate through
-// the session client (durable-backend.ts). hosted-thread.ts speaks only to this interface, so the
-// quiescence detector, the response periods, the reconnects and the side routes are the same code
-// for both backends.
+// What a hosted thread drives, read synchronously: any AgentHandle through handle-backend.ts (the
+// agent in this process, or whatever `threads` opens), and until the durable session is a handle,
+// the `durable` alias's backend (durable-backend.ts). hosted-thread.ts speaks only to this
+// interface, so the quiescence detector, the response periods, the reconnects and the side routes
+// are the same code for every agent.
 import type { Observable } from "rxjs";
-import { checkEditedArgs } from "../../actors/prepare-tool-call.actor.js";
 import type { Agent, PendingApproval } from "../../agent/agent.js";
 import type { SequencedEvent } from "../../agent/event-log.js";
 import type { AgentEvent } from "../../core/events.js";
 import type { AgentMessage, UserMessage } from "../../core/messages.js";
 import type { Tool, ToolResult } from "../../core/tool.js";
-import { clientResultOf } from "../../tools/client-result.js";
-import { type ApprovalAnswer, HostError, type ThreadAgent, type ToolCallAnswer } from "../protocol.js";
+import { answerShapeRefusal } from "../../tools/call-answers.js";
+import type { ApprovalAnswer, ThreadAgent, ToolCallAnswer } from "../protocol.js";
 
 /** The operations a hosted thread needs of what runs its agent. */
 export interface ThreadBackend extends ThreadAgent {
@@ -32,7 +32,7 @@ export interface ThreadBackend extends ThreadAgent {
   /**
    * Checks answers to pending calls as the agent will when they are applied (edited arguments
    * against the tool's schema, a client-run tool's result), applying none: throws the
-   * {@link HostError} of the first it would refuse. The host applies a request's answers only
+   * `AgentCallError` of the first it would refuse. The host applies a request's answers only
    * when all pass, so a request is taken whole or not at all.
    */
   checkAnswers(approvals: readonly ApprovalAnswer[], toolResults: readonly ToolCallAnswer[]): Promise<void>;
@@ -42,78 +42,17 @@ export interface ThreadBackend extends ThreadAgent {
   rejectToolCall(toolCallId: string, reason: string): Promise<void>;
   /** Brings what the backend knows up to date before a request is checked against it. */
   refresh(): Promise<void>;
+  /**
+   * Brings the view up to date before the thread reads it between requests (the run going
+   * quiescent, a replay's end), for a backend whose view is read asynchronously.
+   */
+  settle?(): Promise<void>;
   /** The thread's snapshot for a `ThreadStore` (in process only). */
   persistedSnapshot(): unknown;
   /** Stops it (the host is closing). */
   stop(): void;
   /** The in-process agent, when there is one. */
   readonly local: Agent | undefined;
-}
-
-/**
- * An agent in this process as a thread backend: every operation is the agent's own, done at once
- * (prompt, approve and deny publish their events synchronously, before the promise settles).
- * `tools` are the agent's (its options' `tools`): edited arguments are checked against them.
- */
-export function localBackend(agent: Agent, tools: readonly Tool[] = []): ThreadBackend {
-  const agentTools = new Map(tools.map((tool) => [tool.name, tool]));
-  /** The tools a request added to the run in progress (client-run tools, AG-UI's RunAgentInput.tools). */
-  let runTools: readonly Tool[] = [];
-  const toolNamed = (name: string) => agentTools.get(name) ?? runTools.find((tool) => tool.name === name);
-  return {
-    get events$() {
-      return agent.events$;
-    },
-    get messages() {
-      return agent.messages;
-    },
-    get state() {
-      return agent.state;
-    },
-    get runId() {
-      return agent.runId;
-    },
-    get queued() {
-      return agent.queued;
-    },
-    local: agent,
-    pendingApprovals: () => agent.pendingApprovals(),
-    pendingToolCalls: () => agent.pendingToolCalls(),
-    eventsSince: (runId, seq) => agent.eventsSince(runId, seq),
-    async start(message, tools) {
-      let started = false;
-      const watch = agent.events$.subscribe((event) => {
-        if (event.type === "agent_start") started = true;
-      });
-      runTools = tools ?? [];
-      const outcome = agent.prompt(message, tools ? { tools } : undefined);
-      watch.unsubscribe();
-      outcome.catch(() => undefined);
-      if (started) return undefined;
-      return outcome.then(
-        () => "the run did not start",
-        (error: Error) => error.message,
-      );
-    },
-    steer: async (message) => agent.steer(message),
-    followUp: async (message) => agent.followUp(message),
-    async abort() {
-      const running = agent.state !== "idle";
-      agent.abort();
-      return running;
-    },
-    async checkAnswers(approvals, toolResults) {
-      const reason = refusalOf(approvals, toolResults, agent.pendingApprovals(), toolNamed);
-      if (reason !== undefined) throw new HostError(400, "refused", reason);
-    },
-    approve: async (toolCallId, args) => agent.approve(toolCallId, args === undefined ? undefined : { args }),
-    deny: async (toolCallId, reason) => agent.deny(toolCallId, reason),
-    resolveToolCall: async (toolCallId, result) => agent.resolveToolCall(toolCallId, result),
-    rejectToolCall: async (toolCallId, reason) => agent.rejectToolCall(toolCallId, reason),
-    refresh: async () => undefined,
-    persistedSnapshot: () => agent.getPersistedSnapshot(),
-    stop: () => agent.stop(),
-  };
 }
 
 /**
@@ -132,21 +71,17 @@ export function refusalOf(
   for (const answer of approvals) {
     if (!answer.approved || answer.args === undefined || !toolNamed) continue;
     const toolName = pending.find((p) => p.toolCallId === answer.toolCallId)?.toolName ?? "";
-    const tool = toolNamed(toolName);
-    const checked = tool ? checkEditedArgs(tool, answer.args) : { ok: false as const, error: "unknown tool" };
-    if (!checked.ok) {
-      return (
-        `approve("${answer.toolCallId}", { args }): the edited arguments fail the schema of tool ${toolName}: ` +
-        `${checked.error}. The call still waits for approval.`
-      );
-    }
+    const refusal = answerShapeRefusal(
+      { toolCallId: answer.toolCallId, approve: { args: answer.args } },
+      toolName,
+      toolNamed,
+    );
+    if (refusal !== undefined) return refusal;
   }
   for (const answer of toolResults) {
     if ("error" in answer) continue;
-    const checked = clientResultOf(answer.result);
-    if (typeof checked === "string") {
-      return `resolveToolCall("${answer.toolCallId}"): ${checked}. The call still waits for its result.`;
-    }
+    const refusal = answerShapeRefusal(answer, "", () => undefined);
+    if (refusal !== undefined) return refusal;
   }
   return undefined;
 }

@@ -1,10 +1,11 @@
 // The side routes the chat protocols lack: steer, follow-up, abort, approve, deny, a client-run
 // tool's result, and a thread's status with its transcript. All answer JSON; none streams.
-import type { UserMessage } from "../../core/messages.js";
 import type { ToolResult } from "../../core/tool.js";
-import { type HostApi, HostError, type HostRoute, type ToolCallAnswer } from "../protocol.js";
+import type { ApprovalAnswer, HostApi, HostRoute, ToolCallAnswer } from "../protocol.js";
+import { runInputOf, userMessageOf } from "./run-input.js";
 import type { HostedThreadImpl } from "./hosted-thread.js";
 import { idOf, jsonResponse, objectOf, optionalString } from "./json.js";
+import { AgentCallError } from "../../core/agent-handle.js";
 
 /** The host's own routes under its base path. */
 export function threadRoutes(): HostRoute[] {
@@ -30,6 +31,12 @@ export function threadRoutes(): HostRoute[] {
       return applied(await thread.applyAnswers([{ toolCallId, approved: false, reason }], []), {
         denied: toolCallId,
       });
+    }),
+    // Answers checked as the run would take them, none applied (AgentHandle.check over HTTP).
+    post("check", async (thread, body) => {
+      const { approvals, toolResults } = answersOf(body);
+      await thread.checkOnly(approvals, toolResults);
+      return jsonResponse({ checked: approvals.length + toolResults.length });
     }),
     post("tool-result", async (thread, body) => {
       const answer = toolCallAnswerOf(body);
@@ -59,7 +66,7 @@ async function readOptionalJson(request: Request, host: HostApi): Promise<unknow
     return await host.readJson(request);
   } catch (error) {
     // abort needs no body: an empty one is fine for every side route that reads none.
-    if (error instanceof HostError && error.code === "bad_request" && error.message.includes("no body"))
+    if (error instanceof AgentCallError && error.code === "bad_request" && error.message.includes("no body"))
       return {};
     throw error;
   }
@@ -81,36 +88,11 @@ async function queue(
     [...thread.agent.queued.steering, ...thread.agent.queued.followUp].map((m) => m.id),
   );
   if (message.id !== undefined && already.has(message.id)) {
-    throw new HostError(409, "duplicate_message", `message ${message.id} is already queued`);
+    throw new AgentCallError(409, "duplicate_message", `message ${message.id} is already queued`);
   }
   if (how === "steer") await thread.agent.steer(message);
   else await thread.agent.followUp(message);
   return jsonResponse({ queued: how, id: message.id, running: thread.agent.state !== "idle" }, 202);
-}
-
-/** `{ text, id? }` or `{ content, id? }` (content: text or text/image blocks). */
-export function userMessageOf(body: Record<string, unknown>): UserMessage {
-  const id = body.id === undefined ? undefined : idOf(body.id, "id");
-  const content = body.text ?? body.content;
-  if (typeof content === "string") {
-    if (content.trim() === "") throw new HostError(400, "bad_request", "the message is empty");
-    return { role: "user", content, timestamp: Date.now(), ...(id ? { id } : {}) };
-  }
-  if (!Array.isArray(content) || content.length === 0 || !content.every(isUserBlock)) {
-    throw new HostError(
-      400,
-      "bad_request",
-      "text must be a string (or content an array of text/image blocks)",
-    );
-  }
-  return { role: "user", content, timestamp: Date.now(), ...(id ? { id } : {}) };
-}
-
-function isUserBlock(block: unknown): block is { type: "text"; text: string } {
-  if (typeof block !== "object" || block === null) return false;
-  const b = block as Record<string, unknown>;
-  if (b.type === "text") return typeof b.text === "string";
-  return b.type === "image" && typeof b.data === "string" && typeof b.mimeType === "string";
 }
 
 function checkPendingApproval(thread: HostedThreadImpl, toolCallId: string): void {
@@ -125,13 +107,14 @@ function pendingCalls(thread: HostedThreadImpl): Set<string> {
 function toolCallAnswerOf(body: Record<string, unknown>): ToolCallAnswer {
   const toolCallId = idOf(body.toolCallId, "toolCallId");
   if (body.error !== undefined) {
-    if (typeof body.error !== "string") throw new HostError(400, "bad_request", "error must be a string");
+    if (typeof body.error !== "string")
+      throw new AgentCallError(400, "bad_request", "error must be a string");
     return { toolCallId, error: body.error };
   }
   const result = body.result;
   if (typeof result === "string") return { toolCallId, result };
   if (isToolResult(result)) return { toolCallId, result };
-  throw new HostError(400, "bad_request", "result must be text or { content: [...] } (or give error)");
+  throw new AgentCallError(400, "bad_request", "result must be text or { content: [...] } (or give error)");
 }
 
 function isToolResult(value: unknown): value is ToolResult {
@@ -140,7 +123,16 @@ function isToolResult(value: unknown): value is ToolResult {
   );
 }
 
-function applied(refused: HostError | undefined, body: Record<string, string>): Response {
+/** `{ approvals?, toolResults? }` as the agent-machine protocol's run route takes them. */
+function answersOf(body: Record<string, unknown>): {
+  approvals: ApprovalAnswer[];
+  toolResults: ToolCallAnswer[];
+} {
+  const input = runInputOf({ approvals: body.approvals ?? [], toolResults: body.toolResults ?? [] });
+  return { approvals: input.approvals ?? [], toolResults: input.toolResults ?? [] };
+}
+
+function applied(refused: AgentCallError | undefined, body: Record<string, string>): Response {
   if (refused) throw refused;
   return jsonResponse(body);
 }

@@ -9,6 +9,7 @@ import { createLog, renderDetails } from "./log.js";
 import { apply, emptyModel } from "./model.js";
 import { describeNow, tabTitle } from "./now.js";
 import { approvalPreview, proposingText } from "./approval-preview.js";
+import { createScrubber } from "./scrubber.js";
 import { createTimeline, openGroups } from "./timeline.js";
 import { createTranscript } from "./transcript.js";
 
@@ -21,6 +22,8 @@ const live = {
   everOpened: false,
   history: createHistory(),
   maxCommandBytes: Infinity,
+  /** Between connecting and the server's caught_up: messages are applied, not drawn. */
+  catchingUp: false,
 };
 /** What the page shows: the live agent or a recording, following the newest message or at a moment. */
 const show = {
@@ -35,7 +38,16 @@ const show = {
 };
 let view = emptyModel();
 let graphs = null;
-const chartState = { tab: "agent", call: undefined };
+const chartState = { tab: "agent", call: undefined, simple: readSimple() };
+
+/** The chart view the user chose last time ("Simple" or the full chart), kept in this browser. */
+function readSimple() {
+  try {
+    return localStorage.getItem("agent-machine.chart") === "simple";
+  } catch {
+    return false;
+  }
+}
 /** Approvals the user decided whose answer has not come back yet: id → "approve" | "deny". */
 const deciding = new Map();
 
@@ -58,6 +70,15 @@ const timeline = createTimeline($("timeline"), {
   },
 });
 const transcript = createTranscript($("transcript"));
+const scrubber = createScrubber($("scrubber"), {
+  seek(position) {
+    pause();
+    enterPast();
+    seek(position);
+    keepChartInView();
+  },
+  live: () => backToLive(),
+});
 const log = createLog({
   list: $("log"),
   search: $("log-search"),
@@ -122,6 +143,7 @@ function renderView(dirty) {
   if (all || dirty.has("approvals")) renderApprovals();
   if (all || dirty.has("log")) log.render(view, all, origin());
   if (all || dirty.has("bar")) renderTimeBar();
+  renderScrubber();
   if (all) renderMoment();
   keepTicking();
 }
@@ -152,7 +174,7 @@ function renderHeader() {
   const u = view.usage;
   setText(
     $("usage"),
-    `${Number(u.totalTokens).toLocaleString("en-US")} tokens · ${view.modelCalls} model call${view.modelCalls === 1 ? "" : "s"}`,
+    `${Number(u.totalTokens).toLocaleString("en-US")} tokens · ${view.modelCalls} model call${view.modelCalls === 1 ? "" : "s"} · ${view.toolCalls} tool call${view.toolCalls === 1 ? "" : "s"}`,
   );
   const controllable = show.mode === "live" && show.following && live.open;
   setText($("steer-button"), running ? "Steer" : "Send");
@@ -249,12 +271,14 @@ function renderTabs() {
 let drawnGraph = null;
 function drawChartTab() {
   if (!graphs) return;
+  const set = chartState.simple && graphs.simple ? graphs.simple : graphs;
   const graph =
     chartState.tab === "toolExecution"
-      ? graphs.toolExecution
+      ? set.toolExecution
       : chartState.tab === "toolCall"
-        ? graphs.toolCall
-        : graphs.agent;
+        ? set.toolCall
+        : set.agent;
+  setAttr($("chart-simple"), "aria-pressed", chartState.simple ? "true" : "false");
   if (drawnGraph !== graph) {
     chart.draw(graph);
     drawnGraph = graph;
@@ -444,6 +468,14 @@ $("steer-text").addEventListener("keydown", (event) => {
 $("abort-button").addEventListener("click", () => send({ kind: "abort" }));
 $("review-button").addEventListener("click", () => focusApprovals());
 
+/** While the user scrubs, the chart stays in view under the sticky bar: the page scrolls to it if it left. */
+function keepChartInView() {
+  const box = $("chart").getBoundingClientRect();
+  const top = document.querySelector(".sticky").getBoundingClientRect().bottom;
+  if (box.bottom > top + 80 && box.top < innerHeight - 80) return;
+  window.scrollBy({ top: box.top - top - 8 });
+}
+
 /** Brings the first waiting approval into view with its Approve button focused. */
 function focusApprovals() {
   const card = $("approvals").querySelector(".approval-card");
@@ -451,6 +483,15 @@ function focusApprovals() {
   card.scrollIntoView({ block: "center" });
   card.querySelector("button.approve")?.focus();
 }
+$("chart-simple").addEventListener("click", () => {
+  chartState.simple = !chartState.simple;
+  try {
+    localStorage.setItem("agent-machine.chart", chartState.simple ? "simple" : "full");
+  } catch {
+    // Storage refused (a private window): the choice lasts for this page only.
+  }
+  drawChartTab();
+});
 $("zoom-in").addEventListener("click", () => chart.zoomIn());
 $("zoom-out").addEventListener("click", () => chart.zoomOut());
 $("zoom-fit").addEventListener("click", () => chart.fit());
@@ -477,8 +518,9 @@ function connect() {
     live.open = true;
     live.everOpened = true;
     notice();
-    // The server sends everything again: start over.
+    // The server sends everything again: start over, and draw once it has (caught_up).
     live.history = createHistory();
+    live.catchingUp = true;
     deciding.clear();
     if (show.mode === "live") {
       show.history = live.history;
@@ -512,11 +554,22 @@ function receive(message) {
     }
     return;
   }
+  if (message.kind === "backlog") {
+    for (const each of message.messages) receive(each);
+    return;
+  }
+  if (message.kind === "caught_up") {
+    // The history sent on connecting is all here: draw it once.
+    live.catchingUp = false;
+    if (show.mode === "live") renderAll();
+    return;
+  }
   live.history.push(message);
   if (show.mode !== "live") return;
-  if (!show.following) return schedule(["bar"]);
+  if (!show.following) return live.catchingUp ? undefined : schedule(["bar"]);
   const dirty = apply(view, message, { dirty: new Set(), index: live.history.end - 1 });
   show.position = live.history.end;
+  if (live.catchingUp) return;
   for (const id of [...deciding.keys()]) if (!view.approvals.has(id)) deciding.delete(id);
   schedule(dirty);
 }
@@ -629,6 +682,16 @@ function renderTimeBar() {
   $("back-to-live").hidden = show.replayOnly;
 }
 
+/** The scrubber follows every message cheaply: it redraws its spans only when a run's index changed. */
+function renderScrubber() {
+  scrubber.render({
+    history: show.history,
+    position: show.position,
+    following: show.mode === "live" && show.following,
+    canGoLive: !show.replayOnly,
+  });
+}
+
 function countSteps(history, from, to) {
   let steps = 0;
   for (let i = from; i < to; i++) if (isStep(history.at(i))) steps++;
@@ -736,13 +799,15 @@ $("file-input").addEventListener("change", async (event) => {
 // ---------- start ----------
 
 async function main() {
+  const replayUrl = params.get("replay");
+  // The live history starts coming at once, while the chart loads: a late tab waits for neither.
+  if (!replayUrl) connect();
   try {
     graphs = await (await fetch("graph.json")).json();
     drawChartTab();
   } catch (error) {
     toast(`Could not load the statechart: ${error.message}`);
   }
-  const replayUrl = params.get("replay");
   if (replayUrl) {
     show.replayOnly = true;
     const name = decodeURIComponent(replayUrl.split("/").pop() ?? replayUrl);
@@ -753,10 +818,9 @@ async function main() {
     } catch (error) {
       toast(`Could not load the recording: ${error.message}`);
     }
-  } else {
-    connect();
   }
-  renderAll();
+  // Not while the live history is still coming: caught_up draws it.
+  if (!live.catchingUp) renderAll();
 }
 
 main();

@@ -2,8 +2,10 @@
 // after the first n messages is rebuilt from the nearest checkpoint. Old messages beyond `limit` are
 // folded into the starting model, as the server does for late pages.
 import { apply, cloneModel, emptyModel } from "./model.js";
+import { createRunSpans } from "./run-spans.js";
 
 const CHECKPOINT_EVERY = 500;
+let histories = 0;
 
 /**
  * @param {{ limit?: number }} options
@@ -15,8 +17,13 @@ export function createHistory({ limit = 50_000 } = {}) {
   const entries = [];
   /** Checkpoints by absolute index: the model after that many messages. */
   const checkpoints = new Map();
+  /** Each run's calls, waits and marks on its time axis, for the scrubber; kept past `limit`. */
+  const runs = createRunSpans();
 
   return {
+    /** Tells one history from another (a reconnect or a recording starts a new one). */
+    id: String(++histories),
+    runs,
     /** Absolute index just past the last message. */
     get end() {
       return offset + entries.length;
@@ -30,6 +37,7 @@ export function createHistory({ limit = 50_000 } = {}) {
       return entries[index - offset];
     },
     push(message) {
+      runs.push(message, offset + entries.length);
       entries.push(message);
       while (entries.length > limit) {
         apply(base, entries.shift(), { index: offset });

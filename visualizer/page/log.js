@@ -64,7 +64,7 @@ export function createLog({ list, search, filters, count, onSelect }) {
     lastRow = view.log[view.log.length - 1] ?? null;
     updateCount();
     if (follow || selected === undefined) list.scrollTop = list.scrollHeight;
-    else list.querySelector("li.selected")?.scrollIntoView({ block: "nearest" });
+    else scrollWithin(list, list.querySelector("li.selected"));
   }
 
   function updateCount() {
@@ -116,7 +116,7 @@ export function createLog({ list, search, filters, count, onSelect }) {
       if (index === undefined) return;
       const li = list.querySelector(`li[data-index="${index}"]`);
       li?.classList.add("selected");
-      li?.scrollIntoView({ block: "nearest" });
+      scrollWithin(list, li);
     },
     /** Shows only lines mentioning `text` (e.g. a tool call id). */
     search(text) {
@@ -125,6 +125,18 @@ export function createLog({ list, search, filters, count, onSelect }) {
       if (view) rebuild();
     },
   };
+}
+
+/**
+ * Brings a line into view inside the list only: scrollIntoView would scroll the page too, taking the
+ * chart out of view while the user scrubs.
+ */
+function scrollWithin(list, li) {
+  if (!li) return;
+  const top = li.getBoundingClientRect().top - list.getBoundingClientRect().top + list.scrollTop;
+  if (top < list.scrollTop) list.scrollTop = top;
+  else if (top + li.offsetHeight > list.scrollTop + list.clientHeight)
+    list.scrollTop = top + li.offsetHeight - list.clientHeight;
 }
 
 /** The details of one moment: the event as it travelled, and the machine's snapshot right after it. */

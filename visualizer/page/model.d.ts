@@ -38,6 +38,12 @@ export interface PageModel {
     errorMessage?: string;
     errorKind?: string;
     rejection?: string;
+    /** Every tool call and turn of the run, drawn as lanes or not. */
+    calls: number;
+    turns: number;
+    /** Turns (and their calls) whose lanes left the model: older than the last MAX_TURN_GROUPS turns. */
+    prunedTurns?: number;
+    prunedCalls?: number;
     /** The output checks of the run's answers (`output_filter`, `output_invalid`), in order. */
     checks?: { verdict: "pass" | "warn" | "reject" | "invalid"; label: string; title: string }[];
   }[];
@@ -56,6 +62,7 @@ export interface PageModel {
     cost: number;
   };
   modelCalls: number;
+  toolCalls: number;
   compactions: { t: number; level: number; before: number; after: number }[];
   lastEnd: {
     reason: string;
@@ -71,6 +78,7 @@ export interface PageModel {
 
 export const MAX_TURN_GROUPS: number;
 export const MAX_LOG_ROWS: number;
+export const LANE_RESULT_CHARS: number;
 export function emptyModel(): PageModel;
 export function apply(
   model: PageModel,

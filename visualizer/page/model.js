@@ -2,8 +2,13 @@
 // with no DOM: the page applies every message to it, and the server applies the messages it drops from
 // its history, so a page that connects late starts from the same model ("catch_up") instead of nothing.
 
-/** Lanes of at most this many turns are kept (older turns leave the timeline). */
-export const MAX_TURN_GROUPS = 40;
+/**
+ * Lanes of at most this many turns are kept (the timeline draws the last few and shows more on demand);
+ * older turns leave the model, and their runs count them in `prunedTurns` / `prunedCalls`.
+ */
+export const MAX_TURN_GROUPS = 400;
+/** A finished call's result kept on its lane: a preview, the transcript has the rest. */
+export const LANE_RESULT_CHARS = 4000;
 /** Event log rows kept in the model. */
 export const MAX_LOG_ROWS = 2000;
 /** How long a state the machine left stays tinted, in ms. */
@@ -21,7 +26,10 @@ export function emptyModel() {
     execution: undefined,
     run: 0,
     turn: 0,
-    /** One entry per run: { run, startedAt, prompt, endedAt?, reason? }. */
+    /**
+     * One entry per run: { run, startedAt, prompt, endedAt?, reason?, calls, turns, prunedTurns,
+     * prunedCalls }. `calls` and `turns` count every call and turn, kept as lanes or not.
+     */
     runs: [],
     messages: [],
     streaming: null,
@@ -33,6 +41,8 @@ export function emptyModel() {
     subAgents: new Map(),
     usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 },
     modelCalls: 0,
+    /** Every tool call the agent made since the page's history began, lanes kept or not. */
+    toolCalls: 0,
     compactions: [],
     lastEnd: null,
     now: 0,
@@ -110,6 +120,10 @@ function laneFor(model, id, name, t, dirty) {
       args: undefined,
     };
     model.lanes.set(id, lane);
+    model.toolCalls += 1;
+    dirty?.add("header");
+    const run = currentRun(model);
+    if (run) run.calls = (run.calls ?? 0) + 1;
     if (model.groups[model.groups.length - 1] !== group && !model.groups.includes(group)) {
       model.groups.push(group);
       pruneGroups(model, dirty);
@@ -120,11 +134,27 @@ function laneFor(model, id, name, t, dirty) {
   return lane;
 }
 
+/** The entry of the run in progress (or the last one), if the model still lists it. */
+function currentRun(model) {
+  const run = model.runs[model.runs.length - 1];
+  return run && run.run === model.run ? run : undefined;
+}
+
 function pruneGroups(model, dirty) {
   while (model.groups.length > MAX_TURN_GROUPS) {
     const old = model.groups.shift();
+    let pruned = 0;
     for (const [id, lane] of model.lanes) {
-      if (lane.group === old && !model.approvals.has(id)) model.lanes.delete(id);
+      if (lane.group === old && !model.approvals.has(id)) {
+        model.lanes.delete(id);
+        pruned++;
+      }
+    }
+    // The run says how many of its turns and calls are no longer drawn: counts stay true.
+    const run = model.runs.find((r) => r.run === Number(old.split(":")[0]));
+    if (run) {
+      run.prunedTurns = (run.prunedTurns ?? 0) + 1;
+      run.prunedCalls = (run.prunedCalls ?? 0) + pruned;
     }
     dirty?.add("timeline");
   }
@@ -198,13 +228,16 @@ function applyEvent(model, event, t, outcome, dirty) {
     case "agent_start":
       model.run += 1;
       model.turn = 0;
-      model.runs.push({ run: model.run, startedAt: t, prompt: "" });
+      model.runs.push({ run: model.run, startedAt: t, prompt: "", calls: 0, turns: 0 });
       if (model.runs.length > MAX_TURN_GROUPS) model.runs.shift();
       dirty?.add("runs");
       break;
-    case "turn_start":
+    case "turn_start": {
       model.turn = event.turn;
+      const run = currentRun(model);
+      if (run) run.turns = Math.max(run.turns ?? 0, event.turn);
       break;
+    }
     case "message_start":
       if (event.message?.role === "assistant") {
         model.streaming = { text: "", thinking: "", calls: 0 };
@@ -281,7 +314,7 @@ function applyEvent(model, event, t, outcome, dirty) {
       lane.startAt ??= t;
       lane.endAt = t;
       lane.outcome = outcome ?? (event.isError ? "error" : "ok");
-      lane.resultText = textOf(event.result?.content).slice(0, 4000);
+      lane.resultText = textOf(event.result?.content).slice(0, LANE_RESULT_CHARS);
       if (event.childAgentId) lane.childAgentId = event.childAgentId;
       if (model.approvals.delete(event.toolCallId)) dirty?.add("approvals");
       break;

@@ -5,6 +5,9 @@ import { fmtMs, h, json, setText } from "./dom.js";
 import { laneIsOpen, laneStatus } from "./model.js";
 import { stopReason } from "./now.js";
 
+/** Turns drawn at first (the newest); "show" draws this many more each time. */
+export const SHOWN_TURNS = 40;
+
 const OUTCOME_CLASS = {
   ok: "ok",
   error: "error",
@@ -30,6 +33,10 @@ export function createTimeline(host, actions) {
   /** Lanes whose details are open: the user's choice survives every re-render. */
   const expanded = new Set();
   let view = null;
+  /** How many of the newest turns are drawn; the rest wait behind "N earlier turns · show". */
+  let shownTurns = SHOWN_TURNS;
+  /** The turns drawn, by key: the newest `shownTurns` of the model's. */
+  let shown = new Set();
 
   function lanesByGroup() {
     const groups = new Map();
@@ -48,6 +55,7 @@ export function createTimeline(host, actions) {
   /** Rebuilds everything (a new model, or old turns pruned). */
   function renderAll(next, clock) {
     view = next;
+    shown = new Set(view.groups.slice(-shownTurns));
     groupElements.clear();
     runElements.clear();
     const groups = lanesByGroup();
@@ -71,15 +79,56 @@ export function createTimeline(host, actions) {
     const section = h("section", { class: "run", "data-run": run.run });
     const known = new Set(view.runs.map((r) => r.run));
     const runOf = (key) => (known.has(groupRun(key)) ? groupRun(key) : 0);
-    const keys = [...groups.keys()].filter((key) => runOf(key) === run.run);
-    const lanes = keys.flatMap((key) => groups.get(key));
+    const all = [...groups.keys()].filter((key) => runOf(key) === run.run);
+    const keys = all.filter((key) => shown.has(key) || !view.groups.includes(key));
+    const lanes = all.flatMap((key) => groups.get(key));
     section.appendChild(runHeadFor(run, lanes.length));
-    if (keys.length === 0) section.appendChild(h("div", { class: "no-calls muted" }, "no tool calls"));
+    const earlier = earlierFor(
+      run,
+      all.length - keys.length,
+      all.filter((key) => !keys.includes(key)),
+      groups,
+    );
+    if (earlier) section.appendChild(earlier);
+    if (all.length === 0 && !run.prunedTurns)
+      section.appendChild(h("div", { class: "no-calls muted" }, "no tool calls"));
     for (const key of keys) section.appendChild(groupSection(key, groups.get(key), clock));
     const end = runEndFor(run);
     if (end) section.appendChild(end);
     runElements.set(run.run, section);
     return section;
+  }
+
+  /**
+   * "N earlier turns · show" above a run's turns: turns kept but not drawn (shown on click), and turns
+   * whose lanes the model no longer keeps (counted, so nothing is dropped silently).
+   */
+  function earlierFor(run, hidden, hiddenKeys, groups) {
+    const pruned = run.prunedTurns ?? 0;
+    if (!hidden && !pruned) return null;
+    const hiddenCalls = hiddenKeys.reduce((sum, key) => sum + groups.get(key).length, 0);
+    const turns = hidden + pruned;
+    const calls = hiddenCalls + (run.prunedCalls ?? 0);
+    const words = `${turns} earlier turn${turns === 1 ? "" : "s"} · ${calls} call${calls === 1 ? "" : "s"}`;
+    const show = hidden
+      ? h(
+          "button",
+          {
+            type: "button",
+            class: "link",
+            "data-testid": "show-earlier-turns",
+            onclick: () => {
+              shownTurns += SHOWN_TURNS;
+              renderAll(view, view.now);
+            },
+          },
+          `show ${Math.min(hidden, SHOWN_TURNS)} more`,
+        )
+      : null;
+    const kept = pruned
+      ? h("span", { class: "muted" }, ` (the lanes of ${pruned} are no longer kept)`)
+      : null;
+    return h("div", { class: "earlier-turns", "data-testid": "earlier-turns" }, words, " · ", show, kept);
   }
 
   /** Why the run stopped, after its calls and apart from them: a model failure is not a tool's. */
@@ -94,8 +143,10 @@ export function createTimeline(host, actions) {
     );
   }
 
-  function runHeadFor(run, calls) {
+  function runHeadFor(run, drawn) {
     const status = runStatus(run);
+    // Every call of the run, drawn or not (older models on the wire have no count: the lanes it has).
+    const calls = run.calls ?? drawn;
     return h(
       "div",
       { class: "run-head" },
@@ -312,7 +363,7 @@ export function createTimeline(host, actions) {
         const run = view.runs.find((r) => r.run === groupRun(key));
         const section = run && runElements.get(run.run);
         if (section && !rebuiltRuns.has(run.run)) {
-          const count = [...view.lanes.values()].filter((lane) => lane.run === run.run).length;
+          const count = run.calls ?? [...view.lanes.values()].filter((lane) => lane.run === run.run).length;
           setText(section.querySelector(".run-head .calls"), `${count} call${count === 1 ? "" : "s"}`);
         }
       }
@@ -322,6 +373,8 @@ export function createTimeline(host, actions) {
   function rebuildRun(runNumber, byGroup, clock) {
     const run = view.runs.find((r) => r.run === runNumber);
     if (!run) return renderAll(view, clock);
+    // The window moves with the newest turn; older runs' sections keep theirs until the next full draw.
+    shown = new Set(view.groups.slice(-shownTurns));
     const section = runSection(run, byGroup ?? lanesByGroup(), clock);
     const old = [...host.querySelectorAll(":scope > .run")].find((s) => s.dataset.run === String(runNumber));
     const wasAtEnd = host.scrollTop + host.clientHeight >= host.scrollHeight - 4;

@@ -1,14 +1,18 @@
 // The transcript: each message once, as it is appended, and the answer while it streams (updated in
-// place, not redrawn).
+// place, not redrawn). A long one draws its newest messages only, under "N earlier messages · show".
 import { atEnd, h, setText } from "./dom.js";
 import { textOf } from "./model.js";
 
 const MAX_RESULT_CHARS = 1200;
+/** Messages drawn when the transcript is drawn anew; "show" draws this many more each time. */
+export const SHOWN_MESSAGES = 200;
 
 export function createTranscript(host) {
   let rendered = 0;
   let shownFrom = null;
   let streaming = null;
+  let shownMessages = SHOWN_MESSAGES;
+  let lastView = null;
 
   function messageElement(message) {
     const div = h("div", { class: `msg ${message.role}` });
@@ -71,10 +75,12 @@ export function createTranscript(host) {
   /** Shows `view`'s transcript; `full` rebuilds it (another moment, another model). */
   function render(view, full) {
     const follow = atEnd(host);
+    lastView = view;
     if (full || shownFrom !== view.messages || rendered > view.messages.length) {
       host.textContent = "";
-      rendered = 0;
+      rendered = Math.max(0, view.messages.length - shownMessages);
       streaming = null;
+      if (rendered > 0) host.appendChild(earlierButton(rendered));
     }
     shownFrom = view.messages;
     const fresh = [];
@@ -96,6 +102,29 @@ export function createTranscript(host) {
       streaming = null;
     }
     if (follow) host.scrollTop = host.scrollHeight;
+  }
+
+  function earlierButton(hidden) {
+    return h(
+      "div",
+      { class: "earlier-messages", "data-testid": "earlier-messages" },
+      `${hidden} earlier message${hidden === 1 ? "" : "s"} · `,
+      h(
+        "button",
+        {
+          type: "button",
+          class: "link",
+          onclick: () => {
+            shownMessages += SHOWN_MESSAGES;
+            const top = host.scrollHeight - host.scrollTop;
+            render(lastView, true);
+            // Keep what the user was reading where it was.
+            host.scrollTop = host.scrollHeight - top;
+          },
+        },
+        `show ${Math.min(hidden, SHOWN_MESSAGES)} more`,
+      ),
+    );
   }
 
   return { render };

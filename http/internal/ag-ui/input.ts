@@ -1,9 +1,10 @@
 import type { ImageContent, TextContent, UserMessage } from "../../../core/messages.js";
 import type { Tool } from "../../../core/tool.js";
 import { defineClientTool } from "../../../tools/define-tool.js";
-import { type ApprovalAnswer, HostError, type ThreadAgent, type ToolCallAnswer } from "../../protocol.js";
+import { type ApprovalAnswer, type ThreadAgent, type ToolCallAnswer } from "../../protocol.js";
 import { toAgUiMessages } from "./messages.js";
 import type { AgUiResumeEntry, RunAgentInput } from "./types.js";
+import { AgentCallError } from "../../../core/agent-handle.js";
 
 /** What one AG-UI request asks of its thread, read from its `RunAgentInput`. */
 export interface AgUiRequest {
@@ -18,7 +19,7 @@ export interface AgUiRequest {
   tools: Tool[];
 }
 
-const bad = (message: string) => new HostError(400, "bad_request", message);
+const bad = (message: string) => new AgentCallError(400, "bad_request", message);
 
 /**
  * Checks a `RunAgentInput` body and reads it against the thread's agent, whose transcript is the
@@ -88,7 +89,7 @@ export function readRunAgentInput(body: unknown, agent: ThreadAgent | undefined)
 }
 
 /**
- * Checks the shape of a `RunAgentInput` body (what needs no thread); a 400 {@link HostError} says
+ * Checks the shape of a `RunAgentInput` body (what needs no thread); a 400 {@link AgentCallError} says
  * what is wrong.
  *
  * @example

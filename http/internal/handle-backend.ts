@@ -1,0 +1,287 @@
+// Any AgentHandle as what a hosted thread drives: the thread needs to read its agent synchronously
+// (a protocol checks a request against the transcript, the quiescence detector reads the waiting
+// calls), a handle answers asynchronously. This keeps the handle's status and transcript as last
+// read, reads them again before each request is checked and before the moments a response needs
+// them (a run's end, the thread going quiescent, the event after a compaction), and follows each
+// run from seq 0 with `eventsSince`, publishing its events in order. The host knows nothing else of
+// where the agent runs.
+import { Observable, Subject, type Subscription } from "rxjs";
+import type { Agent } from "../../agent/agent.js";
+import type { AgentHandle, AgentStatus, CallAnswer, SequencedEvent } from "../../core/agent-handle.js";
+import { AgentCallError } from "../../core/agent-handle.js";
+import type { AgentEvent } from "../../core/events.js";
+import type { AgentMessage, UserMessage } from "../../core/messages.js";
+import type { Tool, ToolResult } from "../../core/tool.js";
+import type { ApprovalAnswer, ToolCallAnswer } from "../protocol.js";
+import type { ThreadBackend } from "./thread-backend.js";
+
+const IDLE: AgentStatus = {
+  status: "idle",
+  state: "idle",
+  runId: undefined,
+  pendingApprovals: [],
+  pendingToolCalls: [],
+  queued: { steering: 0, followUp: 0 },
+};
+
+/**
+ * The thread backend of `handle`. `local` is the agent in this process behind it, when the host
+ * made it (its snapshot is what a `ThreadStore` keeps; `host.agent(threadId)` returns it).
+ */
+export function handleBackend(handle: AgentHandle, local?: Agent): ThreadBackend {
+  return new HandleBackend(handle, local);
+}
+
+class HandleBackend implements ThreadBackend {
+  private readonly subject = new Subject<AgentEvent>();
+  private status: AgentStatus = IDLE;
+  private transcript: readonly AgentMessage[] = [];
+  /** The run followed, the subscription to its events and the next seq expected. */
+  private following: { runId: string; subscription?: Subscription; next: number } | undefined;
+  /** Events received and not yet published: one waits while the view is read again. */
+  private readonly inbox: SequencedEvent[] = [];
+  private draining = false;
+  /** A compaction passed: the transcript is read again before the next event goes out. */
+  private stale = false;
+  /** What this host queued on a handle that reports only counts: for its duplicate checks. */
+  private readonly sent = { steering: [] as AgentMessage[], followUp: [] as AgentMessage[] };
+  private stopped = false;
+  /** The last run that ended: never followed again (its status may lag behind its events). */
+  private ended: string | undefined;
+
+  constructor(
+    private readonly handle: AgentHandle,
+    readonly local: Agent | undefined,
+  ) {
+    // An agent of this process stopped by its app (host.agent(id).stop()): its responses end, as
+    // they did when the host followed the agent itself.
+    local?.events$.subscribe({
+      // A run the app started on the agent itself (host.agent(id).prompt, a wake): followed from
+      // its start at once, as a run the host started.
+      next: (event) => {
+        const runId = local.runId;
+        if (event.type === "agent_start" && runId !== undefined && this.following?.runId !== runId) {
+          this.follow(runId, 0);
+        }
+      },
+      complete: () => {
+        if (!this.stopped) this.subject.complete();
+      },
+      error: () => undefined,
+    });
+  }
+
+  get events$(): Observable<AgentEvent> {
+    return this.subject.asObservable();
+  }
+
+  get messages(): readonly AgentMessage[] {
+    return this.transcript;
+  }
+
+  get state(): string {
+    return this.status.state;
+  }
+
+  get runId(): string | undefined {
+    return this.status.runId;
+  }
+
+  get queued(): { steering: readonly AgentMessage[]; followUp: readonly AgentMessage[] } {
+    return this.local ? this.local.queued : this.sent;
+  }
+
+  pendingApprovals() {
+    return this.status.pendingApprovals.slice();
+  }
+
+  pendingToolCalls() {
+    return this.status.pendingToolCalls.slice();
+  }
+
+  /**
+   * Subscribed at once, so a handle that refuses at once (in process: a run it no longer keeps)
+   * throws here; one that refuses later errors the observable.
+   */
+  eventsSince(runId: string, seq: number): Observable<SequencedEvent> {
+    return this.handle.eventsSince(runId, seq);
+  }
+
+  async refresh(): Promise<void> {
+    const [status, messages] = await Promise.all([this.handle.status(), this.handle.messages()]);
+    if (this.stopped) return;
+    this.status = status;
+    this.transcript = messages;
+    // A run this host did not start (a durable session's, found running): followed from its start.
+    const { runId } = status;
+    if (
+      runId !== undefined &&
+      status.status !== "idle" &&
+      this.following?.runId !== runId &&
+      this.ended !== runId
+    ) {
+      this.follow(runId, 0);
+    }
+  }
+
+  /** Reads the view again (the hosted thread asks before it decides the run is quiescent). */
+  settle(): Promise<void> {
+    return this.refresh();
+  }
+
+  async start(message: UserMessage, tools: readonly Tool[] | undefined): Promise<string | undefined> {
+    try {
+      const { runId } = await this.handle.run(message, tools ? { tools } : undefined);
+      if (this.following?.runId !== runId) this.follow(runId, 0);
+      return undefined;
+    } catch (error) {
+      if (error instanceof AgentCallError && error.code !== "unavailable") return error.message;
+      throw error;
+    }
+  }
+
+  async steer(message: UserMessage): Promise<void> {
+    await this.handle.steer(message);
+    if (!this.local) this.sent.steering.push(message);
+  }
+
+  async followUp(message: UserMessage): Promise<void> {
+    await this.handle.followUp(message);
+    if (!this.local) this.sent.followUp.push(message);
+  }
+
+  abort(): Promise<boolean> {
+    this.forgetQueued();
+    return this.handle.abort();
+  }
+
+  checkAnswers(approvals: readonly ApprovalAnswer[], toolResults: readonly ToolCallAnswer[]): Promise<void> {
+    return this.handle.check(callAnswersOf(approvals, toolResults));
+  }
+
+  approve(toolCallId: string, args: unknown): Promise<void> {
+    return this.handle.answer([{ toolCallId, approve: args === undefined ? {} : { args } }]);
+  }
+
+  deny(toolCallId: string, reason: string | undefined): Promise<void> {
+    return this.handle.answer([{ toolCallId, deny: reason === undefined ? {} : { reason } }]);
+  }
+
+  resolveToolCall(toolCallId: string, result: string | ToolResult): Promise<void> {
+    return this.handle.answer([{ toolCallId, result }]);
+  }
+
+  rejectToolCall(toolCallId: string, reason: string): Promise<void> {
+    return this.handle.answer([{ toolCallId, reject: { reason } }]);
+  }
+
+  persistedSnapshot(): unknown {
+    return this.local?.getPersistedSnapshot();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.following?.subscription?.unsubscribe();
+    this.following = undefined;
+    this.local?.stop();
+    this.subject.complete();
+  }
+
+  // --- following runs ---
+
+  private follow(runId: string, seq: number): void {
+    this.following?.subscription?.unsubscribe();
+    const following: NonNullable<HandleBackend["following"]> = { runId, next: seq };
+    this.following = following;
+    following.subscription = this.handle.eventsSince(runId, seq).subscribe({
+      next: (item) => {
+        if (this.following !== following || item.seq !== following.next) return;
+        following.next += 1;
+        this.inbox.push(item);
+        this.drain();
+      },
+      error: (error: unknown) => {
+        if (this.following !== following) return;
+        this.following = undefined;
+        // The run's events are gone (or what serves them failed): the next request reads the
+        // thread again; a response still open ends there.
+        if (!(error instanceof AgentCallError)) {
+          console.error(`agent-machine/http: following run ${runId} failed`, error);
+        }
+      },
+    });
+  }
+
+  /**
+   * Publishes what came, in order and at once, except where the view must be read again first (a
+   * run's end, the event after a compaction): then it and what follows wait for the read.
+   */
+  private drain(): void {
+    if (this.draining) return;
+    this.draining = true;
+    while (this.inbox.length > 0 && !this.stopped) {
+      if (this.inbox[0]!.event.type === "agent_end" || this.stale) {
+        this.stale = false;
+        void this.refresh()
+          .catch(() => undefined)
+          .then(() => {
+            if (this.inbox.length > 0 && !this.stopped) this.publish(this.inbox.shift()!);
+            this.draining = false;
+            this.drain();
+          });
+        return;
+      }
+      this.publish(this.inbox.shift()!);
+    }
+    this.draining = false;
+  }
+
+  private publish({ runId, event }: SequencedEvent): void {
+    if (event.type === "agent_start") {
+      this.status = { ...this.status, runId, status: "running", state: running(this.status.state) };
+    } else if (event.type === "compaction") {
+      this.stale = true;
+    } else if (event.type === "agent_end") {
+      this.forgetQueued();
+      if (this.status.runId === runId && this.status.status !== "idle") {
+        // What serves the agent has not settled yet: the run has ended all the same.
+        this.status = { ...IDLE, runId };
+      }
+      this.ended = runId;
+      if (this.following?.runId === runId) this.following = undefined;
+    } else if (event.type === "message_start" && event.message.role === "user") {
+      this.forgetQueued(event.message.id);
+    }
+    this.subject.next(event);
+  }
+
+  private forgetQueued(id?: string): void {
+    for (const list of [this.sent.steering, this.sent.followUp]) {
+      for (let i = list.length - 1; i >= 0; i--)
+        if (id === undefined || list[i]!.id === id) list.splice(i, 1);
+    }
+  }
+}
+
+function running(state: string): string {
+  return state === "idle" ? "running" : state;
+}
+
+/** A hosted thread's answers as the handle contract's. */
+export function callAnswersOf(
+  approvals: readonly ApprovalAnswer[],
+  toolResults: readonly ToolCallAnswer[],
+): CallAnswer[] {
+  return [
+    ...approvals.map((a): CallAnswer =>
+      a.approved
+        ? { toolCallId: a.toolCallId, approve: a.args === undefined ? {} : { args: a.args } }
+        : { toolCallId: a.toolCallId, deny: a.reason === undefined ? {} : { reason: a.reason } },
+    ),
+    ...toolResults.map((t): CallAnswer =>
+      "error" in t
+        ? { toolCallId: t.toolCallId, reject: { reason: t.error } }
+        : { toolCallId: t.toolCallId, result: t.result },
+    ),
+  ];
+}
