@@ -20,7 +20,13 @@ export type { GrepDetails, GrepToolOptions } from "./tools/grep.js";
 export { createGrepTool, findRipgrep } from "./tools/grep.js";
 export type { ListFilesToolOptions } from "./tools/list-files.js";
 export { createListFilesTool } from "./tools/list-files.js";
-export type { McpResultDetails, McpStdioOptions, McpToolSet, McpUrlOptions } from "./tools/mcp.js";
+export type {
+  McpProtocolChoice,
+  McpResultDetails,
+  McpStdioOptions,
+  McpToolSet,
+  McpUrlOptions,
+} from "./tools/mcp.js";
 export { mapMcpResult, mcpTools } from "./tools/mcp.js";
 export type {
   PermissionMode,

@@ -1,5 +1,11 @@
 // agent-machine/mcp (Node only): tools from Model Context Protocol servers, over stdio (a child
 // process) or HTTP. Also part of the main entry in Node.
 
-export type { McpResultDetails, McpStdioOptions, McpToolSet, McpUrlOptions } from "./tools/mcp.js";
+export type {
+  McpProtocolChoice,
+  McpResultDetails,
+  McpStdioOptions,
+  McpToolSet,
+  McpUrlOptions,
+} from "./tools/mcp.js";
 export { mapMcpResult, mcpTools } from "./tools/mcp.js";

@@ -27,6 +27,7 @@ const files = readdirSync(here)
 
 // Figures that are not comparisons with pi-agent-core: scripts that print their own report.
 const reports = [
+  "a2a.ts",
   "acp.ts",
   "cli-render.ts",
   "cold-start.ts",
@@ -35,6 +36,7 @@ const reports = [
   "fallback.ts",
   "frontends.ts",
   "host-memory.ts",
+  "mcp-client.ts",
   "mcp-server.ts",
   "nesting.ts",
   "output.ts",

@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { afterAll, describe, expect, it } from "vitest";
+import * as a2a from "../a2a.js";
 import * as acp from "../acp.js";
 import * as browser from "../browser.js";
 import * as codingTools from "../coding-tools.js";
@@ -74,6 +75,15 @@ describe("the acp entry", () => {
   it("serves agents over ACP, kept out of the main entry (editors start it as its own process)", () => {
     for (const name of ["serveAcp", "acpUpdateOf", "acpStopReason"]) {
       expect(acp, name).toHaveProperty(name);
+      expect(main, name).not.toHaveProperty(name);
+    }
+  });
+});
+
+describe("the a2a entry", () => {
+  it("serves an agent over A2A and calls remote A2A agents, kept out of the main entry", () => {
+    for (const name of ["createA2aHandler", "agentCardOf", "a2aAgentTool"]) {
+      expect(a2a, name).toHaveProperty(name);
       expect(main, name).not.toHaveProperty(name);
     }
   });

@@ -1,5 +1,4 @@
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { Client, VersionNegotiationMode } from "@modelcontextprotocol/client";
 import { z } from "zod";
 import type { ImageContent, TextContent } from "../core/messages.js";
 import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
@@ -21,7 +20,18 @@ interface McpCommonOptions {
   trustAnnotations?: boolean;
   /** Pages of `tools/list` read at most: a server that keeps answering `nextCursor` is refused. Default 100. */
   maxListPages?: number;
+  /**
+   * Which MCP revision to speak. `"auto"` (the default) asks the server first (`server/discover`) and
+   * speaks 2026-07-28 to a server that offers it, else the older `initialize` handshake (2025-11-25
+   * and before). `"legacy"` skips the question; `"2026-07-28"` insists on it and fails to connect to
+   * an older server. Over stdio, `"auto"` asks on a short-lived second process of the same command,
+   * so a server whose start has effects is better given `"legacy"` or `"2026-07-28"`.
+   */
+  protocol?: McpProtocolChoice;
 }
+
+/** The MCP revisions {@link mcpTools} can be told to speak: see `protocol` in its options. */
+export type McpProtocolChoice = "auto" | "legacy" | "2026-07-28";
 
 /** Options of {@link mcpTools} for a server started as a process and spoken to over stdio. */
 export interface McpStdioOptions extends McpCommonOptions {
@@ -52,6 +62,7 @@ const MCP_STDIO_KEYS: OptionKeys<McpStdioOptions> = {
   clientName: true,
   trustAnnotations: true,
   maxListPages: true,
+  protocol: true,
 };
 const MCP_URL_KEYS: OptionKeys<McpUrlOptions> = {
   url: true,
@@ -61,6 +72,7 @@ const MCP_URL_KEYS: OptionKeys<McpUrlOptions> = {
   clientName: true,
   trustAnnotations: true,
   maxListPages: true,
+  protocol: true,
 };
 
 /** What {@link mcpTools} returns. */
@@ -138,7 +150,9 @@ async function listAllTools(
         `mcpTools: the server's tools/list did not end after ${maxPages} pages (it keeps answering nextCursor); raise maxListPages if it really has that many`,
       );
     }
-    const page = await client.listTools(cursor ? { cursor } : undefined);
+    // Page by page through request(): the SDK's listTools() without a cursor walks every page
+    // itself, and ends a repeated cursor quietly where this refuses it.
+    const page = await client.request({ method: "tools/list", params: cursor ? { cursor } : {} });
     listed.push(...page.tools);
     cursor = page.nextCursor;
     if (!cursor) return listed;
@@ -211,14 +225,36 @@ export function mapMcpResult(result: Record<string, unknown>, mcpTool: string): 
   };
 }
 
+/** The SDK's negotiation mode for a {@link McpProtocolChoice}. */
+function negotiationMode(choice: McpProtocolChoice | undefined): VersionNegotiationMode {
+  switch (choice ?? "auto") {
+    case "auto":
+      return "auto";
+    case "legacy":
+      return "legacy";
+    case "2026-07-28":
+      return { pin: "2026-07-28" };
+    default:
+      throw new Error(
+        `mcpTools: protocol must be "auto", "legacy" or "2026-07-28", not ${JSON.stringify(choice)}`,
+      );
+  }
+}
+
 async function connect(options: McpStdioOptions | McpUrlOptions): Promise<Client> {
+  const mode = negotiationMode(options.protocol);
   // The MCP SDK (with its JSON Schema validator) is loaded when a server is connected, not when
   // agent-machine is imported: most agents use no MCP server, and a cold start pays for each module.
-  const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
-  const newClient = () => new Client({ name: options.clientName ?? "agent-machine", version: "0.1.0" });
+  const { Client, SSEClientTransport, StreamableHTTPClientTransport } =
+    await import("@modelcontextprotocol/client");
+  const newClient = (negotiate: VersionNegotiationMode = mode) =>
+    new Client(
+      { name: options.clientName ?? "agent-machine", version: "0.1.0" },
+      { versionNegotiation: { mode: negotiate } },
+    );
   const client = newClient();
   if ("command" in options) {
-    const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
+    const { StdioClientTransport } = await import("@modelcontextprotocol/client/stdio");
     const transport = new StdioClientTransport({
       command: options.command,
       args: options.args,
@@ -231,19 +267,17 @@ async function connect(options: McpStdioOptions | McpUrlOptions): Promise<Client
   }
   const url = typeof options.url === "string" ? new URL(options.url) : options.url;
   const requestInit = options.headers ? { headers: options.headers } : undefined;
-  const [{ StreamableHTTPClientTransport }, { SSEClientTransport }] = await Promise.all([
-    import("@modelcontextprotocol/sdk/client/streamableHttp.js"),
-    import("@modelcontextprotocol/sdk/client/sse.js"),
-  ]);
   try {
     await client.connect(new StreamableHTTPClientTransport(url, { requestInit }));
     return client;
   } catch (streamableError) {
     // Servers from before Streamable HTTP speak SSE only; a failed client is not reused.
     await client.close().catch(() => undefined);
-    const sseClient = newClient();
+    if (typeof mode === "object") throw streamableError;
+    // SSE-only servers are from before 2025-03-26: no revision to ask about.
+    const sseClient = newClient("legacy");
     try {
-      await sseClient.connect(new SSEClientTransport(url, { requestInit }) as Transport);
+      await sseClient.connect(new SSEClientTransport(url, { requestInit }));
       return sseClient;
     } catch {
       throw streamableError;
@@ -300,15 +334,20 @@ export async function mcpTools(options: McpStdioOptions | McpUrlOptions): Promis
         concurrencySafe: readOnly,
         async execute(args, ctx): Promise<ToolResult<McpResultDetails>> {
           try {
-            const result = await client.callTool({ name: mcpTool.name, arguments: args }, undefined, {
-              signal: ctx.signal,
-              timeout: callTimeoutMs,
-              resetTimeoutOnProgress: true,
-              onprogress: (progress) => {
-                const total = progress.total !== undefined ? `/${progress.total}` : "";
-                ctx.onProgress(progress.message ?? `${progress.progress}${total}`);
+            const result = await client.callTool(
+              { name: mcpTool.name, arguments: args },
+              {
+                // The listed definition, so the SDK need not read a cached tools/list to validate the output.
+                toolDefinition: mcpTool,
+                signal: ctx.signal,
+                timeout: callTimeoutMs,
+                resetTimeoutOnProgress: true,
+                onprogress: (progress: { progress: number; total?: number; message?: string }) => {
+                  const total = progress.total !== undefined ? `/${progress.total}` : "";
+                  ctx.onProgress(progress.message ?? `${progress.progress}${total}`);
+                },
               },
-            });
+            );
             return mapMcpResult(result as Record<string, unknown>, serverText(mcpTool.name));
           } catch (error) {
             if (ctx.signal.aborted) throw error;
