@@ -83,7 +83,7 @@ interface TransitionLike {
 const LEAF_HEIGHT = 40;
 /** Distance between the lines of one label: the 11px label font's box is ~13px tall, so they never touch. */
 export const LINE_HEIGHT = 14;
-const GAP_X = 44;
+const GAP_X = 40;
 /** Approximate width of one label character at the page's 12px label font. */
 const CHAR_WIDTH = 7;
 const GAP_Y = 24;
@@ -486,7 +486,7 @@ function measure(
   const children = childrenOf(id);
   if (children.length === 0) {
     const subtitle = node.invokes.length ? `⇢ ${node.invokes.join(", ")}` : "";
-    node.width = Math.max(104, node.key.length * 8.4 + 28, subtitle.length * 6.4 + 24);
+    node.width = Math.max(96, node.key.length * 7.8 + 28, subtitle.length * 6.4 + 24);
     node.height = subtitle ? LEAF_HEIGHT + 10 : LEAF_HEIGHT;
     return;
   }
