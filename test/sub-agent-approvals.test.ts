@@ -369,3 +369,60 @@ describe("a nested approval through the session host", () => {
     }
   });
 });
+
+describe("a nested approval answered the AI SDK way", () => {
+  it("the chat response ends while the grandchild's call waits, and the next chat request's approval response resumes the run", async () => {
+    let made: ReturnType<typeof tree> | undefined;
+    const host = createSessionHost({
+      agent: () => {
+        made = tree();
+        return { provider: made.parentModel, tools: made.tools };
+      },
+      authorize: "none-local-only",
+    });
+    try {
+      const chat = (messages: unknown[]) =>
+        host.handle(
+          new Request("http://localhost/chat", {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ id: "t1", trigger: "submit-message", messages }),
+          }),
+        );
+      const user = { id: "u1", role: "user", parts: [{ type: "text", text: "go" }] };
+      // The response ends by itself (the run is quiescent: its one call waits on a nested approval).
+      const first = await (await chat([user])).text();
+      expect(first).toContain('"tool-approval-request"');
+      expect(first).toContain('"p1/r1/w1"');
+      const agent = host.agent("t1")!;
+      expect(agent.state).not.toBe("idle");
+      expect(made!.refunds).toEqual([]);
+
+      const answer = {
+        id: agent.messages[1]!.id,
+        role: "assistant",
+        parts: [
+          {
+            type: "dynamic-tool",
+            toolCallId: "p1/r1/w1",
+            state: "approval-responded",
+            approval: { id: "p1/r1/w1", approved: true },
+          },
+        ],
+      };
+      const second = await (await chat([user, answer])).text();
+      expect(second).toContain('"text-delta","id"');
+      expect(second).toContain('"parent done"');
+      expect(second).toContain('"finish"');
+      await agent.waitForIdle();
+      expect(made!.refunds).toEqual([20]);
+      expect(agent.messages.at(-1)).toMatchObject({
+        role: "assistant",
+        content: [{ type: "text", text: "parent done" }],
+      });
+      expectEveryCallAnsweredOnce(agent.messages);
+    } finally {
+      await host.close();
+    }
+  });
+});

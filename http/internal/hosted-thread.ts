@@ -466,8 +466,19 @@ export class HostedThreadImpl implements HostedThread {
 
   private isQuiescent(): boolean {
     if (this.waiting.size === 0 || this.agent.state === "idle") return false;
-    for (const id of this.unfinished) if (!this.waiting.has(id)) return false;
+    for (const id of this.unfinished) if (!this.waits(id)) return false;
     return this.agent.pendingApprovals().length + this.agent.pendingToolCalls().length > 0;
+  }
+
+  /**
+   * Call `id` waits for the client: itself, or a call of its sub-agent at any depth (a nested
+   * call's id is the path of call ids, `"p1/r1/w1"`), so a run whose only work is a nested
+   * approval goes quiescent and the client can answer it.
+   */
+  private waits(id: string): boolean {
+    if (this.waiting.has(id)) return true;
+    for (const waiting of this.waiting) if (waiting.startsWith(`${id}/`)) return true;
+    return false;
   }
 
   private closeAll(ending: ResponseEnding): void {
