@@ -98,7 +98,14 @@ async function serveLive(
   host: string,
   port: number,
 ): Promise<{ port: number; close(): Promise<void> }> {
+  const loopback = LOOPBACK.has(host);
   const server = http.createServer((request, response) => {
+    // Bound to this machine, it answers this machine's names only: a page whose name was rebound
+    // to 127.0.0.1 (DNS rebinding) reads no run's text.
+    if (loopback && !LOOPBACK.has(hostName(request.headers.host ?? ""))) {
+      response.writeHead(403, { "content-type": "text/plain" }).end("not a loopback host");
+      return;
+    }
     const url = new URL(request.url ?? "/", "http://live");
     const match = /^\/runs\/([^/]+)\/([^/]+)$/.exec(url.pathname);
     const since = Number(url.searchParams.get("since") ?? 0);
@@ -179,4 +186,11 @@ export async function registerDeployment(
   }
   const body = JSON.parse(text) as { id: string; services: { name: string }[] };
   return { id: body.id, services: body.services.map((s) => s.name) };
+}
+
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
+
+/** The name of a Host header, without its port. */
+function hostName(header: string): string {
+  return header.startsWith("[") ? header.slice(0, header.indexOf("]") + 1) : header.split(":")[0]!;
 }
