@@ -165,7 +165,9 @@ describe("agent-machine acp with the editor's file system and terminal", () => {
     expect(readFileSync(file, "utf8")).toBe("one on disk\n");
 
     expect(await prompt("write: new.txt")).toMatch(/^tool results: Created new\.txt \(4 bytes\) \/ Created/);
-    expect(editor.writes.slice(1)).toEqual([
+    // The two writes run in parallel (different files): the editor may receive them in either order.
+    const byPath = (a: { path: string }, b: { path: string }) => a.path.localeCompare(b.path);
+    expect(editor.writes.slice(1).sort(byPath)).toEqual([
       { path: path.join(cwd, "new.txt"), content: "one\n" },
       { path: path.join(cwd, "new.txt.2"), content: "two\n" },
     ]);
