@@ -22,6 +22,8 @@ import { createRestateJournal } from "./restate-journal.js";
 import { createRestatePump } from "./restate-pump.js";
 import { createLiveRuns, type LiveRuns } from "./live-runs.js";
 import { createRunEventRecorder } from "./run-events.js";
+import { createSessionWakes, type DurableScheduleLimits } from "./session-wakes.js";
+import { takeWakeInput } from "./wake-session.js";
 import type { RunResult, SessionServiceNames } from "./session-types.js";
 import {
   badRequest,
@@ -87,6 +89,8 @@ export interface AgentServicesOptions {
    * long tools. Default here: 1 hour.
    */
   abortTimeout?: number;
+  /** When a durable schedule's slot counts as missed, and the default missed-run policy. */
+  schedules?: DurableScheduleLimits;
 }
 
 /** The two Restate virtual objects that serve agent sessions, and the events of their runs. */
@@ -95,7 +99,9 @@ export interface AgentServices {
   readonly session: restate.VirtualObjectDefinition<string, unknown>;
   /** `SessionInbox` (same key): steer, followUp, pending (and the run's drain / requeue). */
   readonly inbox: restate.VirtualObjectDefinition<string, unknown>;
-  /** Both, for `createEndpointHandler({ services })` or `serveAgents`. */
+  /** `SessionWakes` (same key): the session's schedules and events from outside (docs/wake.md). */
+  readonly wakes: restate.VirtualObjectDefinition<string, unknown>;
+  /** All three, for `createEndpointHandler({ services })` or `serveAgents`. */
   readonly services: restate.VirtualObjectDefinition<string, unknown>[];
   readonly names: Required<SessionServiceNames>;
   /** Every event of every run this process serves (a resumed run publishes its replayed part again). */
@@ -130,9 +136,10 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
   const names = {
     session: options.names?.session ?? "AgentSession",
     inbox: options.names?.inbox ?? "SessionInbox",
+    wakes: options.names?.wakes ?? "SessionWakes",
   };
-  if (names.session === names.inbox)
-    throw new Error("The session and inbox services need two different names");
+  if (new Set(Object.values(names)).size !== 3)
+    throw new Error("The session, inbox and wakes services need three different names");
   const events = new Subject<SessionEvent>();
   const live = createLiveRuns();
   const agentOptions = (sessionId: string): AgentOptions => {
@@ -293,6 +300,11 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
     handlers: {
       /** Starts a run and answers when it ends. One invocation per run; a second waits for the first. */
       prompt: async (ctx: ObjectContext, input: unknown): Promise<RunResult> => runPrompt(ctx, input),
+      /** Runs what a wake left in the inbox, once no run is active (durable/wake-session.ts). */
+      wake: restate.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: ObjectContext) => {
+        const input = await takeWakeInput(ctx, names.inbox, sessionOptions(ctx.key));
+        return input.length > 0 ? runPrompt(ctx, input) : null;
+      }),
       /** The stored transcript (404 for a session that never ran). */
       transcript: restate.handlers.object.shared(
         async (ctx: ObjectSharedContext): Promise<AgentMessage[]> => {
@@ -642,12 +654,20 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
     ctx.set("lastRun", lastRun);
   }
 
+  const wakes = createSessionWakes({
+    ...names,
+    name: names.wakes,
+    limits: options.schedules,
+    serviceOptions,
+  });
   return {
     session: session as unknown as restate.VirtualObjectDefinition<string, unknown>,
     inbox: inbox as unknown as restate.VirtualObjectDefinition<string, unknown>,
+    wakes: wakes as unknown as restate.VirtualObjectDefinition<string, unknown>,
     services: [
       session as unknown as restate.VirtualObjectDefinition<string, unknown>,
       inbox as unknown as restate.VirtualObjectDefinition<string, unknown>,
+      wakes as unknown as restate.VirtualObjectDefinition<string, unknown>,
     ],
     names,
     events$: events.asObservable(),

@@ -1,7 +1,7 @@
 import type { WakeDelivery, WakeQueue } from "./deliver-wake.js";
 import { deliverWake } from "./deliver-wake.js";
 import { activeTraceparent } from "../telemetry/wake-cause.js";
-import { ScheduleError } from "./schedule-spec.js";
+import { ScheduleError } from "../rules/schedule-spec.js";
 import type { AgentDirectory } from "./scheduler.js";
 
 /** An event from outside for one agent (a webhook, a message from another system). */
