@@ -14,6 +14,7 @@ import {
   scheduleRecordOf,
 } from "../rules/schedule-record.js";
 import { ScheduleError, slotAtOrAfter } from "../rules/schedule-spec.js";
+import { eventMessageId, slotMessageId, wakeMessageOf } from "../rules/wake-message.js";
 
 /** A durable session's schedule, as `list` answers it (`agentId` is the session id). */
 export interface DurableSchedule extends ScheduleRecord {
@@ -119,13 +120,8 @@ export function createSessionWakes(options: {
     const due = dueSlots(record, now, limits);
     for (const slot of due.fire) {
       try {
-        await deliver(ctx, "followUp", {
-          role: "user",
-          content: record.message,
-          id: `wake_${record.id}_${slot}`,
-          source: "schedule",
-          timestamp: slot,
-        });
+        const id = slotMessageId(record.id, slot);
+        await deliver(ctx, "followUp", wakeMessageOf({ id, text: record.message, source: "schedule" }, slot));
       } catch (error) {
         // The session refused the message (an input filter): the slot counts as run, the schedule goes on.
         if (!(error instanceof TerminalError)) throw error;
@@ -226,13 +222,8 @@ export function createSessionWakes(options: {
           }
           throw error;
         }
-        await deliver(ctx, event.queue, {
-          role: "user",
-          content: event.text,
-          id: `event_${event.id}`,
-          source: "event",
-          timestamp: await ctx.date.now(),
-        });
+        const message = { id: eventMessageId(event.id), text: event.text, source: "event" as const };
+        await deliver(ctx, event.queue, wakeMessageOf(message, await ctx.date.now()));
         ctx.set("events", [...seen, event.id].slice(-EVENT_IDS_KEPT));
         wakeSession(ctx);
         return "delivered";

@@ -1,4 +1,5 @@
-import type { WakeDelivery, WakeQueue } from "./deliver-wake.js";
+import type { WakeDelivery } from "./deliver-wake.js";
+import { eventMessageId, type WakeQueue } from "../rules/wake-message.js";
 import { deliverWake } from "./deliver-wake.js";
 import { activeTraceparent } from "../telemetry/wake-cause.js";
 import { ScheduleError } from "../rules/schedule-spec.js";
@@ -58,7 +59,7 @@ export async function deliverEvent(
   return deliverWake(
     agent,
     {
-      id: `event_${event.id}`,
+      id: eventMessageId(event.id),
       text: event.text,
       source: "event",
       queue,

@@ -1,6 +1,7 @@
 import type { Agent } from "../agent/agent.js";
 import { type WakeDelivery, deliverWake } from "./deliver-wake.js";
 import { dueSlots } from "../rules/due-slots.js";
+import { slotMessageId } from "../rules/wake-message.js";
 import { ScheduleError, slotAfter, slotAtOrAfter } from "../rules/schedule-spec.js";
 import { type NewSchedule, scheduleRecordOf } from "../rules/schedule-record.js";
 import {
@@ -195,7 +196,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         delivery = deliverWake(
           agent,
           {
-            id: `wake_${record.id}_${slot}`,
+            id: slotMessageId(record.id, slot),
             text: record.message,
             source: "schedule",
             queue: record.as,
