@@ -23,7 +23,7 @@ import { createRestatePump } from "./restate-pump.js";
 import { createLiveRuns, type LiveRuns } from "./live-runs.js";
 import { createRunEventRecorder } from "./run-events.js";
 import { createSessionWakes, type DurableScheduleLimits } from "./session-wakes.js";
-import { takeWakeInput } from "./wake-session.js";
+import { wakeInboxHandlers, wakeInput } from "./wake-session.js";
 import type { RunResult, SessionServiceNames } from "./session-types.js";
 import {
   badRequest,
@@ -180,6 +180,11 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
     name: names.inbox,
     options: serviceOptions,
     handlers: {
+      // A schedule's slot (`deliver`) and an event from outside (`event`): durable/wake-session.ts.
+      ...wakeInboxHandlers({
+        session: names.session,
+        enqueue: (ctx, kind, message) => enqueue(ctx, kind, message),
+      }),
       /** Queues a message the run takes at its next steering check. */
       steer: async (ctx: ObjectContext, input: unknown) => enqueue(ctx, "steering", input),
       /** Queues a message the run takes when it would otherwise stop (or the next run's first check). */
@@ -302,7 +307,7 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
       prompt: async (ctx: ObjectContext, input: unknown): Promise<RunResult> => runPrompt(ctx, input),
       /** Runs what a wake left in the inbox, once no run is active (durable/wake-session.ts). */
       wake: restate.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: ObjectContext) => {
-        const input = await takeWakeInput(ctx, names.inbox, sessionOptions(ctx.key));
+        const input = await wakeInput(ctx, names.inbox, sessionOptions(ctx.key));
         return input.length > 0 ? runPrompt(ctx, input) : null;
       }),
       /** The stored transcript (404 for a session that never ran). */

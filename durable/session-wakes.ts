@@ -1,5 +1,5 @@
-// Schedules and events from outside for durable sessions: a Restate virtual object keyed by the
-// session id, beside the session and its inbox. A schedule is a record in this object's state and
+// Schedules of durable sessions: a Restate virtual object keyed by the session id, beside the
+// session and its inbox. A schedule is a record in this object's state and
 // one delayed call to its own `fire` handler per slot, so it lives in Restate (it survives the
 // loss of every service process) and each slot's delivery is journaled (a service killed as it
 // fires replays the delivery, it does not repeat it). The slot math is wake/'s (one place).
@@ -14,21 +14,13 @@ import {
   scheduleRecordOf,
 } from "../rules/schedule-record.js";
 import { ScheduleError, slotAtOrAfter } from "../rules/schedule-spec.js";
-import { eventMessageId, slotMessageId, wakeMessageOf } from "../rules/wake-message.js";
+import { slotMessageId, wakeMessageOf } from "../rules/wake-message.js";
+import type { WakeDeliveryInput } from "./wake-session.js";
 
 /** A durable session's schedule, as `list` answers it (`agentId` is the session id). */
 export interface DurableSchedule extends ScheduleRecord {
   /** Slots the missed-run policy did not run, in all. */
   skipped: number;
-}
-
-/** An event from outside for a durable session, as `SessionWakes.event` takes it. */
-export interface DurableEventInput {
-  /** The sender's id: the same id again is a no-op answered `"duplicate"`. */
-  id: string;
-  text: string;
-  /** `steer` (default: taken after the active run's current turn) or `followUp`. */
-  queue?: "steer" | "followUp";
 }
 
 /** How a durable session's slots are judged missed (as `createScheduler`'s options). */
@@ -41,16 +33,12 @@ export interface DurableScheduleLimits {
   missed?: MissedRunPolicy;
 }
 
-/** The sender ids of the last this many events a session took are remembered (a retry is a no-op). */
-export const EVENT_IDS_KEPT = 1_000;
-
 type Schedules = Record<string, DurableSchedule>;
 
 /**
  * The `SessionWakes` virtual object (key = session id): `schedule`, `list`, `pause`, `resume`,
- * `cancel`, `event`, and the private `fire` its delayed calls reach. A wake lands in the session's
- * inbox (a slot as a follow-up, an event in the queue it names), rings an active run's doorbell,
- * and sends the session's exclusive `wake`, which starts a run with it once no run is active.
+ * `cancel`, and the private `fire` its delayed calls reach. A slot's message goes to the session's
+ * inbox, which wakes the session (durable/wake-session.ts).
  *
  * @example
  * ```ts
@@ -69,24 +57,15 @@ export function createSessionWakes(options: {
     maxMissedRuns: options.limits?.maxMissedRuns ?? 100,
   };
 
-  /** Queues a message in the session's inbox and asks the session to wake (once no run is active). */
-  async function deliver(ctx: ObjectContext, kind: "steer" | "followUp", message: UserMessage) {
-    await ctx.genericCall<UserMessage, unknown>({
+  /** Hands a slot's message to the session's inbox, which wakes the session (durable/wake-session.ts). */
+  const deliver = (ctx: ObjectContext, message: UserMessage) =>
+    ctx.genericCall<WakeDeliveryInput, unknown>({
       service: options.inbox,
-      method: kind,
+      method: "deliver",
       key: ctx.key,
-      parameter: message,
+      parameter: { kind: "followUp", message },
       inputSerde: restate.serde.json,
       outputSerde: restate.serde.json,
-    });
-  }
-  const wakeSession = (ctx: ObjectContext) =>
-    ctx.genericSend({
-      service: options.session,
-      method: "wake",
-      key: ctx.key,
-      parameter: null,
-      inputSerde: restate.serde.json,
     });
   /** The delayed call that fires `record`'s slot `slot`. */
   const arm = (ctx: ObjectContext, record: DurableSchedule, now: number) => {
@@ -121,14 +100,13 @@ export function createSessionWakes(options: {
     for (const slot of due.fire) {
       try {
         const id = slotMessageId(record.id, slot);
-        await deliver(ctx, "followUp", wakeMessageOf({ id, text: record.message, source: "schedule" }, slot));
+        await deliver(ctx, wakeMessageOf({ id, text: record.message, source: "schedule" }, slot));
       } catch (error) {
         // The session refused the message (an input filter): the slot counts as run, the schedule goes on.
         if (!(error instanceof TerminalError)) throw error;
         ctx.console.warn(`schedule ${record.id} of session ${ctx.key}: slot refused: ${error.message}`);
       }
     }
-    if (due.fire.length > 0) wakeSession(ctx);
     record.runs += due.fire.length;
     record.skipped += due.skipped.count;
     if (due.nextAt === undefined) {
@@ -197,37 +175,6 @@ export function createSessionWakes(options: {
         return true;
       },
       fire: restate.handlers.object.exclusive({ ingressPrivate: true }, fire),
-      /**
-       * Delivers an event: `"duplicate"` for a sender id the session took already (the last
-       * {@link EVENT_IDS_KEPT}), 404 for a session that never ran, 400 for a malformed event.
-       */
-      event: async (ctx: ObjectContext, input: DurableEventInput): Promise<"delivered" | "duplicate"> => {
-        const event = parseEvent(input);
-        const seen = (await ctx.get<string[]>("events")) ?? [];
-        if (seen.includes(event.id)) return "duplicate";
-        try {
-          await ctx.genericCall<null, unknown>({
-            service: options.session,
-            method: "status",
-            key: ctx.key,
-            parameter: null,
-            inputSerde: restate.serde.json,
-            outputSerde: restate.serde.json,
-          });
-        } catch (error) {
-          if (error instanceof TerminalError && error.code === 404) {
-            throw new TerminalError(`No session "${ctx.key}": the event was not delivered`, {
-              errorCode: 404,
-            });
-          }
-          throw error;
-        }
-        const message = { id: eventMessageId(event.id), text: event.text, source: "event" as const };
-        await deliver(ctx, event.queue, wakeMessageOf(message, await ctx.date.now()));
-        ctx.set("events", [...seen, event.id].slice(-EVENT_IDS_KEPT));
-        wakeSession(ctx);
-        return "delivered";
-      },
     },
   });
 }
@@ -244,19 +191,4 @@ function idOf(input: unknown): string {
     });
   }
   return id;
-}
-
-/** Checks an event as `deliverEvent` does in process; a 400 says what is wrong. */
-export function parseEvent(input: unknown): Required<DurableEventInput> {
-  const event = (input ?? {}) as Partial<DurableEventInput>;
-  const bad = (message: string) => new TerminalError(`Invalid event: ${message}`, { errorCode: 400 });
-  if (typeof event.id !== "string" || event.id.trim() === "" || event.id.length > 180) {
-    throw bad("an event needs the sender's id, 1 to 180 characters (it makes a second delivery a no-op)");
-  }
-  if (typeof event.text !== "string" || event.text.trim() === "") throw bad("an event needs its text");
-  const queue = event.queue ?? "steer";
-  if (queue !== "steer" && queue !== "followUp") {
-    throw bad(`queue must be "steer" or "followUp", got ${String(queue)}`);
-  }
-  return { id: event.id, text: event.text, queue };
 }

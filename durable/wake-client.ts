@@ -2,7 +2,8 @@ import { connect, type Ingress } from "@restatedev/restate-sdk-clients";
 import type { NewSchedule } from "../rules/schedule-record.js";
 import type { SessionClientOptions } from "./session-client.js";
 import { readableAt } from "./session-client.js";
-import type { DurableEventInput, DurableSchedule } from "./session-wakes.js";
+import type { DurableSchedule } from "./session-wakes.js";
+import type { DurableEventInput } from "./wake-session.js";
 
 /**
  * Wakes durable sessions from any process, through Restate's ingress: their schedules (delayed
@@ -31,7 +32,7 @@ export interface WakeClient {
 
 /**
  * A client for the schedules and events of durable sessions (the `SessionWakes` object that
- * `createAgentServices` serves beside each session).
+ * `createAgentServices` serves beside each session, and its inbox's `event`).
  *
  * @example
  * ```ts
@@ -46,14 +47,15 @@ export function createWakeClient(options: SessionClientOptions): WakeClient {
     ...(options.headers && { headers: options.headers }),
   });
   const service = options.names?.wakes ?? "SessionWakes";
-  const call = <O>(handler: string, key: string, parameter: unknown) =>
-    readableAt(options.url, ingress.call<unknown, O>({ service, handler, key, parameter }));
+  const inbox = options.names?.inbox ?? "SessionInbox";
+  const call = <O>(handler: string, key: string, parameter: unknown, target = service) =>
+    readableAt(options.url, ingress.call<unknown, O>({ service: target, handler, key, parameter }));
   return {
     schedule: (sessionId, input) => call("schedule", sessionId, input),
     list: (sessionId) => call("list", sessionId, null),
     pause: (sessionId, id) => call("pause", sessionId, { id }),
     resume: (sessionId, id) => call("resume", sessionId, { id }),
     cancel: (sessionId, id) => call("cancel", sessionId, { id }),
-    deliverEvent: (sessionId, event) => call("event", sessionId, event),
+    deliverEvent: (sessionId, event) => call("event", sessionId, event, inbox),
   };
 }
