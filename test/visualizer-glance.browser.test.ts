@@ -75,6 +75,35 @@ function lowContrast(page: Page, min: number) {
   }, min);
 }
 
+/**
+ * Visible elements whose box reaches past the window's right edge (`width`) or starts left of it,
+ * outside a container that scrolls or clips them (a wide chart in its own scroller is fine): what a
+ * page that hides its overflow would still cut off.
+ */
+function overflowing(page: Page, width: number) {
+  return page.evaluate((width) => {
+    const clipped = (element: Element) => {
+      for (let node = element.parentElement; node && node !== document.body; node = node.parentElement) {
+        const { overflowX } = getComputedStyle(node);
+        if (overflowX !== "visible") return true;
+      }
+      return false;
+    };
+    const out: string[] = [];
+    for (const element of Array.from(document.body.querySelectorAll("*"))) {
+      const html = element as HTMLElement;
+      if (element.closest("svg, [hidden]") || !html.getClientRects().length) continue;
+      const box = html.getBoundingClientRect();
+      if (box.width === 0 || box.height === 0) continue;
+      if ((box.right > width + 0.5 || box.left < -0.5) && !clipped(element))
+        out.push(
+          `<${html.tagName.toLowerCase()} class="${html.className}"> ${Math.round(box.left)}–${Math.round(box.right)}`,
+        );
+    }
+    return out;
+  }, width);
+}
+
 describe("the visualizer page at a glance", () => {
   it("says what waits for the user, in amber, with a review bar and the count in the tab title; AA contrast in both schemes", async () => {
     const { agent, page } = await open(
@@ -113,6 +142,9 @@ describe("the visualizer page at a glance", () => {
 
     for (const scheme of ["light", "dark"] as const) {
       await page.emulateMedia({ colorScheme: scheme });
+      // Nothing wider than the window: no sideways scrolling of the page, and no element past its edge.
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1440);
+      expect(await overflowing(page, 1440)).toEqual([]);
       const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
       const [r, g, b] = background.match(/\d+/g)!.map(Number);
       // The dark scheme is really dark, the light one light.
@@ -157,8 +189,9 @@ describe("the visualizer page at a glance", () => {
     for (const scheme of ["light", "dark"] as const) {
       await page.emulateMedia({ colorScheme: scheme });
       await page.screenshot({ path: join(ARTIFACTS, `visualizer-phone-${scheme}.png`) });
-      // Nothing wider than the screen: no sideways scrolling of the page.
+      // Nothing wider than the screen: no sideways scrolling of the page, and no element past its edge.
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      expect(await overflowing(page, 390)).toEqual([]);
       // The Approve button is on screen without scrolling, and stays there when the page scrolls.
       for (const scrollY of [0, 600]) {
         await page.evaluate((y) => window.scrollTo(0, y), scrollY);
@@ -216,6 +249,13 @@ describe("the visualizer page at a glance", () => {
     const run = agent.prompt("Fix and ship");
     const card = (id: string) => page.locator(`[data-approval="${id}"]`);
     await card("call_deploy").waitFor();
+    // Each card says what its tool does, as the model was told.
+    expect(await card("call_deploy").locator('[data-testid="tool-description"]').textContent()).toBe(
+      "Deploys the site to an environment",
+    );
+    expect(await card("call_bash").locator('[data-testid="tool-description"]').textContent()).toBe(
+      "Runs a shell command",
+    );
     expect(await card("call_bash").locator('[data-testid="proposed"]').textContent()).toBe(
       "First the tests, then the fix, then the deploy.",
     );

@@ -1,15 +1,15 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import { existsSync, readdirSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { basename } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
 import type { WebSocket } from "ws";
 import { toolCallMachine } from "../actors/tool-call.machine.js";
 import type { Agent } from "../agent/create-agent.js";
 import { agentMachine } from "../machines/agent.machine.js";
 import { toolExecutionMachine } from "../machines/tool-execution.machine.js";
 import { layoutMachineGraph } from "./machine-graph.js";
+import { importPageModule, pageDirectory } from "./page-directory.js";
 import { sendOrDrop } from "./send-or-drop.js";
 import { previewForPage } from "./preview.js";
 import { readRecording } from "./recording.js";
@@ -270,23 +270,8 @@ interface Site {
   close(): Promise<void>;
 }
 
-/** The page's directory: next to this file in the source tree, or in the package when run from `dist/`. */
-export function pageDirectory(): string {
-  const candidates = [
-    new URL("./page/", import.meta.url),
-    new URL("../../visualizer/page/", import.meta.url),
-  ];
-  for (const candidate of candidates) {
-    const path = fileURLToPath(candidate);
-    if (existsSync(`${path}index.html`)) return path;
-  }
-  throw new Error(
-    `The visualizer page is missing (looked in ${candidates.map((c) => fileURLToPath(c)).join(", ")})`,
-  );
-}
-
 async function loadPageModel(): Promise<PageModelModule> {
-  return (await import(pathToFileURL(`${pageDirectory()}model.js`).href)) as PageModelModule;
+  return importPageModule<PageModelModule>("model.js");
 }
 
 let graphsJson: string | undefined;

@@ -5,6 +5,7 @@ import type { AgentEvent, AgentEventOf } from "../core/events.js";
 import { type AgentContext, agentMachine } from "../machines/agent.machine.js";
 import { isToolCallOf } from "../machines/tool-call-actors.js";
 import { toolExecutionMachine } from "../machines/tool-execution.machine.js";
+import { runtimeOf } from "../core/runtime.js";
 import { SKIPPED_TEXT } from "../rules/tool-execution.logic.js";
 import { type SanitizeOptions, sanitize } from "./sanitize.js";
 
@@ -20,8 +21,18 @@ export interface WireMessageUpdate {
   toolCallId?: string;
 }
 
+/**
+ * `approval_requested` as it travels to the page: with the description of the tool it asks for
+ * (the one the model was given, from the agent the call waits in), so the card says what the tool
+ * does. Redacted and cut like everything on the wire.
+ */
+export type WireApprovalRequested = AgentEventOf<"approval_requested"> & { description?: string };
+
 /** An agent event made JSON-safe (secrets redacted, huge strings cut), `message_update` slimmed. */
-export type WireEvent = Exclude<AgentEvent, { type: "message_update" }> | WireMessageUpdate;
+export type WireEvent =
+  | Exclude<AgentEvent, { type: "message_update" } | { type: "approval_requested" }>
+  | WireMessageUpdate
+  | WireApprovalRequested;
 
 /** What became of a tool call, from its `tool_execution_end`. */
 export type ToolOutcome =
@@ -151,6 +162,37 @@ export function toWire(event: AgentEvent, t = Date.now()): Extract<VisualizerMes
       };
 }
 
+/** Longest tool description an approval card shows (descriptions are for models, some are long). */
+const DESCRIPTION_CHARS = 2_000;
+
+/**
+ * The description of the tool an approval asks for, as the agent the call waits in knows it (its
+ * active tools: a handoff changes them; a sub-agent has its own), redacted and cut; `undefined`
+ * when that agent or tool is not known.
+ *
+ * @example
+ * ```ts
+ * toolDescription(agent.actor, new Map(), { type: "approval_requested", toolCallId: "c1", toolName: "deploy", args: {} });
+ * // "Deploys the site to production"
+ * ```
+ */
+export function toolDescription(
+  agentActor: AnyActorRef,
+  agentsById: ReadonlyMap<string, AnyActorRef>,
+  event: AgentEventOf<"approval_requested">,
+): string | undefined {
+  const owner = event.agents?.length ? agentsById.get(event.agents.at(-1)!) : agentActor;
+  if (!owner) return undefined;
+  let description: unknown;
+  try {
+    description = runtimeOf(owner).tools.get(event.toolName)?.description;
+  } catch {
+    return undefined; // an actor without a runtime: nothing to say, the card still shows the call
+  }
+  if (typeof description !== "string" || description.trim() === "") return undefined;
+  return sanitize(description.trim(), { ...WIRE_LIMITS, maxStringLength: DESCRIPTION_CHARS }) as string;
+}
+
 /** What the inspection API gives: an actor with its logic and parent (XState keeps `_parent` internal). */
 type InspectedActor = AnyActorRef & { logic?: unknown; _parent?: InspectedActor };
 
@@ -231,6 +273,10 @@ export function followAgent(
       return;
     }
     const message = toWire(event);
+    if (event.type === "approval_requested" && agentActor) {
+      const description = toolDescription(agentActor, agentsById, event);
+      if (description !== undefined) (message.event as WireApprovalRequested).description = description;
+    }
     // A call refused by the permission checker ends with its reason as an error, without ever executing.
     if (message.outcome === "error" && event.type === "tool_execution_end" && refused(event.toolCallId)) {
       message.outcome = "denied";
@@ -241,6 +287,8 @@ export function followAgent(
 
   const toolStates = new Map<string, string>();
   const lastValues = new Map<AnyActorRef, string>();
+  // Every agent of the tree by id (sub-agents at any depth), to find the tools a nested call waits with.
+  const agentsById = new Map<string, AnyActorRef>();
   // The agent's actor, followed across hibernation (each wake brings a new actor and system).
   let agentActor: AgentActor | undefined;
   let inspection: Subscription | undefined;
@@ -256,6 +304,8 @@ export function followAgent(
       return;
     }
     if (actor.logic === agentMachine && actor !== (agentActor as unknown)) {
+      if (snapshot.status === "active") agentsById.set(actor.id, actor);
+      else if (agentsById.get(actor.id) === actor) agentsById.delete(actor.id);
       const toolCallId = callRunning(actor, agentActor);
       if (toolCallId === undefined || snapshot.value === undefined) return;
       if (!changed(lastValues, actor, snapshot.value)) return;
@@ -282,6 +332,7 @@ export function followAgent(
     // Nothing of the last actor is open (an agent sleeps only when idle): its entries only hold it in memory.
     toolStates.clear();
     lastValues.clear();
+    agentsById.clear();
     agentActor = actor;
     inspection = actor.system.inspect(inspect);
   });

@@ -387,6 +387,10 @@ function renderApprovals() {
         " ",
         h("span", { class: "muted" }, approval.toolCallId),
       ),
+      // What the tool does, as the model was told: the person approves the tool, not just its name.
+      approval.description
+        ? h("p", { class: "tool-description", "data-testid": "tool-description" }, approval.description)
+        : null,
       proposed ? h("blockquote", { class: "proposed", "data-testid": "proposed" }, proposed) : null,
       previewBlock(approvalPreview(approval.toolName, approval.args)),
       args,

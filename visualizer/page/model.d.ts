@@ -51,7 +51,10 @@ export interface PageModel {
   streaming: { text: string; thinking: string; calls: number } | null;
   lanes: Map<string, Lane>;
   groups: string[];
-  approvals: Map<string, { toolCallId: string; toolName: string; args: unknown; t: number }>;
+  approvals: Map<
+    string,
+    { toolCallId: string; toolName: string; args: unknown; t: number; description?: string }
+  >;
   subAgents: Map<string, { agentId: string; value: unknown }>;
   usage: {
     input: number;
