@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineTool, scripted } from "../index.js";
+import { type Agent, createScheduler, defineTool, deliverEvent, scripted, subAgentTool } from "../index.js";
 import { ARTIFACTS, useBrowser } from "./visualizer-page.js";
 
 const { open } = useBrowser();
@@ -283,6 +283,93 @@ describe("the visualizer page at a glance", () => {
       "deployed to staging",
     );
     expect(ran).toEqual(["npm test -- --run\necho done"]);
+  });
+
+  it("shows the tree of agents live, when the sleeping agent wakes next, and what woke it", async () => {
+    const refund = defineTool({
+      name: "refund",
+      description: "Refunds an amount",
+      parameters: z.object({ amount: z.number() }),
+      needsApproval: true,
+      execute: ({ amount }) => `refunded ${amount}`,
+    });
+    const writer = subAgentTool({
+      name: "writer",
+      description: "Writes",
+      tools: [refund],
+      provider: scripted((_r, call) =>
+        call === 0
+          ? { toolCalls: [{ id: "w1", name: "refund", arguments: { amount: 20 } }] }
+          : { text: "ok" },
+      ),
+    });
+    const researcher = subAgentTool({
+      name: "researcher",
+      description: "Researches",
+      tools: [writer],
+      provider: scripted((_r, call) =>
+        call === 0
+          ? { toolCalls: [{ id: "r1", name: "writer", arguments: { task: "refund" } }] }
+          : { text: "ok" },
+      ),
+    });
+    const holder: { agent?: Agent } = {};
+    const scheduler = createScheduler({ agents: { get: () => holder.agent } });
+    await scheduler.start();
+    const { agent, page } = await open(
+      {
+        provider: scripted((_r, call) =>
+          call === 0
+            ? { toolCalls: [{ id: "p1", name: "researcher", arguments: { task: "go" } }] }
+            : { text: "ok" },
+        ),
+        tools: [researcher],
+      },
+      { scheduler },
+    );
+    holder.agent = agent;
+    const run = agent.prompt("handle it");
+    const card = page.locator('[data-approval="p1/r1/w1"]');
+    await card.waitFor();
+    // The refund waits two levels down: the tree says where.
+    const row = (key: string) => page.locator(`[data-testid="agents"] [data-agent="${key}"] > .agent-row`);
+    await expect
+      .poll(() => row("p1/r1").textContent())
+      .toMatch(/^r1 · writer .* · waiting for your approval \(1\)$/);
+    expect(await row("p1").textContent()).toMatch(/^p1 · researcher .* · running tools$/);
+    expect(await card.locator('[data-testid="tool-description"]').textContent()).toBe("Refunds an amount");
+    // A grandchild's row opens its chart.
+    await row("p1/r1").click();
+    await expect.poll(() => page.locator("#chart-status").textContent()).toMatch(/^sub-agent \S*r1/);
+    await card.locator('[data-testid="approve"]').click();
+    await run;
+    await expect.poll(() => row("p1/r1").textContent()).toMatch(/done · ok$/);
+
+    // Asleep: the header and the panel say when a schedule wakes it next.
+    await scheduler.schedule({
+      agentId: agent.id,
+      id: "daily",
+      cron: "0 9 * * *",
+      timeZone: "UTC",
+      message: "Report",
+    });
+    await expect
+      .poll(() => page.locator('[data-testid="now"]').textContent())
+      .toMatch(/^Sleeping: wakes at .+ \(schedule daily, cron 0 9 \* \* \* \(UTC\)\)$/);
+    expect(await page.locator('[data-testid="next-wake"]').textContent()).toMatch(
+      /^Next wake-up: .+schedule daily/,
+    );
+    // An event wakes it: the panel and the run's heading say so.
+    await deliverEvent({ get: () => agent }, { agentId: agent.id, id: "build-42", text: "CI failed" });
+    await agent.waitForIdle();
+    await expect
+      .poll(() => page.locator('[data-testid="woken-by"]').textContent())
+      .toBe("Last woken by an event (build-42)");
+    for (const scheme of ["light", "dark"] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      expect(await lowContrast(page, 4.5), scheme).toEqual([]);
+    }
+    scheduler.stop();
   });
 
   it("blames the model, not a tool, when the provider fails", async () => {

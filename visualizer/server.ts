@@ -9,6 +9,7 @@ import type { Agent } from "../agent/create-agent.js";
 import { agentMachine } from "../machines/agent.machine.js";
 import { toolExecutionMachine } from "../machines/tool-execution.machine.js";
 import { layoutMachineGraph } from "./machine-graph.js";
+import { followWakes, type WakeSource } from "./next-wake.js";
 import { importPageModule, pageDirectory } from "./page-directory.js";
 import { sendOrDrop } from "./send-or-drop.js";
 import { previewForPage } from "./preview.js";
@@ -44,6 +45,11 @@ export interface VisualizeOptions {
    * once. Default 2,000.
    */
   latePageMessages?: number;
+  /**
+   * The process's scheduler (`createScheduler` of agent-machine/wake): the page then shows when a
+   * schedule next wakes the agent, and which. (What woke a run the page reads from its messages.)
+   */
+  scheduler?: WakeSource;
 }
 
 /** A running visualizer server. */
@@ -126,7 +132,15 @@ export async function visualize(agent: Agent, options: VisualizeOptions = {}): P
         sockets.delete(socket);
     }
   };
-  const stopFollowing = followAgent(agent, broadcast);
+  const stopFollowingAgent = followAgent(agent, broadcast);
+  // A run may make, fire or end a schedule (the agent's own schedule tool): look again when it ends.
+  const wakes = options.scheduler && followWakes(options.scheduler, agent.id, broadcast);
+  const runEnds = wakes && agent.events$.subscribe((event) => event.type === "agent_end" && wakes.check());
+  const stopFollowing = () => {
+    stopFollowingAgent();
+    runEnds?.unsubscribe();
+    wakes?.stop();
+  };
 
   let site: Site;
   try {

@@ -6,6 +6,7 @@ import { type AgentContext, agentMachine } from "../machines/agent.machine.js";
 import { isToolCallOf } from "../machines/tool-call-actors.js";
 import { toolExecutionMachine } from "../machines/tool-execution.machine.js";
 import { runtimeOf } from "../core/runtime.js";
+import { PATH_SEPARATOR } from "../agent/nested-calls.js";
 import { SKIPPED_TEXT } from "../rules/tool-execution.logic.js";
 import { type SanitizeOptions, sanitize } from "./sanitize.js";
 
@@ -58,8 +59,26 @@ export type VisualizerMessage =
   | { kind: "context"; t: number; context: unknown }
   /** The tool execution machine's state value while one runs (`null` once it stopped). */
   | { kind: "execution_state"; t: number; value: StateValue | null }
-  /** The state value of a sub-agent run by one of this agent's tool calls. */
-  | { kind: "sub_agent_state"; t: number; toolCallId: string; agentId: string; value: StateValue }
+  /**
+   * The state value of a sub-agent, at any depth: `path` holds the ids of the calls from this
+   * agent's own down to the one that runs it, and `toolCallId` is that path joined by `/` (the id a
+   * nested approval has: `"p1"` for a child, `"p1/r1"` for a grandchild). `toolName`: the tool
+   * that runs it.
+   */
+  | {
+      kind: "sub_agent_state";
+      t: number;
+      toolCallId: string;
+      agentId: string;
+      value: StateValue;
+      path?: string[];
+      toolName?: string;
+    }
+  /**
+   * The agent's next wake-up by schedule (`visualize(agent, { scheduler })`), sent when it changes;
+   * `null` when no schedule will wake it.
+   */
+  | { kind: "wake"; t: number; next: NextWake | null }
   /**
    * To a page that connects after the server dropped old history: the page's model as it was before
    * the history that follows (current state, transcript, pending approvals, recent lanes).
@@ -77,6 +96,18 @@ export type VisualizerMessage =
   | { kind: "caught_up"; t: number }
   /** The answer to a page command that failed (e.g. approving a call that is no longer pending). */
   | { kind: "error"; t: number; message: string };
+
+/** An agent's next wake-up by schedule, as the page shows it. */
+export interface NextWake {
+  /** The slot (ms since the epoch). */
+  at: number;
+  scheduleId: string;
+  /** When it fires, in words: `every 3600000 ms`, `cron 0 9 * * 1-5 (Europe/Paris)`, `once`. */
+  when: string;
+  /** The text it wakes the agent with (cut). */
+  message: string;
+  createdBy: "app" | "agent";
+}
 
 /** What the page may ask of a live agent. */
 export type VisualizerCommand =
@@ -205,15 +236,25 @@ function changed(last: Map<AnyActorRef, string>, actor: AnyActorRef, value: unkn
 }
 
 /**
- * The id of this agent's own tool call that runs a sub-agent actor (sub-agent → its tool's execution
- * → the tool call → the tool execution, or a shard of it → the agent), or undefined for any other
- * agent in the tree.
+ * Where a sub-agent actor runs in this agent's tree: the ids of the tool calls from this agent's own
+ * down to the one that runs it (sub-agent → its tool's execution → the tool call → the tool
+ * execution, or a shard of it → its agent, and so on up), and that call's tool; undefined for an
+ * actor outside this agent's tree.
  */
-function callRunning(actor: InspectedActor, agentActor: AgentActor): string | undefined {
+function callPath(
+  actor: InspectedActor,
+  agentActor: AgentActor,
+): { path: string[]; toolName?: string } | undefined {
+  const path: string[] = [];
+  let toolName: string | undefined;
   for (let current = actor._parent; current; current = current._parent) {
-    if (current.logic === toolCallMachine) {
-      return isToolCallOf(agentActor, current) ? current.id : undefined;
+    if (current.logic !== toolCallMachine) continue;
+    if (path.length === 0) {
+      const context = (current.getSnapshot() as { context?: { toolName?: unknown } }).context;
+      if (typeof context?.toolName === "string") toolName = context.toolName;
     }
+    path.unshift(current.id);
+    if (isToolCallOf(agentActor, current)) return { path, toolName };
   }
   return undefined;
 }
@@ -306,11 +347,19 @@ export function followAgent(
     if (actor.logic === agentMachine && actor !== (agentActor as unknown)) {
       if (snapshot.status === "active") agentsById.set(actor.id, actor);
       else if (agentsById.get(actor.id) === actor) agentsById.delete(actor.id);
-      const toolCallId = callRunning(actor, agentActor);
-      if (toolCallId === undefined || snapshot.value === undefined) return;
+      const where = callPath(actor, agentActor);
+      if (where === undefined || snapshot.value === undefined) return;
       if (!changed(lastValues, actor, snapshot.value)) return;
       if (snapshot.status !== "active") lastValues.delete(actor);
-      emit({ kind: "sub_agent_state", t: Date.now(), toolCallId, agentId: actor.id, value: snapshot.value });
+      emit({
+        kind: "sub_agent_state",
+        t: Date.now(),
+        toolCallId: where.path.join(PATH_SEPARATOR),
+        agentId: actor.id,
+        value: snapshot.value,
+        path: where.path,
+        ...(where.toolName !== undefined && { toolName: where.toolName }),
+      });
       return;
     }
     if (actor.logic !== toolCallMachine) return;

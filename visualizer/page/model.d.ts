@@ -1,6 +1,6 @@
 // Types of the page's model (model.js), for the server and the tests that fold messages with it.
 import type { AgentMessage } from "../../core/messages.js";
-import type { VisualizerMessage } from "../wire.js";
+import type { NextWake, VisualizerMessage } from "../wire.js";
 
 export interface Lane {
   id: string;
@@ -45,6 +45,8 @@ export interface PageModel {
     prunedTurns?: number;
     prunedCalls?: number;
     /** The output checks of the run's answers (`output_filter`, `output_invalid`), in order. */
+    /** What woke the run, when a schedule, an event or a late result started it. */
+    wokenBy?: { source: string; id?: string };
     checks?: { verdict: "pass" | "warn" | "reject" | "invalid"; label: string; title: string }[];
   }[];
   messages: AgentMessage[];
@@ -55,7 +57,11 @@ export interface PageModel {
     string,
     { toolCallId: string; toolName: string; args: unknown; t: number; description?: string }
   >;
-  subAgents: Map<string, { agentId: string; value: unknown }>;
+  subAgents: Map<string, { agentId: string; value: unknown; path?: string[]; toolName?: string; t?: number }>;
+  activeAgent?: string;
+  handoffs: { t: number; from: string; to: string; toolCallId: string }[];
+  wokenBy?: { source: string; id?: string; t: number };
+  nextWake: NextWake | null;
   usage: {
     input: number;
     output: number;
@@ -81,6 +87,7 @@ export interface PageModel {
 
 export const MAX_TURN_GROUPS: number;
 export const MAX_LOG_ROWS: number;
+export const MAX_HANDOFFS: number;
 export const LANE_RESULT_CHARS: number;
 export function emptyModel(): PageModel;
 export function apply(
