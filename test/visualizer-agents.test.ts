@@ -9,7 +9,9 @@ import { z } from "zod";
 import {
   type Agent,
   createAgent,
+  createLaterResults,
   createScheduler,
+  defineLaterTool,
   defineHandoff,
   defineTool,
   deliverEvent,
@@ -19,7 +21,7 @@ import {
   subAgentTool,
   type VisualizerMessage,
 } from "../index.js";
-import { agentTree, nextWakeText, wokenByText } from "../visualizer/page/agents.js";
+import { agentTree, laterTexts, nextWakeText, wokenByText } from "../visualizer/page/agents.js";
 import { apply, emptyModel, type PageModel } from "../visualizer/page/model.js";
 import { describeNow } from "../visualizer/page/now.js";
 import { followWakes, nextWakeOf } from "../visualizer/next-wake.js";
@@ -174,7 +176,7 @@ describe("agents that wake, on the page", () => {
     cleanups.push(() => scheduler.stop());
     await scheduler.start();
     const sent: VisualizerMessage[] = [];
-    const wakes = followWakes(scheduler, "ada", (m) => sent.push(m), 60_000);
+    const wakes = followWakes({ scheduler }, "ada", (m) => sent.push(m), 60_000);
     cleanups.push(() => wakes.stop());
     expect(sent).toMatchObject([{ kind: "wake", next: null }]);
 
@@ -209,5 +211,53 @@ describe("agents that wake, on the page", () => {
     expect(sent.at(-1)).toMatchObject({ kind: "wake", next: null });
     apply(model, sent.at(-1)!);
     expect(describeNow(model).text).toBe("Idle: waiting for a prompt");
+  });
+
+  it("the late results it waits for: listed while it sleeps, and what woke it when one came", async () => {
+    const agents = new Map<string, Agent>();
+    const later = createLaterResults({ agents, timeoutMs: 3_600_000 });
+    cleanups.push(() => later.stop());
+    let finish!: (text: string) => void;
+    const render = defineLaterTool({
+      later,
+      agentId: "ada",
+      name: "render",
+      description: "Renders",
+      parameters: z.object({ scene: z.string() }),
+      run: () => new Promise<string>((resolve) => (finish = resolve)),
+    });
+    const agent = createAgent({
+      id: "ada",
+      provider: scripted((request) =>
+        request.messages.length === 1
+          ? { toolCalls: [{ id: "c1", name: "render", arguments: { scene: "intro" } }] }
+          : { text: "Noted." },
+      ),
+      tools: [render],
+    });
+    agents.set("ada", agent);
+    cleanups.push(() => agent.stop());
+    await later.start();
+    const done = await recording(agent);
+    await agent.prompt("Render the intro");
+
+    const sent: VisualizerMessage[] = [];
+    const wakes = followWakes({ laterResults: later }, "ada", (m) => sent.push(m), 60_000);
+    cleanups.push(() => wakes.stop());
+    const model = fold(await done());
+    apply(model, sent[0]!);
+    expect(model.laterPending).toMatchObject([{ toolName: "render", toolCallId: "c1" }]);
+    expect(describeNow(model).text).toBe("Sleeping: waits for a late result of `render`");
+    expect(laterTexts(model.laterPending, Date.now())[0]).toMatch(/^render \(call c1, times out at .+\)$/);
+
+    const handle = model.laterPending[0]!.handle;
+    const woken = await recording(agent);
+    finish("intro.mp4");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await agent.waitForIdle();
+    wakes.check();
+    expect(sent.at(-1)).toMatchObject({ kind: "wake", later: [] });
+    const after = fold(await woken());
+    expect(wokenByText(after.wokenBy)).toBe(`a late result (${handle})`);
   });
 });

@@ -9,7 +9,7 @@ import type { Agent } from "../agent/create-agent.js";
 import { agentMachine } from "../machines/agent.machine.js";
 import { toolExecutionMachine } from "../machines/tool-execution.machine.js";
 import { layoutMachineGraph } from "./machine-graph.js";
-import { followWakes, type WakeSource } from "./next-wake.js";
+import { followWakes, type LaterSource, type WakeSource } from "./next-wake.js";
 import { importPageModule, pageDirectory } from "./page-directory.js";
 import { sendOrDrop } from "./send-or-drop.js";
 import { previewForPage } from "./preview.js";
@@ -50,6 +50,11 @@ export interface VisualizeOptions {
    * schedule next wakes the agent, and which. (What woke a run the page reads from its messages.)
    */
   scheduler?: WakeSource;
+  /**
+   * The process's tools that answer later (`createLaterResults` of agent-machine/wake): the page then
+   * lists the results the agent waits for, each of which wakes it.
+   */
+  laterResults?: LaterSource;
 }
 
 /** A running visualizer server. */
@@ -134,7 +139,8 @@ export async function visualize(agent: Agent, options: VisualizeOptions = {}): P
   };
   const stopFollowingAgent = followAgent(agent, broadcast);
   // A run may make, fire or end a schedule (the agent's own schedule tool): look again when it ends.
-  const wakes = options.scheduler && followWakes(options.scheduler, agent.id, broadcast);
+  const { scheduler, laterResults } = options;
+  const wakes = (scheduler || laterResults) && followWakes({ scheduler, laterResults }, agent.id, broadcast);
   const runEnds = wakes && agent.events$.subscribe((event) => event.type === "agent_end" && wakes.check());
   const stopFollowing = () => {
     stopFollowingAgent();

@@ -75,10 +75,10 @@ export type VisualizerMessage =
       toolName?: string;
     }
   /**
-   * The agent's next wake-up by schedule (`visualize(agent, { scheduler })`), sent when it changes;
-   * `null` when no schedule will wake it.
+   * What will wake the agent, sent when it changes: its next slot by schedule (`visualize(agent, {
+   * scheduler })`; `null` when none) and the late results it waits for (`{ laterResults }`).
    */
-  | { kind: "wake"; t: number; next: NextWake | null }
+  | { kind: "wake"; t: number; next: NextWake | null; later?: PendingLater[] }
   /**
    * To a page that connects after the server dropped old history: the page's model as it was before
    * the history that follows (current state, transcript, pending approvals, recent lanes).
@@ -107,6 +107,16 @@ export interface NextWake {
   /** The text it wakes the agent with (cut). */
   message: string;
   createdBy: "app" | "agent";
+}
+
+/** A result the agent waits for from a tool that answers later: it wakes the agent when it comes. */
+export interface PendingLater {
+  handle: string;
+  toolName: string;
+  toolCallId: string;
+  startedAt: number;
+  /** When the agent is told the work timed out (ms since the epoch). */
+  deadline?: number;
 }
 
 /** What the page may ask of a live agent. */

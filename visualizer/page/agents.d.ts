@@ -15,3 +15,7 @@ export function nextWakeText(
   next: { at: number; scheduleId: string; when: string } | null | undefined,
   now: number,
 ): string;
+export function laterTexts(
+  pending: readonly { toolName: string; toolCallId: string; deadline?: number }[] | undefined,
+  now: number,
+): string[];

@@ -106,8 +106,26 @@ export function wokenByText(wokenBy) {
  */
 export function nextWakeText(next, now) {
   if (!next) return "";
-  const at = new Date(next.at);
+  return `${clockText(next.at, now)} (schedule ${next.scheduleId}, ${next.when})`;
+}
+
+/** A time as a clock reads it, with the date first when it is not today (by `now`). */
+function clockText(ms, now) {
+  const at = new Date(ms);
   const clock = at.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
-  const day = at.toDateString() === new Date(now).toDateString() ? "" : `${at.toLocaleDateString()} `;
-  return `${day}${clock} (schedule ${next.scheduleId}, ${next.when})`;
+  return at.toDateString() === new Date(now).toDateString() ? clock : `${at.toLocaleDateString()} ${clock}`;
+}
+
+/**
+ * The late results the agent waits for, in words: `"build (call c1, times out at 10:30)"` each; each
+ * wakes the agent when it comes.
+ *
+ * @example
+ * laterTexts([{ handle: "later_x", toolName: "build", toolCallId: "c1", startedAt: 0 }], Date.now()); // ["build (call c1)"]
+ */
+export function laterTexts(pending, now) {
+  return (pending ?? []).map((later) => {
+    const deadline = later.deadline ? `, times out at ${clockText(later.deadline, now)}` : "";
+    return `${later.toolName} (call ${later.toolCallId}${deadline})`;
+  });
 }

@@ -9,7 +9,7 @@ import { createLog, renderDetails } from "./log.js";
 import { apply, emptyModel } from "./model.js";
 import { describeNow, tabTitle } from "./now.js";
 import { approvalPreview, proposingText } from "./approval-preview.js";
-import { agentTree, nextWakeText, wokenByText } from "./agents.js";
+import { agentTree, laterTexts, nextWakeText, wokenByText } from "./agents.js";
 import { createScrubber } from "./scrubber.js";
 import { createTimeline, openGroups } from "./timeline.js";
 import { createTranscript } from "./transcript.js";
@@ -418,7 +418,8 @@ function renderAgents() {
   const woken = wokenByText(view.wokenBy);
   const next = nextWakeText(view.nextWake, clock());
   const handoffs = view.handoffs.map((handoff) => `${handoff.from} → ${handoff.to}`);
-  const key = JSON.stringify([tree, handoffs, woken, next]);
+  const later = laterTexts(view.laterPending, clock());
+  const key = JSON.stringify([tree, handoffs, woken, next, later]);
   if (host.dataset.key === key) return;
   host.dataset.key = key;
   host.replaceChildren(
@@ -428,6 +429,13 @@ function renderAgents() {
       : null,
     woken ? h("div", { class: "woken-by", "data-testid": "woken-by" }, `Last woken by ${woken}`) : null,
     next ? h("div", { class: "next-wake", "data-testid": "next-wake" }, `Next wake-up: ${next}`) : null,
+    later.length
+      ? h(
+          "div",
+          { class: "next-wake", "data-testid": "later-pending" },
+          `Waits for a late result: ${later.join(" · ")}`,
+        )
+      : null,
   );
 }
 

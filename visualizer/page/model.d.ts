@@ -1,6 +1,6 @@
 // Types of the page's model (model.js), for the server and the tests that fold messages with it.
 import type { AgentMessage } from "../../core/messages.js";
-import type { NextWake, VisualizerMessage } from "../wire.js";
+import type { NextWake, PendingLater, VisualizerMessage } from "../wire.js";
 
 export interface Lane {
   id: string;
@@ -62,6 +62,7 @@ export interface PageModel {
   handoffs: { t: number; from: string; to: string; toolCallId: string }[];
   wokenBy?: { source: string; id?: string; t: number };
   nextWake: NextWake | null;
+  laterPending: PendingLater[];
   usage: {
     input: number;
     output: number;

@@ -53,6 +53,8 @@ export function emptyModel() {
     wokenBy: undefined,
     /** The agent's next wake-up by schedule, from a server given a scheduler: { at, scheduleId, message, createdBy } or null. */
     nextWake: null,
+    /** The late results the agent waits for (each wakes it): { handle, toolName, toolCallId, startedAt, deadline? }. */
+    laterPending: [],
     usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 },
     modelCalls: 0,
     /** Every tool call the agent made since the page's history began, lanes kept or not. */
@@ -243,6 +245,7 @@ export function apply(model, message, { dirty, index } = {}) {
     }
     case "wake":
       model.nextWake = message.next ?? null;
+      model.laterPending = message.later ?? [];
       dirty?.add("header").add("agents");
       break;
     case "event":

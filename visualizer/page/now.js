@@ -98,6 +98,9 @@ export function describeNow(model) {
   // A schedule will wake it: it sleeps until then, it does not only wait for a person.
   const next = nextWakeText(model.nextWake, model.now || Date.now());
   if (next) return { text: `Sleeping: wakes at ${next}`, tone: "idle", waiting: 0 };
+  const later = [...new Set((model.laterPending ?? []).map((l) => `\`${l.toolName}\``))];
+  if (later.length)
+    return { text: `Sleeping: waits for a late result of ${later.join(", ")}`, tone: "idle", waiting: 0 };
   if (model.lastEnd) return { text: "Done: waiting for a prompt", tone: "idle", waiting: 0 };
   return { text: "Idle: waiting for a prompt", tone: "idle", waiting: 0 };
 }
