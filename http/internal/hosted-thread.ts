@@ -106,6 +106,7 @@ export class HostedThreadImpl implements HostedThread {
       userMessageId: input.message?.id,
       transcript: () => this.agent.messages,
       currentRunId: () => this.period?.runId ?? this.runId,
+      pendingApprovals: () => this.agent.pendingApprovals(),
     };
     // Subscribed before anything is applied: prompt, approve and deny publish synchronously.
     const { body, sink } = this.attach(encoder, context);
@@ -153,6 +154,7 @@ export class HostedThreadImpl implements HostedThread {
       threadId: this.threadId,
       runId,
       messages: this.agent.messages.slice(),
+      pendingApprovals: () => this.agent.pendingApprovals(),
       ...(period.continues ? { continues: period.continues } : {}),
     };
     const replaying: { subscription?: Subscription } = {};
