@@ -186,6 +186,33 @@ for (const client of AI_SDK_CLIENTS) {
         await expectSameTranscript(chat, base, target);
       });
 
+      it("a page reloaded while it waits: toUIMessages(GET /threads/{id}) brings the card back, and Approve runs it", async () => {
+        const { options, refunds } = tree([20]);
+        const { base } = await startHost(options, aiSdkProtocol({ target }));
+        const first = await client.createChat({ id: "reload", api: `${base}/chat`, errors: [], auto: true });
+        await first.sendMessage({ text: "refund 20" });
+        await settle(first, base);
+        // The reloaded page: the thread as the host answers it, converted as documented.
+        const messages = toUIMessages(await thread(base, "reload"), { target });
+        const errors: string[] = [];
+        const chat = await client.createChat({
+          id: "reload",
+          api: `${base}/chat`,
+          errors,
+          auto: true,
+          messages,
+        });
+        expect(toolParts(chat)).toMatchObject([
+          { toolCallId: "p1", state: "approval-requested", approval: { id: "p1/r1/w1" } },
+        ]);
+        await chat.addToolApprovalResponse({ id: "p1/r1/w1", approved: true });
+        await settle(chat, base);
+        expect(errors).toEqual([]);
+        expect(refunds).toEqual([20]);
+        expect(chat.messages[1]!.parts.at(-1)).toMatchObject({ type: "text", text: "parent done" });
+        await expectSameTranscript(chat, base, target);
+      });
+
       it("two nested calls under one parent call show one after the other: approve the first, deny the second", async () => {
         const { options, refunds } = tree([20, 30]);
         const { base, host } = await startHost(options, aiSdkProtocol({ target }));
