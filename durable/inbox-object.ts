@@ -52,7 +52,7 @@ export interface InboxObjectOptions {
  *
  * @example
  * ```ts
- * const inbox = createInboxObject({ name: "SessionInbox", serviceOptions: {}, options });
+ * const inbox = createInboxObject({ name: "SessionInbox", session: "AgentSession", serviceOptions: {}, options });
  * // in a handler of another object, a typed client:
  * await ctx.objectClient(inbox, ctx.key).pending();
  * ```
