@@ -37,6 +37,6 @@ export { startRestateCluster } from "./durable/restate-cluster.js";
 export type { WakeClient } from "./durable/wake-client.js";
 export { createWakeClient } from "./durable/wake-client.js";
 export type { DurableSchedule, DurableScheduleLimits } from "./durable/session-wakes.js";
-export type { DurableEventInput } from "./durable/wake-session.js";
+export type { DurableEventInput, DurableLaterResultInput } from "./durable/wake-session.js";
 export type { DurableHandleOptions } from "./durable/durable-handle.js";
 export { durableHandle } from "./durable/durable-handle.js";

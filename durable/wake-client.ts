@@ -3,7 +3,7 @@ import type { NewSchedule } from "../rules/schedule-record.js";
 import type { SessionClientOptions } from "./session-client.js";
 import { readableAt } from "./session-client.js";
 import type { DurableSchedule } from "./session-wakes.js";
-import type { DurableEventInput } from "./wake-session.js";
+import type { DurableEventInput, DurableLaterResultInput } from "./wake-session.js";
 
 /**
  * Wakes durable sessions from any process, through Restate's ingress: their schedules (delayed
@@ -28,6 +28,12 @@ export interface WakeClient {
    * id the session took already.
    */
   deliverEvent(sessionId: string, event: DurableEventInput): Promise<"delivered" | "duplicate">;
+  /**
+   * Delivers the result of work one of the session's tools started and answered with a handle
+   * (the job system's webhook calls this): a follow-up with `source: "laterResult"` whose id is
+   * the handle, waking the session. `"duplicate"` for a handle the session took already.
+   */
+  deliverLaterResult(sessionId: string, result: DurableLaterResultInput): Promise<"delivered" | "duplicate">;
 }
 
 /**
@@ -57,5 +63,6 @@ export function createWakeClient(options: SessionClientOptions): WakeClient {
     resume: (sessionId, id) => call("resume", sessionId, { id }),
     cancel: (sessionId, id) => call("cancel", sessionId, { id }),
     deliverEvent: (sessionId, event) => call("event", sessionId, event, inbox),
+    deliverLaterResult: (sessionId, result) => call("laterResult", sessionId, result, inbox),
   };
 }

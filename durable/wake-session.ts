@@ -20,7 +20,15 @@ export interface DurableEventInput {
   queue?: "steer" | "followUp";
 }
 
-/** The sender ids of the last this many events a session took are remembered (a retry is a no-op). */
+/** The result of work a durable session's tool started, as `SessionInbox.laterResult` takes it. */
+export interface DurableLaterResultInput {
+  /** The handle the tool answered with: the message's id (the same handle again is a no-op). */
+  handle: string;
+  /** What the agent reads. */
+  text: string;
+}
+
+/** The ids of the last this many events and late results a session took are remembered (a retry is a no-op). */
 export const EVENT_IDS_KEPT = 1_000;
 
 /** What `SessionInbox.deliver` takes: a wake's message and the queue it joins while a run is active. */
@@ -63,6 +71,23 @@ export function wakeInboxHandlers(deps: WakeInboxDeps) {
     wake(ctx);
   }
 
+  /** Delivers a message whose id the session may have taken already (the last {@link EVENT_IDS_KEPT}). */
+  async function deliverOnce(
+    ctx: ObjectContext,
+    id: string,
+    text: string,
+    source: "event" | "laterResult",
+    kind: InboxKind,
+  ): Promise<"delivered" | "duplicate"> {
+    const seen = (await ctx.get<string[]>("delivered")) ?? [];
+    if (seen.includes(id)) return "duplicate";
+    await requireSession(ctx, deps.session);
+    const message = wakeMessageOf({ id, text, source }, await ctx.date.now());
+    await deliver(ctx, { kind, message });
+    ctx.set("delivered", [...seen, id].slice(-EVENT_IDS_KEPT));
+    return "delivered";
+  }
+
   return {
     deliver: restate.handlers.object.exclusive({ ingressPrivate: true }, deliver),
     /**
@@ -72,17 +97,19 @@ export function wakeInboxHandlers(deps: WakeInboxDeps) {
     event: restate.handlers.object.exclusive(
       async (ctx: ObjectContext, input: DurableEventInput): Promise<"delivered" | "duplicate"> => {
         const event = parseEvent(input);
-        const seen = (await ctx.get<string[]>("events")) ?? [];
-        if (seen.includes(event.id)) return "duplicate";
-        await requireSession(ctx, deps.session);
-        const now = await ctx.date.now();
-        const message = wakeMessageOf(
-          { id: eventMessageId(event.id), text: event.text, source: "event" },
-          now,
-        );
-        await deliver(ctx, { kind: event.queue === "steer" ? "steering" : "followUp", message });
-        ctx.set("events", [...seen, event.id].slice(-EVENT_IDS_KEPT));
-        return "delivered";
+        const kind = event.queue === "steer" ? "steering" : "followUp";
+        return deliverOnce(ctx, eventMessageId(event.id), event.text, "event", kind);
+      },
+    ),
+    /**
+     * Delivers the result of work a tool started and answered at once with a handle (a durable
+     * session's tool that answers later): a follow-up with `source: "laterResult"` and the handle
+     * as its id; `"duplicate"` for a handle the session took already.
+     */
+    laterResult: restate.handlers.object.exclusive(
+      async (ctx: ObjectContext, input: DurableLaterResultInput): Promise<"delivered" | "duplicate"> => {
+        const result = parseLaterResult(input);
+        return deliverOnce(ctx, result.handle, result.text, "laterResult", "followUp");
       },
     ),
   };
@@ -161,4 +188,22 @@ export function parseEvent(input: unknown): Required<DurableEventInput> {
     throw bad(`queue must be "steer" or "followUp", got ${String(queue)}`);
   }
   return { id: event.id, text: event.text, queue };
+}
+
+/**
+ * Checks a late result; a 400 says what is wrong.
+ *
+ * @example
+ * ```ts
+ * parseLaterResult({ handle: "later_render_42", text: "intro.mp4, 12 s" });
+ * ```
+ */
+export function parseLaterResult(input: unknown): DurableLaterResultInput {
+  const result = (input ?? {}) as Partial<DurableLaterResultInput>;
+  const bad = (message: string) => new TerminalError(`Invalid late result: ${message}`, { errorCode: 400 });
+  if (typeof result.handle !== "string" || result.handle.trim() === "" || result.handle.length > 200) {
+    throw bad("it needs the tool's handle, 1 to 200 characters (it makes a second delivery a no-op)");
+  }
+  if (typeof result.text !== "string" || result.text.trim() === "") throw bad("it needs its text");
+  return { handle: result.handle, text: result.text };
 }

@@ -229,7 +229,7 @@ describe("durable schedules and events on Restate", () => {
     expect(report.skip!.skipped).toBeGreaterThanOrEqual(missedSlots.length);
   });
 
-  it("an event wakes an idle session once per sender id; bad schedules and events are refused", async () => {
+  it("an event and a late result wake an idle session once per id; bad schedules, events and results are refused", async () => {
     const logFile = join(dir, "event.log");
     const service = await startService(logFile);
     await registerDeployment({ adminUrl: restate.adminUrl, uri: service.url, force: true });
@@ -254,6 +254,21 @@ describe("durable schedules and events on Restate", () => {
     });
     expectValidTranscript(transcript);
 
+    // A late result: the handle a tool answered with is the message's id.
+    const handle = "later_render_42";
+    expect(await wakes.deliverLaterResult("evented", { handle, text: "intro.mp4, 12 s" })).toBe("delivered");
+    expect(await wakes.deliverLaterResult("evented", { handle, text: "intro.mp4, 12 s" })).toBe("duplicate");
+    const woken = await eventually(async () => {
+      const messages = await sessions.transcript("evented");
+      return messages.length === 6 && messages.at(-1)?.role === "assistant" && messages;
+    }, "the late result's run");
+    expect(woken[4]).toMatchObject({
+      role: "user",
+      id: handle,
+      source: "laterResult",
+      content: "intro.mp4, 12 s",
+    });
+
     const refusals: [() => Promise<unknown>, RegExp][] = [
       [
         () => wakes.schedule("evented", { cron: "0 0 30 2 *", message: "never" }),
@@ -268,6 +283,7 @@ describe("durable schedules and events on Restate", () => {
         /queue must be/,
       ],
       [() => wakes.pause("evented", "sch_none"), /No schedule "sch_none"/],
+      [() => wakes.deliverLaterResult("evented", { handle: "", text: "x" }), /needs the tool's handle/],
     ];
     for (const [call, message] of refusals) {
       const error = await call().then(
