@@ -349,14 +349,7 @@ export class HostedThreadImpl implements HostedThread {
         : new AgentCallError(400, "refused", (error as Error).message);
     }
     try {
-      for (const answer of approvals) {
-        if (!answer.approved) await this.agent.deny(answer.toolCallId, answer.reason);
-        else await this.agent.approve(answer.toolCallId, answer.args);
-      }
-      for (const answer of toolResults) {
-        if ("error" in answer) await this.agent.rejectToolCall(answer.toolCallId, answer.error);
-        else await this.agent.resolveToolCall(answer.toolCallId, answer.result);
-      }
+      await this.agent.answer(approvals, toolResults);
       return undefined;
     } catch (error) {
       return new AgentCallError(400, "refused", (error as Error).message);
