@@ -3,6 +3,7 @@
 // response covers: from the request that started or resumed the run until agent_end or until the
 // run is quiescent (every unfinished call waits for an approval or a client-run tool's result).
 import type { Subscription } from "rxjs";
+import { createCallTracker } from "../../agent/call-tracker.js";
 import { EventsUnavailableError } from "../../agent/event-log.js";
 import { AgentCallError } from "../../core/agent-handle.js";
 import type { AgentEvent, AgentEventOf } from "../../core/events.js";
@@ -34,8 +35,8 @@ export type SettledHook = (thread: HostedThreadImpl) => void;
 export class HostedThreadImpl implements HostedThread {
   private seq = -1;
   private runId: string | undefined;
-  private readonly unfinished = new Set<string>();
-  private readonly waiting = new Set<string>();
+  /** The run's unfinished calls and those waiting for the client (a sub-agent's too). */
+  private readonly calls = createCallTracker();
   private readonly finished = new Map<string, FinishedCall>();
   private readonly sinks = new Set<ResponseSink>();
   private period: Period | undefined;
@@ -324,7 +325,7 @@ export class HostedThreadImpl implements HostedThread {
   }
 
   private knowsCall(toolCallId: string): boolean {
-    if (this.unfinished.has(toolCallId)) return true;
+    if (this.calls.unfinished.has(toolCallId)) return true;
     return this.agent.messages.some(
       (m) =>
         (m.role === "toolResult" && m.toolCallId === toolCallId) ||
@@ -371,8 +372,6 @@ export class HostedThreadImpl implements HostedThread {
     if (event.type === "agent_start") {
       this.seq = 0;
       this.runId = this.agent.runId;
-      this.unfinished.clear();
-      this.waiting.clear();
       this.finished.clear();
       this.quiescent = false;
       this.quiescentApprovals = undefined;
@@ -395,36 +394,22 @@ export class HostedThreadImpl implements HostedThread {
       this.period = undefined;
       this.closeAll({ kind: "end", event, messages: this.agent.messages.slice() });
       this.onSettled(this);
-    } else if (this.waiting.size > 0) {
+    } else if (this.calls.waiting.size > 0) {
       this.scheduleQuiescenceCheck();
     }
   }
 
   private track(event: AgentEvent): void {
-    switch (event.type) {
-      case "tool_execution_start":
-        this.unfinished.add(event.toolCallId);
-        break;
-      case "approval_requested":
-      case "tool_result_requested":
-        this.waiting.add(event.toolCallId);
-        break;
-      case "approval_decided":
-        this.waiting.delete(event.toolCallId);
-        break;
-      case "tool_execution_end":
-        this.unfinished.delete(event.toolCallId);
-        this.waiting.delete(event.toolCallId);
-        this.finished.set(event.toolCallId, {
-          toolCallId: event.toolCallId,
-          toolName: event.toolName,
-          result: event.result,
-          isError: event.isError,
-        });
-        break;
-      case "message_end":
-        if (event.message.role === "toolResult") this.finished.delete(event.message.toolCallId);
-        break;
+    this.calls.track(event);
+    if (event.type === "tool_execution_end") {
+      this.finished.set(event.toolCallId, {
+        toolCallId: event.toolCallId,
+        toolName: event.toolName,
+        result: event.result,
+        isError: event.isError,
+      });
+    } else if (event.type === "message_end" && event.message.role === "toolResult") {
+      this.finished.delete(event.message.toolCallId);
     }
   }
 
@@ -458,20 +443,11 @@ export class HostedThreadImpl implements HostedThread {
   }
 
   private isQuiescent(): boolean {
-    if (this.waiting.size === 0 || this.agent.state === "idle") return false;
-    for (const id of this.unfinished) if (!this.waits(id)) return false;
+    if (this.calls.waiting.size === 0 || this.agent.state === "idle") return false;
+    // A call whose only work is a sub-agent's call waiting (a nested approval) waits too, so the
+    // client can answer it.
+    if (!this.calls.unfinishedWait()) return false;
     return this.agent.pendingApprovals().length + this.agent.pendingToolCalls().length > 0;
-  }
-
-  /**
-   * Call `id` waits for the client: itself, or a call of its sub-agent at any depth (a nested
-   * call's id is the path of call ids, `"p1/r1/w1"`), so a run whose only work is a nested
-   * approval goes quiescent and the client can answer it.
-   */
-  private waits(id: string): boolean {
-    if (this.waiting.has(id)) return true;
-    for (const waiting of this.waiting) if (waiting.startsWith(`${id}/`)) return true;
-    return false;
   }
 
   private closeAll(ending: ResponseEnding): void {

@@ -16,6 +16,7 @@ import {
   type ScriptedStep,
   type SequencedEvent,
   scripted,
+  subAgentTool,
   type Tool,
   type UserMessage,
 } from "../../index.js";
@@ -151,6 +152,32 @@ export function describeAgentContract(
         { toolCallId: "call_w", toolName: "write_file", args: { path: "a.txt" } },
       ]);
       expect(waiting.pendingToolCalls).toEqual([]);
+    });
+
+    it("status: waiting while only a sub-agent's call waits for approval; the nested call is answered by its path", async () => {
+      const helper = subAgentTool({
+        name: "helper",
+        description: "Writes files for the parent",
+        tools: [writeFile()],
+        provider: scripted(approvalScript()),
+      });
+      const { handle } = await open(
+        [
+          { toolCalls: [{ name: "helper", id: "call_h", arguments: { task: "write a.txt" } }] },
+          { text: "All done." },
+        ],
+        [helper],
+      );
+      const { runId } = await handle.run(user("delegate it"));
+      const whole = allEvents(handle, runId, 0);
+      // The parent's call runs (its sub-agent); what it waits on is the sub-agent's approval.
+      const waiting = await statusWhen(handle, (s) => s.status === "waiting");
+      expect(waiting.pendingApprovals).toMatchObject([
+        { toolCallId: "call_h/call_w", toolName: "write_file", args: { path: "a.txt" } },
+      ]);
+      await handle.answer([{ toolCallId: "call_h/call_w", approve: {} }]);
+      expect((await whole).at(-1)!.event).toMatchObject({ type: "agent_end" });
+      expect(textOf(await handle.messages()).at(-1)).toBe("assistant: All done.");
     });
 
     it("a second run while one is active is refused busy, changing nothing", async () => {
