@@ -43,6 +43,12 @@ export class HostedThreadImpl implements HostedThread {
   /** The approvals the run waited for when it last went quiescent. */
   private quiescentApprovals: PendingApproval[] | undefined;
   private quiescent = false;
+  /**
+   * Events of a quiescent run that leave it quiescent (a waiting call's progress: a sub-agent's
+   * text, published a moment after its call began to wait), with their seqs: sent first on the
+   * response that continues the run, so its events follow on from the last response's with no gap.
+   */
+  private heldWhileQuiescent: { event: AgentEvent; seq: number }[] = [];
   private checkPending = false;
   private readonly subscription: Subscription;
 
@@ -113,7 +119,15 @@ export class HostedThreadImpl implements HostedThread {
     this.period =
       kind === "run"
         ? { runId: undefined, startSeq: 0 }
-        : { runId: this.runId, startSeq: this.seq + 1, continues: this.continuedThread() };
+        : {
+            runId: this.runId,
+            startSeq: this.heldWhileQuiescent[0]?.seq ?? this.seq + 1,
+            continues: this.continuedThread(),
+          };
+    if (kind === "continuation") {
+      for (const { event, seq } of this.heldWhileQuiescent) sink.backlog(event, seq);
+    }
+    this.heldWhileQuiescent = [];
     this.quiescent = false;
     if (input.message) {
       const refusal = await this.agent.start(input.message, input.tools);
@@ -375,6 +389,7 @@ export class HostedThreadImpl implements HostedThread {
       this.finished.clear();
       this.quiescent = false;
       this.quiescentApprovals = undefined;
+      this.heldWhileQuiescent = [];
       if (this.period && this.period.runId === undefined) this.period.runId = this.runId;
       // A run no request of this host started (a durable session's run, found running when the
       // host woke the thread): a reconnect follows it all the same.
@@ -382,11 +397,20 @@ export class HostedThreadImpl implements HostedThread {
     } else {
       this.seq += 1;
     }
+    if (this.quiescent && this.keepsQuiescent(event)) {
+      this.heldWhileQuiescent.push({ event, seq: this.seq });
+      return;
+    }
     if (this.quiescent) {
       // The run moved on with no request (a side route, a timeout, an abort): a new period, so a
       // reconnect can follow it.
       this.quiescent = false;
-      this.period = { runId: this.runId, startSeq: this.seq, continues: this.continuedThread() };
+      const startSeq = this.heldWhileQuiescent[0]?.seq ?? this.seq;
+      this.period = { runId: this.runId, startSeq, continues: this.continuedThread() };
+      for (const sink of [...this.sinks]) {
+        for (const held of this.heldWhileQuiescent) sink.event(held.event, held.seq);
+      }
+      this.heldWhileQuiescent = [];
     }
     this.track(event);
     for (const sink of [...this.sinks]) sink.event(event, this.seq);
@@ -397,6 +421,15 @@ export class HostedThreadImpl implements HostedThread {
     } else if (this.calls.waiting.size > 0) {
       this.scheduleQuiescenceCheck();
     }
+  }
+
+  /** Progress of a call that still waits: the run stays quiescent (a bounded few are held). */
+  private keepsQuiescent(event: AgentEvent): boolean {
+    return (
+      (event.type === "tool_execution_update" || event.type === "tool_progress") &&
+      this.calls.waits(event.toolCallId) &&
+      this.heldWhileQuiescent.length < 100
+    );
   }
 
   private track(event: AgentEvent): void {

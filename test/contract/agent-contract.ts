@@ -104,6 +104,18 @@ export function describeAgentContract(
       expect(await resumed).toEqual(all.slice(middle));
     });
 
+    it("after the run, once the agent is idle (resting, hibernating), status names the last run and eventsSince gives its events again", async () => {
+      const { handle } = await open([{ text: "Hello there." }]);
+      const { runId } = await handle.run(user("hi"));
+      const events = await allEvents(handle, runId, 0);
+      // Let the agent go idle in its own way (an in-process agent rests or hibernates a moment after).
+      await statusWhen(handle, (s) => s.status === "idle");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect((await handle.status()).runId).toBe(runId);
+      expect(await allEvents(handle, runId, 0)).toEqual(events);
+      expect(await allEvents(handle, runId, events.length - 1)).toEqual(events.slice(-1));
+    });
+
     it("eventsSince a run the handle does not know errors with events_unavailable", async () => {
       const { handle } = await open([{ text: "Hi." }]);
       const { runId } = await handle.run(user("hi"));
