@@ -1,8 +1,13 @@
 import { readFileSync, realpathSync, statSync } from "node:fs";
 import * as path from "node:path";
-import { structuredPatch } from "diff";
+import { importPageModule } from "../visualizer/page-directory.js";
 import type { Style } from "./style.js";
 import { fitToColumns, terminalSafe, visibleText, wrapToColumns } from "./terminal-text.js";
+
+// The page's diff (visualizer/page/diff-rows.js): approval cards in the browser and in the terminal
+// show the same rows. It ships as the page's plain JavaScript, so it is loaded from the page's folder.
+const { diffHunks } =
+  await importPageModule<typeof import("../visualizer/page/diff-rows.js")>("diff-rows.js");
 
 /** Files larger than this are not read to show a change (the size is shown instead). */
 const MAX_SHOWN_BYTES = 1024 * 1024;
@@ -73,22 +78,20 @@ export function diffLines(
   columns: number,
   options: { whole?: boolean } = {},
 ): string[] {
-  const patch = structuredPatch("a", "b", before, after, undefined, undefined, { context: 3 });
   const lines: string[] = [];
   const fit = (line: string): string[] =>
     options.whole
       ? wrapToColumns(visibleText(line), columns, " ")
       : [fitToColumns(terminalSafe(line.slice(0, columns * 4)), columns)];
-  for (const hunk of patch.hunks) {
+  for (const hunk of diffHunks(before, after)) {
     // As `diff -u` writes it: an empty side starts at the line before (`-0,0` for a new file).
     const start = (at: number, count: number) => `${count === 0 ? at - 1 : at},${count}`;
     lines.push(
       style.cyan(`@@ -${start(hunk.oldStart, hunk.oldLines)} +${start(hunk.newStart, hunk.newLines)} @@`),
     );
-    for (const line of hunk.lines) {
-      if (line.startsWith("\\")) continue; // "\ No newline at end of file"
-      const paint = line[0] === "+" ? style.green : line[0] === "-" ? style.red : style.dim;
-      for (const row of fit(line)) lines.push(paint(row));
+    for (const { sign, text } of hunk.rows) {
+      const paint = sign === "+" ? style.green : sign === "-" ? style.red : style.dim;
+      for (const row of fit(`${sign}${text}`)) lines.push(paint(row));
     }
   }
   if (options.whole || lines.length <= DIFF_LINES) return lines;
