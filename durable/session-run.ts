@@ -102,9 +102,9 @@ export function createSessionRun({ inbox, options, events, live }: SessionRunOpt
     record.write();
     flushRecord = record.flush;
     const liveRun = live.open(sessionId, runId);
-    // The peek goes out first, so its answer is back by the run's first check (which waits for it)
-    // instead of adding a round trip to the first turn.
-    bell.open();
+    // The first drain goes out first, so its round trip overlaps the run's start: the steering it
+    // takes goes into the run's first turn with the prompt, as in process.
+    const opening = bell.open();
     const startedAt = await Promise.race([pump.track(ctx.run("start", () => Date.now())), pump.failed]);
     record.update({ startedAt });
     const input = parsePromptInput(raw, startedAt);
@@ -160,6 +160,9 @@ export function createSessionRun({ inbox, options, events, live }: SessionRunOpt
     try {
       agent = createJournaledAgent({ ...base, id: sessionId, messages: [...transcript] }, tracked);
     } catch (error) {
+      // The steering the run took goes back first, as nothing took it.
+      const early = await Promise.race([opening, pump.failed]).catch(() => []);
+      if (early.length) inboxSend.requeue({ kind: "steering", messages: early });
       liveRun.close();
       bell.close();
       // No run took place: the session reads as it did before.
@@ -200,6 +203,10 @@ export function createSessionRun({ inbox, options, events, live }: SessionRunOpt
     });
 
     try {
+      // Steering queued before the run, screened when it was queued: the prompt takes it (by the
+      // queue's mode) into the first turn, as an agent in process takes steering queued while idle.
+      for (const message of await Promise.race([opening, pump.failed]))
+        agent.actor.send({ type: "STEER", message });
       const prompted = agent.prompt(input);
       if (running.cancelled) agent.abort();
       const outcome = await Promise.race([prompted, pump.failed]);

@@ -44,15 +44,8 @@ afterAll(async () => {
 });
 
 let sessions = 0;
-describeAgentContract(
-  "durable (durableHandle on Restate, with the live channel)",
-  ({ provider, tools }) => {
-    const sessionId = `contract-${Date.now()}-${sessions++}`;
-    agents.set(sessionId, { provider, tools });
-    return { handle: durableHandle(client, sessionId, { pollIntervalMs: 20, live: [server.liveUrl!] }) };
-  },
-  {
-    "steer and followUp queued between runs":
-      "a durable run takes a steer queued before it at its second check (after its first model call), not its first",
-  },
-);
+describeAgentContract("durable (durableHandle on Restate, with the live channel)", ({ provider, tools }) => {
+  const sessionId = `contract-${Date.now()}-${sessions++}`;
+  agents.set(sessionId, { provider, tools });
+  return { handle: durableHandle(client, sessionId, { pollIntervalMs: 20, live: [server.liveUrl!] }) };
+});

@@ -1,16 +1,36 @@
-import type { LaterHandle } from "../wake/later-results.js";
-import type { Schedule } from "../wake/scheduler.js";
 import { sanitize } from "./sanitize.js";
 import type { NextWake, PendingLater } from "./wire.js";
 
+// The shapes are written out here, not imported: visualizer/ and wake/ stand side by side
+// (docs/architecture.md), and a scheduler's `Schedule` and a later result's handle fit them.
+
+/** The part of a schedule the page shows (a `Schedule` from `createScheduler()` fits it). */
+export interface ScheduleView {
+  readonly id: string;
+  readonly when: { at: number } | { every: number } | { cron: string; timeZone?: string };
+  readonly message: string;
+  readonly createdBy: "app" | "agent";
+  readonly paused: boolean;
+  readonly nextAt?: number;
+}
+
+/** The part of a pending late result the page shows (a handle from `createLaterResults()` fits it). */
+export interface LaterView {
+  readonly id: string;
+  readonly toolName: string;
+  readonly toolCallId: string;
+  readonly startedAt: number;
+  readonly deadline?: number;
+}
+
 /** What the visualizer needs of a scheduler: the schedules of one agent. */
 export interface WakeSource {
-  list(agentId: string): readonly Schedule[];
+  list(agentId: string): readonly ScheduleView[];
 }
 
 /** What the visualizer needs of `createLaterResults()`: the pending handles of one agent. */
 export interface LaterSource {
-  list(agentId: string): readonly LaterHandle[];
+  list(agentId: string): readonly LaterView[];
 }
 
 /** Pending late results a page lists (the oldest first); more are counted, not listed. */
@@ -42,7 +62,7 @@ export function pendingLaterOf(source: LaterSource, agentId: string): PendingLat
 const MESSAGE_CHARS = 200;
 
 /** A schedule's timing in words. */
-function whenText(when: Schedule["when"]): string {
+function whenText(when: ScheduleView["when"]): string {
   if ("cron" in when) return `cron ${when.cron}${when.timeZone ? ` (${when.timeZone})` : ""}`;
   if ("every" in when) return `every ${when.every} ms`;
   return "once";
@@ -58,7 +78,7 @@ function whenText(when: Schedule["when"]): string {
  * ```
  */
 export function nextWakeOf(source: WakeSource, agentId: string): NextWake | null {
-  let next: Schedule | undefined;
+  let next: ScheduleView | undefined;
   for (const schedule of source.list(agentId)) {
     if (schedule.paused || schedule.nextAt === undefined) continue;
     if (!next || schedule.nextAt < next.nextAt!) next = schedule;

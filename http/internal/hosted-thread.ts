@@ -2,6 +2,7 @@
 // the responses that follow the run. A "response period" is the stretch of a run one protocol
 // response covers: from the request that started or resumed the run until agent_end or until the
 // run is quiescent (every unfinished call waits for an approval or a client-run tool's result).
+import { untilNestedAsked } from "./nested-asks.js";
 import type { Subscription } from "rxjs";
 import { EventsUnavailableError } from "../../agent/event-log.js";
 import { AgentCallError } from "../../core/agent-handle.js";
@@ -36,6 +37,8 @@ export class HostedThreadImpl implements HostedThread {
   private runId: string | undefined;
   private readonly unfinished = new Set<string>();
   private readonly waiting = new Set<string>();
+  /** Every nested call (a path id) asked while this thread followed its agent. */
+  private readonly askedNested = new Set<string>();
   private readonly finished = new Map<string, FinishedCall>();
   private readonly sinks = new Set<ResponseSink>();
   private period: Period | undefined;
@@ -96,6 +99,9 @@ export class HostedThreadImpl implements HostedThread {
   }
 
   async respond(input: ThreadInput, encoder: StreamEncoder): Promise<Response> {
+    await this.nestedAsked(
+      [...(input.approvals ?? []), ...(input.toolResults ?? [])].map((a) => a.toolCallId),
+    );
     const answers = this.checkInput(input);
     const kind = input.message ? "run" : "continuation";
     const context: ResponseContext = {
@@ -106,6 +112,7 @@ export class HostedThreadImpl implements HostedThread {
       userMessageId: input.message?.id,
       transcript: () => this.agent.messages,
       currentRunId: () => this.period?.runId ?? this.runId,
+      pendingApprovals: () => this.agent.pendingApprovals(),
     };
     // Subscribed before anything is applied: prompt, approve and deny publish synchronously.
     const { body, sink } = this.attach(encoder, context);
@@ -153,6 +160,7 @@ export class HostedThreadImpl implements HostedThread {
       threadId: this.threadId,
       runId,
       messages: this.agent.messages.slice(),
+      pendingApprovals: () => this.agent.pendingApprovals(),
       ...(period.continues ? { continues: period.continues } : {}),
     };
     const replaying: { subscription?: Subscription } = {};
@@ -302,6 +310,14 @@ export class HostedThreadImpl implements HostedThread {
     }
   }
 
+  /**
+   * Waits until the nested calls `ids` answer are asked, when this thread restored a run whose
+   * sub-agent asks them again (see nested-asks.ts); at once otherwise.
+   */
+  nestedAsked(ids: readonly string[]): Promise<void> {
+    return untilNestedAsked(this.agent, this.askedNested, ids);
+  }
+
   /** Refuses an answer to a call that is not waiting for that kind of answer. */
   checkAnswer(
     toolCallId: string,
@@ -415,6 +431,7 @@ export class HostedThreadImpl implements HostedThread {
       case "approval_requested":
       case "tool_result_requested":
         this.waiting.add(event.toolCallId);
+        if (event.path) this.askedNested.add(event.toolCallId);
         break;
       case "approval_decided":
         this.waiting.delete(event.toolCallId);
