@@ -44,8 +44,15 @@ afterAll(async () => {
 });
 
 let sessions = 0;
-describeAgentContract("durable (durableHandle on Restate, with the live channel)", ({ provider, tools }) => {
-  const sessionId = `contract-${Date.now()}-${sessions++}`;
-  agents.set(sessionId, { provider, tools });
-  return { handle: durableHandle(client, sessionId, { pollIntervalMs: 20, live: [server.liveUrl!] }) };
-});
+describeAgentContract(
+  "durable (durableHandle on Restate, with the live channel)",
+  ({ provider, tools }) => {
+    const sessionId = `contract-${Date.now()}-${sessions++}`;
+    agents.set(sessionId, { provider, tools });
+    return { handle: durableHandle(client, sessionId, { pollIntervalMs: 20, live: [server.liveUrl!] }) };
+  },
+  {
+    "status: waiting while only a sub-agent's call waits":
+      "a durable session lists a sub-agent's waiting call but its service answers only the top agent's calls (404 for the nested path)",
+  },
+);
