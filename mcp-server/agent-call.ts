@@ -174,7 +174,12 @@ export function startAgentCall(toolName: string, tool: McpAgentTool, prompt: str
       for (const key of [...pending.keys()]) decide(key, false, reason);
     },
     cancel() {
-      if (!result) agent.abort();
+      if (result) return;
+      try {
+        agent.abort();
+      } catch {
+        // Stopped already (the app closed it): nothing runs.
+      }
     },
   };
   // Started once the call exists: the first events come synchronously.

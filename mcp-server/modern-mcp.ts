@@ -42,6 +42,8 @@ export interface McpTaskOptions {
 interface CallerCapabilities {
   tasks: boolean;
   elicitation: boolean;
+  /** A 2025-era connection (stdio): approvals are asked by a pushed `elicitation/create`. */
+  legacy: boolean;
 }
 
 /**
@@ -55,24 +57,11 @@ export interface ModernMcpHandler {
 
 const TaskIdParams = z.looseObject({ taskId: z.string() });
 
-/**
- * Serves `agents` on the 2026-07-28 revision only (older requests are refused: route them to the
- * sessionful server, as {@link createMcpHttpHandler} does). Each agent is a tool taking `prompt`;
- * progress goes as `notifications/progress`, a cancelled request aborts the run, an approval is an
- * `input_required` elicitation (or a refusal the model reads, to a client without elicitation), and
- * a run longer than `taskAfterMs`, or one waiting for approval, is a Task to a client that
- * declares the Tasks extension.
- *
- * @example
- * ```ts
- * const modern = createModernMcpHandler({ helper: { description: "Helps", create: () => createAgent({ provider }) } });
- * const response = await modern.fetch(request);
- * ```
- */
-export function createModernMcpHandler(
+/** The server factory both serving entries use, and the calls it holds (stopped on close). */
+function createAgentServerFactory(
   agents: Record<string, McpAgentTool>,
-  options: McpAgentServerOptions & { tasks?: McpTaskOptions } = {},
-): ModernMcpHandler {
+  options: McpAgentServerOptions & { tasks?: McpTaskOptions },
+): { factory: () => Server; stopCalls: () => void } {
   const taskAfterMs = options.tasks?.taskAfterMs ?? 5_000;
   const ttlMs = options.tasks?.ttlMs ?? 3_600_000;
   const pollIntervalMs = options.tasks?.pollIntervalMs ?? 500;
@@ -157,6 +146,10 @@ export function createModernMcpHandler(
         }
         if (call.status === "input_required") {
           if (can.tasks) return asTask(call);
+          if (can.legacy && can.elicitation) {
+            await askPushed(call, ctx);
+            continue;
+          }
           if (can.elicitation) {
             keep(call, false);
             return inputRequired({ inputRequests: call.inputRequests(), requestState: call.id });
@@ -183,8 +176,8 @@ export function createModernMcpHandler(
     return { resultType: "task", ...taskOf(call) };
   }
 
-  function heldTask(taskId: string, ctx: ServerContext): AgentCall {
-    if (!capabilitiesOf(ctx).tasks) {
+  function heldTask(taskId: string, ctx: ServerContext, server: Server): AgentCall {
+    if (!capabilitiesOf(ctx, server).tasks) {
       throw new ProtocolError(
         ProtocolErrorCode.MissingRequiredClientCapability,
         "Missing required client capability",
@@ -208,7 +201,7 @@ export function createModernMcpHandler(
       const { name, arguments: args } = request.params;
       const tool = Object.hasOwn(agents, name) ? agents[name] : undefined;
       if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${name} not found`);
-      const can = capabilitiesOf(ctx);
+      const can = capabilitiesOf(ctx, server);
       const state = ctx.mcpReq.requestState();
       let call: AgentCall;
       if (state !== undefined) {
@@ -241,43 +234,114 @@ export function createModernMcpHandler(
         : (answer as CallToolResult);
     });
     server.setRequestHandler("tasks/get", { params: TaskIdParams }, (params, ctx) =>
-      detailedTask(heldTask(params.taskId, ctx)),
+      detailedTask(heldTask(params.taskId, ctx, server)),
     );
     server.setRequestHandler("tasks/update", { params: TaskIdParams }, (params, ctx) => {
       // The SDK lifts `inputResponses` out of the params, as it does for a multi-round-trip retry.
-      heldTask(params.taskId, ctx).answer(ctx.mcpReq.inputResponses ?? {});
+      heldTask(params.taskId, ctx, server).answer(ctx.mcpReq.inputResponses ?? {});
       return {};
     });
     server.setRequestHandler("tasks/cancel", { params: TaskIdParams }, (params, ctx) => {
-      heldTask(params.taskId, ctx).cancel();
+      heldTask(params.taskId, ctx, server).cancel();
       return {};
     });
     return server;
   };
 
+  const stopCalls = () => {
+    for (const { call, expiry } of calls.values()) {
+      if (expiry) clearTimeout(expiry);
+      call.cancel();
+    }
+    calls.clear();
+  };
+  return { factory, stopCalls };
+}
+
+/**
+ * Serves `agents` on the 2026-07-28 revision only (older requests are refused: route them to the
+ * sessionful server, as {@link createMcpHttpHandler} does). Each agent is a tool taking `prompt`;
+ * progress goes as `notifications/progress`, a cancelled request aborts the run, an approval is an
+ * `input_required` elicitation (or a refusal the model reads, to a client without elicitation), and
+ * a run longer than `taskAfterMs`, or one waiting for approval, is a Task to a client that
+ * declares the Tasks extension.
+ *
+ * @example
+ * ```ts
+ * const modern = createModernMcpHandler({ helper: { description: "Helps", create: () => createAgent({ provider }) } });
+ * const response = await modern.fetch(request);
+ * ```
+ */
+export function createModernMcpHandler(
+  agents: Record<string, McpAgentTool>,
+  options: McpAgentServerOptions & { tasks?: McpTaskOptions } = {},
+): ModernMcpHandler {
+  const { factory, stopCalls } = createAgentServerFactory(agents, options);
   const handler = createMcpHandler(factory, { legacy: "reject" });
   return {
     fetch: (request) => handler.fetch(request),
     async close() {
-      for (const { call, expiry } of calls.values()) {
-        if (expiry) clearTimeout(expiry);
-        call.cancel();
-      }
-      calls.clear();
+      stopCalls();
       await handler.close();
     },
   };
 }
 
-/** What the client declared in this request's capabilities (2026-07-28: per request). */
-function capabilitiesOf(ctx: ServerContext): CallerCapabilities {
-  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
-  const declared = envelope?.["io.modelcontextprotocol/clientCapabilities"] as
-    { elicitation?: unknown; extensions?: Record<string, unknown> } | undefined;
+/**
+ * Serves `agents` over stdio (this process's stdin and stdout) with the v2 SDK's `serveStdio`:
+ * 2026-07-28 to a client that asks for it, the `initialize` handshake of 2025-11-25 and before
+ * to one that does not (approvals then asked by a pushed elicitation). Close the handle to end it.
+ *
+ * @example
+ * ```ts
+ * const served = await serveMcpStdio({ helper: { description: "Helps", create: () => createAgent({ provider }) } });
+ * process.stdin.once("end", () => void served.close());
+ * ```
+ */
+export async function serveMcpStdio(
+  agents: Record<string, McpAgentTool>,
+  options: McpAgentServerOptions & { tasks?: McpTaskOptions } = {},
+): Promise<{ close(): Promise<void> }> {
+  const { serveStdio } = await import("@modelcontextprotocol/server/stdio");
+  const { factory, stopCalls } = createAgentServerFactory(agents, options);
+  const handle = serveStdio(factory);
   return {
-    tasks: declared?.extensions?.[TASKS_EXTENSION] !== undefined,
-    elicitation: declared?.elicitation !== undefined,
+    async close() {
+      stopCalls();
+      await handle.close();
+    },
   };
+}
+
+/**
+ * What the client declared: in this request's capabilities on 2026-07-28, at `initialize` on a
+ * 2025-era connection (stdio).
+ */
+function capabilitiesOf(ctx: ServerContext, server: Server): CallerCapabilities {
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  const perRequest = envelope?.["io.modelcontextprotocol/clientCapabilities"] as
+    { elicitation?: unknown; extensions?: Record<string, unknown> } | undefined;
+  const legacy = perRequest === undefined && !server.getNegotiatedProtocolVersion()?.startsWith("2026");
+  const declared = perRequest ?? (server.getClientCapabilities() as typeof perRequest);
+  return {
+    tasks: !legacy && declared?.extensions?.[TASKS_EXTENSION] !== undefined,
+    elicitation: declared?.elicitation !== undefined,
+    legacy,
+  };
+}
+
+/** Asks each waiting approval of `call` by a pushed elicitation (2025 era); a failed ask denies. */
+async function askPushed(call: AgentCall, ctx: ServerContext): Promise<void> {
+  for (const [key, request] of Object.entries(call.inputRequests())) {
+    let answer: unknown = { action: "cancel" };
+    try {
+      const { mode: _mode, ...params } = request.params;
+      answer = await ctx.mcpReq.elicitInput(params, { signal: ctx.mcpReq.signal });
+    } catch {
+      // The request ended: the approval is denied.
+    }
+    call.answer({ [key]: answer });
+  }
 }
 
 async function waitForEnd(call: AgentCall): Promise<void> {
