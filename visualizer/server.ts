@@ -270,10 +270,15 @@ interface Site {
   close(): Promise<void>;
 }
 
-/** The page's directory: next to this file in the source tree, or in the package when run from `dist/`. */
+/**
+ * The page's directory: next to this file in the source tree, or in the package when run from
+ * `dist/` (this code is then in an entry, `dist/visualizer.js`, or one level down, in
+ * `dist/chunks/` or `dist/cli/`).
+ */
 export function pageDirectory(): string {
   const candidates = [
     new URL("./page/", import.meta.url),
+    new URL("../visualizer/page/", import.meta.url),
     new URL("../../visualizer/page/", import.meta.url),
   ];
   for (const candidate of candidates) {
