@@ -6,15 +6,19 @@
 import * as z from "zod";
 import { afterEach, describe, expect, it } from "vitest";
 import {
+  agUiProtocol,
   aiSdkProtocol,
   createSessionHost,
+  type SessionHostOptions,
   type SessionHost,
   serveNode,
   type ThreadStatus,
+  toAgUiMessages,
   toUIMessages,
   type UIMessage,
 } from "../http.js";
 import { type AgentMessage, defineClientTool, scripted, type Tool } from "../index.js";
+import { type ClientVersion, httpClient, runClient } from "./fixtures/ag-ui-clients.js";
 import { AI_SDK_CLIENTS, type ChatLike } from "./fixtures/ai-sdk-clients.js";
 import { deleteFile } from "./fixtures/frontend-tools.js";
 
@@ -52,14 +56,18 @@ function callsThenAnswers(call: { name: string; arguments: Record<string, unknow
  * One server on 127.0.0.1 whose host can be replaced: `restart()` closes the host (the process
  * goes away) and makes a new one over the same store.
  */
-async function restartableHost(tools: Tool[], target: 6 | 7, call: Parameters<typeof callsThenAnswers>[0]) {
+async function restartableHost(
+  tools: Tool[],
+  protocols: SessionHostOptions["protocols"],
+  call: Parameters<typeof callsThenAnswers>[0],
+) {
   const store = memoryStore();
   const make = () =>
     createSessionHost({
       agent: () => ({ provider: callsThenAnswers(call), tools }),
       store,
       basePath: "/api",
-      protocols: [aiSdkProtocol({ target })],
+      protocols,
       authorize: "none-local-only",
     });
   const current: { host: SessionHost } = { host: make() };
@@ -142,7 +150,7 @@ for (const client of AI_SDK_CLIENTS) {
       const target = client.target;
 
       it("the approval the page answers after the restart: the response streams the result and the answer, and ends", async () => {
-        const served = await restartableHost([deleteFile], target, {
+        const served = await restartableHost([deleteFile], [aiSdkProtocol({ target })], {
           name: "delete_file",
           arguments: { path: "a.txt" },
         });
@@ -171,7 +179,7 @@ for (const client of AI_SDK_CLIENTS) {
       });
 
       it("a client-run tool's result the page gives after the restart: the run goes on to its answer, and the response ends", async () => {
-        const served = await restartableHost([pickColor], target, {
+        const served = await restartableHost([pickColor], [aiSdkProtocol({ target })], {
           name: "pick_color",
           arguments: { options: ["red", "blue"] },
         });
@@ -206,3 +214,40 @@ for (const client of AI_SDK_CLIENTS) {
     },
   );
 }
+
+describe.each<ClientVersion>(["1.0", "0.0.59"])(
+  "a host restarted from its store, @ag-ui/client %s HttpAgent",
+  (version) => {
+    it("resuming the interrupt after the restart: the run finishes with the tool's result and the answer", async () => {
+      const served = await restartableHost([deleteFile], [agUiProtocol()], {
+        name: "delete_file",
+        arguments: { path: "a.txt" },
+      });
+      const client = httpClient(version, `${served.base}/ag-ui`, "t3");
+      client.addMessage({ id: "u1", role: "user", content: "delete a.txt" });
+      const first = await runClient(client);
+      expect(first.failures).toEqual([]);
+      expect(first.finished?.outcome).toBe("interrupt");
+      const [interrupt] = first.finished!.interrupts!;
+
+      await served.restart();
+      const second = await runClient(client, {
+        resume: [{ interruptId: interrupt!.id, status: "resolved", payload: { approved: true } }],
+      });
+      expect(second.failures).toEqual([]);
+      expect(second.logged).toEqual([]);
+      expect(second.types).toContain("TOOL_CALL_RESULT");
+      expect(second.types).toContain("TEXT_MESSAGE_CONTENT");
+      expect(second.types.at(-1)).toBe("RUN_FINISHED");
+      expect(second.finished?.outcome).toBe("success");
+      const agent = served.host.agent("t3")!;
+      expect(agent.state).toBe("idle");
+      expect(agent.messages.at(-1)).toMatchObject({
+        role: "assistant",
+        content: [{ type: "text", text: "Done: deleted a.txt." }],
+      });
+      expectEveryCallAnsweredOnce(agent.messages);
+      expect(client.messages).toEqual(toAgUiMessages(agent.messages));
+    }, 15_000);
+  },
+);
