@@ -5,6 +5,7 @@
 
 // Everything a page may also need (the message conversions, the encoders, the wire types) is
 // browser-safe and has its own entry, agent-machine/protocols; this entry adds the host.
+import { AgentCallError, type AgentHandle } from "./core/agent-handle.js";
 import type { SessionClient, SessionClientOptions } from "./durable/session-client.js";
 import {
   createThreadHost,
@@ -83,16 +84,18 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
   return createThreadHost(rest, durable === undefined ? undefined : durableThreads(durable));
 }
 
-/** The `durable` alias: a durable session per thread, through the session client (loaded when used). */
+/**
+ * The `durable` alias: a durable session's handle per thread (`durableHandle`), served by the host as
+ * any `threads` handle is. Loaded when used, so a host of in-process threads loads no Restate code.
+ */
 function durableThreads(durable: SessionClient | DurableHostOptions): DurableThreads {
   const given = typeof (durable as SessionClient).updates === "function";
-  const pollIntervalMs = given ? 100 : ((durable as DurableHostOptions).pollIntervalMs ?? 100);
-  const live = given ? [] : ((durable as DurableHostOptions).live ?? []);
+  const { pollIntervalMs = 100, live = [] } = given ? {} : (durable as DurableHostOptions);
   let opened: Promise<{
     client: SessionClient;
-    backend: typeof import("./http/internal/durable-backend.js");
+    durableHandle: typeof import("./durable/durable-handle.js").durableHandle;
+    unavailable: typeof import("./durable/session-follower.js").unavailable;
   }>;
-  // Imported when used, so a host of in-process threads loads no Restate code.
   const open = () =>
     (opened ??= Promise.all([
       given
@@ -101,22 +104,60 @@ function durableThreads(durable: SessionClient | DurableHostOptions): DurableThr
             const { pollIntervalMs: _poll, live: _live, ...clientOptions } = durable as DurableHostOptions;
             return m.createSessionClient(clientOptions);
           }),
-      import("./http/internal/durable-backend.js"),
-    ]).then(([client, backend]) => ({ client, backend })));
+      import("./durable/durable-handle.js"),
+      import("./durable/session-follower.js"),
+    ]).then(([client, handle, follower]) => ({
+      client,
+      durableHandle: handle.durableHandle,
+      unavailable: follower.unavailable,
+    })));
   return {
     async open(threadId) {
-      const { client, backend } = await open();
-      return backend.durableBackend(client, threadId, pollIntervalMs, live);
+      const { client, durableHandle } = await open();
+      return withAliasErrors(durableHandle(client, threadId, { pollIntervalMs, live }));
     },
     async exists(threadId) {
-      const { client, backend } = await open();
+      const { client, unavailable } = await open();
       return client.status(threadId).then(
         () => true,
         (error: unknown) => {
           if ((error as { status?: number }).status === 404) return false;
-          throw backend.unavailable(error);
+          throw unavailable(error);
         },
       );
     },
+  };
+}
+
+/**
+ * The alias's handle with the refusals the `durable` option has always answered: a call that does
+ * not wait (or a session Restate does not know) is a 409 `refused`, and a run Restate would not
+ * start is refused (400 `run_refused`), not a 503. `threads` handles answer the contract's own codes.
+ */
+function withAliasErrors(handle: AgentHandle): AgentHandle {
+  const told =
+    <A extends unknown[], R>(call: (...args: A) => Promise<R>, refusedRun = false) =>
+    async (...args: A): Promise<R> => {
+      try {
+        return await call(...args);
+      } catch (error) {
+        if (!(error instanceof AgentCallError)) throw error;
+        if (error.code === "not_found") throw new AgentCallError(409, "refused", error.message);
+        if (refusedRun && error.code === "unavailable")
+          throw new AgentCallError(400, "refused", error.message);
+        throw error;
+      }
+    };
+  return {
+    id: handle.id,
+    status: () => handle.status(),
+    messages: () => handle.messages(),
+    eventsSince: (runId, seq) => handle.eventsSince(runId, seq),
+    run: told((message, options) => handle.run(message, options), true),
+    steer: told((message) => handle.steer(message)),
+    followUp: told((message) => handle.followUp(message)),
+    check: told((answers) => handle.check(answers)),
+    answer: told((answers) => handle.answer(answers)),
+    abort: told(() => handle.abort()),
   };
 }

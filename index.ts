@@ -59,6 +59,8 @@ export { createWriteFileTool } from "./tools/write-file.js";
 export type { Recorder } from "./visualizer/recording.js";
 export { parseRecording, readRecording, recordEvents } from "./visualizer/recording.js";
 export type { VisualizeOptions, VisualizerServer } from "./visualizer/server.js";
+export type { LaterSource, WakeSource } from "./visualizer/next-wake.js";
+export type { NextWake, PendingLater } from "./visualizer/wire.js";
 export { visualize, visualizeRecording } from "./visualizer/server.js";
 export type {
   InspectorRelay,

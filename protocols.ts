@@ -30,6 +30,7 @@ export type { AiSdkStreamOptions, UIMessageChunk } from "./http/ai-sdk-stream.js
 export { aiSdkStream, encodeUIMessageChunks, UI_MESSAGE_STREAM_HEADERS } from "./http/ai-sdk-stream.js";
 export type {
   AiSdkTarget,
+  NestedApprovalDescriptor,
   ToUIMessagesOptions,
   UIMessage,
   UIPart,

@@ -15,6 +15,7 @@ import type { UserMessage } from "../core/messages.js";
 import type { Tool } from "../core/tool.js";
 import { answersRefusal } from "../tools/call-answers.js";
 import type { Agent } from "./agent.js";
+import { createCallTracker } from "./call-tracker.js";
 import { EventsUnavailableError } from "./event-log.js";
 
 /**
@@ -59,8 +60,7 @@ class InProcessHandle implements AgentHandle {
   /** The tools the handle's last run added (client-run tools a frontend brings). */
   private runTools: readonly Tool[] = [];
   /** Calls of the run the handle saw start: started and not ended, and those waiting for an answer. */
-  private readonly unfinished = new Set<string>();
-  private readonly waiting = new Set<string>();
+  private readonly calls = createCallTracker();
   private seenRun: string | undefined;
 
   constructor(
@@ -222,32 +222,13 @@ class InProcessHandle implements AgentHandle {
   private waitsOnly(pending: number): boolean {
     if (pending === 0) return false;
     if (this.seenRun !== this.agent.runId) return true;
-    for (const id of this.unfinished) if (!this.waiting.has(id)) return false;
-    return true;
+    // A call whose sub-agent waits (a nested approval) waits too, as the session host counts it.
+    return this.calls.unfinishedWait();
   }
 
   private track(event: AgentEvent): void {
-    switch (event.type) {
-      case "agent_start":
-        this.seenRun = this.agent.runId;
-        this.unfinished.clear();
-        this.waiting.clear();
-        break;
-      case "tool_execution_start":
-        this.unfinished.add(event.toolCallId);
-        break;
-      case "approval_requested":
-      case "tool_result_requested":
-        this.waiting.add(event.toolCallId);
-        break;
-      case "approval_decided":
-        this.waiting.delete(event.toolCallId);
-        break;
-      case "tool_execution_end":
-        this.unfinished.delete(event.toolCallId);
-        this.waiting.delete(event.toolCallId);
-        break;
-    }
+    if (event.type === "agent_start") this.seenRun = this.agent.runId;
+    this.calls.track(event);
   }
 }
 

@@ -74,6 +74,8 @@ export abstract class AgentLifecycle {
 
   /** The events of the current (or last) run, numbered, for `eventsSince`; none with `eventReplay: false`. */
   protected runLog: RunEventLog | undefined;
+  /** The last run's id once its events went (see `letRunEventsGo`). */
+  protected lastRunId: string | undefined;
 
   /** The lifetime spending last told to the spend store. */
   private recordedUsd: number | undefined;
@@ -150,7 +152,7 @@ export abstract class AgentLifecycle {
     }
     if (!isIdle(actor)) throw new Error("Agent is running: it can hibernate once it is idle");
     this.dormant = { json: JSON.stringify(actor.getPersistedSnapshot()) };
-    this.runLog = undefined;
+    this.letRunEventsGo();
     this.live = undefined;
     // Nothing may keep the stopped actor or its transcript alive: telemetry's key goes back to the
     // agent, and the converted messages of the last request go.
@@ -160,11 +162,26 @@ export abstract class AgentLifecycle {
     actor.stop();
   }
 
+  /**
+   * Resting or hibernating after a run: its id stays (`runId`, a handle's status name it), and so do
+   * its events when a consumer followed them (`eventsSince`: one that may reconnect for the rest, as
+   * the session host does). Events nobody followed go, so an idle agent nobody follows costs no more
+   * than its transcript; asked for later, they are refused as no longer kept (resynchronise from
+   * the messages).
+   */
+  private letRunEventsGo(): void {
+    const log = this.runLog;
+    if (!log || log.followed) return;
+    this.lastRunId = log.runId;
+    this.runLog = undefined;
+  }
+
   /** Publishes an event on `events$`, numbered and kept first when it belongs to a run. */
 
   protected emit(event: AgentEvent): void {
     if (event.type === "agent_start" && this.options.eventReplay !== false) {
       this.runLog = new RunEventLog(newRunId(this.journal), eventReplayLimits(this.options.eventReplay));
+      this.lastRunId = undefined;
     }
     const log = this.runLog;
     if (log !== undefined && !log.ended) log.record(event);
@@ -301,8 +318,7 @@ export abstract class AgentLifecycle {
 
   private rest(actor: AgentActor): void {
     this.resting = actor.getSnapshot().context;
-    // An idle agent keeps nothing of its last run's events: a consumer resynchronises from messages.
-    this.runLog = undefined;
+    this.letRunEventsGo();
     this.live = undefined;
     moveTelemetry(actor, this);
     this.telemetryKey = this;

@@ -83,7 +83,7 @@ export class AgentSession extends AgentLifecycle implements Agent {
   }
 
   get runId(): string | undefined {
-    return this.runLog?.runId;
+    return this.runLog?.runId ?? this.lastRunId;
   }
 
   eventsSince(runId: string, seq = 0): Observable<SequencedEvent> {
@@ -91,6 +91,7 @@ export class AgentSession extends AgentLifecycle implements Agent {
       throw new RangeError(`eventsSince: seq must be a whole number ≥ 0, got ${String(seq)}`);
     }
     const log = this.checkedLog(runId, seq);
+    log.followed = true;
     return new Observable<SequencedEvent>((subscriber) => {
       // Taken when subscribed: what arrived since the call is part of the replay.
       if (this.runLog !== log || log.since(seq) === undefined) {
@@ -389,13 +390,17 @@ export class AgentSession extends AgentLifecycle implements Agent {
 
   private unavailable(runId: string, seq: number, log: RunEventLog | undefined): EventsUnavailableError {
     const known = log?.runId === runId;
+    const gone = !log && this.lastRunId === runId;
     return new EventsUnavailableError(
       known
         ? `The events of run "${runId}" from seq ${seq} are no longer kept (the oldest kept is ` +
             `${log!.oldestSeq}): resynchronise from the messages (error.messages), then follow live events`
-        : `Run "${runId}" is not this agent's current or last run (${
-            log ? `that is "${log.runId}"` : "it has not run since it was created, restored or woken"
-          }): resynchronise from the messages (error.messages), then follow live events`,
+        : gone
+          ? `The events of run "${runId}" are no longer kept (the agent let them go when it went idle, ` +
+            `as nothing had followed them): resynchronise from the messages (error.messages), then follow live events`
+          : `Run "${runId}" is not this agent's current or last run (${
+              log ? `that is "${log.runId}"` : "it has not run since it was created, restored or woken"
+            }): resynchronise from the messages (error.messages), then follow live events`,
       runId,
       seq,
       known ? log!.oldestSeq : undefined,

@@ -129,8 +129,8 @@ export interface Agent<TOutput = unknown> {
   /** The agent is hibernating: it holds no actor, only its persisted snapshot. */
   readonly hibernated: boolean;
   /**
-   * The id of the run in progress, or of the last one until the agent rests, hibernates or runs
-   * again; `undefined` before the first run. With `eventsSince` it resumes a consumer that lost its
+   * The id of the run in progress, or of the last one (also while the agent rests or hibernates);
+   * `undefined` before the first run. With `eventsSince` it resumes a consumer that lost its
    * connection.
    */
   readonly runId: string | undefined;
@@ -139,8 +139,10 @@ export interface Agent<TOutput = unknown> {
    * completing after its `agent_end`. Each comes with its `seq`, so a consumer that reconnects asks
    * for `lastSeq + 1`. Throws {@link EventsUnavailableError} (carrying the transcript to
    * resynchronise from) when the run is not the agent's current or last one, or its events from
-   * `seq` left the bounded buffer (`createAgent({ eventReplay })`); a `RangeError` for a `seq` that
-   * is not a whole number or not yet reached.
+   * `seq` left the bounded buffer (`createAgent({ eventReplay })`), or the agent went idle (rested,
+   * hibernated) after a run whose events nobody had asked for (a run followed with `eventsSince`
+   * keeps them until the next); a `RangeError` for a `seq` that is not a whole number or not yet
+   * reached.
    */
   eventsSince(runId: string, seq?: number): Observable<SequencedEvent>;
   /**

@@ -68,6 +68,11 @@ export class RunEventLog {
   bytes = 0;
   /** `agent_end` was recorded: no more events come. */
   ended = false;
+  /**
+   * A consumer asked for these events (`eventsSince`): one that may come back for the rest, so the
+   * agent keeps them when it rests or hibernates after the run.
+   */
+  followed = false;
 
   constructor(
     readonly runId: string,

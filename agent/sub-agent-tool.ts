@@ -90,7 +90,13 @@ export interface SubAgentDetails<TOutput = unknown> {
   childAgentId: string;
   /** Why the child's run ended (`agent_end.reason`); absent in partial results. */
   reason?: AgentEndReason;
+  /** The child's own model calls' usage (not its sub-agents'). */
   usage?: Usage;
+  /**
+   * What the child's run cost in USD with its own sub-agents' runs (at every depth) included:
+   * what the parent's cost limits count. Absent when no cost is known.
+   */
+  costUsd?: number;
   /** Model calls the child made. */
   turns?: number;
 }
@@ -266,6 +272,8 @@ export function subAgentTool<O extends OutputOption | undefined = undefined>(
         pendingUpdate = setTimeout(publish, Math.max(0, updateIntervalMs - (Date.now() - lastUpdate)));
       };
       let turns = 0;
+      /** What the child's sub-agents cost (their trees included), as their results report it. */
+      let belowUsd = 0;
       const subscription = child.events$.subscribe((event: AgentEvent) => {
         switch (event.type) {
           case "turn_start":
@@ -286,6 +294,8 @@ export function subAgentTool<O extends OutputOption | undefined = undefined>(
             break;
           case "tool_execution_end":
             if (event.isError) ctx.onProgress(`${event.toolName} failed`);
+            // The child's own sub-agents' spending, so that what this call cost adds up the tree.
+            belowUsd += treeCostOf(event.result.details);
             break;
           case "approval_requested":
             // Run by hand, outside an agent, nobody could answer: waiting would hang the call.
@@ -322,12 +332,14 @@ export function subAgentTool<O extends OutputOption | undefined = undefined>(
           clearTimeout(pendingUpdate);
           publish();
         }
-        budget?.settle(end.usage.cost?.total ?? 0);
+        const costUsd = (end.usage.cost?.total ?? 0) + belowUsd;
+        budget?.settle(costUsd);
         const outcome = runOutcomeOf(end);
         const details: SubAgentDetails = {
           childAgentId,
           reason: end.reason,
           usage: end.usage,
+          ...((end.usage.cost !== undefined || belowUsd > 0) && { costUsd }),
           turns,
           ...(outcome.output !== undefined && { output: outcome.output }),
         };
@@ -430,4 +442,19 @@ function usd(amount: number): string {
 function summarize(args: unknown): string {
   const json = JSON.stringify(args ?? {});
   return json.length > 120 ? `${json.slice(0, 117)}...` : json;
+}
+
+/**
+ * What a sub-agent call's result says its run cost, its own sub-agents' included (`costUsd`; a
+ * result from before `costUsd` existed: its `usage`); 0 for any other tool's result.
+ *
+ * @example
+ * ```ts
+ * treeCostOf(result.details); // 0.0213
+ * ```
+ */
+export function treeCostOf(details: unknown): number {
+  const d = details as Partial<SubAgentDetails> | undefined;
+  if (!d || typeof d.childAgentId !== "string") return 0;
+  return typeof d.costUsd === "number" ? d.costUsd : (d.usage?.cost?.total ?? 0);
 }

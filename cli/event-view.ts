@@ -136,7 +136,7 @@ export function createEventView(
   let frame = 0;
   let footer: LiveLine[] = [];
   let ticker: NodeJS.Timeout | undefined;
-  const thinkingStyle = (line: string) => style.dim(line);
+  const thinkingStyle = (line: string) => style.thinking(line);
   const textStyle = (line: string) => line;
   /** The answer being streamed, as markdown: its finished blocks committed, the last one a draft. */
   const answer: MarkdownStream | undefined =
@@ -174,21 +174,21 @@ export function createEventView(
 
   const toolText = (tool: ToolLine): string => {
     if (tool.status === "waiting")
-      return `  ${style.yellow("?")} ${style.bold(tool.name)} ${tool.summary}  ${style.yellow("waiting for your approval")}`;
+      return `  ${style.warning("?")} ${style.bold(tool.name)} ${tool.summary}  ${style.warning("waiting for your approval")}`;
     const icon =
       tool.status === "running"
-        ? style.cyan(SPINNER[frame % SPINNER.length]!)
+        ? style.accent(SPINNER[frame % SPINNER.length]!)
         : tool.status === "done"
-          ? style.green("✓")
-          : style.red("✗");
+          ? style.success("✓")
+          : style.error("✗");
     const elapsed = seconds((tool.endedAt ?? now()) - tool.startedAt);
     const status =
       tool.status === "running"
-        ? style.cyan(`running ${elapsed}`)
+        ? style.accent(`running ${elapsed}`)
         : tool.status === "done"
-          ? style.dim(`done ${elapsed}`)
-          : style.red(`failed ${elapsed}`);
-    const detail = tool.detail ? style.dim(` · ${tool.detail}`) : "";
+          ? style.muted(`done ${elapsed}`)
+          : style.error(`failed ${elapsed}`);
+    const detail = tool.detail ? style.muted(` · ${tool.detail}`) : "";
     return `  ${icon} ${style.bold(tool.name)} ${tool.summary}  ${status}${detail}`;
   };
 
@@ -205,7 +205,7 @@ export function createEventView(
     // While a run is under way the spinner's row says what the agent does; the status follows it
     // on the same row, so the live region is no taller than without it (a taller one is likelier
     // to be re-wrapped past its room by a terminal made narrower before the resize is known).
-    status = style.dim(
+    status = style.muted(
       statusLine({
         ...options.status,
         ...(answering !== undefined && { model: answering }),
@@ -219,9 +219,9 @@ export function createEventView(
     if (!screen.tty) return;
     const lines = tools.map(toolText);
     if (running) {
-      const spin = style.cyan(SPINNER[frame % SPINNER.length]!);
-      const after = status ? ` · ${status}` : options.hint ? style.dim(` · ${options.hint}`) : "";
-      lines.push(`${spin} ${style.dim(`${activity()} ${seconds(now() - runStartedAt)}`)}${after}`);
+      const spin = style.accent(SPINNER[frame % SPINNER.length]!);
+      const after = status ? ` · ${status}` : options.hint ? style.muted(` · ${options.hint}`) : "";
+      lines.push(`${spin} ${style.muted(`${activity()} ${seconds(now() - runStartedAt)}`)}${after}`);
     }
     screen.setLive(status && !running ? [...lines, ...footer, status] : [...lines, ...footer]);
   };
@@ -249,7 +249,8 @@ export function createEventView(
     screen.endLine();
     for (const tool of tools.slice(0, count)) {
       screen.write(`${toolText(tool)}\n`);
-      for (const line of tool.output ?? []) screen.write(`${style.dim(line ? "    │ " : "    │")}${line}\n`);
+      for (const line of tool.output ?? [])
+        screen.write(`${style.decor(line ? "    │ " : "    │")}${line}\n`);
     }
     tools = tools.slice(count);
   };
@@ -268,14 +269,16 @@ export function createEventView(
       const attached =
         files >= 0 ? [...text.slice(files).matchAll(/^<file path="([^"]*)">$/gm)].map((m) => m[1]) : [];
       commit(
-        style.cyan(`› ${terminalSafe(typed)}`) +
-          (attached.length ? style.dim(` (attached: ${terminalSafe(attached.join(", "))})`) : "") +
-          (images.length ? style.dim(` (${terminalSafe(images.map((i) => `image ${i}`).join(", "))})`) : ""),
+        style.accent(`› ${terminalSafe(typed)}`) +
+          (attached.length ? style.muted(` (attached: ${terminalSafe(attached.join(", "))})`) : "") +
+          (images.length
+            ? style.muted(` (${terminalSafe(images.map((i) => `image ${i}`).join(", "))})`)
+            : ""),
       );
       return;
     }
     if (message.role === "custom") {
-      if (message.display !== "ui-only") commit(style.dim(`[${message.customType}]`));
+      if (message.display !== "ui-only") commit(style.muted(`[${message.customType}]`));
       return;
     }
     if (message.role !== "assistant") return;
@@ -290,7 +293,7 @@ export function createEventView(
     finishAnswer();
     screen.endLine();
     if (message.stopReason === "error")
-      commit(style.red(`✗ model error: ${terminalSafe(message.errorMessage ?? "unknown")}`));
+      commit(style.error(`✗ model error: ${terminalSafe(message.errorMessage ?? "unknown")}`));
   };
 
   const handle = (event: AgentEvent) => {
@@ -392,7 +395,7 @@ export function createEventView(
         tool.detail = folded.detail && fitToColumns(folded.detail, 100);
         const columns = screen.columns - OUTPUT_INDENT - 1;
         tool.output =
-          !event.isError && tool.applied ? tool.applied(style, columns) : folded.lines.map(style.dim);
+          !event.isError && tool.applied ? tool.applied(style, columns) : folded.lines.map(style.muted);
         commitFinishedTools();
         break;
       }
@@ -402,7 +405,7 @@ export function createEventView(
         break;
       case "compaction":
         commit(
-          style.magenta(
+          style.accent(
             `⟳ context compacted (level ${event.level}: ${
               ["", "old tool outputs truncated", "old turns summarised", "middle dropped"][event.level]
             }) ${event.tokensBefore} → ${event.tokensAfter} tokens`,
@@ -411,19 +414,21 @@ export function createEventView(
         break;
       case "context_window_learned":
         commit(
-          style.magenta(
+          style.accent(
             `⟳ the model refused ${event.refusedTokens} tokens as too long: context window now ${event.maxContextTokens} tokens (was ${event.previous})`,
           ),
         );
         break;
       case "retry":
         commit(
-          style.yellow(`↻ retry ${event.attempt} in ${seconds(event.delayMs)}: ${terminalSafe(event.error)}`),
+          style.warning(
+            `↻ retry ${event.attempt} in ${seconds(event.delayMs)}: ${terminalSafe(event.error)}`,
+          ),
         );
         break;
       case "loop_detected":
         commit(
-          style.yellow(
+          style.warning(
             `⟲ loop: ${event.toolName} ${event.kind === "failing" ? "failed" : "repeated"} ${event.count}× with the same arguments${
               event.action === "warned" ? " — the model is told" : " — stopping the run"
             }`,
@@ -432,13 +437,13 @@ export function createEventView(
         break;
       case "limit_reached":
         commit(
-          style.yellow(
+          style.warning(
             `⏹ ${event.text}${event.action === "answer" ? " — asking the model for its answer, without tools" : ""}`,
           ),
         );
         break;
       case "input_rejected":
-        commit(style.red(`✗ input rejected: ${terminalSafe(event.reason)}`));
+        commit(style.error(`✗ input rejected: ${terminalSafe(event.reason)}`));
         break;
       case "approval_requested": {
         const tool = tools.find((t) => t.id === event.toolCallId);
@@ -462,7 +467,7 @@ export function createEventView(
         running = false;
         stopTicker();
         commit(
-          style.dim(runSummary(event.reason, turns, event.usage, now() - runStartedAt, event.errorMessage)),
+          style.muted(runSummary(event.reason, turns, event.usage, now() - runStartedAt, event.errorMessage)),
         );
         break;
     }

@@ -1,8 +1,13 @@
 import { readFileSync, realpathSync, statSync } from "node:fs";
 import * as path from "node:path";
-import { structuredPatch } from "diff";
+import { importPageModule } from "../visualizer/page-directory.js";
 import type { Style } from "./style.js";
 import { fitToColumns, terminalSafe, visibleText, wrapToColumns } from "./terminal-text.js";
+
+// The page's diff (visualizer/page/diff-rows.js): approval cards in the browser and in the terminal
+// show the same rows. It ships as the page's plain JavaScript, so it is loaded from the page's folder.
+const { diffHunks } =
+  await importPageModule<typeof import("../visualizer/page/diff-rows.js")>("diff-rows.js");
 
 /** Files larger than this are not read to show a change (the size is shown instead). */
 const MAX_SHOWN_BYTES = 1024 * 1024;
@@ -55,7 +60,7 @@ function editedText(
 
 /**
  * A coloured unified diff of `before` → `after`, hunks only (the call's line names the file):
- * `@@` headers cyan, removed lines red, added lines green, context dim. Each line is terminal-safe
+ * `@@` headers, removed and added lines in the theme's diff colours (the sign says which). Each line is terminal-safe
  * and cut to `columns`, the diff folded after {@link DIFF_LINES} lines; with `whole` (what an
  * approval shows) nothing is cut or folded: long lines wrap, and invisible characters are shown
  * as escapes ({@link visibleText}).
@@ -73,27 +78,25 @@ export function diffLines(
   columns: number,
   options: { whole?: boolean } = {},
 ): string[] {
-  const patch = structuredPatch("a", "b", before, after, undefined, undefined, { context: 3 });
   const lines: string[] = [];
   const fit = (line: string): string[] =>
     options.whole
       ? wrapToColumns(visibleText(line), columns, " ")
       : [fitToColumns(terminalSafe(line.slice(0, columns * 4)), columns)];
-  for (const hunk of patch.hunks) {
+  for (const hunk of diffHunks(before, after)) {
     // As `diff -u` writes it: an empty side starts at the line before (`-0,0` for a new file).
     const start = (at: number, count: number) => `${count === 0 ? at - 1 : at},${count}`;
     lines.push(
-      style.cyan(`@@ -${start(hunk.oldStart, hunk.oldLines)} +${start(hunk.newStart, hunk.newLines)} @@`),
+      style.hunk(`@@ -${start(hunk.oldStart, hunk.oldLines)} +${start(hunk.newStart, hunk.newLines)} @@`),
     );
-    for (const line of hunk.lines) {
-      if (line.startsWith("\\")) continue; // "\ No newline at end of file"
-      const paint = line[0] === "+" ? style.green : line[0] === "-" ? style.red : style.dim;
-      for (const row of fit(line)) lines.push(paint(row));
+    for (const { sign, text } of hunk.rows) {
+      const paint = sign === "+" ? style.added : sign === "-" ? style.removed : style.muted;
+      for (const row of fit(`${sign}${text}`)) lines.push(paint(row));
     }
   }
   if (options.whole || lines.length <= DIFF_LINES) return lines;
   const hidden = lines.length - (DIFF_LINES - 1);
-  return [...lines.slice(0, DIFF_LINES - 1), style.dim(`… ${hidden} more diff lines`)];
+  return [...lines.slice(0, DIFF_LINES - 1), style.muted(`… ${hidden} more diff lines`)];
 }
 
 const record = (args: unknown): Record<string, unknown> =>
@@ -131,27 +134,27 @@ export function approvalPreview(
   if ((toolName === "edit_file" || toolName === "write_file") && typeof a.path === "string") {
     const shownPath = visibleText(a.path, { newlines: "mark" });
     const now = readWorkspaceFile(cwd, a.path);
-    if (now.kind === "unshown") return [style.dim(`(${shownPath}: ${now.why}; not shown)`)];
+    if (now.kind === "unshown") return [style.muted(`(${shownPath}: ${now.why}; not shown)`)];
     if (toolName === "edit_file") {
-      if (now.kind === "missing") return [style.yellow(`(${shownPath} does not exist: the edit will fail)`)];
+      if (now.kind === "missing") return [style.warning(`(${shownPath} does not exist: the edit will fail)`)];
       const after = editedText(now.text, a);
-      if (typeof after !== "string") return [style.yellow(`(${after.fails}: the edit will fail)`)];
+      if (typeof after !== "string") return [style.warning(`(${after.fails}: the edit will fail)`)];
       return diffLines(now.text, after, style, columns, { whole: true });
     }
-    if (typeof a.content !== "string") return [style.yellow("(no content: the write will fail)")];
+    if (typeof a.content !== "string") return [style.warning("(no content: the write will fail)")];
     if (now.kind === "text") return diffLines(now.text, a.content, style, columns, { whole: true });
     const lines = a.content.replace(/\n$/, "").split("\n");
     const size = Buffer.byteLength(a.content);
     return [
-      style.dim(`new file, ${lines.length} line${lines.length === 1 ? "" : "s"}, ${size} bytes`),
-      ...lines.flatMap((line) => wrap(`+${line}`, " ")).map((row) => style.green(row)),
+      style.muted(`new file, ${lines.length} line${lines.length === 1 ? "" : "s"}, ${size} bytes`),
+      ...lines.flatMap((line) => wrap(`+${line}`, " ")).map((row) => style.added(row)),
     ];
   }
   const json = JSON.stringify(args, null, 2) ?? "";
   return json
     .split("\n")
     .flatMap((line) => wrap(line, "    "))
-    .map((row) => style.dim(row));
+    .map((row) => style.muted(row));
 }
 
 /**

@@ -121,34 +121,34 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
       // Wrapped, never cut: every answer shows at any width.
       if (denying) {
         lines.push({
-          text: style.yellow(
+          text: style.warning(
             `? Why not ${denying.toolName} ${summarizeArgs(denying.toolName, denying.args)}? The model reads your reason (Enter sends it)`,
           ),
           wrap: true,
         });
       } else if (question) {
-        lines.push({ text: style.yellow(approvalQuestion(question.toolName, question.args)), wrap: true });
+        lines.push({ text: style.warning(approvalQuestion(question.toolName, question.args)), wrap: true });
       }
       // A long row shows its end (what is being typed), the cursor kept in view.
       const rows = inputRows(
         { text: current, cursor },
         {
-          prompt: `${style.bold(style.cyan("›"))} `,
+          prompt: `${style.bold(style.accent("›"))} `,
           columns: (options.columns?.() ?? 80) - 1,
           safe: terminalSafe,
         },
       );
       for (const row of rows) lines.push({ text: row, keep: 2 });
-      if (quitHint) lines.push(style.dim("Ctrl-C again to quit"));
+      if (quitHint) lines.push(style.muted("Ctrl-C again to quit"));
       view.setFooter(lines);
     };
 
     const deny = (question: PendingApproval, reason?: string) => {
       try {
         agent.deny(question.toolCallId, reason);
-        view.note(style.red(`✗ denied ${question.toolName}${reason ? `: ${terminalSafe(reason)}` : ""}`));
+        view.note(style.error(`✗ denied ${question.toolName}${reason ? `: ${terminalSafe(reason)}` : ""}`));
       } catch (error) {
-        view.note(style.dim(`(${(error as Error).message})`));
+        view.note(style.muted(`(${(error as Error).message})`));
       }
     };
 
@@ -168,7 +168,7 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
       try {
         if (choice === "n") {
           agent.deny(question.toolCallId);
-          view.note(style.red(`✗ denied ${question.toolName}`));
+          view.note(style.error(`✗ denied ${question.toolName}`));
         } else {
           if (choice === "a") {
             permissions?.allowAlways(question.toolName);
@@ -180,12 +180,12 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
           }
           agent.approve(question.toolCallId);
           view.note(
-            style.green(`✓ allowed ${question.toolName}${choice === "a" ? " (always, this session)" : ""}`),
+            style.success(`✓ allowed ${question.toolName}${choice === "a" ? " (always, this session)" : ""}`),
           );
         }
       } catch (error) {
         // The call was decided meanwhile (aborted run): nothing left to answer.
-        view.note(style.dim(`(${(error as Error).message})`));
+        view.note(style.muted(`(${(error as Error).message})`));
       }
       drawFooter();
       return true;
@@ -203,7 +203,7 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
       if (!text) return;
       const command = parseSlashCommand(text);
       if (command) return runCommand(command.name, command.rest);
-      if (compacting) return view.note(style.dim("Compacting the context: send it once that is done"));
+      if (compacting) return view.note(style.muted("Compacting the context: send it once that is done"));
       const idle = agent.state === "idle";
       if (text.startsWith(FOLLOW_UP_PREFIX)) {
         const typed = text.slice(FOLLOW_UP_PREFIX.length).trim();
@@ -214,7 +214,7 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
         if (idle) return void prompt(message);
         agent.followUp(message);
         queue(textOf(content));
-        view.note(style.dim(`» follow-up queued: ${typed}`));
+        view.note(style.muted(`» follow-up queued: ${typed}`));
         return;
       }
       const content = attach(text, line);
@@ -223,7 +223,7 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
       if (idle) return void prompt(message);
       agent.steer(message);
       queue(textOf(content));
-      view.note(style.dim(`» steering queued (the agent takes it after the current step): ${text}`));
+      view.note(style.muted(`» steering queued (the agent takes it after the current step): ${text}`));
     };
 
     /** Images pasted as file paths, by the placeholder that stands for each in the line. */
@@ -238,7 +238,7 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
         if ("why" in image) {
           // Not an image: the paste is the text it was. An image that cannot go: said, and left out.
           if (/^not a PNG/.test(image.why)) return undefined;
-          view.note(style.yellow(`${terminalSafe(name)} not attached: ${image.why}`));
+          view.note(style.warning(`${terminalSafe(name)} not attached: ${image.why}`));
           return "";
         }
         const placeholder = `[image #${++pastedCount}: ${name}]`;
@@ -256,10 +256,10 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
       readingClipboard = true;
       void readClipboardImage(options.env ?? process.env)
         .then((read) => {
-          if ("why" in read) return view.note(style.yellow(`Ctrl-V: ${read.why}`));
+          if ("why" in read) return view.note(style.warning(`Ctrl-V: ${read.why}`));
           const image = imageFromBytes(read.bytes);
           if ("why" in image)
-            return view.note(style.yellow(`Ctrl-V: the clipboard's image not attached: ${image.why}`));
+            return view.note(style.warning(`Ctrl-V: the clipboard's image not attached: ${image.why}`));
           const name = `clipboard.${image.part.mimeType.replace("image/", "")}`;
           const placeholder = `[image #${++pastedCount}: ${name}]`;
           pastedImages.set(placeholder, { path: name, ...image });
@@ -282,17 +282,17 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
         images: pasted.map(([, image]) => image),
       });
       if ("refused" in attached) {
-        view.note(style.yellow(`Not sent: ${terminalSafe(attached.refused)}. ${REFUSED_HINT}`));
+        view.note(style.warning(`Not sent: ${terminalSafe(attached.refused)}. ${REFUSED_HINT}`));
         keyboard.set(typed);
         return undefined;
       }
       for (const file of attached.files)
-        view.note(style.dim(`+ ${file.path} attached (${file.lines} lines, ${file.bytes} bytes)`));
+        view.note(style.muted(`+ ${file.path} attached (${file.lines} lines, ${file.bytes} bytes)`));
       for (const image of attached.images)
-        view.note(style.dim(`+ image ${terminalSafe(describeNamedImage(image))} attached`));
-      if (attached.modelUnknown) view.note(style.dim(unknownModelNote(model)));
+        view.note(style.muted(`+ image ${terminalSafe(describeNamedImage(image))} attached`));
+      if (attached.modelUnknown) view.note(style.muted(unknownModelNote(model)));
       for (const file of attached.skipped)
-        view.note(style.yellow(`@${terminalSafe(file.path)} not attached: ${file.why}`));
+        view.note(style.warning(`@${terminalSafe(file.path)} not attached: ${file.why}`));
       for (const [placeholder] of pasted) pastedImages.delete(placeholder);
       return attached.content;
     };
@@ -306,7 +306,7 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
         case "/model":
           if (!rest)
             return view.note(
-              style.dim(
+              style.muted(
                 `Model: ${options.model ?? "unknown"}, ${imageSupport(options.model)} (/model <id> switches, keeping the conversation)`,
               ),
             );
@@ -315,21 +315,21 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
         case "/quit":
           return quit();
         case "/help":
-          return view.note(style.dim(slashHelp().join("\n")));
+          return view.note(style.muted(slashHelp().join("\n")));
         case "/expand":
           return expand(rest);
         case "/compact":
           return compact(rest);
         case "/cost":
-          return view.note(style.dim(options.cost?.() ?? "No cost counted in this mode"));
+          return view.note(style.muted(options.cost?.() ?? "No cost counted in this mode"));
         case "/visualize":
-          if (!options.visualize) return view.note(style.yellow("The visualizer is not available here"));
+          if (!options.visualize) return view.note(style.warning("The visualizer is not available here"));
           return void options.visualize().then(
-            (url) => view.note(style.dim(`Visualizer: open ${url}`)),
-            (error: Error) => view.note(style.yellow(`Cannot start the visualizer (${error.message})`)),
+            (url) => view.note(style.muted(`Visualizer: open ${url}`)),
+            (error: Error) => view.note(style.warning(`Cannot start the visualizer (${error.message})`)),
           );
         default:
-          return view.note(style.yellow(unknownCommandText(name)));
+          return view.note(style.warning(unknownCommandText(name)));
       }
     };
 
@@ -339,12 +339,12 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
      */
     const expand = (which: string) => {
       const outputs = view.outputs();
-      if (outputs.length === 0) return view.note(style.dim("No tool output yet"));
+      if (outputs.length === 0) return view.note(style.muted("No tool output yet"));
       if (which === "list") {
         return view.note(
           outputs
             .map((o, i) =>
-              style.dim(
+              style.muted(
                 `${String(i + 1).padStart(3)}  ${terminalSafe(o.title)}  (${lineCount(o.text)} lines)`,
               ),
             )
@@ -355,7 +355,7 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
       const chosen = Number.isInteger(n) && n >= 1 ? outputs[n - 1] : undefined;
       if (!chosen) {
         return view.note(
-          style.yellow(
+          style.warning(
             `/expand ${terminalSafe(which)}: give 1 to ${outputs.length} (1 is the last output; /expand list names them)`,
           ),
         );
@@ -368,7 +368,11 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
           style.bold(`${chosen.title}: ${lines.length} lines`),
           ...shown,
           ...(more
-            ? [style.dim(`… ${more} more lines: the model saw them; read the file or rerun to see them all`)]
+            ? [
+                style.muted(
+                  `… ${more} more lines: the model saw them; read the file or rerun to see them all`,
+                ),
+              ]
             : []),
         ].join("\n"),
       );
@@ -387,20 +391,20 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
     /** `/compact [focus]`: the context compacted now, between runs (the summary keeps the focus). */
     let compacting = false;
     const compact = (focus: string) => {
-      if (compacting) return view.note(style.dim("Already compacting"));
+      if (compacting) return view.note(style.muted("Already compacting"));
       if (agent.state !== "idle") {
-        return view.note(style.yellow("The agent is working: /compact once it is done (Ctrl-C stops it)"));
+        return view.note(style.warning("The agent is working: /compact once it is done (Ctrl-C stops it)"));
       }
       compacting = true;
-      view.note(style.dim(`Compacting the context${focus ? ` (focus: ${terminalSafe(focus)})` : ""}…`));
+      view.note(style.muted(`Compacting the context${focus ? ` (focus: ${terminalSafe(focus)})` : ""}…`));
       return void agent
         .compact(focus ? { focus } : {})
         .then(
           // The `compaction` event has said what it did, in the scrollback and the footer.
           (result) => {
-            if (!result) view.note(style.dim("Nothing to compact: the conversation is still short"));
+            if (!result) view.note(style.muted("Nothing to compact: the conversation is still short"));
           },
-          (error: Error) => view.note(style.yellow(`Cannot compact: ${compactProblem(error.message)}`)),
+          (error: Error) => view.note(style.warning(`Cannot compact: ${compactProblem(error.message)}`)),
         )
         .finally(() => {
           compacting = false;
@@ -426,7 +430,7 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
       denying = undefined;
       agent.abort();
       arm();
-      view.note(style.yellow("⏹ aborted (the transcript is kept) — Ctrl-C again to quit"));
+      view.note(style.warning("⏹ aborted (the transcript is kept) — Ctrl-C again to quit"));
       drawFooter();
     };
 
@@ -447,7 +451,7 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
     };
 
     const prompt = (message: string | UserMessage) =>
-      agent.prompt(message).catch((error: Error) => view.note(style.red(`✗ ${error.message}`)));
+      agent.prompt(message).catch((error: Error) => view.note(style.error(`✗ ${error.message}`)));
 
     const keyboard = createKeyboard(
       options.stdin,
@@ -487,7 +491,7 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
           const preview = approvalPreview(options.cwd, event.toolName, event.args, style, columns);
           view.note(
             [
-              style.yellow(approvalHeading(event.toolName, event.args)),
+              style.attention(approvalHeading(event.toolName, event.args)),
               ...preview.map((line) => `    ${line}`),
             ].join("\n"),
           );
@@ -514,7 +518,7 @@ export function runInteractive(options: InteractiveOptions): Promise<Interactive
     });
 
     drawFooter();
-    options.start?.().catch((error: Error) => view.note(style.red(`✗ ${error.message}`)));
+    options.start?.().catch((error: Error) => view.note(style.error(`✗ ${error.message}`)));
   });
 }
 

@@ -1,4 +1,5 @@
 import type { Token, Tokens } from "marked";
+import { createStyle, type Style, type Theme } from "./style.js";
 import { displayWidth } from "./terminal-text.js";
 
 /**
@@ -52,7 +53,50 @@ export function tableWidths(rows: readonly (readonly string[])[], columns: numbe
   return widths;
 }
 
-let loading: Promise<MarkdownRenderer> | undefined;
+const loading = new Map<Theme, Promise<MarkdownRenderer>>();
+
+/** cli-highlight's token classes: each is drawn in a role of the theme, none in its own colours. */
+const CODE_TOKENS = (
+  "addition attr attribute built_in builtin-name bullet class code comment default deletion doctag emphasis " +
+  "formula function keyword link literal meta meta-keyword meta-string name number params quote regexp " +
+  "section selector-attr selector-class selector-id selector-pseudo selector-tag string strong subst symbol " +
+  "tag template-tag template-variable title type variable"
+).split(" ");
+
+/**
+ * marked-terminal's styles and cli-highlight's theme in the roles of `style`: their defaults put
+ * inline code and functions in yellow, headings in green and quotes in grey, which fall under
+ * 3.5:1 on a light background. Keywords are bold, additions and deletions in the diff roles, the
+ * rest in the default colour.
+ */
+function markdownColours(style: Style) {
+  const code = Object.fromEntries(
+    CODE_TOKENS.map((token): [string, (text: string) => string] => [
+      token,
+      token === "keyword" || token === "built_in" || token === "strong"
+        ? style.bold
+        : token === "addition"
+          ? style.added
+          : token === "deletion"
+            ? style.removed
+            : style.muted,
+    ]),
+  );
+  return {
+    options: {
+      code: style.accent,
+      codespan: style.accent,
+      blockquote: style.muted,
+      html: style.muted,
+      heading: style.bold,
+      firstHeading: style.bold,
+      del: style.muted,
+      link: style.link,
+      href: style.link,
+    },
+    highlight: { theme: code },
+  };
+}
 
 /**
  * Loads the renderer (once: `marked-terminal` brings a syntax highlighter that takes a moment to
@@ -64,18 +108,26 @@ let loading: Promise<MarkdownRenderer> | undefined;
  * markdown.render("# Title\n\n| a | b |\n|---|---|\n| 1 | 2 |", 80);
  * ```
  */
-export function loadMarkdownRenderer(): Promise<MarkdownRenderer> {
-  return (loading ??= makeRenderer());
+export function loadMarkdownRenderer(style: Style = createStyle(true, "any")): Promise<MarkdownRenderer> {
+  let renderer = loading.get(style.theme);
+  if (!renderer) loading.set(style.theme, (renderer = makeRenderer(style)));
+  return renderer;
 }
 
-async function makeRenderer(): Promise<MarkdownRenderer> {
+async function makeRenderer(style: Style): Promise<MarkdownRenderer> {
   const [{ Marked }, { markedTerminal }] = await Promise.all([import("marked"), import("marked-terminal")]);
   /** The width the block being rendered is fitted to. */
   let width = 80;
   // marked-terminal reads this object whenever it draws a table: the widths are set per table.
   const tableOptions: { colWidths?: number[]; wordWrap?: boolean } = {};
   const marked = new Marked();
-  marked.use(markedTerminal({ tab: 2, showSectionPrefix: false, emoji: false, tableOptions }));
+  const colours = markdownColours(style);
+  marked.use(
+    markedTerminal(
+      { tab: 2, showSectionPrefix: false, emoji: false, tableOptions, ...colours.options },
+      colours.highlight,
+    ),
+  );
   marked.use({
     renderer: {
       table(token: Tokens.Table) {
@@ -94,12 +146,12 @@ async function makeRenderer(): Promise<MarkdownRenderer> {
         return false; // marked-terminal draws it
       },
       hr() {
-        return `\x1b[2m${"─".repeat(Math.max(3, Math.min(width, 60)))}\x1b[22m\n\n`;
+        return `${style.decor("─".repeat(Math.max(3, Math.min(width, 60))))}\n\n`;
       },
       link(token: Tokens.Link) {
         const text = this.parser.parseInline(token.tokens);
         const plain = text.replace(/\x1b\[[0-9;]*m/g, ""); // eslint-disable-line no-control-regex
-        return plain === token.href ? `\x1b[34m${text}\x1b[39m` : `${text} \x1b[34m(${token.href})\x1b[39m`;
+        return plain === token.href ? style.link(text) : `${text} ${style.link(`(${token.href})`)}`;
       },
     },
   });

@@ -47,7 +47,7 @@ import {
   type SessionStore,
 } from "./session-store.js";
 import { chooseModel, codingSystemPrompt, MODEL_SETUP_HELP, resolveWorkspace } from "./setup.js";
-import { colorEnabled, createStyle } from "./style.js";
+import { colorEnabled, createStyle, themeFrom } from "./style.js";
 import { terminalSafe } from "./terminal-text.js";
 import {
   EXIT_NEEDS_APPROVAL,
@@ -301,7 +301,10 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
   }
 
   const pretty = mode === "interactive" || mode === "once";
-  const style = createStyle(pretty && colorEnabled(io.stdout, io.env));
+  // The colours suit the terminal's background when it is known (AGENT_MACHINE_THEME, COLORFGBG);
+  // otherwise only what holds on light and dark alike.
+  const theme = themeFrom(io.env);
+  const style = createStyle(pretty && colorEnabled(io.stdout, io.env), theme.theme);
   const screen = pretty ? createScreen(io.stdout) : undefined;
   // The interactive session's status line: the model, the context against its window, tokens, cost.
   const meter = createSessionMeter({ maxContextTokens: choice.context?.maxContextTokens ?? 0 });
@@ -310,7 +313,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
   let markdown: MarkdownRenderer | undefined;
   const markdownReady =
     screen?.tty && style.enabled
-      ? loadMarkdownRenderer().then(
+      ? loadMarkdownRenderer(style).then(
           (renderer) => void (markdown = renderer),
           () => undefined, // not installed or broken: plain text, as on a pipe
         )
@@ -342,8 +345,8 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
       );
     }
     for (const file of attached.skipped)
-      promptNotices.push(style.yellow(`@${terminalSafe(file.path)} not attached: ${file.why}`));
-    if (attached.modelUnknown) promptNotices.push(style.dim(unknownModelNote(choice.provider.model)));
+      promptNotices.push(style.warning(`@${terminalSafe(file.path)} not attached: ${file.why}`));
+    if (attached.modelUnknown) promptNotices.push(style.muted(unknownModelNote(choice.provider.model)));
     const { content } = attached;
     return typeof content === "string" ? content : { role: "user", content, timestamp: Date.now() };
   };
@@ -414,11 +417,13 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
   const setupNotices: string[] = [];
   const setupNotice = (text: string) => setupNotices.push(text);
 
+  if (theme.problem && pretty) setupNotice(style.warning(theme.problem));
+
   const bashSetup = chooseBashSetup(args, choice);
   if (bashSetup.kind === "refused" || (bashSetup.kind === "unsandboxed" && bashSetup.warn)) {
-    setupNotice(style.yellow(bashSetup.notice));
+    setupNotice(style.warning(bashSetup.notice));
   } else if (pretty) {
-    setupNotice(style.dim(bashSetup.notice));
+    setupNotice(style.muted(bashSetup.notice));
   }
 
   let inspector: InspectorHandle | undefined;
@@ -426,11 +431,11 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
     try {
       inspector = await createInspectorForCli();
       setupNotice(
-        style.dim(`Stately inspector: open ${inspector.url ?? "the inspector"} to watch the statechart`),
+        style.muted(`Stately inspector: open ${inspector.url ?? "the inspector"} to watch the statechart`),
       );
     } catch (error) {
       setupNotice(
-        style.yellow(
+        style.warning(
           `Cannot start the Stately inspector (${(error as Error).message}); going on without it.`,
         ),
       );
@@ -440,14 +445,14 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
   const telemetry = await startTracingForCli(io.env);
   if (telemetry.notice) {
     if (telemetry.tracing) {
-      if (pretty) setupNotice(style.dim(telemetry.notice));
-    } else setupNotice(style.yellow(telemetry.notice));
+      if (pretty) setupNotice(style.muted(telemetry.notice));
+    } else setupNotice(style.warning(telemetry.notice));
   }
 
   // The rules the user keeps for this work (AGENTS.md, CLAUDE.md): the demo's workspace has none.
   const rules = demoDir ? [] : findProjectRules(cwd, io.env);
   const loadedRules = rulesNotice(rules);
-  if (loadedRules && pretty) setupNotice(style.dim(loadedRules));
+  if (loadedRules && pretty) setupNotice(style.muted(loadedRules));
 
   const tools = codingToolsFor(cwd, bashSetup);
   const agent = createAgent({
@@ -471,7 +476,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
     }),
   });
   const stopRecording = recordSession(agent, session, (error) =>
-    notice(style.red(`Cannot save the session (${error.message}); the agent goes on.`)),
+    notice(style.error(`Cannot save the session (${error.message}); the agent goes on.`)),
   );
 
   // The demo is there to show the statechart at work: it serves the live page without being asked.
@@ -488,7 +493,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
 
   if (choice.kind === "demo") {
     notice(
-      style.yellow(
+      style.warning(
         [
           `${style.bold("agent-machine demo")} — ${choice.reason}`,
           ...(pageLine
@@ -504,14 +509,14 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
       ),
     );
   } else {
-    if (pageLine) notice(style.dim(pageLine));
-    if (pretty) notice(style.dim(choice.reason));
+    if (pageLine) notice(style.muted(pageLine));
+    if (pretty) notice(style.muted(choice.reason));
   }
-  if (visualizerProblem) notice(style.yellow(visualizerProblem));
+  if (visualizerProblem) notice(style.warning(visualizerProblem));
   if (legacy) {
     const count = `${legacy.ids.length} session${legacy.ids.length === 1 ? "" : "s"}`;
     notice(
-      style.yellow(
+      style.warning(
         `${count} in ${terminalSafe(legacy.from)} left where they are, not resumed: a repository can ship that folder. ` +
           `If an earlier agent-machine of yours wrote them, resume one with --sessions-dir .agent-machine/sessions --resume, ` +
           `or move them to ${terminalSafe(legacy.to)}/ yourself`,
@@ -536,7 +541,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
     }),
   ];
   const stopDemoUser =
-    choice.kind === "demo" ? actDemoUser(agent, (text) => notice(style.yellow(text))) : undefined;
+    choice.kind === "demo" ? actDemoUser(agent, (text) => notice(style.warning(text))) : undefined;
   // Only the interactive session can answer an approval: elsewhere a call that asks ends the run.
   const unattended = mode === "interactive" ? undefined : refuseUnattendedApprovals(agent);
 
@@ -556,7 +561,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
         `interrupted: ${plan.interrupted.map((c) => c.name).join(", ")} (answered as interrupted; the model is told)`,
       );
     }
-    notice(style.dim(parts.join(" · ")));
+    notice(style.muted(parts.join(" · ")));
     meter.setContextTokens(estimateTokens(plan.messages));
     if (view) {
       // Where the conversation stood: its last user message and answer.
@@ -564,11 +569,11 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
       const lastAnswerText = lastAnswer(plan.messages);
       if (lastUser?.role === "user") {
         const text = typeof lastUser.content === "string" ? lastUser.content : textOf(lastUser.content);
-        view.note(style.dim(`› ${terminalSafe(text.split("\n")[0]!)}`));
+        view.note(style.muted(`› ${terminalSafe(text.split("\n")[0]!)}`));
       }
       if (lastAnswerText)
         view.note(
-          style.dim(
+          style.muted(
             terminalSafe(lastAnswerText.length > 400 ? `${lastAnswerText.slice(0, 399)}…` : lastAnswerText),
           ),
         );
@@ -582,7 +587,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
       added: plan.added,
     });
   } else if (pretty && choice.kind !== "demo") {
-    notice(style.dim(`Session ${session.id} (resume with --continue or --resume ${session.id})`));
+    notice(style.muted(`Session ${session.id} (resume with --continue or --resume ${session.id})`));
   }
 
   /** Picks up a stopped run, then runs the prompt from the command line. */
@@ -602,7 +607,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
   const onSignal = (signal: NodeJS.Signals) => {
     interrupts++;
     if (signal === "SIGINT" && interrupts === 1 && agent.state !== "idle") {
-      notice(style.yellow("⏹ aborting (Ctrl-C again to quit at once)"));
+      notice(style.warning("⏹ aborting (Ctrl-C again to quit at once)"));
       agent.abort();
       return;
     }
@@ -649,7 +654,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
     await start();
     if (visualizer && mode === "once" && io.stdin.isTTY) {
       // The run is over, the page is not: keep it until the user has looked at it.
-      notice(style.dim(`The live page stays open until you quit (Enter or q):\n  ${visualizer.url}`));
+      notice(style.muted(`The live page stays open until you quit (Enter or q):\n  ${visualizer.url}`));
       screen?.flush();
       await waitForQuit(io.stdin);
     }

@@ -51,7 +51,7 @@ export function durableHandle(
 
 /** The handle of a follower (the session host's durable threads share theirs). */
 export function handleOf(follower: SessionFollower, sessionId: string): AgentHandle {
-  const refresh = async () => {
+  const readNow = async () => {
     try {
       await follower.refresh();
     } catch (error) {
@@ -59,6 +59,14 @@ export function handleOf(follower: SessionFollower, sessionId: string): AgentHan
       throw new AgentCallError(503, "unavailable", messageOf(error));
     }
   };
+  // Callers in one tick share one read, begun after all of them (fresh for each): the host asks
+  // for status and messages together, which would otherwise be two round trips to Restate.
+  let next: Promise<void> | undefined;
+  const refresh = (): Promise<void> =>
+    (next ??= Promise.resolve().then(() => {
+      next = undefined;
+      return readNow();
+    }));
   const pending = () => ({
     approvals: follower.pendingApprovals().map(callOf),
     toolCalls: follower.pendingToolCalls().map(callOf),
@@ -96,7 +104,9 @@ export function handleOf(follower: SessionFollower, sessionId: string): AgentHan
       return follower.messages;
     },
     eventsSince(runId: string, seq = 0): Observable<SequencedEvent> {
-      return from(refresh()).pipe(
+      // A run this follower follows already (one it started, or read): its events are at hand.
+      const known = follower.runId === runId && follower.state !== "idle";
+      return from(known ? Promise.resolve() : refresh()).pipe(
         switchMap(() => {
           try {
             return follower.eventsSince(runId, seq);

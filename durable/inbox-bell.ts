@@ -14,7 +14,7 @@ export interface DrainRequest {
   kind: InboxKind;
   /** The run's doorbell (an awakeable id) and the run (its invocation id): the inbox keeps them. */
   bell?: { id: string; runId: string };
-  /** Take nothing: only say how many wait (and keep `bell`). */
+  /** Take nothing: only say how many wait (and keep `bell`). Sent by runs of earlier versions. */
   peek?: boolean;
 }
 
@@ -35,10 +35,12 @@ export interface InboxBellOptions {
 /** The run's side of the inbox: its checks, and what it leaves behind. See {@link createInboxBell}. */
 export interface InboxBell {
   /**
-   * Hands the inbox a doorbell as the run starts, with a peek the run does not wait for: the first
-   * checks then ask the inbox only if a message came before it.
+   * Hands the inbox a doorbell as the run starts, taking the steering that waits (by the queue's
+   * mode): the run gives it to the agent with its prompt, as an agent in process takes steering
+   * queued while idle into the run's first turn. The later checks ask the inbox only if the answer
+   * counted more, or a message rang.
    */
-  open(): void;
+  open(): Promise<AgentMessage[]>;
   /** The messages one check takes: asks the inbox only when a message of `kind` may be waiting. */
   drain(kind: InboxKind): Promise<AgentMessage[]>;
   /** The run is ending: tells the inbox to forget the doorbell (one way, no round trip). */
@@ -49,11 +51,11 @@ export interface InboxBell {
  * The steering and follow-up checks of one run, paying the inbox's round trip only when a message
  * may be waiting.
  *
- * The run hands the inbox a doorbell (an awakeable) with a peek as it starts, and a new one with each
+ * The run hands the inbox a doorbell (an awakeable) with its first drain as it starts, and a new one with each
  * drain after a ring. A `steer` or `followUp` that finds the doorbell queues its message, rings it
  * (resolves it with an acknowledgement awakeable), forgets it, and returns once the run has resolved
  * the acknowledgement (or the run has ended). A check asks the inbox when the doorbell rang since the
- * last drain, or when the last answer (drain or peek) said messages of its kind wait; otherwise it
+ * last drain, or when the last drain's answer said messages of its kind wait; otherwise it
  * takes nothing, with no journal entry. Every answer counts both queues.
  *
  * Why a message that returned is taken at the next check, never one later: the run acknowledges a
@@ -61,7 +63,7 @@ export interface InboxBell {
  * order, live and on replay. A check is decided in the reactions to the completion before it (the
  * last step of its turn). A message that returned was acknowledged, so its ring was delivered: either
  * before that completion (the check sees it) or after it, in which case the check was decided before
- * the message returned. A message that found no doorbell came before the peek or a drain (whose
+ * the message returned. A message that found no doorbell came before the first drain or another (whose
  * answer counts it), or after another message rang, whose acknowledgement it waited for (the inbox
  * takes one message at a time) and which made the next check ask. A message whose steer returned
  * because the run ended came after the run's last check. Decisions depend only on the journal's
@@ -70,7 +72,7 @@ export interface InboxBell {
  * @example
  * ```ts
  * const bell = createInboxBell(ctx, pump, { runId, drain: (r) => inbox.drain(r), closeBell: (b) => send.closeBell({ bell: b }) });
- * bell.open();
+ * const early = await bell.open(); // the steering queued before the run
  * const messages = await bell.drain("steering"); // [] without a round trip when nothing rang
  * ```
  */
@@ -79,7 +81,7 @@ export function createInboxBell(ctx: ObjectContext, pump: RestatePump, options: 
   const mayWait: Record<InboxKind, boolean> = { steering: true, followUp: true };
   /** The doorbell not rung yet, and whether the inbox was handed it. */
   let bell: { id: string; offered: boolean } | undefined;
-  let opening: Promise<unknown> | undefined;
+  let opening: Promise<AgentMessage[]> | undefined;
 
   const currentBell = () => {
     if (bell) return bell;
@@ -98,8 +100,8 @@ export function createInboxBell(ctx: ObjectContext, pump: RestatePump, options: 
     return created;
   };
 
-  /** A drain or a peek, handing over the doorbell when the inbox does not hold it yet. */
-  const ask = async (kind: InboxKind, peek: boolean): Promise<AgentMessage[]> => {
+  /** A drain, handing over the doorbell when the inbox does not hold it yet. */
+  const ask = async (kind: InboxKind): Promise<AgentMessage[]> => {
     const offer = currentBell();
     const handOver = !offer.offered;
     offer.offered = true;
@@ -110,7 +112,6 @@ export function createInboxBell(ctx: ObjectContext, pump: RestatePump, options: 
       options.drain({
         kind,
         ...(handOver && { bell: { id: offer.id, runId: options.runId } }),
-        ...(peek && { peek }),
       }),
     );
     if (Array.isArray(answer)) {
@@ -125,14 +126,15 @@ export function createInboxBell(ctx: ObjectContext, pump: RestatePump, options: 
 
   return {
     open() {
-      opening = ask("steering", true);
+      opening = ask("steering");
+      return opening;
     },
     async drain(kind) {
       if (opening) {
         await opening;
         opening = undefined;
       }
-      return mayWait[kind] ? ask(kind, false) : [];
+      return mayWait[kind] ? ask(kind) : [];
     },
     close() {
       if (bell?.offered) options.closeBell(bell.id);

@@ -179,6 +179,16 @@ function userMessageOfUI(message: Json): UserMessage {
   };
 }
 
+/**
+ * The call a tool part's answer is for: the part's own call, or a call waiting in a sub-agent under
+ * it, which the stream asked about on this part with the nested call's id as the approval's id
+ * (`"p1/r1/w1"` on part `"p1"`). Only an id under the part's own call is taken from the approval.
+ */
+function answeredIdOf(part: Json, toolCallId: string): string {
+  const approvalId = (part.approval as Json | undefined)?.id;
+  return typeof approvalId === "string" && approvalId.startsWith(`${toolCallId}/`) ? approvalId : toolCallId;
+}
+
 /** The answers in the client's last assistant message to what the thread waits for. */
 function answersOf(message: Json, thread: HostedThread): ThreadInput {
   const parts = Array.isArray(message.parts) ? message.parts.map((p) => objectOf(p, "a message part")) : [];
@@ -188,7 +198,7 @@ function answersOf(message: Json, thread: HostedThread): ThreadInput {
   const toolResults: ToolCallAnswer[] = [];
   for (const part of parts) {
     if (typeof part.toolCallId !== "string") continue;
-    const id = part.toolCallId;
+    const id = answeredIdOf(part, part.toolCallId);
     if (part.state === "approval-responded") {
       const approval = objectOf(part.approval, "a tool part's approval");
       if (typeof approval.approved !== "boolean")

@@ -5,6 +5,7 @@
 // (its transport fails the whole response on a chunk type it does not know).
 import type { AgentEvent, AgentEventOf } from "../core/events.js";
 import type { AgentMessage, AssistantMessage } from "../core/messages.js";
+import type { PendingApproval } from "../agent/agent.js";
 import { textOf } from "../core/messages.js";
 import {
   type ContinuedThread,
@@ -17,6 +18,7 @@ import {
 import {
   type AiSdkTarget,
   customPart,
+  nestedApprovalDescriptor,
   opensTurnGroup,
   reasoningPartId,
   steeringPart,
@@ -93,6 +95,14 @@ class AiSdkEncoder implements StreamEncoder {
   private textId: string | undefined;
   private reasoningId: string | undefined;
   private readonly denied = new Set<string>();
+  /** The host's pending approvals, when it gives them (the next nested approval to show). */
+  private pendingApprovals: (() => readonly PendingApproval[]) | undefined;
+  /**
+   * The nested approval each call of the top agent shows (by the call's id). A tool part holds one
+   * approval at a time: a second nested approval under the same call waits its turn, and is
+   * requested when the one shown is decided.
+   */
+  private readonly shownNested = new Map<string, string>();
   /**
    * For an ai 6 client, the tool-input chunks of the message being streamed, sent when it ends: it
    * has no reset-step, so a retried attempt's calls must never reach it (it would wait for their
@@ -103,6 +113,7 @@ class AiSdkEncoder implements StreamEncoder {
   constructor(private readonly target: AiSdkTarget) {}
 
   open(context: ResponseContext): string {
+    this.pendingApprovals = context.pendingApprovals;
     const known = groupIdOf(context);
     if (known !== undefined) {
       this.messageId = known;
@@ -172,19 +183,15 @@ class AiSdkEncoder implements StreamEncoder {
         );
         break;
       case "approval_requested":
-        write({
-          type: "tool-approval-request",
-          approvalId: event.toolCallId,
-          toolCallId: event.toolCallId,
-          // ai 7 keeps it and sends it back with the answer: how the host tells ai 7 from ai 6.
-          reason: approvalReason(event.toolName),
-        });
+        if (isNested(event)) this.requestNested(event, write);
+        else write(approvalRequestChunk(event));
         break;
       case "approval_decided":
-        if (!event.approved) this.denied.add(event.toolCallId);
+        if (!event.approved && !isNested(event)) this.denied.add(event.toolCallId);
         if (this.target === 7) {
           write({ type: "tool-approval-response", approvalId: event.toolCallId, approved: event.approved });
         }
+        if (isNested(event)) this.nextNested(event, write);
         break;
       case "tool_execution_end":
         write(this.outputChunk(event));
@@ -226,6 +233,35 @@ class AiSdkEncoder implements StreamEncoder {
   }
 
   // --- pieces ---
+
+  /**
+   * A call waiting in a sub-agent shows on the part of the top agent's call it runs in (the only
+   * call the client has a part for), its approval id the nested call's id and its descriptor
+   * naming the nested call; unless that part already shows one.
+   */
+  private requestNested(
+    call: PendingApproval & { path: string[] },
+    write: (chunk: UIMessageChunk) => void,
+  ): void {
+    const top = call.path[0]!;
+    if (this.shownNested.has(top)) return;
+    this.shownNested.set(top, call.toolCallId);
+    write(approvalRequestChunk(call));
+  }
+
+  /** After a nested decision: the next call waiting under the same top call, if any, shows. */
+  private nextNested(
+    decided: { toolCallId: string; path: string[] },
+    write: (chunk: UIMessageChunk) => void,
+  ): void {
+    const top = decided.path[0]!;
+    if (this.shownNested.get(top) === decided.toolCallId) this.shownNested.delete(top);
+    if (this.shownNested.has(top)) return;
+    const next = (this.pendingApprovals?.() ?? []).find(
+      (p) => p.toolCallId !== decided.toolCallId && isNested(p) && p.path[0] === top,
+    );
+    if (next) this.requestNested(next as PendingApproval & { path: string[] }, write);
+  }
 
   private emit(chunk: UIMessageChunk): string {
     if (this.held) {
@@ -385,6 +421,27 @@ class AiSdkEncoder implements StreamEncoder {
     write({ type: "reasoning-end", id: this.reasoningId });
     this.reasoningId = undefined;
   }
+}
+
+/** A call waiting in a sub-agent (its path runs through a call of this agent). */
+function isNested<T extends { path?: string[] }>(call: T): call is T & { path: string[] } {
+  return call.path !== undefined && call.path.length > 1;
+}
+
+/**
+ * The `tool-approval-request` of a waiting call: on its own part, or for a nested call on the part
+ * of the top call it runs in, described (tool, input, path) in the approval's `descriptor`.
+ */
+function approvalRequestChunk(call: PendingApproval): UIMessageChunk {
+  const nested = isNested(call);
+  return {
+    type: "tool-approval-request",
+    approvalId: call.toolCallId,
+    toolCallId: nested ? call.path[0] : call.toolCallId,
+    ...(nested && { approvalDescriptor: nestedApprovalDescriptor(call) }),
+    // ai 7 keeps it and sends it back with the answer: how the host tells ai 7 from ai 6.
+    reason: approvalReason(call.toolName),
+  };
 }
 
 /** A transient `data-agent-machine-<name>` chunk (the client's `onData` gets it; it is not kept as a part). */

@@ -43,6 +43,12 @@ export interface ResponseContext {
    */
   currentRunId?: () => string | undefined;
   /**
+   * The agent's pending approvals at the moment it is called (every depth): an encoder whose
+   * client shows one approval per tool part shows the next call waiting under the same part when
+   * one is decided.
+   */
+  pendingApprovals?: () => readonly PendingApproval[];
+  /**
    * For a replay (`kind: "replay"`) of a response that continued an earlier response's assistant
    * message (after answers, or a decision on a side route): the thread as that response found it.
    * A client that reconnects may hold nothing of that message (a reloaded page), so an encoder

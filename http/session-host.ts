@@ -40,10 +40,12 @@ export type OpenThread = (threadId: string, request: Request) => AgentHandle | P
 
 /**
  * What serves the `durable` alias (the entry resolves it, so this file knows nothing of Restate):
- * a backend per thread, and whether a thread the host does not hold exists there.
+ * a durable session's handle per thread, served as any `threads` handle is, and whether a thread
+ * the host does not hold exists there (a session that never ran answers `status()` as idle, so
+ * the handle alone cannot tell).
  */
 export interface DurableThreads {
-  open(threadId: string): Promise<ThreadBackend>;
+  open(threadId: string): Promise<AgentHandle>;
   exists(threadId: string): Promise<boolean>;
 }
 
@@ -237,7 +239,7 @@ export function createThreadHost(options: ThreadHostOptions, durable?: DurableTh
   };
 
   const openBackend = async (threadId: string, request: Request): Promise<ThreadBackend> => {
-    if (durable) return durable.open(threadId);
+    if (durable) return handleBackend(await durable.open(threadId));
     if (options.threads) return handleBackend(await options.threads(threadId, request));
     return createLocal(threadId, request);
   };
@@ -264,6 +266,7 @@ export function createThreadHost(options: ThreadHostOptions, durable?: DurableTh
       if (error instanceof AgentCallError || error instanceof AgentCallError) throw error;
       throw new AgentCallError(503, "unavailable", messageOf(error));
     }
+    thread.adoptRun();
     thread.lastUsed = ++uses;
     ready.set(threadId, thread);
     evictResting(thread);

@@ -68,6 +68,40 @@ function sourceOf(message: AgentMessage): string | undefined {
   return message.role === "user" || message.role === "custom" ? message.source : undefined;
 }
 
+/**
+ * What the approval of a call waiting in a sub-agent carries as its `descriptor` (the AI SDK keeps
+ * it in the tool part's `approval`): the nested call's tool and input, and where it waits. The
+ * part is the top agent's call it runs in; the approval's id is the nested call's id.
+ *
+ * @example
+ * ```ts
+ * const part = message.parts.find((p) => p.state === "approval-requested");
+ * const { toolName, input } = part.approval.descriptor; // "refund", { amount: 20 }
+ * ```
+ */
+export interface NestedApprovalDescriptor {
+  /** The nested call's tool. */
+  toolName: string;
+  /** The nested call's arguments. */
+  input: unknown;
+  /** The call ids from the top agent's call down to the nested call (its own id last). */
+  path: string[];
+  /** The sub-agents' ids, from the top call's child down to the one the call waits in. */
+  agents: string[];
+}
+
+/**
+ * The descriptor of a nested call's approval (see {@link NestedApprovalDescriptor}).
+ *
+ * @example
+ * ```ts
+ * nestedApprovalDescriptor({ toolCallId: "p1/c1", toolName: "refund", args: { amount: 20 }, path: ["p1", "c1"], agents: ["researcher-p1"] });
+ * ```
+ */
+export function nestedApprovalDescriptor(call: PendingApproval): NestedApprovalDescriptor {
+  return { toolName: call.toolName, input: call.args, path: call.path ?? [], agents: call.agents ?? [] };
+}
+
 /** Options of {@link toUIMessages}. */
 export interface ToUIMessagesOptions {
   /** The `ai` major of the page (default 7): an ai 6 page gets steered messages as data parts. */
@@ -114,7 +148,7 @@ export function toUIMessages(
     finishedCalls: options.finishedCalls ?? thread.finishedCalls,
   };
   const target = options.target ?? 7;
-  const awaiting = new Set((options.pendingApprovals ?? []).map((p) => p.toolCallId));
+  const awaiting = approvalsByPart(options.pendingApprovals ?? []);
   const results = new Map<string, ToolResultMessage>();
   for (const m of messages) if (m.role === "toolResult") results.set(m.toolCallId, m);
   for (const call of options.finishedCalls ?? []) {
@@ -150,6 +184,24 @@ export function toUIMessages(
   return out;
 }
 
+/**
+ * The approval each tool part shows: its own call's, or for a call waiting in a sub-agent, on the
+ * part of the top call it runs in (the first such, as the stream shows them one at a time).
+ */
+function approvalsByPart(pending: readonly PendingApproval[]): Map<string, Record<string, unknown>> {
+  const byPart = new Map<string, Record<string, unknown>>();
+  for (const call of pending) {
+    const nested = call.path !== undefined && call.path.length > 1;
+    const part = nested ? call.path![0]! : call.toolCallId;
+    if (byPart.has(part)) continue;
+    byPart.set(
+      part,
+      nested ? { id: call.toolCallId, descriptor: nestedApprovalDescriptor(call) } : { id: call.toolCallId },
+    );
+  }
+  return byPart;
+}
+
 function userParts(content: AgentMessage["content"]): UIPart[] {
   if (typeof content === "string") return [{ type: "text", text: content }];
   const parts: UIPart[] = [];
@@ -169,7 +221,7 @@ function userParts(content: AgentMessage["content"]): UIPart[] {
 function assistantParts(
   message: AssistantMessage,
   results: Map<string, ToolResultMessage>,
-  awaiting: Set<string>,
+  awaiting: Map<string, Record<string, unknown>>,
 ): UIPart[] {
   const parts: UIPart[] = [];
   for (const [index, block] of message.content.entries()) {
@@ -185,9 +237,8 @@ function assistantParts(
         });
     } else {
       const part = toolPart(block.id, block.name, block.arguments, results.get(block.id));
-      parts.push(
-        awaiting.has(block.id) ? { ...part, state: "approval-requested", approval: { id: block.id } } : part,
-      );
+      const approval = awaiting.get(block.id);
+      parts.push(approval ? { ...part, state: "approval-requested", approval } : part);
     }
   }
   return parts;

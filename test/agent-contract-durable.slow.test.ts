@@ -52,7 +52,7 @@ describeAgentContract(
     return { handle: durableHandle(client, sessionId, { pollIntervalMs: 20, live: [server.liveUrl!] }) };
   },
   {
-    "steer and followUp queued between runs":
-      "a durable run takes a steer queued before it at its second check (after its first model call), not its first",
+    "status: waiting while only a sub-agent's call waits":
+      "a durable session lists a sub-agent's waiting call but its service answers only the top agent's calls (404 for the nested path)",
   },
 );

@@ -10,6 +10,12 @@ describeAgentContract("in process", ({ provider, tools }) => {
   return { handle: agentHandle(agent, { tools }), close: () => agent.stop() };
 });
 
+// The host's kind of agent: it hibernates whenever it is idle (its snapshot as JSON, no actor).
+describeAgentContract('in process, hibernate: "whenIdle"', ({ provider, tools }) => {
+  const agent = createAgent({ provider, tools, hibernate: "whenIdle" });
+  return { handle: agentHandle(agent, { tools }), close: () => agent.stop() };
+});
+
 // Over HTTP: a session host on in-process agents, and the page's handle on one of its threads.
 let threads = 0;
 describeAgentContract("over HTTP (remoteAgentHandle on a session host)", ({ provider, tools }) => {

@@ -238,3 +238,66 @@ describe("a sub-agent's worst case is reserved before it starts", () => {
     expect(outcome.usage.cost!.total + childUsd).toBeLessThanOrEqual(0.06);
   });
 });
+
+describe("costs add up the tree of sub-agents", () => {
+  /** Every call of every model of the tree, priced: what the run really cost. */
+  const spent = { usd: 0 };
+  const metered = (steps: Parameters<typeof pricedModel>[0]) => {
+    const inner = pricedModel(steps);
+    const provider: Provider = {
+      ...inner,
+      async *stream(request, signal) {
+        for await (const event of inner.stream(request, signal)) {
+          if (event.type === "done") spent.usd += event.usage?.cost?.total ?? 0;
+          yield event;
+        }
+      },
+    };
+    return provider;
+  };
+
+  it("a grandchild's spending counts at the top: the whole tree stays within the parent's budget", async () => {
+    spent.usd = 0;
+    const noop = defineTool({ name: "noop", description: "", parameters: z.object({}), execute: () => "ok" });
+    // The writer (two levels down) would spend $0.0455 a task if nothing stopped it.
+    const writer = subAgentTool({
+      name: "write",
+      description: "Writes",
+      tools: [noop],
+      provider: metered((request) =>
+        request.messages.filter((m) => m.role === "toolResult").length < 4
+          ? { tool: { name: "noop", arguments: {} } }
+          : {},
+      ),
+    });
+    const researcher = subAgentTool({
+      name: "research",
+      description: "Researches",
+      tools: [writer],
+      provider: metered((request) =>
+        request.messages.some((m) => m.role === "toolResult")
+          ? { output: 100 }
+          : { tool: { name: "write", arguments: { task: "write it" } }, output: 100 },
+      ),
+    });
+    const agent = createAgent({
+      provider: metered((_request, call) =>
+        call < 5
+          ? { tool: { name: "research", arguments: { task: `dig ${call}` } }, output: 100 }
+          : { output: 100 },
+      ),
+      tools: [researcher],
+      limits: { maxCostUsd: 0.05 },
+    });
+    const outcome = await agent.prompt("Find out");
+    // The budget ends the run (the parent answers at its limit), the tree within it: counted only
+    // by the children's own calls, five researchers ran and spent $0.0904.
+    expect(outcome.reason).toBe("limit");
+    expect(outcome.messages.at(-1)?.role).toBe("assistant");
+    expect(spent.usd).toBeLessThanOrEqual(0.05);
+    // The first researcher's result counts its writer's spending.
+    const first = outcome.messages.find((m) => m.role === "toolResult")!;
+    const details = first.details as { usage: Usage; costUsd?: number };
+    expect(details.costUsd).toBeGreaterThan(details.usage.cost!.total + 0.009);
+  });
+});

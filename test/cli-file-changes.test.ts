@@ -19,9 +19,13 @@ describe("what an approval and a finished edit show of a file change", () => {
       "+B",
       " c",
     ]);
-    const coloured = diffLines("a\n", "b\n", createStyle(true), 80);
-    expect(coloured).toContain("\x1b[31m-a\x1b[39m");
+    const coloured = diffLines("a\n", "b\n", createStyle(true, "dark"), 80);
+    expect(coloured).toContain("\x1b[91m-a\x1b[39m");
     expect(coloured).toContain("\x1b[32m+b\x1b[39m");
+    // On a light background added lines are blue: green is 2.2:1 on xterm's white.
+    const light = diffLines("a\n", "b\n", createStyle(true, "light"), 80);
+    expect(light).toContain("\x1b[31m-a\x1b[39m");
+    expect(light).toContain("\x1b[34m+b\x1b[39m");
   });
 
   it("a long diff is folded", () => {

@@ -281,7 +281,7 @@ describe("the terminal view of agent events", () => {
     expect(colorEnabled({ isTTY: false }, {})).toBe(false);
     expect(colorEnabled({ isTTY: true }, { NO_COLOR: "1" })).toBe(false);
     expect(colorEnabled({ isTTY: false }, { FORCE_COLOR: "1" })).toBe(true);
-    expect(createStyle(false).red("x")).toBe("x");
-    expect(createStyle(true).red("x")).toBe("\x1b[31mx\x1b[39m");
+    expect(createStyle(false, "light").error("x")).toBe("x");
+    expect(createStyle(true, "light").error("x")).toBe("\x1b[31mx\x1b[39m");
   });
 });

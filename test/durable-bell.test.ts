@@ -59,13 +59,13 @@ function fakeRun() {
 const texts = (messages: AgentMessage[]) => messages.map((m) => m.content);
 
 describe("the inbox doorbell of a durable run", () => {
-  it("hands the doorbell over with a peek, then asks only when a message rang", async () => {
+  it("hands the doorbell over with its first drain, then asks only when a message rang", async () => {
     const run = fakeRun();
-    run.bell.open();
+    expect(await run.bell.open()).toEqual([]);
     for (let turn = 0; turn < 3; turn++) expect(await run.bell.drain("steering")).toEqual([]);
     expect(await run.bell.drain("followUp")).toEqual([]);
-    // One peek, no drain: nothing was queued and nothing rang.
-    expect(run.calls).toEqual([{ kind: "steering", peek: true, bell: { id: "bell-0", runId: "inv_run" } }]);
+    // One drain as the run opens, none at the checks: nothing was queued and nothing rang.
+    expect(run.calls).toEqual([{ kind: "steering", bell: { id: "bell-0", runId: "inv_run" } }]);
 
     await run.send("steering", "change of plan");
     expect(run.acks).toEqual(["ack-for-change of plan"]);
@@ -74,7 +74,7 @@ describe("the inbox doorbell of a durable run", () => {
     expect(run.calls.at(-1)).toEqual({ kind: "steering", bell: { id: "bell-1", runId: "inv_run" } });
     expect(await run.bell.drain("steering")).toEqual([]);
     expect(await run.bell.drain("followUp")).toEqual([]);
-    expect(run.drains()).toHaveLength(1);
+    expect(run.drains()).toHaveLength(2);
   });
 
   it("a follow-up rings too, and is taken at the follow-up check", async () => {
@@ -86,7 +86,11 @@ describe("the inbox doorbell of a durable run", () => {
     expect(await run.bell.drain("steering")).toEqual([]);
     expect(texts(await run.bell.drain("followUp"))).toEqual(["one more thing"]);
     expect(await run.bell.drain("followUp")).toEqual([]);
-    expect(run.drains().map((c) => ("kind" in c ? c.kind : ""))).toEqual(["steering", "followUp"]);
+    expect(run.drains().map((c) => ("kind" in c ? c.kind : ""))).toEqual([
+      "steering",
+      "steering",
+      "followUp",
+    ]);
   });
 
   it("keeps asking while an answer says messages wait", async () => {
@@ -99,15 +103,18 @@ describe("the inbox doorbell of a durable run", () => {
     expect(texts(await run.bell.drain("steering"))).toEqual(["one"]);
     expect(texts(await run.bell.drain("steering"))).toEqual(["two"]);
     expect(await run.bell.drain("steering")).toEqual([]);
-    expect(run.drains()).toHaveLength(2);
+    expect(run.drains()).toHaveLength(3);
   });
 
-  it("messages queued before the run started are taken at the first checks", async () => {
+  it("steering queued before the run is taken as it opens (for the prompt's turn), a follow-up at its check", async () => {
     const run = fakeRun();
     await run.send("steering", "early");
+    await run.send("steering", "early too");
     await run.send("followUp", "later");
-    run.bell.open();
-    expect(texts(await run.bell.drain("steering"))).toEqual(["early"]);
+    expect(texts(await run.bell.open())).toEqual(["early"]);
+    // The answer counted what still waits: the first checks ask for it.
+    expect(texts(await run.bell.drain("steering"))).toEqual(["early too"]);
+    expect(await run.bell.drain("steering")).toEqual([]);
     expect(texts(await run.bell.drain("followUp"))).toEqual(["later"]);
   });
 

@@ -139,6 +139,28 @@ describe("replayable events", () => {
     expect(agent.messages.map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "assistant"]);
   });
 
+  it("an idle agent keeps its last run's id; the run's events only when a consumer followed them", async () => {
+    for (const hibernate of ["manual", "whenIdle"] as const) {
+      const agent = createAgent({ provider: scripted([{ text: "one" }, { text: "two" }]), hibernate });
+      await agent.prompt("one");
+      const first = agent.runId!;
+      await new Promise((resolve) => setImmediate(resolve)); // it rests (or hibernates) now
+      expect(agent.runId).toBe(first);
+      // Nobody asked for them: they went with the actor (an idle agent costs its transcript alone).
+      expect(() => agent.eventsSince(first, 0)).toThrow(/no longer kept .*went idle/);
+      const seen: number[] = [];
+      const done = agent.prompt("two");
+      const second = agent.runId!;
+      agent.eventsSince(second, 0).subscribe(({ seq }) => seen.push(seq));
+      await done;
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(agent.hibernated).toBe(hibernate === "whenIdle");
+      const again: number[] = [];
+      agent.eventsSince(second, 0).subscribe(({ seq }) => again.push(seq));
+      expect(again).toEqual(seen);
+    }
+  });
+
   it("each run has its own id; with eventReplay: false nothing is kept", async () => {
     const agent = slowAgent();
     await agent.prompt("one");

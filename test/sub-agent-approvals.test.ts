@@ -426,3 +426,61 @@ describe("a nested approval answered the AI SDK way", () => {
     }
   });
 });
+
+describe("a nested approval across a host restart", () => {
+  it("a host restarted from its store takes the answer to the nested call before its sub-agent asks again; it runs once", async () => {
+    const saved = new Map<string, unknown>();
+    const store = {
+      load: (id: string) => saved.get(id),
+      save: (id: string, snapshot: unknown) => void saved.set(id, JSON.parse(JSON.stringify(snapshot))),
+    };
+    const made: ReturnType<typeof tree>[] = [];
+    const start = () =>
+      createSessionHost({
+        agent: () => {
+          const t = tree();
+          made.push(t);
+          return { provider: t.parentModel, tools: t.tools };
+        },
+        store,
+        authorize: "none-local-only",
+      });
+    const post = (host: ReturnType<typeof start>, path: string, body: unknown) =>
+      host.handle(
+        new Request(`http://localhost${path}`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body),
+        }),
+      );
+    const user = { id: "u1", role: "user", parts: [{ type: "text", text: "go" }] };
+    const first = start();
+    const asked = await (
+      await post(first, "/chat", { id: "t1", trigger: "submit-message", messages: [user] })
+    ).text();
+    expect(asked).toContain('"p1/r1/w1"');
+    await first.close();
+    expect(saved.has("t1")).toBe(true);
+
+    // The process restarts: the page's answer reaches a new host over the same store at once,
+    // while the restored run's sub-agent call runs anew and has not asked again yet.
+    const second = start();
+    try {
+      const approved = await post(second, "/threads/t1/approve", { toolCallId: "p1/r1/w1" });
+      expect(approved.status, await approved.clone().text()).toBe(200);
+      const agent = second.agent("t1")!;
+      await agent.waitForIdle();
+      expect(made.flatMap((t) => t.refunds)).toEqual([20]);
+      expect(agent.messages.at(-1)).toMatchObject({
+        role: "assistant",
+        content: [{ type: "text", text: "parent done" }],
+      });
+      expectEveryCallAnsweredOnce(agent.messages);
+      // An answer to a nested call no one will ask is still refused (after the run ended: at once).
+      const stale = await post(second, "/threads/t1/approve", { toolCallId: "p1/r1/w1" });
+      expect(stale.status).toBeGreaterThanOrEqual(400);
+    } finally {
+      await second.close();
+    }
+  });
+});

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineTool, scripted } from "../index.js";
+import { type Agent, createScheduler, defineTool, deliverEvent, scripted, subAgentTool } from "../index.js";
 import { ARTIFACTS, useBrowser } from "./visualizer-page.js";
 
 const { open } = useBrowser();
@@ -75,6 +75,35 @@ function lowContrast(page: Page, min: number) {
   }, min);
 }
 
+/**
+ * Visible elements whose box reaches past the window's right edge (`width`) or starts left of it,
+ * outside a container that scrolls or clips them (a wide chart in its own scroller is fine): what a
+ * page that hides its overflow would still cut off.
+ */
+function overflowing(page: Page, width: number) {
+  return page.evaluate((width) => {
+    const clipped = (element: Element) => {
+      for (let node = element.parentElement; node && node !== document.body; node = node.parentElement) {
+        const { overflowX } = getComputedStyle(node);
+        if (overflowX !== "visible") return true;
+      }
+      return false;
+    };
+    const out: string[] = [];
+    for (const element of Array.from(document.body.querySelectorAll("*"))) {
+      const html = element as HTMLElement;
+      if (element.closest("svg, [hidden]") || !html.getClientRects().length) continue;
+      const box = html.getBoundingClientRect();
+      if (box.width === 0 || box.height === 0) continue;
+      if ((box.right > width + 0.5 || box.left < -0.5) && !clipped(element))
+        out.push(
+          `<${html.tagName.toLowerCase()} class="${html.className}"> ${Math.round(box.left)}–${Math.round(box.right)}`,
+        );
+    }
+    return out;
+  }, width);
+}
+
 describe("the visualizer page at a glance", () => {
   it("says what waits for the user, in amber, with a review bar and the count in the tab title; AA contrast in both schemes", async () => {
     const { agent, page } = await open(
@@ -113,6 +142,9 @@ describe("the visualizer page at a glance", () => {
 
     for (const scheme of ["light", "dark"] as const) {
       await page.emulateMedia({ colorScheme: scheme });
+      // Nothing wider than the window: no sideways scrolling of the page, and no element past its edge.
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1440);
+      expect(await overflowing(page, 1440)).toEqual([]);
       const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
       const [r, g, b] = background.match(/\d+/g)!.map(Number);
       // The dark scheme is really dark, the light one light.
@@ -157,8 +189,9 @@ describe("the visualizer page at a glance", () => {
     for (const scheme of ["light", "dark"] as const) {
       await page.emulateMedia({ colorScheme: scheme });
       await page.screenshot({ path: join(ARTIFACTS, `visualizer-phone-${scheme}.png`) });
-      // Nothing wider than the screen: no sideways scrolling of the page.
+      // Nothing wider than the screen: no sideways scrolling of the page, and no element past its edge.
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      expect(await overflowing(page, 390)).toEqual([]);
       // The Approve button is on screen without scrolling, and stays there when the page scrolls.
       for (const scrollY of [0, 600]) {
         await page.evaluate((y) => window.scrollTo(0, y), scrollY);
@@ -216,6 +249,13 @@ describe("the visualizer page at a glance", () => {
     const run = agent.prompt("Fix and ship");
     const card = (id: string) => page.locator(`[data-approval="${id}"]`);
     await card("call_deploy").waitFor();
+    // Each card says what its tool does, as the model was told.
+    expect(await card("call_deploy").locator('[data-testid="tool-description"]').textContent()).toBe(
+      "Deploys the site to an environment",
+    );
+    expect(await card("call_bash").locator('[data-testid="tool-description"]').textContent()).toBe(
+      "Runs a shell command",
+    );
     expect(await card("call_bash").locator('[data-testid="proposed"]').textContent()).toBe(
       "First the tests, then the fix, then the deploy.",
     );
@@ -243,6 +283,93 @@ describe("the visualizer page at a glance", () => {
       "deployed to staging",
     );
     expect(ran).toEqual(["npm test -- --run\necho done"]);
+  });
+
+  it("shows the tree of agents live, when the sleeping agent wakes next, and what woke it", async () => {
+    const refund = defineTool({
+      name: "refund",
+      description: "Refunds an amount",
+      parameters: z.object({ amount: z.number() }),
+      needsApproval: true,
+      execute: ({ amount }) => `refunded ${amount}`,
+    });
+    const writer = subAgentTool({
+      name: "writer",
+      description: "Writes",
+      tools: [refund],
+      provider: scripted((_r, call) =>
+        call === 0
+          ? { toolCalls: [{ id: "w1", name: "refund", arguments: { amount: 20 } }] }
+          : { text: "ok" },
+      ),
+    });
+    const researcher = subAgentTool({
+      name: "researcher",
+      description: "Researches",
+      tools: [writer],
+      provider: scripted((_r, call) =>
+        call === 0
+          ? { toolCalls: [{ id: "r1", name: "writer", arguments: { task: "refund" } }] }
+          : { text: "ok" },
+      ),
+    });
+    const holder: { agent?: Agent } = {};
+    const scheduler = createScheduler({ agents: { get: () => holder.agent } });
+    await scheduler.start();
+    const { agent, page } = await open(
+      {
+        provider: scripted((_r, call) =>
+          call === 0
+            ? { toolCalls: [{ id: "p1", name: "researcher", arguments: { task: "go" } }] }
+            : { text: "ok" },
+        ),
+        tools: [researcher],
+      },
+      { scheduler },
+    );
+    holder.agent = agent;
+    const run = agent.prompt("handle it");
+    const card = page.locator('[data-approval="p1/r1/w1"]');
+    await card.waitFor();
+    // The refund waits two levels down: the tree says where.
+    const row = (key: string) => page.locator(`[data-testid="agents"] [data-agent="${key}"] > .agent-row`);
+    await expect
+      .poll(() => row("p1/r1").textContent())
+      .toMatch(/^r1 · writer .* · waiting for your approval \(1\)$/);
+    expect(await row("p1").textContent()).toMatch(/^p1 · researcher .* · running tools$/);
+    expect(await card.locator('[data-testid="tool-description"]').textContent()).toBe("Refunds an amount");
+    // A grandchild's row opens its chart.
+    await row("p1/r1").click();
+    await expect.poll(() => page.locator("#chart-status").textContent()).toMatch(/^sub-agent \S*r1/);
+    await card.locator('[data-testid="approve"]').click();
+    await run;
+    await expect.poll(() => row("p1/r1").textContent()).toMatch(/done · ok$/);
+
+    // Asleep: the header and the panel say when a schedule wakes it next.
+    await scheduler.schedule({
+      agentId: agent.id,
+      id: "daily",
+      cron: "0 9 * * *",
+      timeZone: "UTC",
+      message: "Report",
+    });
+    await expect
+      .poll(() => page.locator('[data-testid="now"]').textContent())
+      .toMatch(/^Sleeping: wakes at .+ \(schedule daily, cron 0 9 \* \* \* \(UTC\)\)$/);
+    expect(await page.locator('[data-testid="next-wake"]').textContent()).toMatch(
+      /^Next wake-up: .+schedule daily/,
+    );
+    // An event wakes it: the panel and the run's heading say so.
+    await deliverEvent({ get: () => agent }, { agentId: agent.id, id: "build-42", text: "CI failed" });
+    await agent.waitForIdle();
+    await expect
+      .poll(() => page.locator('[data-testid="woken-by"]').textContent())
+      .toBe("Last woken by an event (build-42)");
+    for (const scheme of ["light", "dark"] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      expect(await lowContrast(page, 4.5), scheme).toEqual([]);
+    }
+    scheduler.stop();
   });
 
   it("blames the model, not a tool, when the provider fails", async () => {

@@ -14,6 +14,7 @@ import {
 } from "./exploration-path.js";
 import { layouts, representative, sequences, split } from "./internal/path-space.js";
 import { runPath } from "./internal/run-path.js";
+import { toolsOfEveryAgent } from "./internal/agent-tools.js";
 import { createSandboxTree, type SandboxTree } from "./internal/sandbox-tree.js";
 import { defaultProperties, type PathProperty } from "./properties.js";
 import { scriptedModel } from "./scripted-model.js";
@@ -240,11 +241,21 @@ function callsOf(options: ExploreOptions): ExploredCall[] {
   try {
     const config = options.agent({ provider: scriptedModel([]), cwd: probe.cwd, outside: probe.outside });
     const place = { cwd: "$CWD", outside: "$OUTSIDE" };
-    const tools = config.tools ?? [];
-    return options.calls ? options.calls(tools, place) : adversarialCalls(tools, place, options.adversarial);
+    const tools = toolsOfEveryAgent(config);
+    if (options.calls) return options.calls(tools, place);
+    return [...adversarialCalls(tools, place, options.adversarial), ...transfersOf(config)];
   } finally {
     void probe.remove();
   }
+}
+
+/** A call handing the conversation to each handoff agent (a path continues there in its next turn). */
+function transfersOf(config: AgentOptions): ExploredCall[] {
+  return (config.handoffs ?? []).map((h) => ({
+    name: `transfer_to_${h.name}`,
+    arguments: {},
+    label: `hand off to ${h.name}`,
+  }));
 }
 
 function failure(property: string, problems: string[], outcome: PathOutcome): PropertyFailure {

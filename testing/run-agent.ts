@@ -24,7 +24,8 @@ export interface RunToolCall {
   approval?: "approved" | "denied";
   /**
    * The tool's `execute` ran (known when `runAgent` created the agent from options: it watches
-   * each tool; `undefined` for an agent you passed in).
+   * each tool, the handoff agents' too; `undefined` for an agent you passed in). A
+   * `transfer_to_<name>` call counts as run when it handed the conversation over.
    */
   executed?: boolean;
 }
@@ -89,7 +90,7 @@ export async function runAgent(
   const executed = new Set<string>();
   const agent = isAgent(agentOrOptions)
     ? agentOrOptions
-    : createAgent({ ...agentOrOptions, tools: agentOrOptions.tools?.map((t) => watched(t, executed)) });
+    : createAgent(watchedOptions(agentOrOptions, executed));
   const events: AgentEvent[] = [];
   const decisions = new Map<string, boolean>();
   const policy = options.approve ?? "deny";
@@ -98,6 +99,8 @@ export async function runAgent(
     events.push(event);
     if (event.type === "agent_end") ended = event;
     if (event.type === "approval_decided") decisions.set(event.toolCallId, event.approved);
+    // A transfer's tool is the agent's own (not one runAgent can watch): it ran when it handed off.
+    if (event.type === "handoff") executed.add(event.toolCallId);
     if (event.type === "approval_requested") answerApproval(agent, event, policy);
   });
   let done: Promise<RunOutcome> | undefined;
@@ -155,6 +158,9 @@ function answerApproval(
     toolCallId: request.toolCallId,
     toolName: request.toolName,
     args: request.args,
+    // A call waiting in a sub-agent: where (its id is the path of call ids).
+    ...(request.path && { path: request.path }),
+    ...(request.agents && { agents: request.agents }),
   };
   const decide = (verdict: boolean | string) => {
     if (!agent.pendingApprovals().some((p) => p.toolCallId === pending.toolCallId)) return;
@@ -198,6 +204,18 @@ function toolCallsOf(
     }
   }
   return calls;
+}
+
+/** The options with every tool watched: the agent's own, and each handoff agent's. */
+function watchedOptions(options: AgentOptions, executed: Set<string>): AgentOptions {
+  const watch = (tools: readonly Tool[] | undefined) => tools?.map((t) => watched(t, executed));
+  return {
+    ...options,
+    tools: watch(options.tools),
+    ...(options.handoffs && {
+      handoffs: options.handoffs.map((h) => Object.freeze({ ...h, tools: watch(h.tools) })),
+    }),
+  };
 }
 
 /** The tool, noting each call whose `execute` runs. */

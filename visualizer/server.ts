@@ -1,15 +1,16 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import { existsSync, readdirSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { basename } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
 import type { WebSocket } from "ws";
 import { toolCallMachine } from "../actors/tool-call.machine.js";
 import type { Agent } from "../agent/create-agent.js";
 import { agentMachine } from "../machines/agent.machine.js";
 import { toolExecutionMachine } from "../machines/tool-execution.machine.js";
 import { layoutMachineGraph } from "./machine-graph.js";
+import { followWakes, type LaterSource, type WakeSource } from "./next-wake.js";
+import { importPageModule, pageDirectory } from "./page-directory.js";
 import { sendOrDrop } from "./send-or-drop.js";
 import { previewForPage } from "./preview.js";
 import { readRecording } from "./recording.js";
@@ -44,6 +45,16 @@ export interface VisualizeOptions {
    * once. Default 2,000.
    */
   latePageMessages?: number;
+  /**
+   * The process's scheduler (`createScheduler` of agent-machine/wake): the page then shows when a
+   * schedule next wakes the agent, and which. (What woke a run the page reads from its messages.)
+   */
+  scheduler?: WakeSource;
+  /**
+   * The process's tools that answer later (`createLaterResults` of agent-machine/wake): the page then
+   * lists the results the agent waits for, each of which wakes it.
+   */
+  laterResults?: LaterSource;
 }
 
 /** A running visualizer server. */
@@ -126,7 +137,16 @@ export async function visualize(agent: Agent, options: VisualizeOptions = {}): P
         sockets.delete(socket);
     }
   };
-  const stopFollowing = followAgent(agent, broadcast);
+  const stopFollowingAgent = followAgent(agent, broadcast);
+  // A run may make, fire or end a schedule (the agent's own schedule tool): look again when it ends.
+  const { scheduler, laterResults } = options;
+  const wakes = (scheduler || laterResults) && followWakes({ scheduler, laterResults }, agent.id, broadcast);
+  const runEnds = wakes && agent.events$.subscribe((event) => event.type === "agent_end" && wakes.check());
+  const stopFollowing = () => {
+    stopFollowingAgent();
+    runEnds?.unsubscribe();
+    wakes?.stop();
+  };
 
   let site: Site;
   try {
@@ -270,23 +290,8 @@ interface Site {
   close(): Promise<void>;
 }
 
-/** The page's directory: next to this file in the source tree, or in the package when run from `dist/`. */
-export function pageDirectory(): string {
-  const candidates = [
-    new URL("./page/", import.meta.url),
-    new URL("../../visualizer/page/", import.meta.url),
-  ];
-  for (const candidate of candidates) {
-    const path = fileURLToPath(candidate);
-    if (existsSync(`${path}index.html`)) return path;
-  }
-  throw new Error(
-    `The visualizer page is missing (looked in ${candidates.map((c) => fileURLToPath(c)).join(", ")})`,
-  );
-}
-
 async function loadPageModel(): Promise<PageModelModule> {
-  return (await import(pathToFileURL(`${pageDirectory()}model.js`).href)) as PageModelModule;
+  return importPageModule<PageModelModule>("model.js");
 }
 
 let graphsJson: string | undefined;

@@ -5,6 +5,8 @@ import type { AgentEvent, AgentEventOf } from "../core/events.js";
 import { type AgentContext, agentMachine } from "../machines/agent.machine.js";
 import { isToolCallOf } from "../machines/tool-call-actors.js";
 import { toolExecutionMachine } from "../machines/tool-execution.machine.js";
+import { runtimeOf } from "../core/runtime.js";
+import { PATH_SEPARATOR } from "../agent/nested-calls.js";
 import { SKIPPED_TEXT } from "../rules/tool-execution.logic.js";
 import { type SanitizeOptions, sanitize } from "./sanitize.js";
 
@@ -20,8 +22,18 @@ export interface WireMessageUpdate {
   toolCallId?: string;
 }
 
+/**
+ * `approval_requested` as it travels to the page: with the description of the tool it asks for
+ * (the one the model was given, from the agent the call waits in), so the card says what the tool
+ * does. Redacted and cut like everything on the wire.
+ */
+export type WireApprovalRequested = AgentEventOf<"approval_requested"> & { description?: string };
+
 /** An agent event made JSON-safe (secrets redacted, huge strings cut), `message_update` slimmed. */
-export type WireEvent = Exclude<AgentEvent, { type: "message_update" }> | WireMessageUpdate;
+export type WireEvent =
+  | Exclude<AgentEvent, { type: "message_update" } | { type: "approval_requested" }>
+  | WireMessageUpdate
+  | WireApprovalRequested;
 
 /** What became of a tool call, from its `tool_execution_end`. */
 export type ToolOutcome =
@@ -47,8 +59,26 @@ export type VisualizerMessage =
   | { kind: "context"; t: number; context: unknown }
   /** The tool execution machine's state value while one runs (`null` once it stopped). */
   | { kind: "execution_state"; t: number; value: StateValue | null }
-  /** The state value of a sub-agent run by one of this agent's tool calls. */
-  | { kind: "sub_agent_state"; t: number; toolCallId: string; agentId: string; value: StateValue }
+  /**
+   * The state value of a sub-agent, at any depth: `path` holds the ids of the calls from this
+   * agent's own down to the one that runs it, and `toolCallId` is that path joined by `/` (the id a
+   * nested approval has: `"p1"` for a child, `"p1/r1"` for a grandchild). `toolName`: the tool
+   * that runs it.
+   */
+  | {
+      kind: "sub_agent_state";
+      t: number;
+      toolCallId: string;
+      agentId: string;
+      value: StateValue;
+      path?: string[];
+      toolName?: string;
+    }
+  /**
+   * What will wake the agent, sent when it changes: its next slot by schedule (`visualize(agent, {
+   * scheduler })`; `null` when none) and the late results it waits for (`{ laterResults }`).
+   */
+  | { kind: "wake"; t: number; next: NextWake | null; later?: PendingLater[] }
   /**
    * To a page that connects after the server dropped old history: the page's model as it was before
    * the history that follows (current state, transcript, pending approvals, recent lanes).
@@ -66,6 +96,28 @@ export type VisualizerMessage =
   | { kind: "caught_up"; t: number }
   /** The answer to a page command that failed (e.g. approving a call that is no longer pending). */
   | { kind: "error"; t: number; message: string };
+
+/** An agent's next wake-up by schedule, as the page shows it. */
+export interface NextWake {
+  /** The slot (ms since the epoch). */
+  at: number;
+  scheduleId: string;
+  /** When it fires, in words: `every 3600000 ms`, `cron 0 9 * * 1-5 (Europe/Paris)`, `once`. */
+  when: string;
+  /** The text it wakes the agent with (cut). */
+  message: string;
+  createdBy: "app" | "agent";
+}
+
+/** A result the agent waits for from a tool that answers later: it wakes the agent when it comes. */
+export interface PendingLater {
+  handle: string;
+  toolName: string;
+  toolCallId: string;
+  startedAt: number;
+  /** When the agent is told the work timed out (ms since the epoch). */
+  deadline?: number;
+}
 
 /** What the page may ask of a live agent. */
 export type VisualizerCommand =
@@ -151,6 +203,37 @@ export function toWire(event: AgentEvent, t = Date.now()): Extract<VisualizerMes
       };
 }
 
+/** Longest tool description an approval card shows (descriptions are for models, some are long). */
+const DESCRIPTION_CHARS = 2_000;
+
+/**
+ * The description of the tool an approval asks for, as the agent the call waits in knows it (its
+ * active tools: a handoff changes them; a sub-agent has its own), redacted and cut; `undefined`
+ * when that agent or tool is not known.
+ *
+ * @example
+ * ```ts
+ * toolDescription(agent.actor, new Map(), { type: "approval_requested", toolCallId: "c1", toolName: "deploy", args: {} });
+ * // "Deploys the site to production"
+ * ```
+ */
+export function toolDescription(
+  agentActor: AnyActorRef,
+  agentsById: ReadonlyMap<string, AnyActorRef>,
+  event: AgentEventOf<"approval_requested">,
+): string | undefined {
+  const owner = event.agents?.length ? agentsById.get(event.agents.at(-1)!) : agentActor;
+  if (!owner) return undefined;
+  let description: unknown;
+  try {
+    description = runtimeOf(owner).tools.get(event.toolName)?.description;
+  } catch {
+    return undefined; // an actor without a runtime: nothing to say, the card still shows the call
+  }
+  if (typeof description !== "string" || description.trim() === "") return undefined;
+  return sanitize(description.trim(), { ...WIRE_LIMITS, maxStringLength: DESCRIPTION_CHARS }) as string;
+}
+
 /** What the inspection API gives: an actor with its logic and parent (XState keeps `_parent` internal). */
 type InspectedActor = AnyActorRef & { logic?: unknown; _parent?: InspectedActor };
 
@@ -163,15 +246,25 @@ function changed(last: Map<AnyActorRef, string>, actor: AnyActorRef, value: unkn
 }
 
 /**
- * The id of this agent's own tool call that runs a sub-agent actor (sub-agent → its tool's execution
- * → the tool call → the tool execution, or a shard of it → the agent), or undefined for any other
- * agent in the tree.
+ * Where a sub-agent actor runs in this agent's tree: the ids of the tool calls from this agent's own
+ * down to the one that runs it (sub-agent → its tool's execution → the tool call → the tool
+ * execution, or a shard of it → its agent, and so on up), and that call's tool; undefined for an
+ * actor outside this agent's tree.
  */
-function callRunning(actor: InspectedActor, agentActor: AgentActor): string | undefined {
+function callPath(
+  actor: InspectedActor,
+  agentActor: AgentActor,
+): { path: string[]; toolName?: string } | undefined {
+  const path: string[] = [];
+  let toolName: string | undefined;
   for (let current = actor._parent; current; current = current._parent) {
-    if (current.logic === toolCallMachine) {
-      return isToolCallOf(agentActor, current) ? current.id : undefined;
+    if (current.logic !== toolCallMachine) continue;
+    if (path.length === 0) {
+      const context = (current.getSnapshot() as { context?: { toolName?: unknown } }).context;
+      if (typeof context?.toolName === "string") toolName = context.toolName;
     }
+    path.unshift(current.id);
+    if (isToolCallOf(agentActor, current)) return { path, toolName };
   }
   return undefined;
 }
@@ -231,6 +324,10 @@ export function followAgent(
       return;
     }
     const message = toWire(event);
+    if (event.type === "approval_requested" && agentActor) {
+      const description = toolDescription(agentActor, agentsById, event);
+      if (description !== undefined) (message.event as WireApprovalRequested).description = description;
+    }
     // A call refused by the permission checker ends with its reason as an error, without ever executing.
     if (message.outcome === "error" && event.type === "tool_execution_end" && refused(event.toolCallId)) {
       message.outcome = "denied";
@@ -241,6 +338,8 @@ export function followAgent(
 
   const toolStates = new Map<string, string>();
   const lastValues = new Map<AnyActorRef, string>();
+  // Every agent of the tree by id (sub-agents at any depth), to find the tools a nested call waits with.
+  const agentsById = new Map<string, AnyActorRef>();
   // The agent's actor, followed across hibernation (each wake brings a new actor and system).
   let agentActor: AgentActor | undefined;
   let inspection: Subscription | undefined;
@@ -256,11 +355,21 @@ export function followAgent(
       return;
     }
     if (actor.logic === agentMachine && actor !== (agentActor as unknown)) {
-      const toolCallId = callRunning(actor, agentActor);
-      if (toolCallId === undefined || snapshot.value === undefined) return;
+      if (snapshot.status === "active") agentsById.set(actor.id, actor);
+      else if (agentsById.get(actor.id) === actor) agentsById.delete(actor.id);
+      const where = callPath(actor, agentActor);
+      if (where === undefined || snapshot.value === undefined) return;
       if (!changed(lastValues, actor, snapshot.value)) return;
       if (snapshot.status !== "active") lastValues.delete(actor);
-      emit({ kind: "sub_agent_state", t: Date.now(), toolCallId, agentId: actor.id, value: snapshot.value });
+      emit({
+        kind: "sub_agent_state",
+        t: Date.now(),
+        toolCallId: where.path.join(PATH_SEPARATOR),
+        agentId: actor.id,
+        value: snapshot.value,
+        path: where.path,
+        ...(where.toolName !== undefined && { toolName: where.toolName }),
+      });
       return;
     }
     if (actor.logic !== toolCallMachine) return;
@@ -282,6 +391,7 @@ export function followAgent(
     // Nothing of the last actor is open (an agent sleeps only when idle): its entries only hold it in memory.
     toolStates.clear();
     lastValues.clear();
+    agentsById.clear();
     agentActor = actor;
     inspection = actor.system.inspect(inspect);
   });

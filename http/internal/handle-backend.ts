@@ -7,11 +7,17 @@
 // where the agent runs.
 import { Observable, Subject, type Subscription } from "rxjs";
 import type { Agent } from "../../agent/agent.js";
-import type { AgentHandle, AgentStatus, CallAnswer, SequencedEvent } from "../../core/agent-handle.js";
+import type {
+  AgentHandle,
+  AgentStatus,
+  CallAnswer,
+  PendingCall,
+  SequencedEvent,
+} from "../../core/agent-handle.js";
 import { AgentCallError } from "../../core/agent-handle.js";
-import type { AgentEvent } from "../../core/events.js";
+import type { AgentEvent, AgentEventOf } from "../../core/events.js";
 import type { AgentMessage, UserMessage } from "../../core/messages.js";
-import type { Tool, ToolResult } from "../../core/tool.js";
+import type { Tool } from "../../core/tool.js";
 import type { ApprovalAnswer, ToolCallAnswer } from "../protocol.js";
 import type { ThreadBackend } from "./thread-backend.js";
 
@@ -39,7 +45,7 @@ class HandleBackend implements ThreadBackend {
   /** The run followed, the subscription to its events and the next seq expected. */
   private following: { runId: string; subscription?: Subscription; next: number } | undefined;
   /** Events received and not yet published: one waits while the view is read again. */
-  private readonly inbox: SequencedEvent[] = [];
+  private readonly inbox: InboxItem[] = [];
   private draining = false;
   /** A compaction passed: the transcript is read again before the next event goes out. */
   private stale = false;
@@ -48,20 +54,28 @@ class HandleBackend implements ThreadBackend {
   private stopped = false;
   /** The last run that ended: never followed again (its status may lag behind its events). */
   private ended: string | undefined;
+  /**
+   * The local agent was restored from a snapshot mid-run: that run has no event log to follow
+   * (`eventsSince` knows only runs started in this process), so its live events are published.
+   */
+  private followingRestored = false;
 
   constructor(
     private readonly handle: AgentHandle,
     readonly local: Agent | undefined,
   ) {
+    this.followingRestored = local !== undefined && restoredMidRun(local);
     // An agent of this process stopped by its app (host.agent(id).stop()): its responses end, as
     // they did when the host followed the agent itself.
     local?.events$.subscribe({
-      // A run the app started on the agent itself (host.agent(id).prompt, a wake): followed from
-      // its start at once, as a run the host started.
       next: (event) => {
+        if (event.type === "agent_start") this.followingRestored = false;
+        else if (this.followingRestored) return this.receiveRestored(event);
+        // A run the app started on the agent itself (host.agent(id).prompt, a wake): followed from
+        // its start at once, as a run the host started.
         const runId = local.runId;
         if (event.type === "agent_start" && runId !== undefined && this.following?.runId !== runId) {
-          this.follow(runId, 0);
+          void this.follow(runId, 0);
         }
       },
       complete: () => {
@@ -112,7 +126,8 @@ class HandleBackend implements ThreadBackend {
     if (this.stopped) return;
     this.status = status;
     this.transcript = messages;
-    // A run this host did not start (a durable session's, found running): followed from its start.
+    // A run this host did not start (a durable session's, found running): followed from its start,
+    // its events so far published before the read returns (a reconnect right after finds them).
     const { runId } = status;
     if (
       runId !== undefined &&
@@ -120,19 +135,26 @@ class HandleBackend implements ThreadBackend {
       this.following?.runId !== runId &&
       this.ended !== runId
     ) {
-      this.follow(runId, 0);
+      await this.follow(runId, 0);
     }
   }
 
-  /** Reads the view again (the hosted thread asks before it decides the run is quiescent). */
+  /**
+   * The view as the thread reads it between requests (before it decides the run is quiescent, at a
+   * replay's end). While a run is followed and nothing is held back, its events have brought the
+   * view up to date (see `publish`): no read, so the response ends at once when the run waits, as it
+   * does in process, rather than a round trip later (a durable session's read), when a page that
+   * saw the call may already be answering it over the response about to end. Otherwise read again.
+   */
   settle(): Promise<void> {
+    if (this.following !== undefined && this.inbox.length === 0 && !this.stale) return Promise.resolve();
     return this.refresh();
   }
 
   async start(message: UserMessage, tools: readonly Tool[] | undefined): Promise<string | undefined> {
     try {
       const { runId } = await this.handle.run(message, tools ? { tools } : undefined);
-      if (this.following?.runId !== runId) this.follow(runId, 0);
+      if (this.following?.runId !== runId) void this.follow(runId, 0);
       return undefined;
     } catch (error) {
       if (error instanceof AgentCallError && error.code !== "unavailable") return error.message;
@@ -159,20 +181,8 @@ class HandleBackend implements ThreadBackend {
     return this.handle.check(callAnswersOf(approvals, toolResults));
   }
 
-  approve(toolCallId: string, args: unknown): Promise<void> {
-    return this.handle.answer([{ toolCallId, approve: args === undefined ? {} : { args } }]);
-  }
-
-  deny(toolCallId: string, reason: string | undefined): Promise<void> {
-    return this.handle.answer([{ toolCallId, deny: reason === undefined ? {} : { reason } }]);
-  }
-
-  resolveToolCall(toolCallId: string, result: string | ToolResult): Promise<void> {
-    return this.handle.answer([{ toolCallId, result }]);
-  }
-
-  rejectToolCall(toolCallId: string, reason: string): Promise<void> {
-    return this.handle.answer([{ toolCallId, reject: { reason } }]);
+  answer(approvals: readonly ApprovalAnswer[], toolResults: readonly ToolCallAnswer[]): Promise<void> {
+    return this.handle.answer(callAnswersOf(approvals, toolResults));
   }
 
   persistedSnapshot(): unknown {
@@ -189,18 +199,24 @@ class HandleBackend implements ThreadBackend {
 
   // --- following runs ---
 
-  private follow(runId: string, seq: number): void {
+  /** Follows run `runId` from `seq`; resolves once the handle first answered (its events so far, or a refusal). */
+  private follow(runId: string, seq: number): Promise<void> {
     this.following?.subscription?.unsubscribe();
     const following: NonNullable<HandleBackend["following"]> = { runId, next: seq };
     this.following = following;
+    let answered!: () => void;
+    const first = new Promise<void>((resolve) => (answered = resolve));
     following.subscription = this.handle.eventsSince(runId, seq).subscribe({
+      complete: () => answered(),
       next: (item) => {
+        answered();
         if (this.following !== following || item.seq !== following.next) return;
         following.next += 1;
         this.inbox.push(item);
         this.drain();
       },
       error: (error: unknown) => {
+        answered();
         if (this.following !== following) return;
         this.following = undefined;
         // The run's events are gone (or what serves them failed): the next request reads the
@@ -210,6 +226,17 @@ class HandleBackend implements ThreadBackend {
         }
       },
     });
+    return first;
+  }
+
+  /**
+   * An event of the run the local agent was restored in: published as a followed run's are (the
+   * answer's response streams it, its `agent_end` ends that response), in order with them.
+   */
+  private receiveRestored(event: AgentEvent): void {
+    if (event.type === "agent_end") this.followingRestored = false;
+    this.inbox.push({ runId: undefined, seq: -1, event });
+    this.drain();
   }
 
   /**
@@ -236,10 +263,13 @@ class HandleBackend implements ThreadBackend {
     this.draining = false;
   }
 
-  private publish({ runId, event }: SequencedEvent): void {
+  private publish({ runId, event }: InboxItem): void {
+    this.status = statusAfter(this.status, event);
+    if (event.type === "message_end") this.transcript = withMessage(this.transcript, event.message);
     if (event.type === "agent_start") {
       this.status = { ...this.status, runId, status: "running", state: running(this.status.state) };
-    } else if (event.type === "compaction") {
+    } else if (event.type === "compaction" || event.type === "handoff") {
+      // The transcript was rewritten (or filtered for the next agent): read again.
       this.stale = true;
     } else if (event.type === "agent_end") {
       this.forgetQueued();
@@ -261,6 +291,56 @@ class HandleBackend implements ThreadBackend {
         if (id === undefined || list[i]!.id === id) list.splice(i, 1);
     }
   }
+}
+
+/** An event to publish, of run `runId` (`undefined`: the run a restored agent resumed, which has no id here). */
+type InboxItem = Omit<SequencedEvent, "runId"> & { runId: string | undefined };
+
+/**
+ * The agent came back from a snapshot in the middle of a run (waiting for an answer, or running a
+ * call again): no run id, as no run started in this process, yet not idle.
+ */
+function restoredMidRun(agent: Agent): boolean {
+  return agent.runId === undefined && agent.state !== "idle";
+}
+
+/** The status with what an event says of the calls that wait (the handle's own read may be a round trip away). */
+function statusAfter(status: AgentStatus, event: AgentEvent): AgentStatus {
+  switch (event.type) {
+    case "approval_requested":
+      return { ...status, pendingApprovals: withCall(status.pendingApprovals, event) };
+    case "tool_result_requested":
+      return { ...status, pendingToolCalls: withCall(status.pendingToolCalls, event) };
+    case "approval_decided":
+      return { ...status, pendingApprovals: without(status.pendingApprovals, event.toolCallId) };
+    case "tool_execution_end":
+      return {
+        ...status,
+        pendingApprovals: without(status.pendingApprovals, event.toolCallId),
+        pendingToolCalls: without(status.pendingToolCalls, event.toolCallId),
+      };
+    default:
+      return status;
+  }
+}
+
+function withCall(calls: PendingCall[], event: AgentEventOf<"approval_requested" | "tool_result_requested">) {
+  if (calls.some((call) => call.toolCallId === event.toolCallId)) return calls;
+  const { type: _type, ...call } = event;
+  return [...calls, call];
+}
+
+function without(calls: PendingCall[], toolCallId: string): PendingCall[] {
+  return calls.some((call) => call.toolCallId === toolCallId)
+    ? calls.filter((call) => call.toolCallId !== toolCallId)
+    : calls;
+}
+
+/** The transcript with a message that just ended (replacing an earlier copy with its id). */
+function withMessage(transcript: readonly AgentMessage[], message: AgentMessage): readonly AgentMessage[] {
+  const at = message.id === undefined ? -1 : transcript.findIndex((m) => m.id === message.id);
+  if (at === -1) return [...transcript, message];
+  return transcript.map((m, i) => (i === at ? message : m));
 }
 
 function running(state: string): string {

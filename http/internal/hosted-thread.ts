@@ -2,7 +2,9 @@
 // the responses that follow the run. A "response period" is the stretch of a run one protocol
 // response covers: from the request that started or resumed the run until agent_end or until the
 // run is quiescent (every unfinished call waits for an approval or a client-run tool's result).
+import { untilNestedAsked } from "./nested-asks.js";
 import type { Subscription } from "rxjs";
+import { createCallTracker } from "../../agent/call-tracker.js";
 import { EventsUnavailableError } from "../../agent/event-log.js";
 import { AgentCallError } from "../../core/agent-handle.js";
 import type { AgentEvent, AgentEventOf } from "../../core/events.js";
@@ -34,14 +36,22 @@ export type SettledHook = (thread: HostedThreadImpl) => void;
 export class HostedThreadImpl implements HostedThread {
   private seq = -1;
   private runId: string | undefined;
-  private readonly unfinished = new Set<string>();
-  private readonly waiting = new Set<string>();
+  /** The run's unfinished calls and those waiting for the client (a sub-agent's too). */
+  private readonly calls = createCallTracker();
+  /** Every nested call (a path id) asked while this thread followed its agent. */
+  private readonly askedNested = new Set<string>();
   private readonly finished = new Map<string, FinishedCall>();
   private readonly sinks = new Set<ResponseSink>();
   private period: Period | undefined;
   /** The approvals the run waited for when it last went quiescent. */
   private quiescentApprovals: PendingApproval[] | undefined;
   private quiescent = false;
+  /**
+   * Events of a quiescent run that leave it quiescent (a waiting call's progress: a sub-agent's
+   * text, published a moment after its call began to wait), with their seqs: sent first on the
+   * response that continues the run, so its events follow on from the last response's with no gap.
+   */
+  private heldWhileQuiescent: { event: AgentEvent; seq: number }[] = [];
   private checkPending = false;
   private readonly subscription: Subscription;
 
@@ -96,6 +106,9 @@ export class HostedThreadImpl implements HostedThread {
   }
 
   async respond(input: ThreadInput, encoder: StreamEncoder): Promise<Response> {
+    await this.nestedAsked(
+      [...(input.approvals ?? []), ...(input.toolResults ?? [])].map((a) => a.toolCallId),
+    );
     const answers = this.checkInput(input);
     const kind = input.message ? "run" : "continuation";
     const context: ResponseContext = {
@@ -106,13 +119,22 @@ export class HostedThreadImpl implements HostedThread {
       userMessageId: input.message?.id,
       transcript: () => this.agent.messages,
       currentRunId: () => this.period?.runId ?? this.runId,
+      pendingApprovals: () => this.agent.pendingApprovals(),
     };
     // Subscribed before anything is applied: prompt, approve and deny publish synchronously.
     const { body, sink } = this.attach(encoder, context);
     this.period =
       kind === "run"
         ? { runId: undefined, startSeq: 0 }
-        : { runId: this.runId, startSeq: this.seq + 1, continues: this.continuedThread() };
+        : {
+            runId: this.runId,
+            startSeq: this.heldWhileQuiescent[0]?.seq ?? this.seq + 1,
+            continues: this.continuedThread(),
+          };
+    if (kind === "continuation") {
+      for (const { event, seq } of this.heldWhileQuiescent) sink.backlog(event, seq);
+    }
+    this.heldWhileQuiescent = [];
     this.quiescent = false;
     if (input.message) {
       const refusal = await this.agent.start(input.message, input.tools);
@@ -153,6 +175,7 @@ export class HostedThreadImpl implements HostedThread {
       threadId: this.threadId,
       runId,
       messages: this.agent.messages.slice(),
+      pendingApprovals: () => this.agent.pendingApprovals(),
       ...(period.continues ? { continues: period.continues } : {}),
     };
     const replaying: { subscription?: Subscription } = {};
@@ -231,6 +254,19 @@ export class HostedThreadImpl implements HostedThread {
     };
   }
 
+  /**
+   * Takes the run as it is when the thread is first read: one restored from a snapshot while its
+   * calls waited for the client (no run this thread saw start) waits as it did when saved, so the
+   * request that answers it continues the run's message, and its status says "waiting". A run that
+   * moves on by itself (a sub-agent call run again) leaves this state with its first event.
+   */
+  adoptRun(): void {
+    if (this.seq !== -1 || this.agent.state === "idle" || this.period) return;
+    if (this.agent.pendingApprovals().length + this.agent.pendingToolCalls().length === 0) return;
+    this.quiescent = true;
+    this.quiescentApprovals = this.agent.pendingApprovals();
+  }
+
   /** Stops following the agent (the host is closing). */
   dispose(): void {
     this.subscription.unsubscribe();
@@ -302,6 +338,14 @@ export class HostedThreadImpl implements HostedThread {
     }
   }
 
+  /**
+   * Waits until the nested calls `ids` answer are asked, when this thread restored a run whose
+   * sub-agent asks them again (see nested-asks.ts); at once otherwise.
+   */
+  nestedAsked(ids: readonly string[]): Promise<void> {
+    return untilNestedAsked(this.agent, this.askedNested, ids);
+  }
+
   /** Refuses an answer to a call that is not waiting for that kind of answer. */
   checkAnswer(
     toolCallId: string,
@@ -324,7 +368,7 @@ export class HostedThreadImpl implements HostedThread {
   }
 
   private knowsCall(toolCallId: string): boolean {
-    if (this.unfinished.has(toolCallId)) return true;
+    if (this.calls.unfinished.has(toolCallId)) return true;
     return this.agent.messages.some(
       (m) =>
         (m.role === "toolResult" && m.toolCallId === toolCallId) ||
@@ -349,14 +393,7 @@ export class HostedThreadImpl implements HostedThread {
         : new AgentCallError(400, "refused", (error as Error).message);
     }
     try {
-      for (const answer of approvals) {
-        if (!answer.approved) await this.agent.deny(answer.toolCallId, answer.reason);
-        else await this.agent.approve(answer.toolCallId, answer.args);
-      }
-      for (const answer of toolResults) {
-        if ("error" in answer) await this.agent.rejectToolCall(answer.toolCallId, answer.error);
-        else await this.agent.resolveToolCall(answer.toolCallId, answer.result);
-      }
+      await this.agent.answer(approvals, toolResults);
       return undefined;
     } catch (error) {
       return new AgentCallError(400, "refused", (error as Error).message);
@@ -378,11 +415,10 @@ export class HostedThreadImpl implements HostedThread {
     if (event.type === "agent_start") {
       this.seq = 0;
       this.runId = this.agent.runId;
-      this.unfinished.clear();
-      this.waiting.clear();
       this.finished.clear();
       this.quiescent = false;
       this.quiescentApprovals = undefined;
+      this.heldWhileQuiescent = [];
       if (this.period && this.period.runId === undefined) this.period.runId = this.runId;
       // A run no request of this host started (a durable session's run, found running when the
       // host woke the thread): a reconnect follows it all the same.
@@ -390,11 +426,20 @@ export class HostedThreadImpl implements HostedThread {
     } else {
       this.seq += 1;
     }
+    if (this.quiescent && this.keepsQuiescent(event)) {
+      this.heldWhileQuiescent.push({ event, seq: this.seq });
+      return;
+    }
     if (this.quiescent) {
       // The run moved on with no request (a side route, a timeout, an abort): a new period, so a
       // reconnect can follow it.
       this.quiescent = false;
-      this.period = { runId: this.runId, startSeq: this.seq, continues: this.continuedThread() };
+      const startSeq = this.heldWhileQuiescent[0]?.seq ?? this.seq;
+      this.period = { runId: this.runId, startSeq, continues: this.continuedThread() };
+      for (const sink of [...this.sinks]) {
+        for (const held of this.heldWhileQuiescent) sink.event(held.event, held.seq);
+      }
+      this.heldWhileQuiescent = [];
     }
     this.track(event);
     for (const sink of [...this.sinks]) sink.event(event, this.seq);
@@ -402,36 +447,34 @@ export class HostedThreadImpl implements HostedThread {
       this.period = undefined;
       this.closeAll({ kind: "end", event, messages: this.agent.messages.slice() });
       this.onSettled(this);
-    } else if (this.waiting.size > 0) {
+    } else if (this.calls.waiting.size > 0) {
       this.scheduleQuiescenceCheck();
     }
   }
 
+  /** Progress of a call that still waits: the run stays quiescent (a bounded few are held). */
+  private keepsQuiescent(event: AgentEvent): boolean {
+    return (
+      (event.type === "tool_execution_update" || event.type === "tool_progress") &&
+      this.calls.waits(event.toolCallId) &&
+      this.heldWhileQuiescent.length < 100
+    );
+  }
+
   private track(event: AgentEvent): void {
-    switch (event.type) {
-      case "tool_execution_start":
-        this.unfinished.add(event.toolCallId);
-        break;
-      case "approval_requested":
-      case "tool_result_requested":
-        this.waiting.add(event.toolCallId);
-        break;
-      case "approval_decided":
-        this.waiting.delete(event.toolCallId);
-        break;
-      case "tool_execution_end":
-        this.unfinished.delete(event.toolCallId);
-        this.waiting.delete(event.toolCallId);
-        this.finished.set(event.toolCallId, {
-          toolCallId: event.toolCallId,
-          toolName: event.toolName,
-          result: event.result,
-          isError: event.isError,
-        });
-        break;
-      case "message_end":
-        if (event.message.role === "toolResult") this.finished.delete(event.message.toolCallId);
-        break;
+    this.calls.track(event);
+    if ((event.type === "approval_requested" || event.type === "tool_result_requested") && event.path) {
+      this.askedNested.add(event.toolCallId);
+    }
+    if (event.type === "tool_execution_end") {
+      this.finished.set(event.toolCallId, {
+        toolCallId: event.toolCallId,
+        toolName: event.toolName,
+        result: event.result,
+        isError: event.isError,
+      });
+    } else if (event.type === "message_end" && event.message.role === "toolResult") {
+      this.finished.delete(event.message.toolCallId);
     }
   }
 
@@ -465,20 +508,11 @@ export class HostedThreadImpl implements HostedThread {
   }
 
   private isQuiescent(): boolean {
-    if (this.waiting.size === 0 || this.agent.state === "idle") return false;
-    for (const id of this.unfinished) if (!this.waits(id)) return false;
+    if (this.calls.waiting.size === 0 || this.agent.state === "idle") return false;
+    // A call whose only work is a sub-agent's call waiting (a nested approval) waits too, so the
+    // client can answer it.
+    if (!this.calls.unfinishedWait()) return false;
     return this.agent.pendingApprovals().length + this.agent.pendingToolCalls().length > 0;
-  }
-
-  /**
-   * Call `id` waits for the client: itself, or a call of its sub-agent at any depth (a nested
-   * call's id is the path of call ids, `"p1/r1/w1"`), so a run whose only work is a nested
-   * approval goes quiescent and the client can answer it.
-   */
-  private waits(id: string): boolean {
-    if (this.waiting.has(id)) return true;
-    for (const waiting of this.waiting) if (waiting.startsWith(`${id}/`)) return true;
-    return false;
   }
 
   private closeAll(ending: ResponseEnding): void {

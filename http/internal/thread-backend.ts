@@ -1,14 +1,13 @@
 // What a hosted thread drives, read synchronously: any AgentHandle through handle-backend.ts (the
-// agent in this process, or whatever `threads` opens), and until the durable session is a handle,
-// the `durable` alias's backend (durable-backend.ts). hosted-thread.ts speaks only to this
-// interface, so the quiescence detector, the response periods, the reconnects and the side routes
+// agent in this process, whatever `threads` opens, the `durable` alias's session handle).
+// hosted-thread.ts speaks only to this interface, so the quiescence detector, the response periods, the reconnects and the side routes
 // are the same code for every agent.
 import type { Observable } from "rxjs";
 import type { Agent, PendingApproval } from "../../agent/agent.js";
 import type { SequencedEvent } from "../../agent/event-log.js";
 import type { AgentEvent } from "../../core/events.js";
 import type { AgentMessage, UserMessage } from "../../core/messages.js";
-import type { Tool, ToolResult } from "../../core/tool.js";
+import type { Tool } from "../../core/tool.js";
 import { answerShapeRefusal } from "../../tools/call-answers.js";
 import type { ApprovalAnswer, ThreadAgent, ToolCallAnswer } from "../protocol.js";
 
@@ -36,10 +35,13 @@ export interface ThreadBackend extends ThreadAgent {
    * when all pass, so a request is taken whole or not at all.
    */
   checkAnswers(approvals: readonly ApprovalAnswer[], toolResults: readonly ToolCallAnswer[]): Promise<void>;
-  approve(toolCallId: string, args: unknown): Promise<void>;
-  deny(toolCallId: string, reason: string | undefined): Promise<void>;
-  resolveToolCall(toolCallId: string, result: string | ToolResult): Promise<void>;
-  rejectToolCall(toolCallId: string, reason: string): Promise<void>;
+  /**
+   * Applies answers in one go, approvals first, in order; the first the agent refuses stops it. One
+   * call, so a backend that holds back the run's events while answers are applied (a durable
+   * session) holds them across all of a request's answers: the run is not seen moving on (and
+   * going quiescent) between two of them.
+   */
+  answer(approvals: readonly ApprovalAnswer[], toolResults: readonly ToolCallAnswer[]): Promise<void>;
   /** Brings what the backend knows up to date before a request is checked against it. */
   refresh(): Promise<void>;
   /**

@@ -20,6 +20,7 @@ export function threadRoutes(): HostRoute[] {
     post("abort", async (thread) => jsonResponse({ aborted: await thread.agent.abort() })),
     post("approve", async (thread, body) => {
       const toolCallId = idOf(body.toolCallId, "toolCallId");
+      await thread.nestedAsked([toolCallId]);
       checkPendingApproval(thread, toolCallId);
       const answer = { toolCallId, approved: true, ...(body.args !== undefined ? { args: body.args } : {}) };
       return applied(await thread.applyAnswers([answer], []), { approved: toolCallId });
@@ -27,6 +28,7 @@ export function threadRoutes(): HostRoute[] {
     post("deny", async (thread, body) => {
       const toolCallId = idOf(body.toolCallId, "toolCallId");
       const reason = optionalString(body.reason, "reason");
+      await thread.nestedAsked([toolCallId]);
       checkPendingApproval(thread, toolCallId);
       return applied(await thread.applyAnswers([{ toolCallId, approved: false, reason }], []), {
         denied: toolCallId,
@@ -40,6 +42,7 @@ export function threadRoutes(): HostRoute[] {
     }),
     post("tool-result", async (thread, body) => {
       const answer = toolCallAnswerOf(body);
+      await thread.nestedAsked([answer.toolCallId]);
       thread.checkAnswer(answer.toolCallId, pendingCalls(thread), new Set(), "result");
       return applied(await thread.applyAnswers([], [answer]), { resolved: answer.toolCallId });
     }),

@@ -16,6 +16,7 @@ import {
   type ScriptedStep,
   type SequencedEvent,
   scripted,
+  subAgentTool,
   type Tool,
   type UserMessage,
 } from "../../index.js";
@@ -103,6 +104,18 @@ export function describeAgentContract(
       expect(await resumed).toEqual(all.slice(middle));
     });
 
+    it("after the run, once the agent is idle (resting, hibernating), status names the last run and eventsSince gives its events again", async () => {
+      const { handle } = await open([{ text: "Hello there." }]);
+      const { runId } = await handle.run(user("hi"));
+      const events = await allEvents(handle, runId, 0);
+      // Let the agent go idle in its own way (an in-process agent rests or hibernates a moment after).
+      await statusWhen(handle, (s) => s.status === "idle");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect((await handle.status()).runId).toBe(runId);
+      expect(await allEvents(handle, runId, 0)).toEqual(events);
+      expect(await allEvents(handle, runId, events.length - 1)).toEqual(events.slice(-1));
+    });
+
     it("eventsSince a run the handle does not know errors with events_unavailable", async () => {
       const { handle } = await open([{ text: "Hi." }]);
       const { runId } = await handle.run(user("hi"));
@@ -151,6 +164,32 @@ export function describeAgentContract(
         { toolCallId: "call_w", toolName: "write_file", args: { path: "a.txt" } },
       ]);
       expect(waiting.pendingToolCalls).toEqual([]);
+    });
+
+    it("status: waiting while only a sub-agent's call waits for approval; the nested call is answered by its path", async () => {
+      const helper = subAgentTool({
+        name: "helper",
+        description: "Writes files for the parent",
+        tools: [writeFile()],
+        provider: scripted(approvalScript()),
+      });
+      const { handle } = await open(
+        [
+          { toolCalls: [{ name: "helper", id: "call_h", arguments: { task: "write a.txt" } }] },
+          { text: "All done." },
+        ],
+        [helper],
+      );
+      const { runId } = await handle.run(user("delegate it"));
+      const whole = allEvents(handle, runId, 0);
+      // The parent's call runs (its sub-agent); what it waits on is the sub-agent's approval.
+      const waiting = await statusWhen(handle, (s) => s.status === "waiting");
+      expect(waiting.pendingApprovals).toMatchObject([
+        { toolCallId: "call_h/call_w", toolName: "write_file", args: { path: "a.txt" } },
+      ]);
+      await handle.answer([{ toolCallId: "call_h/call_w", approve: {} }]);
+      expect((await whole).at(-1)!.event).toMatchObject({ type: "agent_end" });
+      expect(textOf(await handle.messages()).at(-1)).toBe("assistant: All done.");
     });
 
     it("a second run while one is active is refused busy, changing nothing", async () => {

@@ -11,6 +11,7 @@ import type { AgentOptions } from "../../core/options.js";
 import type { Tool } from "../../tools/define-tool.js";
 import type { ExplorationPath, ExplorationSetup, ObservedCall, PathOutcome } from "../exploration-path.js";
 import { scriptedModel } from "../scripted-model.js";
+import { toolsOfEveryAgent } from "./agent-tools.js";
 import { changesBetween, type SandboxTree } from "./sandbox-tree.js";
 
 /** What running a path needs of the exploration's options. */
@@ -108,13 +109,19 @@ export async function runPath(
       };
     };
 
-  const rootTools = new Map((config.tools ?? []).map((t) => [t.name, t] as const));
+  // A handoff agent's tools are watched as the agent's own (its calls are in the same transcript).
+  const rootTools = new Map(toolsOfEveryAgent(config).map((t) => [t.name, t] as const));
   const agent = createAgent(
     observeSubAgents(
       {
         ...config,
         provider: model,
         tools: config.tools?.map((t) => watch(t, undefined)),
+        ...(config.handoffs && {
+          handoffs: config.handoffs.map((h) =>
+            Object.freeze({ ...h, tools: h.tools?.map((t) => watch(t, undefined)) }),
+          ),
+        }),
         ...(path.strategy !== undefined && { toolExecution: path.strategy }),
       },
       observer(undefined),

@@ -9,6 +9,7 @@ import { createLog, renderDetails } from "./log.js";
 import { apply, emptyModel } from "./model.js";
 import { describeNow, tabTitle } from "./now.js";
 import { approvalPreview, proposingText } from "./approval-preview.js";
+import { agentTree, laterTexts, nextWakeText, wokenByText } from "./agents.js";
 import { createScrubber } from "./scrubber.js";
 import { createTimeline, openGroups } from "./timeline.js";
 import { createTranscript } from "./transcript.js";
@@ -141,6 +142,7 @@ function renderView(dirty) {
   if (all || dirty.has("transcript")) transcript.render(view, all);
   if (all || dirty.has("usage")) renderUsage();
   if (all || dirty.has("approvals")) renderApprovals();
+  if (all || dirty.has("agents") || dirty.has("approvals") || dirty.has("header")) renderAgents();
   if (all || dirty.has("log")) log.render(view, all, origin());
   if (all || dirty.has("bar")) renderTimeBar();
   renderScrubber();
@@ -387,6 +389,10 @@ function renderApprovals() {
         " ",
         h("span", { class: "muted" }, approval.toolCallId),
       ),
+      // What the tool does, as the model was told: the person approves the tool, not just its name.
+      approval.description
+        ? h("p", { class: "tool-description", "data-testid": "tool-description" }, approval.description)
+        : null,
       proposed ? h("blockquote", { class: "proposed", "data-testid": "proposed" }, proposed) : null,
       previewBlock(approvalPreview(approval.toolName, approval.args)),
       args,
@@ -399,6 +405,71 @@ function renderApprovals() {
   if (host.dataset.key === key) return;
   host.dataset.key = key;
   host.replaceChildren(...cards);
+}
+
+/**
+ * The Agents panel: the tree of agents (the one answering now, its sub-agents under the calls that
+ * run them, at any depth), the handoffs, what woke the agent last and when a schedule wakes it next.
+ * Rebuilt only when what it shows changed.
+ */
+function renderAgents() {
+  const host = $("agents");
+  const tree = agentTree(view);
+  const woken = wokenByText(view.wokenBy);
+  const next = nextWakeText(view.nextWake, clock());
+  const handoffs = view.handoffs.map((handoff) => `${handoff.from} → ${handoff.to}`);
+  const later = laterTexts(view.laterPending, clock());
+  const key = JSON.stringify([tree, handoffs, woken, next, later]);
+  if (host.dataset.key === key) return;
+  host.dataset.key = key;
+  host.replaceChildren(
+    h("ul", { class: "agent-tree" }, agentItem(tree)),
+    handoffs.length
+      ? h("div", { class: "handoffs", "data-testid": "handoffs" }, `Handoffs: ${handoffs.join(" · ")}`)
+      : null,
+    woken ? h("div", { class: "woken-by", "data-testid": "woken-by" }, `Last woken by ${woken}`) : null,
+    next ? h("div", { class: "next-wake", "data-testid": "next-wake" }, `Next wake-up: ${next}`) : null,
+    later.length
+      ? h(
+          "div",
+          { class: "next-wake", "data-testid": "later-pending" },
+          `Waits for a late result: ${later.join(" · ")}`,
+        )
+      : null,
+  );
+}
+
+/** One agent of the tree with its sub-agents; a sub-agent opens its chart when clicked. */
+function agentItem(node) {
+  const row = [
+    h("b", {}, node.label),
+    " ",
+    h("span", { class: "muted" }, node.agentId),
+    " · ",
+    h("span", { class: "agent-status" }, node.status),
+  ];
+  return h(
+    "li",
+    { "data-agent": node.key || "root", class: node.active ? "active" : undefined },
+    node.key
+      ? h(
+          "button",
+          {
+            type: "button",
+            class: "agent-row",
+            title: "Open this sub-agent's chart",
+            onclick: () => {
+              chartState.tab = "subAgent";
+              chartState.call = node.key;
+              drawChartTab();
+              $("chart").scrollIntoView({ block: "nearest" });
+            },
+          },
+          row,
+        )
+      : h("span", { class: "agent-row" }, row),
+    node.children.length ? h("ul", {}, node.children.map(agentItem)) : null,
+  );
 }
 
 /** A call as the card shows it: a bash command as one block, an edit as a diff, other arguments as JSON. */

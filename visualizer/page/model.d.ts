@@ -1,6 +1,6 @@
 // Types of the page's model (model.js), for the server and the tests that fold messages with it.
 import type { AgentMessage } from "../../core/messages.js";
-import type { VisualizerMessage } from "../wire.js";
+import type { NextWake, PendingLater, VisualizerMessage } from "../wire.js";
 
 export interface Lane {
   id: string;
@@ -45,14 +45,24 @@ export interface PageModel {
     prunedTurns?: number;
     prunedCalls?: number;
     /** The output checks of the run's answers (`output_filter`, `output_invalid`), in order. */
+    /** What woke the run, when a schedule, an event or a late result started it. */
+    wokenBy?: { source: string; id?: string };
     checks?: { verdict: "pass" | "warn" | "reject" | "invalid"; label: string; title: string }[];
   }[];
   messages: AgentMessage[];
   streaming: { text: string; thinking: string; calls: number } | null;
   lanes: Map<string, Lane>;
   groups: string[];
-  approvals: Map<string, { toolCallId: string; toolName: string; args: unknown; t: number }>;
-  subAgents: Map<string, { agentId: string; value: unknown }>;
+  approvals: Map<
+    string,
+    { toolCallId: string; toolName: string; args: unknown; t: number; description?: string }
+  >;
+  subAgents: Map<string, { agentId: string; value: unknown; path?: string[]; toolName?: string; t?: number }>;
+  activeAgent?: string;
+  handoffs: { t: number; from: string; to: string; toolCallId: string }[];
+  wokenBy?: { source: string; id?: string; t: number };
+  nextWake: NextWake | null;
+  laterPending: PendingLater[];
   usage: {
     input: number;
     output: number;
@@ -78,6 +88,7 @@ export interface PageModel {
 
 export const MAX_TURN_GROUPS: number;
 export const MAX_LOG_ROWS: number;
+export const MAX_HANDOFFS: number;
 export const LANE_RESULT_CHARS: number;
 export function emptyModel(): PageModel;
 export function apply(

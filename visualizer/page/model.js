@@ -13,6 +13,10 @@ export const LANE_RESULT_CHARS = 4000;
 export const MAX_LOG_ROWS = 2000;
 /** How long a state the machine left stays tinted, in ms. */
 export const VISITED_MS = 1500;
+/** Handoffs the model keeps (the agent that answers now is kept apart: always true). */
+export const MAX_HANDOFFS = 50;
+/** Where a message that woke the agent came from (`message.source`): not a person's prompt. */
+const WAKE_SOURCES = new Set(["schedule", "event", "laterResult"]);
 
 /** A model with nothing in it. */
 export function emptyModel() {
@@ -37,8 +41,20 @@ export function emptyModel() {
     /** "run:turn" keys of the lanes' turns, oldest first. */
     groups: [],
     approvals: new Map(),
-    /** Sub-agents by the tool call that runs them: { agentId, value }. */
+    /**
+     * Sub-agents at any depth, by the path of the calls that run them joined by "/" ("p1", "p1/r1"):
+     * { agentId, value, path, toolName?, t } (t: the last change), in the order they were first seen.
+     */
     subAgents: new Map(),
+    /** The agent that answers now, with handoffs (absent: the main one), and the handoffs so far (the last MAX_HANDOFFS). */
+    activeAgent: undefined,
+    handoffs: [],
+    /** What woke the agent last, when a schedule, an event or a late result did: { source, id, t }. */
+    wokenBy: undefined,
+    /** The agent's next wake-up by schedule, from a server given a scheduler: { at, scheduleId, message, createdBy } or null. */
+    nextWake: null,
+    /** The late results the agent waits for (each wakes it): { handle, toolName, toolCallId, startedAt, deadline? }. */
+    laterPending: [],
     usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 },
     modelCalls: 0,
     /** Every tool call the agent made since the page's history began, lanes kept or not. */
@@ -147,6 +163,8 @@ function pruneGroups(model, dirty) {
     for (const [id, lane] of model.lanes) {
       if (lane.group === old && !model.approvals.has(id)) {
         model.lanes.delete(id);
+        // The sub-agents of a call no longer drawn go with it (a long session must not grow without bound).
+        for (const [key, sub] of model.subAgents) if (sub.path?.[0] === id) model.subAgents.delete(key);
         pruned++;
       }
     }
@@ -209,12 +227,27 @@ export function apply(model, message, { dirty, index } = {}) {
       break;
     }
     case "sub_agent_state": {
-      model.subAgents.set(message.toolCallId, { agentId: message.agentId, value: message.value });
-      const lane = laneFor(model, message.toolCallId, undefined, t, dirty);
-      lane.childAgentId ??= message.agentId;
-      dirty?.add("chart");
+      const path = message.path ?? [message.toolCallId];
+      model.subAgents.set(message.toolCallId, {
+        agentId: message.agentId,
+        value: message.value,
+        path,
+        toolName: message.toolName,
+        t,
+      });
+      // Only a child runs in one of this agent's own calls: a deeper one's call is the child's, no lane here.
+      if (path.length === 1) {
+        const lane = laneFor(model, message.toolCallId, message.toolName, t, dirty);
+        lane.childAgentId ??= message.agentId;
+      }
+      dirty?.add("chart").add("agents");
       break;
     }
+    case "wake":
+      model.nextWake = message.next ?? null;
+      model.laterPending = message.later ?? [];
+      dirty?.add("header").add("agents");
+      break;
     case "event":
       applyEvent(model, message.event, t, message.outcome, dirty);
       addLogRow(model, message.event, t, index, dirty);
@@ -262,9 +295,14 @@ function applyEvent(model, event, t, outcome, dirty) {
       }
       model.messages.push(message);
       dirty?.add("transcript");
+      if (WAKE_SOURCES.has(message.source)) {
+        model.wokenBy = { source: message.source, id: message.id, t };
+        dirty?.add("header").add("agents");
+      }
       const run = model.runs[model.runs.length - 1];
       if (message.role === "user" && run && run.run === model.run && !run.prompt) {
         run.prompt = textOf(message.content).slice(0, 200);
+        if (WAKE_SOURCES.has(message.source)) run.wokenBy = { source: message.source, id: message.id };
         dirty?.add("runs");
       }
       if (message.role === "assistant") {
@@ -319,6 +357,12 @@ function applyEvent(model, event, t, outcome, dirty) {
       if (model.approvals.delete(event.toolCallId)) dirty?.add("approvals");
       break;
     }
+    case "handoff":
+      model.activeAgent = event.to;
+      model.handoffs.push({ t, from: event.from, to: event.to, toolCallId: event.toolCallId });
+      if (model.handoffs.length > MAX_HANDOFFS) model.handoffs.shift();
+      dirty?.add("header").add("agents");
+      break;
     case "compaction":
       model.compactions.push({ t, level: event.level, before: event.tokensBefore, after: event.tokensAfter });
       dirty?.add("usage");
@@ -482,6 +526,7 @@ export function cloneModel(model) {
     groups: model.groups.slice(),
     approvals: new Map(model.approvals),
     subAgents: new Map(model.subAgents),
+    handoffs: model.handoffs.slice(),
     usage: { ...model.usage },
     compactions: model.compactions.slice(),
     visited: new Map(model.visited),

@@ -1,5 +1,6 @@
 // What the agent is doing now, in plain words, for the page's header and tab title: "Waiting for you:
 // approve `deploy`", "Stopped: model error, 429 (rate limit)". No DOM: the tests call it directly.
+import { nextWakeText } from "./agents.js";
 
 /** Words for a provider failure's kind (`agent_end.errorKind`). */
 const ERROR_KINDS = {
@@ -94,6 +95,12 @@ export function describeNow(model) {
   }
   const stopped = stopReason(model.lastEnd);
   if (stopped) return { text: `Stopped: ${stopped.text}`, tone: "stopped", waiting: 0 };
+  // A schedule will wake it: it sleeps until then, it does not only wait for a person.
+  const next = nextWakeText(model.nextWake, model.now || Date.now());
+  if (next) return { text: `Sleeping: wakes at ${next}`, tone: "idle", waiting: 0 };
+  const later = [...new Set((model.laterPending ?? []).map((l) => `\`${l.toolName}\``))];
+  if (later.length)
+    return { text: `Sleeping: waits for a late result of ${later.join(", ")}`, tone: "idle", waiting: 0 };
   if (model.lastEnd) return { text: "Done: waiting for a prompt", tone: "idle", waiting: 0 };
   return { text: "Idle: waiting for a prompt", tone: "idle", waiting: 0 };
 }

@@ -4,6 +4,7 @@
 import { fmtMs, h, json, setText } from "./dom.js";
 import { laneIsOpen, laneStatus } from "./model.js";
 import { stopReason } from "./now.js";
+import { wokenByText } from "./agents.js";
 
 /** Turns drawn at first (the newest); "show" draws this many more each time. */
 export const SHOWN_TURNS = 40;
@@ -151,6 +152,13 @@ export function createTimeline(host, actions) {
       "div",
       { class: "run-head" },
       h("b", {}, run.run ? `Run ${run.run}` : "Earlier"),
+      run.wokenBy
+        ? h(
+            "span",
+            { class: "woken-by", "data-testid": "run-woken-by" },
+            `woken by ${wokenByText(run.wokenBy)}`,
+          )
+        : null,
       run.prompt ? h("span", { class: "prompt", title: run.prompt }, `“${run.prompt}”`) : null,
       status
         ? h(

@@ -8,6 +8,10 @@ export interface WaitingCall {
   toolCallId: string;
   toolName: string;
   args: unknown;
+  /** For a call waiting in a sub-agent: the call ids from the top agent's down to it. */
+  path?: string[];
+  /** For a call waiting in a sub-agent: the sub-agents' ids down to the one it waits in. */
+  agents?: string[];
 }
 
 /** Why the response ends (the session host's ending, seen by this encoder). */
@@ -178,6 +182,7 @@ export class AgUiEventEncoder {
           custom("approval_decided", {
             toolCallId: event.toolCallId,
             toolName: event.toolName,
+            ...(event.path && { path: event.path }),
             approved: event.approved,
             ...(event.editedArgs !== undefined && { editedArgs: event.editedArgs }),
           }),
@@ -511,14 +516,24 @@ function custom(name: string, value: unknown): AgUiEvent {
   return { type: "CUSTOM", name: CUSTOM_PREFIX + name, value };
 }
 
+/**
+ * The interrupt of a waiting call, answered by its id. A call waiting in a sub-agent is bound to
+ * the top agent's call it runs in (the only tool call the client holds); its id is the nested
+ * call's path id, and its metadata names the nested call and where it waits.
+ */
 function interruptOf(call: WaitingCall): AgUiInterrupt {
+  const nested = call.path !== undefined && call.path.length > 1;
   return {
     id: call.toolCallId,
     reason: "tool_call",
-    toolCallId: call.toolCallId,
+    toolCallId: nested ? call.path![0] : call.toolCallId,
     message: `Approve ${call.toolName}?`,
     responseSchema: JSON_SCHEMA_OF_DECISION,
-    metadata: { toolName: call.toolName, args: call.args },
+    metadata: {
+      toolName: call.toolName,
+      args: call.args,
+      ...(nested && { path: call.path, agents: call.agents ?? [] }),
+    },
   };
 }
 

@@ -204,8 +204,11 @@ function appendResults(
 function subAgentCost(results: readonly ToolResultMessage[]): number {
   let usd = 0;
   for (const result of results) {
-    const details = result.details as { childAgentId?: unknown; usage?: Usage } | undefined;
-    if (details && typeof details.childAgentId === "string") usd += details.usage?.cost?.total ?? 0;
+    const details = result.details as
+      { childAgentId?: unknown; usage?: Usage; costUsd?: unknown } | undefined;
+    if (!details || typeof details.childAgentId !== "string") continue;
+    // The child's whole tree (its own sub-agents' spending too), when it says so.
+    usd += typeof details.costUsd === "number" ? details.costUsd : (details.usage?.cost?.total ?? 0);
   }
   return usd;
 }

@@ -1,0 +1,69 @@
+import type { ObjectContext } from "@restatedev/restate-sdk";
+import type { Subject } from "rxjs";
+import type { AgentEvent } from "../core/events.js";
+import type { EventReplayOptions } from "../core/options.js";
+import type { LiveRun } from "./live-runs.js";
+import { createRunEventRecorder, type RunEventsRecord } from "./run-events.js";
+
+/** An event of a session's run, as the serving process publishes it. */
+export interface SessionEvent {
+  sessionId: string;
+  /** The invocation id of the run (`prompt`) that published it. */
+  runId: string;
+  event: AgentEvent;
+}
+
+/** Where one run's events go. See {@link createRunPublisher}. */
+export interface RunPublisher {
+  /** Records `event` (if committed), and publishes it to `events$` and to the run's live followers. */
+  publish(event: AgentEvent): void;
+  /**
+   * Writes the events recorded since the last flush; where the run's events now are when anything
+   * was written (for the run record), `undefined` otherwise.
+   */
+  flush(): RunEventsRecord | undefined;
+}
+
+/** What {@link createRunPublisher} needs to know of the run. */
+export interface RunPublisherOptions {
+  sessionId: string;
+  runId: string;
+  /** Where the last run's events are (they go now: a session serves its current or last run's). */
+  previous: RunEventsRecord | undefined;
+  /** The agent's `eventReplay`: `false` records nothing. */
+  eventReplay: EventReplayOptions | false | undefined;
+  /** Every event of every run this process serves. */
+  events: Subject<SessionEvent>;
+  /** The run's attempt in this process, which its live channel streams. */
+  liveRun: LiveRun;
+}
+
+/**
+ * The events of one durable run: each recorded in Restate state (numbered per run, bounded as in
+ * process, written in batches with the run record before the run waits), published on the
+ * service's `events$`, and handed to the live channel with its seq (none for a live-only delta).
+ *
+ * @example
+ * ```ts
+ * const publisher = createRunPublisher(ctx, { sessionId, runId, previous, eventReplay, events, liveRun });
+ * agent.events$.subscribe((event) => publisher.publish(event));
+ * const where = publisher.flush(); // before the run waits
+ * ```
+ */
+export function createRunPublisher(ctx: ObjectContext, options: RunPublisherOptions): RunPublisher {
+  const { sessionId, runId, previous, eventReplay, events, liveRun } = options;
+  const recorder = eventReplay === false ? undefined : createRunEventRecorder(ctx, previous, eventReplay);
+  // Not recording this run still clears the last run's events.
+  if (!recorder && previous) createRunEventRecorder(ctx, previous, undefined);
+  return {
+    publish(event) {
+      const recorded = recorder?.record(event) ?? [];
+      events.next({ sessionId, runId, event });
+      if (recorded.length === 0) liveRun.publish(event, undefined);
+      for (const committed of recorded) liveRun.publish(committed.event, committed.seq);
+    },
+    flush() {
+      return recorder?.flush() ? recorder.where : undefined;
+    },
+  };
+}

@@ -1,0 +1,268 @@
+import * as restate from "@restatedev/restate-sdk";
+import { type ObjectContext, TerminalError } from "@restatedev/restate-sdk";
+import type { Subject } from "rxjs";
+import { type Agent, createJournaledAgent } from "../agent/create-agent.js";
+import type { EffectJournal, InboxKind } from "../core/effect-journal.js";
+import type { AgentEvent } from "../core/events.js";
+import type { QueueMode } from "../core/options.js";
+import type { InboxObject } from "./inbox-object.js";
+import { createInboxBell } from "./inbox-bell.js";
+import type { LiveRuns } from "./live-runs.js";
+import { createRestateJournal } from "./restate-journal.js";
+import { createRestatePump } from "./restate-pump.js";
+import { createRunPublisher, type SessionEvent } from "./run-publisher.js";
+import { parsePromptInput } from "./session-input.js";
+import { errorText, type SessionOptions } from "./session-options.js";
+import {
+  createApprovalBook,
+  createRunRecorder,
+  createTranscriptWriter,
+  type LastRun,
+  readStored,
+  type RunRecord,
+} from "./session-state.js";
+import type { RunResult } from "./session-types.js";
+
+/** What {@link createSessionRun} needs from the service that assembles it. */
+export interface SessionRunOptions {
+  /** The inbox object of the same service: the run drains it, and hands back what it did not take. */
+  inbox: InboxObject;
+  options: SessionOptions;
+  /** Every event of every run this process serves. */
+  events: Subject<SessionEvent>;
+  /** The runs this process serves, for the live channel. */
+  live: LiveRuns;
+}
+
+/** The body of `AgentSession.prompt`: one run, from its input to its result. */
+export type SessionRun = (ctx: ObjectContext, input: unknown) => Promise<RunResult>;
+
+/**
+ * A session's run: builds the agent on a Restate journal (durable/restate-journal.ts) from the
+ * stored transcript, runs the prompt, keeps the run record, transcript and events written before
+ * each wait, and ends the run in state (the last run, the queues' untaken messages handed back).
+ *
+ * @example
+ * ```ts
+ * const run = createSessionRun({ inbox, options, events, live });
+ * const session = restate.object({ name: "AgentSession", handlers: { prompt: run } });
+ * ```
+ */
+export function createSessionRun({ inbox, options, events, live }: SessionRunOptions): SessionRun {
+  return async function runPrompt(ctx, raw) {
+    // Checked before anything is journaled; stamped with the run's start below.
+    parsePromptInput(raw, 0);
+    const sessionId = ctx.key;
+    const runId = ctx.request().id as string;
+    const previous = await ctx.get<RunRecord>("run");
+    const stored = await readStored(ctx);
+    const { snapshot: _s, parentActor: _p, id: _id, messages: seed, ...base } = options.of(sessionId);
+    const transcript = previous || stored.count > 0 ? stored.messages : (seed ?? []);
+
+    const approvals = createApprovalBook(ctx);
+    const clientCalls = createApprovalBook(ctx, "clientCalls");
+    const writer = createTranscriptWriter(ctx, stored);
+    const modes: Record<InboxKind, QueueMode> = {
+      steering: base.steeringMode ?? "one-at-a-time",
+      followUp: base.followUpMode ?? "one-at-a-time",
+    };
+    const inboxClient = ctx.objectClient(inbox, sessionId);
+    const inboxSend = ctx.objectSendClient(inbox, sessionId);
+    const inFlightDrains = new Set<Promise<unknown>>();
+    // The pump reports a cancellation to the agent, which is built on the journal the pump serves;
+    // one that comes before the agent exists aborts it as soon as it does.
+    const running: { agent?: Agent; cancelled?: boolean } = {};
+    const pump = createRestatePump({
+      onCancel: () => (running.agent ? running.agent.abort() : (running.cancelled = true)),
+      // What the run published since it last waited is written before it waits again.
+      beforeWait: () => flushRecord(),
+    });
+    // Set below, before the run's first step: what the run has changed is written before it waits.
+    let flushRecord = () => {};
+    const bell = createInboxBell(ctx, pump, {
+      drain: (request) => {
+        flushRecord();
+        return inboxClient.drain({ ...request, mode: modes[request.kind] });
+      },
+      runId,
+      closeBell: (id) => inboxSend.closeBell({ bell: id }),
+    });
+    // The run record goes out with the run's first entries, before any round trip: a status read
+    // right after `send()` finds the run going rather than "Unknown session". Its start time follows
+    // with the next write.
+    const record = createRunRecorder(ctx, {
+      state: "running",
+      runId,
+      turn: 0,
+      startedAt: previous?.startedAt ?? 0,
+      firstIndex: transcript.length,
+      generation: stored.generation,
+      count: stored.count,
+    });
+    record.write();
+    flushRecord = record.flush;
+    const liveRun = live.open(sessionId, runId);
+    // The first drain goes out first, so its round trip overlaps the run's start: the steering it
+    // takes goes into the run's first turn with the prompt, as in process.
+    const opening = bell.open();
+    const startedAt = await Promise.race([pump.track(ctx.run("start", () => Date.now())), pump.failed]);
+    record.update({ startedAt });
+    const input = parsePromptInput(raw, startedAt);
+    const journal = createRestateJournal(ctx, pump, {
+      startedAt,
+      approvals,
+      clientCalls,
+      expireClientCall: (toolCallId, awakeableId, ms, result) =>
+        inboxSend.decide(
+          { toolCallId, awakeableId, decision: { result }, kind: "result", expiry: true },
+          restate.rpc.sendOpts({ delay: ms }),
+        ),
+      drainInbox: (kind) => bell.drain(kind),
+    });
+    /** Records and publishes one event of the run (set once the agent exists). */
+    let publishEvent: (event: AgentEvent) => void = () => {};
+    const beforeStep =
+      <A extends unknown[], R>(call: (...args: A) => R) =>
+      (...args: A): R => {
+        flushRecord();
+        return call(...args);
+      };
+    const tracked: EffectJournal = {
+      ...journal,
+      modelCall: beforeStep(journal.modelCall),
+      toolCall: beforeStep(journal.toolCall),
+      permission: beforeStep(journal.permission),
+      compaction: beforeStep(journal.compaction),
+      // A decision taken from Restate (not through agent.approve, which publishes it in process) is
+      // published here, before the call acts on it, as an agent in process publishes it.
+      approval: beforeStep((request) =>
+        journal.approval(request).then((decision) => {
+          publishEvent({
+            type: "approval_decided",
+            toolCallId: request.toolCallId,
+            toolName: request.toolName,
+            approved: decision.approved,
+            ...(decision.approved && decision.args !== undefined && { editedArgs: decision.args }),
+          });
+          return decision;
+        }),
+      ),
+      ...(journal.clientResult && { clientResult: beforeStep(journal.clientResult) }),
+      timer: beforeStep(journal.timer),
+      drain(kind: InboxKind) {
+        const drained = journal.drain(kind);
+        inFlightDrains.add(drained);
+        void drained.finally(() => inFlightDrains.delete(drained)).catch(() => {});
+        return drained;
+      },
+    };
+    let agent: Agent;
+    try {
+      agent = createJournaledAgent({ ...base, id: sessionId, messages: [...transcript] }, tracked);
+    } catch (error) {
+      // The steering the run took goes back first, as nothing took it.
+      const early = await Promise.race([opening, pump.failed]).catch(() => []);
+      if (early.length) inboxSend.requeue({ kind: "steering", messages: early });
+      liveRun.close();
+      bell.close();
+      // No run took place: the session reads as it did before.
+      if (previous) ctx.set("run", previous);
+      else ctx.clear("run");
+      throw new TerminalError(
+        `The agent of session "${sessionId}" could not be created: ${errorText(error)}`,
+        { errorCode: 500 },
+      );
+    }
+    running.agent = agent;
+    // The last run's events go now (not before: an agent that could not be created leaves them);
+    // this run's are written with the run record, before each wait.
+    const publisher = createRunPublisher(ctx, {
+      sessionId,
+      runId,
+      previous: previous?.events,
+      eventReplay: base.eventReplay,
+      events,
+      liveRun,
+    });
+    flushRecord = () => {
+      const where = publisher.flush();
+      if (where) record.update({ events: where });
+      record.flush();
+    };
+    publishEvent = publisher.publish;
+    const subscription = agent.events$.subscribe((event) => {
+      publishEvent(event);
+      if (event.type === "turn_start") {
+        record.update({ turn: event.turn });
+      } else if (event.type === "turn_end") {
+        // After the step that ended the turn has updated the transcript; counted at the next step.
+        queueMicrotask(() => {
+          if (writer.write(agent.messages)) record.update({ count: writer.count });
+        });
+      }
+    });
+
+    try {
+      // Steering queued before the run, screened when it was queued: the prompt takes it (by the
+      // queue's mode) into the first turn, as an agent in process takes steering queued while idle.
+      for (const message of await Promise.race([opening, pump.failed]))
+        agent.actor.send({ type: "STEER", message });
+      const prompted = agent.prompt(input);
+      if (running.cancelled) agent.abort();
+      const outcome = await Promise.race([prompted, pump.failed]);
+      // A check the run left mid-way may still answer: wait for it, then hand back what nobody took.
+      while (inFlightDrains.size) await Promise.race([Promise.allSettled([...inFlightDrains]), pump.failed]);
+      bell.close();
+      returnUntaken(ctx, inbox, agent);
+      writer.write(agent.messages);
+      const result: RunResult = { runId, ...outcome };
+      const where = publisher.flush();
+      if (where) record.update({ events: where });
+      finishRun(ctx, record, writer.count, result, journal.now());
+      return result;
+    } catch (error) {
+      // What the run stored stays readable (counted).
+      flushRecord();
+      if (error instanceof TerminalError) throw error;
+      throw new TerminalError(`The run of session "${sessionId}" failed: ${errorText(error)}`, {
+        errorCode: 500,
+      });
+    } finally {
+      subscription.unsubscribe();
+      liveRun.close();
+      agent.stop();
+    }
+  };
+}
+
+/** Hands the messages the agent queued but did not take back to the inbox (they go first again). */
+function returnUntaken(ctx: ObjectContext, inbox: InboxObject, agent: Agent): void {
+  const { steering, followUp } = agent.queued;
+  const send = ctx.objectSendClient(inbox, ctx.key);
+  if (steering.length) send.requeue({ kind: "steering", messages: steering });
+  if (followUp.length) send.requeue({ kind: "followUp", messages: followUp });
+}
+
+/** Ends the run in state: no call waits any more, the record reads idle, the last run is kept. */
+function finishRun(
+  ctx: ObjectContext,
+  record: ReturnType<typeof createRunRecorder>,
+  count: number,
+  result: RunResult,
+  endedAt: number,
+): void {
+  createApprovalBook(ctx).clear();
+  createApprovalBook(ctx, "clientCalls").clear();
+  record.write({ state: "idle", count });
+  const run = record.record;
+  const lastRun: LastRun = {
+    runId: run.runId,
+    reason: result.reason,
+    usage: result.usage,
+    startedAt: run.startedAt,
+    endedAt,
+    ...(result.errorMessage !== undefined && { errorMessage: result.errorMessage }),
+    ...(result.output !== undefined && { output: result.output }),
+  };
+  ctx.set("lastRun", lastRun);
+}
