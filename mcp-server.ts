@@ -3,5 +3,7 @@
 
 export type { McpHttpHandler, McpHttpOptions } from "./mcp-server/mcp-http.js";
 export { createMcpHttpHandler } from "./mcp-server/mcp-http.js";
+export type { McpTaskOptions } from "./mcp-server/modern-mcp.js";
+export { serveMcpStdio, TASKS_EXTENSION } from "./mcp-server/modern-mcp.js";
 export type { McpAgentServerOptions, McpAgentTool } from "./mcp-server/serve-mcp.js";
 export { createMcpAgentServer, NO_ELICITATION_REFUSAL, runAgentCall } from "./mcp-server/serve-mcp.js";

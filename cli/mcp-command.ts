@@ -1,8 +1,7 @@
 // `agent-machine mcp`: the coding agent as an MCP tool over stdio, for a client (an IDE, Claude
 // Desktop, another agent) that starts it as a subprocess. Each call is a session of the command's
 // store, so a call the client dropped can be resumed in the terminal (`agent-machine --resume`).
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { createMcpAgentServer } from "../mcp-server/serve-mcp.js";
+import { serveMcpStdio } from "../mcp-server/modern-mcp.js";
 import { packageVersion } from "./early-exit.js";
 import { runServedCommand, type ServedOutput, type ServedSetup } from "./served-agent.js";
 import { resolveWorkspace } from "./setup.js";
@@ -34,7 +33,7 @@ async function serveOverMcp({ args, choice, storeFor, open: openAgent }: ServedS
   const store = storeFor(cwd);
   const open = new Set<{ close(): Promise<void> }>();
 
-  const server = createMcpAgentServer(
+  const server = await serveMcpStdio(
     {
       [MCP_TOOL_NAME]: {
         description: `A coding agent working in ${cwd}: it reads, edits and runs commands there to do what the prompt asks, and answers with what it did.`,
@@ -50,13 +49,11 @@ async function serveOverMcp({ args, choice, storeFor, open: openAgent }: ServedS
     },
     { name: "agent-machine", version: packageVersion() },
   );
-  const transport = new StdioServerTransport();
-  const closed = new Promise<void>((resolve) => {
-    transport.onclose = resolve;
+  // 2026-07-28 to a client that asks for it, the 2025 handshake to one that does not.
+  await new Promise<void>((resolve) => {
     process.stdin.once("end", resolve);
+    process.stdin.once("close", resolve);
   });
-  await server.connect(transport);
-  await closed;
   // The client went away: what runs is stopped and saved, so it can be resumed.
   await Promise.all([...open].map((served) => served.close()));
   await server.close();

@@ -54,8 +54,8 @@ const BADGE = ["30;43", "39;49"] as const;
 /**
  * Which SGR codes each role uses on each background. No role uses yellow or faint for words: on a
  * light background yellow, green, cyan and faint text fall to 1.7–3.5:1. Every coloured role
- * holds 4.5:1 on the theme's reference palettes (xterm's and VS Code's), measured by
- * test/cli-contrast.test.ts; `any` holds on all four.
+ * holds 4.5:1 on the theme's reference palettes (xterm's and VS Code's), measured by the
+ * command's contrast test; `any` holds on all four.
  */
 export const THEME_CODES: Readonly<Record<Theme, Readonly<Record<Role, Sgr>>>> = {
   any: {

@@ -67,8 +67,18 @@ async function serveOne(handler: FetchHandler, req: IncomingMessage, res: Server
   }
   // Streaming responses go out as they are written: no buffering by Nagle's algorithm.
   res.socket?.setNoDelay(true);
-  res.flushHeaders();
-  await pipeBody(response.body, res);
+  if (isJson(response)) {
+    // A whole body: the headers go with it, in one write, not a write of their own.
+    await pipeBody(response.body, res, true);
+  } else {
+    // A stream (events, NDJSON): the client learns it is open before its first chunk.
+    res.flushHeaders();
+    await pipeBody(response.body, res);
+  }
+}
+
+function isJson(response: Response): boolean {
+  return response.headers.get("content-type")?.toLowerCase().startsWith("application/json") ?? false;
 }
 
 /**
@@ -77,7 +87,7 @@ async function serveOne(handler: FetchHandler, req: IncomingMessage, res: Server
  * body that errors (the host dropped a client that read too slowly) cuts the connection, so the
  * client sees a broken response, never a complete one, and reconnects.
  */
-async function pipeBody(body: ReadableStream<Uint8Array>, res: ServerResponse): Promise<void> {
+async function pipeBody(body: ReadableStream<Uint8Array>, res: ServerResponse, whole = false): Promise<void> {
   const reader = body.getReader();
   let failed = false;
   let wake: (() => void) | undefined;
@@ -97,11 +107,16 @@ async function pipeBody(body: ReadableStream<Uint8Array>, res: ServerResponse): 
     failed = true;
     resume();
   });
+  // For a whole body, each chunk is written once the next one is read, so the last goes out with
+  // the end of the response (one write for a body of one chunk, headers included).
+  let held: Uint8Array | undefined;
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      if (!res.write(value) && !failed && !res.destroyed) await new Promise<void>((r) => (wake = r));
+      const chunk = whole ? held : value;
+      if (whole) held = value;
+      if (chunk && !res.write(chunk) && !failed && !res.destroyed) await new Promise<void>((r) => (wake = r));
       if (res.destroyed || failed) break;
     }
   } catch {
@@ -112,6 +127,7 @@ async function pipeBody(body: ReadableStream<Uint8Array>, res: ServerResponse): 
   }
   if (failed) res.destroy();
   else if (res.destroyed) stop();
+  else if (held) res.end(held);
   else res.end();
 }
 

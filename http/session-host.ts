@@ -266,6 +266,7 @@ export function createThreadHost(options: ThreadHostOptions, durable?: DurableTh
       if (error instanceof AgentCallError || error instanceof AgentCallError) throw error;
       throw new AgentCallError(503, "unavailable", messageOf(error));
     }
+    thread.adoptRun();
     thread.lastUsed = ++uses;
     ready.set(threadId, thread);
     evictResting(thread);

@@ -4,8 +4,10 @@
 // type, no cross-site state changes, a loopback Host when nothing checks identity.
 import { randomUUID } from "node:crypto";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { isLegacyRequest } from "@modelcontextprotocol/server";
 import { checkJsonContentType, checkLoopbackHost, checkSameOrigin } from "../http/internal/request-guard.js";
 import { createMcpAgentServer, type McpAgentServerOptions, type McpAgentTool } from "./serve-mcp.js";
+import { createModernMcpHandler, type McpTaskOptions } from "./modern-mcp.js";
 import { AgentCallError } from "../core/agent-handle.js";
 
 /**
@@ -29,6 +31,8 @@ export interface McpHttpOptions extends McpAgentServerOptions {
   authorize: ((request: Request) => boolean | Promise<boolean>) | "none-local-only";
   /** Origins besides the handler's own whose pages may call it (exact, e.g. `https://app.example.com`). */
   allowedOrigins?: readonly string[];
+  /** When a call becomes an MCP Task (2026-07-28 clients that declare the Tasks extension), and how long tasks are kept. */
+  tasks?: McpTaskOptions;
 }
 
 /** A web-standard handler with what it holds: close it to end every MCP session. */
@@ -61,6 +65,7 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
   }
   const allowedOrigins = new Set(options.allowedOrigins ?? []);
   const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  const modern = createModernMcpHandler(options.agents, options);
 
   const handler = async (request: Request): Promise<Response> => {
     try {
@@ -71,6 +76,7 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
         throw new AgentCallError(403, "forbidden", "not allowed");
       }
       const sessionId = request.headers.get("mcp-session-id");
+      if (sessionId === null && (await isModernRequest(request))) return await modern.fetch(request);
       if (sessionId !== null) {
         const transport = sessions.get(sessionId);
         if (!transport) return jsonRpcError(404, -32001, `No MCP session ${sessionId}: initialize a new one`);
@@ -102,8 +108,21 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
     async close() {
       for (const transport of [...sessions.values()]) await transport.close();
       sessions.clear();
+      await modern.close();
     },
   });
+}
+
+/**
+ * Whether a request speaks the 2026-07-28 revision (served statelessly by the v2 SDK) rather than an
+ * older one (served with sessions). Its `MCP-Protocol-Version` header says so when it has one; a
+ * request without (a client's first, `server/discover` or `initialize`) is read by the SDK.
+ */
+async function isModernRequest(request: Request): Promise<boolean> {
+  const version = request.headers.get("mcp-protocol-version");
+  if (version !== null) return version >= "2026-07-28";
+  if (request.method !== "POST") return false;
+  return !(await isLegacyRequest(request));
 }
 
 function jsonRpcError(status: number, code: number, message: string): Response {

@@ -7,6 +7,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { Agent } from "../agent/agent.js";
 import type { AgentEvent } from "../core/events.js";
+import type { RunOutcome } from "../core/run-outcome.js";
 
 /**
  * One agent served as an MCP tool.
@@ -134,28 +135,73 @@ export async function runAgentCall(
   context.signal.addEventListener("abort", abort, { once: true });
   try {
     const outcome = await agent.prompt(prompt, tool.output ? { output: tool.output } : undefined);
-    if (outcome.reason === "error") {
-      return { isError: true, content: [{ type: "text", text: outcome.errorMessage ?? "The run failed" }] };
-    }
-    if (tool.output && outcome.output !== undefined) {
-      return {
-        content: [{ type: "text", text: JSON.stringify(outcome.output) }],
-        structuredContent: outcome.output as Record<string, unknown>,
-      };
-    }
-    const answer = lastAnswer(outcome.messages);
-    if (outcome.reason !== "stop") {
-      return {
-        isError: tool.output !== undefined,
-        content: [{ type: "text", text: `${answer}${answer ? "\n" : ""}[the run ended: ${outcome.reason}]` }],
-      };
-    }
-    return { content: [{ type: "text", text: answer }] };
+    return callResultOf(tool, outcome);
   } finally {
     context.signal.removeEventListener("abort", abort);
     subscription.unsubscribe();
     agent.stop();
   }
+}
+
+/**
+ * The tool result of a finished run: the typed output as `structuredContent` (and JSON text), else
+ * the last answer; a run that ended in an error, or otherwise than by answering, says so.
+ *
+ * @example
+ * ```ts
+ * const result = callResultOf(tool, await agent.prompt("Summarise README.md"));
+ * ```
+ */
+export function callResultOf(tool: McpAgentTool, outcome: RunOutcome): CallToolResult {
+  if (outcome.reason === "error") {
+    return { isError: true, content: [{ type: "text", text: outcome.errorMessage ?? "The run failed" }] };
+  }
+  if (tool.output && outcome.output !== undefined) {
+    return {
+      content: [{ type: "text", text: JSON.stringify(outcome.output) }],
+      structuredContent: outcome.output as Record<string, unknown>,
+    };
+  }
+  const answer = lastAnswer(outcome.messages);
+  if (outcome.reason !== "stop") {
+    return {
+      isError: tool.output !== undefined,
+      content: [{ type: "text", text: `${answer}${answer ? "\n" : ""}[the run ended: ${outcome.reason}]` }],
+    };
+  }
+  return { content: [{ type: "text", text: answer }] };
+}
+
+/**
+ * The form an approval is asked with (elicitation): one boolean, `approve`.
+ *
+ * @example
+ * ```ts
+ * await server.server.elicitInput({ message: approvalQuestion(call), requestedSchema: approvalForm() });
+ * ```
+ */
+export function approvalForm(): {
+  type: "object";
+  properties: { approve: { type: "boolean"; title: string } };
+  required: string[];
+} {
+  return {
+    type: "object",
+    properties: { approve: { type: "boolean", title: "Allow this call" } },
+    required: ["approve"],
+  };
+}
+
+/**
+ * The question a client shows for a call waiting for approval.
+ *
+ * @example
+ * ```ts
+ * approvalQuestion({ toolName: "deploy", args: { env: "prod" } }); // "The agent wants to run deploy with {...}. Allow it?"
+ * ```
+ */
+export function approvalQuestion(call: { toolName: string; args: unknown }): string {
+  return `The agent wants to run ${call.toolName} with ${JSON.stringify(call.args)}. Allow it?`;
 }
 
 /** Asks the client (elicitation) whether a pending call may run, or refuses it when it cannot ask. */
@@ -171,12 +217,8 @@ async function decide(
     try {
       const answer = await server.server.elicitInput(
         {
-          message: `The agent wants to run ${event.toolName} with ${JSON.stringify(event.args)}. Allow it?`,
-          requestedSchema: {
-            type: "object",
-            properties: { approve: { type: "boolean", title: "Allow this call" } },
-            required: ["approve"],
-          },
+          message: approvalQuestion(event),
+          requestedSchema: approvalForm(),
         },
         { signal },
       );
@@ -194,8 +236,15 @@ async function decide(
   }
 }
 
-/** A progress line for the events a client follows a run by. */
-function progressMessage(event: AgentEvent): string | undefined {
+/**
+ * A progress line for the events a client follows a run by (a turn, a tool call), else `undefined`.
+ *
+ * @example
+ * ```ts
+ * progressMessage({ type: "turn_start", turn: 2 }); // "turn 2"
+ * ```
+ */
+export function progressMessage(event: AgentEvent): string | undefined {
   if (event.type === "turn_start") return `turn ${event.turn}`;
   if (event.type === "tool_execution_start") return `running ${event.toolName}`;
   return undefined;

@@ -5,6 +5,8 @@ import * as path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { Client as ModernClient } from "@modelcontextprotocol/client";
+import { StdioClientTransport as ModernStdioTransport } from "@modelcontextprotocol/client/stdio";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   CLI_BIN,
@@ -54,6 +56,29 @@ describe("agent-machine mcp over stdio (the MCP SDK's client)", () => {
     expect(tools.map((t) => t.name)).toEqual(["coding_agent"]);
     const result = await client.callTool({ name: "coding_agent", arguments: { prompt: "hello" } });
     expect(result.content).toEqual([{ type: "text", text: "heard: hello" }]);
+  }, 60_000);
+
+  it("speaks 2026-07-28 to the v2 SDK's client", async () => {
+    const client = new ModernClient(
+      { name: "test", version: "1.0.0" },
+      { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+    );
+    await client.connect(
+      new ModernStdioTransport({
+        command: process.execPath,
+        args: [CLI_BIN, "mcp", ...SANDBOX_ARGS],
+        cwd: workspace(),
+        env: cleanEnv({ AGENT_MACHINE_SCRIPT: TEST_SCRIPT }),
+        stderr: "pipe",
+      }),
+    );
+    try {
+      expect(client.getNegotiatedProtocolVersion()).toBe("2026-07-28");
+      const result = await client.callTool({ name: "coding_agent", arguments: { prompt: "hello" } });
+      expect(result.content).toEqual([{ type: "text", text: "heard: hello" }]);
+    } finally {
+      await client.close();
+    }
   }, 60_000);
 
   it("asks an edit's approval by elicitation; a client without elicitation gets a refusal, the file unchanged", async () => {

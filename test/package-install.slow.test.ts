@@ -1,7 +1,7 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, posix } from "node:path";
+import { dirname, join, posix } from "node:path";
 import * as esbuild from "esbuild";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -245,7 +245,34 @@ console.log(JSON.stringify({
   it("serves the visualizer page", () => {
     expect(report.page).toEqual({ status: 200, title: "agent-machine visualizer", script: 200 });
   });
+
+  it("loads a bundled entry: a handful of the package's files on import, not one per source module", () => {
+    // A cold start pays for every file Node reads and compiles (issue 44): the build writes each
+    // entry as one file, its shared code in a few chunks. (tsc's one file per module: 180 and 136.)
+    const installed = join(app, "node_modules", "agent-machine");
+    expect(staticGraph(join(installed, "dist", "index.js")).length).toBeLessThan(50);
+    expect(staticGraph(join(installed, "dist", "browser.js")).length).toBeLessThan(40);
+  });
 });
+
+/** The package's own files that `file` imports statically, itself included (what an import loads). */
+function staticGraph(file: string): string[] {
+  const seen = new Set<string>();
+  const pending = [file];
+  while (pending.length) {
+    const next = pending.pop()!;
+    if (seen.has(next)) continue;
+    seen.add(next);
+    const text = readFileSync(next, "utf8");
+    for (const [, from, bare] of text.matchAll(
+      /^(?:import|export)[^;]*?from\s*"([^"]+)"|^import\s*"([^"]+)"/gm,
+    )) {
+      const specifier = (from ?? bare)!;
+      if (specifier.startsWith(".")) pending.push(join(dirname(next), specifier));
+    }
+  }
+  return [...seen];
+}
 
 describe("the installed package, in TypeScript", () => {
   it("has types for every entry, under Node's module resolution", async () => {
@@ -339,8 +366,21 @@ describe("the bin in a clone", () => {
   const help = async () =>
     (await mustRun(process.execPath, [join(source, "bin", "agent-machine.js"), "--help"], source)).stdout;
 
+  /** The built file that holds the usage text (the entries are bundled: a chunk under dist/). */
+  const builtUsage = () => {
+    const dist = join(source, "dist");
+    const files = readdirSync(dist, { recursive: true, encoding: "utf8" }).filter((file) =>
+      file.endsWith(".js"),
+    );
+    const holding = files.filter((file) =>
+      readFileSync(join(dist, file), "utf8").includes("Usage: agent-machine"),
+    );
+    expect(holding).toHaveLength(1);
+    return join(dist, holding[0]!);
+  };
+
   it("runs the build when it is newer than every source, the sources through tsx once one is edited or dist/ is gone", async () => {
-    usage(join(source, "dist", "cli", "args.js"), "compiled");
+    usage(builtUsage(), "compiled");
     expect(await help()).toContain("Usage (compiled): agent-machine");
     usage(join(source, "cli", "args.ts"), "source");
     expect(await help()).toContain("Usage (source): agent-machine");

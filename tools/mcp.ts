@@ -1,5 +1,11 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { Client, VersionNegotiationMode } from "@modelcontextprotocol/client";
 import { z } from "zod";
+import type { LaterResults } from "../wake/later-results.js";
+import type { LaterStarted } from "../wake/later-tool.js";
+import { startedText } from "../wake/later-texts.js";
+import { askAsApproval, type McpInputAnswer, type McpInputRequest } from "./mcp-input.js";
+import { followTask, liftTaskResults, taskOf, TASKS_EXTENSION, type McpTask } from "./mcp-tasks.js";
 import type { ImageContent, TextContent } from "../core/messages.js";
 import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
 import type { Tool, ToolResult } from "./define-tool.js";
@@ -28,6 +34,13 @@ interface McpCommonOptions {
    * so a server whose start has effects is better given `"legacy"` or `"2026-07-28"`.
    */
   protocol?: McpProtocolChoice;
+  /**
+   * Where a server's Task goes (2026-07-28, the Tasks extension): the call is answered at once with
+   * a handle and the task's result comes later as a follow-up message that wakes `agentId`
+   * (`createLaterResults`, as a tool that answers later). Without it, the call waits for the task,
+   * polling it, as for any result.
+   */
+  later?: { results: LaterResults; agentId: string };
 }
 
 /** The MCP revisions {@link mcpTools} can be told to speak: see `protocol` in its options. */
@@ -63,6 +76,7 @@ const MCP_STDIO_KEYS: OptionKeys<McpStdioOptions> = {
   trustAnnotations: true,
   maxListPages: true,
   protocol: true,
+  later: true,
 };
 const MCP_URL_KEYS: OptionKeys<McpUrlOptions> = {
   url: true,
@@ -73,6 +87,7 @@ const MCP_URL_KEYS: OptionKeys<McpUrlOptions> = {
   trustAnnotations: true,
   maxListPages: true,
   protocol: true,
+  later: true,
 };
 
 /** What {@link mcpTools} returns. */
@@ -91,6 +106,8 @@ export interface McpResultDetails {
   structuredContent?: unknown;
   /** The MCP tool name as the server gave it (before prefixing; control characters removed). */
   mcpTool: string;
+  /** The server's task the call became, when it answered with one (2026-07-28, the Tasks extension). */
+  taskId?: string;
 }
 
 // Model arguments are validated by the server against its own JSON Schema; here they only need to be an object.
@@ -225,6 +242,34 @@ export function mapMcpResult(result: Record<string, unknown>, mcpTool: string): 
   };
 }
 
+/** Asks the agent what a server's elicitation asks, for the call it came in. */
+type Asker = (request: McpInputRequest) => Promise<McpInputAnswer>;
+
+/**
+ * The result of a task that ended: its tool result when it completed (an `isError` result
+ * included), else an error result saying how it ended.
+ *
+ * @example
+ * ```ts
+ * taskResult({ taskId: "t1", status: "failed", error: { message: "rate limited" } }, "render");
+ * ```
+ */
+export function taskResult(task: McpTask, mcpTool: string): ToolResult<McpResultDetails> {
+  if (task.status === "completed" && task.result) {
+    const mapped = mapMcpResult(task.result, mcpTool);
+    return { ...mapped, details: { ...mapped.details!, taskId: task.taskId } };
+  }
+  const why =
+    task.status === "failed"
+      ? `failed: ${serverText(task.error?.message ?? task.statusMessage ?? "no reason given")}`
+      : `ended ${task.status}${task.statusMessage ? `: ${serverText(task.statusMessage)}` : ""}`;
+  return {
+    content: [{ type: "text", text: `MCP tool ${mcpTool}'s task ${task.taskId} ${why}` }],
+    details: { mcpTool, taskId: task.taskId },
+    isError: true,
+  };
+}
+
 /** The SDK's negotiation mode for a {@link McpProtocolChoice}. */
 function negotiationMode(choice: McpProtocolChoice | undefined): VersionNegotiationMode {
   switch (choice ?? "auto") {
@@ -248,10 +293,11 @@ async function connect(options: McpStdioOptions | McpUrlOptions): Promise<Client
   const { Client, SSEClientTransport, StreamableHTTPClientTransport } =
     await import("@modelcontextprotocol/client");
   const newClient = (negotiate: VersionNegotiationMode = mode) =>
-    new Client(
-      { name: options.clientName ?? "agent-machine", version: "0.1.0" },
-      { versionNegotiation: { mode: negotiate } },
-    );
+    new Client({ name: options.clientName ?? "agent-machine", version: "0.1.0" }, {
+      versionNegotiation: { mode: negotiate },
+      // A server's questions are asked as approvals; its tasks are followed (mcp-input, mcp-tasks).
+      capabilities: { elicitation: { form: {} }, extensions: { [TASKS_EXTENSION]: {} } },
+    } as ConstructorParameters<typeof Client>[1]);
   const client = newClient();
   if ("command" in options) {
     const { StdioClientTransport } = await import("@modelcontextprotocol/client/stdio");
@@ -262,13 +308,13 @@ async function connect(options: McpStdioOptions | McpUrlOptions): Promise<Client
       cwd: options.cwd,
       stderr: options.stderr ?? "inherit",
     });
-    await client.connect(transport);
+    await client.connect(liftTaskResults(transport));
     return client;
   }
   const url = typeof options.url === "string" ? new URL(options.url) : options.url;
   const requestInit = options.headers ? { headers: options.headers } : undefined;
   try {
-    await client.connect(new StreamableHTTPClientTransport(url, { requestInit }));
+    await client.connect(liftTaskResults(new StreamableHTTPClientTransport(url, { requestInit })));
     return client;
   } catch (streamableError) {
     // Servers from before Streamable HTTP speak SSE only; a failed client is not reused.
@@ -320,43 +366,103 @@ export async function mcpTools(options: McpStdioOptions | McpUrlOptions): Promis
     const listed = await listAllTools(client, options.maxListPages ?? 100);
 
     const callTimeoutMs = options.callTimeoutMs ?? 600_000;
-    const tools = listed.map((mcpTool): Tool<Record<string, unknown>, McpResultDetails> => {
+    const later = options.later;
+    // A server's question (an elicitation) belongs to the call it came in: the one whose request
+    // carried it (async context), else the only call running.
+    const asking = new AsyncLocalStorage<Asker>();
+    const inFlight = new Set<Asker>();
+    client.setRequestHandler("elicitation/create", async (request) => {
+      const ask = asking.getStore() ?? (inFlight.size === 1 ? [...inFlight][0] : undefined);
+      if (!ask) return { action: "decline" as const };
+      const answer = await ask({ method: "elicitation/create", params: request.params });
+      // The server validates the content against the form it sent.
+      return answer as {
+        action: "accept" | "decline" | "cancel";
+        content?: Record<string, string | number | boolean | string[]>;
+      };
+    });
+    const tools = listed.map((mcpTool): Tool<Record<string, unknown>, McpResultDetails | LaterStarted> => {
       // A hint relaxes the user's permissions only when the user trusts the server.
       const readOnly = options.trustAnnotations === true && mcpTool.annotations?.readOnlyHint === true;
       const { $schema: _ignored, ...jsonSchema } = safeSchema(mcpTool.inputSchema) as Record<string, unknown>;
       const title = mcpTool.annotations?.title;
+      const agentToolName = toolName(options.prefix, mcpTool.name);
+      // A task handed to the later results is followed by this work, here and after a restart.
+      later?.results.register(later.agentId, agentToolName, async (args, work) => {
+        const { taskId, pollIntervalMs } = args as { taskId: string; pollIntervalMs?: number };
+        const done = await followTask(
+          client,
+          { taskId, status: "working", pollIntervalMs },
+          { signal: work.signal },
+        );
+        return taskResult(done, serverText(mcpTool.name));
+      });
       return {
-        name: toolName(options.prefix, mcpTool.name),
+        name: agentToolName,
         description: serverText(mcpTool.description ?? title ?? mcpTool.name),
         parameters: permissiveParameters,
         jsonSchema,
         readOnly,
         concurrencySafe: readOnly,
-        async execute(args, ctx): Promise<ToolResult<McpResultDetails>> {
+        async execute(args, ctx): Promise<ToolResult<McpResultDetails | LaterStarted>> {
+          const name = serverText(mcpTool.name);
+          let inputs = 0;
+          const ask: Asker = (request) => askAsApproval(ctx, name, `input-${++inputs}`, request);
           try {
-            const result = await client.callTool(
-              { name: mcpTool.name, arguments: args },
-              {
-                // The listed definition, so the SDK need not read a cached tools/list to validate the output.
-                toolDefinition: mcpTool,
-                signal: ctx.signal,
-                timeout: callTimeoutMs,
-                resetTimeoutOnProgress: true,
-                onprogress: (progress: { progress: number; total?: number; message?: string }) => {
-                  const total = progress.total !== undefined ? `/${progress.total}` : "";
-                  ctx.onProgress(progress.message ?? `${progress.progress}${total}`);
+            inFlight.add(ask);
+            const result = await asking.run(ask, () =>
+              client.callTool(
+                { name: mcpTool.name, arguments: args },
+                {
+                  // The listed definition, so the SDK need not read a cached tools/list to validate the output.
+                  toolDefinition: mcpTool,
+                  signal: ctx.signal,
+                  timeout: callTimeoutMs,
+                  resetTimeoutOnProgress: true,
+                  onprogress: (progress: { progress: number; total?: number; message?: string }) => {
+                    const total = progress.total !== undefined ? `/${progress.total}` : "";
+                    ctx.onProgress(progress.message ?? `${progress.progress}${total}`);
+                  },
                 },
-              },
+              ),
             );
-            return mapMcpResult(result as Record<string, unknown>, serverText(mcpTool.name));
+            const task = taskOf(result as Record<string, unknown>);
+            if (!task) return mapMcpResult(result as Record<string, unknown>, name);
+            if (later) {
+              const handle = await later.results.begin({
+                agentId: later.agentId,
+                toolName: agentToolName,
+                toolCallId: ctx.toolCallId,
+                args: {
+                  taskId: task.taskId,
+                  ...(task.pollIntervalMs !== undefined && { pollIntervalMs: task.pollIntervalMs }),
+                },
+              });
+              return {
+                content: [{ type: "text", text: startedText(handle) }],
+                details: {
+                  status: "started",
+                  handle: handle.id,
+                  ...(handle.deadline !== undefined && { deadline: handle.deadline }),
+                },
+              };
+            }
+            const done = await followTask(client, task, {
+              signal: ctx.signal,
+              onStatus: (text) => ctx.onProgress(text),
+              answerInput: (key, request) => askAsApproval(ctx, name, key, request),
+            });
+            return taskResult(done, name);
           } catch (error) {
             if (ctx.signal.aborted) throw error;
             const message = error instanceof Error ? error.message : String(error);
             return {
-              content: [{ type: "text", text: `MCP tool ${serverText(mcpTool.name)} failed: ${message}` }],
-              details: { mcpTool: serverText(mcpTool.name) },
+              content: [{ type: "text", text: `MCP tool ${name} failed: ${message}` }],
+              details: { mcpTool: name },
               isError: true,
             };
+          } finally {
+            inFlight.delete(ask);
           }
         },
       };

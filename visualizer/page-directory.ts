@@ -3,7 +3,8 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 /**
  * The visualizer page's directory: next to this file in the source tree, or in the package when run
- * from `dist/` (the page ships as it is, not compiled).
+ * from `dist/` (the page ships as it is, not compiled; the bundled code that asks is in an entry,
+ * `dist/visualizer.js`, or one level down, in `dist/chunks/` or `dist/cli/`).
  *
  * @example
  * ```ts
@@ -13,6 +14,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 export function pageDirectory(): string {
   const candidates = [
     new URL("./page/", import.meta.url),
+    new URL("../visualizer/page/", import.meta.url),
     new URL("../../visualizer/page/", import.meta.url),
   ];
   for (const candidate of candidates) {

@@ -45,7 +45,7 @@ class HandleBackend implements ThreadBackend {
   /** The run followed, the subscription to its events and the next seq expected. */
   private following: { runId: string; subscription?: Subscription; next: number } | undefined;
   /** Events received and not yet published: one waits while the view is read again. */
-  private readonly inbox: SequencedEvent[] = [];
+  private readonly inbox: InboxItem[] = [];
   private draining = false;
   /** A compaction passed: the transcript is read again before the next event goes out. */
   private stale = false;
@@ -54,17 +54,25 @@ class HandleBackend implements ThreadBackend {
   private stopped = false;
   /** The last run that ended: never followed again (its status may lag behind its events). */
   private ended: string | undefined;
+  /**
+   * The local agent was restored from a snapshot mid-run: that run has no event log to follow
+   * (`eventsSince` knows only runs started in this process), so its live events are published.
+   */
+  private followingRestored = false;
 
   constructor(
     private readonly handle: AgentHandle,
     readonly local: Agent | undefined,
   ) {
+    this.followingRestored = local !== undefined && restoredMidRun(local);
     // An agent of this process stopped by its app (host.agent(id).stop()): its responses end, as
     // they did when the host followed the agent itself.
     local?.events$.subscribe({
-      // A run the app started on the agent itself (host.agent(id).prompt, a wake): followed from
-      // its start at once, as a run the host started.
       next: (event) => {
+        if (event.type === "agent_start") this.followingRestored = false;
+        else if (this.followingRestored) return this.receiveRestored(event);
+        // A run the app started on the agent itself (host.agent(id).prompt, a wake): followed from
+        // its start at once, as a run the host started.
         const runId = local.runId;
         if (event.type === "agent_start" && runId !== undefined && this.following?.runId !== runId) {
           void this.follow(runId, 0);
@@ -222,6 +230,16 @@ class HandleBackend implements ThreadBackend {
   }
 
   /**
+   * An event of the run the local agent was restored in: published as a followed run's are (the
+   * answer's response streams it, its `agent_end` ends that response), in order with them.
+   */
+  private receiveRestored(event: AgentEvent): void {
+    if (event.type === "agent_end") this.followingRestored = false;
+    this.inbox.push({ runId: undefined, seq: -1, event });
+    this.drain();
+  }
+
+  /**
    * Publishes what came, in order and at once, except where the view must be read again first (a
    * run's end, the event after a compaction): then it and what follows wait for the read.
    */
@@ -245,7 +263,7 @@ class HandleBackend implements ThreadBackend {
     this.draining = false;
   }
 
-  private publish({ runId, event }: SequencedEvent): void {
+  private publish({ runId, event }: InboxItem): void {
     this.status = statusAfter(this.status, event);
     if (event.type === "message_end") this.transcript = withMessage(this.transcript, event.message);
     if (event.type === "agent_start") {
@@ -273,6 +291,17 @@ class HandleBackend implements ThreadBackend {
         if (id === undefined || list[i]!.id === id) list.splice(i, 1);
     }
   }
+}
+
+/** An event to publish, of run `runId` (`undefined`: the run a restored agent resumed, which has no id here). */
+type InboxItem = Omit<SequencedEvent, "runId"> & { runId: string | undefined };
+
+/**
+ * The agent came back from a snapshot in the middle of a run (waiting for an answer, or running a
+ * call again): no run id, as no run started in this process, yet not idle.
+ */
+function restoredMidRun(agent: Agent): boolean {
+  return agent.runId === undefined && agent.state !== "idle";
 }
 
 /** The status with what an event says of the calls that wait (the handle's own read may be a round trip away). */

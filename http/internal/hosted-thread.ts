@@ -254,6 +254,19 @@ export class HostedThreadImpl implements HostedThread {
     };
   }
 
+  /**
+   * Takes the run as it is when the thread is first read: one restored from a snapshot while its
+   * calls waited for the client (no run this thread saw start) waits as it did when saved, so the
+   * request that answers it continues the run's message, and its status says "waiting". A run that
+   * moves on by itself (a sub-agent call run again) leaves this state with its first event.
+   */
+  adoptRun(): void {
+    if (this.seq !== -1 || this.agent.state === "idle" || this.period) return;
+    if (this.agent.pendingApprovals().length + this.agent.pendingToolCalls().length === 0) return;
+    this.quiescent = true;
+    this.quiescentApprovals = this.agent.pendingApprovals();
+  }
+
   /** Stops following the agent (the host is closing). */
   dispose(): void {
     this.subscription.unsubscribe();
