@@ -19,7 +19,7 @@ import {
 } from "../restate.js";
 import { type FloorName, runFloor, serveFloors } from "./durable-floors.js";
 
-const TURNS = 10;
+const TURNS = Number(process.env.TURNS ?? 10);
 const CONCURRENT = 100;
 const TURNS_PER_SESSION = 5;
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
