@@ -26,8 +26,8 @@ export type {
   McpStdioOptions,
   McpToolSet,
   McpUrlOptions,
-} from "./tools/mcp.js";
-export { mapMcpResult, mcpTools } from "./tools/mcp.js";
+} from "./mcp/mcp-tools.js";
+export { mapMcpResult, mcpTools } from "./mcp/mcp-tools.js";
 export type {
   PermissionMode,
   PermissionRules,

@@ -7,5 +7,5 @@ export type {
   McpStdioOptions,
   McpToolSet,
   McpUrlOptions,
-} from "./tools/mcp.js";
-export { mapMcpResult, mcpTools } from "./tools/mcp.js";
+} from "./mcp/mcp-tools.js";
+export { mapMcpResult, mcpTools } from "./mcp/mcp-tools.js";

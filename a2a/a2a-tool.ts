@@ -13,7 +13,7 @@ import {
 import { z } from "zod";
 import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
 import { defineTool, type Tool, type ToolResult } from "../tools/define-tool.js";
-import { serverText } from "../tools/mcp.js";
+import { serverText } from "../tools/server-text.js";
 
 /**
  * Options of {@link a2aAgentTool}.

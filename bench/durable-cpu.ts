@@ -6,7 +6,8 @@
 //  1. sessions/s in a fresh service: one warm-up round of CONCURRENT × TURNS_PER_SESSION turns
 //     (500), then ROUNDS rounds, each interleaved with the same round on the two floors;
 //  2. CPU per turn: WARMUP runs first (V8 optimises the agent over its first thousand turns), then
-//     RUNS runs of TURNS one-tool turns, each followed by a floor run of as many turns.
+//     RUNS runs of TURNS one-tool turns (default 10; a larger TURNS splits a run's fixed cost from its
+//     cost per turn), each followed by a floor run of as many turns.
 import { z } from "zod";
 import { type AgentOptions, defineTool, type ScriptedStep, scripted } from "../index.js";
 import {
@@ -19,7 +20,7 @@ import {
 } from "../restate.js";
 import { type FloorName, runFloor, serveFloors } from "./durable-floors.js";
 
-const TURNS = 10;
+const TURNS = Number(process.env.TURNS ?? 10);
 const CONCURRENT = 100;
 const TURNS_PER_SESSION = 5;
 const ROUNDS = Number(process.env.ROUNDS ?? 3);

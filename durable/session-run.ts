@@ -55,12 +55,15 @@ export function createSessionRun({ inbox, options, events, live }: SessionRunOpt
     const sessionId = ctx.key;
     const runId = ctx.request().id as string;
     const previous = await ctx.get<RunRecord>("run");
-    const stored = await readStored(ctx);
+    const stored = await readStored(ctx, 0, { run: previous ?? null });
     const { snapshot: _s, parentActor: _p, id: _id, messages: seed, ...base } = options.of(sessionId);
     const transcript = previous || stored.count > 0 ? stored.messages : (seed ?? []);
 
-    const approvals = createApprovalBook(ctx);
-    const clientCalls = createApprovalBook(ctx, "clientCalls");
+    // Only a run (finishRun) writes an idle record, after clearing both books: a session that never
+    // ran, or whose last run ended, has no call waiting in either.
+    const storedEmpty = !previous || previous.state === "idle";
+    const approvals = createApprovalBook(ctx, "approvals", { storedEmpty });
+    const clientCalls = createApprovalBook(ctx, "clientCalls", { storedEmpty });
     const writer = createTranscriptWriter(ctx, stored);
     const modes: Record<InboxKind, QueueMode> = {
       steering: base.steeringMode ?? "one-at-a-time",
@@ -218,6 +221,8 @@ export function createSessionRun({ inbox, options, events, live }: SessionRunOpt
       const result: RunResult = { runId, ...outcome };
       const where = publisher.flush();
       if (where) record.update({ events: where });
+      approvals.clear();
+      clientCalls.clear();
       finishRun(ctx, record, writer.count, result, journal.now());
       return result;
     } catch (error) {
@@ -243,7 +248,7 @@ function returnUntaken(ctx: ObjectContext, inbox: InboxObject, agent: Agent): vo
   if (followUp.length) send.requeue({ kind: "followUp", messages: followUp });
 }
 
-/** Ends the run in state: no call waits any more, the record reads idle, the last run is kept. */
+/** Ends the run in state (its books cleared): the record reads idle, the last run is kept. */
 function finishRun(
   ctx: ObjectContext,
   record: ReturnType<typeof createRunRecorder>,
@@ -251,8 +256,6 @@ function finishRun(
   result: RunResult,
   endedAt: number,
 ): void {
-  createApprovalBook(ctx).clear();
-  createApprovalBook(ctx, "clientCalls").clear();
   record.write({ state: "idle", count });
   const run = record.record;
   const lastRun: LastRun = {

@@ -241,13 +241,21 @@ function batchStarts(keys: string[], total: number): number[] {
 }
 
 /**
- * Messages `from` … end of the stored transcript, with their batches. The state's keys say where
- * batches start, so a read costs one journal entry per batch it needs, not one per message: the
- * batch holding `from` and every batch after it, read at once.
+ * Messages `from` … end of the stored transcript, with their batches (`known.run`: the run record,
+ * when the caller has read it already). The state's keys say where batches start, so a read costs
+ * one journal entry per batch it needs, not one per message: the batch holding `from` and every
+ * batch after it, read at once.
  */
-export async function readStored(ctx: AnyObjectContext, from = 0): Promise<StoredTranscript> {
+export async function readStored(
+  ctx: AnyObjectContext,
+  from = 0,
+  known?: { run: RunRecord | null },
+): Promise<StoredTranscript> {
+  // A caller that has read the run record passes it: a read is a journal entry of its own.
   const [run, generation] = (await RestatePromise.all([
-    ctx.get<RunRecord>("run") as RestatePromise<RunRecord | null>,
+    known
+      ? RestatePromise.resolve(known.run)
+      : (ctx.get<RunRecord>("run") as RestatePromise<RunRecord | null>),
     ctx.get<number>("generation") as RestatePromise<number | null>,
   ])) as [RunRecord | null, number | null];
   const total = await countOf(ctx, run);
@@ -371,13 +379,28 @@ export function createRunRecorder(ctx: ObjectContext, run: RunRecord) {
 
 /**
  * The calls waiting for approval (state key "approvals"), or for a client's result ("clientCalls"),
- * kept in state so the shared handlers that decide them find them.
+ * kept in state so the shared handlers that decide them find them. `storedEmpty`: the key is known
+ * to hold nothing as the run starts (the last run ended and cleared it), so a run that adds nothing
+ * clears nothing: a clear is a journal entry, on every run's path.
+ *
+ * @example
+ * ```ts
+ * const approvals = createApprovalBook(ctx, "approvals", { storedEmpty: previous?.state === "idle" });
+ * approvals.add({ toolCallId, toolName, args, awakeableId });
+ * approvals.clear(); // as the run ends
+ * ```
  */
-export function createApprovalBook(ctx: ObjectContext, key: "approvals" | "clientCalls" = "approvals") {
+export function createApprovalBook(
+  ctx: ObjectContext,
+  key: "approvals" | "clientCalls" = "approvals",
+  { storedEmpty = false }: { storedEmpty?: boolean } = {},
+) {
   let book: ApprovalBook = {};
+  let written = false;
   return {
     add(record: PendingApprovalRecord): void {
       book = { ...book, [record.toolCallId]: record };
+      written = true;
       ctx.set(key, book);
     },
     remove(toolCallId: string): void {
@@ -388,6 +411,7 @@ export function createApprovalBook(ctx: ObjectContext, key: "approvals" | "clien
     },
     clear(): void {
       book = {};
+      if (storedEmpty && !written) return;
       ctx.clear(key);
     },
   };

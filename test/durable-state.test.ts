@@ -2,6 +2,7 @@ import { type ObjectContext, RestatePromise } from "@restatedev/restate-sdk";
 import { describe, expect, it } from "vitest";
 import type { AgentMessage } from "../index.js";
 import {
+  createApprovalBook,
   createRunRecorder,
   createTranscriptWriter,
   readStatus,
@@ -184,5 +185,40 @@ describe("the stored transcript", () => {
     const compacted = await runOnce(ctx, (s) => [s[0]!, user("summary"), s[4]!]);
     expect([...state.keys()].filter((k) => k.startsWith("m/")).sort()).toEqual(["m/0", "m/1"]);
     await expectEveryRead(ctx, compacted);
+  });
+
+  it("reads the run record once when the run passes the one it read, and gives back the same transcript", async () => {
+    const { ctx, reads } = memoryState({
+      run: { ...record(2), state: "idle" },
+      "m/0": [user("a"), user("b")],
+    });
+    const previous = (await ctx.get<RunRecord>("run"))!;
+    reads.length = 0;
+    const stored = await readStored(ctx, 0, { run: previous });
+    expect(stored.messages).toEqual([user("a"), user("b")]);
+    expect(reads).not.toContain("run");
+    expect(await readStored(ctx)).toEqual(stored);
+  });
+});
+
+describe("the approval books", () => {
+  const pending = { toolCallId: "t1", toolName: "x", args: {}, awakeableId: "a1" };
+
+  it("a run that adds nothing to a book known empty clears nothing as it ends", () => {
+    const { ctx, writes } = memoryState();
+    createApprovalBook(ctx, "approvals", { storedEmpty: true }).clear();
+    createApprovalBook(ctx, "clientCalls", { storedEmpty: true }).clear();
+    expect(writes).toEqual([]);
+  });
+
+  it("clears what a run added, and a book not known empty (a run that did not end) always", () => {
+    const { ctx, state, writes } = memoryState({ clientCalls: { t0: { ...pending, toolCallId: "t0" } } });
+    const approvals = createApprovalBook(ctx, "approvals", { storedEmpty: true });
+    approvals.add(pending);
+    approvals.remove("t1");
+    approvals.clear();
+    createApprovalBook(ctx, "clientCalls").clear();
+    expect(writes).toEqual(["set approvals", "set approvals", "clear approvals", "clear clientCalls"]);
+    expect(state.has("clientCalls")).toBe(false);
   });
 });

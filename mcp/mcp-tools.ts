@@ -8,7 +8,8 @@ import { askAsApproval, type McpInputAnswer, type McpInputRequest } from "./mcp-
 import { followTask, liftTaskResults, taskOf, TASKS_EXTENSION, type McpTask } from "./mcp-tasks.js";
 import type { ImageContent, TextContent } from "../core/messages.js";
 import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
-import type { Tool, ToolResult } from "./define-tool.js";
+import type { Tool, ToolResult } from "../tools/define-tool.js";
+import { serverText } from "../tools/server-text.js";
 
 interface McpCommonOptions {
   /** Prefix for tool names (`prefix__tool`), to keep several servers' tools apart. Default: none. */
@@ -112,29 +113,6 @@ export interface McpResultDetails {
 
 // Model arguments are validated by the server against its own JSON Schema; here they only need to be an object.
 const permissiveParameters = z.record(z.string(), z.unknown());
-
-/**
- * Control characters (but newlines and tabs), escape sequences' introducer, bidirectional overrides
- * and isolates, zero-width characters and line/paragraph separators: what could make a terminal, or
- * a human reading a description, see something other than what is there.
- */
-const UNSAFE_CHARACTERS =
-  // eslint-disable-next-line no-control-regex -- removing control characters is the point
-  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
-
-/**
- * A server's text (a tool's name, description, title, a schema's descriptions) made safe to show on
- * a terminal and to give the model: control and escape characters and invisible direction marks
- * removed, newlines and tabs kept.
- *
- * @example
- * ```ts
- * serverText("List files\u001b[2K\u202eexe.txt"); // "List files[2Kexe.txt"
- * ```
- */
-export function serverText(text: string): string {
-  return text.replace(UNSAFE_CHARACTERS, "");
-}
 
 /** A server's JSON Schema with the texts meant for people and models (`description`, `title`) made safe. */
 function safeSchema(value: unknown): unknown {
