@@ -34,5 +34,9 @@ export type {
   StartRestateClusterOptions,
 } from "./durable/restate-cluster.js";
 export { startRestateCluster } from "./durable/restate-cluster.js";
+export type { WakeClient } from "./durable/wake-client.js";
+export { createWakeClient } from "./durable/wake-client.js";
+export type { DurableSchedule, DurableScheduleLimits } from "./durable/session-wakes.js";
+export type { DurableEventInput, DurableLaterResultInput } from "./durable/wake-session.js";
 export type { DurableHandleOptions } from "./durable/durable-handle.js";
 export { durableHandle } from "./durable/durable-handle.js";

@@ -6,12 +6,12 @@ export type { AgentEventInput } from "./wake/deliver-event.js";
 export { deliverEvent, WakeEventError } from "./wake/deliver-event.js";
 export type { WakeDelivery, WakeMessage, WakeQueue } from "./wake/deliver-wake.js";
 export { deliverWake } from "./wake/deliver-wake.js";
-export type { DueSlots } from "./wake/due-slots.js";
-export { dueSlots } from "./wake/due-slots.js";
+export type { DueSlots } from "./rules/due-slots.js";
+export { dueSlots } from "./rules/due-slots.js";
 export { createFileScheduleStore } from "./wake/file-schedule-store.js";
 export { createFileSpendStore } from "./agent/file-spend-store.js";
-export type { ScheduleWhen, StoredWhen } from "./wake/schedule-spec.js";
-export { checkWhen, MIN_EVERY_MS, ScheduleError, slotAfter, slotAtOrAfter } from "./wake/schedule-spec.js";
+export type { ScheduleWhen, StoredWhen } from "./rules/schedule-spec.js";
+export { checkWhen, MIN_EVERY_MS, ScheduleError, slotAfter, slotAtOrAfter } from "./rules/schedule-spec.js";
 export type { ScheduleToolOptions } from "./wake/schedule-tool.js";
 export { createScheduleTool } from "./wake/schedule-tool.js";
 export type {

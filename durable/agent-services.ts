@@ -12,6 +12,7 @@ import type { SessionEvent } from "./run-publisher.js";
 import { createSessionObject } from "./session-object.js";
 import { createSessionOptions } from "./session-options.js";
 import { createSessionRun } from "./session-run.js";
+import { createSessionWakes, type DurableScheduleLimits } from "./session-wakes.js";
 import type { LastRun, SessionStatus, SessionUpdates, TranscriptSlice } from "./session-state.js";
 import type { SessionServiceNames } from "./session-types.js";
 
@@ -42,15 +43,19 @@ export interface AgentServicesOptions {
    * long tools. Default here: 1 hour.
    */
   abortTimeout?: number;
+  /** When a durable schedule's slot counts as missed, and the default missed-run policy. */
+  schedules?: DurableScheduleLimits;
 }
 
-/** The two Restate virtual objects that serve agent sessions, and the events of their runs. */
+/** The three Restate virtual objects that serve agent sessions, and the events of their runs. */
 export interface AgentServices {
   /** `AgentSession` (key = session id): prompt, transcript, messages, status, approve, deny, abort. */
   readonly session: restate.VirtualObjectDefinition<string, unknown>;
   /** `SessionInbox` (same key): steer, followUp, pending (and the run's drain / requeue). */
   readonly inbox: restate.VirtualObjectDefinition<string, unknown>;
-  /** Both, for `createEndpointHandler({ services })` or `serveAgents`. */
+  /** `SessionWakes` (same key): the session's schedules (docs/wake.md). */
+  readonly wakes: restate.VirtualObjectDefinition<string, unknown>;
+  /** All three, for `createEndpointHandler({ services })` or `serveAgents`. */
   readonly services: restate.VirtualObjectDefinition<string, unknown>[];
   readonly names: Required<SessionServiceNames>;
   /** Every event of every run this process serves (a resumed run publishes its replayed part again). */
@@ -80,9 +85,10 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
   const names = {
     session: options.names?.session ?? "AgentSession",
     inbox: options.names?.inbox ?? "SessionInbox",
+    wakes: options.names?.wakes ?? "SessionWakes",
   };
-  if (names.session === names.inbox)
-    throw new Error("The session and inbox services need two different names");
+  if (new Set(Object.values(names)).size !== 3)
+    throw new Error("The session, inbox and wakes services need three different names");
   // Static options are checked here, so a bad configuration fails at start, not in the first run.
   const sessionOptions = createSessionOptions(options.agent);
   const events = new Subject<SessionEvent>();
@@ -93,7 +99,12 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
     abortTimeout: options.abortTimeout ?? DEFAULT_ABORT_TIMEOUT_MS,
   };
 
-  const inbox = createInboxObject({ name: names.inbox, serviceOptions, options: sessionOptions });
+  const inbox = createInboxObject({
+    name: names.inbox,
+    session: names.session,
+    serviceOptions,
+    options: sessionOptions,
+  });
   const run = createSessionRun({ inbox, options: sessionOptions, events, live });
   const session = createSessionObject({
     name: names.session,
@@ -103,5 +114,20 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
     run,
   });
 
-  return { session, inbox, services: [session, inbox], names, events$: events.asObservable(), live };
+  const wakes = createSessionWakes({
+    ...names,
+    name: names.wakes,
+    limits: options.schedules,
+    serviceOptions,
+  }) as unknown as restate.VirtualObjectDefinition<string, unknown>;
+
+  return {
+    session,
+    inbox,
+    wakes,
+    services: [session, inbox, wakes],
+    names,
+    events$: events.asObservable(),
+    live,
+  };
 }

@@ -13,6 +13,7 @@ import { screenInput, takeFromQueue } from "../rules/agent.logic.js";
 import type { DrainAnswer, DrainRequest, Ring } from "./inbox-bell.js";
 import { badRequest, parseBell, parseDrain, parseQueuedInput, parseRequeue } from "./session-input.js";
 import type { SessionOptions } from "./session-options.js";
+import { wakeInboxHandlers } from "./wake-session.js";
 
 /**
  * How long a steer that rang a run's doorbell waits for the run to acknowledge it (or end). A live
@@ -35,6 +36,8 @@ type StoredBell = { id: string; runId?: string };
 /** What {@link createInboxObject} needs from the service that assembles it. */
 export interface InboxObjectOptions {
   name: string;
+  /** The session object's name: a wake this inbox takes asks it to run (durable/wake-session.ts). */
+  session: string;
   /** Restate's options for the object (retries, timeouts). */
   serviceOptions: restate.ObjectOptions;
   /** The session's agent options (its input filters screen what is queued). */
@@ -49,12 +52,12 @@ export interface InboxObjectOptions {
  *
  * @example
  * ```ts
- * const inbox = createInboxObject({ name: "SessionInbox", serviceOptions: {}, options });
+ * const inbox = createInboxObject({ name: "SessionInbox", session: "AgentSession", serviceOptions: {}, options });
  * // in a handler of another object, a typed client:
  * await ctx.objectClient(inbox, ctx.key).pending();
  * ```
  */
-export function createInboxObject({ name, serviceOptions, options }: InboxObjectOptions) {
+export function createInboxObject({ name, session, serviceOptions, options }: InboxObjectOptions) {
   async function enqueue(ctx: ObjectContext, kind: InboxKind, input: unknown): Promise<{ queued: number }> {
     const now = await ctx.date.now();
     const message = parseQueuedInput(input, kind === "steering" ? "steer" : "followUp", now);
@@ -71,6 +74,8 @@ export function createInboxObject({ name, serviceOptions, options }: InboxObject
     name,
     options: serviceOptions,
     handlers: {
+      // A schedule's slot (`deliver`) and an event from outside (`event`): durable/wake-session.ts.
+      ...wakeInboxHandlers({ session, enqueue }),
       /** Queues a message the run takes at its next steering check. */
       steer: async (ctx: ObjectContext, input: unknown) => enqueue(ctx, "steering", input),
       /** Queues a message the run takes when it would otherwise stop (or the next run's first check). */

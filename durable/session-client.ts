@@ -279,8 +279,13 @@ const isUnknownSession = (error: unknown) =>
 /**
  * Errors from the ingress, with the service's own message first; a connection that could not be
  * made names the ingress address and the cause (fetch's own `TypeError: fetch failed` says neither).
+ *
+ * @example
+ * ```ts
+ * const status = await readableAt(url, ingress.call({ service: "AgentSession", handler: "status", key: "s-42" }));
+ * ```
  */
-async function readableAt<T>(url: string, promise: Promise<T>): Promise<T> {
+export async function readableAt<T>(url: string, promise: Promise<T>): Promise<T> {
   try {
     return await promise;
   } catch (error) {

@@ -16,7 +16,14 @@ const timestamp = z.number().finite().optional();
 /** A client may name its own message (an AI SDK `UIMessage.id`, an AG-UI message id). */
 const id = z.string().min(1).max(200).optional();
 
-const userMessage = z.object({ role: z.literal("user"), content, timestamp, id }).strict();
+/**
+ * What brought a message (a wake's `"schedule"`, `"event"`, `"laterResult"`): a label the UI and
+ * the traces read, kept with the message; it grants nothing.
+ */
+const source = z
+  .enum(["prompt", "steer", "followUp", "agent", "schedule", "event", "laterResult"])
+  .optional();
+const userMessage = z.object({ role: z.literal("user"), content, timestamp, id, source }).strict();
 const customMessage = z
   .object({
     role: z.literal("custom"),

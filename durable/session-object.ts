@@ -20,6 +20,7 @@ import {
 } from "./session-input.js";
 import type { SessionOptions } from "./session-options.js";
 import type { SessionRun } from "./session-run.js";
+import { wakeInput } from "./wake-session.js";
 import {
   type ApprovalBook,
   readEvents,
@@ -65,6 +66,11 @@ export function createSessionObject({ name, serviceOptions, inbox, options, run 
     handlers: {
       /** Starts a run and answers when it ends. One invocation per run; a second waits for the first. */
       prompt: async (ctx: ObjectContext, input: unknown): Promise<RunResult> => run(ctx, input),
+      /** Runs what a wake left in the inbox, once no run is active (durable/wake-session.ts). */
+      wake: restate.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: ObjectContext) => {
+        const input = await wakeInput(ctx, inbox.name, options.of(ctx.key));
+        return input.length > 0 ? run(ctx, input) : null;
+      }),
       /** The stored transcript (404 for a session that never ran). */
       transcript: restate.handlers.object.shared(
         async (ctx: ObjectSharedContext): Promise<AgentMessage[]> => {

@@ -19,6 +19,8 @@ export interface SessionServiceNames {
   session?: string;
   /** Default `"SessionInbox"`. */
   inbox?: string;
+  /** The sessions' schedules and events from outside. Default `"SessionWakes"`. */
+  wakes?: string;
 }
 
 /** How the last finished run ended. */

@@ -532,6 +532,25 @@ describe("durable threads: maxThreads", () => {
 });
 
 describe("durable threads: authentication and restarts", () => {
+  it("an event over the host's route wakes an idle durable thread once per sender id (source event)", async () => {
+    const { base } = await startHost();
+    await client.prompt("evented", "Hello");
+    const delivered = await post(`${base}/threads/evented/events`, {
+      id: "gh_81",
+      text: "CI failed on main",
+    });
+    expect(delivered.status).toBe(202);
+    expect(await delivered.json()).toEqual({ started: true, id: "event_gh_81" });
+    const transcript = await eventually(async () => {
+      const messages = await client.transcript("evented");
+      return messages.length === 4 && messages;
+    }, "the event's run");
+    expect(transcript[2]).toMatchObject({ role: "user", id: "event_gh_81", source: "event" });
+    const again = await post(`${base}/threads/evented/events`, { id: "gh_81", text: "CI failed on main" });
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual({ duplicate: true, id: "event_gh_81" });
+  });
+
   it("a request the auth hook refuses gets 403 and stores nothing in Restate", async () => {
     const { base } = await startHost({
       authorize: (request, threadId) => threadId.startsWith(`${request.headers.get("x-user") ?? "nobody"}:`),

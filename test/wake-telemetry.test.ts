@@ -13,6 +13,7 @@ import {
   deliverEvent,
   scripted,
 } from "../index.js";
+import { createSessionHost } from "../http.js";
 import { createTestClock } from "../testing.js";
 import { createTestTracing, idOf, parentOf } from "./fixtures/otel.js";
 
@@ -214,5 +215,42 @@ describe("a woken run links to its cause", () => {
     expect(runs()).toHaveLength(1);
     expect(only!.attributes["agent_machine.wake.source"]).toBeUndefined();
     expect(linkIds(only!)).toEqual(["00f067aa0ba902b7"]);
+  });
+  it("an event through the session host's route: the run links to the request's traceparent header", async () => {
+    const provider = scripted(() => ({ text: "ok" }));
+    const host = createSessionHost({
+      agent: { provider, telemetry: { tracerProvider: tracing.provider, agentName: "ada" } },
+      basePath: "/api",
+      authorize: "none-local-only",
+    });
+    try {
+      const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+        host.handle(
+          new Request(`http://localhost/api${path}`, {
+            method: "POST",
+            headers: { "content-type": "application/json", ...headers },
+            body: JSON.stringify(body),
+          }),
+        );
+      const chat = {
+        id: "t1",
+        trigger: "submit-message",
+        messages: [{ id: "u1", role: "user", parts: [{ type: "text", text: "hi" }] }],
+      };
+      await (await post("/chat", chat)).text();
+      await turns(() => runs().length === 1);
+      const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+      const delivered = await post("/threads/t1/events", { id: "gh_81", text: "CI failed" }, { traceparent });
+      expect(delivered.status).toBe(202);
+      await turns(() => runs().length === 2);
+      const woken = runs()[1]!;
+      expect(linkIds(woken)).toEqual(["00f067aa0ba902b7"]);
+      expect(woken.attributes).toMatchObject({
+        "agent_machine.wake.source": "event",
+        "agent_machine.wake.id": "gh_81",
+      });
+    } finally {
+      await host.close();
+    }
   });
 });

@@ -1,7 +1,8 @@
-import type { WakeDelivery, WakeQueue } from "./deliver-wake.js";
+import type { WakeDelivery } from "./deliver-wake.js";
+import { eventMessageId, type WakeQueue } from "../rules/wake-message.js";
 import { deliverWake } from "./deliver-wake.js";
 import { activeTraceparent } from "../telemetry/wake-cause.js";
-import { ScheduleError } from "./schedule-spec.js";
+import { ScheduleError } from "../rules/schedule-spec.js";
 import type { AgentDirectory } from "./scheduler.js";
 
 /** An event from outside for one agent (a webhook, a message from another system). */
@@ -58,7 +59,7 @@ export async function deliverEvent(
   return deliverWake(
     agent,
     {
-      id: `event_${event.id}`,
+      id: eventMessageId(event.id),
       text: event.text,
       source: "event",
       queue,

@@ -1,25 +1,9 @@
 import { context as otelContext, ROOT_CONTEXT } from "@opentelemetry/api";
 import type { Agent } from "../agent/agent.js";
-import type { MessageSource, UserMessage } from "../core/messages.js";
+
+export type { WakeMessage, WakeQueue } from "../rules/wake-message.js";
+import { holdsMessage, type WakeMessage, wakeMessageOf } from "../rules/wake-message.js";
 import { noteWakeCause } from "../telemetry/attach.js";
-
-/** Which queue a wake message joins: a new run's prompt, the follow-up queue, or the steering queue. */
-export type WakeQueue = "prompt" | "followUp" | "steer";
-
-/** A message that wakes an agent: its id makes delivering it twice a no-op. */
-export interface WakeMessage {
-  /** Unique per wake (a schedule's slot, a sender's event id, a late result's handle): the message's id in the transcript. */
-  id: string;
-  /** What the agent reads: text, or text and images (a late result's). */
-  text: UserMessage["content"];
-  source: Extract<MessageSource, "schedule" | "event" | "laterResult">;
-  queue: WakeQueue;
-  /**
-   * What woke the agent, for its traces: the schedule's id, the sender's event id or the handle,
-   * and the causing span (`traceparent`). The run that takes the message links to it.
-   */
-  cause?: { id: string; traceparent?: string };
-}
 
 /** What {@link deliverWake} did: `duplicate` when a message with that id had already reached the agent. */
 export type WakeDelivery = "delivered" | "duplicate";
@@ -42,13 +26,7 @@ export function deliverWake(
   onRunError: (error: Error) => void = () => {},
 ): WakeDelivery {
   if (hasMessage(agent, wake.id)) return "duplicate";
-  const message: UserMessage = {
-    role: "user",
-    content: wake.text,
-    id: wake.id,
-    source: wake.source,
-    timestamp: Date.now(),
-  };
+  const message = wakeMessageOf(wake, Date.now());
   if (wake.cause) noteWakeCause(agent, wake.id, { source: wake.source, ...wake.cause });
   const report = (error: unknown) => onRunError(error instanceof Error ? error : new Error(String(error)));
   // On an idle agent every queue means the same: a run that starts with the message (a queued
@@ -68,13 +46,5 @@ export function deliverWake(
 
 /** Whether a message with this id is in the agent's transcript or queues, or a compaction summary replaced it. */
 export function hasMessage(agent: Agent, id: string): boolean {
-  const { steering, followUp } = agent.queued;
-  return (
-    steering.some((message) => message.id === id) ||
-    followUp.some((message) => message.id === id) ||
-    agent.messages.some(
-      (message) =>
-        message.id === id || (message.role === "custom" && message.replaces?.includes(id) === true),
-    )
-  );
+  return holdsMessage(agent, id);
 }

@@ -5,7 +5,7 @@ import { DEFAULT_TOOL_RESULT_MAX_CHARS } from "../tools/result-budget.js";
 import { deliverWake, hasMessage, type WakeDelivery } from "./deliver-wake.js";
 import type { LaterResultRecord } from "./later-record.js";
 import { cancelledText, resultContent, timedOutText } from "./later-texts.js";
-import { ScheduleError } from "./schedule-spec.js";
+import { ScheduleError } from "../rules/schedule-spec.js";
 import { createMemoryScheduleStore, type ScheduleStore } from "./schedule-store.js";
 import type { AgentDirectory } from "./scheduler.js";
 import { createSlotQueue } from "./slot-queue.js";

@@ -1,38 +1,7 @@
 import type { LaterResultRecord } from "./later-record.js";
-import type { StoredWhen } from "./schedule-spec.js";
+import type { ScheduleRecord } from "../rules/schedule-record.js";
 
-/**
- * What to do with slots that passed while nothing could fire them (the process was down, or the
- * event loop was blocked past them): `once` runs one now for all of them, `skip` runs none and
- * waits for the next slot, `each` runs every missed slot in order (at most `maxMissedRuns`).
- */
-export type MissedRunPolicy = "once" | "skip" | "each";
-
-/** How the woken agent takes a schedule's message: as a new run's prompt, or as a follow-up. */
-export type WakeAs = "prompt" | "followUp";
-
-/**
- * One schedule as the store keeps it (JSON-safe). `nextAt` is the next slot to fire: the
- * scheduler moves it on only after the slot's message reached the agent.
- */
-export interface ScheduleRecord {
-  id: string;
-  agentId: string;
-  when: StoredWhen;
-  /** The text the agent wakes to. */
-  message: string;
-  as: WakeAs;
-  missed: MissedRunPolicy;
-  /** Who made it: the app, or the agent through its schedule tool. */
-  createdBy: "app" | "agent";
-  paused: boolean;
-  /** The next slot (epoch ms); absent once a one-off schedule has fired. */
-  nextAt?: number;
-  /** Slots fired so far. */
-  runs: number;
-  /** The span that made the schedule (W3C `traceparent`): each run it wakes links to it. */
-  traceparent?: string;
-}
+export type { MissedRunPolicy, ScheduleRecord, WakeAs } from "../rules/schedule-record.js";
 
 /**
  * What a {@link ScheduleStore} keeps: schedules, and the pending handles of tools that answer later

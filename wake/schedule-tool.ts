@@ -2,7 +2,7 @@ import * as z from "zod";
 import type { Tool } from "../core/tool.js";
 import { toolCallTraceparent } from "../telemetry/attach.js";
 import { defineTool } from "../tools/define-tool.js";
-import { ScheduleError, type ScheduleWhen } from "./schedule-spec.js";
+import { ScheduleError, type ScheduleWhen } from "../rules/schedule-spec.js";
 import type { Schedule, Scheduler } from "./scheduler.js";
 
 /** Options of {@link createScheduleTool}. */

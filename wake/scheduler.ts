@@ -1,12 +1,13 @@
 import type { Agent } from "../agent/agent.js";
 import { type WakeDelivery, deliverWake } from "./deliver-wake.js";
-import { dueSlots } from "./due-slots.js";
-import { ScheduleError, type ScheduleWhen, checkWhen, slotAfter, slotAtOrAfter } from "./schedule-spec.js";
+import { dueSlots } from "../rules/due-slots.js";
+import { slotMessageId } from "../rules/wake-message.js";
+import { ScheduleError, slotAfter, slotAtOrAfter } from "../rules/schedule-spec.js";
+import { type NewSchedule, scheduleRecordOf } from "../rules/schedule-record.js";
 import {
   type MissedRunPolicy,
   type ScheduleRecord,
   type ScheduleStore,
-  type WakeAs,
   createMemoryScheduleStore,
   isScheduleRecord,
 } from "./schedule-store.js";
@@ -22,17 +23,8 @@ export interface AgentDirectory {
 export type Schedule = Readonly<ScheduleRecord>;
 
 /** What `scheduler.schedule()` takes: when, the agent, and the message it wakes to. */
-export type ScheduleInput = ScheduleWhen & {
+export type ScheduleInput = NewSchedule & {
   agentId: string;
-  /** The text the agent wakes to. */
-  message: string;
-  /** As a new run's prompt (default), or as a follow-up. */
-  as?: WakeAs;
-  /** For slots missed while the process was down (default: the scheduler's, else `once`). */
-  missed?: MissedRunPolicy;
-  /** Your own id (unique); default a random one. */
-  id?: string;
-  createdBy?: "app" | "agent";
   /**
    * The span that made the schedule (W3C `traceparent`): every run a slot wakes links to it.
    * Default: the span active when `schedule` is called.
@@ -204,7 +196,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         delivery = deliverWake(
           agent,
           {
-            id: `wake_${record.id}_${slot}`,
+            id: slotMessageId(record.id, slot),
             text: record.message,
             source: "schedule",
             queue: record.as,
@@ -252,37 +244,15 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
 
     async schedule(input) {
       if (!started) throw new ScheduleError("call scheduler.start() before scheduling");
-      if (typeof input.message !== "string" || input.message.trim() === "") {
-        throw new ScheduleError("a schedule needs the message the agent wakes to");
-      }
-      if (input.as !== undefined && input.as !== "prompt" && input.as !== "followUp") {
-        throw new ScheduleError(`as must be "prompt" or "followUp", got ${String(input.as)}`);
-      }
-      const missed = input.missed ?? options.missed ?? "once";
-      if (!["once", "skip", "each"].includes(missed)) {
-        throw new ScheduleError(`missed must be "once", "skip" or "each", got ${String(missed)}`);
-      }
       const id = input.id ?? `sch_${crypto.randomUUID()}`;
       if (records.has(id)) throw new ScheduleError(`a schedule "${id}" exists already`);
-      if (id.startsWith("later_")) {
-        throw new ScheduleError(
-          `a schedule's id may not start with "later_" (the store's late results use it)`,
-        );
-      }
-      const { stored, first } = checkWhen(input, Date.now());
-      if (!(await options.agents.get(input.agentId))) throw new ScheduleError(`no agent "${input.agentId}"`);
-      const record: ScheduleRecord = {
-        id,
+      const record = scheduleRecordOf(input, {
         agentId: input.agentId,
-        when: stored,
-        message: input.message,
-        as: input.as ?? "prompt",
-        missed,
-        createdBy: input.createdBy ?? "app",
-        paused: false,
-        nextAt: first,
-        runs: 0,
-      };
+        id,
+        now: Date.now(),
+        missed: options.missed,
+      });
+      if (!(await options.agents.get(input.agentId))) throw new ScheduleError(`no agent "${input.agentId}"`);
       const traceparent = input.traceparent ?? activeTraceparent();
       if (traceparent !== undefined) record.traceparent = traceparent;
       await store.put(record);

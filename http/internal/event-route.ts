@@ -1,6 +1,8 @@
 // The webhook route: an event from outside for one thread, behind the host's authorize like every
 // route. It lands as a user message with source "event", waking an idle or resting thread.
-import type { UserMessage } from "../../core/messages.js";
+import { eventMessageId, holdsMessage, wakeMessageOf } from "../../rules/wake-message.js";
+import { noteWakeCause } from "../../telemetry/attach.js";
+import { activeTraceparent } from "../../telemetry/wake-cause.js";
 import { type HostRoute } from "../protocol.js";
 import type { HostedThreadImpl } from "./hosted-thread.js";
 import { idOf, jsonResponse, objectOf } from "./json.js";
@@ -24,7 +26,7 @@ export function eventRoute(): HostRoute {
     async handle(request, { id }, host) {
       const thread = (await host.thread(request, id)) as HostedThreadImpl;
       const body = objectOf(await host.readJson(request), "the body");
-      const messageId = `event_${idOf(body.id, "id")}`;
+      const messageId = eventMessageId(idOf(body.id, "id"));
       if (typeof body.text !== "string" || body.text.trim() === "") {
         throw new AgentCallError(400, "bad_request", "text must be a non-empty string");
       }
@@ -32,14 +34,13 @@ export function eventRoute(): HostRoute {
       if (queue !== "steer" && queue !== "followUp") {
         throw new AgentCallError(400, "bad_request", 'queue must be "steer" or "followUp"');
       }
-      if (known(thread, messageId)) return jsonResponse({ duplicate: true, id: messageId });
-      const message: UserMessage = {
-        role: "user",
-        content: body.text,
-        id: messageId,
-        source: "event",
-        timestamp: Date.now(),
-      };
+      if (holdsMessage(thread.agent, messageId)) return jsonResponse({ duplicate: true, id: messageId });
+      const message = wakeMessageOf({ id: messageId, text: body.text, source: "event" }, Date.now());
+      // The woken run's trace links to the sender's (its traceparent header), as deliverEvent's does.
+      const traceparent = request.headers.get("traceparent") ?? activeTraceparent();
+      if (thread.agent.local) {
+        noteWakeCause(thread.agent.local, messageId, { source: "event", id: body.id as string, traceparent });
+      }
       if (thread.agent.state === "idle") {
         const refusal = await thread.agent.start(message, undefined);
         if (refusal === undefined) return jsonResponse({ started: true, id: messageId }, 202);
@@ -49,9 +50,4 @@ export function eventRoute(): HostRoute {
       return jsonResponse({ queued: queue, id: messageId }, 202);
     },
   };
-}
-
-function known(thread: HostedThreadImpl, messageId: string): boolean {
-  const { steering, followUp } = thread.agent.queued;
-  return [...thread.agent.messages, ...steering, ...followUp].some((message) => message.id === messageId);
 }

@@ -1,5 +1,5 @@
 import { Cron } from "croner";
-import type { ScheduleRecord } from "./schedule-store.js";
+import type { ScheduleRecord } from "./schedule-record.js";
 import { slotAfter } from "./schedule-spec.js";
 
 /** What one firing of a schedule does: the slots it runs, those its missed-run policy skips, and its next slot. */
