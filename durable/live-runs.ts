@@ -19,6 +19,35 @@ const MAX_ENTRIES = 20_000;
 /** How long an ended run stays readable, so a follower that connects just after its end finds it. */
 const ENDED_KEPT_MS = 30_000;
 
+/**
+ * `event` as it is when published. A model's answer is built in place (one message object, its
+ * open block appended to per delta), and its `message_start` and updates carry that object: kept
+ * as is, an entry read later (a follower that connects late, a reconnect) would show the message
+ * as it is by then — a `message_start` with the whole answer — not as it was. The copy is shallow
+ * per block (texts are strings), so a delta costs the answer's block count, not its length.
+ *
+ * @example
+ * ```ts
+ * asPublished({ type: "message_start", message }).message !== message; // true, for an assistant's
+ * ```
+ */
+export function asPublished(event: AgentEvent): AgentEvent {
+  if (
+    (event.type !== "message_start" && event.type !== "message_update") ||
+    event.message.role !== "assistant"
+  )
+    return event;
+  const message = event.message;
+  return {
+    ...event,
+    message: {
+      ...message,
+      content: message.content.map((block) => ({ ...block })),
+      usage: { ...message.usage },
+    },
+  };
+}
+
 /** One attempt of one run in this process. */
 export interface LiveRun {
   publish(event: AgentEvent, seq: number | undefined): void;
@@ -67,8 +96,9 @@ export function createLiveRuns(): LiveRuns {
       const attempt: Attempt = { entries: [], subject: new Subject(), closed: false, lastSeq: -1, index: 0 };
       runs.set(key, attempt);
       return {
-        publish(event, seq) {
+        publish(given, seq) {
           if (attempt.closed) return;
+          const event = asPublished(given);
           let entry: LiveEntry;
           if (seq === undefined) {
             entry = { after: attempt.lastSeq, index: attempt.index++, event };
