@@ -5,11 +5,13 @@ import {
   type ObjectSharedContext,
   TerminalError,
 } from "@restatedev/restate-sdk";
+import type { Agent } from "../agent/create-agent.js";
 import { checkEditedArgs } from "../actors/prepare-tool-call.actor.js";
 import type { AgentMessage } from "../core/messages.js";
 import { clientResultOf } from "../tools/client-result.js";
 import { errorResult } from "../tools/define-tool.js";
 import type { InboxObject } from "./inbox-object.js";
+import { answerNested, type RunningAgents } from "./running-agents.js";
 import {
   badRequest,
   parseClientAnswer,
@@ -45,6 +47,8 @@ export interface SessionObjectOptions {
   options: SessionOptions;
   /** The body of `prompt`: one run (durable/session-run.ts). */
   run: SessionRun;
+  /** The agents this process runs: a sub-agent's waiting call is answered through them. */
+  running: RunningAgents;
 }
 
 /**
@@ -55,11 +59,18 @@ export interface SessionObjectOptions {
  *
  * @example
  * ```ts
- * const session = createSessionObject({ name: "AgentSession", serviceOptions: {}, inbox, options, run });
+ * const session = createSessionObject({ name: "AgentSession", serviceOptions: {}, inbox, options, run, running });
  * restate.endpoint().bind(session).bind(inbox);
  * ```
  */
-export function createSessionObject({ name, serviceOptions, inbox, options, run }: SessionObjectOptions) {
+export function createSessionObject({
+  name,
+  serviceOptions,
+  inbox,
+  options,
+  run,
+  running,
+}: SessionObjectOptions) {
   return restate.object({
     name,
     options: serviceOptions,
@@ -115,6 +126,11 @@ export function createSessionObject({ name, serviceOptions, inbox, options, run 
        */
       approve: restate.handlers.object.shared(async (ctx: ObjectSharedContext, input: unknown) => {
         const { toolCallId, args, dryRun } = parseDecision(input, "approve");
+        // A sub-agent's call: its tool is the child's, whose schema the child checks as it decides.
+        const approve = (agent: Agent) =>
+          agent.approve(toolCallId, args === undefined ? undefined : { args });
+        if (await answerNested(ctx, running, "approvals", toolCallId, dryRun ? undefined : approve))
+          return { toolCallId, decision: dryRun ? ("checked" as const) : ("approved" as const) };
         const pending = await pendingCall(ctx, "approvals", toolCallId);
         if (args === undefined) {
           if (dryRun) return { toolCallId, decision: "checked" as const };
@@ -138,6 +154,10 @@ export function createSessionObject({ name, serviceOptions, inbox, options, run 
       /** Refuses a call waiting for approval; the model sees the reason. */
       deny: restate.handlers.object.shared(async (ctx: ObjectSharedContext, input: unknown) => {
         const { toolCallId, reason } = parseDecision(input, "deny");
+        if (
+          await answerNested(ctx, running, "approvals", toolCallId, (agent) => agent.deny(toolCallId, reason))
+        )
+          return { toolCallId, decision: "denied" as const };
         const pending = await pendingCall(ctx, "approvals", toolCallId);
         await decideOnce(ctx, inbox, toolCallId, pending.awakeableId, {
           approved: false,
@@ -155,6 +175,9 @@ export function createSessionObject({ name, serviceOptions, inbox, options, run 
             `${checked}. The call "${toolCallId}" still waits for its result`,
           );
         }
+        const resolve = (agent: Agent) => agent.resolveToolCall(toolCallId, checked);
+        if (await answerNested(ctx, running, "clientCalls", toolCallId, resolve))
+          return { toolCallId, answered: "resolved" as const };
         const pending = await pendingCall(ctx, "clientCalls", toolCallId);
         await decideOnce(ctx, inbox, toolCallId, pending.awakeableId, { result: checked }, "result");
         return { toolCallId, answered: "resolved" as const };
@@ -162,6 +185,9 @@ export function createSessionObject({ name, serviceOptions, inbox, options, run 
       /** Answers a call of a client-run tool with an error the model reads (`reason`). */
       rejectToolCall: restate.handlers.object.shared(async (ctx: ObjectSharedContext, input: unknown) => {
         const { toolCallId, reason } = parseClientAnswer(input, "rejectToolCall");
+        const reject = (agent: Agent) => agent.rejectToolCall(toolCallId, reason!);
+        if (await answerNested(ctx, running, "clientCalls", toolCallId, reject))
+          return { toolCallId, answered: "rejected" as const };
         const pending = await pendingCall(ctx, "clientCalls", toolCallId);
         await decideOnce(
           ctx,

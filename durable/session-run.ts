@@ -10,6 +10,7 @@ import { createInboxBell } from "./inbox-bell.js";
 import type { LiveRuns } from "./live-runs.js";
 import { createRestateJournal } from "./restate-journal.js";
 import { createRestatePump } from "./restate-pump.js";
+import type { RunningAgents } from "./running-agents.js";
 import { createRunPublisher, type SessionEvent } from "./run-publisher.js";
 import { parsePromptInput } from "./session-input.js";
 import { errorText, type SessionOptions } from "./session-options.js";
@@ -32,6 +33,8 @@ export interface SessionRunOptions {
   events: Subject<SessionEvent>;
   /** The runs this process serves, for the live channel. */
   live: LiveRuns;
+  /** The agents this process runs (a sub-agent's waiting call is answered through its run's agent). */
+  running: RunningAgents;
 }
 
 /** The body of `AgentSession.prompt`: one run, from its input to its result. */
@@ -44,11 +47,17 @@ export type SessionRun = (ctx: ObjectContext, input: unknown) => Promise<RunResu
  *
  * @example
  * ```ts
- * const run = createSessionRun({ inbox, options, events, live });
+ * const run = createSessionRun({ inbox, options, events, live, running: createRunningAgents() });
  * const session = restate.object({ name: "AgentSession", handlers: { prompt: run } });
  * ```
  */
-export function createSessionRun({ inbox, options, events, live }: SessionRunOptions): SessionRun {
+export function createSessionRun({
+  inbox,
+  options,
+  events,
+  live,
+  running: agents,
+}: SessionRunOptions): SessionRun {
   return async function runPrompt(ctx, raw) {
     // Checked before anything is journaled; stamped with the run's start below.
     parsePromptInput(raw, 0);
@@ -177,6 +186,7 @@ export function createSessionRun({ inbox, options, events, live }: SessionRunOpt
       );
     }
     running.agent = agent;
+    const removeAgent = agents.add(sessionId, agent);
     // The last run's events go now (not before: an agent that could not be created leaves them);
     // this run's are written with the run record, before each wait.
     const publisher = createRunPublisher(ctx, {
@@ -234,6 +244,7 @@ export function createSessionRun({ inbox, options, events, live }: SessionRunOpt
       });
     } finally {
       subscription.unsubscribe();
+      removeAgent();
       liveRun.close();
       agent.stop();
     }

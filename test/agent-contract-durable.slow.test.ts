@@ -51,8 +51,6 @@ describeAgentContract(
     agents.set(sessionId, { provider, tools });
     return { handle: durableHandle(client, sessionId, { pollIntervalMs: 20, live: [server.liveUrl!] }) };
   },
-  {
-    "status: waiting while only a sub-agent's call waits":
-      "a durable session lists a sub-agent's waiting call but its service answers only the top agent's calls (404 for the nested path)",
-  },
+  // A sub-agent's waiting call is answered through the agent running the parent's step here
+  // (durable/running-agents.ts): the contract holds whole, nested approvals included.
 );

@@ -2,12 +2,16 @@ import { firstValueFrom, toArray } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { AssistantBuilder } from "../actors/assistant-builder.js";
 import type { AgentEvent } from "../core/events.js";
+import type { AssistantMessage } from "../core/messages.js";
 import { createLiveRuns, type LiveEntry } from "../durable/live-runs.js";
 
-const textOf = (entry: LiveEntry) => {
-  const event = entry.event as Extract<AgentEvent, { type: "message_start" | "message_update" }>;
-  return event.message.content.map((block) => (block.type === "text" ? block.text : block.type)).join("|");
-};
+const answerOf = (entry: LiveEntry) =>
+  (entry.event as Extract<AgentEvent, { type: "message_start" | "message_update" }>)
+    .message as AssistantMessage;
+const textOf = (entry: LiveEntry) =>
+  answerOf(entry)
+    .content.map((block) => (block.type === "text" ? block.text : block.type))
+    .join("|");
 
 describe("the live channel's entries of a run", () => {
   it("show a model's answer as it was when each event was published, to a follower that connects late", async () => {
@@ -26,7 +30,6 @@ describe("the live channel's entries of a run", () => {
 
     const entries = await firstValueFrom(live.follow("s-1", "inv_1", 0)!.pipe(toArray()));
     expect(entries.slice(1).map(textOf)).toEqual(["", "Hello", "Hello there."]);
-    const start = entries[1]!.event as Extract<AgentEvent, { type: "message_start" }>;
-    expect(start.message.usage.output).toBe(0);
+    expect(answerOf(entries[1]!).usage.output).toBe(0);
   });
 });
