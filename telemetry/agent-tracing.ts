@@ -1,17 +1,22 @@
-import type { Context, Span, SpanKind, Tracer } from "@opentelemetry/api";
+import {
+  type Context,
+  context as otelContext,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  trace,
+} from "@opentelemetry/api";
 import type { AgentEvent, AgentEventOf } from "../core/events.js";
 import type { AgentMessage, AssistantMessage, Usage } from "../core/messages.js";
 import { promptCacheReport } from "../core/cache-report.js";
 import type { AgentRuntime } from "../core/runtime.js";
 import { AM, ATTR, OPERATION, providerName } from "./attributes.js";
 import { assistantMessage, finishReason, resultText, toGenAiMessages } from "./genai-messages.js";
-import type { OtelApi } from "./otel-api.js";
 import { spanContextOf, type WakeCause } from "./wake-cause.js";
 
 /** What {@link createAgentTracing} needs to know about the agent and where its spans go. */
 export interface AgentTracingSettings {
-  /** `@opentelemetry/api`, loaded once tracing is on (see otel-api.ts). */
-  otel: OtelApi;
   tracer: Tracer;
   recordContent: boolean;
   agentId: string;
@@ -98,13 +103,12 @@ function usageAttributes(usage: Usage): Record<string, number> {
  *
  * @example
  * ```ts
- * const tracing = createAgentTracing({ otel, tracer, recordContent: false, agentId: agent.id, agentName: "helper", runtime });
+ * const tracing = createAgentTracing({ tracer, recordContent: false, agentId: agent.id, agentName: "helper", runtime });
  * agent.events$.subscribe((event) => tracing.handle(event));
  * ```
  */
 export function createAgentTracing(settings: AgentTracingSettings): AgentTracing {
   const { tracer, recordContent, runtime } = settings;
-  const { context: otelContext, trace, SpanKind, SpanStatusCode } = settings.otel;
   const provider = providerName(runtime.provider.id);
   const model = runtime.provider.model;
   const base = {

@@ -1,9 +1,9 @@
 import { type AnyActorRef } from "xstate";
+import { ProxyTracerProvider, ROOT_CONTEXT, trace } from "@opentelemetry/api";
 import type { AgentEvent } from "../core/events.js";
 import type { AgentOptions } from "../core/options.js";
 import type { AgentRuntime } from "../core/runtime.js";
 import { type AgentTracing, createAgentTracing } from "./agent-tracing.js";
-import { loadOtelApi, otelApi, type OtelApi, tracerProviderRegistered } from "./otel-api.js";
 import { traceparentOf, type WakeCause } from "./wake-cause.js";
 
 /** The instrumentation scope of our spans. */
@@ -25,12 +25,8 @@ const agentTracings = new WeakMap<object, AgentTracing>();
  * ```
  */
 export function globalTracingRegistered(): boolean {
-  // Nothing registered: the API would answer with its own empty proxy, so it need not load.
-  if (!tracerProviderRegistered()) return false;
-  const otel = otelApi();
-  if (!otel) return false;
-  const provider = otel.trace.getTracerProvider();
-  if (!(provider instanceof otel.ProxyTracerProvider)) return true;
+  const provider = trace.getTracerProvider();
+  if (!(provider instanceof ProxyTracerProvider)) return true;
   return provider.getDelegateTracer(TRACER_NAME) !== undefined;
 }
 
@@ -104,26 +100,6 @@ export function attachTelemetry(agent: TracedAgent, options: AgentOptions): void
     tracings.set(agent.actor, null);
     return;
   }
-  const otel = otelApi();
-  if (!otel) {
-    // A runtime that loads the API only by a dynamic import (a browser): the agent is traced from
-    // the moment it has loaded.
-    void loadOtelApi().then((loaded) => loaded && traceAgent(agent, options, loaded, own, above));
-    return;
-  }
-  traceAgent(agent, options, otel, own, above);
-}
-
-/** Starts tracing an agent {@link attachTelemetry} decided to trace. */
-function traceAgent(
-  agent: TracedAgent,
-  options: AgentOptions,
-  otel: OtelApi,
-  own: Exclude<AgentOptions["telemetry"], false>,
-  above: ReturnType<typeof agentAbove>,
-): void {
-  const { trace, ROOT_CONTEXT } = otel;
-  const parent = above?.tracing ?? undefined;
 
   const tracer = own?.tracerProvider
     ? own.tracerProvider.getTracer(TRACER_NAME)
@@ -136,7 +112,6 @@ function traceAgent(
   // A sub-agent's runs hang below the span of the tool call that started it.
   const call = parent ? above?.call : undefined;
   const tracing = createAgentTracing({
-    otel,
     tracer,
     recordContent,
     agentId: agent.id,

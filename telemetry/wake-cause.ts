@@ -1,5 +1,4 @@
-import type { SpanContext } from "@opentelemetry/api";
-import { contextManagerRegistered, otelApi } from "./otel-api.js";
+import { isSpanContextValid, type SpanContext, trace, TraceFlags } from "@opentelemetry/api";
 
 /**
  * What woke a run: the wake's kind and id (a schedule's, an event's, a late result's handle), and
@@ -15,27 +14,6 @@ export interface WakeCause {
 }
 
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
-
-/** `TraceFlags.SAMPLED` of `@opentelemetry/api`. */
-const SAMPLED = 0x1;
-const TRACE_ID = /^[0-9a-fA-F]{32}$/;
-const SPAN_ID = /^[0-9a-fA-F]{16}$/;
-
-/**
- * The API's `isSpanContextValid`, here so that parsing a `traceparent` does not load the API: ids
- * of the right length in hex, not all zeros.
- */
-function isSpanContextValid(context: SpanContext): boolean {
-  const { traceId, spanId } = context as { traceId: unknown; spanId: unknown };
-  return (
-    typeof traceId === "string" &&
-    TRACE_ID.test(traceId) &&
-    traceId !== "0".repeat(32) &&
-    typeof spanId === "string" &&
-    SPAN_ID.test(spanId) &&
-    spanId !== "0".repeat(16)
-  );
-}
 
 /**
  * The W3C `traceparent` of a span context; `undefined` for none or an invalid one.
@@ -66,7 +44,7 @@ export function spanContextOf(traceparent: string | undefined): SpanContext | un
   const context: SpanContext = {
     traceId: match[1]!,
     spanId: match[2]!,
-    traceFlags: Number.parseInt(match[3]!, 16) & SAMPLED,
+    traceFlags: Number.parseInt(match[3]!, 16) & TraceFlags.SAMPLED,
     isRemote: true,
   };
   return isSpanContextValid(context) ? context : undefined;
@@ -82,7 +60,5 @@ export function spanContextOf(traceparent: string | undefined): SpanContext | un
  * ```
  */
 export function activeTraceparent(): string | undefined {
-  // Without a context manager the active context is the root one: no span is active.
-  if (!contextManagerRegistered()) return undefined;
-  return traceparentOf(otelApi()?.trace.getActiveSpan()?.spanContext());
+  return traceparentOf(trace.getActiveSpan()?.spanContext());
 }
