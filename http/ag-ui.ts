@@ -73,7 +73,9 @@ export function agUiEncoder(options: AgUiEncoderOptions): StreamEncoder {
       encoder = new AgUiEventEncoder(settings);
       // A replay starts from the response's first event: the transcript then is not known here.
       return frames(
-        context.kind === "replay" ? encoder.open() : encoder.open(context.messages, context.transcript),
+        context.kind === "replay"
+          ? encoder.openReplay(context.continues?.messages)
+          : encoder.open(context.messages, context.transcript),
       );
     },
     event(event) {

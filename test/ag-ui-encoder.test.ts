@@ -503,4 +503,37 @@ describe("AG-UI encoder, a reconnect's replay", () => {
     expect(events.filter((e) => e.type === "TOOL_CALL_RESULT").map((e) => e.messageId)).toEqual(["r2"]);
     expect(events.some((e) => e.type === "TEXT_MESSAGE_START")).toBe(false);
   });
+  it("a replay to a page that holds none of the thread (reloaded) gives it the transcript as the response began, before the replayed results", () => {
+    const user: AgentMessage = {
+      role: "user",
+      id: "u1",
+      content: [{ type: "text", text: "deploy" }],
+      timestamp: 0,
+    };
+    const asking: AgentMessage = {
+      role: "assistant",
+      id: "a1",
+      content: [{ type: "toolCall", id: "c1", name: "deploy", arguments: {} }],
+      stopReason: "toolUse",
+      usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 },
+      provider: "scripted",
+      model: "scripted",
+      timestamp: 0,
+    };
+    const replayOf = (heldMessageIds?: Set<string>) =>
+      parseFrames(
+        agUiEncoder({ runId: "again", ...(heldMessageIds && { heldMessageIds }) }).open({
+          kind: "replay",
+          threadId: "t1",
+          runId: "run-1",
+          messages: [user, asking],
+          continues: { messages: [user, asking], pendingApprovals: [], finishedCalls: [] },
+        }),
+      );
+    const reloaded = replayOf();
+    expect(reloaded.map((e) => e.type)).toEqual(["RUN_STARTED", "MESSAGES_SNAPSHOT"]);
+    expect(reloaded[1]).toMatchObject({ messages: toAgUiMessages([user, asking]) });
+    // A client that holds them all (a reconnect, not a reload) gets nothing it has again.
+    expect(replayOf(new Set(["u1", "a1"])).map((e) => e.type)).toEqual(["RUN_STARTED"]);
+  });
 });

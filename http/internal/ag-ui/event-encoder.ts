@@ -116,6 +116,22 @@ export class AgUiEventEncoder {
     return [{ type: "RUN_STARTED", threadId: this.options.threadId, runId: this.options.runId }];
   }
 
+  /**
+   * `RUN_STARTED` of a replay (a reconnect re-reading a response from its first event), and, when
+   * the client lacks messages of the transcript as it stood when the response began (`before`: a
+   * page reloaded while a run it had left went on), those messages first. Else the replay's
+   * results and answer would come before them, and the closing `MESSAGES_SNAPSHOT` keeps the
+   * order a client already holds (AG-UI 0.0.x appends the messages it lacks after it).
+   */
+  openReplay(before?: readonly AgentMessage[]): AgUiEvent[] {
+    const started = this.open();
+    if (!before?.length) return started;
+    const held = this.options.heldMessageIds;
+    const messages = toAgUiMessages(before);
+    if (held && messages.every((message) => held.has(message.id))) return started;
+    return [...started, { type: "MESSAGES_SNAPSHOT", messages }];
+  }
+
   /** The AG-UI events of one agent event (none for what the client needs not see). */
   event(event: AgentEvent): AgUiEvent[] {
     if (this.closed) return [];
