@@ -278,3 +278,36 @@ describe("long runs as MCP Tasks (io.modelcontextprotocol/tasks)", () => {
     expect(ran).toEqual(["deploy"]);
   });
 });
+
+describe("the 2026-07-28 path attacked by the web it faces", () => {
+  it("a page's cross-site call is refused before it reaches the 2026-07-28 handler, and runs no agent", async () => {
+    const ran: string[] = [];
+    const server = await serve({ deploy: guarded(ran) });
+    const call = (headers: Record<string, string>) =>
+      fetch(server.url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2026-07-28",
+          "mcp-method": "tools/call",
+          "mcp-name": "deploy",
+          ...headers,
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: {
+            name: "deploy",
+            arguments: { prompt: "deploy" },
+            _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28" },
+          },
+        }),
+      });
+    const crossSite = await call({ "sec-fetch-site": "cross-site", origin: "https://evil.example" });
+    expect(crossSite.status).toBe(403);
+    expect(await crossSite.json()).toMatchObject({ error: { code: "cross_site" } });
+    expect(ran).toEqual([]);
+  });
+});
