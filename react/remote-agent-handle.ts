@@ -321,7 +321,7 @@ class RemoteHandle implements RemoteAgentHandle {
         } else {
           if (frame.event.type === "agent_start" && !log) {
             runId = frame.runId ?? runId;
-            if (runId !== undefined) this.log = newLog(runId, frame.seq);
+            if (runId !== undefined && this.log?.runId !== runId) this.log = newLog(runId, frame.seq);
             if (runId !== undefined) started?.(runId);
           }
           this.record(runId, frame.seq, frame.event, log);

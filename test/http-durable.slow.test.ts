@@ -612,7 +612,9 @@ describe("durable threads: authentication and restarts", () => {
   it("the host restarts mid-run (Restate and the service go on): a reconnect to the new host replays the run from agent_start, then live; eventsSince over HTTP resumes it from a seq", async () => {
     const first = await startHost();
     const id = "host-restart";
-    const started = await post(`${first.base}/threads/${id}/run`, { message: { text: "long #hr", id: "u-hr" } });
+    const started = await post(`${first.base}/threads/${id}/run`, {
+      message: { text: "long #hr", id: "u-hr" },
+    });
     expect(started.status).toBe(200);
     // Read the run's stream until its first call has ended, then the host goes away.
     const reader = started.body!.pipeThrough(new TextDecoderStream()).getReader();
@@ -657,7 +659,10 @@ describe("durable threads: authentication and restarts", () => {
       for (const call of reloaded.getSnapshot().toolCalls)
         if (!seen.includes(call.toolCallId)) seen.push(call.toolCallId);
     });
-    await eventually(() => reloaded.getSnapshot().outcome?.reason === "stop", "the run's end in the reloaded page");
+    await eventually(
+      () => reloaded.getSnapshot().outcome?.reason === "stop",
+      "the run's end in the reloaded page",
+    );
     // The calls it showed in flight: each of the run's, the one before the restart included.
     expect(seen).toEqual(["l0-sr", "l1-sr", "l2-sr"]);
     const view = reloaded.getSnapshot();
