@@ -46,7 +46,14 @@ interface ThreadStatusBody {
   messages: AgentMessage[];
 }
 
-/** A frame of the agent-machine protocol (`data: {...}` of the host's event stream). */
+/**
+ * A frame of the agent-machine protocol (`data: {...}` of the host's event stream).
+ *
+ * @example
+ * ```ts
+ * const frame: AgentMachineFrame = { type: "event", seq: 0, event: { type: "agent_start" }, runId: "run-1" };
+ * ```
+ */
 export type AgentMachineFrame =
   | { type: "open"; kind: "run" | "continuation" | "replay"; runId?: string; messages: AgentMessage[] }
   | { type: "event"; seq: number; event: AgentEvent; runId?: string }
@@ -67,6 +74,11 @@ export type AgentMachineFrame =
  * What the handle reads from the host, in the order it reads it: each event of the thread's runs
  * once (`runId` is `undefined` for a run the host restored mid-way, which has no id), the transcript
  * and waiting calls each response opens and closes with (the host's truth), and a stream that broke.
+ *
+ * @example
+ * ```ts
+ * handle.updates$.subscribe((u) => u.type === "thread" && console.log(u.messages.length, "messages"));
+ * ```
  */
 export type RemoteUpdate =
   | { type: "event"; runId: string | undefined; seq: number; event: AgentEvent }
@@ -78,10 +90,24 @@ export type RemoteUpdate =
     }
   | { type: "broken"; error: Error };
 
-/** Makes the error a refusal is thrown as: `code` is the host's own. */
+/**
+ * Makes the error a refusal is thrown as: `code` is the host's own.
+ *
+ * @example
+ * ```ts
+ * const keepHostCodes: RefusalMaker = (status, code, message) => new AgentCallError(status, code, message);
+ * ```
+ */
 export type RefusalMaker = (status: number, code: string, message: string) => AgentCallError;
 
-/** A remote handle with what the page's store reads besides the contract. */
+/**
+ * A remote handle with what the page's store reads besides the contract.
+ *
+ * @example
+ * ```ts
+ * const handle: RemoteAgentHandle = openRemoteHandle({ url: "/api", threadId: "chat-1" }, keepHostCodes);
+ * ```
+ */
 export interface RemoteAgentHandle extends AgentHandle {
   /** Everything the handle reads from the host's streams, in order (see {@link RemoteUpdate}). */
   readonly updates$: Observable<RemoteUpdate>;
