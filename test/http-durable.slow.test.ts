@@ -153,7 +153,15 @@ const framesOf = (text: string) =>
   text
     .split("\n\n")
     .filter((frame) => frame.startsWith("data:"))
-    .map((frame) => JSON.parse(frame.slice(5)) as { type: string } & Record<string, unknown>);
+    .map(
+      (frame) =>
+        JSON.parse(frame.slice(5)) as {
+          type: string;
+          runId?: string;
+          seq: number;
+          event: { type: string };
+        },
+    );
 
 const toolStates = (message: UIMessage | undefined) =>
   (message?.parts ?? []).filter((p) => p.type === "dynamic-tool").map((p) => [p.toolName, p.state]);
@@ -621,7 +629,7 @@ describe("durable threads: authentication and restarts", () => {
     let text = "";
     while (!text.includes('"tool_execution_end"')) text += (await reader.read()).value ?? "";
     await reader.cancel();
-    const { runId } = framesOf(text).find((f) => f.type === "event" && f.runId) as { runId: string };
+    const runId = framesOf(text).find((f) => f.type === "event" && f.runId)!.runId!;
     await closers.pop()!();
 
     const second = await startHost();
@@ -631,7 +639,7 @@ describe("durable threads: authentication and restarts", () => {
     expect(replayed.status).toBe(200);
     const frames = framesOf(await replayed.text());
     expect(frames[0]).toMatchObject({ type: "open", kind: "replay", runId });
-    const events = frames.filter((f) => f.type === "event") as { seq: number; event: { type: string } }[];
+    const events = frames.filter((f) => f.type === "event");
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i));
     expect(events[0]!.event.type).toBe("agent_start");
     expect(events.filter((e) => e.event.type === "agent_end")).toHaveLength(1);
