@@ -345,13 +345,11 @@ class RemoteHandle implements RemoteAgentHandle {
               : { type: "thread", messages },
           );
         } else {
-          if (frame.event.type === "agent_start" && !log) {
-            runId = frame.runId ?? runId;
-            if (runId !== undefined && this.log?.runId !== runId) this.log = newLog(runId, frame.seq);
-            if (runId !== undefined) started?.(runId);
-          }
+          const starts = frame.event.type === "agent_start" && !log;
+          if (starts) runId = frame.runId ?? runId;
           this.record(runId, frame.seq, frame.event, log);
           events += 1;
+          if (starts && runId !== undefined) started?.(runId);
         }
       }
     } catch (error) {
@@ -364,6 +362,9 @@ class RemoteHandle implements RemoteAgentHandle {
     } finally {
       if (!log) this.reading -= 1;
     }
+    // Whether an answer went on a side route while this stream (or another still open) was read.
+    const aside = this.answeredAside && !log;
+    if (this.reading === 0) this.answeredAside = false;
     const latest = log ?? this.log;
     if (!latest || latest.ended || latest.runId !== runId) return;
     if (events === 0 && ending?.kind === "gone") {
@@ -377,9 +378,7 @@ class RemoteHandle implements RemoteAgentHandle {
     // The stream ended before the run did. Quiescent: the run waits, and the request that answers
     // it streams the rest. Else (the host let go), or when an answer went on a side route while it
     // was open (the run moved on after it closed): follow the run from where this handle is.
-    if (ending?.kind === "quiescent" && !this.answeredAside) return;
-    if (ending?.kind !== "quiescent" && latest.followers.size === 0 && !this.answeredAside) return;
-    this.answeredAside = false;
+    if (!aside && (ending?.kind === "quiescent" || latest.followers.size === 0)) return;
     void this.followIfIdle(latest);
   }
 

@@ -168,6 +168,53 @@ describe("a remote thread's view (createRemoteAgentStore)", () => {
     expect(remote.getSnapshot().messages).toEqual(host.agent("t1")!.messages);
   });
 
+  it("a decision sent on the side route as the run's response closes (the run then waits): the page follows what the decision set going", async () => {
+    const check = gated("check");
+    const deploy = gated("deploy", { needsApproval: true });
+    deploy.open();
+    const { host, requests } = hostWith({
+      provider: scripted([
+        {
+          toolCalls: [
+            { id: "c1", name: "check", arguments: {} },
+            { id: "d1", name: "deploy", arguments: { target: "staging" } },
+          ],
+        },
+        { text: "Both done." },
+      ]),
+      tools: [check.tool, deploy.tool],
+    });
+    // The network holds the decision until the response it was sent beside has closed.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
+      const request = new Request(new URL(String(input), "http://localhost"), init);
+      requests.push(`${request.method} ${new URL(request.url).pathname}`);
+      if (request.url.endsWith("/deny")) await held;
+      return host.handle(request);
+    };
+    const remote = createRemoteAgentStore({ url: "http://localhost/api", threadId: "t1", fetch });
+    remote.subscribe(() => undefined);
+    await settle();
+    const outcome = remote.actions.prompt("Check and deploy");
+    await expect.poll(() => remote.getSnapshot().pendingApprovals.map((p) => p.toolCallId)).toEqual(["d1"]);
+    const denied = remote.actions.deny("d1", "not now");
+    check.open();
+    await expect.poll(() => host.agent("t1")!.pendingApprovals().length).toBe(1);
+    await settle(50); // the run waits for the page: its response has closed
+    release();
+    await denied;
+    expect((await outcome).reason).toBe("stop");
+    await expect.poll(() => remote.getSnapshot().state).toBe("idle");
+    expect(remote.getSnapshot()).toMatchObject({ pendingApprovals: [], toolCalls: [] });
+    expect(remote.getSnapshot().messages).toEqual(host.agent("t1")!.messages);
+    expect(requests.slice(0, 3)).toEqual([
+      "GET /api/threads/t1",
+      "POST /api/threads/t1/run",
+      "POST /api/threads/t1/deny",
+    ]);
+  });
+
   it("steers over the side route while the run works; the steered message shows queued, then in the transcript", async () => {
     const check = gated("check");
     const { host, store } = hostWith({
