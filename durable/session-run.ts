@@ -11,6 +11,7 @@ import type { LiveRuns } from "./live-runs.js";
 import { createRestateJournal } from "./restate-journal.js";
 import { createRestatePump } from "./restate-pump.js";
 import type { RunningAgents } from "./running-agents.js";
+import { eventBatchStarts } from "./run-events.js";
 import { createRunPublisher, type SessionEvent } from "./run-publisher.js";
 import { parsePromptInput } from "./session-input.js";
 import { errorText, type SessionOptions } from "./session-options.js";
@@ -64,7 +65,11 @@ export function createSessionRun({
     const sessionId = ctx.key;
     const runId = ctx.request().id as string;
     const previous = await ctx.get<RunRecord>("run");
-    const stored = await readStored(ctx, 0, { run: previous ?? null });
+    // The keys are listed once, for the transcript's batches and the last run's events alike.
+    const stored = await readStored(ctx, 0, {
+      run: previous ?? null,
+      listKeys: previous?.eventsInKeys === true,
+    });
     const { snapshot: _s, parentActor: _p, id: _id, messages: seed, ...base } = options.of(sessionId);
     const transcript = previous || stored.count > 0 ? stored.messages : (seed ?? []);
 
@@ -112,13 +117,11 @@ export function createSessionRun({
       count: stored.count,
     });
     record.write();
-    flushRecord = record.flush;
     const liveRun = live.open(sessionId, runId);
     // The first drain goes out first, so its round trip overlaps the run's start: the steering it
     // takes goes into the run's first turn with the prompt, as in process.
     const opening = bell.open();
     const startedAt = await Promise.race([pump.track(ctx.run("start", () => Date.now())), pump.failed]);
-    record.update({ startedAt });
     const input = parsePromptInput(raw, startedAt);
     const journal = createRestateJournal(ctx, pump, {
       startedAt,
@@ -192,14 +195,13 @@ export function createSessionRun({
     const publisher = createRunPublisher(ctx, {
       sessionId,
       runId,
-      previous: previous?.events,
+      previous: lastRunBatches(previous, stored.keys),
       eventReplay: base.eventReplay,
       events,
       liveRun,
     });
     flushRecord = () => {
-      const where = publisher.flush();
-      if (where) record.update({ events: where });
+      if (publisher.flush()) record.update({ eventsInKeys: true });
       record.flush();
     };
     publishEvent = publisher.publish;
@@ -220,6 +222,9 @@ export function createSessionRun({
       // queue's mode) into the first turn, as an agent in process takes steering queued while idle.
       for (const message of await Promise.race([opening, pump.failed]))
         agent.actor.send({ type: "STEER", message });
+      // The start time goes with the record's next write (the first step's: its turn, its first
+      // events): nothing reads it before the run ends, and the wait for the first drain writes nothing.
+      record.update({ startedAt });
       const prompted = agent.prompt(input);
       if (running.cancelled) agent.abort();
       const outcome = await Promise.race([prompted, pump.failed]);
@@ -229,8 +234,7 @@ export function createSessionRun({
       returnUntaken(ctx, inbox, agent);
       writer.write(agent.messages);
       const result: RunResult = { runId, ...outcome };
-      const where = publisher.flush();
-      if (where) record.update({ events: where });
+      if (publisher.flush()) record.update({ eventsInKeys: true });
       approvals.clear();
       clientCalls.clear();
       finishRun(ctx, record, writer.count, result, journal.now());
@@ -249,6 +253,15 @@ export function createSessionRun({
       agent.stop();
     }
   };
+}
+
+/**
+ * The first seqs of the last run's event batches, which this run clears: where its record said
+ * (earlier versions), or its "e/<seq>" keys.
+ */
+function lastRunBatches(previous: RunRecord | null | undefined, keys: string[] | undefined): number[] {
+  if (previous?.events) return previous.events.batches.map(([start]) => start);
+  return previous?.eventsInKeys ? eventBatchStarts(keys ?? []) : [];
 }
 
 /** Hands the messages the agent queued but did not take back to the inbox (they go first again). */
