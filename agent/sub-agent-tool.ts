@@ -1,5 +1,6 @@
 import * as z from "zod";
-import { createAgent } from "./create-agent.js";
+import { createAgent, createJournaledAgent } from "./create-agent.js";
+import { markJournaledChild } from "../core/journaled-child.js";
 import type { AgentEndReason, AgentEvent, AgentEventOf } from "../core/events.js";
 import type { AgentMessage, AssistantMessage, Usage } from "../core/messages.js";
 import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
@@ -237,7 +238,15 @@ export function subAgentTool<O extends OutputOption | undefined = undefined>(
         toolCallId: ctx.toolCallId,
         tools: childTools,
       });
-      const messages = await contextFor(contextMode, runtime, ctx, options.provider);
+      // Under a durable run's journal the child journals its own steps under this call's path, so a
+      // replay answers its finished steps (its model and tool calls never run twice).
+      const journal = runtime?.journal?.child?.(ctx.toolCallId, options.name);
+      const context = () => contextFor(contextMode, runtime, ctx, options.provider);
+      // A filter that does work of its own (a summary's model call, a function) is recorded once.
+      const messages =
+        journal?.context && contextMode !== "isolated" && contextMode !== "forked"
+          ? await journal.context(context)
+          : await context();
       if (ctx.signal.aborted) throw new Error("Sub-agent not started: the call was aborted");
       const childOptions: AgentOptions = {
         ...options.agentOptions,
@@ -254,9 +263,8 @@ export function subAgentTool<O extends OutputOption | undefined = undefined>(
         // In the parent's tree, under this call's actor (and so in its inspector), when run by an agent.
         ...(ctx.actor && { parentActor: ctx.actor }),
       };
-      const child = createAgent(
-        watch?.observer ? observeSubAgents(childOptions, watch.observer) : childOptions,
-      );
+      const observed = watch?.observer ? observeSubAgents(childOptions, watch.observer) : childOptions;
+      const child = journal ? createJournaledAgent(observed, journal) : createAgent(observed);
       watch?.agent(child);
 
       let streamed = "";
@@ -364,6 +372,7 @@ export function subAgentTool<O extends OutputOption | undefined = undefined>(
     },
   });
   recordChildTools(tool, childTools);
+  markJournaledChild(tool);
   return tool as Tool<
     z.output<typeof parameters>,
     SubAgentDetails<undefined extends O ? unknown : InferOutput<O>>

@@ -51,6 +51,6 @@ describeAgentContract(
     agents.set(sessionId, { provider, tools });
     return { handle: durableHandle(client, sessionId, { pollIntervalMs: 20, live: [server.liveUrl!] }) };
   },
-  // A sub-agent's waiting call is answered through the agent running the parent's step here
-  // (durable/running-agents.ts): the contract holds whole, nested approvals included.
+  // A sub-agent is a journaled child of the run: its waiting call is kept in the session under its
+  // path id and answered there, so the contract holds whole, nested approvals included.
 );
