@@ -5,7 +5,7 @@ import type { AgentEndReason, AgentEvent, AgentEventOf } from "../core/events.js
 import type { AgentMessage, AssistantMessage, Usage } from "../core/messages.js";
 import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
 import { AGENT_OPTION_KEYS, type AgentLimits, type AgentOptions } from "../core/options.js";
-import { reserveSubAgentBudget } from "./sub-agent-budget.js";
+import { reserveSubAgentBudget, tokensLeftOf } from "./sub-agent-budget.js";
 import { runtimeOf } from "../core/runtime.js";
 import type { Provider } from "../providers/provider.js";
 import { defineTool, type Tool, type ToolResult } from "../tools/define-tool.js";
@@ -93,6 +93,11 @@ export interface SubAgentDetails<TOutput = unknown> {
   reason?: AgentEndReason;
   /** The child's own model calls' usage (not its sub-agents'). */
   usage?: Usage;
+  /**
+   * What the child's run used with its own sub-agents' runs (at every depth) included: what the
+   * parent's usage and `maxTokens` count.
+   */
+  treeUsage?: Usage;
   /**
    * What the child's run cost in USD with its own sub-agents' runs (at every depth) included:
    * what the parent's cost limits count. Absent when no cost is known.
@@ -232,6 +237,11 @@ export function subAgentTool<O extends OutputOption | undefined = undefined>(
           `Sub-agent not started: the budget has ${usd(Math.max(0, budget.leftUsd))} left, and the agent keeps ${usd(budget.keptUsd)} of it for its own next call`,
         );
       }
+      // The parent's token budget is the tree's: the child may use what the parent has left.
+      const tokensLeft = tokensLeftOf(ctx.actor);
+      if (tokensLeft !== undefined && tokensLeft <= 0) {
+        throw new Error("Sub-agent not started: the run's token budget (maxTokens) is spent");
+      }
       // The test kit watching the parent's run watches this child's too.
       const watch = subAgentObserverOf(runtime?.options)?.({
         toolName: options.name,
@@ -257,9 +267,15 @@ export function subAgentTool<O extends OutputOption | undefined = undefined>(
         provider: options.provider,
         systemPrompt: options.systemPrompt,
         tools: watch?.tools ?? childTools,
-        limits: budget
-          ? { ...options.limits, maxCostUsd: Math.min(options.limits?.maxCostUsd ?? Infinity, budget.maxUsd) }
-          : options.limits,
+        limits: {
+          ...options.limits,
+          ...(budget && {
+            maxCostUsd: Math.min(options.limits?.maxCostUsd ?? Infinity, budget.maxUsd),
+          }),
+          ...(tokensLeft !== undefined && {
+            maxTokens: Math.min(options.limits?.maxTokens ?? Infinity, tokensLeft),
+          }),
+        },
         // In the parent's tree, under this call's actor (and so in its inspector), when run by an agent.
         ...(ctx.actor && { parentActor: ctx.actor }),
       };
@@ -340,14 +356,17 @@ export function subAgentTool<O extends OutputOption | undefined = undefined>(
           clearTimeout(pendingUpdate);
           publish();
         }
-        const costUsd = (end.usage.cost?.total ?? 0) + belowUsd;
+        // The child's `usage` is its tree's; its own calls' apart when it ran sub-agents of its own.
+        const own = end.ownUsage ?? end.usage;
+        const costUsd = (own.cost?.total ?? 0) + belowUsd;
         budget?.settle(costUsd);
         const outcome = runOutcomeOf(end);
         const details: SubAgentDetails = {
           childAgentId,
           reason: end.reason,
-          usage: end.usage,
-          ...((end.usage.cost !== undefined || belowUsd > 0) && { costUsd }),
+          usage: own,
+          treeUsage: end.usage,
+          ...((own.cost !== undefined || belowUsd > 0) && { costUsd }),
           turns,
           ...(outcome.output !== undefined && { output: outcome.output }),
         };
