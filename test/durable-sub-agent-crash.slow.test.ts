@@ -137,6 +137,41 @@ describe("durable sessions: a sub-agent is a journaled child of its run", () => 
     ]);
   });
 
+  it("two sub-agents side by side: after a SIGKILL, both replay their finished calls and neither runs them again", async () => {
+    const logFile = join(dir, "children-side-by-side.log");
+    const first = await startService(logFile);
+    await registerDeployment({ adminUrl: restate.adminUrl, uri: first.url, force: true });
+
+    const run = await client.send("children-side-by-side", "delegate both");
+    // The quick child has finished; the other's slow call runs.
+    await eventually(async () => {
+      const { completed } = await journalSteps(restate, run.invocationId);
+      return completed.has("d4/model:2") && toolRuns(await readExecutions(logFile), "c2").length === 1;
+    }, "the quick child done and the slow child's call running");
+    await first.kill();
+
+    const second = await startService(logFile, first.port);
+    const result = await client.result(run);
+    expect(result.reason).toBe("stop");
+
+    const log = await readExecutions(logFile);
+    expect(toolRuns(log, "c1").map((r) => r.pid)).toEqual([first.pid]);
+    expect(toolRuns(log, "q1").map((r) => r.pid)).toEqual([first.pid]);
+    expect(toolRuns(log, "c2").map((r) => r.pid)).toEqual([first.pid, second.pid]);
+    expect(modelCalls(log, "child:child quick").map((r) => (r as { step: number }).step)).toEqual([0, 1]);
+    expect(modelCalls(log, "child:child work").map((r) => (r as { step: number }).step)).toEqual([0, 1, 2]);
+
+    const transcript = await client.transcript("children-side-by-side");
+    expectEachCallAnsweredOnce(transcript);
+    expect(shape(transcript)).toEqual([
+      "user delegate both",
+      "assistant [d3,d4]",
+      "toolResult d3: Child done.",
+      "toolResult d4: Quick done.",
+      'assistant "Both delegated."',
+    ]);
+  });
+
   it("a child's call waiting for approval survives the crash; approved by its path after, it runs once", async () => {
     const logFile = join(dir, "child-approval.log");
     const first = await startService(logFile);
