@@ -9,7 +9,7 @@ import {
   type ToolResult,
 } from "../tools/define-tool.js";
 import { fitToolResult } from "../tools/result-budget.js";
-import { journalsOwnSteps } from "../core/journaled-child.js";
+import { journalsOwnSteps, markOwnStepsCall } from "../core/journaled-child.js";
 import { createLazyAbort, type LazyAbort } from "./abort-hub.js";
 import { abortReason, timeoutReason } from "./abort-reason.js";
 
@@ -79,10 +79,9 @@ class ToolExecution implements ExecutionState {
     this.watch = this.self.subscribe(this);
     const { journal } = this.runtime;
     // A sub-agent's call is its child's steps, each journaled under the call's path: not one step.
-    const result =
-      journal && !ownSteps(this.runtime, this.input.toolName)
-        ? journal.toolCall(this.input.toolCallId, () => this.run())
-        : this.run();
+    const own = journal !== undefined && ownSteps(this.runtime, this.input.toolName);
+    if (own) markOwnStepsCall(this.self);
+    const result = journal && !own ? journal.toolCall(this.input.toolCallId, () => this.run()) : this.run();
     result.then(
       (value) => this.answer(value),
       (error: unknown) => this.answer(thrownErrorResult(error)),

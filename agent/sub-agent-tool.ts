@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { createAgent, createJournaledAgent } from "./create-agent.js";
-import { markJournaledChild } from "../core/journaled-child.js";
+import { callRunsOwnSteps, markJournaledChild } from "../core/journaled-child.js";
 import type { AgentEndReason, AgentEvent, AgentEventOf } from "../core/events.js";
 import type { AgentMessage, AssistantMessage, Usage } from "../core/messages.js";
 import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
@@ -250,7 +250,10 @@ export function subAgentTool<O extends OutputOption | undefined = undefined>(
       });
       // Under a durable run's journal the child journals its own steps under this call's path, so a
       // replay answers its finished steps (its model and tool calls never run twice).
-      const journal = runtime?.journal?.child?.(ctx.toolCallId, options.name);
+      // (Only when the call is not itself one step: a tool wrapping this one is journaled whole.)
+      const journal = callRunsOwnSteps(ctx.actor)
+        ? runtime?.journal?.child?.(ctx.toolCallId, options.name)
+        : undefined;
       const context = () => contextFor(contextMode, runtime, ctx, options.provider);
       // A filter that does work of its own (a summary's model call, a function) is recorded once.
       const messages =

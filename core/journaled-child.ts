@@ -32,3 +32,32 @@ export function journalsOwnSteps(tool: object | undefined): boolean {
   }
   return false;
 }
+
+/** Calls (their actors) that run outside a journaled step, so that their child journals its own. */
+const ownStepCalls = new WeakSet<object>();
+
+/**
+ * Records that the call of actor `call` runs outside a journaled step, its child journaling its
+ * own steps: a child must never journal inside its parent's step (a durable engine allows no step
+ * inside a step), as it would when its tool was wrapped into a plain tool the journal takes whole.
+ *
+ * @example
+ * ```ts
+ * markOwnStepsCall(self); // execute-tool, before running a marked tool outside journal.toolCall
+ * ```
+ */
+export function markOwnStepsCall(call: object): void {
+  ownStepCalls.add(call);
+}
+
+/**
+ * Whether the call of actor `call` runs outside a journaled step (see {@link markOwnStepsCall}).
+ *
+ * @example
+ * ```ts
+ * const journal = callRunsOwnSteps(ctx.actor) ? runtime.journal?.child?.(id, name) : undefined;
+ * ```
+ */
+export function callRunsOwnSteps(call: object | undefined): boolean {
+  return call !== undefined && ownStepCalls.has(call);
+}

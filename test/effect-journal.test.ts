@@ -223,6 +223,48 @@ describe("the effect journal seam", () => {
     expectValidTranscript(again.messages);
   });
 
+  it("a sub-agent tool wrapped in a plain tool is journaled whole: its child journals nothing inside that step", async () => {
+    const { tool, runs } = countingTool();
+    const helper = subAgentTool({
+      name: "helper",
+      description: "Takes notes",
+      tools: [tool],
+      readOnly: true,
+      provider: modelFor((request) =>
+        assistantTurns(request) === 0
+          ? { toolCalls: [{ id: "c1", name: "note", arguments: { text: "child" } }] }
+          : { text: "child done" },
+      ),
+    });
+    // An app's wrapper: a tool of its own that runs the sub-agent tool (a durable engine allows no
+    // step inside a step, so the child must not journal inside the wrapper's).
+    const wrapper = defineTool({
+      name: "wrapped",
+      description: "Takes notes through a helper",
+      parameters: z.object({ task: z.string() }),
+      readOnly: true,
+      execute: (args, ctx) => helper.execute(args, ctx),
+    });
+    const provider = modelFor((request) =>
+      assistantTurns(request) === 0
+        ? { toolCalls: [{ id: "d1", name: "wrapped", arguments: { task: "note it" } }] }
+        : { text: "done" },
+    );
+    const { journal, entries } = createRecordingJournal({ children: true });
+    const agent = createJournaledAgent({ provider, tools: [wrapper] }, journal);
+    await agent.prompt("delegate");
+    expect(entries.map((e) => e.ask)).toEqual([
+      "model:1",
+      "tool:d1",
+      "drain:steering",
+      "model:2",
+      "drain:steering",
+      "drain:followUp",
+    ]);
+    expect(runs).toHaveLength(1);
+    expectValidTranscript(agent.messages);
+  });
+
   it("a fallback chain's call is one step: the replay takes the model that answered and asks neither", async () => {
     const chain = () => {
       const calls = { first: 0, second: 0 };
