@@ -3,14 +3,12 @@ import { type ObjectContext, TerminalError } from "@restatedev/restate-sdk";
 import type { Subject } from "rxjs";
 import { type Agent, createJournaledAgent } from "../agent/create-agent.js";
 import type { EffectJournal, InboxKind } from "../core/effect-journal.js";
-import type { AgentEvent } from "../core/events.js";
 import type { QueueMode } from "../core/options.js";
 import type { InboxObject } from "./inbox-object.js";
 import { createInboxBell } from "./inbox-bell.js";
 import type { LiveRuns } from "./live-runs.js";
 import { createRestateJournal } from "./restate-journal.js";
 import { createRestatePump } from "./restate-pump.js";
-import type { RunningAgents } from "./running-agents.js";
 import { eventBatchStarts } from "./run-events.js";
 import { createRunPublisher, type SessionEvent } from "./run-publisher.js";
 import { parsePromptInput } from "./session-input.js";
@@ -34,8 +32,6 @@ export interface SessionRunOptions {
   events: Subject<SessionEvent>;
   /** The runs this process serves, for the live channel. */
   live: LiveRuns;
-  /** The agents this process runs (a sub-agent's waiting call is answered through its run's agent). */
-  running: RunningAgents;
 }
 
 /** The body of `AgentSession.prompt`: one run, from its input to its result. */
@@ -48,17 +44,11 @@ export type SessionRun = (ctx: ObjectContext, input: unknown) => Promise<RunResu
  *
  * @example
  * ```ts
- * const run = createSessionRun({ inbox, options, events, live, running: createRunningAgents() });
+ * const run = createSessionRun({ inbox, options, events, live });
  * const session = restate.object({ name: "AgentSession", handlers: { prompt: run } });
  * ```
  */
-export function createSessionRun({
-  inbox,
-  options,
-  events,
-  live,
-  running: agents,
-}: SessionRunOptions): SessionRun {
+export function createSessionRun({ inbox, options, events, live }: SessionRunOptions): SessionRun {
   return async function runPrompt(ctx, raw) {
     // Checked before anything is journaled; stamped with the run's start below.
     parsePromptInput(raw, 0);
@@ -134,36 +124,29 @@ export function createSessionRun({
         ),
       drainInbox: (kind) => bell.drain(kind),
     });
-    /** Records and publishes one event of the run (set once the agent exists). */
-    let publishEvent: (event: AgentEvent) => void = () => {};
     const beforeStep =
       <A extends unknown[], R>(call: (...args: A) => R) =>
       (...args: A): R => {
         flushRecord();
         return call(...args);
       };
+    /** A journal (the run's, or a sub-agent's) whose steps first write what the run has changed. */
+    const track = (scope: EffectJournal): EffectJournal => ({
+      ...scope,
+      modelCall: beforeStep(scope.modelCall),
+      toolCall: beforeStep(scope.toolCall),
+      permission: beforeStep(scope.permission),
+      compaction: beforeStep(scope.compaction),
+      approval: beforeStep(scope.approval),
+      ...(scope.clientResult && { clientResult: beforeStep(scope.clientResult) }),
+      ...(scope.context && { context: beforeStep(scope.context) }),
+      timer: beforeStep(scope.timer),
+      ...(scope.child && {
+        child: (callId: string, toolName: string) => track(scope.child!(callId, toolName)),
+      }),
+    });
     const tracked: EffectJournal = {
-      ...journal,
-      modelCall: beforeStep(journal.modelCall),
-      toolCall: beforeStep(journal.toolCall),
-      permission: beforeStep(journal.permission),
-      compaction: beforeStep(journal.compaction),
-      // A decision taken from Restate (not through agent.approve, which publishes it in process) is
-      // published here, before the call acts on it, as an agent in process publishes it.
-      approval: beforeStep((request) =>
-        journal.approval(request).then((decision) => {
-          publishEvent({
-            type: "approval_decided",
-            toolCallId: request.toolCallId,
-            toolName: request.toolName,
-            approved: decision.approved,
-            ...(decision.approved && decision.args !== undefined && { editedArgs: decision.args }),
-          });
-          return decision;
-        }),
-      ),
-      ...(journal.clientResult && { clientResult: beforeStep(journal.clientResult) }),
-      timer: beforeStep(journal.timer),
+      ...track(journal),
       drain(kind: InboxKind) {
         const drained = journal.drain(kind);
         inFlightDrains.add(drained);
@@ -189,7 +172,6 @@ export function createSessionRun({
       );
     }
     running.agent = agent;
-    const removeAgent = agents.add(sessionId, agent);
     // The last run's events go now (not before: an agent that could not be created leaves them);
     // this run's are written with the run record, before each wait.
     const publisher = createRunPublisher(ctx, {
@@ -204,9 +186,8 @@ export function createSessionRun({
       if (publisher.flush()) record.update({ eventsInKeys: true });
       record.flush();
     };
-    publishEvent = publisher.publish;
     const subscription = agent.events$.subscribe((event) => {
-      publishEvent(event);
+      publisher.publish(event);
       if (event.type === "turn_start") {
         record.update({ turn: event.turn });
       } else if (event.type === "turn_end") {
@@ -248,7 +229,6 @@ export function createSessionRun({
       });
     } finally {
       subscription.unsubscribe();
-      removeAgent();
       liveRun.close();
       agent.stop();
     }

@@ -71,6 +71,10 @@ export interface PendingApprovalRecord {
   toolCallId: string;
   toolName: string;
   args: unknown;
+  /** For a sub-agent's call: the ids of the calls from the run's agent down to it (`toolCallId` joined by "/"). */
+  path?: string[];
+  /** For a sub-agent's call: the sub-agent tools on its path, from the top (whose child tools hold its tool). */
+  tools?: string[];
   /** The awakeable the run waits on (kept out of `status`: whoever holds it can decide). */
   awakeableId: string;
 }
@@ -120,7 +124,12 @@ export async function readStatus(ctx: AnyObjectContext): Promise<SessionStatus> 
 
 /** A book's calls without their awakeable ids (capabilities: whoever holds one can decide). */
 function publicEntries(book: ApprovalBook | null) {
-  return Object.values(book ?? {}).map(({ toolCallId, toolName, args }) => ({ toolCallId, toolName, args }));
+  return Object.values(book ?? {}).map(({ toolCallId, toolName, args, path }) => ({
+    toolCallId,
+    toolName,
+    args,
+    ...(path && { path }),
+  }));
 }
 
 /** A 410: what a follower asked to resume from is not kept; it resynchronises from the transcript. */

@@ -52,8 +52,8 @@ describeAgentContract(
     agents.set(sessionId, { provider, tools });
     return { handle: durableHandle(client, sessionId, { pollIntervalMs: 20, live: [server.liveUrl!] }) };
   },
-  // A sub-agent's waiting call is answered through the agent running the parent's step here
-  // (durable/running-agents.ts): the contract holds whole, nested approvals included.
+  // A sub-agent is a journaled child of the run: its waiting call is kept in the session under its
+  // path id and answered there, so the contract holds whole, nested approvals included.
 );
 
 // Over HTTP on durable threads: a session host serving each session's durable handle, and the
