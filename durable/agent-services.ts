@@ -107,7 +107,14 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
     options: sessionOptions,
   });
   const running = createRunningAgents();
-  const run = createSessionRun({ inbox, options: sessionOptions, events, live, running });
+  const run = createSessionRun({
+    inbox,
+    options: sessionOptions,
+    events,
+    live,
+    running,
+    wakes: names.wakes,
+  });
   const session = createSessionObject({
     name: names.session,
     serviceOptions,
@@ -121,6 +128,7 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
     ...names,
     name: names.wakes,
     limits: options.schedules,
+    options: sessionOptions,
     serviceOptions,
   }) as unknown as restate.VirtualObjectDefinition<string, unknown>;
 

@@ -23,6 +23,7 @@ import {
   type RunRecord,
 } from "./session-state.js";
 import type { RunResult } from "./session-types.js";
+import { createRunWakeTools } from "./wake-tools.js";
 
 /** What {@link createSessionRun} needs from the service that assembles it. */
 export interface SessionRunOptions {
@@ -35,6 +36,8 @@ export interface SessionRunOptions {
   live: LiveRuns;
   /** The agents this process runs (a sub-agent's waiting call is answered through its run's agent). */
   running: RunningAgents;
+  /** The `SessionWakes` object's name: the run's wake tools keep their handles and schedules there. */
+  wakes: string;
 }
 
 /** The body of `AgentSession.prompt`: one run, from its input to its result. */
@@ -57,6 +60,7 @@ export function createSessionRun({
   events,
   live,
   running: agents,
+  wakes,
 }: SessionRunOptions): SessionRun {
   return async function runPrompt(ctx, raw) {
     // Checked before anything is journaled; stamped with the run's start below.
@@ -131,6 +135,12 @@ export function createSessionRun({
         ),
       drainInbox: (kind) => bell.drain(kind),
     });
+    // Tools that answer later and the schedule tool act on the session's SessionWakes object.
+    const wakeTools = createRunWakeTools(ctx, pump, {
+      wakes,
+      tools: base.tools,
+      messages: () => running.agent?.messages ?? [],
+    });
     /** Records and publishes one event of the run (set once the agent exists). */
     let publishEvent: (event: AgentEvent) => void = () => {};
     const beforeStep =
@@ -142,7 +152,8 @@ export function createSessionRun({
     const tracked: EffectJournal = {
       ...journal,
       modelCall: beforeStep(journal.modelCall),
-      toolCall: beforeStep(journal.toolCall),
+      toolCall: (toolCallId, run) =>
+        wakeTools.toolCall(toolCallId, run, (step) => beforeStep(journal.toolCall)(toolCallId, step)),
       permission: beforeStep(journal.permission),
       compaction: beforeStep(journal.compaction),
       // A decision taken from Restate (not through agent.approve, which publishes it in process) is
@@ -170,7 +181,15 @@ export function createSessionRun({
     };
     let agent: Agent;
     try {
-      agent = createJournaledAgent({ ...base, id: sessionId, messages: [...transcript] }, tracked);
+      agent = createJournaledAgent(
+        {
+          ...base,
+          ...(wakeTools.tools && { tools: wakeTools.tools }),
+          id: sessionId,
+          messages: [...transcript],
+        },
+        tracked,
+      );
     } catch (error) {
       // The steering the run took goes back first, as nothing took it.
       const early = await Promise.race([opening, pump.failed]).catch(() => []);

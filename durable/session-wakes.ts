@@ -15,6 +15,8 @@ import {
 } from "../rules/schedule-record.js";
 import { ScheduleError, slotAtOrAfter } from "../rules/schedule-spec.js";
 import { slotMessageId, wakeMessageOf } from "../rules/wake-message.js";
+import { laterHandlers } from "./later-handlers.js";
+import type { SessionOptions } from "./session-options.js";
 import type { WakeDeliveryInput } from "./wake-session.js";
 
 /** A durable session's schedule, as `list` answers it (`agentId` is the session id). */
@@ -51,6 +53,8 @@ export function createSessionWakes(options: {
   inbox: string;
   limits?: DurableScheduleLimits;
   serviceOptions?: restate.ObjectOptions;
+  /** The sessions' agent options: a handle's work is the session's tool's. */
+  options: SessionOptions;
 }) {
   const limits = {
     missedAfterMs: options.limits?.missedAfterMs ?? 60_000,
@@ -175,6 +179,8 @@ export function createSessionWakes(options: {
         return true;
       },
       fire: restate.handlers.object.exclusive({ ingressPrivate: true }, fire),
+      // The handles of the sessions' tools that answer later: durable/later-handlers.ts.
+      ...laterHandlers({ name: options.name, inbox: options.inbox, options: options.options }),
     },
   });
 }

@@ -1,4 +1,5 @@
 import { connect, type Ingress } from "@restatedev/restate-sdk-clients";
+import type { LaterResultRecord } from "../rules/later-record.js";
 import type { NewSchedule } from "../rules/schedule-record.js";
 import type { SessionClientOptions } from "./session-client.js";
 import { readableAt } from "./session-client.js";
@@ -31,9 +32,22 @@ export interface WakeClient {
   /**
    * Delivers the result of work one of the session's tools started and answered with a handle
    * (the job system's webhook calls this): a follow-up with `source: "laterResult"` whose id is
-   * the handle, waking the session. `"duplicate"` for a handle the session took already.
+   * the handle, waking the session. `"duplicate"` for a handle the session took already;
+   * `"cancelled"` / `"timedOut"` for a handle of a `defineLaterTool` tool that was cancelled or
+   * timed out (a no-op). `isError: true` says the work failed.
    */
-  deliverLaterResult(sessionId: string, result: DurableLaterResultInput): Promise<"delivered" | "duplicate">;
+  deliverLaterResult(
+    sessionId: string,
+    result: DurableLaterResultInput & { isError?: boolean },
+  ): Promise<"delivered" | "duplicate" | "cancelled" | "timedOut">;
+  /**
+   * Cancels a pending handle of one of the session's `defineLaterTool` tools: its work is
+   * stopped, a result after it is a no-op, and a notice waits in the session's steering queue for
+   * its next turn. `false` when the handle was not pending.
+   */
+  cancelLater(sessionId: string, handle: string, reason?: string): Promise<boolean>;
+  /** The pending handles of the session's `defineLaterTool` tools (tool, arguments, start, deadline). */
+  laterHandles(sessionId: string): Promise<LaterResultRecord[]>;
 }
 
 /**
@@ -63,6 +77,9 @@ export function createWakeClient(options: SessionClientOptions): WakeClient {
     resume: (sessionId, id) => call("resume", sessionId, { id }),
     cancel: (sessionId, id) => call("cancel", sessionId, { id }),
     deliverEvent: (sessionId, event) => call("event", sessionId, event, inbox),
-    deliverLaterResult: (sessionId, result) => call("laterResult", sessionId, result, inbox),
+    deliverLaterResult: (sessionId, result) => call("laterResult", sessionId, result),
+    cancelLater: (sessionId, handle, reason) =>
+      call("laterCancel", sessionId, { handle, ...(reason !== undefined && { reason }) }),
+    laterHandles: (sessionId) => call("laterHandles", sessionId, null),
   };
 }
