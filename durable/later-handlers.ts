@@ -119,7 +119,9 @@ export function laterHandlers(options: LaterHandlersOptions) {
       await ctx.date.now(),
     );
     try {
-      await inboxCall(ctx, "deliver", { kind: "followUp", message } satisfies WakeDeliveryInput);
+      // The run it wakes links to the call that started the work.
+      const cause = { source: "laterResult" as const, id: record.id, traceparent: record.traceparent };
+      await inboxCall(ctx, "deliver", { kind: "followUp", message, cause } satisfies WakeDeliveryInput);
     } catch (error) {
       // The session refused it (an input filter): the handle is settled all the same.
       if (!(error instanceof TerminalError)) throw error;

@@ -23,6 +23,7 @@ import {
   type RunRecord,
 } from "./session-state.js";
 import type { RunResult } from "./session-types.js";
+import { createRunCauses } from "./wake-causes.js";
 import { createRunWakeTools } from "./wake-tools.js";
 
 /** What {@link createSessionRun} needs from the service that assembles it. */
@@ -62,7 +63,10 @@ export function createSessionRun({
   running: agents,
   wakes,
 }: SessionRunOptions): SessionRun {
-  return async function runPrompt(ctx, raw) {
+  return async function runPrompt(ctx, given) {
+    // A wake's messages come with their causes: the agent's trace links to them.
+    const causes = createRunCauses();
+    const raw = causes.take(given);
     // Checked before anything is journaled; stamped with the run's start below.
     parsePromptInput(raw, 0);
     const sessionId = ctx.key;
@@ -120,7 +124,7 @@ export function createSessionRun({
     const liveRun = live.open(sessionId, runId);
     // The first drain goes out first, so its round trip overlaps the run's start: the steering it
     // takes goes into the run's first turn with the prompt, as in process.
-    const opening = bell.open();
+    const opening = bell.open().then(causes.take);
     const startedAt = await Promise.race([pump.track(ctx.run("start", () => Date.now())), pump.failed]);
     record.update({ startedAt });
     const input = parsePromptInput(raw, startedAt);
@@ -133,7 +137,7 @@ export function createSessionRun({
           { toolCallId, awakeableId, decision: { result }, kind: "result", expiry: true },
           restate.rpc.sendOpts({ delay: ms }),
         ),
-      drainInbox: (kind) => bell.drain(kind),
+      drainInbox: (kind) => bell.drain(kind).then(causes.take),
     });
     // Tools that answer later and the schedule tool act on the session's SessionWakes object.
     const wakeTools = createRunWakeTools(ctx, pump, {
@@ -205,6 +209,7 @@ export function createSessionRun({
       );
     }
     running.agent = agent;
+    causes.attach(agent);
     const removeAgent = agents.add(sessionId, agent);
     // The last run's events go now (not before: an agent that could not be created leaves them);
     // this run's are written with the run record, before each wait.

@@ -9,6 +9,7 @@ import type { InboxKind } from "../core/effect-journal.js";
 import type { AgentMessage, UserMessage } from "../core/messages.js";
 import type { AgentOptions, QueueMode } from "../core/options.js";
 import { eventMessageId, wakeMessageOf } from "../rules/wake-message.js";
+import type { WakeCause } from "../telemetry/wake-cause.js";
 import type { DrainAnswer } from "./inbox-bell.js";
 
 /** An event from outside for a durable session, as `SessionInbox.event` takes it. */
@@ -18,6 +19,11 @@ export interface DurableEventInput {
   text: string;
   /** `steer` (default: taken after the active run's current turn) or `followUp`. */
   queue?: "steer" | "followUp";
+  /**
+   * The sender's W3C `traceparent` (e.g. the webhook request's header): the woken run's span links
+   * to it. `createWakeClient` sends the span active when it is called by default.
+   */
+  traceparent?: string;
 }
 
 /** The result of work a durable session's tool started, as `SessionInbox.laterResult` takes it. */
@@ -35,6 +41,8 @@ export const EVENT_IDS_KEPT = 1_000;
 export interface WakeDeliveryInput {
   kind: InboxKind;
   message: UserMessage;
+  /** What woke the session (the run that takes the message links to it). */
+  cause?: WakeCause;
 }
 
 /** What the inbox's wake handlers need of the services that register them. */
@@ -42,7 +50,7 @@ export interface WakeInboxDeps {
   /** The session object's name (its `wake` and `status` handlers). */
   session: string;
   /** Queues a message and rings an active run's doorbell (the inbox's own `steer` / `followUp`). */
-  enqueue(ctx: ObjectContext, kind: InboxKind, message: UserMessage): Promise<unknown>;
+  enqueue(ctx: ObjectContext, kind: InboxKind, message: UserMessage, cause?: WakeCause): Promise<unknown>;
 }
 
 /**
@@ -67,7 +75,12 @@ export function wakeInboxHandlers(deps: WakeInboxDeps) {
   async function deliver(ctx: ObjectContext, input: WakeDeliveryInput): Promise<void> {
     // Always through the queue, never straight to a run of its own: a run that has not handed
     // its doorbell over yet (or is being retried) takes what waits in order, and so does the next.
-    await deps.enqueue(ctx, input?.kind === "steering" ? "steering" : "followUp", input?.message);
+    await deps.enqueue(
+      ctx,
+      input?.kind === "steering" ? "steering" : "followUp",
+      input?.message,
+      input?.cause,
+    );
     wake(ctx);
   }
 
@@ -78,12 +91,13 @@ export function wakeInboxHandlers(deps: WakeInboxDeps) {
     text: string,
     source: "event" | "laterResult",
     kind: InboxKind,
+    cause?: WakeCause,
   ): Promise<"delivered" | "duplicate"> {
     const seen = (await ctx.get<string[]>("delivered")) ?? [];
     if (seen.includes(id)) return "duplicate";
     await requireSession(ctx, deps.session);
     const message = wakeMessageOf({ id, text, source }, await ctx.date.now());
-    await deliver(ctx, { kind, message });
+    await deliver(ctx, { kind, message, ...(cause && { cause }) });
     ctx.set("delivered", [...seen, id].slice(-EVENT_IDS_KEPT));
     return "delivered";
   }
@@ -98,7 +112,8 @@ export function wakeInboxHandlers(deps: WakeInboxDeps) {
       async (ctx: ObjectContext, input: DurableEventInput): Promise<"delivered" | "duplicate"> => {
         const event = parseEvent(input);
         const kind = event.queue === "steer" ? "steering" : "followUp";
-        return deliverOnce(ctx, eventMessageId(event.id), event.text, "event", kind);
+        const cause: WakeCause = { source: "event", id: event.id, traceparent: event.traceparent };
+        return deliverOnce(ctx, eventMessageId(event.id), event.text, "event", kind, cause);
       },
     ),
     /**
@@ -176,7 +191,9 @@ async function requireSession(ctx: ObjectContext, session: string): Promise<void
  * parseEvent({ id: "gh_81", text: "CI failed" }); // { id: "gh_81", text: "CI failed", queue: "steer" }
  * ```
  */
-export function parseEvent(input: unknown): Required<DurableEventInput> {
+export function parseEvent(input: unknown): Required<Omit<DurableEventInput, "traceparent">> & {
+  traceparent?: string;
+} {
   const event = (input ?? {}) as Partial<DurableEventInput>;
   const bad = (message: string) => new TerminalError(`Invalid event: ${message}`, { errorCode: 400 });
   if (typeof event.id !== "string" || event.id.trim() === "" || event.id.length > 180) {
@@ -187,7 +204,8 @@ export function parseEvent(input: unknown): Required<DurableEventInput> {
   if (queue !== "steer" && queue !== "followUp") {
     throw bad(`queue must be "steer" or "followUp", got ${String(queue)}`);
   }
-  return { id: event.id, text: event.text, queue };
+  const traceparent = typeof event.traceparent === "string" ? event.traceparent : undefined;
+  return { id: event.id, text: event.text, queue, ...(traceparent !== undefined && { traceparent }) };
 }
 
 /**

@@ -45,7 +45,7 @@ export interface ScheduleToolOptions {
  * });
  * ```
  */
-export function createScheduleTool(options: ScheduleToolOptions): Tool {
+export function createScheduleTool(options: ScheduleToolOptions = {}): Tool {
   const { scheduler, agentId } = options;
   const maxSchedules = options.maxSchedules ?? 20;
   if ((scheduler === undefined) !== (agentId === undefined)) {
