@@ -8,9 +8,9 @@ import { type ObjectContext, TerminalError } from "@restatedev/restate-sdk";
 import type { InboxKind } from "../core/effect-journal.js";
 import type { AgentMessage, UserMessage } from "../core/messages.js";
 import type { AgentOptions, QueueMode } from "../core/options.js";
+import { takeFromQueue } from "../rules/agent.logic.js";
 import { eventMessageId, wakeMessageOf } from "../rules/wake-message.js";
 import type { WakeCause } from "../telemetry/wake-cause.js";
-import type { DrainAnswer } from "./inbox-bell.js";
 
 /** An event from outside for a durable session, as `SessionInbox.event` takes it. */
 export interface DurableEventInput {
@@ -104,6 +104,8 @@ export function wakeInboxHandlers(deps: WakeInboxDeps) {
 
   return {
     deliver: restate.handlers.object.exclusive({ ingressPrivate: true }, deliver),
+    /** What a woken session's run starts with (its `wake` handler's one call). */
+    wakeTake: restate.handlers.object.exclusive({ ingressPrivate: true }, wakeTake),
     /**
      * Delivers an event: `"duplicate"` for a sender id the session took already (the last
      * {@link EVENT_IDS_KEPT}), 404 for a session that never ran, 400 for a malformed event.
@@ -146,20 +148,44 @@ export async function wakeInput(
   inbox: string,
   options: Pick<AgentOptions, "steeringMode" | "followUpMode">,
 ): Promise<AgentMessage[]> {
-  const drain = async (kind: InboxKind, mode: QueueMode) =>
-    (
-      await ctx.genericCall<{ kind: InboxKind; mode: QueueMode }, DrainAnswer>({
-        service: inbox,
-        method: "drain",
-        key: ctx.key,
-        parameter: { kind, mode },
-        inputSerde: restate.serde.json,
-        outputSerde: restate.serde.json,
-      })
-    ).messages;
-  const steering = await drain("steering", options.steeringMode ?? "one-at-a-time");
-  if (steering.length > 0) return steering;
-  return drain("followUp", options.followUpMode ?? "one-at-a-time");
+  // One round trip for both queues (a slot or a late result is a follow-up: two checks cost two).
+  return ctx.genericCall<WakeTakeRequest, AgentMessage[]>({
+    service: inbox,
+    method: "wakeTake",
+    key: ctx.key,
+    parameter: {
+      steeringMode: options.steeringMode ?? "one-at-a-time",
+      followUpMode: options.followUpMode ?? "one-at-a-time",
+    },
+    inputSerde: restate.serde.json,
+    outputSerde: restate.serde.json,
+  });
+}
+
+/** What `SessionInbox.wakeTake` takes: the session's queue modes. */
+export interface WakeTakeRequest {
+  steeringMode: QueueMode;
+  followUpMode: QueueMode;
+}
+
+/**
+ * The messages a woken session's run starts with, taken from the inbox's state: the steering its
+ * mode takes, else the follow-ups its mode takes (a check of each queue, as a run's drain makes).
+ */
+async function wakeTake(ctx: ObjectContext, input: WakeTakeRequest): Promise<AgentMessage[]> {
+  const modes: [InboxKind, QueueMode][] = [
+    ["steering", input?.steeringMode === "all" ? "all" : "one-at-a-time"],
+    ["followUp", input?.followUpMode === "all" ? "all" : "one-at-a-time"],
+  ];
+  for (const [kind, mode] of modes) {
+    const queue = (await ctx.get<AgentMessage[]>(kind)) ?? [];
+    if (queue.length === 0) continue;
+    const { taken, rest } = takeFromQueue(queue, mode);
+    if (rest.length) ctx.set(kind, rest);
+    else ctx.clear(kind);
+    return taken;
+  }
+  return [];
 }
 
 /** A 404 for a session that never ran: an event creates no session. Asked once per session. */
