@@ -65,8 +65,10 @@ export function createInboxObject({ name, session, serviceOptions, options }: In
     kind: InboxKind,
     input: unknown,
     cause?: WakeCause,
+    stamped?: number,
   ): Promise<{ queued: number }> {
-    const now = await ctx.date.now();
+    // A wake's message comes stamped: reading the clock again would cost a journaled step.
+    const now = stamped ?? (await ctx.date.now());
     const message = parseQueuedInput(input, kind === "steering" ? "steer" : "followUp", now);
     const screening = screenInput(options.of(ctx.key).inputFilters ?? [], [message]);
     if (!screening.ok) throw badRequest("Input rejected", screening.reason);

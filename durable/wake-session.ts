@@ -50,7 +50,13 @@ export interface WakeInboxDeps {
   /** The session object's name (its `wake` and `status` handlers). */
   session: string;
   /** Queues a message and rings an active run's doorbell (the inbox's own `steer` / `followUp`). */
-  enqueue(ctx: ObjectContext, kind: InboxKind, message: UserMessage, cause?: WakeCause): Promise<unknown>;
+  enqueue(
+    ctx: ObjectContext,
+    kind: InboxKind,
+    message: UserMessage,
+    cause?: WakeCause,
+    stamped?: number,
+  ): Promise<unknown>;
 }
 
 /**
@@ -75,12 +81,9 @@ export function wakeInboxHandlers(deps: WakeInboxDeps) {
   async function deliver(ctx: ObjectContext, input: WakeDeliveryInput): Promise<void> {
     // Always through the queue, never straight to a run of its own: a run that has not handed
     // its doorbell over yet (or is being retried) takes what waits in order, and so does the next.
-    await deps.enqueue(
-      ctx,
-      input?.kind === "steering" ? "steering" : "followUp",
-      input?.message,
-      input?.cause,
-    );
+    const stamped = typeof input?.message?.timestamp === "number" ? input.message.timestamp : undefined;
+    const kind = input?.kind === "steering" ? "steering" : "followUp";
+    await deps.enqueue(ctx, kind, input?.message, input?.cause, stamped);
     wake(ctx);
   }
 
