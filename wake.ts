@@ -31,7 +31,7 @@ export type {
   WakeReport,
 } from "./wake/scheduler.js";
 export { createScheduler } from "./wake/scheduler.js";
-export type { LaterResultRecord } from "./wake/later-record.js";
+export type { LaterResultRecord } from "./rules/later-record.js";
 export type {
   LaterCall,
   LaterHandle,

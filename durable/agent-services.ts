@@ -105,7 +105,7 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
     serviceOptions,
     options: sessionOptions,
   });
-  const run = createSessionRun({ inbox, options: sessionOptions, events, live });
+  const run = createSessionRun({ inbox, options: sessionOptions, events, live, wakes: names.wakes });
   const session = createSessionObject({
     name: names.session,
     serviceOptions,
@@ -118,6 +118,7 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
     ...names,
     name: names.wakes,
     limits: options.schedules,
+    options: sessionOptions,
     serviceOptions,
   }) as unknown as restate.VirtualObjectDefinition<string, unknown>;
 

@@ -13,6 +13,8 @@ import { screenInput, takeFromQueue } from "../rules/agent.logic.js";
 import type { DrainAnswer, DrainRequest, Ring } from "./inbox-bell.js";
 import { badRequest, parseBell, parseDrain, parseQueuedInput, parseRequeue } from "./session-input.js";
 import type { SessionOptions } from "./session-options.js";
+import type { WakeCause } from "../telemetry/wake-cause.js";
+import { withWakeCause } from "./wake-causes.js";
 import { wakeInboxHandlers } from "./wake-session.js";
 
 /**
@@ -58,13 +60,21 @@ export interface InboxObjectOptions {
  * ```
  */
 export function createInboxObject({ name, session, serviceOptions, options }: InboxObjectOptions) {
-  async function enqueue(ctx: ObjectContext, kind: InboxKind, input: unknown): Promise<{ queued: number }> {
-    const now = await ctx.date.now();
+  async function enqueue(
+    ctx: ObjectContext,
+    kind: InboxKind,
+    input: unknown,
+    cause?: WakeCause,
+    stamped?: number,
+  ): Promise<{ queued: number }> {
+    // A wake's message comes stamped: reading the clock again would cost a journaled step.
+    const now = stamped ?? (await ctx.date.now());
     const message = parseQueuedInput(input, kind === "steering" ? "steer" : "followUp", now);
     const screening = screenInput(options.of(ctx.key).inputFilters ?? [], [message]);
     if (!screening.ok) throw badRequest("Input rejected", screening.reason);
     const queue = (await ctx.get<AgentMessage[]>(kind)) ?? [];
-    const next = [...queue, ...screening.messages];
+    // A wake's cause waits beside its message, for the trace of the run that takes it.
+    const next = [...queue, ...screening.messages.map((message) => withWakeCause(message, cause))];
     ctx.set(kind, next);
     await ringBell(ctx);
     return { queued: next.length };

@@ -22,6 +22,8 @@ import {
   type RunRecord,
 } from "./session-state.js";
 import type { RunResult } from "./session-types.js";
+import { createRunCauses } from "./wake-causes.js";
+import { createRunWakeTools } from "./wake-tools.js";
 
 /** What {@link createSessionRun} needs from the service that assembles it. */
 export interface SessionRunOptions {
@@ -32,6 +34,8 @@ export interface SessionRunOptions {
   events: Subject<SessionEvent>;
   /** The runs this process serves, for the live channel. */
   live: LiveRuns;
+  /** The `SessionWakes` object's name: the run's wake tools keep their handles and schedules there. */
+  wakes: string;
 }
 
 /** The body of `AgentSession.prompt`: one run, from its input to its result. */
@@ -48,8 +52,11 @@ export type SessionRun = (ctx: ObjectContext, input: unknown) => Promise<RunResu
  * const session = restate.object({ name: "AgentSession", handlers: { prompt: run } });
  * ```
  */
-export function createSessionRun({ inbox, options, events, live }: SessionRunOptions): SessionRun {
-  return async function runPrompt(ctx, raw) {
+export function createSessionRun({ inbox, options, events, live, wakes }: SessionRunOptions): SessionRun {
+  return async function runPrompt(ctx, given) {
+    // A wake's messages come with their causes: the agent's trace links to them.
+    const causes = createRunCauses();
+    const raw = causes.take(given);
     // Checked before anything is journaled; stamped with the run's start below.
     parsePromptInput(raw, 0);
     const sessionId = ctx.key;
@@ -110,7 +117,7 @@ export function createSessionRun({ inbox, options, events, live }: SessionRunOpt
     const liveRun = live.open(sessionId, runId);
     // The first drain goes out first, so its round trip overlaps the run's start: the steering it
     // takes goes into the run's first turn with the prompt, as in process.
-    const opening = bell.open();
+    const opening = bell.open().then(causes.take);
     const startedAt = await Promise.race([pump.track(ctx.run("start", () => Date.now())), pump.failed]);
     const input = parsePromptInput(raw, startedAt);
     const journal = createRestateJournal(ctx, pump, {
@@ -122,7 +129,13 @@ export function createSessionRun({ inbox, options, events, live }: SessionRunOpt
           { toolCallId, awakeableId, decision: { result }, kind: "result", expiry: true },
           restate.rpc.sendOpts({ delay: ms }),
         ),
-      drainInbox: (kind) => bell.drain(kind),
+      drainInbox: (kind) => bell.drain(kind).then(causes.take),
+    });
+    // Tools that answer later and the schedule tool act on the session's SessionWakes object.
+    const wakeTools = createRunWakeTools(ctx, pump, {
+      wakes,
+      tools: base.tools,
+      messages: () => running.agent?.messages ?? [],
     });
     const beforeStep =
       <A extends unknown[], R>(call: (...args: A) => R) =>
@@ -145,8 +158,11 @@ export function createSessionRun({ inbox, options, events, live }: SessionRunOpt
         child: (callId: string, toolName: string) => track(scope.child!(callId, toolName)),
       }),
     });
+    const trackedTop = track(journal);
     const tracked: EffectJournal = {
-      ...track(journal),
+      ...trackedTop,
+      toolCall: (toolCallId, run) =>
+        wakeTools.toolCall(toolCallId, run, (step) => trackedTop.toolCall(toolCallId, step)),
       drain(kind: InboxKind) {
         const drained = journal.drain(kind);
         inFlightDrains.add(drained);
@@ -156,7 +172,15 @@ export function createSessionRun({ inbox, options, events, live }: SessionRunOpt
     };
     let agent: Agent;
     try {
-      agent = createJournaledAgent({ ...base, id: sessionId, messages: [...transcript] }, tracked);
+      agent = createJournaledAgent(
+        {
+          ...base,
+          ...(wakeTools.tools && { tools: wakeTools.tools }),
+          id: sessionId,
+          messages: [...transcript],
+        },
+        tracked,
+      );
     } catch (error) {
       // The steering the run took goes back first, as nothing took it.
       const early = await Promise.race([opening, pump.failed]).catch(() => []);
@@ -172,6 +196,7 @@ export function createSessionRun({ inbox, options, events, live }: SessionRunOpt
       );
     }
     running.agent = agent;
+    causes.attach(agent);
     // The last run's events go now (not before: an agent that could not be created leaves them);
     // this run's are written with the run record, before each wait.
     const publisher = createRunPublisher(ctx, {

@@ -15,6 +15,9 @@ import {
 } from "../rules/schedule-record.js";
 import { ScheduleError, slotAtOrAfter } from "../rules/schedule-spec.js";
 import { slotMessageId, wakeMessageOf } from "../rules/wake-message.js";
+import { spanContextOf, type WakeCause } from "../telemetry/wake-cause.js";
+import { laterHandlers } from "./later-handlers.js";
+import type { SessionOptions } from "./session-options.js";
 import type { WakeDeliveryInput } from "./wake-session.js";
 
 /** A durable session's schedule, as `list` answers it (`agentId` is the session id). */
@@ -51,6 +54,8 @@ export function createSessionWakes(options: {
   inbox: string;
   limits?: DurableScheduleLimits;
   serviceOptions?: restate.ObjectOptions;
+  /** The sessions' agent options: a handle's work is the session's tool's. */
+  options: SessionOptions;
 }) {
   const limits = {
     missedAfterMs: options.limits?.missedAfterMs ?? 60_000,
@@ -58,12 +63,12 @@ export function createSessionWakes(options: {
   };
 
   /** Hands a slot's message to the session's inbox, which wakes the session (durable/wake-session.ts). */
-  const deliver = (ctx: ObjectContext, message: UserMessage) =>
+  const deliver = (ctx: ObjectContext, message: UserMessage, cause: WakeCause) =>
     ctx.genericCall<WakeDeliveryInput, unknown>({
       service: options.inbox,
       method: "deliver",
       key: ctx.key,
-      parameter: { kind: "followUp", message },
+      parameter: { kind: "followUp", message, cause },
       inputSerde: restate.serde.json,
       outputSerde: restate.serde.json,
     });
@@ -100,7 +105,11 @@ export function createSessionWakes(options: {
     for (const slot of due.fire) {
       try {
         const id = slotMessageId(record.id, slot);
-        await deliver(ctx, wakeMessageOf({ id, text: record.message, source: "schedule" }, slot));
+        await deliver(ctx, wakeMessageOf({ id, text: record.message, source: "schedule" }, slot), {
+          source: "schedule",
+          id: record.id,
+          traceparent: record.traceparent,
+        });
       } catch (error) {
         // The session refused the message (an input filter): the slot counts as run, the schedule goes on.
         if (!(error instanceof TerminalError)) throw error;
@@ -123,7 +132,10 @@ export function createSessionWakes(options: {
     ...(options.serviceOptions && { options: options.serviceOptions }),
     handlers: {
       /** Makes a schedule (400 for one that cannot be made: a cron that never fires, a time past). */
-      schedule: async (ctx: ObjectContext, input: NewSchedule): Promise<DurableSchedule> => {
+      schedule: async (
+        ctx: ObjectContext,
+        input: NewSchedule & { traceparent?: string },
+      ): Promise<DurableSchedule> => {
         const now = await ctx.date.now();
         const schedules = await read(ctx);
         const id = input?.id ?? `sch_${ctx.rand.uuidv4()}`;
@@ -134,6 +146,8 @@ export function createSessionWakes(options: {
             ...scheduleRecordOf(input, { agentId: ctx.key, id, now, missed: options.limits?.missed }),
             skipped: 0,
           };
+          // The span that made it: each run it wakes links to it (one that is not a traceparent is dropped).
+          if (spanContextOf(input.traceparent)) record.traceparent = input.traceparent;
         } catch (error) {
           if (error instanceof ScheduleError) throw badSchedule(error.message);
           throw error;
@@ -175,6 +189,8 @@ export function createSessionWakes(options: {
         return true;
       },
       fire: restate.handlers.object.exclusive({ ingressPrivate: true }, fire),
+      // The handles of the sessions' tools that answer later: durable/later-handlers.ts.
+      ...laterHandlers({ name: options.name, inbox: options.inbox, options: options.options }),
     },
   });
 }

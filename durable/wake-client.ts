@@ -1,4 +1,6 @@
 import { connect, type Ingress } from "@restatedev/restate-sdk-clients";
+import type { LaterResultRecord } from "../rules/later-record.js";
+import { activeTraceparent } from "../telemetry/wake-cause.js";
 import type { NewSchedule } from "../rules/schedule-record.js";
 import type { SessionClientOptions } from "./session-client.js";
 import { readableAt } from "./session-client.js";
@@ -12,8 +14,11 @@ import type { DurableEventInput, DurableLaterResultInput } from "./wake-session.
  * that never ran.
  */
 export interface WakeClient {
-  /** Makes a schedule for `sessionId` (a cron in a time zone, `every` ms, or once `at` a time). */
-  schedule(sessionId: string, input: NewSchedule): Promise<DurableSchedule>;
+  /**
+   * Makes a schedule for `sessionId` (a cron in a time zone, `every` ms, or once `at` a time). The
+   * runs it wakes link to `traceparent` (default: the span active when this is called).
+   */
+  schedule(sessionId: string, input: NewSchedule & { traceparent?: string }): Promise<DurableSchedule>;
   /** The session's schedules, with their next slot, runs and skipped slots. */
   list(sessionId: string): Promise<DurableSchedule[]>;
   /** Stops a schedule firing until `resume`; slots that pass meanwhile are not run. */
@@ -31,9 +36,22 @@ export interface WakeClient {
   /**
    * Delivers the result of work one of the session's tools started and answered with a handle
    * (the job system's webhook calls this): a follow-up with `source: "laterResult"` whose id is
-   * the handle, waking the session. `"duplicate"` for a handle the session took already.
+   * the handle, waking the session. `"duplicate"` for a handle the session took already;
+   * `"cancelled"` / `"timedOut"` for a handle of a `defineLaterTool` tool that was cancelled or
+   * timed out (a no-op). `isError: true` says the work failed.
    */
-  deliverLaterResult(sessionId: string, result: DurableLaterResultInput): Promise<"delivered" | "duplicate">;
+  deliverLaterResult(
+    sessionId: string,
+    result: DurableLaterResultInput & { isError?: boolean },
+  ): Promise<"delivered" | "duplicate" | "cancelled" | "timedOut">;
+  /**
+   * Cancels a pending handle of one of the session's `defineLaterTool` tools: its work is
+   * stopped, a result after it is a no-op, and a notice waits in the session's steering queue for
+   * its next turn. `false` when the handle was not pending.
+   */
+  cancelLater(sessionId: string, handle: string, reason?: string): Promise<boolean>;
+  /** The pending handles of the session's `defineLaterTool` tools (tool, arguments, start, deadline). */
+  laterHandles(sessionId: string): Promise<LaterResultRecord[]>;
 }
 
 /**
@@ -57,12 +75,23 @@ export function createWakeClient(options: SessionClientOptions): WakeClient {
   const call = <O>(handler: string, key: string, parameter: unknown, target = service) =>
     readableAt(options.url, ingress.call<unknown, O>({ service: target, handler, key, parameter }));
   return {
-    schedule: (sessionId, input) => call("schedule", sessionId, input),
+    // The runs a schedule or an event wakes link to the span active here, unless the input names one.
+    schedule: (sessionId, input) => call("schedule", sessionId, withTraceparent(input)),
     list: (sessionId) => call("list", sessionId, null),
     pause: (sessionId, id) => call("pause", sessionId, { id }),
     resume: (sessionId, id) => call("resume", sessionId, { id }),
     cancel: (sessionId, id) => call("cancel", sessionId, { id }),
-    deliverEvent: (sessionId, event) => call("event", sessionId, event, inbox),
-    deliverLaterResult: (sessionId, result) => call("laterResult", sessionId, result, inbox),
+    deliverEvent: (sessionId, event) => call("event", sessionId, withTraceparent(event), inbox),
+    deliverLaterResult: (sessionId, result) => call("laterResult", sessionId, result),
+    cancelLater: (sessionId, handle, reason) =>
+      call("laterCancel", sessionId, { handle, ...(reason !== undefined && { reason }) }),
+    laterHandles: (sessionId) => call("laterHandles", sessionId, null),
   };
+}
+
+/** `input` with the active span's `traceparent`, unless it names one (or nothing is traced). */
+function withTraceparent<T extends object>(input: T): T {
+  if (input === null || typeof input !== "object" || "traceparent" in input) return input;
+  const traceparent = activeTraceparent();
+  return traceparent === undefined ? input : { ...input, traceparent };
 }

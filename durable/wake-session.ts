@@ -8,8 +8,9 @@ import { type ObjectContext, TerminalError } from "@restatedev/restate-sdk";
 import type { InboxKind } from "../core/effect-journal.js";
 import type { AgentMessage, UserMessage } from "../core/messages.js";
 import type { AgentOptions, QueueMode } from "../core/options.js";
+import { takeFromQueue } from "../rules/agent.logic.js";
 import { eventMessageId, wakeMessageOf } from "../rules/wake-message.js";
-import type { DrainAnswer } from "./inbox-bell.js";
+import type { WakeCause } from "../telemetry/wake-cause.js";
 
 /** An event from outside for a durable session, as `SessionInbox.event` takes it. */
 export interface DurableEventInput {
@@ -18,6 +19,11 @@ export interface DurableEventInput {
   text: string;
   /** `steer` (default: taken after the active run's current turn) or `followUp`. */
   queue?: "steer" | "followUp";
+  /**
+   * The sender's W3C `traceparent` (e.g. the webhook request's header): the woken run's span links
+   * to it. `createWakeClient` sends the span active when it is called by default.
+   */
+  traceparent?: string;
 }
 
 /** The result of work a durable session's tool started, as `SessionInbox.laterResult` takes it. */
@@ -35,6 +41,8 @@ export const EVENT_IDS_KEPT = 1_000;
 export interface WakeDeliveryInput {
   kind: InboxKind;
   message: UserMessage;
+  /** What woke the session (the run that takes the message links to it). */
+  cause?: WakeCause;
 }
 
 /** What the inbox's wake handlers need of the services that register them. */
@@ -42,7 +50,13 @@ export interface WakeInboxDeps {
   /** The session object's name (its `wake` and `status` handlers). */
   session: string;
   /** Queues a message and rings an active run's doorbell (the inbox's own `steer` / `followUp`). */
-  enqueue(ctx: ObjectContext, kind: InboxKind, message: UserMessage): Promise<unknown>;
+  enqueue(
+    ctx: ObjectContext,
+    kind: InboxKind,
+    message: UserMessage,
+    cause?: WakeCause,
+    stamped?: number,
+  ): Promise<unknown>;
 }
 
 /**
@@ -67,7 +81,9 @@ export function wakeInboxHandlers(deps: WakeInboxDeps) {
   async function deliver(ctx: ObjectContext, input: WakeDeliveryInput): Promise<void> {
     // Always through the queue, never straight to a run of its own: a run that has not handed
     // its doorbell over yet (or is being retried) takes what waits in order, and so does the next.
-    await deps.enqueue(ctx, input?.kind === "steering" ? "steering" : "followUp", input?.message);
+    const stamped = typeof input?.message?.timestamp === "number" ? input.message.timestamp : undefined;
+    const kind = input?.kind === "steering" ? "steering" : "followUp";
+    await deps.enqueue(ctx, kind, input?.message, input?.cause, stamped);
     wake(ctx);
   }
 
@@ -78,18 +94,21 @@ export function wakeInboxHandlers(deps: WakeInboxDeps) {
     text: string,
     source: "event" | "laterResult",
     kind: InboxKind,
+    cause?: WakeCause,
   ): Promise<"delivered" | "duplicate"> {
     const seen = (await ctx.get<string[]>("delivered")) ?? [];
     if (seen.includes(id)) return "duplicate";
     await requireSession(ctx, deps.session);
     const message = wakeMessageOf({ id, text, source }, await ctx.date.now());
-    await deliver(ctx, { kind, message });
+    await deliver(ctx, { kind, message, ...(cause && { cause }) });
     ctx.set("delivered", [...seen, id].slice(-EVENT_IDS_KEPT));
     return "delivered";
   }
 
   return {
     deliver: restate.handlers.object.exclusive({ ingressPrivate: true }, deliver),
+    /** What a woken session's run starts with (its `wake` handler's one call). */
+    wakeTake: restate.handlers.object.exclusive({ ingressPrivate: true }, wakeTake),
     /**
      * Delivers an event: `"duplicate"` for a sender id the session took already (the last
      * {@link EVENT_IDS_KEPT}), 404 for a session that never ran, 400 for a malformed event.
@@ -98,7 +117,8 @@ export function wakeInboxHandlers(deps: WakeInboxDeps) {
       async (ctx: ObjectContext, input: DurableEventInput): Promise<"delivered" | "duplicate"> => {
         const event = parseEvent(input);
         const kind = event.queue === "steer" ? "steering" : "followUp";
-        return deliverOnce(ctx, eventMessageId(event.id), event.text, "event", kind);
+        const cause: WakeCause = { source: "event", id: event.id, traceparent: event.traceparent };
+        return deliverOnce(ctx, eventMessageId(event.id), event.text, "event", kind, cause);
       },
     ),
     /**
@@ -131,20 +151,44 @@ export async function wakeInput(
   inbox: string,
   options: Pick<AgentOptions, "steeringMode" | "followUpMode">,
 ): Promise<AgentMessage[]> {
-  const drain = async (kind: InboxKind, mode: QueueMode) =>
-    (
-      await ctx.genericCall<{ kind: InboxKind; mode: QueueMode }, DrainAnswer>({
-        service: inbox,
-        method: "drain",
-        key: ctx.key,
-        parameter: { kind, mode },
-        inputSerde: restate.serde.json,
-        outputSerde: restate.serde.json,
-      })
-    ).messages;
-  const steering = await drain("steering", options.steeringMode ?? "one-at-a-time");
-  if (steering.length > 0) return steering;
-  return drain("followUp", options.followUpMode ?? "one-at-a-time");
+  // One round trip for both queues (a slot or a late result is a follow-up: two checks cost two).
+  return ctx.genericCall<WakeTakeRequest, AgentMessage[]>({
+    service: inbox,
+    method: "wakeTake",
+    key: ctx.key,
+    parameter: {
+      steeringMode: options.steeringMode ?? "one-at-a-time",
+      followUpMode: options.followUpMode ?? "one-at-a-time",
+    },
+    inputSerde: restate.serde.json,
+    outputSerde: restate.serde.json,
+  });
+}
+
+/** What `SessionInbox.wakeTake` takes: the session's queue modes. */
+export interface WakeTakeRequest {
+  steeringMode: QueueMode;
+  followUpMode: QueueMode;
+}
+
+/**
+ * The messages a woken session's run starts with, taken from the inbox's state: the steering its
+ * mode takes, else the follow-ups its mode takes (a check of each queue, as a run's drain makes).
+ */
+async function wakeTake(ctx: ObjectContext, input: WakeTakeRequest): Promise<AgentMessage[]> {
+  const modes: [InboxKind, QueueMode][] = [
+    ["steering", input?.steeringMode === "all" ? "all" : "one-at-a-time"],
+    ["followUp", input?.followUpMode === "all" ? "all" : "one-at-a-time"],
+  ];
+  for (const [kind, mode] of modes) {
+    const queue = (await ctx.get<AgentMessage[]>(kind)) ?? [];
+    if (queue.length === 0) continue;
+    const { taken, rest } = takeFromQueue(queue, mode);
+    if (rest.length) ctx.set(kind, rest);
+    else ctx.clear(kind);
+    return taken;
+  }
+  return [];
 }
 
 /** A 404 for a session that never ran: an event creates no session. Asked once per session. */
@@ -176,7 +220,9 @@ async function requireSession(ctx: ObjectContext, session: string): Promise<void
  * parseEvent({ id: "gh_81", text: "CI failed" }); // { id: "gh_81", text: "CI failed", queue: "steer" }
  * ```
  */
-export function parseEvent(input: unknown): Required<DurableEventInput> {
+export function parseEvent(input: unknown): Required<Omit<DurableEventInput, "traceparent">> & {
+  traceparent?: string;
+} {
   const event = (input ?? {}) as Partial<DurableEventInput>;
   const bad = (message: string) => new TerminalError(`Invalid event: ${message}`, { errorCode: 400 });
   if (typeof event.id !== "string" || event.id.trim() === "" || event.id.length > 180) {
@@ -187,7 +233,8 @@ export function parseEvent(input: unknown): Required<DurableEventInput> {
   if (queue !== "steer" && queue !== "followUp") {
     throw bad(`queue must be "steer" or "followUp", got ${String(queue)}`);
   }
-  return { id: event.id, text: event.text, queue };
+  const traceparent = typeof event.traceparent === "string" ? event.traceparent : undefined;
+  return { id: event.id, text: event.text, queue, ...(traceparent !== undefined && { traceparent }) };
 }
 
 /**

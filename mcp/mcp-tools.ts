@@ -3,7 +3,7 @@ import type { Client, VersionNegotiationMode } from "@modelcontextprotocol/clien
 import { z } from "zod";
 import type { LaterResults } from "../wake/later-results.js";
 import type { LaterStarted } from "../wake/later-tool.js";
-import { startedText } from "../wake/later-texts.js";
+import { startedText } from "../rules/later-texts.js";
 import { askAsApproval, type McpInputAnswer, type McpInputRequest } from "./mcp-input.js";
 import { followTask, liftTaskResults, taskOf, TASKS_EXTENSION, type McpTask } from "./mcp-tasks.js";
 import type { ImageContent, TextContent } from "../core/messages.js";

@@ -322,6 +322,24 @@ describe("tools that answer later", () => {
     later.stop();
   });
 
+  it("a tool made for durable sessions only (no manager) answers an error in process; half a manager is refused", async () => {
+    const durableOnly = defineLaterTool({
+      name: "render",
+      description: "Renders",
+      parameters,
+      run: () => "x",
+    });
+    const agent = createAgent({ id: "ada", provider: renderingModel(), tools: [durableOnly] });
+    await clock.runUntil(agent.prompt("Render"));
+    const [result] = toolResults(agent.messages);
+    expect(result!.isError).toBe(true);
+    expect(resultText(result!)).toContain("render answers later only in a durable session");
+    const later = createLaterResults({ agents: new Map() });
+    expect(() =>
+      defineLaterTool({ later, name: "render", description: "Renders", parameters, run: () => "x" }),
+    ).toThrow(/give both later and agentId/);
+  });
+
   it("work that fails tells the model it failed, as a late message", async () => {
     const agents = new Map<string, Agent>();
     const { later, reports } = await startedLater(agents);

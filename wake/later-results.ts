@@ -3,12 +3,13 @@ import { errorText } from "../core/error-text.js";
 import type { ToolResult } from "../core/tool.js";
 import { DEFAULT_TOOL_RESULT_MAX_CHARS } from "../tools/result-budget.js";
 import { deliverWake, hasMessage, type WakeDelivery } from "./deliver-wake.js";
-import type { LaterResultRecord } from "./later-record.js";
-import { cancelledText, resultContent, timedOutText } from "./later-texts.js";
+import type { LaterResultRecord } from "../rules/later-record.js";
+import { cancelledText, resultContent, timedOutText } from "../rules/later-texts.js";
 import { ScheduleError } from "../rules/schedule-spec.js";
 import { createMemoryScheduleStore, type ScheduleStore } from "./schedule-store.js";
 import type { AgentDirectory } from "./scheduler.js";
 import { createSlotQueue } from "./slot-queue.js";
+import { laterToolResult, type LaterWork } from "../rules/wake-tools.js";
 
 /** A pending handle as `laterResults.list()` shows it. */
 export type LaterHandle = Readonly<LaterResultRecord>;
@@ -26,28 +27,7 @@ export type LaterHandle = Readonly<LaterResultRecord>;
  */
 export type LaterOutcome = "delivered" | "duplicate" | "cancelled" | "timedOut" | "unknown";
 
-/** What the work of a tool that answers later receives. */
-export interface LaterWorkContext {
-  /** The handle the call was answered with. */
-  handle: string;
-  /** Fires when the handle is cancelled, times out, is answered from outside, or the manager stops. */
-  signal: AbortSignal;
-  /**
-   * The same for every run of this work (the handle): pass it to the services the work changes, so
-   * work run again after a restart does not act twice.
-   */
-  idempotencyKey: string;
-}
-
-/**
- * The work a tool that answers later starts: resolve with the result (text or a `ToolResult`),
- * throw for a failure the model reads, or resolve with nothing when the result will come from
- * outside through `laterResults.complete(handle, result)` (a job handed to another system).
- */
-export type LaterWork<TArgs = unknown> = (
-  args: TArgs,
-  ctx: LaterWorkContext,
-) => Promise<string | ToolResult | void> | string | ToolResult | void;
+export type { LaterWork, LaterWorkContext } from "../rules/wake-tools.js";
 
 /** What `begin` needs of the call that starts the work. */
 export interface LaterCall {
@@ -473,19 +453,11 @@ export function createLaterResults(options: LaterResultsOptions): LaterResults {
 
 /** A result as the work or `complete` gave it, checked: text, or a `ToolResult` with its content list. */
 function toolResultOf(value: unknown): ToolResult {
-  if (typeof value === "string") return { content: [{ type: "text", text: value }] };
-  const result = value as ToolResult | null;
-  if (
-    result === null ||
-    typeof result !== "object" ||
-    !Array.isArray(result.content) ||
-    !result.content.every((part) => part?.type === "text" || part?.type === "image")
-  ) {
-    throw new LaterResultError(
-      'a late result is text or a ToolResult ({ content: [{ type: "text", text }] })',
-    );
+  try {
+    return laterToolResult(value);
+  } catch (error) {
+    throw new LaterResultError((error as Error).message);
   }
-  return result;
 }
 
 function abortError(message: string): Error {

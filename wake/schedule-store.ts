@@ -1,4 +1,4 @@
-import type { LaterResultRecord } from "./later-record.js";
+import type { LaterResultRecord } from "../rules/later-record.js";
 import type { ScheduleRecord } from "../rules/schedule-record.js";
 
 export type { MissedRunPolicy, ScheduleRecord, WakeAs } from "../rules/schedule-record.js";
