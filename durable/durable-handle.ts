@@ -67,6 +67,10 @@ export function handleOf(follower: SessionFollower, sessionId: string): AgentHan
       next = undefined;
       return readNow();
     }));
+  // A view known current in this turn of the event loop is as good as a read (`viewIsCurrent`): the
+  // host reads the thread to check a request, then starts the run; a run's end brings the view up
+  // to date, and the host reads it then.
+  const read = (): Promise<void> | undefined => (follower.viewIsCurrent() ? undefined : refresh());
   const pending = () => ({
     approvals: follower.pendingApprovals().map(callOf),
     toolCalls: follower.pendingToolCalls().map(callOf),
@@ -85,7 +89,7 @@ export function handleOf(follower: SessionFollower, sessionId: string): AgentHan
   return {
     id: sessionId,
     async status(): Promise<AgentStatus> {
-      await refresh();
+      await read();
       const { approvals, toolCalls } = pending();
       const running = follower.state !== "idle";
       const queued = follower.queued;
@@ -100,7 +104,7 @@ export function handleOf(follower: SessionFollower, sessionId: string): AgentHan
       };
     },
     async messages() {
-      await refresh();
+      await read();
       return follower.messages;
     },
     eventsSince(runId: string, seq = 0): Observable<SequencedEvent> {
@@ -118,7 +122,7 @@ export function handleOf(follower: SessionFollower, sessionId: string): AgentHan
       );
     },
     async run(message: UserMessage) {
-      await refresh();
+      await read();
       if (follower.state !== "idle") {
         throw new AgentCallError(409, "busy", `Session "${sessionId}" has a run in progress`);
       }
