@@ -16,7 +16,10 @@ import { createSessionFollower, type SessionFollower } from "./session-follower.
 
 /** Options of {@link durableHandle}. */
 export interface DurableHandleOptions {
-  /** Ms between two reads of the session while a run goes on. Default 100. */
+  /**
+   * Ms between two reads of the session while a run goes on (none while a live channel brings the
+   * run's events). Default 100.
+   */
   pollIntervalMs?: number;
   /**
    * The live channels of the processes serving the sessions (`serveAgents`' `server.liveUrl`):
