@@ -9,6 +9,7 @@ import {
   type ToolResult,
 } from "../tools/define-tool.js";
 import { fitToolResult } from "../tools/result-budget.js";
+import { journalsOwnSteps, markOwnStepsCall } from "../core/journaled-child.js";
 import { createLazyAbort, type LazyAbort } from "./abort-hub.js";
 import { abortReason, timeoutReason } from "./abort-reason.js";
 
@@ -77,7 +78,10 @@ class ToolExecution implements ExecutionState {
   start(): void {
     this.watch = this.self.subscribe(this);
     const { journal } = this.runtime;
-    const result = journal ? journal.toolCall(this.input.toolCallId, () => this.run()) : this.run();
+    // A sub-agent's call is its child's steps, each journaled under the call's path: not one step.
+    const own = journal !== undefined && ownSteps(this.runtime, this.input.toolName);
+    if (own) markOwnStepsCall(this.self);
+    const result = journal && !own ? journal.toolCall(this.input.toolCallId, () => this.run()) : this.run();
     result.then(
       (value) => this.answer(value),
       (error: unknown) => this.answer(thrownErrorResult(error)),
@@ -161,10 +165,15 @@ async function runTool(
 
   const timeoutMs = tool.timeoutMs ?? runtime.toolTimeoutMs;
   if (timeoutMs !== undefined && timeoutMs > 0 && Number.isFinite(timeoutMs)) {
-    state.timer = setTimeout(() => {
+    const timedOut = () => {
       finish(errorResult(`Tool ${input.toolName} timed out after ${timeoutMs} ms`));
       controller.abort(timeoutReason);
-    }, timeoutMs);
+    };
+    // A journaled sub-agent's call times out on the journal's timer, so a replay stops its child at
+    // the same step (a wall-clock timer would let the replayed child ask for steps the journal lacks).
+    if (runtime.journal && ownSteps(runtime, input.toolName))
+      void runtime.journal.timer(timeoutMs).then(timedOut, () => {});
+    else state.timer = setTimeout(timedOut, timeoutMs);
   }
 
   const updates = createUpdateChannel(runtime, toolCall, state);
@@ -268,6 +277,11 @@ function createUpdateChannel(runtime: AgentRuntime, toolCall: ToolCall, state: {
     },
     drained: () => chain,
   };
+}
+
+/** Whether a call of `toolName` runs a sub-agent that journals its own steps under this agent's journal. */
+function ownSteps(runtime: AgentRuntime, toolName: string): boolean {
+  return runtime.journal?.child !== undefined && journalsOwnSteps(runtime.tools.get(toolName));
 }
 
 function asRecord(value: unknown): Record<string, unknown> {

@@ -152,7 +152,17 @@ export const toolCallMachine = setup({
         journal.approval({ toolCallId, toolName, args }).then(
           (decision) => {
             if (self.getSnapshot().status !== "active") return;
-            self.send(journaledDecision(runtimeOf(self), toolName, decision));
+            const event = journaledDecision(runtimeOf(self), toolName, decision);
+            // Decided from outside (not through agent.approve, which publishes it in process): published
+            // here, before the call acts on it, by the agent the call is in (a sub-agent's surfaces).
+            runtimeOf(self).publish({
+              type: "approval_decided",
+              toolCallId,
+              toolName,
+              approved: event.type === "APPROVE",
+              ...(event.type === "APPROVE" && event.args !== undefined && { editedArgs: event.args }),
+            });
+            self.send(event);
           },
           (error: unknown) => {
             if (self.getSnapshot().status !== "active") return;

@@ -3,6 +3,7 @@ import { agentActorOf } from "../core/runtime.js";
 import type { AgentContext } from "../machines/agent/context.js";
 import { spendOf } from "../machines/agent/guards.js";
 import { readTranscript } from "../rules/transcript.js";
+import { treeTokens } from "../rules/limit-answer.logic.js";
 
 /** What a sub-agent may spend, by parent agent actor: the shares of the children not yet counted. */
 const holds = new WeakMap<AnyActorRef, Map<string, number>>();
@@ -58,6 +59,24 @@ export function reserveSubAgentBudget(
       if (shares.has(toolCallId)) shares.set(toolCallId, spentUsd);
     },
   };
+}
+
+/**
+ * The tokens the run of the agent running `actor` has left under its `maxTokens` (its own calls and
+ * its sub-agents' counted so far): what a sub-agent it starts may use at most. `undefined` without a
+ * token limit (or outside an agent).
+ *
+ * @example
+ * ```ts
+ * const left = tokensLeftOf(ctx.actor); // e.g. 12_000 of a 50_000 maxTokens
+ * ```
+ */
+export function tokensLeftOf(actor: AnyActorRef | undefined): number | undefined {
+  const parent = actor && agentActorOf(actor);
+  const context = parent?.getSnapshot()?.context as AgentContext | undefined;
+  const max = context?.limits.maxTokens;
+  if (max === undefined) return undefined;
+  return max - treeTokens(context!.run);
 }
 
 /** The parent's shares still to count: those whose results reached its transcript are dropped. */

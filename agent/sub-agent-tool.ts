@@ -1,10 +1,11 @@
 import * as z from "zod";
-import { createAgent } from "./create-agent.js";
+import { createAgent, createJournaledAgent } from "./create-agent.js";
+import { callRunsOwnSteps, markJournaledChild } from "../core/journaled-child.js";
 import type { AgentEndReason, AgentEvent, AgentEventOf } from "../core/events.js";
 import type { AgentMessage, AssistantMessage, Usage } from "../core/messages.js";
 import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
 import { AGENT_OPTION_KEYS, type AgentLimits, type AgentOptions } from "../core/options.js";
-import { reserveSubAgentBudget } from "./sub-agent-budget.js";
+import { reserveSubAgentBudget, tokensLeftOf } from "./sub-agent-budget.js";
 import { runtimeOf } from "../core/runtime.js";
 import type { Provider } from "../providers/provider.js";
 import { defineTool, type Tool, type ToolResult } from "../tools/define-tool.js";
@@ -92,6 +93,11 @@ export interface SubAgentDetails<TOutput = unknown> {
   reason?: AgentEndReason;
   /** The child's own model calls' usage (not its sub-agents'). */
   usage?: Usage;
+  /**
+   * What the child's run used with its own sub-agents' runs (at every depth) included: what the
+   * parent's usage and `maxTokens` count.
+   */
+  treeUsage?: Usage;
   /**
    * What the child's run cost in USD with its own sub-agents' runs (at every depth) included:
    * what the parent's cost limits count. Absent when no cost is known.
@@ -231,13 +237,29 @@ export function subAgentTool<O extends OutputOption | undefined = undefined>(
           `Sub-agent not started: the budget has ${usd(Math.max(0, budget.leftUsd))} left, and the agent keeps ${usd(budget.keptUsd)} of it for its own next call`,
         );
       }
+      // The parent's token budget is the tree's: the child may use what the parent has left.
+      const tokensLeft = tokensLeftOf(ctx.actor);
+      if (tokensLeft !== undefined && tokensLeft <= 0) {
+        throw new Error("Sub-agent not started: the run's token budget (maxTokens) is spent");
+      }
       // The test kit watching the parent's run watches this child's too.
       const watch = subAgentObserverOf(runtime?.options)?.({
         toolName: options.name,
         toolCallId: ctx.toolCallId,
         tools: childTools,
       });
-      const messages = await contextFor(contextMode, runtime, ctx, options.provider);
+      // Under a durable run's journal the child journals its own steps under this call's path, so a
+      // replay answers its finished steps (its model and tool calls never run twice).
+      // (Only when the call is not itself one step: a tool wrapping this one is journaled whole.)
+      const journal = callRunsOwnSteps(ctx.actor)
+        ? runtime?.journal?.child?.(ctx.toolCallId, options.name)
+        : undefined;
+      const context = () => contextFor(contextMode, runtime, ctx, options.provider);
+      // A filter that does work of its own (a summary's model call, a function) is recorded once.
+      const messages =
+        journal?.context && contextMode !== "isolated" && contextMode !== "forked"
+          ? await journal.context(context)
+          : await context();
       if (ctx.signal.aborted) throw new Error("Sub-agent not started: the call was aborted");
       const childOptions: AgentOptions = {
         ...options.agentOptions,
@@ -248,15 +270,20 @@ export function subAgentTool<O extends OutputOption | undefined = undefined>(
         provider: options.provider,
         systemPrompt: options.systemPrompt,
         tools: watch?.tools ?? childTools,
-        limits: budget
-          ? { ...options.limits, maxCostUsd: Math.min(options.limits?.maxCostUsd ?? Infinity, budget.maxUsd) }
-          : options.limits,
+        limits: {
+          ...options.limits,
+          ...(budget && {
+            maxCostUsd: Math.min(options.limits?.maxCostUsd ?? Infinity, budget.maxUsd),
+          }),
+          ...(tokensLeft !== undefined && {
+            maxTokens: Math.min(options.limits?.maxTokens ?? Infinity, tokensLeft),
+          }),
+        },
         // In the parent's tree, under this call's actor (and so in its inspector), when run by an agent.
         ...(ctx.actor && { parentActor: ctx.actor }),
       };
-      const child = createAgent(
-        watch?.observer ? observeSubAgents(childOptions, watch.observer) : childOptions,
-      );
+      const observed = watch?.observer ? observeSubAgents(childOptions, watch.observer) : childOptions;
+      const child = journal ? createJournaledAgent(observed, journal) : createAgent(observed);
       watch?.agent(child);
 
       let streamed = "";
@@ -332,14 +359,17 @@ export function subAgentTool<O extends OutputOption | undefined = undefined>(
           clearTimeout(pendingUpdate);
           publish();
         }
-        const costUsd = (end.usage.cost?.total ?? 0) + belowUsd;
+        // The child's `usage` is its tree's; its own calls' apart when it ran sub-agents of its own.
+        const own = end.ownUsage ?? end.usage;
+        const costUsd = (own.cost?.total ?? 0) + belowUsd;
         budget?.settle(costUsd);
         const outcome = runOutcomeOf(end);
         const details: SubAgentDetails = {
           childAgentId,
           reason: end.reason,
-          usage: end.usage,
-          ...((end.usage.cost !== undefined || belowUsd > 0) && { costUsd }),
+          usage: own,
+          treeUsage: end.usage,
+          ...((own.cost !== undefined || belowUsd > 0) && { costUsd }),
           turns,
           ...(outcome.output !== undefined && { output: outcome.output }),
         };
@@ -364,6 +394,7 @@ export function subAgentTool<O extends OutputOption | undefined = undefined>(
     },
   });
   recordChildTools(tool, childTools);
+  markJournaledChild(tool);
   return tool as Tool<
     z.output<typeof parameters>,
     SubAgentDetails<undefined extends O ? unknown : InferOutput<O>>

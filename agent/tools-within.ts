@@ -49,3 +49,26 @@ export function toolNamesWithin(tools: readonly Tool[]): string[] {
   visit(tools);
   return [...names];
 }
+
+/**
+ * The tool a sub-agent's call runs: `via` names the sub-agent tools from `tools` down to the agent
+ * that makes the call (none: a call of `tools` itself). `undefined` when a name on the way is unknown.
+ *
+ * @example
+ * ```ts
+ * toolOnPath([researcher], ["researcher"], "grep"); // the researcher's grep tool
+ * ```
+ */
+export function toolOnPath(
+  tools: readonly Tool[],
+  via: readonly string[],
+  toolName: string,
+): Tool | undefined {
+  let level = tools;
+  for (const name of via) {
+    const tool = level.find((t) => t.name === name);
+    if (!tool) return undefined;
+    level = recordedChildTools(tool);
+  }
+  return level.find((t) => t.name === toolName);
+}

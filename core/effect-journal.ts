@@ -88,6 +88,19 @@ export interface EffectJournal {
   ): Promise<CompactionResult | undefined>;
   /** The messages queued from outside that this check takes (as `steeringMode` / `followUpMode` say). */
   drain(kind: InboxKind): Promise<AgentMessage[]>;
-  /** Resolves after `ms` (the run's `maxDurationMs`). */
+  /** Resolves after `ms` (the run's `maxDurationMs`, a sub-agent call's timeout). */
   timer(ms: number): Promise<void>;
+  /**
+   * The journal of a sub-agent run by call `callId` of tool `toolName`: its steps are journaled
+   * under the call's path (`<callId>/model:1`, `<callId>/tool:<id>`), so a replay answers the
+   * child's finished steps and it never runs them again; its waiting calls are named by their path
+   * (`<callId>/<childCall>`), as its parent lists them. A journal without it journals a sub-agent's
+   * call as one step, as any tool's (a crash then runs the whole sub-agent again).
+   */
+  child?(callId: string, toolName: string): EffectJournal;
+  /**
+   * What a sub-agent starts from, when its context filter did work of its own (a summary, a
+   * function): recorded once (only on a journal made by `child`).
+   */
+  context?(run: () => Promise<AgentMessage[]>): Promise<AgentMessage[]>;
 }

@@ -54,7 +54,10 @@ export type AgentEvent =
       type: "agent_end";
       messages: AgentMessage[];
       reason: AgentEndReason;
+      /** What the run used: its own model calls and its sub-agents' runs, at every depth. */
       usage: Usage;
+      /** The run's own model calls' usage, without its sub-agents'; present when a sub-agent ran. */
+      ownUsage?: Usage;
       errorMessage?: string;
       /**
        * With reason `"error"` from the model: what failed, machine-readable (`"context_overflow"`

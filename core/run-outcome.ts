@@ -21,8 +21,13 @@ export interface RunOutcome<TOutput = unknown> {
   reason: AgentEndReason;
   /** The messages this run added to the transcript (the user's prompt first, when it was given). */
   messages: AgentMessage[];
-  /** The run's token use (and cost, when the model's price is known). */
+  /**
+   * The run's token use (and cost, when the model's price is known), its sub-agents' runs included
+   * at every depth: what the whole tree used, as its `maxTokens` and cost limits count it.
+   */
   usage: Usage;
+  /** The run's own model calls' usage, without its sub-agents'; present when a sub-agent ran. */
+  ownUsage?: Usage;
   /**
    * How the run used the prompt cache: calls that read from it, tokens read and written (see
    * `promptCacheReport`); absent when no call reported a cache read or write.
@@ -66,6 +71,7 @@ export function runOutcomeOf<TOutput = unknown>(
     reason: end.reason,
     messages: end.messages,
     usage: end.usage,
+    ...(end.ownUsage !== undefined && { ownUsage: end.ownUsage }),
     ...withCacheReport(end.messages),
     ...(end.errorMessage !== undefined && { errorMessage: end.errorMessage }),
     ...(end.errorKind !== undefined && { errorKind: end.errorKind }),

@@ -8,7 +8,6 @@ import type { AgentOptions } from "../core/options.js";
 import { createInboxObject } from "./inbox-object.js";
 import { createLiveRuns, type LiveRuns } from "./live-runs.js";
 import { ensurePromiseWithResolvers } from "./polyfill.js";
-import { createRunningAgents } from "./running-agents.js";
 import type { SessionEvent } from "./run-publisher.js";
 import { createSessionObject } from "./session-object.js";
 import { createSessionOptions } from "./session-options.js";
@@ -106,15 +105,13 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
     serviceOptions,
     options: sessionOptions,
   });
-  const running = createRunningAgents();
-  const run = createSessionRun({ inbox, options: sessionOptions, events, live, running });
+  const run = createSessionRun({ inbox, options: sessionOptions, events, live });
   const session = createSessionObject({
     name: names.session,
     serviceOptions,
     inbox,
     options: sessionOptions,
     run,
-    running,
   });
 
   const wakes = createSessionWakes({

@@ -3,7 +3,8 @@ import type { ApprovalDecision, EffectJournal, InboxKind } from "../core/effect-
 import type { AgentMessage } from "../core/messages.js";
 import type { ToolResult } from "../core/tool.js";
 import type { RestatePump } from "./restate-pump.js";
-import type { createApprovalBook } from "./session-state.js";
+import { PATH_SEPARATOR } from "../agent/nested-calls.js";
+import type { createApprovalBook, PendingApprovalRecord } from "./session-state.js";
 
 export interface RestateJournalOptions {
   /** The run's start, from `ctx.date.now()`: the clock until the first step answers. */
@@ -41,7 +42,9 @@ interface Recorded<T> {
  * - steering / follow-up check → a call to `SessionInbox.drain` when a message may be waiting
  *   (durable/inbox-bell.ts);
  * - deadline → `ctx.sleep`; compaction → `ctx.run("compaction:<turn>")`;
- * - time → the finishing time each step records (after `ctx.date.now()` at the run's start).
+ * - time → the finishing time each step records (after `ctx.date.now()` at the run's start);
+ * - a sub-agent → its own steps, under its call's path (`<call>/model:1`, `<call>/tool:<id>`), and
+ *   its waiting calls in the same books under their path ids (`<call>/<child call>`), at any depth.
  *
  * @example
  * ```ts
@@ -74,50 +77,97 @@ export function createRestateJournal(
         return recorded.value;
       });
 
-  return {
-    // The invocation's id: the same on every replay of this run, and no other run's.
-    idPrefix: `${ctx.request().id as string}-`,
-    now: () => clock,
-    modelCall: (turn, run) => step(`model:${turn}`, run),
-    toolCall: (toolCallId, run) => step(`tool:${toolCallId}`, run),
-    permission: (toolCallId, run) => step(`permission:${toolCallId}`, run),
-    compaction: (turn, run) => step(`compaction:${turn}`, run),
-    approval(request) {
-      const { id, promise } = ctx.awakeable<unknown>();
-      options.approvals.add({ ...request, awakeableId: id });
-      const settle = () => options.approvals.remove(request.toolCallId);
-      return pump.track(promise).then(
-        (payload) => {
-          settle();
-          return toDecision(payload);
-        },
-        (error: unknown) => {
-          settle();
-          throw error;
-        },
-      );
-    },
-    clientResult(request) {
-      const { id, promise } = ctx.awakeable<unknown>();
-      const { toolCallId, toolName, args } = request;
-      options.clientCalls.add({ toolCallId, toolName, args, awakeableId: id });
-      if (request.timeout)
-        options.expireClientCall(toolCallId, id, request.timeout.ms, request.timeout.result);
-      const settle = () => options.clientCalls.remove(toolCallId);
-      return pump.track(promise).then(
-        (payload) => {
-          settle();
-          return (payload as { result: ToolResult }).result;
-        },
-        (error: unknown) => {
-          settle();
-          throw error;
-        },
-      );
-    },
-    drain: (kind) => options.drainInbox(kind).then((messages) => messages ?? []),
-    timer: (ms) => pump.track(ctx.sleep(ms, "deadline")),
+  /** Waits on an awakeable kept in `book` under the call's path id until someone decides it. */
+  const waitFor = <T>(
+    book: RestateJournalOptions["approvals"],
+    record: Omit<PendingApprovalRecord, "awakeableId">,
+    onRegistered: (awakeableId: string) => void,
+    settle: (payload: unknown) => T,
+  ): Promise<T> => {
+    const { id, promise } = ctx.awakeable<unknown>();
+    book.add({ ...record, awakeableId: id });
+    onRegistered(id);
+    return pump.track(promise).then(
+      (payload) => {
+        book.remove(record.toolCallId);
+        return settle(payload);
+      },
+      (error: unknown) => {
+        book.remove(record.toolCallId);
+        throw error;
+      },
+    );
   };
+
+  /**
+   * The journal of the agent at `scope`: the run's own (no path), or a sub-agent's, whose steps
+   * and waiting calls are named under the path of calls leading to it.
+   */
+  const scoped = (scope: Scope): EffectJournal => {
+    const prefix = scope.path.length ? `${scope.path.join(PATH_SEPARATOR)}${PATH_SEPARATOR}` : "";
+    // A waiting call's record: its path id and, for a sub-agent's, the path and the tools on it.
+    const recordOf = (toolCallId: string, toolName: string, args: unknown) => ({
+      toolCallId: `${prefix}${toolCallId}`,
+      toolName,
+      args,
+      ...(scope.path.length > 0 && { path: [...scope.path, toolCallId], tools: scope.tools }),
+    });
+    return {
+      idPrefix: scope.idPrefix,
+      now: () => clock,
+      modelCall: (turn, run) => step(`${prefix}model:${turn}`, run),
+      toolCall: (toolCallId, run) => step(`${prefix}tool:${toolCallId}`, run),
+      permission: (toolCallId, run) => step(`${prefix}permission:${toolCallId}`, run),
+      compaction: (turn, run) => step(`${prefix}compaction:${turn}`, run),
+      approval: (request) =>
+        waitFor(
+          options.approvals,
+          recordOf(request.toolCallId, request.toolName, request.args),
+          () => {},
+          toDecision,
+        ),
+      clientResult(request) {
+        const record = recordOf(request.toolCallId, request.toolName, request.args);
+        return waitFor(
+          options.clientCalls,
+          record,
+          (awakeableId) => {
+            if (request.timeout)
+              options.expireClientCall(
+                record.toolCallId,
+                awakeableId,
+                request.timeout.ms,
+                request.timeout.result,
+              );
+          },
+          (payload) => (payload as { result: ToolResult }).result,
+        );
+      },
+      // Only the run's own agent takes messages from the session's inbox: nothing reaches a sub-agent's.
+      drain: (kind) =>
+        scope.path.length ? Promise.resolve([]) : options.drainInbox(kind).then((messages) => messages ?? []),
+      timer: (ms) => pump.track(ctx.sleep(ms, `${prefix}deadline`)),
+      child: (callId, toolName) =>
+        scoped({
+          path: [...scope.path, callId],
+          tools: [...scope.tools, toolName],
+          idPrefix: `${scope.idPrefix}${callId}-`,
+        }),
+      ...(scope.path.length > 0 && {
+        context: (run: () => Promise<AgentMessage[]>) => step(`${prefix}context`, run),
+      }),
+    };
+  };
+
+  // The invocation's id: the same on every replay of this run, and no other run's.
+  return scoped({ path: [], tools: [], idPrefix: `${ctx.request().id as string}-` });
+}
+
+/** Where an agent of the run is: the calls (and their tools) leading to it; its message ids' prefix. */
+interface Scope {
+  path: string[];
+  tools: string[];
+  idPrefix: string;
 }
 
 /** What an awakeable was resolved with, as a decision: only an explicit `approved: true` approves. */

@@ -1,6 +1,7 @@
 // The events a durable run records in its session's state, where they happen: numbered per run,
 // bounded per run as an agent in process bounds them (`eventReplay`), and written with the writes
-// the run already makes before it waits (so recording costs no journal entry of its own, most turns).
+// the run already makes before it waits (so recording costs one state write a wait, and the run
+// record is not written again for it: readers find the batches by the state's keys).
 // Only committed events are recorded: those the run publishes the same way when Restate replays it.
 // What a step publishes while it runs (a model's deltas, a tool's updates) is live only: a replay
 // does not run the step again, so recording it would break the journal's order.
@@ -12,8 +13,11 @@ import type { EventReplayOptions } from "../core/options.js";
 import type { RecordedEvents } from "./session-types.js";
 
 /**
- * Where a run's recorded events are in state: batches under `e/<first seq>`, the oldest first.
- * Kept in the run record, so it is written with it.
+ * Where a run's recorded events were in state, as the run record of earlier versions kept it (its
+ * `events`): batches under `e/<first seq>`, the oldest first. Still read, so a session whose last
+ * run wrote it serves that run's events and clears them with the next run. Runs now keep the list
+ * out of the record (it grew with every wait, and each wait wrote it): the record says
+ * `eventsInKeys`, and the batches are the "e/<seq>" keys in state ({@link eventBatchStarts}).
  */
 export interface RunEventsRecord {
   /** The seq the next recorded event gets (= events recorded so far). */
@@ -23,6 +27,24 @@ export interface RunEventsRecord {
 }
 
 const eventsKey = (seq: number) => `e/${seq}`;
+
+/**
+ * The first seq of every event batch among a session's state keys ("e/<seq>"), ascending.
+ *
+ * @example
+ * ```ts
+ * eventBatchStarts(["run", "m/0", "e/9", "e/0"]); // [0, 9]
+ * ```
+ */
+export function eventBatchStarts(keys: readonly string[]): number[] {
+  const starts: number[] = [];
+  for (const key of keys) {
+    if (!key.startsWith("e/")) continue;
+    const seq = Number(key.slice(2));
+    if (Number.isInteger(seq) && seq >= 0) starts.push(seq);
+  }
+  return starts.sort((a, b) => a - b);
+}
 
 /**
  * Whether `event` is committed: published the same way live and on replay. Deltas, tool updates,
@@ -89,25 +111,28 @@ export function committedStream(message: AssistantMessage): AgentEvent[] {
  * The committed events one run records: `record` numbers them (0 = `agent_start`), `flush` writes
  * what was recorded since the last flush as one batch and drops the oldest batches beyond the
  * bounds. A model's answer is recorded as {@link committedStream} just before its `message_end`
- * (the same live and on replay: its streamed events are live only).
+ * (the same live and on replay: its streamed events are live only). `previous`: the first seqs of
+ * the last run's batches, which go now (a session serves its current or last run's events).
  *
  * @example
  * ```ts
- * const recorder = createRunEventRecorder(ctx, undefined, agentOptions.eventReplay);
+ * const recorder = createRunEventRecorder(ctx, [], agentOptions.eventReplay);
  * agent.events$.subscribe((event) => recorder.record(event));
  * recorder.flush(); // before the run waits
  * ```
  */
 export function createRunEventRecorder(
   ctx: ObjectContext,
-  previous: RunEventsRecord | undefined,
+  previous: readonly number[],
   limits: EventReplayOptions | false | undefined,
 ) {
   const maxEvents = (limits && limits.maxEvents) || DEFAULT_EVENT_REPLAY.maxEvents;
   const maxBytes = (limits && limits.maxBytes) || DEFAULT_EVENT_REPLAY.maxBytes;
-  // The last run's events go when a new one starts: a session serves its current or last run's.
-  for (const [start] of previous?.batches ?? []) ctx.clear(eventsKey(start));
+  for (const start of previous) ctx.clear(eventsKey(start));
   const state: RunEventsRecord = { next: 0, batches: [] };
+  /** Events and approximate bytes of the batches kept. */
+  let keptEvents = 0;
+  let keptBytes = 0;
   let pending: AgentEvent[] = [];
   let pendingBytes = 0;
   const keep = (event: AgentEvent) => {
@@ -116,10 +141,6 @@ export function createRunEventRecorder(
     state.next++;
   };
   return {
-    /** Where the events are: what the run record keeps. */
-    get where(): RunEventsRecord {
-      return { next: state.next, batches: state.batches.map((b) => [...b] as [number, number, number]) };
-    },
     /** Whether events wait for the next flush. */
     get dirty(): boolean {
       return pending.length > 0;
@@ -149,16 +170,16 @@ export function createRunEventRecorder(
       const start = state.next - pending.length;
       ctx.set(eventsKey(start), pending);
       state.batches.push([start, pending.length, pendingBytes]);
+      keptEvents += pending.length;
+      keptBytes += pendingBytes;
       pending = [];
       pendingBytes = 0;
-      let events = state.batches.reduce((sum, b) => sum + b[1], 0);
-      let bytes = state.batches.reduce((sum, b) => sum + b[2], 0);
       // Whole batches go, the oldest first; the newest always stays.
-      while (state.batches.length > 1 && (events > maxEvents || bytes > maxBytes)) {
+      while (state.batches.length > 1 && (keptEvents > maxEvents || keptBytes > maxBytes)) {
         const [first, count, size] = state.batches.shift()!;
         ctx.clear(eventsKey(first));
-        events -= count;
-        bytes -= size;
+        keptEvents -= count;
+        keptBytes -= size;
       }
       return true;
     },
@@ -169,7 +190,9 @@ export type RunEventRecorder = ReturnType<typeof createRunEventRecorder>;
 
 /**
  * The recorded events of a run from `since`, or `undefined` when some of them were dropped (the
- * bounds) or the run recorded none (a run of an earlier version).
+ * bounds) or the run recorded none (a run of an earlier version). `record`: where the run record of
+ * an earlier version said they are; `undefined` for a run that keeps them only under the "e/<seq>"
+ * keys (the state's keys say where its batches start).
  */
 export async function readRunEvents(
   ctx: ObjectContext | ObjectSharedContext,
@@ -178,18 +201,31 @@ export async function readRunEvents(
   ended: boolean,
   since: number,
 ): Promise<RecordedEvents | undefined> {
-  if (!record) return undefined;
-  const oldest = record.batches[0]?.[0] ?? record.next;
+  const starts = record ? record.batches.map(([start]) => start) : eventBatchStarts(await ctx.stateKeys());
+  const oldest = starts[0] ?? record?.next ?? 0;
   if (since < oldest) return undefined;
-  const wanted = record.batches.filter(([start, count]) => start + count > since);
+  // The batch holding `since` is the last one that starts at or before it; the rest follow it.
+  let first = 0;
+  for (let i = starts.length - 1; i >= 0; i--) {
+    if (starts[i]! <= since) {
+      first = i;
+      break;
+    }
+  }
+  const wanted = record
+    ? record.batches.filter(([start, count]) => start + count > since).map(([start]) => start)
+    : starts.slice(first);
   const batches = (await RestatePromise.all(
-    wanted.map(([start]) => ctx.get<AgentEvent[]>(eventsKey(start)) as RestatePromise<AgentEvent[] | null>),
+    wanted.map((start) => ctx.get<AgentEvent[]>(eventsKey(start)) as RestatePromise<AgentEvent[] | null>),
   )) as (AgentEvent[] | null)[];
   const events: { seq: number; event: AgentEvent }[] = [];
-  wanted.forEach(([start], i) => {
-    (batches[i] ?? []).forEach((event, offset) => {
+  let next = record?.next ?? 0;
+  wanted.forEach((start, i) => {
+    const batch = batches[i] ?? [];
+    batch.forEach((event, offset) => {
       if (start + offset >= since) events.push({ seq: start + offset, event });
     });
+    if (!record) next = Math.max(next, start + batch.length);
   });
-  return { runId, events, next: record.next, ended };
+  return { runId, events, next, ended };
 }

@@ -3,7 +3,7 @@ import type { Subject } from "rxjs";
 import type { AgentEvent } from "../core/events.js";
 import type { EventReplayOptions } from "../core/options.js";
 import type { LiveRun } from "./live-runs.js";
-import { createRunEventRecorder, type RunEventsRecord } from "./run-events.js";
+import { createRunEventRecorder } from "./run-events.js";
 
 /** An event of a session's run, as the serving process publishes it. */
 export interface SessionEvent {
@@ -18,18 +18,19 @@ export interface RunPublisher {
   /** Records `event` (if committed), and publishes it to `events$` and to the run's live followers. */
   publish(event: AgentEvent): void;
   /**
-   * Writes the events recorded since the last flush; where the run's events now are when anything
-   * was written (for the run record), `undefined` otherwise.
+   * Writes the events recorded since the last flush as one batch (its own key). `true` the first
+   * time it writes one: the run record then says the run's events are in those keys
+   * (`eventsInKeys`), and needs no write for later batches.
    */
-  flush(): RunEventsRecord | undefined;
+  flush(): boolean;
 }
 
 /** What {@link createRunPublisher} needs to know of the run. */
 export interface RunPublisherOptions {
   sessionId: string;
   runId: string;
-  /** Where the last run's events are (they go now: a session serves its current or last run's). */
-  previous: RunEventsRecord | undefined;
+  /** The first seqs of the last run's event batches (they go now: a session serves its current or last run's). */
+  previous: readonly number[];
   /** The agent's `eventReplay`: `false` records nothing. */
   eventReplay: EventReplayOptions | false | undefined;
   /** Every event of every run this process serves. */
@@ -47,14 +48,15 @@ export interface RunPublisherOptions {
  * ```ts
  * const publisher = createRunPublisher(ctx, { sessionId, runId, previous, eventReplay, events, liveRun });
  * agent.events$.subscribe((event) => publisher.publish(event));
- * const where = publisher.flush(); // before the run waits
+ * if (publisher.flush()) record.update({ eventsInKeys: true }); // before the run waits
  * ```
  */
 export function createRunPublisher(ctx: ObjectContext, options: RunPublisherOptions): RunPublisher {
   const { sessionId, runId, previous, eventReplay, events, liveRun } = options;
   const recorder = eventReplay === false ? undefined : createRunEventRecorder(ctx, previous, eventReplay);
   // Not recording this run still clears the last run's events.
-  if (!recorder && previous) createRunEventRecorder(ctx, previous, undefined);
+  if (!recorder && previous.length) createRunEventRecorder(ctx, previous, undefined);
+  let flushed = false;
   return {
     publish(event) {
       const recorded = recorder?.record(event) ?? [];
@@ -63,7 +65,9 @@ export function createRunPublisher(ctx: ObjectContext, options: RunPublisherOpti
       for (const committed of recorded) liveRun.publish(committed.event, committed.seq);
     },
     flush() {
-      return recorder?.flush() ? recorder.where : undefined;
+      if (!recorder?.flush() || flushed) return false;
+      flushed = true;
+      return true;
     },
   };
 }

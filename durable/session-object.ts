@@ -5,13 +5,12 @@ import {
   type ObjectSharedContext,
   TerminalError,
 } from "@restatedev/restate-sdk";
-import type { Agent } from "../agent/create-agent.js";
 import { checkEditedArgs } from "../actors/prepare-tool-call.actor.js";
 import type { AgentMessage } from "../core/messages.js";
 import { clientResultOf } from "../tools/client-result.js";
+import { toolOnPath } from "../agent/tools-within.js";
 import { errorResult } from "../tools/define-tool.js";
 import type { InboxObject } from "./inbox-object.js";
-import { answerNested, type RunningAgents } from "./running-agents.js";
 import {
   badRequest,
   parseClientAnswer,
@@ -47,8 +46,6 @@ export interface SessionObjectOptions {
   options: SessionOptions;
   /** The body of `prompt`: one run (durable/session-run.ts). */
   run: SessionRun;
-  /** The agents this process runs: a sub-agent's waiting call is answered through them. */
-  running: RunningAgents;
 }
 
 /**
@@ -59,18 +56,11 @@ export interface SessionObjectOptions {
  *
  * @example
  * ```ts
- * const session = createSessionObject({ name: "AgentSession", serviceOptions: {}, inbox, options, run, running });
+ * const session = createSessionObject({ name: "AgentSession", serviceOptions: {}, inbox, options, run });
  * restate.endpoint().bind(session).bind(inbox);
  * ```
  */
-export function createSessionObject({
-  name,
-  serviceOptions,
-  inbox,
-  options,
-  run,
-  running,
-}: SessionObjectOptions) {
+export function createSessionObject({ name, serviceOptions, inbox, options, run }: SessionObjectOptions) {
   return restate.object({
     name,
     options: serviceOptions,
@@ -126,11 +116,6 @@ export function createSessionObject({
        */
       approve: restate.handlers.object.shared(async (ctx: ObjectSharedContext, input: unknown) => {
         const { toolCallId, args, dryRun } = parseDecision(input, "approve");
-        // A sub-agent's call: its tool is the child's, whose schema the child checks as it decides.
-        const approve = (agent: Agent) =>
-          agent.approve(toolCallId, args === undefined ? undefined : { args });
-        if (await answerNested(ctx, running, "approvals", toolCallId, dryRun ? undefined : approve))
-          return { toolCallId, decision: dryRun ? ("checked" as const) : ("approved" as const) };
         const pending = await pendingCall(ctx, "approvals", toolCallId);
         if (args === undefined) {
           if (dryRun) return { toolCallId, decision: "checked" as const };
@@ -138,7 +123,8 @@ export function createSessionObject({
           return { toolCallId, decision: "approved" as const };
         }
         // Edited arguments are checked by the tool's schema here, before anything is decided.
-        const tool = options.of(ctx.key).tools?.find((t) => t.name === pending.toolName);
+        // A sub-agent's call is its tool's, found down the sub-agent tools on its path.
+        const tool = toolOnPath(options.of(ctx.key).tools ?? [], pending.tools ?? [], pending.toolName);
         const checked = tool ? checkEditedArgs(tool, args) : { ok: false as const, error: "unknown tool" };
         if (!checked.ok) {
           throw new TerminalError(
@@ -154,10 +140,6 @@ export function createSessionObject({
       /** Refuses a call waiting for approval; the model sees the reason. */
       deny: restate.handlers.object.shared(async (ctx: ObjectSharedContext, input: unknown) => {
         const { toolCallId, reason } = parseDecision(input, "deny");
-        if (
-          await answerNested(ctx, running, "approvals", toolCallId, (agent) => agent.deny(toolCallId, reason))
-        )
-          return { toolCallId, decision: "denied" as const };
         const pending = await pendingCall(ctx, "approvals", toolCallId);
         await decideOnce(ctx, inbox, toolCallId, pending.awakeableId, {
           approved: false,
@@ -175,9 +157,6 @@ export function createSessionObject({
             `${checked}. The call "${toolCallId}" still waits for its result`,
           );
         }
-        const resolve = (agent: Agent) => agent.resolveToolCall(toolCallId, checked);
-        if (await answerNested(ctx, running, "clientCalls", toolCallId, resolve))
-          return { toolCallId, answered: "resolved" as const };
         const pending = await pendingCall(ctx, "clientCalls", toolCallId);
         await decideOnce(ctx, inbox, toolCallId, pending.awakeableId, { result: checked }, "result");
         return { toolCallId, answered: "resolved" as const };
@@ -185,9 +164,6 @@ export function createSessionObject({
       /** Answers a call of a client-run tool with an error the model reads (`reason`). */
       rejectToolCall: restate.handlers.object.shared(async (ctx: ObjectSharedContext, input: unknown) => {
         const { toolCallId, reason } = parseClientAnswer(input, "rejectToolCall");
-        const reject = (agent: Agent) => agent.rejectToolCall(toolCallId, reason!);
-        if (await answerNested(ctx, running, "clientCalls", toolCallId, reject))
-          return { toolCallId, answered: "rejected" as const };
         const pending = await pendingCall(ctx, "clientCalls", toolCallId);
         await decideOnce(
           ctx,

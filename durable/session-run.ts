@@ -3,14 +3,13 @@ import { type ObjectContext, TerminalError } from "@restatedev/restate-sdk";
 import type { Subject } from "rxjs";
 import { type Agent, createJournaledAgent } from "../agent/create-agent.js";
 import type { EffectJournal, InboxKind } from "../core/effect-journal.js";
-import type { AgentEvent } from "../core/events.js";
 import type { QueueMode } from "../core/options.js";
 import type { InboxObject } from "./inbox-object.js";
 import { createInboxBell } from "./inbox-bell.js";
 import type { LiveRuns } from "./live-runs.js";
 import { createRestateJournal } from "./restate-journal.js";
 import { createRestatePump } from "./restate-pump.js";
-import type { RunningAgents } from "./running-agents.js";
+import { eventBatchStarts } from "./run-events.js";
 import { createRunPublisher, type SessionEvent } from "./run-publisher.js";
 import { parsePromptInput } from "./session-input.js";
 import { errorText, type SessionOptions } from "./session-options.js";
@@ -33,8 +32,6 @@ export interface SessionRunOptions {
   events: Subject<SessionEvent>;
   /** The runs this process serves, for the live channel. */
   live: LiveRuns;
-  /** The agents this process runs (a sub-agent's waiting call is answered through its run's agent). */
-  running: RunningAgents;
 }
 
 /** The body of `AgentSession.prompt`: one run, from its input to its result. */
@@ -47,24 +44,22 @@ export type SessionRun = (ctx: ObjectContext, input: unknown) => Promise<RunResu
  *
  * @example
  * ```ts
- * const run = createSessionRun({ inbox, options, events, live, running: createRunningAgents() });
+ * const run = createSessionRun({ inbox, options, events, live });
  * const session = restate.object({ name: "AgentSession", handlers: { prompt: run } });
  * ```
  */
-export function createSessionRun({
-  inbox,
-  options,
-  events,
-  live,
-  running: agents,
-}: SessionRunOptions): SessionRun {
+export function createSessionRun({ inbox, options, events, live }: SessionRunOptions): SessionRun {
   return async function runPrompt(ctx, raw) {
     // Checked before anything is journaled; stamped with the run's start below.
     parsePromptInput(raw, 0);
     const sessionId = ctx.key;
     const runId = ctx.request().id as string;
     const previous = await ctx.get<RunRecord>("run");
-    const stored = await readStored(ctx, 0, { run: previous ?? null });
+    // The keys are listed once, for the transcript's batches and the last run's events alike.
+    const stored = await readStored(ctx, 0, {
+      run: previous ?? null,
+      listKeys: previous?.eventsInKeys === true,
+    });
     const { snapshot: _s, parentActor: _p, id: _id, messages: seed, ...base } = options.of(sessionId);
     const transcript = previous || stored.count > 0 ? stored.messages : (seed ?? []);
 
@@ -112,13 +107,11 @@ export function createSessionRun({
       count: stored.count,
     });
     record.write();
-    flushRecord = record.flush;
     const liveRun = live.open(sessionId, runId);
     // The first drain goes out first, so its round trip overlaps the run's start: the steering it
     // takes goes into the run's first turn with the prompt, as in process.
     const opening = bell.open();
     const startedAt = await Promise.race([pump.track(ctx.run("start", () => Date.now())), pump.failed]);
-    record.update({ startedAt });
     const input = parsePromptInput(raw, startedAt);
     const journal = createRestateJournal(ctx, pump, {
       startedAt,
@@ -131,36 +124,29 @@ export function createSessionRun({
         ),
       drainInbox: (kind) => bell.drain(kind),
     });
-    /** Records and publishes one event of the run (set once the agent exists). */
-    let publishEvent: (event: AgentEvent) => void = () => {};
     const beforeStep =
       <A extends unknown[], R>(call: (...args: A) => R) =>
       (...args: A): R => {
         flushRecord();
         return call(...args);
       };
+    /** A journal (the run's, or a sub-agent's) whose steps first write what the run has changed. */
+    const track = (scope: EffectJournal): EffectJournal => ({
+      ...scope,
+      modelCall: beforeStep(scope.modelCall),
+      toolCall: beforeStep(scope.toolCall),
+      permission: beforeStep(scope.permission),
+      compaction: beforeStep(scope.compaction),
+      approval: beforeStep(scope.approval),
+      ...(scope.clientResult && { clientResult: beforeStep(scope.clientResult) }),
+      ...(scope.context && { context: beforeStep(scope.context) }),
+      timer: beforeStep(scope.timer),
+      ...(scope.child && {
+        child: (callId: string, toolName: string) => track(scope.child!(callId, toolName)),
+      }),
+    });
     const tracked: EffectJournal = {
-      ...journal,
-      modelCall: beforeStep(journal.modelCall),
-      toolCall: beforeStep(journal.toolCall),
-      permission: beforeStep(journal.permission),
-      compaction: beforeStep(journal.compaction),
-      // A decision taken from Restate (not through agent.approve, which publishes it in process) is
-      // published here, before the call acts on it, as an agent in process publishes it.
-      approval: beforeStep((request) =>
-        journal.approval(request).then((decision) => {
-          publishEvent({
-            type: "approval_decided",
-            toolCallId: request.toolCallId,
-            toolName: request.toolName,
-            approved: decision.approved,
-            ...(decision.approved && decision.args !== undefined && { editedArgs: decision.args }),
-          });
-          return decision;
-        }),
-      ),
-      ...(journal.clientResult && { clientResult: beforeStep(journal.clientResult) }),
-      timer: beforeStep(journal.timer),
+      ...track(journal),
       drain(kind: InboxKind) {
         const drained = journal.drain(kind);
         inFlightDrains.add(drained);
@@ -186,25 +172,22 @@ export function createSessionRun({
       );
     }
     running.agent = agent;
-    const removeAgent = agents.add(sessionId, agent);
     // The last run's events go now (not before: an agent that could not be created leaves them);
     // this run's are written with the run record, before each wait.
     const publisher = createRunPublisher(ctx, {
       sessionId,
       runId,
-      previous: previous?.events,
+      previous: lastRunBatches(previous, stored.keys),
       eventReplay: base.eventReplay,
       events,
       liveRun,
     });
     flushRecord = () => {
-      const where = publisher.flush();
-      if (where) record.update({ events: where });
+      if (publisher.flush()) record.update({ eventsInKeys: true });
       record.flush();
     };
-    publishEvent = publisher.publish;
     const subscription = agent.events$.subscribe((event) => {
-      publishEvent(event);
+      publisher.publish(event);
       if (event.type === "turn_start") {
         record.update({ turn: event.turn });
       } else if (event.type === "turn_end") {
@@ -220,6 +203,9 @@ export function createSessionRun({
       // queue's mode) into the first turn, as an agent in process takes steering queued while idle.
       for (const message of await Promise.race([opening, pump.failed]))
         agent.actor.send({ type: "STEER", message });
+      // The start time goes with the record's next write (the first step's: its turn, its first
+      // events): nothing reads it before the run ends, and the wait for the first drain writes nothing.
+      record.update({ startedAt });
       const prompted = agent.prompt(input);
       if (running.cancelled) agent.abort();
       const outcome = await Promise.race([prompted, pump.failed]);
@@ -229,8 +215,7 @@ export function createSessionRun({
       returnUntaken(ctx, inbox, agent);
       writer.write(agent.messages);
       const result: RunResult = { runId, ...outcome };
-      const where = publisher.flush();
-      if (where) record.update({ events: where });
+      if (publisher.flush()) record.update({ eventsInKeys: true });
       approvals.clear();
       clientCalls.clear();
       finishRun(ctx, record, writer.count, result, journal.now());
@@ -244,11 +229,19 @@ export function createSessionRun({
       });
     } finally {
       subscription.unsubscribe();
-      removeAgent();
       liveRun.close();
       agent.stop();
     }
   };
+}
+
+/**
+ * The first seqs of the last run's event batches, which this run clears: where its record said
+ * (earlier versions), or its "e/<seq>" keys.
+ */
+function lastRunBatches(previous: RunRecord | null | undefined, keys: string[] | undefined): number[] {
+  if (previous?.events) return previous.events.batches.map(([start]) => start);
+  return previous?.eventsInKeys ? eventBatchStarts(keys ?? []) : [];
 }
 
 /** Hands the messages the agent queued but did not take back to the inbox (they go first again). */

@@ -24,12 +24,16 @@ export type { LastRun, SessionStatus, SessionUpdates, TranscriptSlice } from "./
 //   "generation" number           bumped when a compaction rewrote earlier messages
 //   "m/<i>"      AgentMessage[]   messages i, i+1, … as one write stored them (a turn's, usually)
 //   "e/<seq>"    AgentEvent[]     the run's committed events seq, seq+1, … as one flush wrote them
-// A turn writes two keys: its messages, then the run record (turn and count) just before the run's
-// next step. So what a turn journals grows with what it added, not with the history.
+// A turn writes its messages, the run record (turn and count) just before the run's next step, and
+// its events before each wait (one key a wait; the record is not written again for them: readers
+// find the batches by the keys). So what a turn journals grows with what it added, not with the
+// history.
 //
 // Earlier versions (format 1) stored one message per "m/<i>" (a bare AgentMessage, read as a batch
 // of one) and the count under "count" (read when the run record has none; cleared by the next run's
-// first write). Both are still read, so sessions stored then resume.
+// first write). Both are still read, so sessions stored then resume. Runs before issue 44 kept where
+// their events are in the run record (`events`: the batches' seqs, counts and sizes), written with
+// every batch; it is still read, and the next run clears those batches.
 
 /** The active run (`state: "running"`), or the last one. */
 export interface RunRecord {
@@ -50,7 +54,15 @@ export interface RunRecord {
    * is not read until the count includes it). Absent in records of format 1: the "count" key.
    */
   count?: number;
-  /** Where the run's recorded events are (durable/run-events.ts). Absent in records of earlier versions. */
+  /**
+   * The run's recorded events are the "e/<seq>" keys in state (durable/run-events.ts): set with the
+   * run's first batch. Absent in records of earlier versions and of a run that has recorded none yet.
+   */
+  eventsInKeys?: true;
+  /**
+   * Where the run's recorded events are, as runs of earlier versions wrote it (with every batch);
+   * read still, never written now. Absent in records of versions older still.
+   */
   events?: RunEventsRecord;
 }
 
@@ -59,6 +71,10 @@ export interface PendingApprovalRecord {
   toolCallId: string;
   toolName: string;
   args: unknown;
+  /** For a sub-agent's call: the ids of the calls from the run's agent down to it (`toolCallId` joined by "/"). */
+  path?: string[];
+  /** For a sub-agent's call: the sub-agent tools on its path, from the top (whose child tools hold its tool). */
+  tools?: string[];
   /** The awakeable the run waits on (kept out of `status`: whoever holds it can decide). */
   awakeableId: string;
 }
@@ -108,7 +124,12 @@ export async function readStatus(ctx: AnyObjectContext): Promise<SessionStatus> 
 
 /** A book's calls without their awakeable ids (capabilities: whoever holds one can decide). */
 function publicEntries(book: ApprovalBook | null) {
-  return Object.values(book ?? {}).map(({ toolCallId, toolName, args }) => ({ toolCallId, toolName, args }));
+  return Object.values(book ?? {}).map(({ toolCallId, toolName, args, path }) => ({
+    toolCallId,
+    toolName,
+    args,
+    ...(path && { path }),
+  }));
 }
 
 /** A 410: what a follower asked to resume from is not kept; it resynchronises from the transcript. */
@@ -191,12 +212,13 @@ export async function readEvents(
     );
   }
   const ended = run.state === "idle";
+  const recorded = run.events !== undefined || run.eventsInKeys === true;
   // A run that has not flushed its first events yet.
-  if (!run.events && !ended) return { runId, events: [], next: 0, ended };
-  const events = await readRunEvents(ctx, runId, run.events, ended, since);
+  if (!recorded && !ended) return { runId, events: [], next: 0, ended };
+  const events = recorded ? await readRunEvents(ctx, runId, run.events, ended, since) : undefined;
   if (!events) {
     throw resynchronise(
-      run.events
+      recorded
         ? `The events of run "${runId}" from seq ${since} are no longer kept`
         : `Run "${runId}" recorded no events (it ran on an earlier version)`,
     );
@@ -204,9 +226,13 @@ export async function readEvents(
   return events;
 }
 
-/** The stored message count: the run record's, or the "count" key of format 1. */
+/**
+ * The stored message count: the run record's, or the "count" key of format 1 (which wrote a run
+ * record too: a session without one never ran, and has no messages to count).
+ */
 function countOf(ctx: AnyObjectContext, run: RunRecord | null): RestatePromise<number> {
-  if (run?.count !== undefined) return RestatePromise.resolve(run.count);
+  if (run === null) return RestatePromise.resolve(0);
+  if (run.count !== undefined) return RestatePromise.resolve(run.count);
   return (ctx.get<number>("count") as RestatePromise<number | null>).map((count) => count ?? 0);
 }
 
@@ -221,11 +247,13 @@ export interface StoredTranscript extends TranscriptSlice {
   starts: number[];
   /** The count came from format 1's "count" key. */
   legacyCount: boolean;
+  /** The session's state keys, when the read listed them (`known.listKeys`, or batches to find). */
+  keys?: string[];
 }
 
 /** Messages `from` … end of the stored transcript. */
 export async function readTranscript(ctx: AnyObjectContext, from = 0): Promise<TranscriptSlice> {
-  const { starts: _starts, legacyCount: _legacy, ...slice } = await readStored(ctx, from);
+  const { starts: _starts, legacyCount: _legacy, keys: _keys, ...slice } = await readStored(ctx, from);
   return slice;
 }
 
@@ -244,12 +272,13 @@ function batchStarts(keys: string[], total: number): number[] {
  * Messages `from` … end of the stored transcript, with their batches (`known.run`: the run record,
  * when the caller has read it already). The state's keys say where batches start, so a read costs
  * one journal entry per batch it needs, not one per message: the batch holding `from` and every
- * batch after it, read at once.
+ * batch after it, read at once. `known.listKeys`: list the keys even when no batch is wanted (the
+ * caller needs them too: one listing, one journal entry).
  */
 export async function readStored(
   ctx: AnyObjectContext,
   from = 0,
-  known?: { run: RunRecord | null },
+  known?: { run: RunRecord | null; listKeys?: boolean },
 ): Promise<StoredTranscript> {
   // A caller that has read the run record passes it: a read is a journal entry of its own.
   const [run, generation] = (await RestatePromise.all([
@@ -261,7 +290,8 @@ export async function readStored(
   const total = await countOf(ctx, run);
   const start = Math.min(from, total);
   // A follower's poll that finds nothing new lists no keys.
-  const all = start < total ? batchStarts(await ctx.stateKeys(), total) : [];
+  const keys = start < total || known?.listKeys ? await ctx.stateKeys() : undefined;
+  const all = keys && start < total ? batchStarts(keys, total) : [];
   // The batch holding `start` is the last one that begins at or before it.
   let first = all.length;
   for (let i = all.length - 1; i >= 0; i--) {
@@ -296,6 +326,7 @@ export async function readStored(
     messages,
     starts,
     legacyCount: run !== null && run.count === undefined,
+    ...(keys && { keys }),
   };
 }
 

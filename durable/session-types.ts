@@ -46,9 +46,13 @@ export interface SessionStatus {
   messageCount: number;
   /** Bumped when a compaction rewrote earlier messages: a follower reads the transcript again. */
   generation: number;
-  pendingApprovals: { toolCallId: string; toolName: string; args: unknown }[];
-  /** Calls of client-run tools waiting for the client's result (`resolveToolCall` / `rejectToolCall`). */
-  pendingToolCalls: { toolCallId: string; toolName: string; args: unknown }[];
+  /**
+   * Calls waiting for approval, at every depth: a sub-agent's is named by its `path` (the call ids
+   * from the run's agent down to it), joined by "/" in its `toolCallId`.
+   */
+  pendingApprovals: { toolCallId: string; toolName: string; args: unknown; path?: string[] }[];
+  /** Calls of client-run tools waiting for the client's result (`resolveToolCall` / `rejectToolCall`), likewise. */
+  pendingToolCalls: { toolCallId: string; toolName: string; args: unknown; path?: string[] }[];
   lastRun?: LastRun;
 }
 

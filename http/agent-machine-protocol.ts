@@ -4,7 +4,8 @@
 // the statechart's state), this one forwards, so a remote thread shows exactly what an agent in the
 // page shows. `POST {base}/threads/{id}/run` starts a run (`{ message }`) or resumes a quiescent one
 // (`{ approvals }` / `{ toolResults }`); `GET {base}/threads/{id}/events` follows the response in
-// progress from its start (204 when there is none).
+// progress from its start (204 when there is none), or with `?runId=…&seq=…` that run's events from
+// that seq as the thread's agent keeps them (204 when it does not).
 import type { AgentEvent } from "../core/events.js";
 import type { AssistantMessage } from "../core/messages.js";
 import { type EncoderFactory, type ResponseContext, SSE_HEADERS, sseFrame } from "./encoder.js";
@@ -77,11 +78,26 @@ export function agentMachineProtocol(): HostProtocol {
               return new Response(null, { status: 204 });
             throw error;
           }
-          return thread.reconnect(agentMachineEncoder()) ?? new Response(null, { status: 204 });
+          const from = replayFrom(new URL(request.url).searchParams);
+          return thread.reconnect(agentMachineEncoder(), from) ?? new Response(null, { status: 204 });
         },
       },
     ],
   };
+}
+
+/**
+ * `?runId=…&seq=…`: the run's events from that seq (what `remoteAgentHandle`'s `eventsSince` asks),
+ * rather than the response in progress from its start; `seq` defaults to 0.
+ */
+function replayFrom(query: URLSearchParams): { runId: string; seq: number } | undefined {
+  const runId = query.get("runId");
+  if (runId === null) return undefined;
+  const seq = Number(query.get("seq") ?? "0");
+  if (runId === "" || !Number.isSafeInteger(seq) || seq < 0) {
+    throw new AgentCallError(400, "bad_request", "runId must be a run's id and seq a whole number from 0");
+  }
+  return { runId, seq };
 }
 
 /** A `message_update` with its delta and, for a tool call's update, that call alone. */

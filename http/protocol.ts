@@ -103,9 +103,11 @@ export interface HostedThread {
   respond(input: ThreadInput, encoder: StreamEncoder): Promise<Response>;
   /**
    * The response in progress replayed from its start, then live (a reconnect); `undefined` when
-   * no response is in progress.
+   * no response is in progress. With `from`: run `from.runId`'s events from `from.seq` instead
+   * (whether or not a response is in progress; the run may have ended), as the agent keeps them;
+   * `undefined` when it no longer does.
    */
-  reconnect(encoder: StreamEncoder): Response | undefined;
+  reconnect(encoder: StreamEncoder, from?: { runId: string; seq: number }): Response | undefined;
   status(): ThreadStatus;
 }
 

@@ -1,7 +1,7 @@
 // A thread on the session host as an AgentHandle, over HTTP: the same contract as the agent in the
 // page or a durable session, spoken through the host's routes (the agent-machine protocol's run and
 // events streams, the side routes, the status route). Browser-safe: fetch and streams only.
-import { Observable, type Subscriber } from "rxjs";
+import { Observable, Subject, type Subscriber } from "rxjs";
 import type { PendingApproval } from "../agent/agent.js";
 import {
   AgentCallError,
@@ -46,10 +46,72 @@ interface ThreadStatusBody {
   messages: AgentMessage[];
 }
 
-type Frame =
-  | { type: "open"; kind: string; runId?: string }
+/**
+ * A frame of the agent-machine protocol (`data: {...}` of the host's event stream).
+ *
+ * @example
+ * ```ts
+ * const frame: AgentMachineFrame = { type: "event", seq: 0, event: { type: "agent_start" }, runId: "run-1" };
+ * ```
+ */
+export type AgentMachineFrame =
+  | { type: "open"; kind: "run" | "continuation" | "replay"; runId?: string; messages: AgentMessage[] }
   | { type: "event"; seq: number; event: AgentEvent; runId?: string }
-  | { type: "close" };
+  | {
+      type: "close";
+      ending:
+        | { kind: "end"; messages: AgentMessage[] }
+        | {
+            kind: "quiescent";
+            approvals: PendingApproval[];
+            toolCalls: PendingApproval[];
+            messages: AgentMessage[];
+          }
+        | { kind: "gone"; messages: AgentMessage[] };
+    };
+
+/**
+ * What the handle reads from the host, in the order it reads it: each event of the thread's runs
+ * once (`runId` is `undefined` for a run the host restored mid-way, which has no id), the transcript
+ * and waiting calls each response opens and closes with (the host's truth), and a stream that broke.
+ *
+ * @example
+ * ```ts
+ * handle.updates$.subscribe((u) => u.type === "thread" && console.log(u.messages.length, "messages"));
+ * ```
+ */
+export type RemoteUpdate =
+  | { type: "event"; runId: string | undefined; seq: number; event: AgentEvent }
+  | {
+      type: "thread";
+      messages: readonly AgentMessage[];
+      /** At a response's close when the run waits for answers: the calls that wait. */
+      waiting?: { approvals: PendingApproval[]; toolCalls: PendingApproval[] };
+    }
+  | { type: "broken"; error: Error };
+
+/**
+ * Makes the error a refusal is thrown as: `code` is the host's own.
+ *
+ * @example
+ * ```ts
+ * const keepHostCodes: RefusalMaker = (status, code, message) => new AgentCallError(status, code, message);
+ * ```
+ */
+export type RefusalMaker = (status: number, code: string, message: string) => AgentCallError;
+
+/**
+ * A remote handle with what the page's store reads besides the contract.
+ *
+ * @example
+ * ```ts
+ * const handle: RemoteAgentHandle = openRemoteHandle({ url: "/api", threadId: "chat-1" }, keepHostCodes);
+ * ```
+ */
+export interface RemoteAgentHandle extends AgentHandle {
+  /** Everything the handle reads from the host's streams, in order (see {@link RemoteUpdate}). */
+  readonly updates$: Observable<RemoteUpdate>;
+}
 
 const IDLE: AgentStatus = {
   status: "idle",
@@ -64,9 +126,10 @@ const IDLE: AgentStatus = {
  * A thread of the session host (`createSessionHost` from `agent-machine/http`, with
  * `agentMachineProtocol()` among its protocols) behind the {@link AgentHandle} contract. `run`
  * resolves once the host streams the run's `agent_start`; the run's events come from the streams the
- * handle reads (its run, its answers) and, for a run it did not start, from the host's reconnect
- * route; refusals are {@link AgentCallError}s with the contract's codes (the host's own code is in
- * the message).
+ * handle reads (its run, its answers) and, for a run or a seq it has not read, from the host's
+ * `GET …/events?runId=…&seq=…`; answers go on the side routes while a stream of the run is open
+ * (its events keep coming there), else resume the run with a request of their own. Refusals are
+ * {@link AgentCallError}s with the contract's codes (the host's own code is in the message).
  *
  * @example
  * ```ts
@@ -76,31 +139,67 @@ const IDLE: AgentStatus = {
  * ```
  */
 export function remoteAgentHandle(options: RemoteHandleOptions): AgentHandle {
-  return new RemoteHandle(options);
+  return new RemoteHandle(options, contractRefusal);
 }
 
-/** The events of one run as this handle has read them, and who follows them. */
+/**
+ * The handle the page's remote store is built on: the same client, with its updates in reading
+ * order and refusals made by `refusal` (the store keeps the host's codes).
+ *
+ * @example
+ * ```ts
+ * const handle = openRemoteHandle({ url: "/api", threadId: "chat-1" }, (s, code, m) => new AgentCallError(s, code, m));
+ * handle.updates$.subscribe((update) => console.log(update.type));
+ * ```
+ */
+export function openRemoteHandle(options: RemoteHandleOptions, refusal: RefusalMaker): RemoteAgentHandle {
+  return new RemoteHandle(options, refusal);
+}
+
+/** The events of one run as this handle has read them (from seq `from` on), and who follows them. */
 interface RunLog {
   runId: string;
+  from: number;
   events: SequencedEvent[];
   ended: boolean;
   followers: Set<Subscriber<SequencedEvent>>;
 }
 
-class RemoteHandle implements AgentHandle {
+const newLog = (runId: string, from: number): RunLog => ({
+  runId,
+  from,
+  events: [],
+  ended: false,
+  followers: new Set(),
+});
+
+class RemoteHandle implements RemoteAgentHandle {
   private readonly base: string;
   private readonly doFetch: NonNullable<RemoteHandleOptions["fetch"]>;
+  private readonly updates = new Subject<RemoteUpdate>();
+  /** The thread's latest run as this handle has read it. */
   private log: RunLog | undefined;
-  /** Streams being read now (a run's, an answer's, a reconnect). */
+  /** Streams of the thread's latest run being read now (a run's, an answer's, a reconnect). */
   private reading = 0;
+  /** An answer went on a side route while a stream was open: what follows may come after it closes. */
+  private answeredAside = false;
+  /** A status read started in this tick, shared by `status()` and `messages()` asked together. */
+  private sharedRead: Promise<ThreadStatusBody | undefined> | undefined;
 
-  constructor(private readonly options: RemoteHandleOptions) {
+  constructor(
+    private readonly options: RemoteHandleOptions,
+    private readonly refusal: RefusalMaker,
+  ) {
     this.base = `${options.url.replace(/\/+$/, "")}/threads/${encodeURIComponent(options.threadId)}`;
     this.doFetch = options.fetch ?? ((input, init) => fetch(input, init));
   }
 
   get id(): string {
     return this.options.threadId;
+  }
+
+  get updates$(): Observable<RemoteUpdate> {
+    return this.updates.asObservable();
   }
 
   async status(): Promise<AgentStatus> {
@@ -122,24 +221,23 @@ class RemoteHandle implements AgentHandle {
 
   eventsSince(runId: string, seq = 0): Observable<SequencedEvent> {
     return new Observable<SequencedEvent>((subscriber) => {
-      const log = this.log;
-      if (log?.runId === runId && (log.events[0]?.seq ?? 0) <= seq) {
+      let closed = false;
+      let followed: { log: RunLog; follower: Subscriber<SequencedEvent> } | undefined;
+      const serve = (log: RunLog) => {
         for (const item of log.events) if (item.seq >= seq) subscriber.next(item);
-        if (log.ended) {
-          subscriber.complete();
-          return undefined;
-        }
+        if (log.ended) return subscriber.complete();
         const follower = skipping(subscriber, seq, log);
         log.followers.add(follower);
-        void this.followIfIdle(runId);
-        return () => log.followers.delete(follower);
-      }
-      // A run this handle has not read: the host's response in progress, replayed from its start.
-      let closed = false;
-      void this.reconnect(runId, seq).then(
-        (found) => {
-          if (closed) return;
-          if (!found) {
+        followed = { log, follower };
+        if (log === this.log) void this.followIfIdle(log);
+      };
+      const log = this.log;
+      if (log?.runId === runId && log.from <= seq) serve(log);
+      else {
+        void this.replay(runId, seq).then(
+          (found) => {
+            if (closed) return;
+            if (found) return serve(found);
             subscriber.error(
               new AgentCallError(
                 410,
@@ -147,102 +245,159 @@ class RemoteHandle implements AgentHandle {
                 `the events of run ${runId} from ${seq} are not kept`,
               ),
             );
-            return;
-          }
-          const follower = skipping(subscriber, seq, found);
-          for (const item of found.events) if (item.seq >= seq) subscriber.next(item);
-          if (found.ended) subscriber.complete();
-          else found.followers.add(follower);
-        },
-        (error: unknown) => subscriber.error(error),
-      );
+          },
+          (error: unknown) => subscriber.error(error),
+        );
+      }
       return () => {
         closed = true;
+        followed?.log.followers.delete(followed.follower);
       };
     });
   }
 
   async run(message: UserMessage, runOptions?: HandleRunOptions): Promise<{ runId: string }> {
     if (runOptions?.tools?.length) {
-      throw new AgentCallError(
+      throw this.refusal(
         400,
         "bad_request",
         "a remote thread takes no run tools: give the host's agent its tools",
       );
     }
-    const response = await this.request("POST", "/run", { message: wireMessage(message) }, true);
+    const response = await this.request("POST", "/run", { message: this.wireMessage(message) }, true);
     return new Promise<{ runId: string }>((resolve, reject) => {
       let started = false;
       void this.read(response, (runId) => {
         started = true;
         resolve({ runId });
       }).then(() => {
-        if (!started) reject(new AgentCallError(400, "bad_request", "the run did not start"));
+        if (!started) reject(this.refusal(400, "bad_request", "the run did not start"));
       }, reject);
     });
   }
 
   async steer(message: string | UserMessage): Promise<void> {
-    await this.request("POST", "/steer", wireMessage(message));
+    await this.request("POST", "/steer", this.wireMessage(message));
   }
 
   async followUp(message: string | UserMessage): Promise<void> {
-    await this.request("POST", "/follow-up", wireMessage(message));
+    await this.request("POST", "/follow-up", this.wireMessage(message));
   }
 
   async check(answers: readonly CallAnswer[]): Promise<void> {
-    checkResults(answers);
-    await this.request("POST", "/check", wireAnswers(answers));
+    this.checkResults(answers);
+    await this.request("POST", "/check", this.wireAnswers(answers));
   }
 
   async answer(answers: readonly CallAnswer[]): Promise<void> {
-    checkResults(answers);
+    this.checkResults(answers);
+    if (this.reading > 0 && this.log && !this.log.ended) {
+      // A stream of the run is open (another call still runs): each answer on its side route, in
+      // order, and the run's events keep coming on that stream.
+      const wire = answers.map((answer) => sideRouteOf(answer));
+      if (wire.some(([path]) => path === undefined)) {
+        throw this.refusal(400, "bad_request", "each answer needs approve, deny, result or reject");
+      }
+      this.answeredAside = true;
+      for (const [path, body] of wire) await this.request("POST", path!, body);
+      return;
+    }
     // The run route takes a request's answers whole or not at all and streams what follows.
-    const response = await this.request("POST", "/run", wireAnswers(answers), true);
+    const response = await this.request("POST", "/run", this.wireAnswers(answers), true);
     void this.read(response).catch(() => undefined);
   }
 
   async abort(): Promise<boolean> {
     const response = await this.request("POST", "/abort", {});
     const { aborted } = (await response.json()) as { aborted: boolean };
-    if (aborted && this.log && !this.log.ended) void this.followIfIdle(this.log.runId);
+    if (aborted && this.log && !this.log.ended) void this.followIfIdle(this.log);
     return aborted;
   }
 
   // --- reading the host's streams ---
 
-  /** Reads an agent-machine stream to its end into the run's log; `started` gets a run's id. */
-  private async read(response: Response, started?: (runId: string) => void): Promise<void> {
-    this.reading += 1;
+  /**
+   * Reads an agent-machine stream to its end: each event into the run's log (a dedicated `log`
+   * for an older run's replay, else the latest run's), the transcripts it carries as updates;
+   * `started` gets a new run's id.
+   */
+  private async read(response: Response, started?: (runId: string) => void, log?: RunLog): Promise<void> {
+    if (!log) this.reading += 1;
+    let runId = log?.runId;
+    let ending: Extract<AgentMachineFrame, { type: "close" }>["ending"] | undefined;
+    let events = 0;
     try {
-      let runId: string | undefined;
-      for await (const frame of sseFrames(response) as AsyncGenerator<Frame>) {
-        if (frame.type === "open") runId = frame.runId ?? runId;
-        if (frame.type !== "event") continue;
-        if (frame.event.type === "agent_start") {
+      for await (const frame of sseFrames(response) as AsyncGenerator<AgentMachineFrame>) {
+        if (frame.type === "open") {
           runId = frame.runId ?? runId;
-          if (runId === undefined) continue;
-          this.log = { runId, events: [], ended: false, followers: new Set() };
-          started?.(runId);
+          if (!log) this.updates.next({ type: "thread", messages: frame.messages });
+        } else if (frame.type === "close") {
+          ending = frame.ending;
+          if (log) continue;
+          const { messages } = ending;
+          this.updates.next(
+            ending.kind === "quiescent"
+              ? {
+                  type: "thread",
+                  messages,
+                  waiting: { approvals: ending.approvals, toolCalls: ending.toolCalls },
+                }
+              : { type: "thread", messages },
+          );
+        } else {
+          const starts = frame.event.type === "agent_start" && !log;
+          if (starts) runId = frame.runId ?? runId;
+          this.record(runId, frame.seq, frame.event, log);
+          events += 1;
+          if (starts && runId !== undefined) started?.(runId);
         }
-        if (runId !== undefined) this.record({ runId, seq: frame.seq, event: frame.event });
       }
+    } catch (error) {
+      if (!log)
+        this.updates.next({
+          type: "broken",
+          error: error instanceof Error ? error : new Error(String(error)),
+        });
+      throw error;
     } finally {
-      this.reading -= 1;
+      if (!log) this.reading -= 1;
     }
-    const log = this.log;
-    // The response ended before the run did (it waits for answers, or a side route moved it on):
-    // what follows comes on the next stream the handle reads.
-    if (log && !log.ended && log.followers.size > 0) void this.followIfIdle(log.runId);
+    // Whether an answer went on a side route while this stream (or another still open) was read.
+    const aside = this.answeredAside && !log;
+    if (this.reading === 0) this.answeredAside = false;
+    const latest = log ?? this.log;
+    if (!latest || latest.ended || latest.runId !== runId) return;
+    if (events === 0 && ending?.kind === "gone") {
+      // The host has the run no longer (it answered a replay with nothing): its followers are told.
+      const gone = new AgentCallError(410, "events_unavailable", `the events of run ${runId} are not kept`);
+      for (const follower of [...latest.followers]) follower.error(gone);
+      latest.followers.clear();
+      return;
+    }
+    if (log) return;
+    // The stream ended before the run did. Quiescent: the run waits, and the request that answers
+    // it streams the rest. Else (the host let go), or when an answer went on a side route while it
+    // was open (the run moved on after it closed): follow the run from where this handle is.
+    if (!aside && (ending?.kind === "quiescent" || latest.followers.size === 0)) return;
+    void this.followIfIdle(latest);
   }
 
-  private record(item: SequencedEvent): void {
-    const log = this.log;
-    if (!log || log.runId !== item.runId || log.ended) return;
-    const next = (log.events.at(-1)?.seq ?? -1) + 1;
-    if (item.seq !== next) return;
+  /** One event read: into `log` (or the latest run's, made for it), once, in order; each new one to the updates. */
+  private record(runId: string | undefined, seq: number, event: AgentEvent, dedicated?: RunLog): void {
+    if (runId === undefined) {
+      // A run the host restored mid-way has no id and no log: its events pass through.
+      this.updates.next({ type: "event", runId, seq, event });
+      return;
+    }
+    if (!dedicated && (this.log === undefined || this.log.runId !== runId)) this.log = newLog(runId, seq);
+    const log = dedicated ?? this.log!;
+    if (log.runId !== runId || log.ended) return;
+    if (log.events.length === 0) log.from = seq;
+    if (seq !== log.from + log.events.length) return;
+    const item = { runId, seq, event };
     log.events.push(item);
-    if (item.event.type === "agent_end") log.ended = true;
+    if (event.type === "agent_end") log.ended = true;
+    if (!dedicated) this.updates.next({ type: "event", runId, seq, event });
     for (const follower of [...log.followers]) {
       follower.next(item);
       if (log.ended) follower.complete();
@@ -250,67 +405,51 @@ class RemoteHandle implements AgentHandle {
     if (log.ended) log.followers.clear();
   }
 
-  /** Follows the run through the host's reconnect route when no stream of it is being read. */
-  private async followIfIdle(runId: string): Promise<void> {
-    if (this.reading > 0) return;
-    await this.reconnect(runId, 0).catch(() => undefined);
+  /** Follows the latest run from where this handle is in it, when no stream of it is being read. */
+  private async followIfIdle(log: RunLog): Promise<void> {
+    if (this.reading > 0 || log.ended) return;
+    await this.replay(log.runId, log.from + log.events.length).catch(() => undefined);
   }
 
   /**
-   * The host's response in progress for `runId`, read into the log (the rest in the background);
-   * `undefined` when there is none, or it starts after `seq` and the log has nothing before it.
+   * Run `runId`'s events from `seq` as the host keeps them, read into a log (the rest in the
+   * background): the latest run's, or a dedicated one for an older run; `undefined` when the host
+   * keeps none (or the thread is unknown).
    */
-  private async reconnect(runId: string, seq: number): Promise<RunLog | undefined> {
-    const response = await this.request("GET", "/events");
-    const known = () => (this.log?.runId === runId ? this.log : undefined);
-    if (response.status === 204 || !response.body) return known();
-    const frames = sseFrames(response) as AsyncGenerator<Frame>;
-    const stop = () => void frames.return(undefined).catch(() => undefined);
-    const open = (await frames.next()).value as Frame | undefined;
-    if (open?.type !== "open" || open.runId !== runId) {
-      stop();
-      return known();
-    }
-    this.log = known() ?? { runId, events: [], ended: false, followers: new Set() };
-    const log = this.log;
-    // The first event says where the host's response starts: a seq before it is gone unless read.
-    let first: Frame | undefined;
-    for (;;) {
-      const next = await frames.next();
-      if (next.done) break;
-      if ((next.value as Frame).type === "event") {
-        first = next.value as Frame;
-        break;
-      }
-    }
-    if (first?.type === "event") {
-      const kept = log.events.length > 0 && log.events[0]!.seq <= seq;
-      if (first.seq > seq && !kept) {
-        stop();
-        return undefined;
-      }
-      this.record({ runId, seq: first.seq, event: first.event });
-      this.reading += 1;
-      void (async () => {
-        try {
-          for await (const frame of frames) {
-            if (frame.type === "event") this.record({ runId, seq: frame.seq, event: frame.event });
-          }
-        } finally {
-          this.reading -= 1;
-        }
-      })().catch(() => undefined);
-    }
-    return log;
+  private async replay(runId: string, seq: number): Promise<RunLog | undefined> {
+    const query = `?runId=${encodeURIComponent(runId)}&seq=${seq}`;
+    const response = await this.request("GET", `/events${query}`);
+    if (response.status === 204 || !response.body) return undefined;
+    const latest = this.log;
+    let dedicated: RunLog | undefined;
+    if (latest === undefined || latest.ended || (latest.runId === runId && latest.from > seq)) {
+      // This run becomes the latest the handle knows (its followers, if any, keep following it).
+      const log = newLog(runId, seq);
+      if (latest?.runId === runId) for (const follower of latest.followers) log.followers.add(follower);
+      this.log = log;
+    } else if (latest.runId !== runId) dedicated = newLog(runId, seq);
+    void this.read(response, undefined, dedicated).catch(() => undefined);
+    return dedicated ?? this.log;
   }
 
   // --- requests ---
 
-  private async threadBody(): Promise<ThreadStatusBody | undefined> {
-    const response = await this.doFetch(this.base, { headers: this.headers(false) }).catch(unreachable);
-    if (response.status === 404) return undefined; // the host makes the thread on its first run
-    if (!response.ok) throw await refusalOf(response);
-    return (await response.json()) as ThreadStatusBody;
+  private threadBody(): Promise<ThreadStatusBody | undefined> {
+    if (this.sharedRead) return this.sharedRead;
+    const read = (async () => {
+      const response = await this.doFetch(this.base, { headers: this.headers(false) }).catch(
+        this.unreachable,
+      );
+      if (response.status === 404) return undefined; // the host makes the thread on its first run
+      if (!response.ok) throw await this.refusalOf(response);
+      return (await response.json()) as ThreadStatusBody;
+    })();
+    // Shared only by calls made together: a later call reads again (it may follow a change).
+    this.sharedRead = read;
+    queueMicrotask(() => {
+      if (this.sharedRead === read) this.sharedRead = undefined;
+    });
+    return read;
   }
 
   private async request(
@@ -323,8 +462,8 @@ class RemoteHandle implements AgentHandle {
       method,
       headers: { ...this.headers(body !== undefined), ...(stream && { accept: "text/event-stream" }) },
       ...(body !== undefined && { body: JSON.stringify(body) }),
-    }).catch(unreachable);
-    if (!response.ok) throw await refusalOf(response);
+    }).catch(this.unreachable);
+    if (!response.ok) throw await this.refusalOf(response);
     return response;
   }
 
@@ -335,6 +474,84 @@ class RemoteHandle implements AgentHandle {
       ...(json && { "content-type": "application/json" }),
     };
   }
+
+  /** The host's refusal `{ error: { code, message } }` as the error this handle throws. */
+  private async refusalOf(response: Response): Promise<AgentCallError> {
+    let code = "http_error";
+    let message = `${response.status} ${response.statusText}`;
+    try {
+      const body = (await response.json()) as { error?: { code?: string; message?: string } };
+      code = body.error?.code ?? code;
+      message = body.error?.message ?? message;
+    } catch {}
+    return this.refusal(response.status, code, message);
+  }
+
+  private readonly unreachable = (error: unknown): never => {
+    throw this.refusal(
+      503,
+      "unavailable",
+      `the host cannot be reached: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  };
+
+  /**
+   * A client result's shape, checked here by the rule every side applies (the host's wire format
+   * would refuse a malformed one as a bad request instead): the schemas of edited arguments are the
+   * host's to check.
+   */
+  private checkResults(answers: readonly CallAnswer[]): void {
+    if (!Array.isArray(answers)) throw this.refusal(400, "bad_request", "the answers must be an array");
+    for (const answer of answers) {
+      if (typeof answer !== "object" || answer === null || !("result" in answer)) continue;
+      const checked = clientResultFor(answer.toolCallId, answer.result);
+      if (typeof checked === "string") throw this.refusal(400, "refused", checked);
+    }
+  }
+
+  /** A message as the host's routes take it: `{ content, id? }`. */
+  private wireMessage(message: string | UserMessage): { content: UserMessage["content"]; id?: string } {
+    if (typeof message === "string") return { content: message };
+    if (typeof message !== "object" || message === null || message.role !== "user") {
+      throw this.refusal(400, "bad_request", "the message must be text or a user message");
+    }
+    return { content: message.content, ...(message.id !== undefined && { id: message.id }) };
+  }
+
+  /** Answers as the host's run and check routes take them: `{ approvals, toolResults }`. */
+  private wireAnswers(answers: readonly CallAnswer[]): { approvals: unknown[]; toolResults: unknown[] } {
+    const approvals: unknown[] = [];
+    const toolResults: unknown[] = [];
+    for (const answer of answers) {
+      const [path, body] = sideRouteOf(answer);
+      if (path === undefined)
+        throw this.refusal(400, "bad_request", "each answer needs approve, deny, result or reject");
+      if (path === "/tool-result") toolResults.push(body);
+      else approvals.push({ ...body, approved: path === "/approve" });
+    }
+    return { approvals, toolResults };
+  }
+}
+
+/**
+ * An answer as its side route takes it (`/approve`, `/deny`, `/tool-result` and the body), or no
+ * path for one that is none of these (the host refuses it as a bad request).
+ */
+function sideRouteOf(
+  answer: CallAnswer,
+): [string, Record<string, unknown>] | [undefined, Record<string, unknown>] {
+  const { toolCallId } = answer;
+  if ("approve" in answer) {
+    const { args } = answer.approve;
+    return ["/approve", { toolCallId, ...(args !== undefined && { args }) }];
+  }
+  if ("deny" in answer) {
+    const { reason } = answer.deny;
+    return ["/deny", { toolCallId, ...(reason !== undefined && { reason }) }];
+  }
+  if ("result" in answer) return ["/tool-result", { toolCallId, result: answer.result }];
+  if ("reject" in answer) return ["/tool-result", { toolCallId, error: answer.reject.reason }];
+  return [undefined, { toolCallId }];
 }
 
 /** A follower that takes only events from `seq` (a log's live events after those it was given). */
@@ -351,52 +568,6 @@ function skipping(
     complete: () => subscriber.complete(),
     error: (error: unknown) => subscriber.error(error),
   } as Subscriber<SequencedEvent>;
-}
-
-/**
- * A client result's shape, checked here by the rule every side applies (the host's wire format
- * would refuse a malformed one as a bad request instead): the schemas of edited arguments are the
- * host's to check.
- */
-function checkResults(answers: readonly CallAnswer[]): void {
-  if (!Array.isArray(answers)) throw new AgentCallError(400, "bad_request", "the answers must be an array");
-  for (const answer of answers) {
-    if (typeof answer !== "object" || answer === null || !("result" in answer)) continue;
-    const checked = clientResultFor(answer.toolCallId, answer.result);
-    if (typeof checked === "string") throw new AgentCallError(400, "refused", checked);
-  }
-}
-
-/** A message as the host's routes take it: `{ content, id? }`. */
-function wireMessage(message: string | UserMessage): { content: UserMessage["content"]; id?: string } {
-  if (typeof message === "string") return { content: message };
-  if (typeof message !== "object" || message === null || message.role !== "user") {
-    throw new AgentCallError(400, "bad_request", "the message must be text or a user message");
-  }
-  return { content: message.content, ...(message.id !== undefined && { id: message.id }) };
-}
-
-/** Answers as the host's run and check routes take them: `{ approvals, toolResults }`. */
-function wireAnswers(answers: readonly CallAnswer[]): { approvals: unknown[]; toolResults: unknown[] } {
-  const approvals: unknown[] = [];
-  const toolResults: unknown[] = [];
-  for (const answer of answers) {
-    if ("approve" in answer) {
-      const { args } = answer.approve;
-      approvals.push({ toolCallId: answer.toolCallId, approved: true, ...(args !== undefined && { args }) });
-    } else if ("deny" in answer) {
-      const { reason } = answer.deny;
-      approvals.push({
-        toolCallId: answer.toolCallId,
-        approved: false,
-        ...(reason !== undefined && { reason }),
-      });
-    } else if ("result" in answer) toolResults.push({ toolCallId: answer.toolCallId, result: answer.result });
-    else if ("reject" in answer)
-      toolResults.push({ toolCallId: answer.toolCallId, error: answer.reject.reason });
-    else throw new AgentCallError(400, "bad_request", "each answer needs approve, deny, result or reject");
-  }
-  return { approvals, toolResults };
 }
 
 /** The host's codes as the contract's (the host's own stays in the message). */
@@ -417,25 +588,10 @@ const CONTRACT_CODES: Record<string, AgentCallErrorCode> = {
   internal_error: "unavailable",
 };
 
-/** The host's refusal `{ error: { code, message } }` as an AgentCallError with the contract's code. */
-export async function refusalOf(response: Response): Promise<AgentCallError> {
-  let code = "unavailable";
-  let message = `${response.status} ${response.statusText}`;
-  try {
-    const body = (await response.json()) as { error?: { code?: string; message?: string } };
-    code = body.error?.code ?? code;
-    message = body.error?.message ?? message;
-  } catch {}
-  const contract = CONTRACT_CODES[code] ?? code;
-  return new AgentCallError(response.status, contract, contract === code ? message : `${message} (${code})`);
-}
-
-function unreachable(error: unknown): never {
-  throw new AgentCallError(
-    503,
-    "unavailable",
-    `the host cannot be reached: ${error instanceof Error ? error.message : String(error)}`,
-  );
+/** A refusal with the contract's code for the host's (the host's own stays in the message). */
+function contractRefusal(status: number, code: string, message: string): AgentCallError {
+  const contract = CONTRACT_CODES[code] ?? (code === "http_error" ? "unavailable" : code);
+  return new AgentCallError(status, contract, contract === code ? message : `${message} (${code})`);
 }
 
 /** The JSON of each `data:` frame of a server-sent-events response. */

@@ -1,55 +1,21 @@
 // The store of a thread on the session host (`agent-machine/http`), seen from the page: the same
-// AgentView as an agent in the page, fed by the host's agent-machine protocol (the agent's own
-// events as server-sent events, `agentMachineProtocol()`), its side routes for what a run takes
-// while it works (steer, follow-up, abort, decisions) and its status route for the transcript.
+// AgentView as an agent in the page, fed by a remote handle on the thread (remote-agent-handle.ts,
+// the one client of the host's agent-machine protocol): the events and transcripts its streams carry
+// fold into the view, and the actions are the handle's (run, steer, follow-up, answers, abort).
 import type { PendingApproval } from "../agent/agent.js";
 import { AgentCallError } from "../core/agent-handle.js";
 import type { AgentEvent } from "../core/events.js";
 import type { AgentMessage, UserMessage } from "../core/messages.js";
 import type { PromptInput } from "../core/options.js";
 import type { RunOutcome } from "../core/run-outcome.js";
-import type { ToolResult } from "../core/tool.js";
 import type { AgentActions, AgentStore } from "./agent-store.js";
 import { type AgentView, applyAgentEvent, emptyAgentView } from "./agent-view.js";
-import { sseFrames } from "./remote-agent-handle.js";
+import { openRemoteHandle, type RemoteHandleOptions, type RemoteUpdate } from "./remote-agent-handle.js";
 
-/** Where the thread is and how to reach it. */
-export interface RemoteAgentOptions {
-  /** The host's base URL (its `basePath`), e.g. `"/api/agent"` or `"http://127.0.0.1:3000/api"`. */
-  url: string;
-  /** The thread's id: the host makes its agent on the first prompt. */
-  threadId: string;
-  /** Headers for every request (your authentication), or a function that makes them each time. */
-  headers?: Record<string, string> | (() => Record<string, string>);
-  /** The `fetch` to use (default: the global one). */
-  fetch?: typeof fetch;
-}
+export type { AgentMachineFrame } from "./remote-agent-handle.js";
 
-/** A frame of the agent-machine protocol (`data: {...}` of the host's event stream). */
-export type AgentMachineFrame =
-  | { type: "open"; kind: "run" | "continuation" | "replay"; runId?: string; messages: AgentMessage[] }
-  | { type: "event"; seq: number; event: AgentEvent }
-  | {
-      type: "close";
-      ending:
-        | { kind: "end"; messages: AgentMessage[] }
-        | {
-            kind: "quiescent";
-            approvals: PendingApproval[];
-            toolCalls: PendingApproval[];
-            messages: AgentMessage[];
-          }
-        | { kind: "gone"; messages: AgentMessage[] };
-    };
-
-/** What `GET {url}/threads/{id}` answers. */
-interface ThreadStatusBody {
-  status: "idle" | "running" | "waiting";
-  state: string;
-  pendingApprovals: PendingApproval[];
-  pendingToolCalls: PendingApproval[];
-  messages: AgentMessage[];
-}
+/** Where the thread is and how to reach it (as for `remoteAgentHandle`). */
+export type RemoteAgentOptions = RemoteHandleOptions;
 
 /**
  * A request the host refused: its HTTP status and the `{ error: { code, message } }` it answered.
@@ -75,7 +41,7 @@ export class RemoteAgentError extends AgentCallError {
  * It reads the thread's status and transcript when the first component subscribes (and follows a
  * run in progress from its start), streams each run it starts or resumes, and sends steering,
  * follow-ups, aborts and decisions on the host's side routes. The host's transcript is the truth:
- * each response ends with it.
+ * each response opens and ends with it.
  *
  * @example
  * ```ts
@@ -87,12 +53,12 @@ export class RemoteAgentError extends AgentCallError {
  * ```
  */
 export function createRemoteAgentStore(options: RemoteAgentOptions): AgentStore {
-  const base = `${options.url.replace(/\/+$/, "")}/threads/${encodeURIComponent(options.threadId)}`;
-  const doFetch = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
+  const handle = openRemoteHandle(
+    options,
+    (status, code, message) => new RemoteAgentError(status, code, message),
+  );
   let view = emptyAgentView();
   const listeners = new Set<() => void>();
-  /** The response being read, if any: while it is open, the run's events arrive on it. */
-  let stream: AbortController | undefined;
   let loaded: Promise<void> | undefined;
   const runEnds = new Set<(outcome: RunOutcome) => void>();
 
@@ -102,89 +68,30 @@ export function createRemoteAgentStore(options: RemoteAgentOptions): AgentStore 
     for (const listener of [...listeners]) listener();
   };
 
-  const headers = (json: boolean): Record<string, string> => ({
-    ...(typeof options.headers === "function" ? options.headers() : options.headers),
-    ...(json && { "content-type": "application/json" }),
+  handle.updates$.subscribe((update) => set(viewAfter(view, update)));
+  handle.updates$.subscribe((update) => {
+    if (update.type === "event" && update.event.type === "agent_end")
+      for (const resolve of [...runEnds]) resolve(view.outcome!);
   });
 
-  const request = async (method: "GET" | "POST", path: string, body?: unknown, signal?: AbortSignal) => {
-    const response = await doFetch(`${base}${path}`, {
-      method,
-      headers: headers(body !== undefined),
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-      ...(signal && { signal }),
-    });
-    if (!response.ok) throw await refusalOf(response);
-    return response;
-  };
-
-  const applyFrame = (frame: AgentMachineFrame) => {
-    if (frame.type === "open") return set(withMessages(view, frame.messages));
-    if (frame.type === "event") {
-      const event = frame.event;
-      let next = withRemoteState(applyAgentEvent(view, event), event);
-      if (event.type === "message_end" && !event.discarded)
-        next = withMessages(next, [...next.messages, event.message]);
-      if (event.type === "message_start" && event.message.role === "user")
-        next = withoutQueued(next, event.message.id);
-      set(next);
-      if (event.type === "agent_end") for (const resolve of [...runEnds]) resolve(next.outcome!);
-      return;
-    }
-    const { ending } = frame;
-    let next = withMessages(view, ending.messages);
-    if (ending.kind === "quiescent") {
-      next = {
-        ...next,
-        pendingApprovals: samePending(next.pendingApprovals, ending.approvals),
-        pendingToolCalls: samePending(next.pendingToolCalls, ending.toolCalls),
-      };
-    }
-    set(next);
-  };
-
-  /** Reads one event-stream response to its end, applying each frame. */
-  const follow = async (response: Response, controller: AbortController) => {
-    stream = controller;
-    try {
-      for await (const frame of sseFrames(response)) applyFrame(frame as AgentMachineFrame);
-    } catch (error) {
-      if (!controller.signal.aborted) set({ ...view, error: asError(error) });
-    } finally {
-      if (stream === controller) stream = undefined;
-    }
-  };
-
-  /** Follows the run in progress from the start of the host's current response, if there is one. */
-  const reconnect = async () => {
-    if (stream) return;
-    const controller = new AbortController();
-    const response = await request("GET", "/events", undefined, controller.signal);
-    if (response.status === 204 || !response.body) return;
-    await follow(response, controller);
-  };
-
   const load = async () => {
-    const response = await doFetch(base, { headers: headers(false) });
-    if (response.status === 404) return; // a thread the host does not know yet: the first prompt makes it
-    if (!response.ok) throw await refusalOf(response);
-    const status = (await response.json()) as ThreadStatusBody;
+    const [status, messages] = await Promise.all([handle.status(), handle.messages()]);
     set({
-      ...withMessages(view, status.messages),
+      ...withMessages(view, messages),
       state: status.state,
       running: status.status !== "idle",
       pendingApprovals: samePending(view.pendingApprovals, status.pendingApprovals),
       pendingToolCalls: samePending(view.pendingToolCalls, status.pendingToolCalls),
     });
-    if (status.status === "running")
-      void reconnect().catch((error) => set({ ...view, error: asError(error) }));
-  };
-
-  /** Starts or resumes a run with a request to the protocol route, and follows its response. */
-  const run = async (body: object) => {
-    const controller = new AbortController();
-    const response = await request("POST", "/run", body, controller.signal);
-    void follow(response, controller);
+    // A run working: followed from its start (its events come as updates, like every stream's).
+    if (status.status === "running" && status.runId !== undefined) {
+      handle.eventsSince(status.runId, 0).subscribe({
+        error: (error: unknown) => {
+          if (!(error instanceof AgentCallError && error.code === "events_unavailable"))
+            set({ ...view, error: asError(error) });
+        },
+      });
+    }
   };
 
   const act = async <T>(action: () => Promise<T>): Promise<T> => {
@@ -198,19 +105,22 @@ export function createRemoteAgentStore(options: RemoteAgentOptions): AgentStore 
     }
   };
 
-  /** An answer to a pending call: on the open response's run when one is open, else it resumes the run. */
-  const answer = async (route: string, body: Record<string, unknown>, resume: object) => {
-    if (stream) {
-      await request("POST", route, body);
-      return;
-    }
-    await run(resume);
+  const queue = async (how: "steer" | "followUp", input: string | AgentMessage) => {
+    const message = userMessageOf(input, how);
+    await (how === "steer" ? handle.steer(message) : handle.followUp(message));
+    const { steering, followUp } = view.queued;
+    set({
+      ...view,
+      queued:
+        how === "steer"
+          ? { steering: [...steering, message], followUp }
+          : { steering, followUp: [...followUp, message] },
+    });
   };
 
   const actions: AgentActions = {
     prompt: (input) =>
       act(async () => {
-        const message = userMessageOf(input);
         const ended = new Promise<RunOutcome>((resolve) => {
           const onEnd = (outcome: RunOutcome) => {
             runEnds.delete(onEnd);
@@ -219,7 +129,7 @@ export function createRemoteAgentStore(options: RemoteAgentOptions): AgentStore 
           runEnds.add(onEnd);
         });
         try {
-          await run({ message });
+          await handle.run(userMessageOf(input));
         } catch (error) {
           runEnds.clear();
           throw error;
@@ -227,62 +137,19 @@ export function createRemoteAgentStore(options: RemoteAgentOptions): AgentStore 
         return ended;
       }),
     steer: (input) => act(() => queue("steer", input)),
-    followUp: (input) => act(() => queue("follow-up", input)),
+    followUp: (input) => act(() => queue("followUp", input)),
     approve: (toolCallId, options) =>
       act(() =>
-        answer(
-          "/approve",
-          { toolCallId, ...(options?.args !== undefined && { args: options.args }) },
-          {
-            approvals: [
-              { toolCallId, approved: true, ...(options?.args !== undefined && { args: options.args }) },
-            ],
-          },
-        ),
+        handle.answer([{ toolCallId, approve: options?.args !== undefined ? { args: options.args } : {} }]),
       ),
     deny: (toolCallId, reason) =>
-      act(() =>
-        answer(
-          "/deny",
-          { toolCallId, ...(reason !== undefined && { reason }) },
-          { approvals: [{ toolCallId, approved: false, ...(reason !== undefined && { reason }) }] },
-        ),
-      ),
-    resolveToolCall: (toolCallId, result: string | ToolResult) =>
-      act(() => answer("/tool-result", { toolCallId, result }, { toolResults: [{ toolCallId, result }] })),
-    rejectToolCall: (toolCallId, reason) =>
-      act(() =>
-        answer(
-          "/tool-result",
-          { toolCallId, error: reason },
-          { toolResults: [{ toolCallId, error: reason }] },
-        ),
-      ),
+      act(() => handle.answer([{ toolCallId, deny: reason !== undefined ? { reason } : {} }])),
+    resolveToolCall: (toolCallId, result) => act(() => handle.answer([{ toolCallId, result }])),
+    rejectToolCall: (toolCallId, reason) => act(() => handle.answer([{ toolCallId, reject: { reason } }])),
     abort: () =>
       act(async () => {
-        // A JSON body like every POST: the host refuses any other (a cross-site form could send it).
-        await request("POST", "/abort", {});
+        await handle.abort();
       }),
-  };
-
-  const queue = async (route: "steer" | "follow-up", input: string | AgentMessage) => {
-    const message = userMessageOf(input);
-    await request("POST", `/${route}`, message);
-    const queued: UserMessage = {
-      role: "user",
-      content: message.content,
-      timestamp: Date.now(),
-      id: message.id,
-      source: route === "steer" ? "steer" : "followUp",
-    };
-    const { steering, followUp } = view.queued;
-    set({
-      ...view,
-      queued:
-        route === "steer"
-          ? { steering: [...steering, queued], followUp }
-          : { steering, followUp: [...followUp, queued] },
-    });
   };
 
   return {
@@ -298,16 +165,44 @@ export function createRemoteAgentStore(options: RemoteAgentOptions): AgentStore 
   };
 }
 
-/** `{ content, id }` of what a prompt or steer takes (an id of our own, so its echo is recognised). */
-function userMessageOf(input: PromptInput | AgentMessage): { content: UserMessage["content"]; id: string } {
+/** The view after what the handle read: an event, the host's transcript (and waiting calls), a broken stream. */
+function viewAfter(view: AgentView, update: RemoteUpdate): AgentView {
+  if (update.type === "broken") return { ...view, error: update.error };
+  if (update.type === "thread") {
+    const next = withMessages(view, update.messages);
+    if (!update.waiting) return next;
+    return {
+      ...next,
+      pendingApprovals: samePending(next.pendingApprovals, update.waiting.approvals),
+      pendingToolCalls: samePending(next.pendingToolCalls, update.waiting.toolCalls),
+    };
+  }
+  const { event } = update;
+  let next = withRemoteState(applyAgentEvent(view, event), event);
+  if (event.type === "message_end" && !event.discarded)
+    next = withMessages(next, [...next.messages, event.message]);
+  if (event.type === "message_start" && event.message.role === "user")
+    next = withoutQueued(next, event.message.id);
+  return next;
+}
+
+/**
+ * The user message a prompt or steer sends, with an id of our own (so its echo is recognised);
+ * queued ones carry the queue's `source`.
+ */
+function userMessageOf(input: PromptInput | AgentMessage, queue?: "steer" | "followUp"): UserMessage {
   const message = Array.isArray(input) ? input.at(-1) : input;
   const id =
     (typeof message === "object" && message?.id) ||
     `ui-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
-  if (typeof message === "string") return { content: message, id };
-  if (message && (message.role === "user" || message.role === "custom"))
-    return { content: message.content, id };
-  throw new TypeError("A remote thread takes text or a user message");
+  const content =
+    typeof message === "string"
+      ? message
+      : message && (message.role === "user" || message.role === "custom")
+        ? message.content
+        : undefined;
+  if (content === undefined) throw new TypeError("A remote thread takes text or a user message");
+  return { role: "user", content, timestamp: Date.now(), id, ...(queue && { source: queue }) };
 }
 
 /** The machine state as the events tell it (the host's status gives it exactly on load). */
@@ -361,18 +256,6 @@ function samePending(previous: readonly PendingApproval[], next: readonly Pendin
   const same =
     previous.length === next.length && previous.every((p, i) => p.toolCallId === next[i]!.toolCallId);
   return same ? previous : next;
-}
-
-// Still named RemoteAgentError for one release (code may read error.name); an AgentCallError all the same.
-async function refusalOf(response: Response): Promise<AgentCallError> {
-  let code = "http_error";
-  let message = `${response.status} ${response.statusText}`;
-  try {
-    const body = (await response.json()) as { error?: { code?: string; message?: string } };
-    code = body.error?.code ?? code;
-    message = body.error?.message ?? message;
-  } catch {}
-  return new RemoteAgentError(response.status, code, message);
 }
 
 function asError(error: unknown): Error {

@@ -3,7 +3,6 @@ import { PROCESS_MESSAGE_IDS } from "../core/message-id.js";
 import {
   type AgentMessage,
   type AssistantMessage,
-  countedTokens,
   emptyUsage,
   type ToolCall,
   type ToolResultMessage,
@@ -15,7 +14,7 @@ import type { AgentLimits, InputFilter, PromptInput, QueueMode } from "../core/o
 import type { LoopState } from "./loop-detection.logic.js";
 import type { OutputSpec } from "../core/output.js";
 import type { AnswerCheck } from "./output.logic.js";
-import { notRunAtLimitText } from "./limit-answer.logic.js";
+import { notRunAtLimitText, treeTokens } from "./limit-answer.logic.js";
 import { abortedText, truncatedCallText } from "./tool-execution.logic.js";
 import { messagesFrom } from "./transcript.js";
 
@@ -45,6 +44,11 @@ export interface RunState {
    * limit; set only by an agent with one.
    */
   subAgentUsd?: number;
+  /**
+   * What the run's sub-agents used, their whole trees (their results' `details.treeUsage`): counted
+   * against `maxTokens` and added to the run's reported usage; absent until a sub-agent's result.
+   */
+  subAgentUsage?: Usage;
   /** USD the run's compaction summaries cost (their `summaryUsage`), likewise. */
   summaryUsd?: number;
   /**
@@ -122,6 +126,7 @@ export function openedRun(run: RunState): RunState {
     turn: run.turn + 1,
     usage: run.usage,
     subAgentUsd: run.subAgentUsd,
+    subAgentUsage: run.subAgentUsage,
     summaryUsd: run.summaryUsd,
     firstMessage: run.firstMessage,
     rewritten: run.rewritten,
@@ -173,12 +178,15 @@ export function takeFromQueue<T>(queue: readonly T[], mode: QueueMode): { taken:
  * The limit that stops the run before another turn, as the notice text, or `undefined`.
  * `maxTurns` counts model calls; `maxTokens` counts input, output and both cache counts.
  */
-export function limitReached(limits: AgentLimits, run: Pick<RunState, "turn" | "usage">): string | undefined {
+export function limitReached(
+  limits: AgentLimits,
+  run: Pick<RunState, "turn" | "usage" | "subAgentUsage">,
+): string | undefined {
   if (limits.maxTurns !== undefined && run.turn >= limits.maxTurns) {
     return `Max turns reached (${run.turn}/${limits.maxTurns})`;
   }
   if (limits.maxTokens !== undefined) {
-    const used = countedTokens(run.usage);
+    const used = treeTokens(run);
     if (used >= limits.maxTokens) return `Token limit reached (${used}/${limits.maxTokens})`;
   }
   return undefined;

@@ -57,7 +57,7 @@ export interface LimitVerdict {
  */
 export function limitVerdict(
   limits: AgentLimits,
-  run: { turn: number; usage: Usage },
+  run: { turn: number; usage: Usage; subAgentUsage?: Usage },
   nextCallTokens: () => number,
   spend?: RunSpend,
 ): LimitVerdict | undefined {
@@ -105,7 +105,7 @@ function usd(amount: number): string {
 
 function tokenVerdict(
   limits: AgentLimits,
-  run: { turn: number; usage: Usage },
+  run: { turn: number; usage: Usage; subAgentUsage?: Usage },
   nextCallTokens: () => number,
 ): LimitVerdict | undefined {
   const answers = limits.onLimit !== "stop";
@@ -117,7 +117,8 @@ function tokenVerdict(
     };
   }
   if (limits.maxTokens === undefined) return undefined;
-  const used = countedTokens(run.usage);
+  // The run's sub-agents' tokens count too: the budget is the tree's.
+  const used = treeTokens(run);
   const max = limits.maxTokens;
   if (!answers) {
     return used >= max ? { limit: "maxTokens", action: "stop", text: tokenText(used, max) } : undefined;
@@ -134,6 +135,19 @@ function tokenVerdict(
     };
   }
   return undefined;
+}
+
+/**
+ * The tokens a run counts against `maxTokens`: its own model calls' and its sub-agents' (their
+ * whole trees'), input, output and both cache counts.
+ *
+ * @example
+ * ```ts
+ * treeTokens({ usage, subAgentUsage }); // e.g. 18_400
+ * ```
+ */
+export function treeTokens(run: { usage: Usage; subAgentUsage?: Usage }): number {
+  return countedTokens(run.usage) + (run.subAgentUsage ? countedTokens(run.subAgentUsage) : 0);
 }
 
 function tokenText(used: number, max: number): string {

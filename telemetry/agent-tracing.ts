@@ -290,7 +290,8 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
     closeChildren();
     const { span } = run;
     span.setAttributes({
-      ...usageAttributes(event.usage),
+      // The agent's own calls: its sub-agents' spans carry theirs (a tree's sum would count them twice).
+      ...usageAttributes(event.ownUsage ?? event.usage),
       ...cacheAttributes(event.messages),
       [AM.endReason]: event.reason,
       [AM.turns]: run.turns,

@@ -2,6 +2,7 @@
 // Restate server: durableHandle(client, sessionId) with the live channel of the process serving
 // the agent (this one). Each test's agent is served under a session id of its own.
 import { afterAll, beforeAll } from "vitest";
+import { agentMachineProtocol, createSessionHost, remoteAgentHandle, type SessionHost } from "../http.js";
 import type { AgentOptions } from "../index.js";
 import {
   type AgentServer,
@@ -51,6 +52,32 @@ describeAgentContract(
     agents.set(sessionId, { provider, tools });
     return { handle: durableHandle(client, sessionId, { pollIntervalMs: 20, live: [server.liveUrl!] }) };
   },
-  // A sub-agent's waiting call is answered through the agent running the parent's step here
-  // (durable/running-agents.ts): the contract holds whole, nested approvals included.
+  // A sub-agent is a journaled child of the run: its waiting call is kept in the session under its
+  // path id and answered there, so the contract holds whole, nested approvals included.
+);
+
+// Over HTTP on durable threads: a session host serving each session's durable handle, and the
+// page's handle on it (remoteAgentHandle), so the HTTP client meets a durable agent too.
+const hosts: SessionHost[] = [];
+afterAll(async () => {
+  for (const host of hosts.splice(0)) await host.close();
+});
+describeAgentContract(
+  "over HTTP on durable threads (remoteAgentHandle on a session host of durableHandles)",
+  ({ provider, tools }) => {
+    const sessionId = `contract-http-${Date.now()}-${sessions++}`;
+    agents.set(sessionId, { provider, tools });
+    const host = createSessionHost({
+      threads: (threadId) => durableHandle(client, threadId, { pollIntervalMs: 20, live: [server.liveUrl!] }),
+      protocols: [agentMachineProtocol()],
+      basePath: "/api",
+      authorize: "none-local-only",
+    });
+    hosts.push(host);
+    const fetchHost = (input: RequestInfo | URL, init?: RequestInit) => host.handle(new Request(input, init));
+    return {
+      handle: remoteAgentHandle({ url: "http://localhost/api", threadId: sessionId, fetch: fetchHost }),
+      close: () => host.close(),
+    };
+  },
 );

@@ -170,7 +170,8 @@ describe("a sub-agent's worst case is reserved before it starts", () => {
       limits: { maxCostUsd: 0.05 },
     });
     const outcome = await agent.prompt("Find out");
-    const total = outcome.usage.cost!.total;
+    // The run's own calls (its usage is the tree's: its own and the child's).
+    const total = outcome.ownUsage!.cost!.total;
     const childUsd = outcome.messages
       .filter((m) => m.role === "toolResult")
       .reduce((sum, m) => sum + ((m.details as { usage?: Usage } | undefined)?.usage?.cost?.total ?? 0), 0);
@@ -179,6 +180,7 @@ describe("a sub-agent's worst case is reserved before it starts", () => {
     expect(child.calls).toBeLessThan(5);
     expect(outcome.reason).toBe("stop");
     expect(total + childUsd).toBeLessThanOrEqual(0.05);
+    expect(outcome.usage.cost!.total).toBeCloseTo(total + childUsd, 10);
   });
 
   it("a sub-agent the parent cannot spare the least call for is not started: the model reads why", async () => {
@@ -235,7 +237,8 @@ describe("a sub-agent's worst case is reserved before it starts", () => {
       (sum, m) => sum + ((m.details as { usage?: Usage } | undefined)?.usage?.cost?.total ?? 0),
       0,
     );
-    expect(outcome.usage.cost!.total + childUsd).toBeLessThanOrEqual(0.06);
+    expect(outcome.ownUsage!.cost!.total + childUsd).toBeLessThanOrEqual(0.06);
+    expect(outcome.usage.cost!.total).toBeCloseTo(outcome.ownUsage!.cost!.total + childUsd, 10);
   });
 });
 

@@ -155,6 +155,68 @@ describe("recorded events", () => {
     expect(events.at(-1)?.event).toMatchObject({ type: "agent_end", reason: "stop" });
     expect((await handle.messages()).map((m) => m.id).slice(0, 2)).toEqual(["u-1", "a-1"]);
   });
+
+  it("a session whose last run listed its event batches in the run record (before issue 44) serves them, and its next run clears them", async () => {
+    const id = newSession("listed");
+    const messages = [
+      { role: "user", content: "hello", timestamp: 1, id: "u-1" },
+      {
+        role: "assistant",
+        content: [{ type: "text", text: "Hi." }],
+        stopReason: "stop",
+        usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2 },
+        timestamp: 2,
+        id: "a-1",
+      },
+    ];
+    const earlier: AgentEvent[] = [
+      { type: "agent_start" },
+      { type: "turn_start", turn: 1 },
+      { type: "agent_end", messages: [], reason: "stop" } as unknown as AgentEvent,
+    ];
+    // What the code before issue 44 wrote for a finished run: the batches listed in the run record.
+    await writeState("AgentSession", id, {
+      run: {
+        state: "idle",
+        runId: "inv_listed",
+        turn: 1,
+        startedAt: 1,
+        firstIndex: 0,
+        generation: 0,
+        count: 2,
+        events: {
+          next: 3,
+          batches: [
+            [0, 2, 128],
+            [2, 1, 64],
+          ],
+        },
+      },
+      "m/0": messages,
+      "e/0": earlier.slice(0, 2),
+      "e/2": earlier.slice(2),
+      lastRun: { runId: "inv_listed", reason: "stop", usage: messages[1]!.usage, startedAt: 1, endedAt: 2 },
+    });
+    expect(await client.events(id, { runId: "inv_listed" })).toEqual({
+      runId: "inv_listed",
+      events: earlier.map((event, seq) => ({ seq, event })),
+      next: 3,
+      ended: true,
+    });
+    expect((await client.events(id, { runId: "inv_listed", since: 2 })).events).toEqual([
+      { seq: 2, event: earlier[2] },
+    ]);
+    // The next run clears them and records its own: every seq once, from 0, none of the old batches.
+    const run = await client.prompt(id, "tools");
+    const recorded = await client.events(id, { runId: run.runId });
+    expect(recorded.events.map((e) => e.seq)).toEqual(recorded.events.map((_, i) => i));
+    expect(recorded.next).toBe(recorded.events.length);
+    expect(recorded.events[0]?.event).toEqual({ type: "agent_start" });
+    expect(recorded.events.at(-1)?.event).toMatchObject({ type: "agent_end", reason: "stop" });
+    const listed = await client.events(id, { runId: "inv_listed" }).catch((e: unknown) => e);
+    expect(listed).toMatchObject({ status: 410 });
+    expect((await client.transcript(id)).slice(0, 2).map((m) => m.id)).toEqual(["u-1", "a-1"]);
+  });
 });
 
 describe("live channel", () => {

@@ -12,6 +12,7 @@ import {
   type ProviderRequest,
   type ScriptedStep,
   scripted,
+  subAgentTool,
 } from "../index.js";
 import { expectValidTranscript, record, trace } from "./helpers.js";
 
@@ -27,6 +28,8 @@ function createRecordingJournal(
     replay?: Entry[];
     inbox?: Partial<Record<InboxKind, AgentMessage[][]>>;
     decide?: (toolCallId: string) => { approved: true } | { approved: false; reason?: string };
+    /** Sub-agents journal their own steps (`EffectJournal.child`), as a durable engine's do. */
+    children?: boolean;
   } = {},
 ) {
   const entries: Entry[] = [];
@@ -48,22 +51,24 @@ function createRecordingJournal(
     entries.push({ ask, answer: structuredClone(answer) });
     return answer;
   };
-  const journal: EffectJournal = {
-    idPrefix: "recorded-",
+  /** The journal of the agent at `path` (a sub-agent's: its steps named under its call's path). */
+  const scoped = (prefix: string): EffectJournal => ({
+    idPrefix: `recorded-${prefix}`,
     now: () => clock,
-    modelCall: (turn, run) => step(`model:${turn}`, run),
-    toolCall: (id, run) => step(`tool:${id}`, run),
-    permission: (id, run) => step(`permission:${id}`, run),
+    modelCall: (turn, run) => step(`${prefix}model:${turn}`, run),
+    toolCall: (id, run) => step(`${prefix}tool:${id}`, run),
+    permission: (id, run) => step(`${prefix}permission:${id}`, run),
     approval: (request) =>
       step(
-        `approval:${request.toolCallId}`,
-        () => options.decide?.(request.toolCallId) ?? { approved: true },
+        `${prefix}approval:${request.toolCallId}`,
+        () => options.decide?.(`${prefix}${request.toolCallId}`) ?? { approved: true },
       ),
-    compaction: (turn, run) => step(`compaction:${turn}`, run),
-    drain: (kind) => step(`drain:${kind}`, () => inbox[kind].shift() ?? []),
-    timer: (ms) => step(`timer:${ms}`, () => new Promise<void>(() => {})),
-  };
-  return { journal, entries };
+    compaction: (turn, run) => step(`${prefix}compaction:${turn}`, run),
+    drain: (kind) => (prefix ? Promise.resolve([]) : step(`drain:${kind}`, () => inbox[kind].shift() ?? [])),
+    timer: (ms) => step(`${prefix}timer:${ms}`, () => new Promise<void>(() => {})),
+    ...(options.children && { child: (callId: string) => scoped(`${prefix}${callId}/`) }),
+  });
+  return { journal: scoped(""), entries };
 }
 
 function countingTool() {
@@ -172,6 +177,92 @@ describe("the effect journal seam", () => {
     expect(first.runs.map((r) => r.id)).toEqual(["c0", "c1"]);
     expect(second.runs).toEqual([]);
     expect(again.messages).toEqual(agent.messages);
+  });
+
+  it("a sub-agent under a journal with children journals its own steps under its call; a replay runs none of them again", async () => {
+    const { tool, runs } = countingTool();
+    const helper = subAgentTool({
+      name: "helper",
+      description: "Takes notes",
+      tools: [tool],
+      readOnly: true,
+      provider: modelFor((request) =>
+        assistantTurns(request) === 0
+          ? { toolCalls: [{ id: "c1", name: "note", arguments: { text: "child" } }] }
+          : { text: "child done" },
+      ),
+    });
+    const provider = modelFor((request) =>
+      assistantTurns(request) === 0
+        ? { toolCalls: [{ id: "d1", name: "helper", arguments: { task: "note it" } }] }
+        : { text: "done" },
+    );
+    const live = createRecordingJournal({ children: true });
+    const agent = createJournaledAgent({ provider, tools: [helper] }, live.journal);
+    await agent.prompt("delegate");
+    // The call is its child's steps, not one step of its own (a crash would run the whole child again).
+    expect(live.entries.map((e) => e.ask)).toEqual([
+      "model:1",
+      "d1/model:1",
+      "d1/tool:c1",
+      "d1/model:2",
+      "drain:steering",
+      "model:2",
+      "drain:steering",
+      "drain:followUp",
+    ]);
+    expect(runs).toHaveLength(1);
+
+    const replayed = createRecordingJournal({ children: true, replay: live.entries });
+    const again = createJournaledAgent({ provider, tools: [helper] }, replayed.journal);
+    await again.prompt("delegate");
+    expect(runs).toHaveLength(1);
+    expect(again.messages.map((m) => ({ ...m, timestamp: 0 }))).toEqual(
+      agent.messages.map((m) => ({ ...m, timestamp: 0 })),
+    );
+    expectValidTranscript(again.messages);
+  });
+
+  it("a sub-agent tool wrapped in a plain tool is journaled whole: its child journals nothing inside that step", async () => {
+    const { tool, runs } = countingTool();
+    const helper = subAgentTool({
+      name: "helper",
+      description: "Takes notes",
+      tools: [tool],
+      readOnly: true,
+      provider: modelFor((request) =>
+        assistantTurns(request) === 0
+          ? { toolCalls: [{ id: "c1", name: "note", arguments: { text: "child" } }] }
+          : { text: "child done" },
+      ),
+    });
+    // An app's wrapper: a tool of its own that runs the sub-agent tool (a durable engine allows no
+    // step inside a step, so the child must not journal inside the wrapper's).
+    const wrapper = defineTool({
+      name: "wrapped",
+      description: "Takes notes through a helper",
+      parameters: z.object({ task: z.string() }),
+      readOnly: true,
+      execute: (args, ctx) => helper.execute(args, ctx),
+    });
+    const provider = modelFor((request) =>
+      assistantTurns(request) === 0
+        ? { toolCalls: [{ id: "d1", name: "wrapped", arguments: { task: "note it" } }] }
+        : { text: "done" },
+    );
+    const { journal, entries } = createRecordingJournal({ children: true });
+    const agent = createJournaledAgent({ provider, tools: [wrapper] }, journal);
+    await agent.prompt("delegate");
+    expect(entries.map((e) => e.ask)).toEqual([
+      "model:1",
+      "tool:d1",
+      "drain:steering",
+      "model:2",
+      "drain:steering",
+      "drain:followUp",
+    ]);
+    expect(runs).toHaveLength(1);
+    expectValidTranscript(agent.messages);
   });
 
   it("a fallback chain's call is one step: the replay takes the model that answered and asks neither", async () => {

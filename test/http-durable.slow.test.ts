@@ -20,7 +20,8 @@ import {
   type UIMessage,
 } from "../http.js";
 import type { AgentMessage } from "../index.js";
-import { createRemoteAgentStore } from "../react.js";
+import { firstValueFrom, toArray } from "rxjs";
+import { createRemoteAgentStore, remoteAgentHandle } from "../react.js";
 import {
   createSessionClient,
   registerDeployment,
@@ -146,6 +147,21 @@ async function expectSameUI(chat: ChatLike, base: string, target: 6 | 7): Promis
   });
   expect(clientView(chat.messages)).toEqual(JSON.parse(JSON.stringify(server)));
 }
+
+/** The JSON frames of an agent-machine event stream. */
+const framesOf = (text: string) =>
+  text
+    .split("\n\n")
+    .filter((frame) => frame.startsWith("data:"))
+    .map(
+      (frame) =>
+        JSON.parse(frame.slice(5)) as {
+          type: string;
+          runId?: string;
+          seq: number;
+          event: { type: string };
+        },
+    );
 
 const toolStates = (message: UIMessage | undefined) =>
   (message?.parts ?? []).filter((p) => p.type === "dynamic-tool").map((p) => [p.toolName, p.state]);
@@ -599,6 +615,68 @@ describe("durable threads: authentication and restarts", () => {
     expect(view).toMatchObject({ pendingApprovals: [], toolCalls: [] });
     expect(view.error).toBeUndefined();
     expect(view.messages).toEqual(await client.transcript("remote"));
+  });
+
+  it("the host restarts mid-run (Restate and the service go on): a reconnect to the new host replays the run from agent_start, then live; eventsSince over HTTP resumes it from a seq", async () => {
+    const first = await startHost();
+    const id = "host-restart";
+    const started = await post(`${first.base}/threads/${id}/run`, {
+      message: { text: "long #hr", id: "u-hr" },
+    });
+    expect(started.status).toBe(200);
+    // Read the run's stream until its first call has ended, then the host goes away.
+    const reader = started.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    while (!text.includes('"tool_execution_end"')) text += (await reader.read()).value ?? "";
+    await reader.cancel();
+    const runId = framesOf(text).find((f) => f.type === "event" && f.runId)!.runId!;
+    await closers.pop()!();
+
+    const second = await startHost();
+    const handle = remoteAgentHandle({ url: second.base, threadId: id });
+    const resumed = firstValueFrom(handle.eventsSince(runId, 2).pipe(toArray()));
+    const replayed = await fetch(`${second.base}/threads/${id}/events`);
+    expect(replayed.status).toBe(200);
+    const frames = framesOf(await replayed.text());
+    expect(frames[0]).toMatchObject({ type: "open", kind: "replay", runId });
+    const events = frames.filter((f) => f.type === "event");
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i));
+    expect(events[0]!.event.type).toBe("agent_start");
+    expect(events.filter((e) => e.event.type === "agent_end")).toHaveLength(1);
+    expect(events.filter((e) => e.event.type === "tool_execution_end")).toHaveLength(3);
+    expect(frames.at(-1)).toMatchObject({ type: "close", ending: { kind: "end" } });
+    // The same events, by run and seq, through the contract over HTTP.
+    expect((await resumed).map(({ seq, event }) => ({ seq, event }))).toEqual(
+      events.slice(2).map(({ seq, event }) => ({ seq, event })),
+    );
+    expect(await handle.messages()).toEqual(await client.transcript(id));
+  });
+
+  it("agent-machine/react's remote store on a restarted host: a page reloaded mid-run follows the run from its start to its end", async () => {
+    const first = await startHost();
+    const id = "store-restart";
+    const page = createRemoteAgentStore({ url: first.base, threadId: id });
+    void page.actions.prompt("long #sr").catch(() => undefined);
+    await eventually(() => page.getSnapshot().toolCalls.length > 0, "the first call in the page");
+    await closers.pop()!();
+
+    const second = await startHost();
+    const reloaded = createRemoteAgentStore({ url: second.base, threadId: id });
+    const seen: string[] = [];
+    reloaded.subscribe(() => {
+      for (const call of reloaded.getSnapshot().toolCalls)
+        if (!seen.includes(call.toolCallId)) seen.push(call.toolCallId);
+    });
+    await eventually(
+      () => reloaded.getSnapshot().outcome?.reason === "stop",
+      "the run's end in the reloaded page",
+    );
+    // The calls it showed in flight: each of the run's, the one before the restart included.
+    expect(seen).toEqual(["l0-sr", "l1-sr", "l2-sr"]);
+    const view = reloaded.getSnapshot();
+    expect(view).toMatchObject({ state: "idle", running: false, toolCalls: [], pendingApprovals: [] });
+    expect(view.error).toBeUndefined();
+    expect(view.messages).toEqual(await client.transcript(id));
   });
 
   // Last in the file: it restarts the service process every other test uses.

@@ -8,8 +8,20 @@ import { createRoot, type Root } from "react-dom/client";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type AgentOptions, defineTool, type ScriptedStep, scripted } from "../browser.js";
-import { agentMachineProtocol, createSessionHost, type SessionHost } from "../http.js";
-import { type AgentView, createRemoteAgentStore, RemoteAgentError, useAgent } from "../react.js";
+import { firstValueFrom, toArray } from "rxjs";
+import {
+  agentMachineProtocol,
+  createSessionHost,
+  type SessionHost,
+  type SessionHostOptions,
+} from "../http.js";
+import {
+  type AgentView,
+  createRemoteAgentStore,
+  RemoteAgentError,
+  remoteAgentHandle,
+  useAgent,
+} from "../react.js";
 
 const settle = (ms = 10) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -21,8 +33,9 @@ afterEach(async () => {
   document.body.innerHTML = "";
 });
 
-function hostWith(options: AgentOptions) {
+function hostWith(options: AgentOptions, more: Partial<SessionHostOptions> = {}) {
   const host = createSessionHost({
+    ...more,
     agent: options,
     basePath: "/api",
     protocols: [agentMachineProtocol()],
@@ -155,6 +168,53 @@ describe("a remote thread's view (createRemoteAgentStore)", () => {
     expect(remote.getSnapshot().messages).toEqual(host.agent("t1")!.messages);
   });
 
+  it("a decision sent on the side route as the run's response closes (the run then waits): the page follows what the decision set going", async () => {
+    const check = gated("check");
+    const deploy = gated("deploy", { needsApproval: true });
+    deploy.open();
+    const { host, requests } = hostWith({
+      provider: scripted([
+        {
+          toolCalls: [
+            { id: "c1", name: "check", arguments: {} },
+            { id: "d1", name: "deploy", arguments: { target: "staging" } },
+          ],
+        },
+        { text: "Both done." },
+      ]),
+      tools: [check.tool, deploy.tool],
+    });
+    // The network holds the decision until the response it was sent beside has closed.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
+      const request = new Request(new URL(String(input), "http://localhost"), init);
+      requests.push(`${request.method} ${new URL(request.url).pathname}`);
+      if (request.url.endsWith("/deny")) await held;
+      return host.handle(request);
+    };
+    const remote = createRemoteAgentStore({ url: "http://localhost/api", threadId: "t1", fetch });
+    remote.subscribe(() => undefined);
+    await settle();
+    const outcome = remote.actions.prompt("Check and deploy");
+    await expect.poll(() => remote.getSnapshot().pendingApprovals.map((p) => p.toolCallId)).toEqual(["d1"]);
+    const denied = remote.actions.deny("d1", "not now");
+    check.open();
+    await expect.poll(() => host.agent("t1")!.pendingApprovals().length).toBe(1);
+    await settle(50); // the run waits for the page: its response has closed
+    release();
+    await denied;
+    expect((await outcome).reason).toBe("stop");
+    await expect.poll(() => remote.getSnapshot().state).toBe("idle");
+    expect(remote.getSnapshot()).toMatchObject({ pendingApprovals: [], toolCalls: [] });
+    expect(remote.getSnapshot().messages).toEqual(host.agent("t1")!.messages);
+    expect(requests.slice(0, 3)).toEqual([
+      "GET /api/threads/t1",
+      "POST /api/threads/t1/run",
+      "POST /api/threads/t1/deny",
+    ]);
+  });
+
   it("steers over the side route while the run works; the steered message shows queued, then in the transcript", async () => {
     const check = gated("check");
     const { host, store } = hostWith({
@@ -258,6 +318,91 @@ describe("a remote thread's view (createRemoteAgentStore)", () => {
     await remote.actions.prompt("Hello");
     await settle();
     expect(remote.getSnapshot().messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+  });
+
+  it("stops a run that waits for an approval: the page shows it ended (aborted), with no approval left", async () => {
+    const deploy = gated("deploy", { needsApproval: true });
+    const { store, requests } = hostWith({
+      provider: scripted([{ toolCalls: [{ id: "d1", name: "deploy", arguments: {} }] }, { text: "never" }]),
+      tools: [deploy.tool],
+    });
+    const remote = store();
+    remote.subscribe(() => undefined);
+    await settle();
+    const outcome = remote.actions.prompt("Deploy");
+    await expect.poll(() => remote.getSnapshot().pendingApprovals.map((p) => p.toolCallId)).toEqual(["d1"]);
+    await settle(30); // the run's response has ended: it waits for the page
+    await remote.actions.abort();
+    expect((await outcome).reason).toBe("aborted");
+    await expect.poll(() => remote.getSnapshot().state).toBe("idle");
+    expect(remote.getSnapshot()).toMatchObject({ running: false, pendingApprovals: [], toolCalls: [] });
+    expect(requests).toContain("POST /api/threads/t1/abort");
+  });
+
+  it("a run restored mid-way on a restarted host (its approval waited in the store): the page approves it and follows the rest to the end", async () => {
+    const saved = new Map<string, unknown>();
+    const threads = {
+      load: (id: string) => saved.get(id),
+      save: (id: string, snapshot: unknown) => void saved.set(id, JSON.parse(JSON.stringify(snapshot))),
+    };
+    const deploy = gated("deploy", { needsApproval: true });
+    deploy.open();
+    const agent = (): AgentOptions => ({
+      provider: scripted((request) =>
+        request.messages.some((m) => m.role === "toolResult")
+          ? { text: "Deployed." }
+          : { toolCalls: [{ id: "d1", name: "deploy", arguments: { target: "staging" } }] },
+      ),
+      tools: [deploy.tool],
+    });
+    const first = hostWith(agent(), { store: threads });
+    const page = first.store();
+    page.subscribe(() => undefined);
+    await settle();
+    void page.actions.prompt("Deploy").catch(() => undefined);
+    await expect.poll(() => page.getSnapshot().pendingApprovals.length).toBe(1);
+    await expect.poll(() => saved.has("t1")).toBe(true);
+    await first.host.close();
+
+    const second = hostWith(agent(), { store: threads });
+    const reloaded = second.store();
+    reloaded.subscribe(() => undefined);
+    await expect.poll(() => reloaded.getSnapshot().pendingApprovals.map((p) => p.toolCallId)).toEqual(["d1"]);
+    await reloaded.actions.approve("d1");
+    await expect.poll(() => reloaded.getSnapshot().state).toBe("idle");
+    const view = reloaded.getSnapshot();
+    expect(view).toMatchObject({
+      running: false,
+      pendingApprovals: [],
+      toolCalls: [],
+      outcome: { reason: "stop" },
+    });
+    expect(view.messages).toEqual(second.host.agent("t1")!.messages);
+    expect(view.messages.at(-1)).toMatchObject({
+      role: "assistant",
+      content: [{ type: "text", text: "Deployed." }],
+    });
+  });
+
+  it("another page's handle reads a run that has ended by its id, from any seq (GET …/events?runId=…&seq=…)", async () => {
+    const { host, store } = hostWith({ provider: scripted([{ text: "Hello there." }]) });
+    const remote = store();
+    await remote.actions.prompt("Hi");
+    const fetchHost = (input: RequestInfo | URL, init?: RequestInit) => host.handle(new Request(input, init));
+    const other = remoteAgentHandle({ url: "http://localhost/api", threadId: "t1", fetch: fetchHost });
+    const { runId } = await other.status();
+    const events = await firstValueFrom(other.eventsSince(runId!, 0).pipe(toArray()));
+    expect(events[0]).toMatchObject({ runId, seq: 0, event: { type: "agent_start" } });
+    expect(events.at(-1)!.event.type).toBe("agent_end");
+    const tail = await firstValueFrom(other.eventsSince(runId!, 2).pipe(toArray()));
+    expect(tail).toEqual(events.slice(2));
+    // A run the host does not keep: refused as the contract says, not an empty stream.
+    const unknown = await firstValueFrom(other.eventsSince("run-unknown", 0)).catch((e: unknown) => e);
+    expect(unknown).toMatchObject({ code: "events_unavailable" });
+    const bad = await host.handle(
+      new Request(`http://localhost/api/threads/t1/events?runId=${runId}&seq=-1`),
+    );
+    expect(bad.status).toBe(400);
   });
 
   it("re-renders a component that selects the approvals only when they change, not per text delta", async () => {

@@ -159,13 +159,13 @@ export class HostedThreadImpl implements HostedThread {
     return new Response(body, { headers: encoder.headers });
   }
 
-  reconnect(encoder: StreamEncoder): Response | undefined {
+  reconnect(encoder: StreamEncoder, from?: { runId: string; seq: number }): Response | undefined {
     const period = this.period;
-    const runId = period?.runId ?? this.runId;
-    if (!period || runId === undefined) return undefined;
+    const runId = from?.runId ?? period?.runId ?? this.runId;
+    if ((!from && !period) || runId === undefined) return undefined;
     let replay;
     try {
-      replay = this.agent.eventsSince(runId, period.startSeq);
+      replay = this.agent.eventsSince(runId, from?.seq ?? period!.startSeq);
     } catch (error) {
       if (isEventsUnavailable(error)) return undefined;
       throw error;
@@ -176,7 +176,7 @@ export class HostedThreadImpl implements HostedThread {
       runId,
       messages: this.agent.messages.slice(),
       pendingApprovals: () => this.agent.pendingApprovals(),
-      ...(period.continues ? { continues: period.continues } : {}),
+      ...(!from && period?.continues ? { continues: period.continues } : {}),
     };
     const replaying: { subscription?: Subscription } = {};
     let lastEnd: AgentEventOf<"agent_end"> | undefined;

@@ -1,5 +1,6 @@
 import { assign, enqueueActions, raise, stopChild } from "xstate";
 import { messageIdsFor, nowFor } from "../../../core/runtime.js";
+import { addUsage } from "../../../core/messages.js";
 import { durationLimitText, newRun, runMessages, stopNotice } from "../../../rules/agent.logic.js";
 import { answeredAtLimit, limitNotice } from "../../../rules/limit-answer.logic.js";
 import { isLoopNotice } from "../../../rules/loop-detection.logic.js";
@@ -80,7 +81,10 @@ export const runActions = defineAgentActions({
       type: "agent_end",
       messages: runMessages(messages, run),
       reason: run.endReason ?? "stop",
-      usage: run.usage,
+      // The tree's: the run's own calls and its sub-agents' (at every depth); its own apart when they ran.
+      ...(run.subAgentUsage
+        ? { usage: addUsage(run.usage, run.subAgentUsage), ownUsage: run.usage }
+        : { usage: run.usage }),
       ...(run.errorMessage !== undefined && run.endReason === "error" && { errorMessage: run.errorMessage }),
       ...(run.errorKind !== undefined && run.endReason === "error" && { errorKind: run.errorKind }),
       ...outputOfRun(run),

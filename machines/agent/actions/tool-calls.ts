@@ -1,6 +1,6 @@
 import { type AnyActorRef, enqueueActions, sendTo, stopChild } from "xstate";
 import type { AgentEvent } from "../../../core/events.js";
-import type { ToolResultMessage, Usage } from "../../../core/messages.js";
+import { addUsage, emptyUsage, type ToolResultMessage, type Usage } from "../../../core/messages.js";
 import { withMessageId } from "../../../core/message-id.js";
 import { messageIdsFor, nowFor } from "../../../core/runtime.js";
 import {
@@ -188,6 +188,8 @@ function appendResults(
   }
   const subAgentUsd = context.costModel ? subAgentCost(results) : 0;
   if (subAgentUsd > 0) run = { ...run, subAgentUsd: (run.subAgentUsd ?? 0) + subAgentUsd };
+  const below = subAgentUsage(results);
+  if (below) run = { ...run, subAgentUsage: addUsage(run.subAgentUsage ?? emptyUsage(), below) };
   if (verdict?.stop && !run.endReason) {
     enqueue.emit({ type: "loop_detected", action: "stopped", ...verdict.stop });
     run = { ...run, endReason: "loop", limitText: loopStopText(verdict.stop) };
@@ -211,6 +213,22 @@ function subAgentCost(results: readonly ToolResultMessage[]): number {
     usd += typeof details.costUsd === "number" ? details.costUsd : (details.usage?.cost?.total ?? 0);
   }
   return usd;
+}
+
+/**
+ * What the sub-agents among the results used, their whole trees (`details.treeUsage`; a result from
+ * before it existed: its `usage`); `undefined` when no result is a sub-agent's.
+ */
+function subAgentUsage(results: readonly ToolResultMessage[]): Usage | undefined {
+  let sum: Usage | undefined;
+  for (const result of results) {
+    const details = result.details as
+      { childAgentId?: unknown; usage?: Usage; treeUsage?: Usage } | undefined;
+    if (!details || typeof details.childAgentId !== "string") continue;
+    const used = details.treeUsage ?? details.usage;
+    if (used) sum = addUsage(sum ?? emptyUsage(), used);
+  }
+  return sum;
 }
 
 /**
