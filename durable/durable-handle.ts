@@ -16,7 +16,10 @@ import { createSessionFollower, type SessionFollower } from "./session-follower.
 
 /** Options of {@link durableHandle}. */
 export interface DurableHandleOptions {
-  /** Ms between two reads of the session while a run goes on. Default 100. */
+  /**
+   * Ms between two reads of the session while a run goes on (none while a live channel brings the
+   * run's events). Default 100.
+   */
   pollIntervalMs?: number;
   /**
    * The live channels of the processes serving the sessions (`serveAgents`' `server.liveUrl`):
@@ -67,6 +70,10 @@ export function handleOf(follower: SessionFollower, sessionId: string): AgentHan
       next = undefined;
       return readNow();
     }));
+  // A view known current in this turn of the event loop is as good as a read (`viewIsCurrent`): the
+  // host reads the thread to check a request, then starts the run; a run's end brings the view up
+  // to date, and the host reads it then.
+  const read = (): Promise<void> | undefined => (follower.viewIsCurrent() ? undefined : refresh());
   const pending = () => ({
     approvals: follower.pendingApprovals().map(callOf),
     toolCalls: follower.pendingToolCalls().map(callOf),
@@ -85,7 +92,7 @@ export function handleOf(follower: SessionFollower, sessionId: string): AgentHan
   return {
     id: sessionId,
     async status(): Promise<AgentStatus> {
-      await refresh();
+      await read();
       const { approvals, toolCalls } = pending();
       const running = follower.state !== "idle";
       const queued = follower.queued;
@@ -100,7 +107,7 @@ export function handleOf(follower: SessionFollower, sessionId: string): AgentHan
       };
     },
     async messages() {
-      await refresh();
+      await read();
       return follower.messages;
     },
     eventsSince(runId: string, seq = 0): Observable<SequencedEvent> {
@@ -118,7 +125,7 @@ export function handleOf(follower: SessionFollower, sessionId: string): AgentHan
       );
     },
     async run(message: UserMessage) {
-      await refresh();
+      await read();
       if (follower.state !== "idle") {
         throw new AgentCallError(409, "busy", `Session "${sessionId}" has a run in progress`);
       }

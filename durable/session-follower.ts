@@ -21,6 +21,11 @@ import type { RecordedEvents, SessionStatus, SessionUpdates } from "./session-ty
 const MAX_BUFFERED_EVENTS = 20_000;
 /** Ms between reads while a run this follower started has not published its `agent_start` yet. */
 const START_POLL_MS = 10;
+/**
+ * How long after the send a follower with live channels waits for one to stream the run before it
+ * reads Restate for the run's start (a process serving no live channel, or one not given).
+ */
+const START_LIVE_GRACE_MS = 50;
 /** How long after a run is seen starting its live channel is looked for every START_POLL_MS. */
 const LIVE_START_MS = 2_000;
 /** How long a started run may take to publish its `agent_start`. */
@@ -88,6 +93,19 @@ export class SessionFollower {
   private stopped = false;
   private failing = false;
   private liveConnection: AbortController | undefined;
+  /** Live streams open now (a process serves the current run to this follower). */
+  private liveOpen = 0;
+  /** When the live channel last passed an event of the current run on. */
+  private liveAt = 0;
+  /** The view is known current in this turn of the event loop: see {@link viewIsCurrent}. */
+  private viewCurrent = false;
+  private viewMarks = 0;
+  /** How many times this follower asked something of the session that changes it. */
+  private changes = 0;
+  /** The run whose agent_end this follower passed on last. */
+  private ended: string | undefined;
+  /** The current run's events told every change to the transcript (no compaction, every message has an id). */
+  private runWhole = true;
   private started: (() => void) | undefined;
   /** Answers being applied, and the events held back meanwhile (see `answering`). */
   private answers = 0;
@@ -114,6 +132,12 @@ export class SessionFollower {
       extra.unshift(this.prompted);
     }
     return extra.length ? [...this.stored, ...extra] : this.stored;
+  }
+
+  /** The run messages the events told of that no read has shown yet. */
+  private unread(): AgentMessage[] {
+    const ids = new Set(this.stored.map((m) => m.id));
+    return this.runMessages.filter((m) => !ids.has(m.id));
   }
 
   /** `idle`, `running`, or `running.executing` while a tool call of the run executes (as its events say). */
@@ -177,6 +201,7 @@ export class SessionFollower {
   async start(given: UserMessage): Promise<string | undefined> {
     // The prompt gets an id here when the client gave none, so its stored copy is known as it.
     const message = withId(given, "prompt");
+    this.changing();
     let handle;
     try {
       handle = await this.client.send(this.sessionId, message, {
@@ -189,14 +214,19 @@ export class SessionFollower {
     const begun = new Promise<void>((resolve) => (this.started = resolve));
     this.beginRun(handle.invocationId);
     const deadline = Date.now() + START_TIMEOUT_MS;
-    // Read at once and often until the run has begun: its agent_start is what the caller waits for.
+    // Read often until the run has begun: its agent_start is what the caller waits for. With live
+    // channels, reads wait until none has streamed the run for a while after the send: its
+    // agent_start comes from there, and a read beside the run's start only slows it down.
     let begunYet = false;
     void begun.then(() => (begunYet = true));
+    const pause = () => Promise.race([begun, new Promise((resolve) => setTimeout(resolve, START_POLL_MS))]);
+    const readFrom = this.live.length ? Date.now() + START_LIVE_GRACE_MS : 0;
     while (!begunYet && !this.stopped && Date.now() < deadline) {
       // The live channel may bring it before the read answers.
-      await Promise.race([this.tick().catch(() => undefined), begun]);
+      if (this.liveOpen === 0 && Date.now() >= readFrom)
+        await Promise.race([this.tick().catch(() => undefined), begun]);
       if (begunYet) break;
-      await Promise.race([begun, new Promise((resolve) => setTimeout(resolve, START_POLL_MS))]);
+      await pause();
     }
     this.follow();
     return begunYet ? undefined : "the run did not start";
@@ -204,17 +234,28 @@ export class SessionFollower {
 
   async steer(given: UserMessage): Promise<void> {
     const message = withId(given, "steer");
+    this.changing();
     await this.call(() => this.client.steer(this.sessionId, message));
     this.queue.steering.push(message);
   }
 
   async followUp(given: UserMessage): Promise<void> {
     const message = withId(given, "follow-up");
+    this.changing();
     await this.call(() => this.client.followUp(this.sessionId, message));
     this.queue.followUp.push(message);
   }
 
   async abort(): Promise<boolean> {
+    this.changing();
+    const ended = this.ended;
+    if (ended !== undefined && ended === this.currentRun && !this.active) {
+      // The run this follower followed has ended (its agent_end came, maybe from the live channel
+      // a moment before its invocation finishes): aborted only if another run began since, not the
+      // invocation that is writing what the run left.
+      const status = await this.call(() => this.client.status(this.sessionId));
+      if (status.runId === ended) return false;
+    }
     return this.call(() => this.client.abort(this.sessionId));
   }
 
@@ -281,6 +322,7 @@ export class SessionFollower {
    * macrotask after the last answer, so the consumer's next answer, sent right away, is held too.
    */
   private async answering(apply: () => Promise<void>): Promise<void> {
+    this.changing();
     this.answers++;
     try {
       await apply();
@@ -307,6 +349,31 @@ export class SessionFollower {
     return this.tick();
   }
 
+  /**
+   * Whether the view (status, transcript, waiting calls) is known current: in this turn of the
+   * event loop (no I/O or timer since) a read answered that began after this follower last changed
+   * the session, or the run it followed ended with every change to the transcript in its events.
+   * A read now would tell nothing more (what another client does meanwhile, a read just made
+   * misses as well).
+   */
+  viewIsCurrent(): boolean {
+    return this.viewCurrent;
+  }
+
+  private markCurrent(): void {
+    const mark = ++this.viewMarks;
+    this.viewCurrent = true;
+    setImmediate(() => {
+      if (this.viewMarks === mark) this.viewCurrent = false;
+    });
+  }
+
+  /** This follower asks something that changes the session: the view is no longer known current. */
+  private changing(): void {
+    this.changes += 1;
+    this.viewCurrent = false;
+  }
+
   stop(): void {
     this.stopped = true;
     this.liveConnection?.abort();
@@ -322,6 +389,10 @@ export class SessionFollower {
   }
 
   private async poll(): Promise<void> {
+    const changes = this.changes;
+    const current = () => {
+      if (this.changes === changes) this.markCurrent();
+    };
     let answer: SessionUpdates;
     const request = () => ({
       from: this.stored.length,
@@ -337,7 +408,7 @@ export class SessionFollower {
       }
     } catch (error) {
       // A session that never ran: nothing to show yet (its first run may be on its way).
-      if ((error as { status?: number }).status === 404) return;
+      if ((error as { status?: number }).status === 404) return current();
       throw unavailable(error);
     }
     this.failing = false;
@@ -350,6 +421,7 @@ export class SessionFollower {
         }),
       );
     }
+    current();
   }
 
   /** Reads while a run goes on, until it ends (or the follower stops). */
@@ -359,6 +431,7 @@ export class SessionFollower {
     void (async () => {
       while (this.active && !this.stopped) {
         await new Promise((resolve) => setTimeout(resolve, this.pollIntervalMs));
+        if (this.liveCarries()) continue;
         try {
           await this.tick();
         } catch (error) {
@@ -371,12 +444,22 @@ export class SessionFollower {
     })();
   }
 
+  /**
+   * The live channel brings the run's committed events as they are recorded (it passed one on
+   * within the poll interval): a read of Restate would bring nothing new, so none is made. Quiet
+   * for a poll interval (a run waiting, a process gone, a gap in what it keeps), reads resume.
+   */
+  private liveCarries(): boolean {
+    return this.eventsKnown && this.liveOpen > 0 && Date.now() - this.liveAt < this.pollIntervalMs;
+  }
+
   private apply(answer: SessionUpdates): void {
     const { status } = answer;
     const first = this.generation === -1;
     this.generation = status.generation;
     this.status = status;
     this.stored = [...this.stored.slice(0, answer.from), ...answer.messages];
+    if (this.runMessages.length) this.runMessages = this.unread();
     if (first && !this.active) {
       this.currentRun = status.runId;
       // Woken now: a run in progress is followed from its first event.
@@ -408,13 +491,16 @@ export class SessionFollower {
     this.liveIndex = 0;
     this.seq = -1;
     this.buffer = [];
-    this.runMessages = [];
+    // The last run's messages no read has shown yet stay in the view (its end may have been the
+    // last thing known of it), unless its transcript was rewritten.
+    this.runMessages = this.runWhole ? this.unread() : [];
     this.liveParts.clear();
     this.held = [];
     this.waitingApprovals.clear();
     this.waitingResults.clear();
     this.decided.clear();
     this.executing.clear();
+    this.runWhole = true;
     this.follow();
     if (this.live.length) this.connectLive(runId);
   }
@@ -424,12 +510,13 @@ export class SessionFollower {
   }
 
   /** A committed event: passed on once, in seq order. */
-  private onCommitted(seq: number, event: AgentEvent): void {
-    if (!this.active || seq !== this.committedNext) return;
+  private onCommitted(seq: number, event: AgentEvent): boolean {
+    if (!this.active || seq !== this.committedNext) return false;
     this.committedNext = seq + 1;
     this.liveIndex = 0;
     const shown = this.notShownLive(event);
     if (shown) this.pass(shown);
+    return true;
   }
 
   /** A recorded event less what the live events of its message showed already; `undefined` for nothing. */
@@ -454,10 +541,21 @@ export class SessionFollower {
     return "toolCallId" in event && parts.calls.has(`${event.kind}:${event.toolCallId}`) ? undefined : event;
   }
 
+  /**
+   * A committed event from the live channel: passed on as one read from Restate is. The run
+   * records its events (this one has a seq), so its waiting calls are known from them.
+   */
+  private onLiveCommitted(runId: string, seq: number, event: AgentEvent): void {
+    if (this.currentRun !== runId || !this.onCommitted(seq, event)) return;
+    this.eventsKnown = true;
+    this.liveAt = Date.now();
+  }
+
   /** A live event (a delta, a tool update): passed on once, right after the committed event it follows. */
   private onLive(after: number, index: number, event: AgentEvent): void {
     if (!this.active || after !== this.committedNext - 1 || index < this.liveIndex) return;
     this.liveIndex = index + 1;
+    this.liveAt = Date.now();
     if (
       event.type === "message_start" &&
       event.message.role === "assistant" &&
@@ -490,7 +588,8 @@ export class SessionFollower {
         this.started = undefined;
         return;
       case "message_end":
-        if (event.message.id !== undefined) {
+        if (event.message.id === undefined) this.runWhole = false;
+        else {
           this.runMessages = [...this.runMessages.filter((m) => m.id !== event.message.id), event.message];
           for (const kind of ["steering", "followUp"] as const) {
             this.queue[kind] = this.queue[kind].filter((m) => m.id !== event.message.id);
@@ -516,7 +615,15 @@ export class SessionFollower {
         this.waitingApprovals.delete(event.toolCallId);
         this.waitingResults.delete(event.toolCallId);
         return;
+      case "compaction":
+      case "handoff":
+        // The transcript was rewritten: only a read tells how.
+        this.runWhole = false;
+        return;
       case "agent_end":
+        // Every committed event of the run passed on: the view is as a read now would find it.
+        if (this.eventsKnown && this.runWhole) this.markCurrent();
+        this.ended = this.currentRun;
         this.active = false;
         this.executing.clear();
         this.prompted = undefined;
@@ -598,6 +705,7 @@ export class SessionFollower {
     }
     const decoder = new TextDecoder();
     let text = "";
+    this.liveOpen += 1;
     try {
       for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
         text += decoder.decode(chunk, { stream: true });
@@ -607,12 +715,14 @@ export class SessionFollower {
           text = text.slice(end + 2);
           if (!frame.startsWith("data: ")) continue;
           const entry = JSON.parse(frame.slice(6)) as LiveEntry;
-          if ("seq" in entry) this.onCommitted(entry.seq, entry.event);
+          if ("seq" in entry) this.onLiveCommitted(runId, entry.seq, entry.event);
           else this.onLive(entry.after, entry.index, entry.event);
         }
       }
     } catch {
       // The serving process went away mid-run: Restate resumes the run, maybe elsewhere.
+    } finally {
+      this.liveOpen -= 1;
     }
     return true;
   }

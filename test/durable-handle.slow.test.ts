@@ -1,7 +1,7 @@
 // A durable session as an AgentHandle (core/agent-handle.ts), on a real Restate server with the test
 // agent served from this process: a run and its events, approvals with the contract's refusals, a
 // second run refused while one is active, and what a run that is not kept answers.
-import { firstValueFrom, lastValueFrom, toArray } from "rxjs";
+import { firstValueFrom, lastValueFrom, tap, toArray } from "rxjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentCallError } from "../core/agent-handle.js";
 import {
@@ -39,6 +39,19 @@ afterAll(async () => {
 const user = (text: string) => ({ role: "user" as const, content: text, timestamp: Date.now() });
 let sessions = 0;
 const newSession = () => `handle-${Date.now()}-${sessions++}`;
+
+/** The client, counting its reads of sessions (`updates`, the one read a durable handle makes). */
+function countingReads(inner: SessionClient): { counted: SessionClient; reads: { count: number } } {
+  const reads = { count: 0 };
+  const counted: SessionClient = {
+    ...inner,
+    updates: (...args) => {
+      reads.count += 1;
+      return inner.updates(...args);
+    },
+  };
+  return { counted, reads };
+}
 
 async function refusal(call: Promise<unknown>): Promise<AgentCallError> {
   const error = await call.then(
@@ -98,6 +111,83 @@ describe("durableHandle", () => {
     );
     expect(error).toBeInstanceOf(AgentCallError);
     expect((error as AgentCallError).code).toBe("events_unavailable");
+  });
+
+  it("reads the session once to check and start a run, and not at its end: the run's events bring the view up to date", async () => {
+    const { counted, reads } = countingReads(client);
+    let readsAtSend = -1;
+    const handle = durableHandle(
+      {
+        ...counted,
+        send: (...args: Parameters<SessionClient["send"]>) => {
+          readsAtSend = reads.count;
+          return client.send(...args);
+        },
+      },
+      newSession(),
+      { pollIntervalMs: 100, live: [server.liveUrl!] },
+    );
+    expect(await handle.status()).toMatchObject({ status: "idle" });
+    // The host's order: it reads the thread to check the request, then starts the run.
+    const { runId } = await handle.run(user("tools"));
+    expect(readsAtSend).toBe(1);
+    const events = await lastValueFrom(handle.eventsSince(runId, 0).pipe(toArray()));
+    const end = events.at(-1)!.event;
+    expect(end.type).toBe("agent_end");
+    const readsAtEnd = reads.count;
+    const [messages, status] = await Promise.all([handle.messages(), handle.status()]);
+    expect(reads.count).toBe(readsAtEnd);
+    expect(status).toMatchObject({ status: "idle", runId, pendingApprovals: [] });
+    expect(end.type === "agent_end" && end.messages.map((m) => m.id)).toEqual(messages.map((m) => m.id));
+    // What Restate stores (its last write a moment after agent_end) is that view.
+    const stored = await eventually(async () => {
+      const transcript = await client.transcript(handle.id);
+      return transcript.length === messages.length ? transcript : undefined;
+    }, "the transcript to be stored");
+    expect(JSON.parse(JSON.stringify(stored))).toEqual(JSON.parse(JSON.stringify(messages)));
+  });
+
+  it("reads nothing of Restate while the live channel brings a run's events", async () => {
+    const { counted, reads } = countingReads(client);
+    const handle = durableHandle(counted, newSession(), { pollIntervalMs: 100, live: [server.liveUrl!] });
+    // A quick call, then 60 text deltas 40 ms apart: polling every 100 ms would read ~24 times.
+    const { runId } = await handle.run(user("slow stream"));
+    let readsAtStart = -1;
+    const events = await lastValueFrom(
+      handle.eventsSince(runId, 0).pipe(
+        tap(({ event }) => {
+          if (event.type === "agent_start") readsAtStart = reads.count;
+        }),
+        toArray(),
+      ),
+    );
+    expect(events.at(-1)!.event).toMatchObject({ type: "agent_end", reason: "stop" });
+    expect(events.filter(({ event }) => event.type === "message_update").length).toBeGreaterThan(20);
+    // A stall of the loaded machine may let a poll through; reading on each interval would be ~24.
+    expect(reads.count - readsAtStart).toBeLessThan(6);
+  });
+
+  it("runs back to back with no read between them: the transcript has every run's messages", async () => {
+    // No poll in a run: what the handle knows of the runs before comes from their events.
+    const handle = durableHandle(client, newSession(), { pollIntervalMs: 10_000, live: [server.liveUrl!] });
+    for (const text of ["one", "two", "three"]) {
+      const { runId } = await handle.run(user(text));
+      await lastValueFrom(handle.eventsSince(runId, 0));
+    }
+    const messages = await handle.messages();
+    expect(messages.map((m) => (m.role === "user" ? m.content : "answer"))).toEqual([
+      "one",
+      "answer",
+      "two",
+      "answer",
+      "three",
+      "answer",
+    ]);
+    const stored = await eventually(async () => {
+      const transcript = await client.transcript(handle.id);
+      return transcript.length === messages.length ? transcript : undefined;
+    }, "the transcript to be stored");
+    expect(stored.map((m) => m.id)).toEqual(messages.map((m) => m.id));
   });
 
   it("SessionCallError is an AgentCallError with the contract's code", async () => {
