@@ -125,6 +125,7 @@ class AiSdkEncoder implements StreamEncoder {
       if (context.kind === "replay" && context.continues) {
         for (const chunk of this.rebuilt(context.continues, known)) out += this.emit(chunk);
       }
+      for (const chunk of resolvedCards(context)) out += this.emit(chunk);
       return out;
     }
     this.held = [];
@@ -450,6 +451,31 @@ class AiSdkEncoder implements StreamEncoder {
     write({ type: "reasoning-end", id: this.reasoningId });
     this.reasoningId = undefined;
   }
+}
+
+/**
+ * The top calls' parts that showed a sub-agent's client-run call this request answers, back to
+ * `input-available` (the card is answered; the sub-agent works on): the answer leaves no event.
+ */
+function resolvedCards(context: ResponseContext): UIMessageChunk[] {
+  const tops = new Set(
+    (context.resolvedCalls ?? []).filter((id) => id.includes("/")).map((id) => id.slice(0, id.indexOf("/"))),
+  );
+  const chunks: UIMessageChunk[] = [];
+  for (const message of context.messages) {
+    if (message.role !== "assistant") continue;
+    for (const block of message.content) {
+      if (block.type === "toolCall" && tops.has(block.id))
+        chunks.push({
+          type: "tool-input-available",
+          toolCallId: block.id,
+          toolName: block.name,
+          input: block.arguments,
+          dynamic: true,
+        });
+    }
+  }
+  return chunks;
 }
 
 /** A call waiting in a sub-agent (its path runs through a call of this agent). */

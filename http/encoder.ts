@@ -51,6 +51,12 @@ export interface ResponseContext {
   /** The agent's pending client-run calls at the moment it is called (every depth), likewise. */
   pendingToolCalls?: () => readonly PendingApproval[];
   /**
+   * For a continuation: the client-run calls whose results (or errors) the request carries. A
+   * sub-agent's call ends inside the sub-agent with no event at the top: an encoder that showed it
+   * on its top call's part takes it off from here.
+   */
+  resolvedCalls?: readonly string[];
+  /**
    * For a replay (`kind: "replay"`) of a response that continued an earlier response's assistant
    * message (after answers, or a decision on a side route): the thread as that response found it.
    * A client that reconnects may hold nothing of that message (a reloaded page), so an encoder

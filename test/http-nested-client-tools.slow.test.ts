@@ -359,3 +359,66 @@ describe.each(VERSIONS)("a sub-agent's client-run call, AG-UI @ag-ui/client %s H
     expect(client.messages).toEqual(toAgUiMessages((await thread(base, "t2")).messages));
   });
 });
+
+// ai 7's own stream reader (it loads on Node 20, where its Chat test above is skipped): the card
+// on the parent call's part, then the request whose body carries the result continues the message.
+describe("a sub-agent's client-run call, ai 7 readUIMessageStream", () => {
+  it("reads the card with its descriptor, and the answered request's stream ends the part with its output", async () => {
+    const { readUIMessageStream, parseJsonEventStream, uiMessageChunkSchema } = await import("ai");
+    const { options, heard } = tree(["walls?"]);
+    const { base } = await startHost(options, aiSdkProtocol({ target: 7 }));
+    const chat = (messages: unknown[], extra: Record<string, unknown> = {}) =>
+      fetch(`${base}/chat`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ id: "seven", trigger: "submit-message", messages, ...extra }),
+      });
+    const read = async (response: Response, message?: UIMessage) => {
+      expect(response.status).toBe(200);
+      const chunks = parseJsonEventStream({
+        stream: response.body!,
+        schema: uiMessageChunkSchema,
+      }).pipeThrough(
+        new TransformStream({
+          transform(part, controller) {
+            if (!part.success) throw part.error;
+            controller.enqueue(part.value);
+          },
+        }),
+      );
+      const seen: UIMessage[] = [];
+      for await (const m of readUIMessageStream({
+        stream: chunks,
+        ...(message && { message: message as never }),
+        onError: (error) => {
+          throw error;
+        },
+      }))
+        seen.push(JSON.parse(JSON.stringify(m)) as UIMessage);
+      return seen;
+    };
+    const user = { id: "u1", role: "user", parts: [{ type: "text", text: "pick a color" }] };
+    const first = (await read(await chat([user]))).at(-1)!;
+    expect(first.parts.filter((p) => p.type === "dynamic-tool")).toMatchObject([
+      {
+        toolCallId: "p1",
+        state: "approval-requested",
+        approval: { id: "p1/c1", descriptor: { toolName: "pick_color", waitsFor: "result" } },
+      },
+    ]);
+    const seen = await read(
+      await chat([user, first], { toolResults: [{ toolCallId: "p1/c1", result: "blue" }] }),
+      first,
+    );
+    const done = seen.at(-1)!;
+    expect(heard).toEqual([expect.stringContaining("blue")]);
+    // The card goes as soon as the answer is taken (the sub-agent works on), before the output.
+    const states = seen.map((m) => m.parts.find((p) => p.type === "dynamic-tool")!.state);
+    expect(states.indexOf("input-available")).toBeGreaterThanOrEqual(0);
+    expect(states.indexOf("input-available")).toBeLessThan(states.indexOf("output-available"));
+    expect(done.parts.filter((p) => p.type === "dynamic-tool").map((p) => p.state)).toEqual([
+      "output-available",
+    ]);
+    expect(done.parts.at(-1)).toMatchObject({ type: "text", text: "parent done" });
+  });
+});

@@ -121,6 +121,7 @@ export class HostedThreadImpl implements HostedThread {
       currentRunId: () => this.period?.runId ?? this.runId,
       pendingApprovals: () => this.agent.pendingApprovals(),
       pendingToolCalls: () => this.agent.pendingToolCalls(),
+      resolvedCalls: answers.toolResults.map((a) => a.toolCallId),
     };
     // Subscribed before anything is applied: prompt, approve and deny publish synchronously.
     const { body, sink } = this.attach(encoder, context);
