@@ -23,6 +23,7 @@ import {
   type AgentMessage,
   type AgentOptions,
   defineClientTool,
+  defineTool,
   type PendingApproval,
   scripted,
   subAgentTool,
@@ -420,5 +421,71 @@ describe("a sub-agent's client-run call, ai 7 readUIMessageStream", () => {
       "output-available",
     ]);
     expect(done.parts.at(-1)).toMatchObject({ type: "text", text: "parent done" });
+  });
+});
+
+describe("a sub-agent's client-run call answered on the side route, beside a waiting approval", () => {
+  it("the thread reports running while the sub-agent works on after the answer, then waits for the approval alone", async () => {
+    const pickColor = defineClientTool({
+      name: "pick_color",
+      description: "Asks the user for a color",
+      parameters: z.object({}),
+    });
+    // The designer answers slowly once it has its color: the thread is working, not waiting.
+    const designer = subAgentTool({
+      name: "designer",
+      description: "Designs",
+      tools: [pickColor],
+      provider: scripted((_request, call) =>
+        call === 0
+          ? { toolCalls: [{ id: "c1", name: "pick_color", arguments: {} }] }
+          : { text: "the designer thinks it over at length", chunkSize: 2, delayMs: 40 },
+      ),
+    });
+    const wipe = defineTool({
+      name: "wipe",
+      description: "Wipes",
+      parameters: z.object({}),
+      needsApproval: true,
+      execute: () => "wiped",
+    });
+    const options: AgentOptions = {
+      provider: scripted((_request, call) =>
+        call === 0
+          ? {
+              toolCalls: [
+                { id: "p1", name: "designer", arguments: { task: "pick" } },
+                { id: "p2", name: "wipe", arguments: {} },
+              ],
+            }
+          : { text: "parent done" },
+      ),
+      tools: [designer, wipe],
+    };
+    const { base } = await startHost(options, agUiProtocol());
+    const client = httpClient("1.0", `${base}/ag-ui`, "side");
+    client.addMessage({ id: "u1", role: "user", content: "go" });
+    const first = await runClient(client);
+    expect(first.finished?.interrupts?.map((i) => i.id).sort()).toEqual(["p1/c1", "p2"]);
+
+    const answered = await fetch(`${base}/threads/side/tool-result`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ toolCallId: "p1/c1", result: "blue" }),
+    });
+    expect(answered.status).toBe(200);
+    const seen: string[] = [];
+    for (let i = 0; i < 300; i++) {
+      const status = (await thread(base, "side")).status;
+      if (seen.at(-1) !== status) seen.push(status);
+      if (seen.includes("running") && status === "waiting") break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    // Running from the sub-agent's first progress on (before: "waiting" throughout, the answered
+    // call still counted as waiting under p1), then waiting for the approval.
+    expect(seen.slice(seen.indexOf("running"))).toEqual(["running", "waiting"]);
+    const status = await thread(base, "side");
+    expect(status.pendingApprovals.map((p) => p.toolCallId)).toEqual(["p2"]);
+    expect(status.pendingToolCalls).toEqual([]);
   });
 });
