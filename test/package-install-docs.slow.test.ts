@@ -4,11 +4,15 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { sandboxSupport } from "../index.js";
 import { type ProviderFixtureServer, startProviderServer } from "./fixtures/provider-server.js";
 import { anthropicMessage, chatStream, responsesStream } from "./fixtures/provider-wire.js";
 import { childEnv, packCheckout, ROOT, type Run, run } from "./package-install-pack.js";
+
+// Each block installs or runs a fresh app (npm, tsx, vitest): a minute is too little on a busy
+// machine, and a timeout says nothing about what the page promises.
+vi.setConfig({ testTimeout: 180_000 });
 
 // Every command block and code example of every doc page (README.md, docs/*.md) runs as written in
 // a fresh app installed from the packed tarball. Each ```sh / ```ts / ```js block is preceded by a
