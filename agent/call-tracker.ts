@@ -51,6 +51,9 @@ export class CallTracker {
       case "tool_execution_end":
         this.unfinished.delete(event.toolCallId);
         this.waiting.delete(event.toolCallId);
+        // Whatever waited in its sub-agent is over with it.
+        for (const id of this.waiting)
+          if (id.startsWith(`${event.toolCallId}${PATH_SEPARATOR}`)) this.waiting.delete(id);
         break;
     }
   }

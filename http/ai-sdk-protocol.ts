@@ -9,6 +9,7 @@ import type { EncoderFactory } from "./encoder.js";
 import { clientTargetOf } from "./internal/ai-sdk-client-version.js";
 import type { AiSdkTarget } from "./ui-messages.js";
 import { idOf, objectOf } from "./internal/json.js";
+import { runInputOf } from "./internal/run-input.js";
 import {
   type ApprovalAnswer,
   type HostedThread,
@@ -80,7 +81,7 @@ export function aiSdkProtocol(options: AiSdkProtocolOptions = {}): HostProtocol 
             const resumed = thread.reconnect(encoder());
             if (resumed) return resumed;
           }
-          const input = chatInputOf(messages, thread);
+          const input = withBodyResults(chatInputOf(messages, thread, body.toolResults !== undefined), body);
           return thread.respond(input, encoder());
         },
       },
@@ -124,14 +125,31 @@ function createRecentTargets(limit = 10_000) {
  * What a chat request asks: the last message is either a new user message or the assistant
  * message the client answered approvals / client-run calls in.
  */
-export function chatInputOf(messages: Json[], thread: HostedThread): ThreadInput {
+export function chatInputOf(messages: Json[], thread: HostedThread, bodyAnswers = false): ThreadInput {
   const last = messages.at(-1);
   if (!last) throw new AgentCallError(400, "no_input", "messages is empty");
   checkKnownHistory(messages.slice(0, -1), thread);
   if (last.role === "user") return { message: userMessageOfUI(last) };
   if (last.role !== "assistant")
     throw new AgentCallError(400, "bad_request", "the last message must be the user's or the assistant's");
-  return answersOf(last, thread);
+  return answersOf(last, thread, bodyAnswers);
+}
+
+/**
+ * The request body's own `toolResults` (`sendMessage(undefined, { body: { toolResults } })`):
+ * results of client-run calls that have no part of their own to carry an output, a sub-agent's
+ * (shown on its top call's part, `approval.descriptor.waitsFor === "result"`), by path id.
+ */
+function withBodyResults(input: ThreadInput, body: Json): ThreadInput {
+  if (body.toolResults === undefined) return input;
+  if (input.message)
+    throw new AgentCallError(
+      400,
+      "bad_request",
+      "a request carries either a new message or answers, not both",
+    );
+  const { toolResults = [] } = runInputOf({ toolResults: body.toolResults });
+  return { ...input, toolResults: [...(input.toolResults ?? []), ...toolResults] };
 }
 
 /** Every earlier user message of the client must be in the server's thread (a forged history is refused). */
@@ -189,8 +207,25 @@ function answeredIdOf(part: Json, toolCallId: string): string {
   return typeof approvalId === "string" && approvalId.startsWith(`${toolCallId}/`) ? approvalId : toolCallId;
 }
 
+/**
+ * A sub-agent's client-run call answered on its card with a decision: a denial tells the model the
+ * client will not run it (`rejectToolCall`); an approval carries no result, so it is refused.
+ */
+function declinedCall(toolCallId: string, approval: Json): ToolCallAnswer {
+  if (approval.approved === false)
+    return {
+      toolCallId,
+      error: typeof approval.reason === "string" ? approval.reason : "the user declined to run it",
+    };
+  throw new AgentCallError(
+    400,
+    "bad_request",
+    `call ${toolCallId} waits for a client-run tool's result, not an approval: send it in the request body, sendMessage(undefined, { body: { toolResults: [{ toolCallId: "${toolCallId}", result }] } })`,
+  );
+}
+
 /** The answers in the client's last assistant message to what the thread waits for. */
-function answersOf(message: Json, thread: HostedThread): ThreadInput {
+function answersOf(message: Json, thread: HostedThread, bodyAnswers: boolean): ThreadInput {
   const parts = Array.isArray(message.parts) ? message.parts.map((p) => objectOf(p, "a message part")) : [];
   const approvable = new Set(thread.agent.pendingApprovals().map((p) => p.toolCallId));
   const resolvable = new Set(thread.agent.pendingToolCalls().map((p) => p.toolCallId));
@@ -203,6 +238,10 @@ function answersOf(message: Json, thread: HostedThread): ThreadInput {
       const approval = objectOf(part.approval, "a tool part's approval");
       if (typeof approval.approved !== "boolean")
         throw new AgentCallError(400, "bad_request", "approval.approved must be a boolean");
+      if (resolvable.has(id)) {
+        toolResults.push(declinedCall(id, approval));
+        continue;
+      }
       approvals.push({
         toolCallId: id,
         approved: approval.approved,
@@ -222,7 +261,7 @@ function answersOf(message: Json, thread: HostedThread): ThreadInput {
       approvals.push({ toolCallId: id, approved: false });
     }
   }
-  if (approvals.length + toolResults.length === 0) {
+  if (approvals.length + toolResults.length === 0 && !bodyAnswers) {
     throw new AgentCallError(
       400,
       "no_input",

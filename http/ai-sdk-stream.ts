@@ -19,6 +19,7 @@ import {
   type AiSdkTarget,
   customPart,
   nestedApprovalDescriptor,
+  type NestedApprovalDescriptor,
   opensTurnGroup,
   reasoningPartId,
   steeringPart,
@@ -95,8 +96,9 @@ class AiSdkEncoder implements StreamEncoder {
   private textId: string | undefined;
   private reasoningId: string | undefined;
   private readonly denied = new Set<string>();
-  /** The host's pending approvals, when it gives them (the next nested approval to show). */
+  /** The host's pending approvals and client-run calls, when it gives them (the next nested one to show). */
   private pendingApprovals: (() => readonly PendingApproval[]) | undefined;
+  private pendingToolCalls: (() => readonly PendingApproval[]) | undefined;
   /**
    * The nested approval each call of the top agent shows (by the call's id). A tool part holds one
    * approval at a time: a second nested approval under the same call waits its turn, and is
@@ -114,6 +116,7 @@ class AiSdkEncoder implements StreamEncoder {
 
   open(context: ResponseContext): string {
     this.pendingApprovals = context.pendingApprovals;
+    this.pendingToolCalls = context.pendingToolCalls;
     const known = groupIdOf(context);
     if (known !== undefined) {
       this.messageId = known;
@@ -122,6 +125,7 @@ class AiSdkEncoder implements StreamEncoder {
       if (context.kind === "replay" && context.continues) {
         for (const chunk of this.rebuilt(context.continues, known)) out += this.emit(chunk);
       }
+      for (const chunk of resolvedCards(context)) out += this.emit(chunk);
       return out;
     }
     this.held = [];
@@ -133,6 +137,7 @@ class AiSdkEncoder implements StreamEncoder {
     const message = toUIMessages(thread.messages, {
       target: this.target,
       pendingApprovals: thread.pendingApprovals,
+      pendingToolCalls: thread.pendingToolCalls ?? [],
       finishedCalls: thread.finishedCalls,
     }).findLast((m) => m.id === id);
     return message ? chunksOfUIMessage(message) : [];
@@ -183,8 +188,13 @@ class AiSdkEncoder implements StreamEncoder {
         );
         break;
       case "approval_requested":
-        if (isNested(event)) this.requestNested(event, write);
-        else write(approvalRequestChunk(event));
+        if (isNested(event)) this.requestNested(event, "approval", write);
+        else write(approvalRequestChunk(event, "approval"));
+        break;
+      case "tool_result_requested":
+        // A top-level call's part waits for the page's output already; a sub-agent's call has no
+        // part of its own: it shows on its top call's part, answered by its path id.
+        if (isNested(event)) this.requestNested(event, "result", write);
         break;
       case "approval_decided":
         if (!event.approved && !isNested(event)) this.denied.add(event.toolCallId);
@@ -227,8 +237,10 @@ class AiSdkEncoder implements StreamEncoder {
     if (this.stepOpen) write({ type: "finish-step" });
     this.stepOpen = false;
     if (ending.kind === "end") this.writeEnd(ending.event, write);
-    else if (ending.kind === "quiescent") write({ type: "finish", finishReason: "tool-calls" });
-    else write({ type: "finish", finishReason: "other" });
+    else if (ending.kind === "quiescent") {
+      this.showWaitingNested(ending.approvals, ending.toolCalls, write);
+      write({ type: "finish", finishReason: "tool-calls" });
+    } else write({ type: "finish", finishReason: "other" });
     return out + (this.raw ? "" : "data: [DONE]\n\n");
   }
 
@@ -241,12 +253,27 @@ class AiSdkEncoder implements StreamEncoder {
    */
   private requestNested(
     call: PendingApproval & { path: string[] },
+    waitsFor: NestedApprovalDescriptor["waitsFor"],
     write: (chunk: UIMessageChunk) => void,
   ): void {
     const top = call.path[0]!;
     if (this.shownNested.has(top)) return;
     this.shownNested.set(top, call.toolCallId);
-    write(approvalRequestChunk(call));
+    write(approvalRequestChunk(call, waitsFor));
+  }
+
+  /**
+   * When the response ends waiting: a top call's part that shows nothing this response while a
+   * call waits under it shows it (answered by a request body, a sub-agent's client-run call leaves
+   * no event behind it, so a second one under the same call would otherwise never show).
+   */
+  private showWaitingNested(
+    approvals: readonly PendingApproval[],
+    toolCalls: readonly PendingApproval[],
+    write: (chunk: UIMessageChunk) => void,
+  ): void {
+    for (const call of approvals) if (isNested(call)) this.requestNested(call, "approval", write);
+    for (const call of toolCalls) if (isNested(call)) this.requestNested(call, "result", write);
   }
 
   /** After a nested decision: the next call waiting under the same top call, if any, shows. */
@@ -257,10 +284,13 @@ class AiSdkEncoder implements StreamEncoder {
     const top = decided.path[0]!;
     if (this.shownNested.get(top) === decided.toolCallId) this.shownNested.delete(top);
     if (this.shownNested.has(top)) return;
-    const next = (this.pendingApprovals?.() ?? []).find(
-      (p) => p.toolCallId !== decided.toolCallId && isNested(p) && p.path[0] === top,
-    );
-    if (next) this.requestNested(next as PendingApproval & { path: string[] }, write);
+    const under = (p: PendingApproval) =>
+      p.toolCallId !== decided.toolCallId && isNested(p) && p.path[0] === top;
+    const approval = (this.pendingApprovals?.() ?? []).find(under);
+    if (approval)
+      return this.requestNested(approval as PendingApproval & { path: string[] }, "approval", write);
+    const call = (this.pendingToolCalls?.() ?? []).find(under);
+    if (call) this.requestNested(call as PendingApproval & { path: string[] }, "result", write);
   }
 
   private emit(chunk: UIMessageChunk): string {
@@ -423,6 +453,31 @@ class AiSdkEncoder implements StreamEncoder {
   }
 }
 
+/**
+ * The top calls' parts that showed a sub-agent's client-run call this request answers, back to
+ * `input-available` (the card is answered; the sub-agent works on): the answer leaves no event.
+ */
+function resolvedCards(context: ResponseContext): UIMessageChunk[] {
+  const tops = new Set(
+    (context.resolvedCalls ?? []).filter((id) => id.includes("/")).map((id) => id.slice(0, id.indexOf("/"))),
+  );
+  const chunks: UIMessageChunk[] = [];
+  for (const message of context.messages) {
+    if (message.role !== "assistant") continue;
+    for (const block of message.content) {
+      if (block.type === "toolCall" && tops.has(block.id))
+        chunks.push({
+          type: "tool-input-available",
+          toolCallId: block.id,
+          toolName: block.name,
+          input: block.arguments,
+          dynamic: true,
+        });
+    }
+  }
+  return chunks;
+}
+
 /** A call waiting in a sub-agent (its path runs through a call of this agent). */
 function isNested<T extends { path?: string[] }>(call: T): call is T & { path: string[] } {
   return call.path !== undefined && call.path.length > 1;
@@ -432,13 +487,16 @@ function isNested<T extends { path?: string[] }>(call: T): call is T & { path: s
  * The `tool-approval-request` of a waiting call: on its own part, or for a nested call on the part
  * of the top call it runs in, described (tool, input, path) in the approval's `descriptor`.
  */
-function approvalRequestChunk(call: PendingApproval): UIMessageChunk {
+function approvalRequestChunk(
+  call: PendingApproval,
+  waitsFor: NestedApprovalDescriptor["waitsFor"],
+): UIMessageChunk {
   const nested = isNested(call);
   return {
     type: "tool-approval-request",
     approvalId: call.toolCallId,
     toolCallId: nested ? call.path[0] : call.toolCallId,
-    ...(nested && { approvalDescriptor: nestedApprovalDescriptor(call) }),
+    ...(nested && { approvalDescriptor: nestedApprovalDescriptor(call, waitsFor) }),
     // ai 7 keeps it and sends it back with the answer: how the host tells ai 7 from ai 6.
     reason: approvalReason(call.toolName),
   };

@@ -48,6 +48,14 @@ export interface ResponseContext {
    * one is decided.
    */
   pendingApprovals?: () => readonly PendingApproval[];
+  /** The agent's pending client-run calls at the moment it is called (every depth), likewise. */
+  pendingToolCalls?: () => readonly PendingApproval[];
+  /**
+   * For a continuation: the client-run calls whose results (or errors) the request carries. A
+   * sub-agent's call ends inside the sub-agent with no event at the top: an encoder that showed it
+   * on its top call's part takes it off from here.
+   */
+  resolvedCalls?: readonly string[];
   /**
    * For a replay (`kind: "replay"`) of a response that continued an earlier response's assistant
    * message (after answers, or a decision on a side route): the thread as that response found it.
@@ -61,6 +69,8 @@ export interface ResponseContext {
 export interface ContinuedThread {
   messages: readonly AgentMessage[];
   pendingApprovals: readonly PendingApproval[];
+  /** The client-run calls that waited then (a sub-agent's show on their top call's part). */
+  pendingToolCalls?: readonly PendingApproval[];
   finishedCalls: readonly FinishedCall[];
 }
 

@@ -88,18 +88,35 @@ export interface NestedApprovalDescriptor {
   path: string[];
   /** The sub-agents' ids, from the top call's child down to the one the call waits in. */
   agents: string[];
+  /**
+   * What the call waits for: `"approval"` (answer with `addToolApprovalResponse`), or `"result"`, a
+   * client-run tool's call (`defineClientTool` in a sub-agent): the page runs it and sends its
+   * result in the next request's body, `sendMessage(undefined, { body: { toolResults: [{ toolCallId:
+   * approval.id, result }] } })` (or denies it with `addToolApprovalResponse({ approved: false })`).
+   */
+  waitsFor: "approval" | "result";
 }
 
 /**
- * The descriptor of a nested call's approval (see {@link NestedApprovalDescriptor}).
+ * The descriptor of a nested call's approval (see {@link NestedApprovalDescriptor}); `waitsFor`
+ * `"result"` for a client-run tool's call.
  *
  * @example
  * ```ts
  * nestedApprovalDescriptor({ toolCallId: "p1/c1", toolName: "refund", args: { amount: 20 }, path: ["p1", "c1"], agents: ["researcher-p1"] });
  * ```
  */
-export function nestedApprovalDescriptor(call: PendingApproval): NestedApprovalDescriptor {
-  return { toolName: call.toolName, input: call.args, path: call.path ?? [], agents: call.agents ?? [] };
+export function nestedApprovalDescriptor(
+  call: PendingApproval,
+  waitsFor: NestedApprovalDescriptor["waitsFor"] = "approval",
+): NestedApprovalDescriptor {
+  return {
+    toolName: call.toolName,
+    input: call.args,
+    path: call.path ?? [],
+    agents: call.agents ?? [],
+    waitsFor,
+  };
 }
 
 /** Options of {@link toUIMessages}. */
@@ -108,6 +125,11 @@ export interface ToUIMessagesOptions {
   target?: AiSdkTarget;
   /** `agent.pendingApprovals()`: their calls show as `approval-requested` (taken from a thread's JSON when given one). */
   pendingApprovals?: readonly PendingApproval[];
+  /**
+   * `agent.pendingToolCalls()`: a sub-agent's client-run call shows on the part of the top call it
+   * runs in, as the stream shows it (taken from a thread's JSON when given one).
+   */
+  pendingToolCalls?: readonly PendingApproval[];
   /** The host's `finishedCalls`: results a client has seen that the transcript does not hold yet. */
   finishedCalls?: readonly FinishedCall[];
 }
@@ -116,6 +138,7 @@ export interface ToUIMessagesOptions {
 export interface UIThreadSource {
   messages: readonly AgentMessage[];
   pendingApprovals?: readonly PendingApproval[];
+  pendingToolCalls?: readonly PendingApproval[];
   finishedCalls?: readonly FinishedCall[];
 }
 
@@ -145,10 +168,11 @@ export function toUIMessages(
   options = {
     ...options,
     pendingApprovals: options.pendingApprovals ?? thread.pendingApprovals,
+    pendingToolCalls: options.pendingToolCalls ?? thread.pendingToolCalls,
     finishedCalls: options.finishedCalls ?? thread.finishedCalls,
   };
   const target = options.target ?? 7;
-  const awaiting = approvalsByPart(options.pendingApprovals ?? []);
+  const awaiting = approvalsByPart(options.pendingApprovals ?? [], options.pendingToolCalls ?? []);
   const results = new Map<string, ToolResultMessage>();
   for (const m of messages) if (m.role === "toolResult") results.set(m.toolCallId, m);
   for (const call of options.finishedCalls ?? []) {
@@ -186,19 +210,29 @@ export function toUIMessages(
 
 /**
  * The approval each tool part shows: its own call's, or for a call waiting in a sub-agent, on the
- * part of the top call it runs in (the first such, as the stream shows them one at a time).
+ * part of the top call it runs in (the first such, as the stream shows them one at a time; a
+ * sub-agent's client-run calls after its approvals). A top-level client-run call shows no approval:
+ * its part waits for the page's output.
  */
-function approvalsByPart(pending: readonly PendingApproval[]): Map<string, Record<string, unknown>> {
+function approvalsByPart(
+  approvals: readonly PendingApproval[],
+  toolCalls: readonly PendingApproval[],
+): Map<string, Record<string, unknown>> {
   const byPart = new Map<string, Record<string, unknown>>();
-  for (const call of pending) {
+  const show = (call: PendingApproval, waitsFor: NestedApprovalDescriptor["waitsFor"]) => {
     const nested = call.path !== undefined && call.path.length > 1;
+    if (!nested && waitsFor === "result") return;
     const part = nested ? call.path![0]! : call.toolCallId;
-    if (byPart.has(part)) continue;
+    if (byPart.has(part)) return;
     byPart.set(
       part,
-      nested ? { id: call.toolCallId, descriptor: nestedApprovalDescriptor(call) } : { id: call.toolCallId },
+      nested
+        ? { id: call.toolCallId, descriptor: nestedApprovalDescriptor(call, waitsFor) }
+        : { id: call.toolCallId },
     );
-  }
+  };
+  for (const call of approvals) show(call, "approval");
+  for (const call of toolCalls) show(call, "result");
   return byPart;
 }
 

@@ -1,18 +1,11 @@
-import {
-  type Context,
-  context as otelContext,
-  type Span,
-  SpanKind,
-  SpanStatusCode,
-  type Tracer,
-  trace,
-} from "@opentelemetry/api";
+import type { Context, Span, SpanKind, Tracer } from "@opentelemetry/api";
 import type { AgentEvent, AgentEventOf } from "../core/events.js";
 import type { AgentMessage, AssistantMessage, Usage } from "../core/messages.js";
 import { promptCacheReport } from "../core/cache-report.js";
 import type { AgentRuntime } from "../core/runtime.js";
 import { AM, ATTR, OPERATION, providerName } from "./attributes.js";
 import { assistantMessage, finishReason, resultText, toGenAiMessages } from "./genai-messages.js";
+import { activeContext, setSpan, SPAN_KIND, STATUS_ERROR } from "./otel-global.js";
 import { spanContextOf, type WakeCause } from "./wake-cause.js";
 
 /** What {@link createAgentTracing} needs to know about the agent and where its spans go. */
@@ -145,7 +138,7 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
     const span = tracer.startSpan(
       `${OPERATION.invokeAgent} ${settings.agentName}`,
       {
-        kind: SpanKind.INTERNAL,
+        kind: SPAN_KIND.INTERNAL,
         attributes: { [ATTR.operationName]: OPERATION.invokeAgent, ...base, [ATTR.requestModel]: model },
         startTime: now(),
       },
@@ -157,7 +150,7 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
         JSON.stringify([{ type: "text", content: runtime.systemPrompt }]),
       );
     }
-    run = { span, context: trace.setSpan(parent ?? otelContext.active(), span), turns: 0, tookInput: false };
+    run = { span, context: setSpan(parent ?? activeContext(), span), turns: 0, tookInput: false };
     mark = now();
   }
 
@@ -168,7 +161,7 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
     const asked = attempt?.model ?? model;
     const span = child(
       `${OPERATION.chat} ${asked}`,
-      SpanKind.CLIENT,
+      SPAN_KIND.CLIENT,
       {
         [ATTR.operationName]: OPERATION.chat,
         [ATTR.providerName]: attempt?.provider !== undefined ? providerName(attempt.provider) : provider,
@@ -202,7 +195,7 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
     if (recordContent) span.setAttribute(ATTR.outputMessages, JSON.stringify([assistantMessage(message)]));
     if (message.stopReason === "error") {
       span.setAttribute(ATTR.errorType, "model_error");
-      span.setStatus({ code: SpanStatusCode.ERROR, message: message.errorMessage });
+      span.setStatus({ code: STATUS_ERROR, message: message.errorMessage });
     }
     span.end(now());
     mark = now();
@@ -224,7 +217,7 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
       now(),
     );
     span.setAttribute(ATTR.errorType, "retryable_error");
-    span.setStatus({ code: SpanStatusCode.ERROR, message: event.error });
+    span.setStatus({ code: STATUS_ERROR, message: event.error });
     span.end(now());
     // The next attempt starts once the backoff has passed.
     mark = now() + event.delayMs;
@@ -233,7 +226,7 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
   function compacted(event: AgentEventOf<"compaction">) {
     const span = child(
       "compaction",
-      SpanKind.INTERNAL,
+      SPAN_KIND.INTERNAL,
       {
         [AM.compactionLevel]: event.level,
         [AM.tokensBefore]: event.tokensBefore,
@@ -249,7 +242,7 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
     const open = tools.get(call.toolCallId);
     if (open) return open.span;
     const tool = runtime.tools.get(call.toolName);
-    const span = child(`${OPERATION.executeTool} ${call.toolName}`, SpanKind.INTERNAL, {
+    const span = child(`${OPERATION.executeTool} ${call.toolName}`, SPAN_KIND.INTERNAL, {
       [ATTR.operationName]: OPERATION.executeTool,
       [ATTR.toolName]: call.toolName,
       [ATTR.toolCallId]: call.toolCallId,
@@ -280,7 +273,7 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
     if (recordContent) span.setAttribute(ATTR.toolCallResult, text);
     if (event.isError) {
       span.setAttribute(ATTR.errorType, toolErrorType(text, event.toolName));
-      span.setStatus({ code: SpanStatusCode.ERROR, message: text.slice(0, 500) });
+      span.setStatus({ code: STATUS_ERROR, message: text.slice(0, 500) });
     }
     span.end(now());
   }
@@ -304,7 +297,7 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
     }
     if (event.reason === "error") {
       span.setAttribute(ATTR.errorType, "agent_error");
-      span.setStatus({ code: SpanStatusCode.ERROR, message: event.errorMessage });
+      span.setStatus({ code: STATUS_ERROR, message: event.errorMessage });
     }
     span.end(now());
     run = undefined;
@@ -314,13 +307,13 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
   function closeChildren() {
     for (const id of [...approvals.keys()]) endApproval(id, undefined);
     for (const { span } of tools.values()) {
-      span.setStatus({ code: SpanStatusCode.ERROR, message: "The agent stopped before the call ended" });
+      span.setStatus({ code: STATUS_ERROR, message: "The agent stopped before the call ended" });
       span.end(now());
     }
     tools.clear();
     if (chat) {
       chat.span.setStatus({
-        code: SpanStatusCode.ERROR,
+        code: STATUS_ERROR,
         message: "The agent stopped before the model answered",
       });
       chat.span.end(now());
@@ -384,11 +377,11 @@ export function createAgentTracing(settings: AgentTracingSettings): AgentTracing
         const span = tracer.startSpan(
           `await_approval ${event.toolName}`,
           {
-            kind: SpanKind.INTERNAL,
+            kind: SPAN_KIND.INTERNAL,
             attributes: { [ATTR.toolName]: event.toolName, [ATTR.toolCallId]: event.toolCallId },
             startTime: now(),
           },
-          trace.setSpan(run?.context ?? otelContext.active(), tool.span),
+          setSpan(run?.context ?? activeContext(), tool.span),
         );
         approvals.set(event.toolCallId, span);
         return;

@@ -1,9 +1,9 @@
 import { type AnyActorRef } from "xstate";
-import { ProxyTracerProvider, ROOT_CONTEXT, trace } from "@opentelemetry/api";
 import type { AgentEvent } from "../core/events.js";
 import type { AgentOptions } from "../core/options.js";
 import type { AgentRuntime } from "../core/runtime.js";
 import { type AgentTracing, createAgentTracing } from "./agent-tracing.js";
+import { registeredTracerProvider, ROOT_CONTEXT, setSpan } from "./otel-global.js";
 import { traceparentOf, type WakeCause } from "./wake-cause.js";
 
 /** The instrumentation scope of our spans. */
@@ -25,9 +25,7 @@ const agentTracings = new WeakMap<object, AgentTracing>();
  * ```
  */
 export function globalTracingRegistered(): boolean {
-  const provider = trace.getTracerProvider();
-  if (!(provider instanceof ProxyTracerProvider)) return true;
-  return provider.getDelegateTracer(TRACER_NAME) !== undefined;
+  return registeredTracerProvider(TRACER_NAME) !== undefined;
 }
 
 /**
@@ -103,7 +101,7 @@ export function attachTelemetry(agent: TracedAgent, options: AgentOptions): void
 
   const tracer = own?.tracerProvider
     ? own.tracerProvider.getTracer(TRACER_NAME)
-    : (parent?.tracer ?? trace.getTracer(TRACER_NAME));
+    : (parent?.tracer ?? registeredTracerProvider(TRACER_NAME)!.getTracer(TRACER_NAME));
   const recordContent =
     own?.recordContent ??
     parent?.recordContent ??
@@ -118,7 +116,7 @@ export function attachTelemetry(agent: TracedAgent, options: AgentOptions): void
     agentName: own?.agentName ?? call?.toolName ?? options.id ?? "agent",
     conversationId: own?.conversationId,
     runtime: agent.runtime,
-    ...(call && parent && { parentContext: () => trace.setSpan(ROOT_CONTEXT, parent.toolSpan(call)) }),
+    ...(call && parent && { parentContext: () => setSpan(ROOT_CONTEXT, parent.toolSpan(call)) }),
   });
   tracings.set(agent.actor, tracing);
   agentTracings.set(agent.actor, tracing);

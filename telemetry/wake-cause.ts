@@ -1,4 +1,5 @@
-import { isSpanContextValid, type SpanContext, trace, TraceFlags } from "@opentelemetry/api";
+import type { SpanContext } from "@opentelemetry/api";
+import { activeSpan, isSpanContextValid, TRACE_FLAG_SAMPLED } from "./otel-global.js";
 
 /**
  * What woke a run: the wake's kind and id (a schedule's, an event's, a late result's handle), and
@@ -44,7 +45,7 @@ export function spanContextOf(traceparent: string | undefined): SpanContext | un
   const context: SpanContext = {
     traceId: match[1]!,
     spanId: match[2]!,
-    traceFlags: Number.parseInt(match[3]!, 16) & TraceFlags.SAMPLED,
+    traceFlags: Number.parseInt(match[3]!, 16) & TRACE_FLAG_SAMPLED,
     isRemote: true,
   };
   return isSpanContextValid(context) ? context : undefined;
@@ -60,5 +61,5 @@ export function spanContextOf(traceparent: string | undefined): SpanContext | un
  * ```
  */
 export function activeTraceparent(): string | undefined {
-  return traceparentOf(trace.getActiveSpan()?.spanContext());
+  return traceparentOf(activeSpan()?.spanContext());
 }

@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { z } from "zod";
 import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
 import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
@@ -125,6 +124,7 @@ export function createBashTool(
         ...options.env,
       };
       const shellArgs = ["-c", args.command];
+      const { spawn } = process.getBuiltinModule("node:child_process"); // on first use (issue 44)
       const child = sandbox
         ? sandbox.spawn(options.shell ?? "bash", shellArgs, { env, keepEnv: Object.keys(options.env ?? {}) })
         : spawn(options.shell ?? "bash", shellArgs, {

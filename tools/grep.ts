@@ -1,8 +1,6 @@
-import { spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { type FileHandle, stat } from "node:fs/promises";
 import * as path from "node:path";
-import { createInterface } from "node:readline";
 import { z } from "zod";
 import { checkOptionKeys } from "../core/option-keys.js";
 import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
@@ -182,6 +180,9 @@ async function searchWithRipgrep(
   if (args.glob) rgArgs.push(`--glob=${args.glob}`);
   rgArgs.push("--regexp", args.pattern, "--", scope.target);
 
+  // Node's child_process and readline load on first use, not with the package (issue 44).
+  const { spawn } = process.getBuiltinModule("node:child_process");
+  const { createInterface } = process.getBuiltinModule("node:readline");
   const child = spawn(rg, rgArgs, { cwd: root, stdio: ["ignore", "pipe", "pipe"], signal: scope.signal });
   const matches: Match[] = [];
   let stderr = "";

@@ -1,4 +1,4 @@
-import { type ChildProcessByStdio, spawn } from "node:child_process";
+import type { ChildProcessByStdio } from "node:child_process";
 import { closeSync, existsSync, openSync, rmSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import type { Readable } from "node:stream";
@@ -387,6 +387,7 @@ export function createSandbox(options: SandboxOptions & { workspace: string | Wo
       // Denied files are bound from an empty stream on fd 3.
       const devNull = plan.denyFiles.length ? openSync("/dev/null", "r") : undefined;
       try {
+        const { spawn } = process.getBuiltinModule("node:child_process"); // on first use (issue 44)
         const child = spawn(
           support.bwrap,
           [...bwrapArgs(plan), "--", prlimit, ...limitArgs, "--", file, ...args],

@@ -1,7 +1,7 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { readdirSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { basename } from "node:path";
 import type { WebSocket } from "ws";
 import { toolCallMachine } from "../actors/tool-call.machine.js";
@@ -382,6 +382,7 @@ async function serveSite(options: {
     return given.length === expected.length && timingSafeEqual(given, expected);
   };
 
+  const { createServer } = process.getBuiltinModule("node:http"); // on first use (issue 44)
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     const headers = securityHeaders(port);
     const path = pathOf(request);

@@ -1,5 +1,5 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import { createServer, type IncomingMessage } from "node:http";
+import type { IncomingMessage } from "node:http";
 import type { StatelyInspectionEvent } from "@statelyai/inspect";
 import type { WebSocket } from "ws";
 import type { AnyActorRef, InspectionEvent, Observer, Subscription } from "xstate";
@@ -96,6 +96,7 @@ export async function createInspectorRelay(options: InspectorRelayOptions = {}):
   };
   const wsUrl = () => `ws://${HOST}:${port}/?token=${encodeURIComponent(token)}`;
 
+  const { createServer } = process.getBuiltinModule("node:http"); // on first use (issue 44)
   const server = createServer((request, response) => {
     if (!trusted(request)) return void response.writeHead(403).end("Forbidden");
     if ((request.url ?? "/").split("?")[0] !== "/") return void response.writeHead(404).end("Not found");

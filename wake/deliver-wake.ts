@@ -1,9 +1,9 @@
-import { context as otelContext, ROOT_CONTEXT } from "@opentelemetry/api";
 import type { Agent } from "../agent/agent.js";
 
 export type { WakeMessage, WakeQueue } from "../rules/wake-message.js";
 import { holdsMessage, type WakeMessage, wakeMessageOf } from "../rules/wake-message.js";
 import { noteWakeCause } from "../telemetry/attach.js";
+import { ROOT_CONTEXT, withContext } from "../telemetry/otel-global.js";
 
 /** What {@link deliverWake} did: `duplicate` when a message with that id had already reached the agent. */
 export type WakeDelivery = "delivered" | "duplicate";
@@ -36,7 +36,7 @@ export function deliverWake(
     // a schedule or a late result wakes is a trace of its own, linked to its cause. An event's run
     // stays below the span that delivers it, as any prompt does.
     if (wake.source === "event") agent.prompt(message).catch(report);
-    else otelContext.with(ROOT_CONTEXT, () => agent.prompt(message)).catch(report);
+    else withContext(ROOT_CONTEXT, () => agent.prompt(message)).catch(report);
     return "delivered";
   }
   if (wake.queue === "steer") agent.steer(message);

@@ -181,8 +181,17 @@ class HandleBackend implements ThreadBackend {
     return this.handle.check(callAnswersOf(approvals, toolResults));
   }
 
-  answer(approvals: readonly ApprovalAnswer[], toolResults: readonly ToolCallAnswer[]): Promise<void> {
-    return this.handle.answer(callAnswersOf(approvals, toolResults));
+  async answer(approvals: readonly ApprovalAnswer[], toolResults: readonly ToolCallAnswer[]): Promise<void> {
+    await this.handle.answer(callAnswersOf(approvals, toolResults));
+    // Taken: they wait no more. A sub-agent's client-run call answered leaves no event at the top
+    // (it ends inside the sub-agent), so the view would list it as waiting until the next read.
+    for (const { toolCallId } of [...approvals, ...toolResults]) {
+      this.status = {
+        ...this.status,
+        pendingApprovals: without(this.status.pendingApprovals, toolCallId),
+        pendingToolCalls: without(this.status.pendingToolCalls, toolCallId),
+      };
+    }
   }
 
   persistedSnapshot(): unknown {

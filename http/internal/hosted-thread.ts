@@ -120,6 +120,8 @@ export class HostedThreadImpl implements HostedThread {
       transcript: () => this.agent.messages,
       currentRunId: () => this.period?.runId ?? this.runId,
       pendingApprovals: () => this.agent.pendingApprovals(),
+      pendingToolCalls: () => this.agent.pendingToolCalls(),
+      resolvedCalls: answers.toolResults.map((a) => a.toolCallId),
     };
     // Subscribed before anything is applied: prompt, approve and deny publish synchronously.
     const { body, sink } = this.attach(encoder, context);
@@ -176,6 +178,7 @@ export class HostedThreadImpl implements HostedThread {
       runId,
       messages: this.agent.messages.slice(),
       pendingApprovals: () => this.agent.pendingApprovals(),
+      pendingToolCalls: () => this.agent.pendingToolCalls(),
       ...(!from && period?.continues ? { continues: period.continues } : {}),
     };
     const replaying: { subscription?: Subscription } = {};
@@ -250,6 +253,7 @@ export class HostedThreadImpl implements HostedThread {
     return {
       messages: this.agent.messages.slice(),
       pendingApprovals: this.quiescentApprovals ?? this.agent.pendingApprovals(),
+      pendingToolCalls: this.agent.pendingToolCalls(),
       finishedCalls: [...this.finished.values()],
     };
   }
@@ -394,6 +398,9 @@ export class HostedThreadImpl implements HostedThread {
     }
     try {
       await this.agent.answer(approvals, toolResults);
+      // A sub-agent's call answered: no event at the top says it (it ends in the sub-agent), and
+      // its top call must not count as waiting while the sub-agent works on.
+      for (const { toolCallId } of [...approvals, ...toolResults]) this.calls.waiting.delete(toolCallId);
       return undefined;
     } catch (error) {
       return new AgentCallError(400, "refused", (error as Error).message);

@@ -65,10 +65,13 @@ function toolChunks(part: UIMessage["parts"][number]): UIMessageChunk[] {
     chunks.push({ type: "tool-output-error", toolCallId, errorText: part.errorText, dynamic: true });
   else if (part.state === "output-denied") chunks.push({ type: "tool-output-denied", toolCallId });
   else if (part.state === "approval-requested") {
+    const approval = part.approval as { id: string; descriptor?: unknown };
     chunks.push({
       type: "tool-approval-request",
-      approvalId: (part.approval as { id: string }).id,
+      approvalId: approval.id,
       toolCallId,
+      // A sub-agent's call shown on its top call's part: what it is comes back with it.
+      ...(approval.descriptor !== undefined && { approvalDescriptor: approval.descriptor }),
       reason: approvalReason(String(toolName)),
     });
   }

@@ -210,8 +210,9 @@ export function describeAgentContract(
       const following = allEvents(handle, runId, 0);
       await statusWhen(handle, (s) => s.status === "waiting");
       const bad = [{ toolCallId: "call_w", approve: { args: { path: 42 } } }];
-      for (const refused of [handle.check(bad), handle.answer(bad)]) {
-        const error = await refused.catch((e: unknown) => e);
+      // One after the other: started together, the second's refusal would wait unhandled on the first.
+      for (const refused of [() => handle.check(bad), () => handle.answer(bad)]) {
+        const error = await refused().catch((e: unknown) => e);
         expect(error).toBeInstanceOf(AgentCallError);
         expect(error).toMatchObject({ code: "refused" });
         expect((error as Error).message).toMatch(/schema of tool write_file/);

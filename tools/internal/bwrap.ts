@@ -1,4 +1,3 @@
-import { spawnSync } from "node:child_process";
 import { accessSync, constants, existsSync, readdirSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import * as path from "node:path";
@@ -368,6 +367,7 @@ export function probeBwrap(bwrap: string): string | undefined {
     // A bubblewrap too old to size a tmpfs fails here, with its own message, rather than at a command.
     sizes: { tmp: 1 << 20, shm: 1 << 20, run: 1 << 20 },
   };
+  const { spawnSync } = process.getBuiltinModule("node:child_process"); // on first use (issue 44)
   const probe = spawnSync(bwrap, [...bwrapArgs(plan), "true"], {
     stdio: ["ignore", "ignore", "pipe"],
     timeout: 10_000,

@@ -48,6 +48,9 @@ export interface AgUiEventEncoderOptions {
 /** The prefix of every `CUSTOM` event name this encoder makes up. */
 export const CUSTOM_PREFIX = "agent-machine.";
 
+/** The interrupt reason of a sub-agent's client-run call (an approval's is `"tool_call"`). */
+export const CLIENT_TOOL_REASON = "client_tool";
+
 const JSON_SCHEMA_OF_DECISION = {
   type: "object",
   properties: {
@@ -251,8 +254,11 @@ export class AgUiEventEncoder {
     const { threadId, runId } = this.options;
     const legacy = this.options.client === "legacy";
     if (ending.kind === "quiescent") {
-      if (ending.approvals.length > 0) {
-        const interrupts = ending.approvals.map(interruptOf);
+      // A sub-agent's client-run call has no tool call of its own in the client's messages (it
+      // could not answer it with a `tool` message): it is an interrupt, answered through `resume`.
+      const nestedCalls = ending.toolCalls.filter(isNestedCall);
+      if (ending.approvals.length + nestedCalls.length > 0) {
+        const interrupts = [...ending.approvals.map(interruptOf), ...nestedCalls.map(clientCallInterruptOf)];
         if (this.options.legacyInterruptEvent !== false) {
           out.push({ type: "CUSTOM", name: "on_interrupt", value: JSON.stringify(interrupts) });
         }
@@ -550,6 +556,35 @@ function interruptOf(call: WaitingCall): AgUiInterrupt {
       args: call.args,
       ...(nested && { path: call.path, agents: call.agents ?? [] }),
     },
+  };
+}
+
+function isNestedCall(call: WaitingCall): call is WaitingCall & { path: string[] } {
+  return call.path !== undefined && call.path.length > 1;
+}
+
+/** The answer a sub-agent's client-run call's interrupt takes (`resume[].payload`). */
+const JSON_SCHEMA_OF_CLIENT_RESULT = {
+  type: "object",
+  properties: {
+    result: { description: "The tool's result: text, or { content: [...] }" },
+    error: { type: "string", description: "Why the client could not run it (the model reads it)" },
+  },
+};
+
+/**
+ * The interrupt of a sub-agent's client-run call (reason `"client_tool"`): bound, like a nested
+ * approval, to the top agent's call it runs in; its id the call's path id; its metadata the tool
+ * and its arguments, for the page to run. `resume` answers it with `{ result }` or `{ error }`.
+ */
+function clientCallInterruptOf(call: WaitingCall & { path: string[] }): AgUiInterrupt {
+  return {
+    id: call.toolCallId,
+    reason: CLIENT_TOOL_REASON,
+    toolCallId: call.path[0]!,
+    message: `Run ${call.toolName}`,
+    responseSchema: JSON_SCHEMA_OF_CLIENT_RESULT,
+    metadata: { toolName: call.toolName, args: call.args, path: call.path, agents: call.agents ?? [] },
   };
 }
 

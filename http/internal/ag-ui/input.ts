@@ -39,6 +39,10 @@ export function readRunAgentInput(body: unknown, agent: ThreadAgent | undefined)
   const known = new Set(agent ? toAgUiMessages(agent.messages).map((m) => m.id) : []);
   const pendingCalls = new Set((agent?.pendingToolCalls() ?? []).map((c) => c.toolCallId));
   const pendingApprovals = (agent?.pendingApprovals() ?? []).map((c) => c.toolCallId);
+  // A sub-agent's client-run calls are interrupts too (event-encoder.ts): `resume` answers them.
+  const clientInterrupts = new Set(
+    (agent?.pendingToolCalls() ?? []).filter((c) => (c.path?.length ?? 0) > 1).map((c) => c.toolCallId),
+  );
 
   let message: UserMessage | undefined;
   const toolResults: ToolCallAnswer[] = [];
@@ -70,11 +74,20 @@ export function readRunAgentInput(body: unknown, agent: ThreadAgent | undefined)
   if (message && (toolResults.length > 0 || input.resume?.length)) {
     throw bad("a new user message cannot come with answers to pending calls: answer them first");
   }
+  const answers = approvalsOf(input, [...pendingApprovals, ...clientInterrupts]);
+  const approvals: ApprovalAnswer[] = [];
+  for (const answer of answers) {
+    if (clientInterrupts.has(answer.toolCallId)) toolResults.push(clientResultOf(answer));
+    else {
+      const { payload: _payload, ...decision } = answer;
+      approvals.push(decision);
+    }
+  }
   return {
     input,
     legacy: typeof input.protocolVersion !== "string",
     ...(message && { message }),
-    approvals: approvalsOf(input, pendingApprovals),
+    approvals,
     toolResults,
     tools: input.tools.map((tool, index) => {
       if (typeof tool?.name !== "string" || tool.name === "")
@@ -115,7 +128,10 @@ export function checkedRunAgentInput(body: unknown): RunAgentInput {
 }
 
 /** The answers to pending approvals: `resume[]` (1.0), or the legacy `forwardedProps.command.resume`. */
-function approvalsOf(input: RunAgentInput, pending: readonly string[]): ApprovalAnswer[] {
+function approvalsOf(
+  input: RunAgentInput,
+  pending: readonly string[],
+): (ApprovalAnswer & { payload?: unknown })[] {
   if (input.resume?.length) {
     return input.resume.map((entry, index) => {
       if (!isObject(entry) || typeof entry.interruptId !== "string") {
@@ -145,10 +161,31 @@ function approvalsOf(input: RunAgentInput, pending: readonly string[]): Approval
   return Object.entries(legacy).map(([toolCallId, answer]) => decisionOf(toolCallId, answer));
 }
 
+/**
+ * The answer to a sub-agent's client-run call's interrupt, read as a decision first: `resolved`
+ * with `{ result }` (text or `{ content }`) is its result, `{ error }` or `cancelled` tells the
+ * model the client did not run it.
+ */
+function clientResultOf(answer: ApprovalAnswer & { payload?: unknown }): ToolCallAnswer {
+  const { toolCallId, payload } = answer;
+  if (!answer.approved)
+    return { toolCallId, error: answer.reason ?? "the client did not run it (the interrupt was cancelled)" };
+  if (isObject(payload) && typeof payload.error === "string") return { toolCallId, error: payload.error };
+  const result = isObject(payload) ? payload.result : undefined;
+  if (typeof result === "string") return { toolCallId, result };
+  if (isObject(result) && Array.isArray(result.content)) return { toolCallId, result: result as never };
+  throw bad(
+    `the answer to "${toolCallId}" (a client-run tool's call) must be { result: text or { content } } or { error }`,
+  );
+}
+
 /** A decision from an answer: `true`/`false`, or `{ approved, reason?, editedArgs? }` (approved unless it says not). */
-function decisionOf(toolCallId: string, payload: unknown): ApprovalAnswer {
+function decisionOf(toolCallId: string, payload: unknown): ApprovalAnswer & { payload?: unknown } {
   if (typeof payload === "boolean") return { toolCallId, approved: payload };
   if (payload === undefined || payload === null) return { toolCallId, approved: true };
+  // Kept for a client-run call's interrupt (its result); not a field of the decision itself.
+  if (isObject(payload) && ("result" in payload || "error" in payload))
+    return { toolCallId, approved: true, payload };
   if (!isObject(payload))
     throw bad(`the answer to "${toolCallId}" must be a boolean or { approved, reason?, editedArgs? }`);
   const approved = payload.approved !== false;
