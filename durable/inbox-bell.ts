@@ -2,11 +2,14 @@ import type { ObjectContext, RestatePromise } from "@restatedev/restate-sdk";
 import type { InboxKind } from "../core/effect-journal.js";
 import type { AgentMessage } from "../core/messages.js";
 import type { RestatePump } from "./restate-pump.js";
+import type { WakeTakeRequest } from "./wake-session.js";
 
 /** What `SessionInbox.drain` answers: the messages taken, and how many still wait in each queue. */
 export interface DrainAnswer {
   messages: AgentMessage[];
   waiting: Record<InboxKind, number>;
+  /** What a woken run starts with (asked for by `wake`), taken before `messages`. */
+  input?: AgentMessage[];
 }
 
 /** What a run asks `SessionInbox.drain` for. */
@@ -16,6 +19,11 @@ export interface DrainRequest {
   bell?: { id: string; runId: string };
   /** Take nothing: only say how many wait (and keep `bell`). Sent by runs of earlier versions. */
   peek?: boolean;
+  /**
+   * A woken run's opening check: first take what it starts with (the steering its mode takes, else
+   * the follow-ups), then the steering for its first turn, in the same round trip.
+   */
+  wake?: WakeTakeRequest;
 }
 
 /** What a steer or follow-up resolves the doorbell with: the awakeable the run resolves once it has the ring. */
@@ -29,7 +37,7 @@ export interface InboxBellOptions {
   /** A durable call to `SessionInbox.drain` (a journal entry, and a round trip). */
   drain(request: DrainRequest): RestatePromise<DrainAnswer | AgentMessage[]>;
   /** A one-way message to `SessionInbox.closeBell` (a journal entry, no round trip). */
-  closeBell(bell: string): void;
+  closeBell(bell: string, ran: boolean): void;
 }
 
 /** The run's side of the inbox: its checks, and what it leaves behind. See {@link createInboxBell}. */
@@ -41,10 +49,18 @@ export interface InboxBell {
    * counted more, or a message rang.
    */
   open(): Promise<AgentMessage[]>;
+  /**
+   * {@link open} for a woken run: the same round trip also takes what the run starts with (`input`,
+   * empty when a run took it first), before the steering for its first turn (`early`).
+   */
+  openWake(take: WakeTakeRequest): Promise<{ input: AgentMessage[]; early: AgentMessage[] }>;
   /** The messages one check takes: asks the inbox only when a message of `kind` may be waiting. */
   drain(kind: InboxKind): Promise<AgentMessage[]>;
-  /** The run is ending: tells the inbox to forget the doorbell (one way, no round trip). */
-  close(): void;
+  /**
+   * The run is ending: tells the inbox to forget the doorbell (one way, no round trip), and, with
+   * `ran`, that the session has run (an event for it need not ask the session whether it exists).
+   */
+  close(ran?: boolean): void;
 }
 
 /**
@@ -81,7 +97,7 @@ export function createInboxBell(ctx: ObjectContext, pump: RestatePump, options: 
   const mayWait: Record<InboxKind, boolean> = { steering: true, followUp: true };
   /** The doorbell not rung yet, and whether the inbox was handed it. */
   let bell: { id: string; offered: boolean } | undefined;
-  let opening: Promise<AgentMessage[]> | undefined;
+  let opening: Promise<unknown> | undefined;
 
   const currentBell = () => {
     if (bell) return bell;
@@ -101,7 +117,10 @@ export function createInboxBell(ctx: ObjectContext, pump: RestatePump, options: 
   };
 
   /** A drain, handing over the doorbell when the inbox does not hold it yet. */
-  const ask = async (kind: InboxKind): Promise<AgentMessage[]> => {
+  const ask = async (
+    kind: InboxKind,
+    wake?: WakeTakeRequest,
+  ): Promise<{ messages: AgentMessage[]; input: AgentMessage[] }> => {
     const offer = currentBell();
     const handOver = !offer.offered;
     offer.offered = true;
@@ -112,32 +131,39 @@ export function createInboxBell(ctx: ObjectContext, pump: RestatePump, options: 
       options.drain({
         kind,
         ...(handOver && { bell: { id: offer.id, runId: options.runId } }),
+        ...(wake && { wake }),
       }),
     );
     if (Array.isArray(answer)) {
       mayWait.steering = true;
       mayWait.followUp = true;
-      return answer;
+      return { messages: answer, input: [] };
     }
     if (answer.waiting.steering > 0) mayWait.steering = true;
     if (answer.waiting.followUp > 0) mayWait.followUp = true;
-    return answer.messages;
+    return { messages: answer.messages, input: answer.input ?? [] };
   };
 
   return {
     open() {
-      opening = ask("steering");
-      return opening;
+      const opened = ask("steering").then((answer) => answer.messages);
+      opening = opened;
+      return opened;
+    },
+    openWake(take) {
+      const opened = ask("steering", take).then(({ input, messages }) => ({ input, early: messages }));
+      opening = opened;
+      return opened;
     },
     async drain(kind) {
       if (opening) {
         await opening;
         opening = undefined;
       }
-      return mayWait[kind] ? ask(kind) : [];
+      return mayWait[kind] ? (await ask(kind)).messages : [];
     },
-    close() {
-      if (bell?.offered) options.closeBell(bell.id);
+    close(ran = false) {
+      if (bell?.offered) options.closeBell(bell.id, ran);
       bell = undefined;
     },
   };

@@ -15,7 +15,7 @@ import { badRequest, parseBell, parseDrain, parseQueuedInput, parseRequeue } fro
 import type { SessionOptions } from "./session-options.js";
 import type { WakeCause } from "../telemetry/wake-cause.js";
 import { withWakeCause } from "./wake-causes.js";
-import { wakeInboxHandlers } from "./wake-session.js";
+import { takeWakeInput, wakeInboxHandlers } from "./wake-session.js";
 
 /**
  * How long a steer that rang a run's doorbell waits for the run to acknowledge it (or end). A live
@@ -130,31 +130,41 @@ export function createInboxObject({ name, session, serviceOptions, options }: In
         { ingressPrivate: true },
         async (ctx: ObjectContext, input: DrainRequest & { mode: QueueMode }): Promise<DrainAnswer> => {
           // Checked all the same: a handler's input is whatever its caller sent.
-          const { kind, mode, bell, peek } = parseDrain(input);
+          const { kind, mode, bell, peek, wake } = parseDrain(input);
           const queues = {
             steering: (await ctx.get<AgentMessage[]>("steering")) ?? [],
             followUp: (await ctx.get<AgentMessage[]>("followUp")) ?? [],
           };
+          const changed = new Set<InboxKind>();
+          // A woken run's input first (what the wake handler's own call took before): one round trip.
+          const woken = wake ? takeWakeInput(queues, wake) : undefined;
+          if (woken?.from) changed.add(woken.from);
           let taken: AgentMessage[] = [];
           if (!peek && queues[kind].length) {
             const took = takeFromQueue(queues[kind], mode);
             taken = took.taken;
             queues[kind] = took.rest;
-            if (took.rest.length) ctx.set(kind, took.rest);
-            else ctx.clear(kind);
+            changed.add(kind);
+          }
+          for (const changedKind of changed) {
+            if (queues[changedKind].length) ctx.set(changedKind, queues[changedKind]);
+            else ctx.clear(changedKind);
           }
           if (bell !== undefined) ctx.set("bell", bell satisfies StoredBell);
           return {
             messages: taken,
             waiting: { steering: queues.steering.length, followUp: queues.followUp.length },
+            ...(woken && { input: woken.taken }),
           };
         },
       ),
       /** The run has ended: its doorbell is forgotten (unless a newer run handed over another). */
       closeBell: restate.handlers.object.exclusive(
         { ingressPrivate: true },
-        async (ctx: ObjectContext, input: { bell: string }): Promise<void> => {
-          const { bell } = parseBell(input);
+        async (ctx: ObjectContext, input: { bell: string; ran?: boolean }): Promise<void> => {
+          const { bell, ran } = parseBell(input);
+          // A run ended: the session exists, which an event asks before it is queued (wake-session.ts).
+          if (ran && !(await ctx.get<boolean>("sessionKnown"))) ctx.set("sessionKnown", true);
           if (storedBell(await ctx.get<StoredBell | string>("bell"))?.id === bell) ctx.clear("bell");
         },
       ),

@@ -151,18 +151,20 @@ const UPDATES_SCHEMA = z
   })
   .strict();
 const inboxKind = z.enum(["steering", "followUp"]);
+const queueMode = z.enum(["one-at-a-time", "all"]);
 const DRAIN_SCHEMA = z
   .object({
     kind: inboxKind,
-    mode: z.enum(["one-at-a-time", "all"]),
+    mode: queueMode,
     bell: z
       .object({ id: z.string().min(1), runId: z.string().min(1) })
       .strict()
       .optional(),
     peek: z.boolean().optional(),
+    wake: z.object({ steeringMode: queueMode, followUpMode: queueMode }).strict().optional(),
   })
   .strict();
-const BELL_SCHEMA = z.object({ bell: z.string().min(1) }).strict();
+const BELL_SCHEMA = z.object({ bell: z.string().min(1), ran: z.boolean().optional() }).strict();
 const REQUEUE_SCHEMA = z.object({ kind: inboxKind, messages: z.array(z.any()) }).strict();
 
 /** The tool call id an approval or denial names. */
@@ -221,12 +223,13 @@ export function parseDrain(input: unknown): {
   mode: QueueMode;
   bell?: { id: string; runId: string };
   peek?: boolean;
+  wake?: { steeringMode: QueueMode; followUpMode: QueueMode };
 } {
   return parse(DRAIN_SCHEMA, input, "Invalid drain request");
 }
 
 /** The doorbell a run takes back as it ends. */
-export function parseBell(input: unknown): { bell: string } {
+export function parseBell(input: unknown): { bell: string; ran?: boolean } {
   return parse(BELL_SCHEMA, input, "Invalid closeBell request");
 }
 

@@ -21,7 +21,6 @@ import {
 } from "./session-input.js";
 import type { SessionOptions } from "./session-options.js";
 import type { SessionRun } from "./session-run.js";
-import { wakeInput } from "./wake-session.js";
 import {
   type ApprovalBook,
   readEvents,
@@ -69,8 +68,7 @@ export function createSessionObject({ name, serviceOptions, inbox, options, run 
       prompt: async (ctx: ObjectContext, input: unknown): Promise<RunResult> => run(ctx, input),
       /** Runs what a wake left in the inbox, once no run is active (durable/wake-session.ts). */
       wake: restate.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: ObjectContext) => {
-        const input = await wakeInput(ctx, inbox.name, options.of(ctx.key));
-        return input.length > 0 ? run(ctx, input) : null;
+        return run.wake(ctx);
       }),
       /** The stored transcript (404 for a session that never ran). */
       transcript: restate.handlers.object.shared(

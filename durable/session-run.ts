@@ -38,8 +38,14 @@ export interface SessionRunOptions {
   wakes: string;
 }
 
-/** The body of `AgentSession.prompt`: one run, from its input to its result. */
-export type SessionRun = (ctx: ObjectContext, input: unknown) => Promise<RunResult>;
+/**
+ * The body of `AgentSession.prompt`: one run, from its input to its result; `wake` is the body of
+ * `AgentSession.wake`: a run whose opening drain takes what it starts with (null when a run took it
+ * first: the session is left as it was).
+ */
+export type SessionRun = ((ctx: ObjectContext, input: unknown) => Promise<RunResult>) & {
+  wake(ctx: ObjectContext): Promise<RunResult | null>;
+};
 
 /**
  * A session's run: builds the agent on a Restate journal (durable/restate-journal.ts) from the
@@ -53,12 +59,19 @@ export type SessionRun = (ctx: ObjectContext, input: unknown) => Promise<RunResu
  * ```
  */
 export function createSessionRun({ inbox, options, events, live, wakes }: SessionRunOptions): SessionRun {
-  return async function runPrompt(ctx, given) {
+  const run = (ctx: ObjectContext, given: unknown) => runSession(ctx, given, false) as Promise<RunResult>;
+  return Object.assign(run, { wake: (ctx: ObjectContext) => runSession(ctx, undefined, true) });
+
+  /**
+   * One run. A woken run (`woken`) has no input yet: its opening drain takes it from the inbox,
+   * its round trip overlapping the run's start, as a prompt's opening drain takes early steering.
+   */
+  async function runSession(ctx: ObjectContext, given: unknown, woken: boolean): Promise<RunResult | null> {
     // A wake's messages come with their causes: the agent's trace links to them.
     const causes = createRunCauses();
-    const raw = causes.take(given);
+    let raw = woken ? undefined : causes.take(given);
     // Checked before anything is journaled; stamped with the run's start below.
-    parsePromptInput(raw, 0);
+    if (!woken) parsePromptInput(raw, 0);
     const sessionId = ctx.key;
     const runId = ctx.request().id as string;
     const previous = await ctx.get<RunRecord>("run");
@@ -99,7 +112,7 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
         return inboxClient.drain({ ...request, mode: modes[request.kind] });
       },
       runId,
-      closeBell: (id) => inboxSend.closeBell({ bell: id }),
+      closeBell: (id, ran) => inboxSend.closeBell({ bell: id, ...(ran && { ran }) }),
     });
     // The run record goes out with the run's first entries, before any round trip: a status read
     // right after `send()` finds the run going rather than "Unknown session". Its start time follows
@@ -113,12 +126,27 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
       generation: stored.generation,
       count: stored.count,
     });
-    record.write();
+    // A woken run writes it once it knows it runs (a wake whose message a run took leaves no trace).
+    if (!woken) record.write();
     const liveRun = live.open(sessionId, runId);
     // The first drain goes out first, so its round trip overlaps the run's start: the steering it
     // takes goes into the run's first turn with the prompt, as in process.
-    const opening = bell.open().then(causes.take);
+    const opening = woken
+      ? bell
+          .openWake({ steeringMode: modes.steering, followUpMode: modes.followUp })
+          .then(({ input, early }) => ({ input: causes.take(input), early: causes.take(early) }))
+      : bell.open().then((early) => ({ input: undefined, early: causes.take(early) }));
     const startedAt = await Promise.race([pump.track(ctx.run("start", () => Date.now())), pump.failed]);
+    if (woken) {
+      raw = (await Promise.race([opening, pump.failed])).input;
+      if (!Array.isArray(raw) || raw.length === 0) {
+        // A run took the wake's message first: nothing runs.
+        liveRun.close();
+        bell.close();
+        return null;
+      }
+      record.write();
+    }
     const input = parsePromptInput(raw, startedAt);
     const journal = createRestateJournal(ctx, pump, {
       startedAt,
@@ -183,7 +211,10 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
       );
     } catch (error) {
       // The steering the run took goes back first, as nothing took it.
-      const early = await Promise.race([opening, pump.failed]).catch(() => []);
+      const early = await Promise.race([opening, pump.failed]).then(
+        (opened) => opened.early,
+        () => [],
+      );
       if (early.length) inboxSend.requeue({ kind: "steering", messages: early });
       liveRun.close();
       bell.close();
@@ -226,7 +257,7 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
     try {
       // Steering queued before the run, screened when it was queued: the prompt takes it (by the
       // queue's mode) into the first turn, as an agent in process takes steering queued while idle.
-      for (const message of await Promise.race([opening, pump.failed]))
+      for (const message of (await Promise.race([opening, pump.failed])).early)
         agent.actor.send({ type: "STEER", message });
       // The start time goes with the record's next write (the first step's: its turn, its first
       // events): nothing reads it before the run ends, and the wait for the first drain writes nothing.
@@ -236,7 +267,7 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
       const outcome = await Promise.race([prompted, pump.failed]);
       // A check the run left mid-way may still answer: wait for it, then hand back what nobody took.
       while (inFlightDrains.size) await Promise.race([Promise.allSettled([...inFlightDrains]), pump.failed]);
-      bell.close();
+      bell.close(true);
       returnUntaken(ctx, inbox, agent);
       writer.write(agent.messages);
       const result: RunResult = { runId, ...outcome };
@@ -257,7 +288,7 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
       liveRun.close();
       agent.stop();
     }
-  };
+  }
 }
 
 /**

@@ -78,13 +78,22 @@ export function wakeInboxHandlers(deps: WakeInboxDeps) {
       inputSerde: restate.serde.json,
     });
 
-  async function deliver(ctx: ObjectContext, input: WakeDeliveryInput): Promise<void> {
-    // Always through the queue, never straight to a run of its own: a run that has not handed
-    // its doorbell over yet (or is being retried) takes what waits in order, and so does the next.
+  /**
+   * Queues a wake's message. Always through the queue, never straight to a run of its own: a run
+   * that has not handed its doorbell over yet (or is being retried) takes what waits in order, and
+   * so does the next. The caller has asked the session to wake already: the woken run's start
+   * overlaps this handler's work, and its opening drain, an exclusive call on this inbox, waits for
+   * this handler to end (the message is queued by then, or refused: the wake is then a no-op).
+   */
+  async function queue(ctx: ObjectContext, input: WakeDeliveryInput): Promise<void> {
     const stamped = typeof input?.message?.timestamp === "number" ? input.message.timestamp : undefined;
     const kind = input?.kind === "steering" ? "steering" : "followUp";
     await deps.enqueue(ctx, kind, input?.message, input?.cause, stamped);
+  }
+
+  async function deliver(ctx: ObjectContext, input: WakeDeliveryInput): Promise<void> {
     wake(ctx);
+    await queue(ctx, input);
   }
 
   /** Delivers a message whose id the session may have taken already (the last {@link EVENT_IDS_KEPT}). */
@@ -99,8 +108,10 @@ export function wakeInboxHandlers(deps: WakeInboxDeps) {
     const seen = (await ctx.get<string[]>("delivered")) ?? [];
     if (seen.includes(id)) return "duplicate";
     await requireSession(ctx, deps.session);
+    // Before the clock's journaled step: the session starts its run meanwhile.
+    wake(ctx);
     const message = wakeMessageOf({ id, text, source }, await ctx.date.now());
-    await deliver(ctx, { kind, message, ...(cause && { cause }) });
+    await queue(ctx, { kind, message, ...(cause && { cause }) });
     ctx.set("delivered", [...seen, id].slice(-EVENT_IDS_KEPT));
     return "delivered";
   }
@@ -172,23 +183,47 @@ export interface WakeTakeRequest {
 }
 
 /**
- * The messages a woken session's run starts with, taken from the inbox's state: the steering its
- * mode takes, else the follow-ups its mode takes (a check of each queue, as a run's drain makes).
+ * The messages a woken session's run starts with, taken from the inbox's queues: the steering its
+ * mode takes, else the follow-ups its mode takes. `queues` is left holding the rest; the kind taken
+ * from is named so the caller writes it back.
+ *
+ * @example
+ * ```ts
+ * const queues = { steering: [], followUp: [slotMessage] };
+ * takeWakeInput(queues, { steeringMode: "one-at-a-time", followUpMode: "one-at-a-time" });
+ * // { taken: [slotMessage], from: "followUp" }, and queues.followUp is []
+ * ```
  */
-async function wakeTake(ctx: ObjectContext, input: WakeTakeRequest): Promise<AgentMessage[]> {
+export function takeWakeInput(
+  queues: Record<InboxKind, AgentMessage[]>,
+  request: WakeTakeRequest,
+): { taken: AgentMessage[]; from?: InboxKind } {
   const modes: [InboxKind, QueueMode][] = [
-    ["steering", input?.steeringMode === "all" ? "all" : "one-at-a-time"],
-    ["followUp", input?.followUpMode === "all" ? "all" : "one-at-a-time"],
+    ["steering", request?.steeringMode === "all" ? "all" : "one-at-a-time"],
+    ["followUp", request?.followUpMode === "all" ? "all" : "one-at-a-time"],
   ];
   for (const [kind, mode] of modes) {
-    const queue = (await ctx.get<AgentMessage[]>(kind)) ?? [];
-    if (queue.length === 0) continue;
-    const { taken, rest } = takeFromQueue(queue, mode);
-    if (rest.length) ctx.set(kind, rest);
-    else ctx.clear(kind);
-    return taken;
+    if (queues[kind].length === 0) continue;
+    const { taken, rest } = takeFromQueue(queues[kind], mode);
+    queues[kind] = rest;
+    return { taken, from: kind };
   }
-  return [];
+  return { taken: [] };
+}
+
+/**
+ * `SessionInbox.wakeTake`: what the `wake` of earlier versions asked for in a call of its own (a
+ * woken run now takes it with its opening drain, `DrainRequest.wake`).
+ */
+async function wakeTake(ctx: ObjectContext, input: WakeTakeRequest): Promise<AgentMessage[]> {
+  const queues = {
+    steering: (await ctx.get<AgentMessage[]>("steering")) ?? [],
+    followUp: (await ctx.get<AgentMessage[]>("followUp")) ?? [],
+  };
+  const { taken, from } = takeWakeInput(queues, input);
+  if (from && queues[from].length) ctx.set(from, queues[from]);
+  else if (from) ctx.clear(from);
+  return taken;
 }
 
 /** A 404 for a session that never ran: an event creates no session. Asked once per session. */

@@ -4,6 +4,7 @@ import type { AgentMessage } from "../index.js";
 import { createInboxBell, type DrainAnswer, type DrainRequest, type Ring } from "../durable/inbox-bell.js";
 import type { InboxKind } from "../core/effect-journal.js";
 import type { RestatePump } from "../durable/restate-pump.js";
+import { takeWakeInput } from "../durable/wake-session.js";
 
 // The run's side of the inbox doorbell, against an inbox simulated in memory (no server): which
 // checks pay the inbox's round trip, and that a rung doorbell is acknowledged and never skipped.
@@ -13,7 +14,7 @@ function fakeRun() {
   let registered: string | undefined;
   const bells = new Map<string, (ring: Ring) => void>();
   const acks: string[] = [];
-  const calls: (DrainRequest | { closeBell: string })[] = [];
+  const calls: (DrainRequest | { closeBell: string; ran?: boolean })[] = [];
   let next = 0;
   const ctx = {
     awakeable: () => {
@@ -31,16 +32,19 @@ function fakeRun() {
     runId: "inv_run",
     drain: (request) => {
       calls.push(request);
+      // As SessionInbox.drain: a woken run's input first, then the check's own take.
+      const woken = request.wake ? takeWakeInput(queues, request.wake) : undefined;
       const taken = request.peek ? [] : queues[request.kind].splice(0, 1);
       if (request.bell) registered = request.bell.id;
       const answer: DrainAnswer = {
         messages: taken,
         waiting: { steering: queues.steering.length, followUp: queues.followUp.length },
+        ...(woken && { input: woken.taken }),
       };
       return Promise.resolve(answer) as never;
     },
-    closeBell: (id) => {
-      calls.push({ closeBell: id });
+    closeBell: (id, ran) => {
+      calls.push({ closeBell: id, ...(ran && { ran }) });
       if (registered === id) registered = undefined;
     },
   });
@@ -53,7 +57,7 @@ function fakeRun() {
     await new Promise((resolve) => setImmediate(resolve));
   };
   const drains = () => calls.filter((c) => "kind" in c && !c.peek);
-  return { bell, send, calls, drains, acks, registered: () => registered };
+  return { bell, send, calls, drains, acks, queues, registered: () => registered };
 }
 
 const texts = (messages: AgentMessage[]) => messages.map((m) => m.content);
@@ -125,5 +129,42 @@ describe("the inbox doorbell of a durable run", () => {
     run.bell.close();
     expect(run.calls.at(-1)).toEqual({ closeBell: "bell-0" });
     expect(run.registered()).toBeUndefined();
+  });
+
+  it("a woken run takes what it starts with and its first turn's steering in its opening round trip", async () => {
+    const one = { steeringMode: "one-at-a-time", followUpMode: "one-at-a-time" } as const;
+    const run = fakeRun();
+    run.queues.steering.push(
+      ...["event 1", "event 2"].map((content) => ({ role: "user" as const, content, timestamp: 0 })),
+    );
+    run.queues.followUp.push({ role: "user", content: "slot", timestamp: 0 });
+    const opened = await run.bell.openWake(one);
+    // The first event is the run's input, the second joins its first turn; the slot waits its check.
+    expect(texts(opened.input)).toEqual(["event 1"]);
+    expect(texts(opened.early)).toEqual(["event 2"]);
+    expect(run.drains()).toHaveLength(1);
+    expect(run.registered()).toBe("bell-0");
+    expect(texts(await run.bell.drain("followUp"))).toEqual(["slot"]);
+
+    // Nothing but follow-ups: the run starts with one (its mode's), and no steering was waiting.
+    const slot = fakeRun();
+    slot.queues.followUp.push(
+      ...["a", "b"].map((content) => ({ role: "user" as const, content, timestamp: 0 })),
+    );
+    const woken = await slot.bell.openWake(one);
+    expect(texts(woken.input)).toEqual(["a"]);
+    expect(woken.early).toEqual([]);
+    expect(slot.queues.followUp.map((m) => m.content)).toEqual(["b"]);
+
+    // A run took the message first: the wake's input is empty (the wake is then a no-op).
+    const late = fakeRun();
+    expect(await late.bell.openWake({ ...one, followUpMode: "all" })).toEqual({ input: [], early: [] });
+  });
+
+  it("a run that ended says so as it forgets its doorbell (the inbox then knows the session exists)", async () => {
+    const run = fakeRun();
+    await run.bell.open();
+    run.bell.close(true);
+    expect(run.calls.at(-1)).toEqual({ closeBell: "bell-0", ran: true });
   });
 });
