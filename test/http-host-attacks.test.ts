@@ -7,6 +7,7 @@ import { request as httpRequest } from "node:http";
 import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import {
+  agentMachineProtocol,
   aiSdkProtocol,
   createSessionHost,
   type HostProtocol,
@@ -249,6 +250,21 @@ describe("attack: DNS rebinding against a host that checks no identity", () => {
     ]) {
       expect((await host.handle(new Request(`${url}/api/threads/t1`))).status).toBe(200);
     }
+  });
+
+  it("a run's events by id and seq (what remoteAgentHandle reads) go to loopback names only", async () => {
+    const host = makeHost({ protocols: [aiSdkProtocol(), agentMachineProtocol()] });
+    const agent = await waitingThread(host, "t1");
+    const route = `/api/threads/t1/events?runId=${agent.runId}&seq=0`;
+    const rebound = await host.handle(new Request(`http://rebind.evil.example:3000${route}`));
+    expect(await errorOf(rebound)).toEqual([403, "not_loopback"]);
+    // The same read from a loopback name gets the run's events: the 403 was the rebinding check.
+    const local = await host.handle(new Request(`http://127.0.0.1:3000${route}`));
+    expect(local.status).toBe(200);
+    const reader = local.body!.getReader();
+    const { value } = await reader.read();
+    expect(new TextDecoder().decode(value)).toContain('"type":"open"');
+    await reader.cancel();
   });
 
   it("on serveNode: a request to 127.0.0.1 carrying the rebound name gets 403", async () => {
