@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,7 +13,7 @@ import {
   startRestateServer,
 } from "../restate.js";
 import type { AgentMessage } from "../index.js";
-import { eventually } from "./fixtures/durable-harness.js";
+import { eventually, type ServiceProcess, startServiceProcess } from "./fixtures/durable-harness.js";
 import { expectValidTranscript } from "./helpers.js";
 
 // Schedules and events of durable sessions on a real Restate server: a schedule is delayed calls
@@ -26,12 +25,7 @@ import { expectValidTranscript } from "./helpers.js";
 const SERVICE = fileURLToPath(new URL("./fixtures/durable-wake-service.ts", import.meta.url));
 const MISSED_AFTER_MS = 400;
 
-interface Service {
-  port: number;
-  pid: number;
-  url: string;
-  kill(): Promise<void>;
-}
+type Service = ServiceProcess;
 
 let restate: RestateServer;
 let dir: string;
@@ -52,28 +46,12 @@ afterAll(async () => {
 });
 
 async function startService(logFile: string, port = 0): Promise<Service> {
-  const child: ChildProcess = spawn(
-    process.execPath,
-    ["--import", "tsx", SERVICE, String(port), logFile, String(MISSED_AFTER_MS)],
-    { stdio: ["pipe", "pipe", "inherit"] },
-  );
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const ready = await new Promise<{ port: number; pid: number }>((resolve, reject) => {
-    let out = "";
-    child.stdout!.on("data", (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /ready (\d+) (\d+)/.exec(out);
-      if (match) resolve({ port: Number(match[1]), pid: Number(match[2]) });
-    });
-    child.once("exit", (code) => reject(new Error(`the service process exited (${code}) before serving`)));
-  });
+  const started = await startServiceProcess(SERVICE, [String(port), logFile, String(MISSED_AFTER_MS)]);
   const service: Service = {
-    ...ready,
-    url: `http://127.0.0.1:${ready.port}`,
+    ...started,
     async kill() {
       running.delete(service);
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-      await exited;
+      await started.kill();
     },
   };
   running.add(service);

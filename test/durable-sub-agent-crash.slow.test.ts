@@ -3,7 +3,6 @@
 // (its model and tool calls never run twice), and a call waiting in the child survives the crash.
 // The service is a process of its own (fixtures/durable-service.ts), SIGKILLed mid-run; executions
 // are counted from the log file every process appends to.
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,17 +16,19 @@ import {
   startRestateServer,
 } from "../restate.js";
 import { type ExecutionRecord, readExecutions } from "./fixtures/durable-agent.js";
-import { eventually, invocationStatus, journalSteps, shape } from "./fixtures/durable-harness.js";
+import {
+  eventually,
+  invocationStatus,
+  journalSteps,
+  type ServiceProcess,
+  shape,
+  startServiceProcess,
+} from "./fixtures/durable-harness.js";
 import { expectValidTranscript } from "./helpers.js";
 
 const SERVICE = fileURLToPath(new URL("./fixtures/durable-service.ts", import.meta.url));
 
-interface Service {
-  port: number;
-  pid: number;
-  url: string;
-  kill(): Promise<void>;
-}
+type Service = ServiceProcess;
 
 let restate: RestateServer;
 let client: SessionClient;
@@ -51,26 +52,12 @@ afterAll(async () => {
 
 /** Starts a service process (on `port`, or a free one) and waits for it to serve. */
 async function startService(logFile: string, port = 0): Promise<Service> {
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", SERVICE, String(port), logFile], {
-    stdio: ["pipe", "pipe", "inherit"],
-  });
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const ready = await new Promise<{ port: number; pid: number }>((resolve, reject) => {
-    let out = "";
-    child.stdout!.on("data", (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /ready (\d+) (\d+)/.exec(out);
-      if (match) resolve({ port: Number(match[1]), pid: Number(match[2]) });
-    });
-    child.once("exit", (code) => reject(new Error(`the service process exited (${code}) before serving`)));
-  });
+  const started = await startServiceProcess(SERVICE, [String(port), logFile]);
   const service: Service = {
-    ...ready,
-    url: `http://127.0.0.1:${ready.port}`,
+    ...started,
     async kill() {
       running.delete(service);
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-      await exited;
+      await started.kill();
     },
   };
   running.add(service);
