@@ -98,13 +98,22 @@ async function refusal(call: Promise<unknown>): Promise<SessionCallError> {
 
 /** Waits until the session has published that `call_h/call_w` waits (`type`). */
 async function surfaced(sessionId: string, type: "approval_requested" | "tool_result_requested") {
-  return eventually(
+  const event = await eventually(
     async () =>
       eventsOf(published, sessionId).find(
         (e) => e.type === type && "toolCallId" in e && e.toolCallId === "call_h/call_w",
       ),
     `the nested ${type}`,
   );
+  // The event is published as the child asks, a moment before the session's state holds the waiting
+  // call (Restate makes a handler's writes visible as its journal commits); answers are taken from
+  // that state, as a client reading the status does.
+  await eventually(async () => {
+    const status = await client.status(sessionId);
+    const waiting = type === "approval_requested" ? status.pendingApprovals : status.pendingToolCalls;
+    return waiting.some((call) => call.toolCallId === "call_h/call_w");
+  }, `the nested call waiting in the session's state`);
+  return event;
 }
 
 describe("durable sessions: a sub-agent's waiting call is answered by its path", () => {
