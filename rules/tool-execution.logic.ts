@@ -12,7 +12,7 @@ export interface PlannedCall {
 
 /**
  * The most tool-call actors one parent holds. XState copies a parent's `children` on every spawn
- * and stop, so a bigger fan-out is spread over shards of this size (see `tool-shard.machine.ts`).
+ * and stop, so a bigger fan-out is spread over shards of this size (see `tool-shard.ts`).
  * 16 rather than 50: each call's stop copies its shard's children (unique call ids as keys, so
  * every copy builds new hidden classes), and 3,000 calls cost 6–14 % less CPU; 8 was worse (the
  * execution machine's own children, one per shard, then grow instead).

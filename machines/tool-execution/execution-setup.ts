@@ -12,7 +12,7 @@ import {
   truncatedCallText,
 } from "../../rules/tool-execution.logic.js";
 import { answerUnran } from "../unran-calls.js";
-import { toolShardMachine } from "../tool-shard.machine.js";
+import { toolShardLogic } from "../tool-shard.js";
 import {
   currentGroup,
   type GroupDoneEvent,
@@ -38,7 +38,7 @@ export const toolExecutionSetup = setup({
     context: {} as ToolExecutionContext,
     events: {} as ToolExecutionEvent,
   },
-  actors: { toolCall: toolCallMachine, toolShard: toolShardMachine },
+  actors: { toolCall: toolCallMachine, toolShard: toolShardLogic },
   guards: {
     isPlanned: ({ context }) => context.planned,
     planAborts: ({ event }) => event.type === "PLAN" && event.abort === true,
