@@ -24,7 +24,7 @@ import {
 
 /**
  * The tool execution machine's `setup()`: its types, the actors it spawns (a `toolCall` per call,
- * a `toolShard` per `SHARD_SIZE` calls beyond the first), and every guard and action its
+ * a `toolShard` per `SHARD_SIZE` calls beyond the first `HOSTED_CALLS`), and every guard and action its
  * statechart names. The statechart itself is `toolExecutionMachine` in tool-execution.machine.ts.
  *
  * @example
