@@ -39,6 +39,12 @@ export interface DurableScheduleLimits {
 type Schedules = Record<string, DurableSchedule>;
 
 /**
+ * What `SessionWakes.schedule` takes: a new schedule, the span that made it, and for the agent's
+ * own schedule tool the most schedules the agent may have made (refused with 409 at the limit).
+ */
+export type DurableScheduleInput = NewSchedule & { traceparent?: string; maxMadeByAgent?: number };
+
+/**
  * The `SessionWakes` virtual object (key = session id): `schedule`, `list`, `pause`, `resume`,
  * `cancel`, and the private `fire` its delayed calls reach. A slot's message goes to the session's
  * inbox, which wakes the session (durable/wake-session.ts).
@@ -132,14 +138,24 @@ export function createSessionWakes(options: {
     ...(options.serviceOptions && { options: options.serviceOptions }),
     handlers: {
       /** Makes a schedule (400 for one that cannot be made: a cron that never fires, a time past). */
-      schedule: async (
-        ctx: ObjectContext,
-        input: NewSchedule & { traceparent?: string },
-      ): Promise<DurableSchedule> => {
+      schedule: async (ctx: ObjectContext, given: DurableScheduleInput): Promise<DurableSchedule> => {
         const now = await ctx.date.now();
         const schedules = await read(ctx);
-        const id = input?.id ?? `sch_${ctx.rand.uuidv4()}`;
+        const { maxMadeByAgent, ...input } = given ?? ({} as DurableScheduleInput);
+        const id = input.id ?? `sch_${ctx.rand.uuidv4()}`;
         if (schedules[id]) throw badSchedule(`a schedule "${id}" exists already`, 409);
+        // The schedule tool's limit is checked here, in the object's exclusive handler: two calls
+        // of one turn (or of two runs) are counted one after the other, never both against the
+        // same count.
+        if (input.createdBy === "agent" && typeof maxMadeByAgent === "number") {
+          const made = Object.values(schedules).filter((record) => record.createdBy === "agent").length;
+          if (made >= maxMadeByAgent) {
+            throw new TerminalError(
+              `you have ${made} wake-ups scheduled, the most allowed: cancel one first`,
+              { errorCode: 409 },
+            );
+          }
+        }
         let record: DurableSchedule;
         try {
           record = {
