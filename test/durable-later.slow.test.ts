@@ -237,6 +237,23 @@ describe("defineLaterTool inside a durable session's sub-agent", () => {
     expect(await wakes.laterHandles(id)).toEqual([]);
   });
 
+  it("a sub-agent's handle times out: the session is told once, the work is stopped", async () => {
+    const id = newSession("sub-timeout");
+    await sessions.prompt(id, "delegate brief outro");
+    const pending = await pendingHandle(id);
+    expect(pending.toolName).toBe("render_brief");
+    const transcript = await wokenBy(id, pending.id);
+    expect(transcript.filter((m) => m.id === pending.id).map((m) => m.content)).toEqual([
+      `render_brief (handle ${pending.id}) timed out: no result within 1 s. Its work was stopped; no result will come.`,
+    ]);
+    await eventually(
+      async () => (await workLog(pending.id)).some((e) => e.event === "aborted"),
+      "the work stopped",
+    );
+    expect(await wakes.deliverLaterResult(id, { handle: pending.id, text: "outro.mp4" })).toBe("timedOut");
+    expectValidTranscript(transcript);
+  });
+
   it("a sub-agent's handle is cancelled: its work stops, a late result is a no-op", async () => {
     const id = newSession("sub-cancel");
     await sessions.prompt(id, "delegate clip long 60000");
