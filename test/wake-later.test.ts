@@ -398,6 +398,78 @@ describe("tools that answer later", () => {
     later.stop();
   });
 
+  it("stopped, then started again: the same manager runs the stopped work again and keeps the timeouts", async () => {
+    const agents = new Map<string, Agent>();
+    const { later, reports } = await startedLater(agents, undefined, 30 * MINUTE);
+    const { work, calls } = slowWork(10 * MINUTE);
+    const provider = renderingModel();
+    const agent = createAgent({
+      id: "ada",
+      provider,
+      tools: [renderTool(later, work)],
+      hibernate: "whenIdle",
+    });
+    agents.set("ada", agent);
+    await clock.runUntil(agent.prompt("Render the intro"));
+    const handle = later.list()[0]!.id;
+    later.stop();
+    expect(calls[0]!.signal.aborted).toBe(true);
+
+    await later.start();
+    expect(calls.map((call) => call.handle)).toEqual([handle, handle]);
+    await clock.advance(10 * MINUTE);
+    await clock.runUntil(agent.waitForIdle());
+    expect(agent.messages.find((m) => m.id === handle)).toMatchObject({ source: "laterResult" });
+    expect(reports.map((r) => r.outcome)).toEqual(["result"]);
+
+    // A new call after the restart is taken, and its timeout still comes.
+    const stuck = slowWork(24 * 60 * MINUTE);
+    const other = createAgent({
+      id: "bob",
+      provider: renderingModel(),
+      tools: [
+        defineLaterTool({
+          later,
+          agentId: "bob",
+          name: "render",
+          description: "Renders",
+          parameters,
+          run: stuck.work,
+        }),
+      ],
+    });
+    agents.set("bob", other);
+    later.stop();
+    await later.start();
+    await clock.runUntil(other.prompt("Render the outro"));
+    expect(later.list("bob")).toHaveLength(1);
+    await clock.advance(30 * MINUTE);
+    await clock.runUntil(other.waitForIdle());
+    expect(reports.map((r) => r.outcome)).toEqual(["result", "timedOut"]);
+    later.stop();
+  });
+
+  it("a timeout of 0 or less, no agents or half a store: a TypeError when the manager or the tool is made", () => {
+    const agents = new Map<string, Agent>();
+    expect(() => createLaterResults({ agents, timeoutMs: 0 })).toThrow(
+      /createLaterResults: timeoutMs must be above 0 milliseconds \(Infinity for no timeout\), got 0/,
+    );
+    expect(() => createLaterResults({ agents, timeoutMs: Number.NaN })).toThrow(/timeoutMs must be above 0/);
+    expect(() => createLaterResults({} as never)).toThrow(/createLaterResults needs agents/);
+    expect(() => createLaterResults({ agents, store: { load: () => [] } as never })).toThrow(
+      /store must have/,
+    );
+    expect(() => createLaterResults({ agents, maxResultChars: 0 })).toThrow(/maxResultChars must be above 0/);
+    const later = createLaterResults({ agents, timeoutMs: Infinity });
+    expect(() => renderTool(later, () => "x", { timeoutMs: -1 })).toThrow(
+      /defineLaterTool "render": timeoutMs must be above 0/,
+    );
+    // A tool for durable sessions is checked the same way.
+    expect(() =>
+      defineLaterTool({ name: "render", description: "Renders", parameters, run: () => "x", timeoutMs: 0 }),
+    ).toThrow(/timeoutMs must be above 0/);
+  });
+
   it("a long result is cut to its head and tail; images come as they are", async () => {
     const agents = new Map<string, Agent>();
     const later = createLaterResults({ agents, maxResultChars: 200 });
