@@ -471,6 +471,26 @@ describe("createScheduleTool", () => {
 });
 
 describe("schedule stores", () => {
+  it("a store that fails after a long time down is reported once, not once for each missed slot", async () => {
+    const ada = sleepyAgent();
+    const agents = new Map([["ada", ada.agent]]);
+    const store = createMemoryScheduleStore();
+    const first = await started(agents, store);
+    await first.scheduler.schedule({ agentId: "ada", every: 1_000, message: "tick", id: "tick" });
+    first.scheduler.stop();
+    await clock.advance(HOUR); // 3,600 slots missed
+    const second = await started(agents, {
+      load: () => store.load(),
+      put: () => Promise.reject(new Error("disk full")),
+      delete: (id) => store.delete(id),
+    });
+    await clock.runUntil(ada.agent.waitForIdle());
+    expect(ada.woken()).toEqual(["tick"]);
+    expect(second.errors.map((e) => e.message)).toEqual(["disk full"]);
+    expect(second.scheduler.list()[0]!.nextAt).toBe(START + HOUR + 1_000);
+    second.scheduler.stop();
+  });
+
   it("a file store keeps schedules across a restart; a store that fails is reported, and nothing crashes", async () => {
     const dir = await mkdtemp(join(tmpdir(), "wake-"));
     const path = join(dir, "schedules.json");

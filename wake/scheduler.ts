@@ -163,7 +163,10 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
           // The store refused the slot's write: the slot stays due in the store and runs again at
           // the next start (a no-op for an agent that had it); here it waits for the next slot.
           options.onError?.(error as Error, record);
-          const following = slotAfter(record.when, next.at);
+          // The slot ran: its next slot is the one after the slots it stood for (a missed-run
+          // policy's), not the one after its first, which would run and fail once per missed slot.
+          const moved = record.nextAt !== undefined && record.nextAt > next.at;
+          const following = moved ? record.nextAt : slotAfter(record.when, next.at);
           if (records.get(record.id) === record && following !== undefined) {
             record.nextAt = following;
             enqueue(record);
