@@ -192,6 +192,42 @@ describe("tools that answer later", () => {
     later.stop();
   });
 
+  it("a result queued in a run that is then aborted is kept for the next run (abort drops what a person queued)", async () => {
+    const agents = new Map<string, Agent>();
+    const { later } = await startedLater(agents);
+    const provider = scripted((request, call) => {
+      if (call === 0) return { toolCalls: [{ name: "render", arguments: { scene: "intro" } }] };
+      if (call === 2) return { text: "still busy", delayMs: 5 * MINUTE };
+      return { text: "ok" };
+    });
+    const agent = createAgent({ id: "ada", provider, tools: [renderTool(later, () => undefined)] });
+    agents.set("ada", agent);
+    await clock.runUntil(agent.prompt("Render the intro"));
+    const handle = later.list("ada")[0]!.id;
+
+    const run = agent.prompt("Something else meanwhile");
+    await until(() => provider.requests.length === 3);
+    expect(await later.complete(handle, "intro.mp4")).toBe("delivered");
+    agent.followUp("and then tidy up");
+    agent.abort();
+    await clock.runUntil(run);
+    // The handle is settled (a second answer is a no-op): the queue is the result's only copy.
+    expect(await later.complete(handle, "intro.mp4")).toBe("duplicate");
+    expect(agent.queued.followUp).toMatchObject([{ id: handle, source: "laterResult" }]);
+    expect(provider.requests).toHaveLength(3); // the abort started nothing
+
+    await clock.runUntil(agent.prompt("Where were we?"));
+    expect(roles(agent.messages).slice(-4)).toEqual([
+      "user:prompt",
+      "assistant",
+      "user:laterResult",
+      "assistant",
+    ]);
+    expect(agent.messages.filter((m) => m.id === handle)).toHaveLength(1);
+    expectValidTranscript(agent.messages);
+    later.stop();
+  });
+
   it("times out: the work's signal fires and the model is told no result will come; a result after that is a no-op", async () => {
     const agents = new Map<string, Agent>();
     const { later, reports } = await startedLater(agents, undefined, 15 * MINUTE);
