@@ -506,6 +506,57 @@ describe("tools that answer later", () => {
     ).toThrow(/timeoutMs must be above 0/);
   });
 
+  it("an onSettle or onError of the app's that throws stops nothing: results and timeouts still come", async () => {
+    const agents = new Map<string, Agent>();
+    const later = createLaterResults({
+      agents,
+      timeoutMs: 30 * MINUTE,
+      onSettle: () => {
+        throw new Error("the app's dashboard is down");
+      },
+      onError: () => {
+        throw new Error("and so is its logger");
+      },
+    });
+    await later.start();
+    const provider = renderingModel();
+    const fast = slowWork(MINUTE);
+    const agent = createAgent({
+      id: "ada",
+      provider,
+      tools: [renderTool(later, fast.work)],
+      hibernate: "whenIdle",
+    });
+    const stuck = slowWork(24 * 60 * MINUTE);
+    const other = createAgent({
+      id: "bob",
+      provider: renderingModel(),
+      tools: [
+        defineLaterTool({
+          later,
+          agentId: "bob",
+          name: "render",
+          description: "Renders",
+          parameters,
+          run: stuck.work,
+        }),
+      ],
+    });
+    agents.set("ada", agent).set("bob", other);
+    await clock.runUntil(agent.prompt("Render the intro"));
+    await clock.runUntil(other.prompt("Render the outro"));
+    await clock.advance(MINUTE);
+    await clock.runUntil(agent.waitForIdle());
+    expect(agent.messages.filter((m) => m.role === "user" && m.source === "laterResult")).toHaveLength(1);
+    await clock.advance(30 * MINUTE);
+    await clock.runUntil(other.waitForIdle());
+    expect(other.messages.filter((m) => m.role === "user" && m.source === "laterResult")).toMatchObject([
+      { content: expect.stringContaining("timed out") },
+    ]);
+    expect(later.list()).toEqual([]);
+    later.stop();
+  });
+
   it("a long result is cut to its head and tail; images come as they are", async () => {
     const agents = new Map<string, Agent>();
     const later = createLaterResults({ agents, maxResultChars: 200 });

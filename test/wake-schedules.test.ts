@@ -1,4 +1,4 @@
-import { mkdtemp, readFile } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -257,6 +257,33 @@ describe("createScheduler", () => {
     ).not.toThrow();
   });
 
+  it("an onWake or onError of the app's that throws stops nothing: the next slots fire", async () => {
+    const ada = sleepyAgent();
+    const agents = new Map([["ada", ada.agent]]);
+    const scheduler = createScheduler({
+      agents,
+      onWake: () => {
+        throw new Error("the app's dashboard is down");
+      },
+      onError: () => {
+        throw new Error("and so is its logger");
+      },
+    });
+    await scheduler.start();
+    await scheduler.schedule({ agentId: "ada", every: HOUR, message: "tick", id: "hourly" });
+    await scheduler.schedule({ agentId: "bob", at: START + HOUR, message: "x" }).catch(() => {});
+    for (let slot = 1; slot <= 3; slot++) {
+      await clock.advance(HOUR);
+      await clock.runUntil(ada.agent.waitForIdle());
+    }
+    expect(ada.woken()).toEqual(["tick", "tick", "tick"]);
+    expect(scheduler.list()).toMatchObject([{ id: "hourly", runs: 3, nextAt: START + 4 * HOUR }]);
+    agents.delete("ada"); // its slot now reports an error, to an onError that throws
+    await clock.advance(HOUR);
+    expect(scheduler.list()).toEqual([]);
+    scheduler.stop();
+  });
+
   it("an agent gone from the directory when its slot comes: the schedule is cancelled and reported", async () => {
     const ada = sleepyAgent();
     const agents = new Map([["ada", ada.agent]]);
@@ -471,6 +498,22 @@ describe("createScheduleTool", () => {
 });
 
 describe("schedule stores", () => {
+  it("a file that is not a store's JSON: start says which file, and nothing writes over it", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "wake-"));
+    const path = join(dir, "schedules.json");
+    await writeFile(path, '[{"id": "hourly", "agentId"');
+    const ada = sleepyAgent();
+    const store = createFileScheduleStore(path);
+    const scheduler = createScheduler({ agents: new Map([["ada", ada.agent]]), store });
+    await expect(scheduler.start()).rejects.toThrow(`${path}: not the JSON of a schedule store (`);
+    await expect(store.put({ kind: "laterResult" } as never)).rejects.toThrow(/not the JSON/);
+    expect(await readFile(path, "utf8")).toBe('[{"id": "hourly", "agentId"');
+    await writeFile(path, "[]");
+    await scheduler.start(); // fixed: starts
+    expect(scheduler.list()).toEqual([]);
+    scheduler.stop();
+  });
+
   it("a store that fails after a long time down is reported once, not once for each missed slot", async () => {
     const ada = sleepyAgent();
     const agents = new Map([["ada", ada.agent]]);

@@ -162,8 +162,22 @@ export function createLaterResults(options: LaterResultsOptions): LaterResults {
   let loading: Promise<void> | undefined;
 
   const callKey = (agentId: string, id: string) => `${agentId}\u0000${id}`;
-  const report = (error: unknown, record: LaterResultRecord) =>
-    options.onError?.(error instanceof Error ? error : new Error(String(error)), { ...record });
+  // The app's callbacks run on timers and in work that settles on its own, where a throw would be an
+  // unhandled rejection: one that throws is not the manager's end.
+  const report = (error: unknown, record: LaterResultRecord) => {
+    try {
+      options.onError?.(error instanceof Error ? error : new Error(String(error)), { ...record });
+    } catch {
+      // The app's own error handler failed: nothing is left to tell.
+    }
+  };
+  const tellSettled = (settled: LaterReport) => {
+    try {
+      options.onSettle?.(settled);
+    } catch (error) {
+      report(error, settled.handle);
+    }
+  };
   const remember = (id: string, fate: Exclude<LaterOutcome, "delivered">) => {
     fates.delete(id);
     fates.set(id, fate);
@@ -262,7 +276,7 @@ export function createLaterResults(options: LaterResultsOptions): LaterResults {
     await forget(record);
     const outcome =
       settlement.kind === "timedOut" ? "timedOut" : settlement.result.isError ? "error" : "result";
-    options.onSettle?.({ handle: { ...record }, outcome, delivery });
+    tellSettled({ handle: { ...record }, outcome, delivery });
     return delivery;
   }
 
@@ -446,7 +460,7 @@ export function createLaterResults(options: LaterResultsOptions): LaterResults {
           report(error, record);
         }
       }
-      options.onSettle?.({ handle: { ...record }, outcome: "cancelled", delivery: "delivered" });
+      tellSettled({ handle: { ...record }, outcome: "cancelled", delivery: "delivered" });
       return true;
     },
 

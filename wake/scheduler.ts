@@ -120,6 +120,17 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   /** Ids of schedules being stored: a second `schedule` with one is refused, as for a stored one. */
   const creating = new Set<string>();
 
+  /**
+   * Tells the app's `onError`. A callback that throws is not the scheduler's end: it runs on a
+   * timer, where a throw would be an unhandled rejection, and the slots after it must still fire.
+   */
+  const reportError = (error: unknown, record: ScheduleRecord) => {
+    try {
+      options.onError?.(error instanceof Error ? error : new Error(String(error)), record);
+    } catch {
+      // The app's own error handler failed: nothing is left to tell.
+    }
+  };
   const isLive = (entry: { at: number; id: string }) => {
     const record = records.get(entry.id);
     return record !== undefined && !record.paused && record.nextAt === entry.at;
@@ -162,11 +173,16 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         } catch (error) {
           // The store refused the slot's write: the slot stays due in the store and runs again at
           // the next start (a no-op for an agent that had it); here it waits for the next slot.
-          options.onError?.(error as Error, record);
+          reportError(error, record);
           // The slot ran: its next slot is the one after the slots it stood for (a missed-run
           // policy's), not the one after its first, which would run and fail once per missed slot.
           const moved = record.nextAt !== undefined && record.nextAt > next.at;
-          const following = moved ? record.nextAt : slotAfter(record.when, next.at);
+          let following: number | undefined;
+          try {
+            following = moved ? record.nextAt : slotAfter(record.when, next.at);
+          } catch (unreadable) {
+            reportError(unreadable, record); // a record edited by hand into nonsense: it waits for the next start
+          }
           if (records.get(record.id) === record && following !== undefined) {
             record.nextAt = following;
             enqueue(record);
@@ -187,12 +203,12 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       agent = await options.agents.get(record.agentId);
     } catch (error) {
       agent = undefined;
-      options.onError?.(error as Error, record);
+      reportError(error, record);
     }
     if (!agent) {
       records.delete(record.id);
       await store.delete(record.id);
-      options.onError?.(
+      reportError(
         new ScheduleError(`schedule "${record.id}": no agent "${record.agentId}"; the schedule is cancelled`),
         record,
       );
@@ -214,11 +230,11 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
             queue: record.as,
             cause: { id: record.id, traceparent: record.traceparent },
           },
-          (error) => options.onError?.(error, record),
+          (error) => reportError(error, record),
         );
       } catch (error) {
         // A stopped agent refuses; the slot counts as run (it is not retried for ever).
-        options.onError?.(error as Error, record);
+        reportError(error, record);
         delivery = "delivered";
       }
       reports.push({ schedule: record, slot, delivery });
@@ -233,7 +249,13 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       await store.put(record);
       enqueue(record);
     }
-    for (const report of reports) options.onWake?.({ ...report, schedule: { ...record } });
+    for (const report of reports) {
+      try {
+        options.onWake?.({ ...report, schedule: { ...record } });
+      } catch (error) {
+        reportError(error, record);
+      }
+    }
   }
 
   const found = (id: string) => {
