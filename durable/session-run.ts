@@ -24,7 +24,7 @@ import {
 } from "./session-state.js";
 import type { RunResult } from "./session-types.js";
 import { createRunCauses } from "./wake-causes.js";
-import { createRunWakeTools } from "./wake-tools.js";
+import { createRunWakeTools, type WakeScope } from "./wake-tools.js";
 
 /** What {@link createSessionRun} needs from the service that assembles it. */
 export interface SessionRunOptions {
@@ -160,38 +160,42 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
         ),
       drainInbox: (kind) => bell.drain(kind).then(causes.take),
     });
-    // Tools that answer later and the schedule tool act on the session's SessionWakes object.
-    const wakeTools = createRunWakeTools(ctx, pump, {
-      wakes,
-      tools: base.tools,
-      messages: () => running.agent?.messages ?? [],
-    });
     const beforeStep =
       <A extends unknown[], R>(call: (...args: A) => R) =>
       (...args: A): R => {
         flushRecord();
         return call(...args);
       };
-    /** A journal (the run's, or a sub-agent's) whose steps first write what the run has changed. */
-    const track = (scope: EffectJournal): EffectJournal => ({
-      ...scope,
-      modelCall: beforeStep(scope.modelCall),
-      toolCall: beforeStep(scope.toolCall),
-      permission: beforeStep(scope.permission),
-      compaction: beforeStep(scope.compaction),
-      approval: beforeStep(scope.approval),
-      ...(scope.clientResult && { clientResult: beforeStep(scope.clientResult) }),
-      ...(scope.context && { context: beforeStep(scope.context) }),
-      timer: beforeStep(scope.timer),
-      ...(scope.child && {
-        child: (callId: string, toolName: string) => track(scope.child!(callId, toolName)),
-      }),
-    });
-    const trackedTop = track(journal);
+    /**
+     * A journal (the run's, or a sub-agent's) whose steps first write what the run has changed,
+     * and whose tools that answer later and schedule tool act on the session's SessionWakes object.
+     */
+    const track = (scope: EffectJournal, where: WakeScope): EffectJournal => {
+      const wakeTools = createRunWakeTools(ctx, pump, { wakes, scope: where });
+      const toolCall = beforeStep(scope.toolCall);
+      return {
+        ...scope,
+        tools: wakeTools.tools,
+        modelCall: beforeStep(scope.modelCall),
+        toolCall: (toolCallId, run) =>
+          wakeTools.toolCall(toolCallId, run, (step) => toolCall(toolCallId, step)),
+        permission: beforeStep(scope.permission),
+        compaction: beforeStep(scope.compaction),
+        approval: beforeStep(scope.approval),
+        ...(scope.clientResult && { clientResult: beforeStep(scope.clientResult) }),
+        ...(scope.context && { context: beforeStep(scope.context) }),
+        timer: beforeStep(scope.timer),
+        ...(scope.child && {
+          child: (callId: string, toolName: string) =>
+            track(scope.child!(callId, toolName), {
+              calls: [...where.calls, callId],
+              tools: [...where.tools, toolName],
+            }),
+        }),
+      };
+    };
     const tracked: EffectJournal = {
-      ...trackedTop,
-      toolCall: (toolCallId, run) =>
-        wakeTools.toolCall(toolCallId, run, (step) => trackedTop.toolCall(toolCallId, step)),
+      ...track(journal, { calls: [], tools: [] }),
       drain(kind: InboxKind) {
         const drained = journal.drain(kind);
         inFlightDrains.add(drained);
@@ -204,7 +208,6 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
       agent = createJournaledAgent(
         {
           ...base,
-          ...(wakeTools.tools && { tools: wakeTools.tools }),
           id: sessionId,
           messages: [...transcript],
         },
