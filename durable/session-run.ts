@@ -3,6 +3,7 @@ import { type ObjectContext, TerminalError } from "@restatedev/restate-sdk";
 import type { Subject } from "rxjs";
 import { type Agent, createJournaledAgent } from "../agent/create-agent.js";
 import type { EffectJournal, InboxKind } from "../core/effect-journal.js";
+import { emptyUsage } from "../core/messages.js";
 import type { QueueMode } from "../core/options.js";
 import type { InboxObject } from "./inbox-object.js";
 import { createInboxBell } from "./inbox-bell.js";
@@ -23,7 +24,7 @@ import {
 } from "./session-state.js";
 import type { RunResult } from "./session-types.js";
 import { createRunCauses } from "./wake-causes.js";
-import { createRunWakeTools } from "./wake-tools.js";
+import { createRunWakeTools, type WakeScope } from "./wake-tools.js";
 
 /** What {@link createSessionRun} needs from the service that assembles it. */
 export interface SessionRunOptions {
@@ -162,38 +163,42 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
         ),
       drainInbox: (kind) => bell.drain(kind).then(causes.take),
     });
-    // Tools that answer later and the schedule tool act on the session's SessionWakes object.
-    const wakeTools = createRunWakeTools(ctx, pump, {
-      wakes,
-      tools: base.tools,
-      messages: () => running.agent?.messages ?? [],
-    });
     const beforeStep =
       <A extends unknown[], R>(call: (...args: A) => R) =>
       (...args: A): R => {
         flushRecord();
         return call(...args);
       };
-    /** A journal (the run's, or a sub-agent's) whose steps first write what the run has changed. */
-    const track = (scope: EffectJournal): EffectJournal => ({
-      ...scope,
-      modelCall: beforeStep(scope.modelCall),
-      toolCall: beforeStep(scope.toolCall),
-      permission: beforeStep(scope.permission),
-      compaction: beforeStep(scope.compaction),
-      approval: beforeStep(scope.approval),
-      ...(scope.clientResult && { clientResult: beforeStep(scope.clientResult) }),
-      ...(scope.context && { context: beforeStep(scope.context) }),
-      timer: beforeStep(scope.timer),
-      ...(scope.child && {
-        child: (callId: string, toolName: string) => track(scope.child!(callId, toolName)),
-      }),
-    });
-    const trackedTop = track(journal);
+    /**
+     * A journal (the run's, or a sub-agent's) whose steps first write what the run has changed,
+     * and whose tools that answer later and schedule tool act on the session's SessionWakes object.
+     */
+    const track = (scope: EffectJournal, where: WakeScope): EffectJournal => {
+      const wakeTools = createRunWakeTools(ctx, pump, { wakes, scope: where });
+      const toolCall = beforeStep(scope.toolCall);
+      return {
+        ...scope,
+        tools: wakeTools.tools,
+        modelCall: beforeStep(scope.modelCall),
+        toolCall: (toolCallId, run) =>
+          wakeTools.toolCall(toolCallId, run, (step) => toolCall(toolCallId, step)),
+        permission: beforeStep(scope.permission),
+        compaction: beforeStep(scope.compaction),
+        approval: beforeStep(scope.approval),
+        ...(scope.clientResult && { clientResult: beforeStep(scope.clientResult) }),
+        ...(scope.context && { context: beforeStep(scope.context) }),
+        timer: beforeStep(scope.timer),
+        ...(scope.child && {
+          child: (callId: string, toolName: string) =>
+            track(scope.child!(callId, toolName), {
+              calls: [...where.calls, callId],
+              tools: [...where.tools, toolName],
+            }),
+        }),
+      };
+    };
     const tracked: EffectJournal = {
-      ...trackedTop,
-      toolCall: (toolCallId, run) =>
-        wakeTools.toolCall(toolCallId, run, (step) => trackedTop.toolCall(toolCallId, step)),
+      ...track(journal, { calls: [], tools: [] }),
       drain(kind: InboxKind) {
         const drained = journal.drain(kind);
         inFlightDrains.add(drained);
@@ -206,7 +211,6 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
       agent = createJournaledAgent(
         {
           ...base,
-          ...(wakeTools.tools && { tools: wakeTools.tools }),
           id: sessionId,
           messages: [...transcript],
         },
@@ -241,7 +245,11 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
       if (publisher.flush()) record.update({ eventsInKeys: true });
       record.flush();
     };
+    // Whether the agent began and ended its run: a run that fails says so with the ends it did not.
+    const told = { start: false, end: false };
     const subscription = agent.events$.subscribe((event) => {
+      if (event.type === "agent_start") told.start = true;
+      else if (event.type === "agent_end") told.end = true;
       publisher.publish(event);
       if (event.type === "turn_start") {
         record.update({ turn: event.turn });
@@ -252,6 +260,33 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
         });
       }
     });
+
+    /**
+     * The run failed (a terminal error, or a bug the run cannot recover from): what it stored
+     * stays, its events end with an `agent_end` of reason "error", its waiting calls are dropped,
+     * the messages it did not take go back to the inbox, and the record reads idle with the error as
+     * the last run's.
+     */
+    const endFailedRun = (errorMessage: string) => {
+      writer.write(agent.messages);
+      if (!told.start) publisher.publish({ type: "agent_start" });
+      if (!told.end) {
+        publisher.publish({
+          type: "agent_end",
+          reason: "error",
+          messages: [...agent.messages],
+          usage: emptyUsage(),
+          errorMessage,
+        });
+      }
+      if (publisher.flush()) record.update({ eventsInKeys: true });
+      bell.close(true);
+      returnUntaken(ctx, inbox, agent);
+      approvals.clear();
+      clientCalls.clear();
+      const result: RunResult = { runId, reason: "error", messages: [], usage: emptyUsage(), errorMessage };
+      finishRun(ctx, record, writer.count, result, journal.now());
+    };
 
     try {
       // Steering queued before the run, screened when it was queued: the prompt takes it (by the
@@ -275,12 +310,21 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
       finishRun(ctx, record, writer.count, result, journal.now());
       return result;
     } catch (error) {
-      // What the run stored stays readable (counted).
-      flushRecord();
-      if (error instanceof TerminalError) throw error;
-      throw new TerminalError(`The run of session "${sessionId}" failed: ${errorText(error)}`, {
-        errorCode: 500,
-      });
+      const failure =
+        error instanceof TerminalError
+          ? error
+          : new TerminalError(`The run of session "${sessionId}" failed: ${errorText(error)}`, {
+              errorCode: 500,
+            });
+      try {
+        // Restate keeps the state a handler wrote before its terminal error: the run ends there as
+        // one that ended in an error, rather than reading "running" until the next run.
+        endFailedRun(failure.message);
+      } catch {
+        // What the run stored stays readable (counted).
+        flushRecord();
+      }
+      throw failure;
     } finally {
       subscription.unsubscribe();
       liveRun.close();

@@ -15,6 +15,7 @@ import {
   type WakeReport,
 } from "../index.js";
 import { createTestClock, type TestClock } from "../testing.js";
+import { expectValidTranscript } from "./helpers.js";
 
 // Schedules through the public API, on the test kit's clock: hours pass in microseconds.
 
@@ -301,6 +302,41 @@ describe("createScheduleTool", () => {
       content: "Remind the user: dentist",
     });
     expect(errors).toEqual([]);
+    scheduler.stop();
+  });
+
+  it("two calls of one turn at maxSchedules - 1: exactly one is made, the other is an error the model reads", async () => {
+    const create = (id: string, minutes: number) => ({
+      id,
+      name: "schedule_wake",
+      arguments: { action: "create", in_minutes: minutes, message: `Reminder ${minutes}` },
+    });
+    const provider = scripted([{ toolCalls: [create("c1", 5), create("c2", 10)] }, { text: "Done." }]);
+    const agents = new Map<string, Agent>();
+    const { scheduler } = await started(agents);
+    const agent = createAgent({
+      provider,
+      tools: [createScheduleTool({ scheduler, agentId: "ada", maxSchedules: 2 })],
+    });
+    agents.set("ada", agent);
+    await scheduler.schedule({ agentId: "ada", every: HOUR, message: "earlier", createdBy: "agent" });
+    await clock.runUntil(agent.prompt("remind me in 5 and in 10 minutes"));
+    expect(scheduler.list("ada").filter((s) => s.createdBy === "agent")).toHaveLength(2);
+    const results = agent.messages.flatMap((m) =>
+      m.role === "toolResult"
+        ? [{ id: m.toolCallId, text: (m.content[0] as { text: string }).text, isError: m.isError }]
+        : [],
+    );
+    expect(results).toHaveLength(2);
+    expect(results.filter((r) => !r.isError)).toHaveLength(1);
+    expect(results.filter((r) => r.isError)).toEqual([
+      {
+        id: expect.any(String),
+        text: expect.stringContaining("you have 2 wake-ups scheduled, the most allowed: cancel one first"),
+        isError: true,
+      },
+    ]);
+    expectValidTranscript(agent.messages);
     scheduler.stop();
   });
 
