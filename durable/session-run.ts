@@ -65,7 +65,7 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
 
   /**
    * One run. A woken run (`woken`) has no input yet: its opening drain takes it from the inbox,
-   * its round trip overlapping the run's start, as a prompt's opening drain takes early steering.
+   * as a prompt's opening drain takes early steering (and either answers the run's start time).
    */
   async function runSession(ctx: ObjectContext, given: unknown, woken: boolean): Promise<RunResult | null> {
     // A wake's messages come with their causes: the agent's trace links to them.
@@ -130,16 +130,19 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
     // A woken run writes it once it knows it runs (a wake whose message a run took leaves no trace).
     if (!woken) record.write();
     const liveRun = live.open(sessionId, runId);
-    // The first drain goes out first, so its round trip overlaps the run's start: the steering it
-    // takes goes into the run's first turn with the prompt, as in process.
+    // The first drain: the steering it takes goes into the run's first turn with the prompt, as in
+    // process, and its answer carries the run's start time (journaled with it: no step of its own).
     const opening = woken
       ? bell
           .openWake({ steeringMode: modes.steering, followUpMode: modes.followUp })
           .then(({ input, early }) => ({ input: causes.take(input), early: causes.take(early) }))
       : bell.open().then((early) => ({ input: undefined, early: causes.take(early) }));
-    const startedAt = await Promise.race([pump.track(ctx.run("start", () => Date.now())), pump.failed]);
+    const opened = await Promise.race([opening, pump.failed]);
+    // An inbox that answers no time (none of this version's does) leaves the run a step for it.
+    const startedAt =
+      bell.openedAt ?? (await Promise.race([pump.track(ctx.run("start", () => Date.now())), pump.failed]));
     if (woken) {
-      raw = (await Promise.race([opening, pump.failed])).input;
+      raw = opened.input;
       if (!Array.isArray(raw) || raw.length === 0) {
         // A run took the wake's message first: nothing runs.
         liveRun.close();
@@ -215,11 +218,7 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
       );
     } catch (error) {
       // The steering the run took goes back first, as nothing took it.
-      const early = await Promise.race([opening, pump.failed]).then(
-        (opened) => opened.early,
-        () => [],
-      );
-      if (early.length) inboxSend.requeue({ kind: "steering", messages: early });
+      if (opened.early.length) inboxSend.requeue({ kind: "steering", messages: opened.early });
       liveRun.close();
       bell.close();
       // No run took place: the session reads as it did before.
@@ -292,8 +291,7 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
     try {
       // Steering queued before the run, screened when it was queued: the prompt takes it (by the
       // queue's mode) into the first turn, as an agent in process takes steering queued while idle.
-      for (const message of (await Promise.race([opening, pump.failed])).early)
-        agent.actor.send({ type: "STEER", message });
+      for (const message of opened.early) agent.actor.send({ type: "STEER", message });
       // The start time goes with the record's next write (the first step's: its turn, its first
       // events): nothing reads it before the run ends, and the wait for the first drain writes nothing.
       record.update({ startedAt });
