@@ -71,6 +71,12 @@ export interface RunRecord {
   /** How many "t/<j>" slots may hold something (current or stale): the next fold clears those above its own. */
   tailKeys?: number;
   /**
+   * After a fold: where the folded batches start, which their slots still hold until the next run
+   * writes (its first record drops this), so a follower reading the last run's messages reads those
+   * rather than the whole snapshot.
+   */
+  folded?: number[];
+  /**
    * The run's recorded events are the "e/<seq>" keys in state (durable/run-events.ts): set with the
    * run's first batch. Absent in records of earlier versions and of a run that has recorded none yet.
    */
@@ -367,6 +373,9 @@ async function readTail(
   listKeys: boolean | undefined,
 ): Promise<StoredTranscript> {
   // The snapshot holds what comes before the tail (a fold writes it before the record says so).
+  // A follower reading from inside the last run's folded batches reads them, not the snapshot.
+  const folded = run.folded;
+  if (tail.length === 0 && folded?.length && start >= folded[0]!) tail = folded;
   const base = Math.min(tail[0] ?? total, total);
   const ends = tail.map((_, j) => Math.min(tail[j + 1] ?? total, total));
   const slots = tail.map((_, j) => j).filter((j) => tail[j]! < total && ends[j]! > start);
@@ -390,7 +399,7 @@ async function readTail(
     starts: [],
     legacyCount: false,
     ...(keys && { keys }),
-    tail: [...tail],
+    tail: [...(run.tail ?? [])],
     tailKeys: run.tailKeys ?? tail.length,
   };
 }
@@ -417,6 +426,7 @@ export function createTranscriptWriter(ctx: ObjectContext, stored: StoredTranscr
   let tailKeys = stored.tailKeys;
   // The slots this run wrote: what the fold keeps (the next run writes over them).
   let used = 0;
+  let folded: number[] | undefined;
   let currentGeneration = stored.generation;
   const setSnapshot = (messages: readonly AgentMessage[]) => {
     if (messages.length) ctx.set(messageKey(0), messages);
@@ -435,8 +445,13 @@ export function createTranscriptWriter(ctx: ObjectContext, stored: StoredTranscr
       return written.length;
     },
     /** What the run record says of the stored transcript: its count, and its tail once it has one. */
-    get layout(): Pick<RunRecord, "count" | "tail" | "tailKeys"> {
-      return { count: written.length, ...(tail && { tail: [...tail], tailKeys }) };
+    get layout(): Pick<RunRecord, "count" | "tail" | "tailKeys" | "folded"> {
+      return {
+        count: written.length,
+        ...(tail && { tail: [...tail], tailKeys }),
+        // Always said: a record patched with the layout drops a fold that no longer holds.
+        folded: folded && [...folded],
+      };
     },
     /** Stores `messages` (the agent's current transcript); whether anything changed. */
     write(messages: readonly AgentMessage[]): boolean {
@@ -444,6 +459,7 @@ export function createTranscriptWriter(ctx: ObjectContext, stored: StoredTranscr
       const limit = Math.min(written.length, messages.length);
       while (same < limit && written[same] === messages[same]) same++;
       if (same === written.length && same === messages.length) return false;
+      folded = undefined;
       if (same < written.length) {
         currentGeneration++;
         ctx.set("generation", currentGeneration);
@@ -475,10 +491,13 @@ export function createTranscriptWriter(ctx: ObjectContext, stored: StoredTranscr
      */
     fold(): boolean {
       if (!tail) return false;
-      const stale = tailKeys > used;
-      for (let slot = used; slot < tailKeys; slot++) ctx.clear(tailKey(slot));
-      tailKeys = used;
+      // The tail's slots stay (copies of what the snapshot now holds, for followers); the rest go.
+      const keep = Math.max(used, tail.length);
+      const stale = tailKeys > keep;
+      for (let slot = keep; slot < tailKeys; slot++) ctx.clear(tailKey(slot));
+      tailKeys = keep;
       if (tail.length === 0) return stale;
+      folded = tail;
       setSnapshot(written);
       return true;
     },

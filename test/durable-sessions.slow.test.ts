@@ -13,7 +13,7 @@ import {
   serveAgents,
   startRestateServer,
 } from "../restate.js";
-import { type AgentEvent, createAgent, EventsUnavailableError } from "../index.js";
+import { type AgentEvent, type AgentMessage, createAgent, EventsUnavailableError } from "../index.js";
 import { durableTestAgent } from "./fixtures/durable-agent.js";
 import {
   eventsOf,
@@ -521,6 +521,34 @@ describe("durable sessions on Restate", () => {
     expect(slice.count).toBeLessThan(10);
     expect(slice.messages[0]).toMatchObject({ role: "user", content: long("part 0") });
     expectValidTranscript(slice.messages);
+  });
+
+  it("journals no more for a long-lived session's later runs than for its second, and keeps its transcript exact", async () => {
+    const commands = async (invocationId: string) => {
+      const rows = await restate.query<{ entry_lite_json: string }>(
+        `SELECT entry_lite_json FROM sys_journal WHERE id = '${invocationId}' ORDER BY index`,
+      );
+      return rows.filter((row) => "Command" in (JSON.parse(row.entry_lite_json) as object)).length;
+    };
+    const counts: number[] = [];
+    let before: AgentMessage[] = [];
+    for (let run = 1; run <= 6; run++) {
+      const result = await client.prompt("long-lived", "tools");
+      expect(result.reason).toBe("stop");
+      counts.push(await commands(result.runId));
+      const transcript = await client.transcript("long-lived");
+      // Every earlier message as it was, then this run's five.
+      expect(transcript.slice(0, before.length)).toEqual(before);
+      expect(transcript).toHaveLength(before.length + 5);
+      expect(result.messages).toEqual(transcript);
+      expectValidTranscript(transcript);
+      expect((await client.messages("long-lived", before.length + 2)).messages).toEqual(
+        transcript.slice(before.length + 2),
+      );
+      before = transcript;
+    }
+    expect(counts[1]).toBeGreaterThan(0);
+    for (const count of counts.slice(2)) expect(count).toBeLessThanOrEqual(counts[1]!);
   });
 
   it("lets a client in another process follow a run: its messages as they are stored, and its status", async () => {

@@ -82,7 +82,7 @@ async function expectEveryRead(ctx: ObjectContext, transcript: AgentMessage[]) {
 
 describe("the stored transcript", () => {
   it("stores what a turn added under one key, counts it in the run record, and reads back from any index", async () => {
-    const { ctx, writes } = memoryState({ run: record(0) });
+    const { ctx, writes, reads } = memoryState({ run: record(0) });
     const messages = [user("a"), user("b"), user("c")];
     const stored = await readStored(ctx);
     const writer = createTranscriptWriter(ctx, stored);
@@ -108,6 +108,17 @@ describe("the stored transcript", () => {
     recorder.write(writer.layout);
     expect(writes).toEqual(["set m/0", "set run"]);
     await expectEveryRead(ctx, messages);
+    // A follower reading the run's messages reads its batch still, not the whole snapshot.
+    reads.length = 0;
+    expect((await readStored(ctx, 2)).messages).toEqual(messages.slice(2));
+    expect(reads.filter((key) => /^[mt]\//.test(key))).toEqual(["t/0"]);
+
+    // The next run's record no longer points there (its first write goes over that slot).
+    const next = createTranscriptWriter(ctx, await readStored(ctx));
+    createRunRecorder(ctx, record()).write(next.layout);
+    reads.length = 0;
+    expect((await readStored(ctx, 2)).messages).toEqual(messages.slice(2));
+    expect(reads.filter((key) => /^[mt]\//.test(key))).toEqual(["m/0"]);
   });
 
   it("reads nothing past the recorded count: a batch written before its count is not seen yet", async () => {
