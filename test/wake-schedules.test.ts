@@ -503,7 +503,7 @@ describe("createScheduleTool reaches only the agent's own schedules (prompt inje
     agent.messages.flatMap((m) =>
       m.role === "toolResult" ? [{ text: (m.content[0] as { text: string }).text, isError: m.isError }] : [],
     );
-  const call = (args: object) => ({ name: "schedule_wake", arguments: args });
+  const call = (args: Record<string, unknown>) => ({ name: "schedule_wake", arguments: args });
 
   it("an injected agent neither lists nor cancels the app's daily report: the answer of an unknown id, and it stays", async () => {
     const agents = new Map<string, Agent>();
