@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Client, VersionNegotiationMode } from "@modelcontextprotocol/client";
 import { z } from "zod";
+import { lazy } from "../core/lazy.js";
 import type { LaterResults } from "../wake/later-results.js";
 import type { LaterStarted } from "../wake/later-tool.js";
 import { startedText } from "../rules/later-texts.js";
@@ -112,7 +113,7 @@ export interface McpResultDetails {
 }
 
 // Model arguments are validated by the server against its own JSON Schema; here they only need to be an object.
-const permissiveParameters = z.record(z.string(), z.unknown());
+const permissiveParameters = /* @__PURE__ */ lazy(() => z.record(z.string(), z.unknown()));
 
 /** A server's JSON Schema with the texts meant for people and models (`description`, `title`) made safe. */
 function safeSchema(value: unknown): unknown {
@@ -378,7 +379,7 @@ export async function mcpTools(options: McpStdioOptions | McpUrlOptions): Promis
       return {
         name: agentToolName,
         description: serverText(mcpTool.description ?? title ?? mcpTool.name),
-        parameters: permissiveParameters,
+        parameters: permissiveParameters(),
         jsonSchema,
         readOnly,
         concurrencySafe: readOnly,

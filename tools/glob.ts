@@ -1,6 +1,7 @@
 import { stat } from "node:fs/promises";
 import * as path from "node:path";
 import { z } from "zod";
+import { lazy } from "../core/lazy.js";
 import { checkOptionKeys } from "../core/option-keys.js";
 import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
 import { globToRegExp } from "./internal/glob-pattern.js";
@@ -15,16 +16,18 @@ export interface GlobToolOptions {
   defaultLimit?: number;
 }
 
-const parameters = z.object({
-  pattern: z
-    .string()
-    .min(1)
-    .describe(
-      'Glob such as "**/*.ts" or "src/**/test_*.py"; a pattern without / matches file names anywhere',
-    ),
-  path: z.string().optional().describe("Folder the pattern is relative to (default: the workspace root)"),
-  limit: z.number().int().min(1).optional().describe("Maximum number of paths (default 1000)"),
-});
+const parameters = /* @__PURE__ */ lazy(() =>
+  z.object({
+    pattern: z
+      .string()
+      .min(1)
+      .describe(
+        'Glob such as "**/*.ts" or "src/**/test_*.py"; a pattern without / matches file names anywhere',
+      ),
+    path: z.string().optional().describe("Folder the pattern is relative to (default: the workspace root)"),
+    limit: z.number().int().min(1).optional().describe("Maximum number of paths (default 1000)"),
+  }),
+);
 
 /**
  * The `glob` tool: finds files whose path matches a glob (`**`, `*`, `?`, `{a,b}`, `[abc]`), sorted,
@@ -35,7 +38,7 @@ const parameters = z.object({
  * const glob = createGlobTool({ workspace: process.cwd() });
  * ```
  */
-export function createGlobTool(options: GlobToolOptions): Tool<z.output<typeof parameters>> {
+export function createGlobTool(options: GlobToolOptions): Tool<z.output<ReturnType<typeof parameters>>> {
   checkOptionKeys("createGlobTool", options, { workspace: true, defaultLimit: true });
   const workspace = toWorkspace(options.workspace);
   const defaultLimit = options.defaultLimit ?? 1000;
@@ -43,7 +46,7 @@ export function createGlobTool(options: GlobToolOptions): Tool<z.output<typeof p
     name: "glob",
     description:
       'Finds files by glob pattern (e.g. "**/*.ts", "src/**/*.{js,jsx}"); returns matching paths relative to the workspace root, sorted. Skips .git and node_modules.',
-    parameters,
+    parameters: parameters(),
     readOnly: true,
     workspace,
     async execute(args, ctx): Promise<ToolResult> {

@@ -2,6 +2,7 @@ import { accessSync, constants } from "node:fs";
 import { type FileHandle, stat } from "node:fs/promises";
 import * as path from "node:path";
 import { z } from "zod";
+import { lazy } from "../core/lazy.js";
 import { checkOptionKeys } from "../core/option-keys.js";
 import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
 import { globToRegExp } from "./internal/glob-pattern.js";
@@ -31,19 +32,21 @@ export interface GrepDetails {
   truncated: boolean;
 }
 
-const parameters = z.object({
-  pattern: z.string().min(1).describe("Regular expression to search for"),
-  path: z
-    .string()
-    .optional()
-    .describe("File or folder to search, relative to the workspace root (default: the root)"),
-  glob: z.string().optional().describe('Only search files whose name matches this glob, e.g. "*.ts"'),
-  ignore_case: z.boolean().optional().describe("Case-insensitive search"),
-  files_only: z.boolean().optional().describe("List matching file paths only, not the lines"),
-  limit: z.number().int().min(1).optional().describe("Maximum number of matches (default 200)"),
-});
+const parameters = /* @__PURE__ */ lazy(() =>
+  z.object({
+    pattern: z.string().min(1).describe("Regular expression to search for"),
+    path: z
+      .string()
+      .optional()
+      .describe("File or folder to search, relative to the workspace root (default: the root)"),
+    glob: z.string().optional().describe('Only search files whose name matches this glob, e.g. "*.ts"'),
+    ignore_case: z.boolean().optional().describe("Case-insensitive search"),
+    files_only: z.boolean().optional().describe("List matching file paths only, not the lines"),
+    limit: z.number().int().min(1).optional().describe("Maximum number of matches (default 200)"),
+  }),
+);
 
-type GrepArgs = z.output<typeof parameters>;
+type GrepArgs = z.output<ReturnType<typeof parameters>>;
 
 interface Match {
   file: string;
@@ -105,7 +108,7 @@ export function createGrepTool(options: GrepToolOptions): Tool<GrepArgs, GrepDet
     name: "grep",
     description:
       'Searches file contents in the workspace for a regular expression. Returns path:line:text for each matching line (or only paths with files_only), sorted. Filter files with glob (e.g. "*.ts"). Skips .git, node_modules and binary files.',
-    parameters,
+    parameters: parameters(),
     readOnly: true,
     workspace,
     async execute(args, ctx): Promise<ToolResult<GrepDetails>> {

@@ -1,5 +1,6 @@
 import { stat } from "node:fs/promises";
 import { z } from "zod";
+import { lazy } from "../core/lazy.js";
 import { checkOptionKeys } from "../core/option-keys.js";
 import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
 import { walk } from "./internal/walk.js";
@@ -13,11 +14,16 @@ export interface ListFilesToolOptions {
   defaultLimit?: number;
 }
 
-const parameters = z.object({
-  path: z.string().optional().describe("Folder to list, relative to the workspace root (default: the root)"),
-  recursive: z.boolean().optional().describe("Also list sub-folders (skips .git and node_modules)"),
-  limit: z.number().int().min(1).optional().describe("Maximum number of entries (default 500)"),
-});
+const parameters = /* @__PURE__ */ lazy(() =>
+  z.object({
+    path: z
+      .string()
+      .optional()
+      .describe("Folder to list, relative to the workspace root (default: the root)"),
+    recursive: z.boolean().optional().describe("Also list sub-folders (skips .git and node_modules)"),
+    limit: z.number().int().min(1).optional().describe("Maximum number of entries (default 500)"),
+  }),
+);
 
 /**
  * The `list_files` tool: lists a folder of the workspace, one entry per line relative to the
@@ -28,7 +34,9 @@ const parameters = z.object({
  * const list = createListFilesTool({ workspace: process.cwd() });
  * ```
  */
-export function createListFilesTool(options: ListFilesToolOptions): Tool<z.output<typeof parameters>> {
+export function createListFilesTool(
+  options: ListFilesToolOptions,
+): Tool<z.output<ReturnType<typeof parameters>>> {
   checkOptionKeys("createListFilesTool", options, { workspace: true, defaultLimit: true });
   const workspace = toWorkspace(options.workspace);
   const defaultLimit = options.defaultLimit ?? 500;
@@ -36,7 +44,7 @@ export function createListFilesTool(options: ListFilesToolOptions): Tool<z.outpu
     name: "list_files",
     description:
       "Lists the files and folders of a workspace folder (folders end with /). Set recursive to include sub-folders; .git and node_modules are skipped when recursing.",
-    parameters,
+    parameters: parameters(),
     readOnly: true,
     workspace,
     async execute(args, ctx): Promise<ToolResult> {

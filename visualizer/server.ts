@@ -1,4 +1,3 @@
-import { randomBytes, timingSafeEqual } from "node:crypto";
 import { readdirSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
@@ -367,6 +366,7 @@ async function serveSite(options: {
 }): Promise<Site> {
   const assets = pageAssets(pageDirectory());
   const data = options.data ?? {};
+  const { randomBytes, timingSafeEqual } = process.getBuiltinModule("node:crypto"); // on first use (issue 44)
   const token = options.token ?? randomBytes(32).toString("base64url");
   const expected = Buffer.from(token);
 

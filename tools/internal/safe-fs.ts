@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { constants, existsSync } from "node:fs";
 import { type FileHandle, lstat, mkdir, open, readlink, rename, unlink } from "node:fs/promises";
 import * as path from "node:path";
@@ -217,6 +216,7 @@ export async function writeFileInside(
       return { created: true };
     }
 
+    const { randomBytes } = process.getBuiltinModule("node:crypto"); // on first use (issue 44)
     const temp = `${base}/.${name}.${randomBytes(6).toString("hex")}.tmp`;
     const handle = await open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o666).catch(
       (error: NodeJS.ErrnoException) => {
