@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from "node:async_hooks";
 import type { Client, VersionNegotiationMode } from "@modelcontextprotocol/client";
 import { z } from "zod";
 import { lazy } from "../core/lazy.js";
@@ -11,6 +10,9 @@ import type { ImageContent, TextContent } from "../core/messages.js";
 import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
 import type { Tool, ToolResult } from "../tools/define-tool.js";
 import { serverText } from "../tools/server-text.js";
+
+// Node's modules load on first use, not with the package (issue 44).
+const nodeAsyncHooks = () => process.getBuiltinModule("node:async_hooks");
 
 interface McpCommonOptions {
   /** Prefix for tool names (`prefix__tool`), to keep several servers' tools apart. Default: none. */
@@ -348,6 +350,7 @@ export async function mcpTools(options: McpStdioOptions | McpUrlOptions): Promis
     const later = options.later;
     // A server's question (an elicitation) belongs to the call it came in: the one whose request
     // carried it (async context), else the only call running.
+    const { AsyncLocalStorage } = nodeAsyncHooks();
     const asking = new AsyncLocalStorage<Asker>();
     const inFlight = new Set<Asker>();
     client.setRequestHandler("elicitation/create", async (request) => {

@@ -1,4 +1,3 @@
-import { stat } from "node:fs/promises";
 import * as path from "node:path";
 import { z } from "zod";
 import { lazy } from "../core/lazy.js";
@@ -7,6 +6,9 @@ import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
 import { globToRegExp } from "./internal/glob-pattern.js";
 import { walk } from "./internal/walk.js";
 import { toWorkspace, type Workspace } from "./workspace.js";
+
+// Node's modules load on first use, not with the package (issue 44).
+const nodeFsPromises = () => process.getBuiltinModule("node:fs/promises");
 
 /** Options of {@link createGlobTool}. */
 export interface GlobToolOptions {
@@ -51,7 +53,9 @@ export function createGlobTool(options: GlobToolOptions): Tool<z.output<ReturnTy
     workspace,
     async execute(args, ctx): Promise<ToolResult> {
       const base = await workspace.resolve(args.path ?? ".");
-      const info = await stat(base.absolute).catch(() => undefined);
+      const info = await nodeFsPromises()
+        .stat(base.absolute)
+        .catch(() => undefined);
       if (!info?.isDirectory()) throw new Error(`Folder not found: ${args.path}`);
       const matcher = globToRegExp(args.pattern);
       const limit = args.limit ?? defaultLimit;

@@ -1,5 +1,4 @@
-import { accessSync, constants } from "node:fs";
-import { type FileHandle, stat } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
 import * as path from "node:path";
 import { z } from "zod";
 import { lazy } from "../core/lazy.js";
@@ -9,6 +8,10 @@ import { globToRegExp } from "./internal/glob-pattern.js";
 import { openForReadInside } from "./internal/safe-fs.js";
 import { walk } from "./internal/walk.js";
 import { toWorkspace, type Workspace } from "./workspace.js";
+
+// Node's modules load on first use, not with the package (issue 44).
+const nodeFs = () => process.getBuiltinModule("node:fs");
+const nodeFsPromises = () => process.getBuiltinModule("node:fs/promises");
 
 /** Options of {@link createGrepTool}. */
 export interface GrepToolOptions {
@@ -67,7 +70,7 @@ export function findRipgrep(): string | undefined {
     if (!dir) continue;
     const candidate = path.join(dir, "rg");
     try {
-      accessSync(candidate, constants.X_OK);
+      nodeFs().accessSync(candidate, nodeFs().constants.X_OK);
       return candidate;
     } catch {
       // not here
@@ -113,7 +116,9 @@ export function createGrepTool(options: GrepToolOptions): Tool<GrepArgs, GrepDet
     workspace,
     async execute(args, ctx): Promise<ToolResult<GrepDetails>> {
       const target = await workspace.resolve(args.path ?? ".");
-      const info = await stat(target.absolute).catch(() => undefined);
+      const info = await nodeFsPromises()
+        .stat(target.absolute)
+        .catch(() => undefined);
       if (!info) throw new Error(`Path not found: ${args.path}`);
       let regex: RegExp;
       try {

@@ -1,10 +1,12 @@
-import { stat } from "node:fs/promises";
 import { z } from "zod";
 import { lazy } from "../core/lazy.js";
 import { checkOptionKeys } from "../core/option-keys.js";
 import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
 import { walk } from "./internal/walk.js";
 import { toWorkspace, type Workspace } from "./workspace.js";
+
+// Node's modules load on first use, not with the package (issue 44).
+const nodeFsPromises = () => process.getBuiltinModule("node:fs/promises");
 
 /** Options of {@link createListFilesTool}. */
 export interface ListFilesToolOptions {
@@ -49,7 +51,9 @@ export function createListFilesTool(
     workspace,
     async execute(args, ctx): Promise<ToolResult> {
       const { absolute, relative } = await workspace.resolve(args.path ?? ".");
-      const info = await stat(absolute).catch(() => undefined);
+      const info = await nodeFsPromises()
+        .stat(absolute)
+        .catch(() => undefined);
       if (!info) throw new Error(`Folder not found: ${args.path}`);
       if (!info.isDirectory())
         throw new Error(`${args.path} is a file, not a folder; use read_file to read it`);
