@@ -14,6 +14,7 @@ import { screenInput, toMessages } from "../rules/agent.logic.js";
 import { agentMachine } from "../machines/agent.machine.js";
 import { toolCallActorOf, toolCallActorsOf } from "../machines/tool-call-actors.js";
 import { readTranscript } from "../rules/transcript.js";
+import { isWakeMessage } from "../rules/wake-message.js";
 import { compactContext } from "../context/compact.js";
 import { withLearnedWindow } from "../context/context-window.js";
 import type {
@@ -190,10 +191,11 @@ export class AgentSession extends AgentLifecycle implements Agent {
 
   abort(): void {
     if (this.stopped) return;
-    // An agent asleep (or not started) with nothing queued has nothing to abort: it stays asleep.
+    // An agent asleep (or not started) with nothing queued that an abort drops (a wake's message
+    // stays queued) has nothing to abort: it stays asleep.
     if (!this.live) {
       const { steering, followUp } = this.queued;
-      if (steering.length + followUp.length === 0) return;
+      if ([...steering, ...followUp].every(isWakeMessage)) return;
     }
     const actor = this.awake();
     // Queues first: an aborted run must not take a queued message on its way out. A durable

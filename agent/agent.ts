@@ -81,8 +81,9 @@ export interface Agent<TOutput = unknown> {
   readonly queued: { steering: AgentMessage[]; followUp: AgentMessage[] };
   /**
    * Stops the current run (the stream and every running tool are aborted and every open call is
-   * answered) and drops every queued steering and follow-up message. On an idle agent it only
-   * drops what is queued.
+   * answered) and drops every queued steering and follow-up message, but for those a wake brought
+   * (a schedule's slot, an event, a late result: docs/wake.md), which wait for the next run. On an
+   * idle agent it only drops what is queued.
    */
   abort(): void;
   /**

@@ -57,8 +57,10 @@ export function createJournaledAgent(options: AgentOptions, journal: EffectJourn
   return buildAgent(options, journal);
 }
 
-function buildAgent(options: AgentOptions, journal: EffectJournal | undefined): Agent {
-  checkAgentOptions(options);
+function buildAgent(given: AgentOptions, journal: EffectJournal | undefined): Agent {
+  checkAgentOptions(given);
+  // A durable engine runs some tools its own way (durable/wake-tools.ts), at every depth.
+  const options = journal?.tools && given.tools ? { ...given, tools: journal.tools(given.tools) } : given;
   const tools = new Map<string, Tool>();
   for (const tool of options.tools ?? []) {
     if (tools.has(tool.name)) throw new Error(`Two tools are named "${tool.name}"`);

@@ -8,6 +8,10 @@
 //  2. CPU per turn: WARMUP runs first (V8 optimises the agent over its first thousand turns), then
 //     RUNS runs of TURNS one-tool turns (default 10; a larger TURNS splits a run's fixed cost from its
 //     cost per turn), each followed by a floor run of as many turns.
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { type AgentOptions, defineTool, type ScriptedStep, scripted } from "../index.js";
 import {
@@ -74,12 +78,47 @@ const median = (xs: number[]) => {
 };
 const cpuMs = (used: NodeJS.CpuUsage) => (used.user + used.system) / 1000;
 
-/** Wall ms and CPU ms of `work`. */
-async function measure(work: () => Promise<unknown>): Promise<{ wall: number; cpu: number }> {
+/** The Restate server's CPU ms so far (user + system, from /proc; 0 where there is none). */
+function serverCpuMs(): number {
+  try {
+    const fields = readFileSync(`/proc/${restate.pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (100 Hz)
+  } catch {
+    return 0;
+  }
+}
+
+/** Wall ms, this process's CPU ms and the Restate server's CPU ms of `work`. */
+async function measure(work: () => Promise<unknown>): Promise<{ wall: number; cpu: number; server: number }> {
   const cpu = process.cpuUsage();
+  const server = serverCpuMs();
   const start = performance.now();
   await work();
-  return { wall: performance.now() - start, cpu: cpuMs(process.cpuUsage(cpu)) };
+  return {
+    wall: performance.now() - start,
+    cpu: cpuMs(process.cpuUsage(cpu)),
+    server: serverCpuMs() - server,
+  };
+}
+
+/** Starts V8's CPU profiler in this process; `stop` writes bench/profiles/<name>.cpuprofile. */
+async function startProfile(): Promise<{ stop(name: string): Promise<void> }> {
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.setSamplingInterval", { interval: 100 });
+  await session.post("Profiler.start");
+  return {
+    async stop(name) {
+      const { profile } = await session.post("Profiler.stop");
+      session.disconnect();
+      const dir = join(dirname(fileURLToPath(import.meta.url)), "profiles");
+      mkdirSync(dir, { recursive: true });
+      const file = join(dir, `${name}.cpuprofile`);
+      writeFileSync(file, JSON.stringify(profile));
+      console.log(`profile: ${file}`);
+    },
+  };
 }
 
 async function durableRound(round: string): Promise<void> {
@@ -101,10 +140,21 @@ await durableRound("warm");
 await floorRound("FloorSameJournal", "warm");
 await floorRound("FloorMinimalJournal", "warm");
 const rounds = { durable: [] as number[], same: [] as number[], minimal: [] as number[] };
+// CPU per session of each round: this process's (the service, and the clients) and the server's.
+const roundCpu = { durable: [] as number[], same: [] as number[], minimal: [] as number[] };
+const roundServer = { durable: [] as number[], same: [] as number[], minimal: [] as number[] };
+const keep = (kind: keyof typeof rounds, m: { wall: number; cpu: number; server: number }) => {
+  rounds[kind].push(m.wall);
+  roundCpu[kind].push(m.cpu / CONCURRENT);
+  roundServer[kind].push(m.server / CONCURRENT);
+};
+// PROFILE=rounds: a CPU profile of the first measured durable round (bench/profiles/durable-round.cpuprofile).
+const profileRound = process.env.PROFILE === "rounds" ? await startProfile() : undefined;
 for (let i = 0; i < ROUNDS; i++) {
-  rounds.durable.push((await measure(() => durableRound(`${i}`))).wall);
-  rounds.same.push((await measure(() => floorRound("FloorSameJournal", `${i}`))).wall);
-  rounds.minimal.push((await measure(() => floorRound("FloorMinimalJournal", `${i}`))).wall);
+  keep("durable", await measure(() => durableRound(`${i}`)));
+  if (i === 0 && profileRound) await profileRound.stop("durable-round");
+  keep("same", await measure(() => floorRound("FloorSameJournal", `${i}`)));
+  keep("minimal", await measure(() => floorRound("FloorMinimalJournal", `${i}`)));
 }
 const rate = (walls: number[]) => (CONCURRENT / median(walls)) * 1000;
 const rates = { durable: rate(rounds.durable), same: rate(rounds.same), minimal: rate(rounds.minimal) };
@@ -113,6 +163,12 @@ console.log(
     `durable ${rates.durable.toFixed(1)}, bare object (same journal) ${rates.same.toFixed(1)}, ` +
     `bare object (minimal journal) ${rates.minimal.toFixed(1)}; durable ${(rates.durable / rates.same).toFixed(2)}× the same journal's, ` +
     `${(rates.durable / rates.minimal).toFixed(2)}× the minimal's`,
+);
+console.log(
+  `CPU per session in those rounds (medians), this process / the Restate server: ` +
+    (["durable", "same", "minimal"] as const)
+      .map((k) => `${k} ${median(roundCpu[k]).toFixed(2)} / ${median(roundServer[k]).toFixed(2)} ms`)
+      .join(", "),
 );
 
 // 2. CPU per turn, warm.

@@ -1,6 +1,6 @@
 import type { CompactionResult } from "./context-config.js";
 import type { ProviderErrorKind } from "./provider.js";
-import type { ToolResult } from "./tool.js";
+import type { Tool, ToolResult } from "./tool.js";
 import type { AgentMessage, AssistantMessage } from "./messages.js";
 import type { PermissionDecision } from "./options.js";
 
@@ -98,6 +98,12 @@ export interface EffectJournal {
    * call as one step, as any tool's (a crash then runs the whole sub-agent again).
    */
   child?(callId: string, toolName: string): EffectJournal;
+  /**
+   * The tools an agent on this journal runs, given the ones it was made with: a durable engine
+   * swaps those it runs its own way (a tool that answers later keeps its handle in the engine). An
+   * agent made on the journal (the run's, or a sub-agent's on a `child` journal) asks it once.
+   */
+  tools?(tools: readonly Tool[]): Tool[];
   /**
    * What a sub-agent starts from, when its context filter did work of its own (a summary, a
    * function): recorded once (only on a journal made by `child`).

@@ -10,6 +10,11 @@ export interface DrainAnswer {
   waiting: Record<InboxKind, number>;
   /** What a woken run starts with (asked for by `wake`), taken before `messages`. */
   input?: AgentMessage[];
+  /**
+   * The inbox's clock as it answered (ms since the epoch): journaled with the answer, so the run's
+   * start time costs no step of its own. Absent from answers of earlier versions.
+   */
+  at?: number;
 }
 
 /** What a run asks `SessionInbox.drain` for. */
@@ -54,6 +59,11 @@ export interface InboxBell {
    * empty when a run took it first), before the steering for its first turn (`early`).
    */
   openWake(take: WakeTakeRequest): Promise<{ input: AgentMessage[]; early: AgentMessage[] }>;
+  /**
+   * The inbox's clock in its answer to the opening drain ({@link DrainAnswer.at}), once that has
+   * answered: the run's start time, the same on a replay (the answer is journaled).
+   */
+  readonly openedAt: number | undefined;
   /** The messages one check takes: asks the inbox only when a message of `kind` may be waiting. */
   drain(kind: InboxKind): Promise<AgentMessage[]>;
   /**
@@ -98,6 +108,7 @@ export function createInboxBell(ctx: ObjectContext, pump: RestatePump, options: 
   /** The doorbell not rung yet, and whether the inbox was handed it. */
   let bell: { id: string; offered: boolean } | undefined;
   let opening: Promise<unknown> | undefined;
+  let openedAt: number | undefined;
 
   const currentBell = () => {
     if (bell) return bell;
@@ -134,6 +145,8 @@ export function createInboxBell(ctx: ObjectContext, pump: RestatePump, options: 
         ...(wake && { wake }),
       }),
     );
+    if (!Array.isArray(answer) && openedAt === undefined && typeof answer.at === "number")
+      openedAt = answer.at;
     if (Array.isArray(answer)) {
       mayWait.steering = true;
       mayWait.followUp = true;
@@ -145,6 +158,9 @@ export function createInboxBell(ctx: ObjectContext, pump: RestatePump, options: 
   };
 
   return {
+    get openedAt() {
+      return openedAt;
+    },
     open() {
       const opened = ask("steering").then((answer) => answer.messages);
       opening = opened;

@@ -155,6 +155,8 @@ export function createInboxObject({ name, session, serviceOptions, options }: In
             messages: taken,
             waiting: { steering: queues.steering.length, followUp: queues.followUp.length },
             ...(woken && { input: woken.taken }),
+            // Not a journaled step here: the caller's journal keeps the answer, and the time with it.
+            ...(bell !== undefined && { at: Date.now() }),
           };
         },
       ),

@@ -12,6 +12,7 @@ import {
   TerminalError,
 } from "@restatedev/restate-sdk";
 import type { ToolResult } from "../core/tool.js";
+import { toolOnPath } from "../agent/tools-within.js";
 import type { LaterResultRecord } from "../rules/later-record.js";
 import { cancelledText, resultContent, timedOutText } from "../rules/later-texts.js";
 import { laterToolResult, wakeToolOf } from "../rules/wake-tools.js";
@@ -26,6 +27,8 @@ export interface DurableLaterHandle extends LaterResultRecord {
   workId?: string;
   /** The delayed call that times the handle out. */
   timeoutId?: string;
+  /** For a sub-agent's call: the names of the sub-agent tools leading to its tool, outermost first. */
+  via?: string[];
 }
 
 /** How a handle that is no longer pending ended: what a late answer for it is told. */
@@ -172,7 +175,8 @@ export function laterHandlers(options: LaterHandlersOptions) {
     laterWork: restate.handlers.object.shared(
       { ingressPrivate: true },
       async (ctx: ObjectSharedContext, record: DurableLaterHandle): Promise<void> => {
-        const tool = options.options.of(ctx.key).tools?.find((t) => t.name === record.toolName);
+        // A sub-agent's tool is found along the sub-agent tools its call came through.
+        const tool = toolOnPath(options.options.of(ctx.key).tools ?? [], record.via ?? [], record.toolName);
         const spec = tool && wakeToolOf(tool);
         const signal = ctx.request().attemptCompletedSignal;
         const outcome = await ctx.run("work", async (): Promise<{ result?: ToolResult }> => {
@@ -254,7 +258,9 @@ export function laterHandlers(options: LaterHandlersOptions) {
     /** The session's pending handles (tool, arguments, start, deadline). */
     laterHandles: restate.handlers.object.shared(
       async (ctx: ObjectSharedContext): Promise<LaterResultRecord[]> =>
-        Object.values(await pendingOf(ctx)).map(({ workId: _w, timeoutId: _t, ...record }) => record),
+        Object.values(await pendingOf(ctx)).map(
+          ({ workId: _w, timeoutId: _t, via: _v, ...record }) => record,
+        ),
     ),
   };
 }

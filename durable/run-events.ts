@@ -108,6 +108,33 @@ export function committedStream(message: AssistantMessage): AgentEvent[] {
 }
 
 /**
+ * One entry of a stored batch: an event, or a model's answer as its `message_end` alone, which
+ * stands for {@link committedStream} of its message followed by itself (what a reader gets back).
+ * A model's answer is most of what a turn records, and its committed stream repeats the message
+ * once per block: stored whole, it would be written three times or more.
+ */
+export type StoredEvent = AgentEvent | { answer: AgentEvent & { type: "message_end" } };
+
+/**
+ * The events a stored batch stands for: each model's answer expanded to its committed stream and
+ * its `message_end`, every other event as it is (a batch of earlier versions holds only those).
+ *
+ * @example
+ * ```ts
+ * expandBatch([{ type: "turn_start", turn: 1 }, { answer: messageEnd }]).length; // 1 + committedStream(...).length + 1
+ * ```
+ */
+export function expandBatch(batch: readonly StoredEvent[]): AgentEvent[] {
+  const events: AgentEvent[] = [];
+  for (const entry of batch) {
+    if ("type" in entry) events.push(entry);
+    else if (entry.answer.message.role === "assistant")
+      events.push(...committedStream(entry.answer.message), entry.answer);
+  }
+  return events;
+}
+
+/**
  * The committed events one run records: `record` numbers them (0 = `agent_start`), `flush` writes
  * what was recorded since the last flush as one batch and drops the oldest batches beyond the
  * bounds. A model's answer is recorded as {@link committedStream} just before its `message_end`
@@ -133,17 +160,19 @@ export function createRunEventRecorder(
   /** Events and approximate bytes of the batches kept. */
   let keptEvents = 0;
   let keptBytes = 0;
-  let pending: AgentEvent[] = [];
+  /** What the next flush writes, and how many events and approximate bytes it stands for. */
+  let pending: StoredEvent[] = [];
+  let pendingEvents = 0;
   let pendingBytes = 0;
   const keep = (event: AgentEvent) => {
-    pending.push(event);
+    pendingEvents++;
     pendingBytes += approxEventBytes(event);
     state.next++;
   };
   return {
     /** Whether events wait for the next flush. */
     get dirty(): boolean {
-      return pending.length > 0;
+      return pendingEvents > 0;
     },
     /** The seq the next recorded event gets. */
     get next(): number {
@@ -155,10 +184,11 @@ export function createRunEventRecorder(
      */
     record(event: AgentEvent): { seq: number; event: AgentEvent }[] {
       if (!isCommitted(event)) return [];
-      const recorded =
-        event.type === "message_end" && event.message.role === "assistant"
-          ? [...committedStream(event.message), event]
-          : [event];
+      let recorded = [event];
+      if (event.type === "message_end" && event.message.role === "assistant") {
+        recorded = [...committedStream(event.message), event];
+        pending.push({ answer: event });
+      } else pending.push(event);
       return recorded.map((committed) => {
         keep(committed);
         return { seq: state.next - 1, event: committed };
@@ -166,13 +196,14 @@ export function createRunEventRecorder(
     },
     /** Writes the events recorded since the last flush as one batch; whether anything was written. */
     flush(): boolean {
-      if (pending.length === 0) return false;
-      const start = state.next - pending.length;
+      if (pendingEvents === 0) return false;
+      const start = state.next - pendingEvents;
       ctx.set(eventsKey(start), pending);
-      state.batches.push([start, pending.length, pendingBytes]);
-      keptEvents += pending.length;
+      state.batches.push([start, pendingEvents, pendingBytes]);
+      keptEvents += pendingEvents;
       keptBytes += pendingBytes;
       pending = [];
+      pendingEvents = 0;
       pendingBytes = 0;
       // Whole batches go, the oldest first; the newest always stays.
       while (state.batches.length > 1 && (keptEvents > maxEvents || keptBytes > maxBytes)) {
@@ -216,12 +247,12 @@ export async function readRunEvents(
     ? record.batches.filter(([start, count]) => start + count > since).map(([start]) => start)
     : starts.slice(first);
   const batches = (await RestatePromise.all(
-    wanted.map((start) => ctx.get<AgentEvent[]>(eventsKey(start)) as RestatePromise<AgentEvent[] | null>),
-  )) as (AgentEvent[] | null)[];
+    wanted.map((start) => ctx.get<StoredEvent[]>(eventsKey(start)) as RestatePromise<StoredEvent[] | null>),
+  )) as (StoredEvent[] | null)[];
   const events: { seq: number; event: AgentEvent }[] = [];
   let next = record?.next ?? 0;
   wanted.forEach((start, i) => {
-    const batch = batches[i] ?? [];
+    const batch = expandBatch(batches[i] ?? []);
     batch.forEach((event, offset) => {
       if (start + offset >= since) events.push({ seq: start + offset, event });
     });

@@ -30,6 +30,12 @@ const START_LIVE_GRACE_MS = 50;
 const LIVE_START_MS = 2_000;
 /** How long a started run may take to publish its `agent_start`. */
 const START_TIMEOUT_MS = 30_000;
+/**
+ * How long an answer to a call this follower saw announced is sent again while the session answers
+ * 404 (the state holds the call a moment after the service publishes its ask), and the first pause.
+ */
+const ANNOUNCED_RETRY_MS = 2_000;
+const ANNOUNCED_FIRST_PAUSE_MS = 25;
 
 /**
  * A follower of durable session `sessionId`, reading it every `pollIntervalMs` while a run goes on
@@ -278,7 +284,7 @@ export class SessionFollower {
     }
     for (const answer of approvals) {
       if (!answer.approved || answer.args === undefined) continue;
-      await this.call(() =>
+      await this.callAnnounced(answer.toolCallId, this.waitingApprovals, () =>
         this.client.approve(this.sessionId, answer.toolCallId, { args: answer.args, dryRun: true }),
       );
     }
@@ -286,7 +292,7 @@ export class SessionFollower {
 
   approve(toolCallId: string, args: unknown): Promise<void> {
     return this.answering(async () => {
-      await this.call(() =>
+      await this.callAnnounced(toolCallId, this.waitingApprovals, () =>
         this.client.approve(this.sessionId, toolCallId, args === undefined ? undefined : { args }),
       );
       await this.taken(toolCallId, "approval_decided");
@@ -295,21 +301,27 @@ export class SessionFollower {
 
   deny(toolCallId: string, reason: string | undefined): Promise<void> {
     return this.answering(async () => {
-      await this.call(() => this.client.deny(this.sessionId, toolCallId, reason));
+      await this.callAnnounced(toolCallId, this.waitingApprovals, () =>
+        this.client.deny(this.sessionId, toolCallId, reason),
+      );
       await this.taken(toolCallId, "approval_decided");
     });
   }
 
   resolveToolCall(toolCallId: string, result: string | ToolResult): Promise<void> {
     return this.answering(async () => {
-      await this.call(() => this.client.resolveToolCall(this.sessionId, toolCallId, result));
+      await this.callAnnounced(toolCallId, this.waitingResults, () =>
+        this.client.resolveToolCall(this.sessionId, toolCallId, result),
+      );
       await this.taken(toolCallId, "tool_execution_end");
     });
   }
 
   rejectToolCall(toolCallId: string, reason: string): Promise<void> {
     return this.answering(async () => {
-      await this.call(() => this.client.rejectToolCall(this.sessionId, toolCallId, reason));
+      await this.callAnnounced(toolCallId, this.waitingResults, () =>
+        this.client.rejectToolCall(this.sessionId, toolCallId, reason),
+      );
       await this.taken(toolCallId, "tool_execution_end");
     });
   }
@@ -728,6 +740,32 @@ export class SessionFollower {
   }
 
   /** A call through the session client; what Restate refuses becomes the contract's error. */
+  /**
+   * Sends an answer to call `toolCallId`, sending it again on a 404 for a while (backing off, up to
+   * ANNOUNCED_RETRY_MS) when an event this follower passed on announced the call and none since
+   * said it was taken (`waiting` holds it): the service publishes a call's ask (on the live channel
+   * at once) a moment before the session's state holds the waiting call, as Restate makes a run's
+   * writes visible when its journal commits; an answer sent in that moment is not a wrong one. A
+   * call never announced is refused at once.
+   */
+  private async callAnnounced<T>(
+    toolCallId: string,
+    waiting: ReadonlyMap<string, unknown>,
+    run: () => Promise<T>,
+  ): Promise<T> {
+    const deadline = Date.now() + ANNOUNCED_RETRY_MS;
+    for (let pause = ANNOUNCED_FIRST_PAUSE_MS; ; pause *= 2) {
+      try {
+        return await this.call(run);
+      } catch (error) {
+        const announced = waiting.has(toolCallId) && !this.stopped;
+        if (!(error instanceof AgentCallError) || error.status !== 404 || !announced) throw error;
+        if (Date.now() + pause > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
+    }
+  }
+
   private async call<T>(run: () => Promise<T>): Promise<T> {
     try {
       return await run();

@@ -3,6 +3,7 @@ import { type ObjectContext, TerminalError } from "@restatedev/restate-sdk";
 import type { Subject } from "rxjs";
 import { type Agent, createJournaledAgent } from "../agent/create-agent.js";
 import type { EffectJournal, InboxKind } from "../core/effect-journal.js";
+import { emptyUsage } from "../core/messages.js";
 import type { QueueMode } from "../core/options.js";
 import type { InboxObject } from "./inbox-object.js";
 import { createInboxBell } from "./inbox-bell.js";
@@ -23,7 +24,7 @@ import {
 } from "./session-state.js";
 import type { RunResult } from "./session-types.js";
 import { createRunCauses } from "./wake-causes.js";
-import { createRunWakeTools } from "./wake-tools.js";
+import { createRunWakeTools, type WakeScope } from "./wake-tools.js";
 
 /** What {@link createSessionRun} needs from the service that assembles it. */
 export interface SessionRunOptions {
@@ -64,7 +65,7 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
 
   /**
    * One run. A woken run (`woken`) has no input yet: its opening drain takes it from the inbox,
-   * its round trip overlapping the run's start, as a prompt's opening drain takes early steering.
+   * as a prompt's opening drain takes early steering (and either answers the run's start time).
    */
   async function runSession(ctx: ObjectContext, given: unknown, woken: boolean): Promise<RunResult | null> {
     // A wake's messages come with their causes: the agent's trace links to them.
@@ -129,16 +130,19 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
     // A woken run writes it once it knows it runs (a wake whose message a run took leaves no trace).
     if (!woken) record.write();
     const liveRun = live.open(sessionId, runId);
-    // The first drain goes out first, so its round trip overlaps the run's start: the steering it
-    // takes goes into the run's first turn with the prompt, as in process.
+    // The first drain: the steering it takes goes into the run's first turn with the prompt, as in
+    // process, and its answer carries the run's start time (journaled with it: no step of its own).
     const opening = woken
       ? bell
           .openWake({ steeringMode: modes.steering, followUpMode: modes.followUp })
           .then(({ input, early }) => ({ input: causes.take(input), early: causes.take(early) }))
       : bell.open().then((early) => ({ input: undefined, early: causes.take(early) }));
-    const startedAt = await Promise.race([pump.track(ctx.run("start", () => Date.now())), pump.failed]);
+    const opened = await Promise.race([opening, pump.failed]);
+    // An inbox that answers no time (none of this version's does) leaves the run a step for it.
+    const startedAt =
+      bell.openedAt ?? (await Promise.race([pump.track(ctx.run("start", () => Date.now())), pump.failed]));
     if (woken) {
-      raw = (await Promise.race([opening, pump.failed])).input;
+      raw = opened.input;
       if (!Array.isArray(raw) || raw.length === 0) {
         // A run took the wake's message first: nothing runs.
         liveRun.close();
@@ -159,38 +163,42 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
         ),
       drainInbox: (kind) => bell.drain(kind).then(causes.take),
     });
-    // Tools that answer later and the schedule tool act on the session's SessionWakes object.
-    const wakeTools = createRunWakeTools(ctx, pump, {
-      wakes,
-      tools: base.tools,
-      messages: () => running.agent?.messages ?? [],
-    });
     const beforeStep =
       <A extends unknown[], R>(call: (...args: A) => R) =>
       (...args: A): R => {
         flushRecord();
         return call(...args);
       };
-    /** A journal (the run's, or a sub-agent's) whose steps first write what the run has changed. */
-    const track = (scope: EffectJournal): EffectJournal => ({
-      ...scope,
-      modelCall: beforeStep(scope.modelCall),
-      toolCall: beforeStep(scope.toolCall),
-      permission: beforeStep(scope.permission),
-      compaction: beforeStep(scope.compaction),
-      approval: beforeStep(scope.approval),
-      ...(scope.clientResult && { clientResult: beforeStep(scope.clientResult) }),
-      ...(scope.context && { context: beforeStep(scope.context) }),
-      timer: beforeStep(scope.timer),
-      ...(scope.child && {
-        child: (callId: string, toolName: string) => track(scope.child!(callId, toolName)),
-      }),
-    });
-    const trackedTop = track(journal);
+    /**
+     * A journal (the run's, or a sub-agent's) whose steps first write what the run has changed,
+     * and whose tools that answer later and schedule tool act on the session's SessionWakes object.
+     */
+    const track = (scope: EffectJournal, where: WakeScope): EffectJournal => {
+      const wakeTools = createRunWakeTools(ctx, pump, { wakes, scope: where });
+      const toolCall = beforeStep(scope.toolCall);
+      return {
+        ...scope,
+        tools: wakeTools.tools,
+        modelCall: beforeStep(scope.modelCall),
+        toolCall: (toolCallId, run) =>
+          wakeTools.toolCall(toolCallId, run, (step) => toolCall(toolCallId, step)),
+        permission: beforeStep(scope.permission),
+        compaction: beforeStep(scope.compaction),
+        approval: beforeStep(scope.approval),
+        ...(scope.clientResult && { clientResult: beforeStep(scope.clientResult) }),
+        ...(scope.context && { context: beforeStep(scope.context) }),
+        timer: beforeStep(scope.timer),
+        ...(scope.child && {
+          child: (callId: string, toolName: string) =>
+            track(scope.child!(callId, toolName), {
+              calls: [...where.calls, callId],
+              tools: [...where.tools, toolName],
+            }),
+        }),
+      };
+    };
     const tracked: EffectJournal = {
-      ...trackedTop,
-      toolCall: (toolCallId, run) =>
-        wakeTools.toolCall(toolCallId, run, (step) => trackedTop.toolCall(toolCallId, step)),
+      ...track(journal, { calls: [], tools: [] }),
       drain(kind: InboxKind) {
         const drained = journal.drain(kind);
         inFlightDrains.add(drained);
@@ -203,7 +211,6 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
       agent = createJournaledAgent(
         {
           ...base,
-          ...(wakeTools.tools && { tools: wakeTools.tools }),
           id: sessionId,
           messages: [...transcript],
         },
@@ -211,11 +218,7 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
       );
     } catch (error) {
       // The steering the run took goes back first, as nothing took it.
-      const early = await Promise.race([opening, pump.failed]).then(
-        (opened) => opened.early,
-        () => [],
-      );
-      if (early.length) inboxSend.requeue({ kind: "steering", messages: early });
+      if (opened.early.length) inboxSend.requeue({ kind: "steering", messages: opened.early });
       liveRun.close();
       bell.close();
       // No run took place: the session reads as it did before.
@@ -242,7 +245,11 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
       if (publisher.flush()) record.update({ eventsInKeys: true });
       record.flush();
     };
+    // Whether the agent began and ended its run: a run that fails says so with the ends it did not.
+    const told = { start: false, end: false };
     const subscription = agent.events$.subscribe((event) => {
+      if (event.type === "agent_start") told.start = true;
+      else if (event.type === "agent_end") told.end = true;
       publisher.publish(event);
       if (event.type === "turn_start") {
         record.update({ turn: event.turn });
@@ -254,11 +261,37 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
       }
     });
 
+    /**
+     * The run failed (a terminal error, or a bug the run cannot recover from): what it stored
+     * stays, its events end with an `agent_end` of reason "error", its waiting calls are dropped,
+     * the messages it did not take go back to the inbox, and the record reads idle with the error as
+     * the last run's.
+     */
+    const endFailedRun = (errorMessage: string) => {
+      writer.write(agent.messages);
+      if (!told.start) publisher.publish({ type: "agent_start" });
+      if (!told.end) {
+        publisher.publish({
+          type: "agent_end",
+          reason: "error",
+          messages: [...agent.messages],
+          usage: emptyUsage(),
+          errorMessage,
+        });
+      }
+      if (publisher.flush()) record.update({ eventsInKeys: true });
+      bell.close(true);
+      returnUntaken(ctx, inbox, agent);
+      approvals.clear();
+      clientCalls.clear();
+      const result: RunResult = { runId, reason: "error", messages: [], usage: emptyUsage(), errorMessage };
+      finishRun(ctx, record, writer.count, result, journal.now());
+    };
+
     try {
       // Steering queued before the run, screened when it was queued: the prompt takes it (by the
       // queue's mode) into the first turn, as an agent in process takes steering queued while idle.
-      for (const message of (await Promise.race([opening, pump.failed])).early)
-        agent.actor.send({ type: "STEER", message });
+      for (const message of opened.early) agent.actor.send({ type: "STEER", message });
       // The start time goes with the record's next write (the first step's: its turn, its first
       // events): nothing reads it before the run ends, and the wait for the first drain writes nothing.
       record.update({ startedAt });
@@ -277,12 +310,21 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
       finishRun(ctx, record, writer.count, result, journal.now());
       return result;
     } catch (error) {
-      // What the run stored stays readable (counted).
-      flushRecord();
-      if (error instanceof TerminalError) throw error;
-      throw new TerminalError(`The run of session "${sessionId}" failed: ${errorText(error)}`, {
-        errorCode: 500,
-      });
+      const failure =
+        error instanceof TerminalError
+          ? error
+          : new TerminalError(`The run of session "${sessionId}" failed: ${errorText(error)}`, {
+              errorCode: 500,
+            });
+      try {
+        // Restate keeps the state a handler wrote before its terminal error: the run ends there as
+        // one that ended in an error, rather than reading "running" until the next run.
+        endFailedRun(failure.message);
+      } catch {
+        // What the run stored stays readable (counted).
+        flushRecord();
+      }
+      throw failure;
     } finally {
       subscription.unsubscribe();
       liveRun.close();

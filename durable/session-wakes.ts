@@ -18,6 +18,7 @@ import { slotMessageId, wakeMessageOf } from "../rules/wake-message.js";
 import { spanContextOf, type WakeCause } from "../telemetry/wake-cause.js";
 import { laterHandlers } from "./later-handlers.js";
 import type { SessionOptions } from "./session-options.js";
+import { slotCallDelay } from "./slot-lead.js";
 import type { WakeDeliveryInput } from "./wake-session.js";
 
 /** A durable session's schedule, as `list` answers it (`agentId` is the session id). */
@@ -37,6 +38,12 @@ export interface DurableScheduleLimits {
 }
 
 type Schedules = Record<string, DurableSchedule>;
+
+/**
+ * What `SessionWakes.schedule` takes: a new schedule, the span that made it, and for the agent's
+ * own schedule tool the most schedules the agent may have made (refused with 409 at the limit).
+ */
+export type DurableScheduleInput = NewSchedule & { traceparent?: string; maxMadeByAgent?: number };
 
 /**
  * The `SessionWakes` virtual object (key = session id): `schedule`, `list`, `pause`, `resume`,
@@ -63,12 +70,12 @@ export function createSessionWakes(options: {
   };
 
   /** Hands a slot's message to the session's inbox, which wakes the session (durable/wake-session.ts). */
-  const deliver = (ctx: ObjectContext, message: UserMessage, cause: WakeCause) =>
+  const deliver = (ctx: ObjectContext, message: UserMessage, cause: WakeCause, slot: number) =>
     ctx.genericCall<WakeDeliveryInput, unknown>({
       service: options.inbox,
       method: "deliver",
       key: ctx.key,
-      parameter: { kind: "followUp", message, cause },
+      parameter: { kind: "followUp", message, cause, notBefore: slot },
       inputSerde: restate.serde.json,
       outputSerde: restate.serde.json,
     });
@@ -81,7 +88,7 @@ export function createSessionWakes(options: {
       key: ctx.key,
       parameter: { id: record.id, slot: record.nextAt },
       inputSerde: restate.serde.json,
-      delay: Math.max(0, record.nextAt - now),
+      delay: slotCallDelay(record.nextAt, now),
     });
   };
   const read = async (ctx: ObjectContext | ObjectSharedContext) =>
@@ -100,16 +107,23 @@ export function createSessionWakes(options: {
     const record = schedules[input?.id];
     // A call armed before a pause, a resume or a cancel: the schedule has moved on.
     if (!record || record.paused || record.nextAt !== input.slot) return;
-    const now = await ctx.date.now();
+    // The call comes up to SLOT_LEAD_MS early (slot-lead.ts): an early call is on time, the
+    // slot's own; the inbox queues the message at the slot.
+    const now = Math.max(await ctx.date.now(), input.slot);
     const due = dueSlots(record, now, limits);
     for (const slot of due.fire) {
       try {
         const id = slotMessageId(record.id, slot);
-        await deliver(ctx, wakeMessageOf({ id, text: record.message, source: "schedule" }, slot), {
-          source: "schedule",
-          id: record.id,
-          traceparent: record.traceparent,
-        });
+        await deliver(
+          ctx,
+          wakeMessageOf({ id, text: record.message, source: "schedule" }, slot),
+          {
+            source: "schedule",
+            id: record.id,
+            traceparent: record.traceparent,
+          },
+          slot,
+        );
       } catch (error) {
         // The session refused the message (an input filter): the slot counts as run, the schedule goes on.
         if (!(error instanceof TerminalError)) throw error;
@@ -132,14 +146,24 @@ export function createSessionWakes(options: {
     ...(options.serviceOptions && { options: options.serviceOptions }),
     handlers: {
       /** Makes a schedule (400 for one that cannot be made: a cron that never fires, a time past). */
-      schedule: async (
-        ctx: ObjectContext,
-        input: NewSchedule & { traceparent?: string },
-      ): Promise<DurableSchedule> => {
+      schedule: async (ctx: ObjectContext, given: DurableScheduleInput): Promise<DurableSchedule> => {
         const now = await ctx.date.now();
         const schedules = await read(ctx);
-        const id = input?.id ?? `sch_${ctx.rand.uuidv4()}`;
+        const { maxMadeByAgent, ...input } = given ?? ({} as DurableScheduleInput);
+        const id = input.id ?? `sch_${ctx.rand.uuidv4()}`;
         if (schedules[id]) throw badSchedule(`a schedule "${id}" exists already`, 409);
+        // The schedule tool's limit is checked here, in the object's exclusive handler: two calls
+        // of one turn (or of two runs) are counted one after the other, never both against the
+        // same count.
+        if (input.createdBy === "agent" && typeof maxMadeByAgent === "number") {
+          const made = Object.values(schedules).filter((record) => record.createdBy === "agent").length;
+          if (made >= maxMadeByAgent) {
+            throw new TerminalError(
+              `you have ${made} wake-ups scheduled, the most allowed: cancel one first`,
+              { errorCode: 409 },
+            );
+          }
+        }
         let record: DurableSchedule;
         try {
           record = {

@@ -11,6 +11,7 @@ import type { AgentOptions, QueueMode } from "../core/options.js";
 import { takeFromQueue } from "../rules/agent.logic.js";
 import { eventMessageId, wakeMessageOf } from "../rules/wake-message.js";
 import type { WakeCause } from "../telemetry/wake-cause.js";
+import { untilSlot } from "./slot-lead.js";
 
 /** An event from outside for a durable session, as `SessionInbox.event` takes it. */
 export interface DurableEventInput {
@@ -43,6 +44,11 @@ export interface WakeDeliveryInput {
   message: UserMessage;
   /** What woke the session (the run that takes the message links to it). */
   cause?: WakeCause;
+  /**
+   * A slot's time: the message is queued no earlier (its call comes up to `SLOT_LEAD_MS` early,
+   * durable/slot-lead.ts), while the session's run starts.
+   */
+  notBefore?: number;
 }
 
 /** What the inbox's wake handlers need of the services that register them. */
@@ -93,6 +99,14 @@ export function wakeInboxHandlers(deps: WakeInboxDeps) {
 
   async function deliver(ctx: ObjectContext, input: WakeDeliveryInput): Promise<void> {
     wake(ctx);
+    if (typeof input?.notBefore === "number") {
+      // A slot that came early: the wake goes out now (awaiting a state read sends what the
+      // handler wrote so far) and the session's run starts meanwhile; the message is queued at the
+      // slot, and that run's opening drain, an exclusive call here, takes it then. The wait is out
+      // of the journal (a replay, after the slot, does not wait); the read is made either way.
+      await ctx.get("followUp");
+      await untilSlot(input.notBefore);
+    }
     await queue(ctx, input);
   }
 

@@ -3,20 +3,21 @@
 // object is decided inside the call's journaled step (its handle, its schedule's id and time) and
 // carried in the step's recorded value, then sent to the object from the run, after the step. A
 // replay reads the same value and finds the call sent already; a step cut off by a crash runs again
-// and decides afresh, and what it decided first was never sent. So each call acts once.
+// and decides afresh, and what it decided first was never sent. So each call acts once. The same
+// holds for the calls of a sub-agent's tools, at any depth: each agent of the run has its own.
 import * as restate from "@restatedev/restate-sdk";
 import { type ObjectContext, TerminalError } from "@restatedev/restate-sdk";
-import type { AgentMessage } from "../core/messages.js";
 import type { Tool, ToolContext, ToolResult } from "../core/tool.js";
-import type { LaterResultRecord } from "../rules/later-record.js";
 import { startedText } from "../rules/later-texts.js";
-import { type NewSchedule, scheduleRecordOf } from "../rules/schedule-record.js";
+import { scheduleRecordOf } from "../rules/schedule-record.js";
 import { ScheduleError } from "../rules/schedule-spec.js";
 import { describeSchedule, type ScheduleToolArgs, scheduleWhenOf } from "../rules/schedule-tool-logic.js";
 import { type LaterToolSpec, type ScheduleToolSpec, wakeToolOf } from "../rules/wake-tools.js";
 import { toolCallTraceparent } from "../telemetry/attach.js";
+import { PATH_SEPARATOR } from "../agent/nested-calls.js";
 import type { RestatePump } from "./restate-pump.js";
-import type { DurableSchedule } from "./session-wakes.js";
+import type { DurableLaterHandle } from "./later-handlers.js";
+import type { DurableSchedule, DurableScheduleInput } from "./session-wakes.js";
 
 /** A later tool's timeout in a durable session when neither the tool nor anything else sets one. */
 export const DEFAULT_LATER_TIMEOUT_MS = 3_600_000;
@@ -26,17 +27,26 @@ const PLAN = "wakePlan";
 
 /** What one call does to the session's `SessionWakes` object, decided in its step. */
 type WakePlan =
-  | { kind: "laterBegin"; record: LaterResultRecord }
-  | { kind: "schedule"; input: NewSchedule & { traceparent?: string } }
-  | { kind: "cancelSchedule"; id: string };
+  | { kind: "laterBegin"; record: DurableLaterHandle }
+  | { kind: "schedule"; input: DurableScheduleInput }
+  | { kind: "cancelSchedule"; id: string }
+  | { kind: "listSchedules" };
 
-/** The wake tools of one durable run. */
+/** Where an agent of the run is: the sub-agent calls leading to it (none for the run's own). */
+export interface WakeScope {
+  /** The ids of the calls on the way, outermost first. */
+  calls: readonly string[];
+  /** The names of their sub-agent tools, outermost first: where `SessionWakes` finds a handle's work. */
+  tools: readonly string[];
+}
+
+/** The wake tools of one agent of a durable run (the run's own, or a sub-agent's). */
 export interface RunWakeTools {
   /** The agent's tools, those that wake their session swapped for their durable form. */
-  readonly tools: Tool[] | undefined;
+  tools(tools: readonly Tool[]): Tool[];
   /**
-   * One tool call: `step` journals `run` (the run's `toolCall`); a wake tool's call then does what
-   * its step decided.
+   * One tool call: `step` journals `run` (the journal's `toolCall`); a wake tool's call then does
+   * what its step decided.
    */
   toolCall(
     toolCallId: string,
@@ -46,33 +56,28 @@ export interface RunWakeTools {
 }
 
 /**
- * The wake tools of one durable run (`AgentSession.prompt`): tools made with `defineLaterTool` or
- * `createScheduleTool` keep their handles and schedules in the session's `SessionWakes` object
- * (`wakes`), whatever manager or scheduler they were given for use in process.
+ * The wake tools of one agent of a durable run (`AgentSession.prompt`): tools made with
+ * `defineLaterTool` or `createScheduleTool` keep their handles and schedules in the session's
+ * `SessionWakes` object (`wakes`), whatever manager or scheduler they were given for use in
+ * process. Make one per agent (its journal's `tools` and `toolCall`): a sub-agent's calls are
+ * told apart from its parent's by their scope.
  *
  * @example
  * ```ts
- * const wakeTools = createRunWakeTools(ctx, pump, { wakes: "SessionWakes", tools: base.tools, messages: () => agent.messages });
- * const agent = createJournaledAgent({ ...base, tools: wakeTools.tools }, { ...journal, toolCall: (id, run) => wakeTools.toolCall(id, run, (r) => journal.toolCall(id, r)) });
+ * const wakeTools = createRunWakeTools(ctx, pump, { wakes: "SessionWakes", scope: { calls: [], tools: [] } });
+ * const journal = { ...restateJournal, tools: wakeTools.tools, toolCall: (id, run) => wakeTools.toolCall(id, run, (r) => restateJournal.toolCall(id, r)) };
  * ```
  */
 export function createRunWakeTools(
   ctx: ObjectContext,
   pump: RestatePump,
-  options: { wakes: string; tools: Tool[] | undefined; messages: () => readonly AgentMessage[] },
+  options: { wakes: string; scope: WakeScope },
 ): RunWakeTools {
-  const specs = new Map<string, LaterToolSpec | ScheduleToolSpec>();
-  for (const tool of options.tools ?? []) {
-    const spec = wakeToolOf(tool);
-    if (spec) specs.set(tool.name, spec);
-  }
-  if (specs.size === 0) return { tools: options.tools, toolCall: (_id, run, step) => step(run) };
-
   const sessionId = ctx.key;
+  const { scope } = options;
   /** What each call's step decided, taken into its recorded value as the step ends. */
   const plans = new Map<string, WakePlan>();
-  /** The session's schedules as read before a schedule tool's step. */
-  const read = new Map<string, DurableSchedule[]>();
+  let swapped = false;
   const call = <O>(method: string, parameter: unknown) =>
     pump.track(
       ctx.genericCall<unknown, O>({
@@ -90,17 +95,19 @@ export function createRunWakeTools(
     if (!(timeoutMs > 0)) throw new Error(`timeoutMs must be a positive number, got ${timeoutMs}`);
     const now = Date.now();
     const traceparent = toolCallTraceparent(call.actor);
-    const record: LaterResultRecord = {
+    const record: DurableLaterHandle = {
       kind: "laterResult",
       id: `later_${crypto.randomUUID()}`,
       agentId: sessionId,
       toolName: tool.name,
-      toolCallId: call.toolCallId,
+      // A sub-agent's call by its path, as its approvals are named.
+      toolCallId: [...scope.calls, call.toolCallId].join(PATH_SEPARATOR),
       args,
       startedAt: now,
       ...(Number.isFinite(timeoutMs) && { deadline: now + timeoutMs }),
       phase: "running",
       ...(traceparent !== undefined && { traceparent }),
+      ...(scope.tools.length > 0 && { via: [...scope.tools] }),
     };
     plans.set(call.toolCallId, { kind: "laterBegin", record });
     return {
@@ -113,23 +120,22 @@ export function createRunWakeTools(
     };
   }
 
+  /**
+   * Decides a schedule tool's call. What depends on the session's schedules (the list, whether
+   * an id is the agent's, the limit) is answered by `SessionWakes` after the step, one call at a
+   * time in its exclusive handlers: two calls of one turn never pass the limit together.
+   */
   function scheduleCall(spec: ScheduleToolSpec, args: ScheduleToolArgs, call: ToolContext): string {
-    const mine = read.get(call.toolCallId) ?? [];
     if (args.action === "list") {
-      return mine.length === 0 ? "No wake-ups scheduled." : mine.map(describeSchedule).join("\n");
+      plans.set(call.toolCallId, { kind: "listSchedules" });
+      return "";
     }
     if (args.action === "cancel") {
       const id = args.id ?? "";
-      if (!mine.some((schedule) => schedule.id === id))
-        throw new ScheduleError(`no wake-up "${id}" of yours`);
       plans.set(call.toolCallId, { kind: "cancelSchedule", id });
       return `Cancelled ${id}.`;
     }
     if (!args.message?.trim()) throw new ScheduleError("create needs the message you will wake to");
-    const made = mine.filter((schedule) => schedule.createdBy === "agent").length;
-    if (made >= spec.maxSchedules) {
-      throw new ScheduleError(`you have ${made} wake-ups scheduled, the most allowed: cancel one first`);
-    }
     const now = Date.now();
     const when = scheduleWhenOf(args, spec.timeZone, now);
     const id = `sch_${crypto.randomUUID()}`;
@@ -139,28 +145,34 @@ export function createRunWakeTools(
       { agentId: sessionId, id, now },
     );
     // The first slot as computed here, so the one the model reads is the one that fires.
-    const input: NewSchedule & { traceparent?: string } = {
+    const input: DurableScheduleInput = {
       ...("every" in record.when ? { every: record.when.every, startAt: record.when.startAt } : when),
       message: args.message,
       createdBy: "agent",
       id,
+      maxMadeByAgent: spec.maxSchedules,
       ...(traceparent !== undefined && { traceparent }),
     };
     plans.set(call.toolCallId, { kind: "schedule", input });
     return `Scheduled: ${describeSchedule(record)}`;
   }
 
-  const tools = options.tools!.map((tool): Tool => {
-    const spec = specs.get(tool.name);
-    if (!spec) return tool;
-    return {
-      ...tool,
-      execute: (args: unknown, call: ToolContext) =>
-        spec.kind === "later"
-          ? beginLater(tool, spec, args, call)
-          : scheduleCall(spec, args as ScheduleToolArgs, call),
-    };
-  });
+  function tools(given: readonly Tool[]): Tool[] {
+    return given.map((tool): Tool => {
+      const spec = wakeToolOf(tool);
+      if (!spec) return tool;
+      swapped = true;
+      return {
+        ...tool,
+        execute: (args: unknown, call: ToolContext) =>
+          spec.kind === "later"
+            ? beginLater(tool, spec, args, call)
+            : scheduleCall(spec, args as ScheduleToolArgs, call),
+      };
+    });
+  }
+
+  const errorResult = (text: string): ToolResult => ({ content: [{ type: "text", text }], isError: true });
 
   /** Sends the object what the call's step decided; a refusal is the call's error result. */
   async function carryOut(plan: WakePlan, result: ToolResult): Promise<ToolResult> {
@@ -176,43 +188,31 @@ export function createRunWakeTools(
         });
       } else if (plan.kind === "schedule") {
         await call<DurableSchedule>("schedule", plan.input);
+      } else if (plan.kind === "listSchedules") {
+        const mine = await call<DurableSchedule[]>("list", null);
+        const text = mine.length === 0 ? "No wake-ups scheduled." : mine.map(describeSchedule).join("\n");
+        return { ...result, content: [{ type: "text", text }] };
       } else if (!(await call<boolean>("cancel", { id: plan.id }))) {
-        return { content: [{ type: "text", text: `no wake-up "${plan.id}" of yours` }], isError: true };
+        return errorResult(`no wake-up "${plan.id}" of yours`);
       }
       return result;
     } catch (error) {
       if (!(error instanceof TerminalError)) throw error;
-      return { content: [{ type: "text", text: error.message }], isError: true };
+      return errorResult(error.message);
     }
   }
-
-  /** The name of the tool a call of this run's latest assistant messages calls. */
-  const toolNameOf = (toolCallId: string): string | undefined => {
-    const messages = options.messages();
-    for (let i = messages.length - 1; i >= 0; i--) {
-      const message = messages[i]!;
-      if (message.role !== "assistant") continue;
-      const found = message.content.find((part) => part.type === "toolCall" && part.id === toolCallId);
-      if (found?.type === "toolCall") return found.name;
-    }
-    return undefined;
-  };
 
   return {
     tools,
     async toolCall(toolCallId, run, step) {
-      const name = toolNameOf(toolCallId);
-      const spec = name === undefined ? undefined : specs.get(name);
-      if (!spec) return step(run);
-      // The schedule tool reads the session's schedules first (journaled: a replay reads the same).
-      if (spec.kind === "schedule") read.set(toolCallId, await call<DurableSchedule[]>("list", null));
+      // An agent without wake tools journals its calls as they are.
+      if (!swapped) return step(run);
       const recorded = (await step(async () => {
         const result = await run();
         const plan = plans.get(toolCallId);
         plans.delete(toolCallId);
         return plan ? { ...result, [PLAN]: plan } : result;
       })) as ToolResult & { [PLAN]?: WakePlan };
-      read.delete(toolCallId);
       const { [PLAN]: plan, ...result } = recorded;
       return plan ? carryOut(plan, result) : result;
     },

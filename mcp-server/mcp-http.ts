@@ -7,7 +7,8 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { isLegacyRequest } from "@modelcontextprotocol/server";
 import { checkJsonContentType, checkLoopbackHost, checkSameOrigin } from "../http/internal/request-guard.js";
 import { createMcpAgentServer, type McpAgentServerOptions, type McpAgentTool } from "./serve-mcp.js";
-import { createModernMcpHandler, type McpTaskOptions } from "./modern-mcp.js";
+import { authInfoOf, createModernMcpHandler, type McpTaskOptions } from "./modern-mcp.js";
+import { LOCAL_PRINCIPAL, type McpAuthorization, principalOfRequest } from "./mcp-principal.js";
 import { AgentCallError } from "../core/agent-handle.js";
 
 /**
@@ -24,11 +25,14 @@ import { AgentCallError } from "../core/agent-handle.js";
 export interface McpHttpOptions extends McpAgentServerOptions {
   agents: Record<string, McpAgentTool>;
   /**
-   * Your identity check, run on every request; `false` answers 403. Or `"none-local-only"` to say
-   * there is none: the handler then answers only requests sent to a loopback name. Required: the
-   * handler refuses to start open.
+   * Your identity check, run on every request: `false` answers 403; a principal (`"alice"` or
+   * `{ principal: "alice" }`) admits the request as that caller, and binds the MCP Tasks and
+   * sessions it creates to it (another principal is answered as for an unknown one); `true` binds
+   * them to the credentials the request presented (see `principalOfRequest`). Or
+   * `"none-local-only"` to say there is none: the handler then answers only requests sent to a
+   * loopback name. Required: the handler refuses to start open.
    */
-  authorize: ((request: Request) => boolean | Promise<boolean>) | "none-local-only";
+  authorize: ((request: Request) => McpAuthorization | Promise<McpAuthorization>) | "none-local-only";
   /** Origins besides the handler's own whose pages may call it (exact, e.g. `https://app.example.com`). */
   allowedOrigins?: readonly string[];
   /** When a call becomes an MCP Task (2026-07-28 clients that declare the Tasks extension), and how long tasks are kept. */
@@ -64,7 +68,12 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
     );
   }
   const allowedOrigins = new Set(options.allowedOrigins ?? []);
-  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  // Each 2025-era session with the principal that opened it: another principal's request for it is
+  // answered as for an unknown session.
+  const sessions = new Map<
+    string,
+    { transport: WebStandardStreamableHTTPServerTransport; principal: string }
+  >();
   const modern = createModernMcpHandler(options.agents, options);
 
   const handler = async (request: Request): Promise<Response> => {
@@ -72,21 +81,27 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
       if (authorize === "none-local-only") checkLoopbackHost(request);
       checkSameOrigin(request, allowedOrigins);
       if (request.method === "POST") checkJsonContentType(request);
-      if (typeof authorize === "function" && !(await authorize(request))) {
-        throw new AgentCallError(403, "forbidden", "not allowed");
-      }
+      const principal =
+        typeof authorize === "function"
+          ? principalOfRequest(await authorize(request), request)
+          : LOCAL_PRINCIPAL;
+      if (principal === undefined) throw new AgentCallError(403, "forbidden", "not allowed");
       const sessionId = request.headers.get("mcp-session-id");
-      if (sessionId === null && (await isModernRequest(request))) return await modern.fetch(request);
+      if (sessionId === null && (await isModernRequest(request))) {
+        return await modern.fetch(request, { authInfo: authInfoOf(principal) });
+      }
       if (sessionId !== null) {
-        const transport = sessions.get(sessionId);
-        if (!transport) return jsonRpcError(404, -32001, `No MCP session ${sessionId}: initialize a new one`);
-        return await transport.handleRequest(request);
+        const session = sessions.get(sessionId);
+        if (session?.principal !== principal) {
+          return jsonRpcError(404, -32001, `No MCP session ${sessionId}: initialize a new one`);
+        }
+        return await session.transport.handleRequest(request);
       }
       if (request.method !== "POST") return jsonRpcError(400, -32000, "No mcp-session-id: initialize first");
       const transport: WebStandardStreamableHTTPServerTransport =
         new WebStandardStreamableHTTPServerTransport({
           sessionIdGenerator: () => randomUUID(),
-          onsessioninitialized: (id) => void sessions.set(id, transport),
+          onsessioninitialized: (id) => void sessions.set(id, { transport, principal }),
           onsessionclosed: (id) => void sessions.delete(id),
         });
       transport.onclose = () => {
@@ -106,7 +121,7 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
   };
   return Object.assign(handler, {
     async close() {
-      for (const transport of [...sessions.values()]) await transport.close();
+      for (const { transport } of [...sessions.values()]) await transport.close();
       sessions.clear();
       await modern.close();
     },

@@ -8,11 +8,14 @@ import {
   ProtocolError,
   ProtocolErrorCode,
   Server,
+  type AuthInfo,
   type CallToolResult,
+  type McpRequestContext,
   type ServerContext,
 } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { startAgentCall, type AgentCall } from "./agent-call.js";
+import { LOCAL_PRINCIPAL } from "./mcp-principal.js";
 import { NO_ELICITATION_REFUSAL, type McpAgentServerOptions, type McpAgentTool } from "./serve-mcp.js";
 
 /** The Tasks extension's identifier (SEP-2663). */
@@ -51,22 +54,55 @@ interface CallerCapabilities {
  * to abort them.
  */
 export interface ModernMcpHandler {
-  fetch(request: Request): Promise<Response>;
+  /** Serves `request` for `authInfo` (made by {@link authInfoOf}: the principal its tasks are bound to). */
+  fetch(request: Request, options: { authInfo: AuthInfo }): Promise<Response>;
   close(): Promise<void>;
 }
 
 const TaskIdParams = z.looseObject({ taskId: z.string() });
 
-/** The server factory both serving entries use, and the calls it holds (stopped on close). */
+/** Where the principal a request acts for travels to the server factory, in its `authInfo`. */
+const PRINCIPAL_KEY = "agent-machine/principal";
+
+/**
+ * The `authInfo` the 2026-07-28 handler is given for a request admitted as `principal` (see
+ * mcp-principal.ts): the server it makes binds the tasks it creates to that principal.
+ *
+ * @example
+ * ```ts
+ * await modern.fetch(request, { authInfo: authInfoOf("principal:alice") });
+ * ```
+ */
+export function authInfoOf(principal: string): AuthInfo {
+  return { token: "", clientId: principal, scopes: [], extra: { [PRINCIPAL_KEY]: principal } };
+}
+
+/** The principal an HTTP request was admitted as; none is a bug of the caller, not an open door. */
+function principalOfHttp(ctx: McpRequestContext): string {
+  const principal = ctx.authInfo?.extra?.[PRINCIPAL_KEY];
+  if (typeof principal !== "string")
+    throw new Error("An MCP request reached the agents' server without a principal");
+  return principal;
+}
+
+/**
+ * The server factory both serving entries use, and the calls it holds (stopped on close). Each call
+ * is bound to the principal whose request started it (`principalOf` the request's context): a task
+ * or a `requestState` of another principal's is answered as an unknown one.
+ */
 function createAgentServerFactory(
   agents: Record<string, McpAgentTool>,
   options: McpAgentServerOptions & { tasks?: McpTaskOptions },
-): { factory: () => Server; stopCalls: () => void } {
+  principalOf: (ctx: McpRequestContext) => string,
+): { factory: (ctx: McpRequestContext) => Server; stopCalls: () => void } {
   const taskAfterMs = options.tasks?.taskAfterMs ?? 5_000;
   const ttlMs = options.tasks?.ttlMs ?? 3_600_000;
   const pollIntervalMs = options.tasks?.pollIntervalMs ?? 500;
   const info = { name: options.name ?? "agent-machine", version: options.version ?? "0.0.0" };
-  const calls = new Map<string, { call: AgentCall; task: boolean; expiry?: ReturnType<typeof setTimeout> }>();
+  const calls = new Map<
+    string,
+    { call: AgentCall; task: boolean; owner: string; expiry?: ReturnType<typeof setTimeout> }
+  >();
   const tools = Object.entries(agents).map(([name, tool]) => ({
     name,
     description: tool.description,
@@ -94,11 +130,16 @@ function createAgentServerFactory(
     if (held?.expiry) clearTimeout(held.expiry);
     calls.delete(id);
   };
-  const keep = (call: AgentCall, task: boolean) => {
+  const keep = (call: AgentCall, task: boolean, owner: string) => {
     const held = calls.get(call.id);
     if (held) held.task ||= task;
-    else calls.set(call.id, { call, task });
+    else calls.set(call.id, { call, task, owner });
     expireLater(call.id);
+  };
+  /** The call held as `id` for `owner`: another principal's is as unknown as none. */
+  const heldFor = (id: string, owner: string) => {
+    const held = calls.get(id);
+    return held?.owner === owner ? held : undefined;
   };
 
   const taskOf = (call: AgentCall) => ({
@@ -117,7 +158,12 @@ function createAgentServerFactory(
   });
 
   /** Follows `call` for one request: its answer, an `input_required` round, or a Task. */
-  async function answerOf(call: AgentCall, ctx: ServerContext, can: CallerCapabilities): Promise<unknown> {
+  async function answerOf(
+    call: AgentCall,
+    ctx: ServerContext,
+    can: CallerCapabilities,
+    owner: string,
+  ): Promise<unknown> {
     const progressToken = ctx.mcpReq._meta?.progressToken;
     let progress = 0;
     call.onProgress =
@@ -145,13 +191,13 @@ function createAgentServerFactory(
           return call.result;
         }
         if (call.status === "input_required") {
-          if (can.tasks) return asTask(call);
+          if (can.tasks) return asTask(call, owner);
           if (can.legacy && can.elicitation) {
             await askPushed(call, ctx);
             continue;
           }
           if (can.elicitation) {
-            keep(call, false);
+            keep(call, false, owner);
             return inputRequired({ inputRequests: call.inputRequests(), requestState: call.id });
           }
           call.refuseAll(NO_ELICITATION_REFUSAL);
@@ -159,7 +205,7 @@ function createAgentServerFactory(
         }
         const changed = call.changed();
         if ((await (becameLong ? Promise.race([changed, becameLong]) : changed)) === "long")
-          return asTask(call);
+          return asTask(call, owner);
       }
     } finally {
       if (late) clearTimeout(late);
@@ -169,14 +215,14 @@ function createAgentServerFactory(
   }
 
   /** The call goes on as a task: the client polls it (`tasks/get`), answers it, cancels it. */
-  function asTask(call: AgentCall) {
-    keep(call, true);
+  function asTask(call: AgentCall, owner: string) {
+    keep(call, true, owner);
     // A finished task stays readable for ttlMs from its end.
     void waitForEnd(call).then(() => expireLater(call.id));
     return { resultType: "task", ...taskOf(call) };
   }
 
-  function heldTask(taskId: string, ctx: ServerContext, server: Server): AgentCall {
+  function heldTask(taskId: string, ctx: ServerContext, server: Server, owner: string): AgentCall {
     if (!capabilitiesOf(ctx, server).tasks) {
       throw new ProtocolError(
         ProtocolErrorCode.MissingRequiredClientCapability,
@@ -186,13 +232,14 @@ function createAgentServerFactory(
         },
       );
     }
-    const held = calls.get(taskId);
+    const held = heldFor(taskId, owner);
     if (!held?.task)
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Failed to retrieve task: no task ${taskId}`);
     return held.call;
   }
 
-  const factory = () => {
+  const factory = (context: McpRequestContext) => {
+    const owner = principalOf(context);
     const server = new Server(info, {
       capabilities: { tools: {}, extensions: { [TASKS_EXTENSION]: {} } },
     } as ConstructorParameters<typeof Server>[1]);
@@ -206,7 +253,7 @@ function createAgentServerFactory(
       let call: AgentCall;
       if (state !== undefined) {
         // A retry with the answers to the approvals asked (multi-round-trip).
-        const held = typeof state === "string" ? calls.get(state) : undefined;
+        const held = typeof state === "string" ? heldFor(state, owner) : undefined;
         if (!held || held.task || held.call.toolName !== name) {
           throw new ProtocolError(
             ProtocolErrorCode.InvalidParams,
@@ -226,7 +273,7 @@ function createAgentServerFactory(
         }
         call = startAgentCall(name, tool, prompt);
       }
-      const answer = await answerOf(call, ctx, can);
+      const answer = await answerOf(call, ctx, can, owner);
       // Results are projected as the SDK's own tools are (text beside structured content); tasks
       // and input_required rounds pass as they are.
       return (answer as { resultType?: string }).resultType === undefined
@@ -234,15 +281,15 @@ function createAgentServerFactory(
         : (answer as CallToolResult);
     });
     server.setRequestHandler("tasks/get", { params: TaskIdParams }, (params, ctx) =>
-      detailedTask(heldTask(params.taskId, ctx, server)),
+      detailedTask(heldTask(params.taskId, ctx, server, owner)),
     );
     server.setRequestHandler("tasks/update", { params: TaskIdParams }, (params, ctx) => {
       // The SDK lifts `inputResponses` out of the params, as it does for a multi-round-trip retry.
-      heldTask(params.taskId, ctx, server).answer(ctx.mcpReq.inputResponses ?? {});
+      heldTask(params.taskId, ctx, server, owner).answer(ctx.mcpReq.inputResponses ?? {});
       return {};
     });
     server.setRequestHandler("tasks/cancel", { params: TaskIdParams }, (params, ctx) => {
-      heldTask(params.taskId, ctx, server).cancel();
+      heldTask(params.taskId, ctx, server, owner).cancel();
       return {};
     });
     return server;
@@ -269,17 +316,17 @@ function createAgentServerFactory(
  * @example
  * ```ts
  * const modern = createModernMcpHandler({ helper: { description: "Helps", create: () => createAgent({ provider }) } });
- * const response = await modern.fetch(request);
+ * const response = await modern.fetch(request, { authInfo: authInfoOf("principal:alice") });
  * ```
  */
 export function createModernMcpHandler(
   agents: Record<string, McpAgentTool>,
   options: McpAgentServerOptions & { tasks?: McpTaskOptions } = {},
 ): ModernMcpHandler {
-  const { factory, stopCalls } = createAgentServerFactory(agents, options);
+  const { factory, stopCalls } = createAgentServerFactory(agents, options, principalOfHttp);
   const handler = createMcpHandler(factory, { legacy: "reject" });
   return {
-    fetch: (request) => handler.fetch(request),
+    fetch: (request, { authInfo }) => handler.fetch(request, { authInfo }),
     async close() {
       stopCalls();
       await handler.close();
@@ -303,7 +350,8 @@ export async function serveMcpStdio(
   options: McpAgentServerOptions & { tasks?: McpTaskOptions } = {},
 ): Promise<{ close(): Promise<void> }> {
   const { serveStdio } = await import("@modelcontextprotocol/server/stdio");
-  const { factory, stopCalls } = createAgentServerFactory(agents, options);
+  // One client, the process that started this one, speaks on stdin: every task is its own.
+  const { factory, stopCalls } = createAgentServerFactory(agents, options, () => LOCAL_PRINCIPAL);
   const handle = serveStdio(factory);
   return {
     async close() {

@@ -55,6 +55,12 @@ export function checkWhen(when: ScheduleWhen, now: number): { stored: StoredWhen
     const startAt = when.startAt === undefined ? now + when.every : timeOf(when.startAt, "startAt");
     stored = { every: when.every, startAt };
   } else {
+    // croner reads a zone that is not text (a number from JSON) as something else, and "" as UTC.
+    if (when.timeZone !== undefined && (typeof when.timeZone !== "string" || when.timeZone.trim() === "")) {
+      throw new ScheduleError(
+        `timeZone must be an IANA zone name such as "Europe/Paris" (or left out for UTC), got ${JSON.stringify(when.timeZone)}`,
+      );
+    }
     cronOf(when.cron, when.timeZone); // throws for a bad pattern or zone
     stored = when.timeZone === undefined ? { cron: when.cron } : { cron: when.cron, timeZone: when.timeZone };
   }

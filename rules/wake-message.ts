@@ -88,3 +88,20 @@ export function holdsMessage(
     )
   );
 }
+
+/** The sources of messages a wake brought: a schedule's slot, an event from outside, a late result. */
+const WAKE_SOURCES: ReadonlySet<MessageSource | undefined> = new Set(["schedule", "event", "laterResult"]);
+
+/**
+ * Whether a message was brought by a wake (a schedule's slot, an event, a late result), not typed
+ * by a person: `agent.abort()` keeps such a message queued, since nothing would send it again (a
+ * late result's handle is settled, a slot counted, an event's sender answered).
+ *
+ * @example
+ * ```ts
+ * isWakeMessage({ role: "user", content: "CI failed", source: "event", timestamp: 0 }); // true
+ * ```
+ */
+export function isWakeMessage(message: AgentMessage): boolean {
+  return (message.role === "user" || message.role === "custom") && WAKE_SOURCES.has(message.source);
+}

@@ -205,6 +205,90 @@ describe("defineLaterTool in a durable session", () => {
   });
 });
 
+describe("defineLaterTool inside a durable session's sub-agent", () => {
+  /** The handle the sub-agent's call was answered with, from the session's pending handles. */
+  const pendingHandle = async (id: string) => {
+    const [pending] = await eventually(async () => {
+      const handles = await wakes.laterHandles(id);
+      return handles.length === 1 && handles;
+    }, "the pending handle");
+    return pending!;
+  };
+
+  it("answers the sub-agent's call with a handle kept in SessionWakes; the result wakes the session once", async () => {
+    const id = newSession("sub-result");
+    const run = await sessions.prompt(id, "delegate clip intro 600");
+    expect(run.reason).toBe("stop");
+    const pending = await pendingHandle(id);
+    expect(pending).toMatchObject({ toolName: "clip", args: { scene: "intro", ms: 600 } });
+    // The parent's model read the sub-agent's answer, after the sub-agent read the handle.
+    expect(pending.toolCallId).toMatch(/^call_\w+\/call_\w+$/);
+    const transcript = await wokenBy(id, pending.id);
+    const woken = transcript.filter((m) => m.id === pending.id);
+    expect(woken).toHaveLength(1);
+    expect(woken[0]).toMatchObject({ role: "user", source: "laterResult" });
+    expect(woken[0]!.content).toMatch(
+      /^The result of clip \(handle later_[\w-]+, started .*\):\n\nclip of intro\.mp4, 600 ms$/,
+    );
+    expectValidTranscript(transcript);
+    expect((await workLog(pending.id)).filter((e) => e.event === "start")).toMatchObject([
+      { idempotencyKey: pending.id },
+    ]);
+    expect(await wakes.laterHandles(id)).toEqual([]);
+  });
+
+  it("a sub-agent's handle times out: the session is told once, the work is stopped", async () => {
+    const id = newSession("sub-timeout");
+    await sessions.prompt(id, "delegate brief outro");
+    const pending = await pendingHandle(id);
+    expect(pending.toolName).toBe("render_brief");
+    const transcript = await wokenBy(id, pending.id);
+    expect(transcript.filter((m) => m.id === pending.id).map((m) => m.content)).toEqual([
+      `render_brief (handle ${pending.id}) timed out: no result within 1 s. Its work was stopped; no result will come.`,
+    ]);
+    await eventually(
+      async () => (await workLog(pending.id)).some((e) => e.event === "aborted"),
+      "the work stopped",
+    );
+    expect(await wakes.deliverLaterResult(id, { handle: pending.id, text: "outro.mp4" })).toBe("timedOut");
+    expectValidTranscript(transcript);
+  });
+
+  it("a sub-agent's handle is cancelled: its work stops, a late result is a no-op", async () => {
+    const id = newSession("sub-cancel");
+    await sessions.prompt(id, "delegate clip long 60000");
+    const pending = await pendingHandle(id);
+    await eventually(async () => (await workLog(pending.id)).length > 0, "the work to start");
+    expect(await wakes.cancelLater(id, pending.id, "not needed")).toBe(true);
+    await eventually(
+      async () => (await workLog(pending.id)).some((e) => e.event === "aborted"),
+      "the work stopped",
+    );
+    expect(await wakes.deliverLaterResult(id, { handle: pending.id, text: "long.mp4" })).toBe("cancelled");
+  });
+
+  it("the service SIGKILLed mid-run and mid-work: one handle, the work run again with it, one message", async () => {
+    const id = newSession("sub-crash");
+    const sent = await sessions.send(id, "delegate clip crash 1500 crash");
+    const pending = await pendingHandle(id);
+    await eventually(async () => (await workLog(pending.id)).length > 0, "the work to start");
+    await service.kill();
+    service = await start(service.port);
+    await sessions.result(sent);
+    const transcript = await wokenBy(id, pending.id);
+    expect(transcript.filter((m) => m.id === pending.id)).toHaveLength(1);
+    expect(transcript.find((m) => m.id === pending.id)?.content).toMatch(/clip of crash\.mp4, 1500 ms$/);
+    const log = await workLog(pending.id);
+    const starts = log.filter((e) => e.event === "start");
+    expect(new Set(starts.map((e) => e.pid)).size).toBe(2);
+    expect(starts.every((e) => e.idempotencyKey === pending.id)).toBe(true);
+    expect(log.filter((e) => e.event === "done").map((e) => e.pid)).toEqual([service.pid]);
+    // No second handle was made by the replay, and none is left.
+    expect(await wakes.laterHandles(id)).toEqual([]);
+    expectValidTranscript(transcript);
+  });
+});
+
 describe("the schedule tool in a durable session", () => {
   const toolResults = (messages: readonly AgentMessage[]) =>
     messages.flatMap((m) =>
@@ -250,6 +334,24 @@ describe("the schedule tool in a durable session", () => {
       isError: true,
     });
     expect((await wakes.list(id)).map((s) => s.message)).toEqual(["Reminder 10"]);
+  });
+
+  it("two calls of one turn at maxSchedules - 1: exactly one is made, the other is an error the model reads", async () => {
+    const id = newSession("remind-race");
+    await sessions.prompt(id, "remind 5");
+    await sessions.prompt(id, "remind2 10");
+    const made = await wakes.list(id);
+    expect(made.filter((s) => s.createdBy === "agent")).toHaveLength(2);
+    const results = toolResults(await sessions.transcript(id)).slice(1);
+    expect(results).toHaveLength(2);
+    expect(results.filter((r) => !r.isError)).toHaveLength(1);
+    expect(results.filter((r) => r.isError)).toEqual([
+      { text: "you have 2 wake-ups scheduled, the most allowed: cancel one first", isError: true },
+    ]);
+    // What the model read of the one made is the schedule that was made.
+    const scheduled = results.find((r) => !r.isError)!.text;
+    expect(made.some((s) => scheduled.startsWith(`Scheduled: ${s.id}:`))).toBe(true);
+    expectValidTranscript(await sessions.transcript(id));
   });
 
   it("a run SIGKILLed after its schedule call replays it: one schedule", async () => {

@@ -3,7 +3,12 @@ import { Subject } from "rxjs";
 import { describe, expect, it } from "vitest";
 import type { AgentEvent } from "../index.js";
 import { createLiveRuns } from "../durable/live-runs.js";
-import { createRunEventRecorder, eventBatchStarts, readRunEvents } from "../durable/run-events.js";
+import {
+  committedStream,
+  createRunEventRecorder,
+  eventBatchStarts,
+  readRunEvents,
+} from "../durable/run-events.js";
 import { createRunPublisher, type SessionEvent } from "../durable/run-publisher.js";
 
 // Where a durable run's recorded events go in its session's state, against a key/value state held
@@ -79,6 +84,53 @@ describe("a run's recorded events", () => {
     for (const event of turn(2)) publisher.publish(event);
     publisher.flush();
     for (let since = 0; since <= all.length + 1; since++) {
+      const read = await readRunEvents(ctx, "inv_2", undefined, false, since);
+      expect(read, `from ${since}`).toEqual({
+        runId: "inv_2",
+        events: all.map((event, seq) => ({ seq, event })).slice(since),
+        next: all.length,
+        ended: false,
+      });
+    }
+  });
+
+  it("store a model's answer once, as its message_end, and read it back as its committed stream, seq by seq", async () => {
+    const { ctx, state } = memoryState();
+    const answer = {
+      ...assistant(1),
+      content: [
+        { type: "text" as const, text: "the-one-answer" },
+        { type: "toolCall" as const, id: "c1", name: "noop", arguments: { turn: 1 } },
+      ],
+      stopReason: "toolUse" as const,
+    };
+    const seen: number[] = [];
+    const live = createLiveRuns();
+    const run = live.open("s", "inv_2");
+    const recorder = createRunPublisher(ctx, {
+      sessionId: "s",
+      runId: "inv_2",
+      previous: [],
+      eventReplay: undefined,
+      events: new Subject<SessionEvent>(),
+      liveRun: run,
+    });
+    live.follow("s", "inv_2", 0)!.subscribe((entry) => "seq" in entry && seen.push(entry.seq));
+    recorder.publish({ type: "agent_start" });
+    recorder.publish({ type: "message_end", message: answer });
+    recorder.publish({ type: "turn_end", turn: 1, message: answer, toolResults: [] } as AgentEvent);
+    recorder.flush();
+    // The answer, the turn_end that carries it, and nothing else: its stream is not stored.
+    expect(JSON.stringify(state.get("e/0")).split("the-one-answer")).toHaveLength(3);
+    const all: AgentEvent[] = [
+      { type: "agent_start" },
+      ...committedStream(answer),
+      { type: "message_end", message: answer },
+      { type: "turn_end", turn: 1, message: answer, toolResults: [] } as AgentEvent,
+    ];
+    // The seqs the live channel gave each event are the ones a reader gets.
+    expect(seen).toEqual(all.map((_, seq) => seq));
+    for (let since = 0; since <= all.length; since++) {
       const read = await readRunEvents(ctx, "inv_2", undefined, false, since);
       expect(read, `from ${since}`).toEqual({
         runId: "inv_2",

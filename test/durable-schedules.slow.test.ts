@@ -85,12 +85,12 @@ async function transcriptOf(sessions: SessionClient, sessionId: string): Promise
 const sleepUntil = (time: number) =>
   new Promise((resolve) => setTimeout(resolve, Math.max(0, time - Date.now())));
 
-async function modelCalls(logFile: string): Promise<{ pid: number; ids: string[] }[]> {
+async function modelCalls(logFile: string): Promise<{ pid: number; ids: string[]; at: number }[]> {
   const text = await readFile(logFile, "utf8").catch(() => "");
   return text
     .split("\n")
     .filter(Boolean)
-    .map((line) => JSON.parse(line) as { pid: number; ids: string[] });
+    .map((line) => JSON.parse(line) as { pid: number; ids: string[]; at: number });
 }
 
 describe("durable schedules and events on Restate", () => {
@@ -139,7 +139,13 @@ describe("durable schedules and events on Restate", () => {
     expect(woken.every((m) => m.role === "user" && m.source === "schedule")).toBe(true);
     expectValidTranscript(transcript);
     // The model calls came from three processes: the killed ones did answer slots.
-    expect(new Set((await modelCalls(logFile)).map((call) => call.pid)).size).toBeGreaterThanOrEqual(2);
+    const calls = await modelCalls(logFile);
+    expect(new Set(calls.map((call) => call.pid)).size).toBeGreaterThanOrEqual(2);
+    // A slot's delayed call comes a little early (SLOT_LEAD_MS), but its run never starts before it.
+    for (const slot of slots) {
+      const first = calls.find((call) => call.ids.includes(`wake_${schedule.id}_${slot}`));
+      expect(first?.at, `the run of slot ${slot}`).toBeGreaterThanOrEqual(slot);
+    }
   });
 
   it("the server down across slots: once runs one for all, skip none, each every missed slot", async () => {

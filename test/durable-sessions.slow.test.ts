@@ -136,6 +136,24 @@ describe("durable sessions on Restate", () => {
     });
   });
 
+  it("journals no step of its own for the run's start: its time comes with the first drain's answer", async () => {
+    const before = Date.now();
+    const result = await client.prompt("steps-only", "tools");
+    const { started } = await journalSteps(restate, result.runId);
+    expect([...started].sort()).toEqual([
+      "model:1",
+      "model:2",
+      "permission:t1",
+      "permission:t2",
+      "tool:t1",
+      "tool:t2",
+    ]);
+    // The prompt is stamped with that time: after it was sent, before the model answered it.
+    const [prompt, answer] = await client.transcript("steps-only");
+    expect(prompt!.timestamp).toBeGreaterThanOrEqual(before);
+    expect(prompt!.timestamp).toBeLessThanOrEqual(answer!.timestamp);
+  });
+
   it("takes a steer sent while a tool runs at the next check, and a follow-up when the run would stop", async () => {
     const run = await client.send("steered", "steer");
     await published$("steered", (e) => e.type === "tool_execution_start");

@@ -5,6 +5,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
 import { z } from "zod";
 import {
   type Agent,
@@ -20,6 +21,7 @@ import {
   scripted,
   subAgentTool,
   type VisualizerMessage,
+  visualize,
 } from "../index.js";
 import { agentTree, laterTexts, nextWakeText, wokenByText } from "../visualizer/page/agents.js";
 import { apply, emptyModel, type PageModel } from "../visualizer/page/model.js";
@@ -167,6 +169,48 @@ describe("agents that wake, on the page", () => {
     expect(wokenByText({ source: "laterResult", id: "later_abc" })).toBe("a late result (later_abc)");
     // A person's prompt is no wake-up.
     expect(wokenByText(undefined)).toBe("");
+  });
+
+  it("visualize(agent, { scheduler, agentId }): the page learns the next wake-up of the agent the scheduler knows by that key", async () => {
+    // Made without an id: the directory's key is not agent.id.
+    const agent = createAgent({ provider: scripted([{ text: "ok" }]), hibernate: "whenIdle" });
+    cleanups.push(() => agent.stop());
+    const scheduler = createScheduler({ agents: new Map([["ada", agent]]) });
+    cleanups.push(() => scheduler.stop());
+    await scheduler.start();
+    const daily = await scheduler.schedule({
+      agentId: "ada",
+      id: "daily",
+      cron: "0 9 * * *",
+      message: "Report",
+    });
+
+    const wakesOn = async (options: { agentId?: string }) => {
+      const server = await visualize(agent, { scheduler, ...options });
+      cleanups.push(() => server.close());
+      const { host } = new URL(server.url);
+      const socket = new WebSocket(`ws://${host}/ws?token=${server.token}`, { origin: `http://${host}` });
+      cleanups.push(() => socket.close());
+      const wakes: VisualizerMessage[] = [];
+      socket.on("message", (data) => {
+        const message = JSON.parse(String(data));
+        for (const m of message.kind === "backlog" ? message.messages : [message])
+          if (m.kind === "wake") wakes.push(m);
+      });
+      await new Promise((resolve) => socket.once("open", resolve));
+      for (let i = 0; i < 100 && wakes.length === 0; i++)
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      return wakes;
+    };
+    expect(await wakesOn({ agentId: "ada" })).toMatchObject([
+      {
+        kind: "wake",
+        next: { at: daily.nextAt, scheduleId: "daily", when: "cron 0 9 * * *", message: "Report" },
+      },
+    ]);
+    expect(agent.hibernated).toBe(true); // the page woke nothing to learn it
+    // Left out: agent.id, which the scheduler does not know.
+    expect(await wakesOn({})).toMatchObject([{ kind: "wake", next: null }]);
   });
 
   it("the next wake-up by schedule: sent when it changes, said in the header while the agent sleeps", async () => {

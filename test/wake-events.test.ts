@@ -56,6 +56,38 @@ describe("deliverEvent", () => {
     expect(userTexts(agent)).toEqual(["deploy", "Stop: prod is down"]);
   });
 
+  it("an event steered into a run that is aborted waits for the next run; what a person queued is dropped", async () => {
+    const provider = scripted([
+      { toolCalls: [{ name: "wait", arguments: { ms: 5_000, label: "x" } }] },
+      { text: "seen it" },
+    ]);
+    const agent = createAgent({ provider, tools: [sleepTool()], hibernate: "whenIdle" });
+    const agents = new Map([["ada", agent]]);
+    const events = record(agent);
+    const run = agent.prompt("deploy");
+    await eventMatching(agent, events, (e) => e.type === "tool_execution_start");
+    await deliverEvent(agents, { agentId: "ada", id: "e1", text: "Stop: prod is down" });
+    agent.steer("a person's note");
+    agent.abort();
+    await run;
+    expect(agent.queued.steering).toMatchObject([{ id: "event_e1", source: "event" }]);
+    expect(provider.requests).toHaveLength(1); // the abort started nothing
+    // The sender's retry is still a no-op: the event waits in the queue.
+    expect(await deliverEvent(agents, { agentId: "ada", id: "e1", text: "Stop: prod is down" })).toBe(
+      "duplicate",
+    );
+
+    await new Promise((resolve) => setImmediate(resolve));
+    agent.abort(); // on the sleeping agent: nothing to drop, it stays asleep
+    expect(agent.hibernated).toBe(true);
+    await agent.prompt("status?");
+    expect(provider.requests[1]!.messages.slice(-2)).toMatchObject([
+      { role: "user", content: "status?" },
+      { role: "user", content: "Stop: prod is down", source: "event" },
+    ]);
+    expect(userTexts(agent)).toEqual(["deploy", "status?", "Stop: prod is down"]);
+  });
+
   it("a follow-up event waits for the run's end", async () => {
     const provider = scripted([
       { toolCalls: [{ name: "wait", arguments: { ms: 30, label: "x" } }] },

@@ -90,4 +90,36 @@ describe("POST /threads/:id/events", () => {
       202,
     );
   });
+
+  it("refuses what a hostile page or a stranger sends: another site, a form's body, a name that is not loopback", async () => {
+    const { host, provider } = makeHost();
+    await (await post(host, "/chat", chat("t1", "hello"))).text();
+    const crossSite = await post(
+      host,
+      "/threads/t1/events",
+      { id: "1", text: "hi" },
+      { origin: "https://evil.example", "sec-fetch-site": "cross-site" },
+    );
+    expect(crossSite.status).toBe(403);
+    expect(await crossSite.json()).toMatchObject({ error: { code: "cross_site" } });
+    expect((await post(host, "/threads/t1/events", { id: "2", text: "hi" }, { origin: "null" })).status).toBe(
+      403,
+    );
+    // A form or a no-cors fetch: text/plain goes cross-site without a preflight.
+    expect(
+      (await post(host, "/threads/t1/events", { id: "3", text: "hi" }, { "content-type": "text/plain" }))
+        .status,
+    ).toBe(415);
+    // No identity check (none-local-only): a rebound DNS name is refused.
+    const rebound = await host.handle(
+      new Request("http://evil.example/api/threads/t1/events", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ id: "4", text: "hi" }),
+      }),
+    );
+    expect(rebound.status).toBe(403);
+    expect((await status(host, "t1")).messages).toHaveLength(2);
+    expect(provider.requests).toHaveLength(1);
+  });
 });

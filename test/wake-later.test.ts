@@ -192,6 +192,42 @@ describe("tools that answer later", () => {
     later.stop();
   });
 
+  it("a result queued in a run that is then aborted is kept for the next run (abort drops what a person queued)", async () => {
+    const agents = new Map<string, Agent>();
+    const { later } = await startedLater(agents);
+    const provider = scripted((request, call) => {
+      if (call === 0) return { toolCalls: [{ name: "render", arguments: { scene: "intro" } }] };
+      if (call === 2) return { text: "still busy", delayMs: 5 * MINUTE };
+      return { text: "ok" };
+    });
+    const agent = createAgent({ id: "ada", provider, tools: [renderTool(later, () => undefined)] });
+    agents.set("ada", agent);
+    await clock.runUntil(agent.prompt("Render the intro"));
+    const handle = later.list("ada")[0]!.id;
+
+    const run = agent.prompt("Something else meanwhile");
+    await until(() => provider.requests.length === 3);
+    expect(await later.complete(handle, "intro.mp4")).toBe("delivered");
+    agent.followUp("and then tidy up");
+    agent.abort();
+    await clock.runUntil(run);
+    // The handle is settled (a second answer is a no-op): the queue is the result's only copy.
+    expect(await later.complete(handle, "intro.mp4")).toBe("duplicate");
+    expect(agent.queued.followUp).toMatchObject([{ id: handle, source: "laterResult" }]);
+    expect(provider.requests).toHaveLength(3); // the abort started nothing
+
+    await clock.runUntil(agent.prompt("Where were we?"));
+    expect(roles(agent.messages).slice(-4)).toEqual([
+      "user:prompt",
+      "assistant",
+      "user:laterResult",
+      "assistant",
+    ]);
+    expect(agent.messages.filter((m) => m.id === handle)).toHaveLength(1);
+    expectValidTranscript(agent.messages);
+    later.stop();
+  });
+
   it("times out: the work's signal fires and the model is told no result will come; a result after that is a no-op", async () => {
     const agents = new Map<string, Agent>();
     const { later, reports } = await startedLater(agents, undefined, 15 * MINUTE);
@@ -395,6 +431,129 @@ describe("tools that answer later", () => {
     expect(await later.complete(later.list("ada")[0]!.id, "intro.mp4")).toBe("delivered");
     await clock.runUntil(ada.agent.waitForIdle());
     expect(ada.agent.messages.at(-2)).toMatchObject({ source: "laterResult" });
+    later.stop();
+  });
+
+  it("stopped, then started again: the same manager runs the stopped work again and keeps the timeouts", async () => {
+    const agents = new Map<string, Agent>();
+    const { later, reports } = await startedLater(agents, undefined, 30 * MINUTE);
+    const { work, calls } = slowWork(10 * MINUTE);
+    const provider = renderingModel();
+    const agent = createAgent({
+      id: "ada",
+      provider,
+      tools: [renderTool(later, work)],
+      hibernate: "whenIdle",
+    });
+    agents.set("ada", agent);
+    await clock.runUntil(agent.prompt("Render the intro"));
+    const handle = later.list()[0]!.id;
+    later.stop();
+    expect(calls[0]!.signal.aborted).toBe(true);
+
+    await later.start();
+    expect(calls.map((call) => call.handle)).toEqual([handle, handle]);
+    await clock.advance(10 * MINUTE);
+    await clock.runUntil(agent.waitForIdle());
+    expect(agent.messages.find((m) => m.id === handle)).toMatchObject({ source: "laterResult" });
+    expect(reports.map((r) => r.outcome)).toEqual(["result"]);
+
+    // A new call after the restart is taken, and its timeout still comes.
+    const stuck = slowWork(24 * 60 * MINUTE);
+    const other = createAgent({
+      id: "bob",
+      provider: renderingModel(),
+      tools: [
+        defineLaterTool({
+          later,
+          agentId: "bob",
+          name: "render",
+          description: "Renders",
+          parameters,
+          run: stuck.work,
+        }),
+      ],
+    });
+    agents.set("bob", other);
+    later.stop();
+    await later.start();
+    await clock.runUntil(other.prompt("Render the outro"));
+    expect(later.list("bob")).toHaveLength(1);
+    await clock.advance(30 * MINUTE);
+    await clock.runUntil(other.waitForIdle());
+    expect(reports.map((r) => r.outcome)).toEqual(["result", "timedOut"]);
+    later.stop();
+  });
+
+  it("a timeout of 0 or less, no agents or half a store: a TypeError when the manager or the tool is made", () => {
+    const agents = new Map<string, Agent>();
+    expect(() => createLaterResults({ agents, timeoutMs: 0 })).toThrow(
+      /createLaterResults: timeoutMs must be above 0 milliseconds \(Infinity for no timeout\), got 0/,
+    );
+    expect(() => createLaterResults({ agents, timeoutMs: Number.NaN })).toThrow(/timeoutMs must be above 0/);
+    expect(() => createLaterResults({} as never)).toThrow(/createLaterResults needs agents/);
+    expect(() => createLaterResults({ agents, store: { load: () => [] } as never })).toThrow(
+      /store must have/,
+    );
+    expect(() => createLaterResults({ agents, maxResultChars: 0 })).toThrow(/maxResultChars must be above 0/);
+    const later = createLaterResults({ agents, timeoutMs: Infinity });
+    expect(() => renderTool(later, () => "x", { timeoutMs: -1 })).toThrow(
+      /defineLaterTool "render": timeoutMs must be above 0/,
+    );
+    // A tool for durable sessions is checked the same way.
+    expect(() =>
+      defineLaterTool({ name: "render", description: "Renders", parameters, run: () => "x", timeoutMs: 0 }),
+    ).toThrow(/timeoutMs must be above 0/);
+  });
+
+  it("an onSettle or onError of the app's that throws stops nothing: results and timeouts still come", async () => {
+    const agents = new Map<string, Agent>();
+    const later = createLaterResults({
+      agents,
+      timeoutMs: 30 * MINUTE,
+      onSettle: () => {
+        throw new Error("the app's dashboard is down");
+      },
+      onError: () => {
+        throw new Error("and so is its logger");
+      },
+    });
+    await later.start();
+    const provider = renderingModel();
+    const fast = slowWork(MINUTE);
+    const agent = createAgent({
+      id: "ada",
+      provider,
+      tools: [renderTool(later, fast.work)],
+      hibernate: "whenIdle",
+    });
+    const stuck = slowWork(24 * 60 * MINUTE);
+    const other = createAgent({
+      id: "bob",
+      provider: renderingModel(),
+      tools: [
+        defineLaterTool({
+          later,
+          agentId: "bob",
+          name: "render",
+          description: "Renders",
+          parameters,
+          run: stuck.work,
+        }),
+      ],
+    });
+    agents.set("ada", agent).set("bob", other);
+    await clock.runUntil(agent.prompt("Render the intro"));
+    await clock.runUntil(other.prompt("Render the outro"));
+    await clock.advance(MINUTE);
+    await clock.runUntil(agent.waitForIdle());
+    expect(agent.messages.filter((m) => m.role === "user" && m.source === "laterResult")).toHaveLength(1);
+    await clock.advance(30 * MINUTE);
+    await clock.runUntil(other.waitForIdle());
+    expect(other.messages.filter((m) => m.role === "user" && m.source === "laterResult")).toMatchObject([
+      { content: expect.stringContaining("timed out") },
+    ]);
+    expect(later.list()).toEqual([]);
     later.stop();
   });
 

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -15,6 +15,7 @@ import {
   type WakeReport,
 } from "../index.js";
 import { createTestClock, type TestClock } from "../testing.js";
+import { expectValidTranscript } from "./helpers.js";
 
 // Schedules through the public API, on the test kit's clock: hours pass in microseconds.
 
@@ -179,6 +180,110 @@ describe("createScheduler", () => {
     scheduler.stop();
   });
 
+  it("refuses a time zone that is not a zone name (a number, empty text), as the durable scheduler does", async () => {
+    const ada = sleepyAgent();
+    const { scheduler } = await started(new Map([["ada", ada.agent]]));
+    const base = { agentId: "ada", message: "x", cron: "0 9 * * *" };
+    // Taken before as UTC ("") or as something else (42: 08:18 UTC), silently.
+    await expect(scheduler.schedule({ ...base, timeZone: 42 as never })).rejects.toThrow(
+      /timeZone must be an IANA zone name such as "Europe\/Paris" \(or left out for UTC\), got 42/,
+    );
+    await expect(scheduler.schedule({ ...base, timeZone: "" })).rejects.toThrow(
+      /timeZone must be an IANA zone/,
+    );
+    await expect(scheduler.schedule({ ...base, timeZone: "Europe/Paris " })).rejects.toThrow(
+      /Invalid timezone/,
+    );
+    expect(scheduler.list()).toEqual([]);
+    await expect(scheduler.schedule({ ...base, timeZone: "Europe/Paris" })).resolves.toMatchObject({
+      nextAt: Date.UTC(2026, 0, 6, 8),
+    });
+    scheduler.stop();
+  });
+
+  it("two schedule calls with one id at once: one is made, the other refused", async () => {
+    const ada = sleepyAgent();
+    const { scheduler } = await started(new Map([["ada", ada.agent]]));
+    const made = await Promise.allSettled([
+      scheduler.schedule({ agentId: "ada", every: HOUR, message: "first", id: "hourly" }),
+      scheduler.schedule({ agentId: "ada", every: HOUR, message: "second", id: "hourly" }),
+    ]);
+    expect(made.map((result) => result.status)).toEqual(["fulfilled", "rejected"]);
+    expect((made[1] as PromiseRejectedResult).reason).toMatchObject({
+      name: "ScheduleError",
+      message: 'a schedule "hourly" exists already',
+    });
+    expect(scheduler.list()).toMatchObject([{ id: "hourly", message: "first" }]);
+    scheduler.stop();
+  });
+
+  it("stopped, then started again: the same scheduler fires its schedules again", async () => {
+    const ada = sleepyAgent();
+    const { scheduler, reports } = await started(new Map([["ada", ada.agent]]));
+    await scheduler.schedule({ agentId: "ada", every: HOUR, message: "tick", id: "hourly" });
+    scheduler.stop();
+    await clock.advance(HOUR / 2);
+    await scheduler.start();
+    await clock.advance(HOUR / 2);
+    await clock.runUntil(ada.agent.waitForIdle());
+    expect(ada.woken()).toEqual(["tick"]);
+    // Down across slots: the missed-run policy (once) runs one for them.
+    scheduler.stop();
+    await clock.advance(3 * HOUR);
+    expect(ada.woken()).toEqual(["tick"]);
+    await scheduler.start();
+    await clock.runUntil(ada.agent.waitForIdle());
+    expect(ada.woken()).toEqual(["tick", "tick"]);
+    expect(reports.map((r) => [r.delivery, r.count])).toEqual([
+      ["delivered", undefined],
+      ["skipped", 2],
+      ["delivered", undefined],
+    ]);
+    scheduler.stop();
+  });
+
+  it("options that would never fire or fail at the first slot are a TypeError when it is made", () => {
+    const agents = new Map<string, Agent>();
+    expect(() => createScheduler({} as never)).toThrow(/createScheduler needs agents/);
+    expect(() => createScheduler({ agents, missedAfterMs: -1 })).toThrow(/missedAfterMs must be 0 or more/);
+    expect(() => createScheduler({ agents, missedAfterMs: Number.NaN })).toThrow(/missedAfterMs/);
+    expect(() => createScheduler({ agents, maxMissedRuns: 0 })).toThrow(
+      /maxMissedRuns must be a whole number/,
+    );
+    expect(() => createScheduler({ agents, missed: "never" as never })).toThrow(/missed must be/);
+    expect(() => createScheduler({ agents, store: {} as never })).toThrow(/store must have load/);
+    expect(() =>
+      createScheduler({ agents, missedAfterMs: 0, maxMissedRuns: 1, missed: "skip" }),
+    ).not.toThrow();
+  });
+
+  it("an onWake or onError of the app's that throws stops nothing: the next slots fire", async () => {
+    const ada = sleepyAgent();
+    const agents = new Map([["ada", ada.agent]]);
+    const scheduler = createScheduler({
+      agents,
+      onWake: () => {
+        throw new Error("the app's dashboard is down");
+      },
+      onError: () => {
+        throw new Error("and so is its logger");
+      },
+    });
+    await scheduler.start();
+    await scheduler.schedule({ agentId: "ada", every: HOUR, message: "tick", id: "hourly" });
+    await scheduler.schedule({ agentId: "bob", at: START + HOUR, message: "x" }).catch(() => {});
+    for (let slot = 1; slot <= 3; slot++) {
+      await clock.advance(HOUR);
+      await clock.runUntil(ada.agent.waitForIdle());
+    }
+    expect(ada.woken()).toEqual(["tick", "tick", "tick"]);
+    expect(scheduler.list()).toMatchObject([{ id: "hourly", runs: 3, nextAt: START + 4 * HOUR }]);
+    agents.delete("ada"); // its slot now reports an error, to an onError that throws
+    await clock.advance(HOUR);
+    expect(scheduler.list()).toEqual([]);
+    scheduler.stop();
+  });
+
   it("an agent gone from the directory when its slot comes: the schedule is cancelled and reported", async () => {
     const ada = sleepyAgent();
     const agents = new Map([["ada", ada.agent]]);
@@ -239,6 +344,38 @@ describe("createScheduler after a restart", () => {
     expect(ada.agent.messages.filter((m) => m.role === "user")).toHaveLength(3);
     expect(reports.map((r) => r.slot)).toEqual([START + HOUR, START + 2 * HOUR, START + 3 * HOUR]);
     scheduler.stop();
+  });
+
+  it("a cron in a time zone, down across a daylight-saving change: each missed slot at its own local 09:00", async () => {
+    const store = createMemoryScheduleStore();
+    const ada = sleepyAgent();
+    const agents = new Map([["ada", ada.agent]]);
+    clock.uninstall();
+    clock = createTestClock({ now: Date.UTC(2026, 2, 27, 12) }).install(); // Friday 27 March, 13:00 in Paris (UTC+1)
+    const first = await started(agents, store);
+    await first.scheduler.schedule({
+      agentId: "ada",
+      cron: "0 9 * * *",
+      timeZone: "Europe/Paris",
+      message: "Morning report",
+      missed: "each",
+    });
+    first.scheduler.stop();
+    await clock.advance(3 * 24 * HOUR); // down until Monday, across Sunday's change to UTC+2
+    const second = await started(agents, store);
+    await clock.runUntil(ada.agent.waitForIdle());
+    expect(second.reports.map((r) => new Date(r.slot).toISOString())).toEqual([
+      "2026-03-28T08:00:00.000Z",
+      "2026-03-29T07:00:00.000Z",
+      "2026-03-30T07:00:00.000Z",
+    ]);
+    expect(ada.agent.messages.filter((m) => m.role === "user").map((m) => m.id)).toEqual([
+      expect.stringMatching(/_1774684800000$/),
+      expect.stringMatching(/_1774767600000$/),
+      expect.stringMatching(/_1774854000000$/),
+    ]);
+    expect(second.scheduler.list()[0]!.nextAt).toBe(Date.UTC(2026, 2, 31, 7));
+    second.scheduler.stop();
   });
 
   it("a slot re-run after a crash between its delivery and the store's write reaches the agent once", async () => {
@@ -304,6 +441,41 @@ describe("createScheduleTool", () => {
     scheduler.stop();
   });
 
+  it("two calls of one turn at maxSchedules - 1: exactly one is made, the other is an error the model reads", async () => {
+    const create = (id: string, minutes: number) => ({
+      id,
+      name: "schedule_wake",
+      arguments: { action: "create", in_minutes: minutes, message: `Reminder ${minutes}` },
+    });
+    const provider = scripted([{ toolCalls: [create("c1", 5), create("c2", 10)] }, { text: "Done." }]);
+    const agents = new Map<string, Agent>();
+    const { scheduler } = await started(agents);
+    const agent = createAgent({
+      provider,
+      tools: [createScheduleTool({ scheduler, agentId: "ada", maxSchedules: 2 })],
+    });
+    agents.set("ada", agent);
+    await scheduler.schedule({ agentId: "ada", every: HOUR, message: "earlier", createdBy: "agent" });
+    await clock.runUntil(agent.prompt("remind me in 5 and in 10 minutes"));
+    expect(scheduler.list("ada").filter((s) => s.createdBy === "agent")).toHaveLength(2);
+    const results = agent.messages.flatMap((m) =>
+      m.role === "toolResult"
+        ? [{ id: m.toolCallId, text: (m.content[0] as { text: string }).text, isError: m.isError }]
+        : [],
+    );
+    expect(results).toHaveLength(2);
+    expect(results.filter((r) => !r.isError)).toHaveLength(1);
+    expect(results.filter((r) => r.isError)).toEqual([
+      {
+        id: expect.any(String),
+        text: expect.stringContaining("you have 2 wake-ups scheduled, the most allowed: cancel one first"),
+        isError: true,
+      },
+    ]);
+    expectValidTranscript(agent.messages);
+    scheduler.stop();
+  });
+
   it("answers the model with an error for a time without offset, in the past, or another agent's schedule", async () => {
     const agents = new Map<string, Agent>([["bob", sleepyAgent().agent]]);
     const { scheduler } = await started(agents);
@@ -326,6 +498,42 @@ describe("createScheduleTool", () => {
 });
 
 describe("schedule stores", () => {
+  it("a file that is not a store's JSON: start says which file, and nothing writes over it", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "wake-"));
+    const path = join(dir, "schedules.json");
+    await writeFile(path, '[{"id": "hourly", "agentId"');
+    const ada = sleepyAgent();
+    const store = createFileScheduleStore(path);
+    const scheduler = createScheduler({ agents: new Map([["ada", ada.agent]]), store });
+    await expect(scheduler.start()).rejects.toThrow(`${path}: not the JSON of a schedule store (`);
+    await expect(store.put({ kind: "laterResult" } as never)).rejects.toThrow(/not the JSON/);
+    expect(await readFile(path, "utf8")).toBe('[{"id": "hourly", "agentId"');
+    await writeFile(path, "[]");
+    await scheduler.start(); // fixed: starts
+    expect(scheduler.list()).toEqual([]);
+    scheduler.stop();
+  });
+
+  it("a store that fails after a long time down is reported once, not once for each missed slot", async () => {
+    const ada = sleepyAgent();
+    const agents = new Map([["ada", ada.agent]]);
+    const store = createMemoryScheduleStore();
+    const first = await started(agents, store);
+    await first.scheduler.schedule({ agentId: "ada", every: 1_000, message: "tick", id: "tick" });
+    first.scheduler.stop();
+    await clock.advance(HOUR); // 3,600 slots missed
+    const second = await started(agents, {
+      load: () => store.load(),
+      put: () => Promise.reject(new Error("disk full")),
+      delete: (id) => store.delete(id),
+    });
+    await clock.runUntil(ada.agent.waitForIdle());
+    expect(ada.woken()).toEqual(["tick"]);
+    expect(second.errors.map((e) => e.message)).toEqual(["disk full"]);
+    expect(second.scheduler.list()[0]!.nextAt).toBe(START + HOUR + 1_000);
+    second.scheduler.stop();
+  });
+
   it("a file store keeps schedules across a restart; a store that fails is reported, and nothing crashes", async () => {
     const dir = await mkdtemp(join(tmpdir(), "wake-"));
     const path = join(dir, "schedules.json");

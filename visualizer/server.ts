@@ -56,6 +56,11 @@ export interface VisualizeOptions {
    * lists the results the agent waits for, each of which wakes it.
    */
   laterResults?: LaterSource;
+  /**
+   * The id `scheduler` and `laterResults` know the agent by: the key of their `agents` directory.
+   * Default `agent.id` (give `createAgent` the same `id` as its key and leave this out).
+   */
+  agentId?: string;
 }
 
 /** A running visualizer server. */
@@ -141,7 +146,9 @@ export async function visualize(agent: Agent, options: VisualizeOptions = {}): P
   const stopFollowingAgent = followAgent(agent, broadcast);
   // A run may make, fire or end a schedule (the agent's own schedule tool): look again when it ends.
   const { scheduler, laterResults } = options;
-  const wakes = (scheduler || laterResults) && followWakes({ scheduler, laterResults }, agent.id, broadcast);
+  const wakes =
+    (scheduler || laterResults) &&
+    followWakes({ scheduler, laterResults }, options.agentId ?? agent.id, broadcast);
   const runEnds = wakes && agent.events$.subscribe((event) => event.type === "agent_end" && wakes.check());
   const stopFollowing = () => {
     stopFollowingAgent();

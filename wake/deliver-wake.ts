@@ -28,7 +28,13 @@ export function deliverWake(
   if (hasMessage(agent, wake.id)) return "duplicate";
   const message = wakeMessageOf(wake, Date.now());
   if (wake.cause) noteWakeCause(agent, wake.id, { source: wake.source, ...wake.cause });
-  const report = (error: unknown) => onRunError(error instanceof Error ? error : new Error(String(error)));
+  const report = (error: unknown) => {
+    try {
+      onRunError(error instanceof Error ? error : new Error(String(error)));
+    } catch {
+      // The app's handler threw, in a promise's catch: an unhandled rejection would end the process.
+    }
+  };
   // On an idle agent every queue means the same: a run that starts with the message (a queued
   // message and continue() would need a transcript to continue from).
   if (agent.state === "idle") {

@@ -71,7 +71,16 @@ async function readAll(path: string): Promise<WakeRecord[]> {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
     throw error;
   }
-  const parsed: unknown = JSON.parse(text);
-  if (!Array.isArray(parsed)) throw new Error(`${path}: not a list of schedules`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    // Left as it is (nothing is written over a file that was not read): fix or move it, then start again.
+    throw new Error(
+      `${path}: not the JSON of a schedule store (${(error as Error).message}); it was left as it is`,
+      { cause: error },
+    );
+  }
+  if (!Array.isArray(parsed)) throw new Error(`${path}: not a list of schedules; it was left as it is`);
   return parsed as WakeRecord[];
 }

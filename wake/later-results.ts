@@ -68,7 +68,10 @@ export interface LaterResultsOptions {
  * in the store, the running work. Build the tools with {@link defineLaterTool}.
  */
 export interface LaterResults {
-  /** Loads the pending handles (timing out those past their deadline, running again work that was running), arms the timer. */
+  /**
+   * Loads the pending handles (timing out those past their deadline, running again work that was
+   * running), arms the timer. Again after `stop()`: arms the timer and runs the stopped work again.
+   */
   start(): Promise<void>;
   /** Used by the tools: makes the handle for a call (the same call again keeps its handle) and starts its work. */
   begin(call: LaterCall): Promise<LaterHandle>;
@@ -140,6 +143,7 @@ type Settlement = { kind: "result"; result: ToolResult; fromWork: boolean } | { 
  * ```
  */
 export function createLaterResults(options: LaterResultsOptions): LaterResults {
+  checkLaterResultsOptions(options);
   const store = options.store ?? createMemoryScheduleStore();
   const defaultTimeoutMs = options.timeoutMs ?? 3_600_000;
   const maxChars = options.maxResultChars ?? DEFAULT_TOOL_RESULT_MAX_CHARS;
@@ -154,10 +158,26 @@ export function createLaterResults(options: LaterResultsOptions): LaterResults {
   let timerAt: number | undefined;
   let started = false;
   let stopped = false;
+  /** The store's first load (shared by concurrent `start` calls). */
+  let loading: Promise<void> | undefined;
 
   const callKey = (agentId: string, id: string) => `${agentId}\u0000${id}`;
-  const report = (error: unknown, record: LaterResultRecord) =>
-    options.onError?.(error instanceof Error ? error : new Error(String(error)), { ...record });
+  // The app's callbacks run on timers and in work that settles on its own, where a throw would be an
+  // unhandled rejection: one that throws is not the manager's end.
+  const report = (error: unknown, record: LaterResultRecord) => {
+    try {
+      options.onError?.(error instanceof Error ? error : new Error(String(error)), { ...record });
+    } catch {
+      // The app's own error handler failed: nothing is left to tell.
+    }
+  };
+  const tellSettled = (settled: LaterReport) => {
+    try {
+      options.onSettle?.(settled);
+    } catch (error) {
+      report(error, settled.handle);
+    }
+  };
   const remember = (id: string, fate: Exclude<LaterOutcome, "delivered">) => {
     fates.delete(id);
     fates.set(id, fate);
@@ -256,7 +276,7 @@ export function createLaterResults(options: LaterResultsOptions): LaterResults {
     await forget(record);
     const outcome =
       settlement.kind === "timedOut" ? "timedOut" : settlement.result.isError ? "error" : "result";
-    options.onSettle?.({ handle: { ...record }, outcome, delivery });
+    tellSettled({ handle: { ...record }, outcome, delivery });
     return delivery;
   }
 
@@ -344,16 +364,25 @@ export function createLaterResults(options: LaterResultsOptions): LaterResults {
 
   return {
     async start() {
-      if (started) return;
-      for (const record of await store.load()) {
-        if ((record as { kind?: unknown }).kind !== "laterResult") continue; // a schedule: the scheduler's
-        const pending = record as LaterResultRecord;
-        records.set(pending.id, pending);
-        byCall.set(callKey(pending.agentId, pending.toolCallId), pending.id);
-        if (pending.deadline !== undefined) deadlines.push({ at: pending.deadline, id: pending.id });
+      if (started && !stopped) return;
+      // After stop(): the pending handles are held here, up to date; the timer and the work stopped.
+      stopped = false;
+      loading ??= (async () => {
+        for (const record of await store.load()) {
+          if ((record as { kind?: unknown }).kind !== "laterResult") continue; // a schedule: the scheduler's
+          const pending = record as LaterResultRecord;
+          records.set(pending.id, pending);
+          byCall.set(callKey(pending.agentId, pending.toolCallId), pending.id);
+          if (pending.deadline !== undefined) deadlines.push({ at: pending.deadline, id: pending.id });
+        }
+      })();
+      try {
+        await loading;
+      } catch (error) {
+        loading = undefined; // a store that failed to load: the next start tries again
+        throw error;
       }
       started = true;
-      stopped = false;
       await timeOutDue();
       rerunPending();
     },
@@ -431,7 +460,7 @@ export function createLaterResults(options: LaterResultsOptions): LaterResults {
           report(error, record);
         }
       }
-      options.onSettle?.({ handle: { ...record }, outcome: "cancelled", delivery: "delivered" });
+      tellSettled({ handle: { ...record }, outcome: "cancelled", delivery: "delivered" });
       return true;
     },
 
@@ -449,6 +478,51 @@ export function createLaterResults(options: LaterResultsOptions): LaterResults {
       for (const id of [...running.keys()]) stopWork(id, abortError("the late results manager stopped"));
     },
   };
+}
+
+/**
+ * Refuses options that make every call fail (a timeout of 0) or fail at the first result (no
+ * `agents`), with a TypeError when the manager is made rather than an error each call reports.
+ *
+ * @example
+ * ```ts
+ * checkLaterResultsOptions({ agents, timeoutMs: 0 }); // TypeError: timeoutMs must be above 0 …
+ * ```
+ */
+export function checkLaterResultsOptions(options: LaterResultsOptions): void {
+  if (typeof options?.agents?.get !== "function") {
+    throw new TypeError(
+      "createLaterResults needs agents: a directory with get(agentId), e.g. a Map of your agents",
+    );
+  }
+  const store = options.store as Partial<ScheduleStore> | undefined;
+  if (
+    store !== undefined &&
+    (typeof store?.load !== "function" ||
+      typeof store.put !== "function" ||
+      typeof store.delete !== "function")
+  ) {
+    throw new TypeError("store must have load(), put(record) and delete(id): give the scheduler's store");
+  }
+  checkLaterTimeout(options.timeoutMs, "createLaterResults");
+  if (options.maxResultChars !== undefined && !(options.maxResultChars > 0)) {
+    throw new TypeError(`maxResultChars must be above 0, got ${String(options.maxResultChars)}`);
+  }
+}
+
+/**
+ * A TypeError for a `timeoutMs` that is given and not above 0 (`Infinity` is none).
+ *
+ * @example
+ * ```ts
+ * checkLaterTimeout(-1, "defineLaterTool \"render\""); // TypeError: … timeoutMs must be above 0 …
+ * ```
+ */
+export function checkLaterTimeout(timeoutMs: number | undefined, who: string): void {
+  if (timeoutMs === undefined || timeoutMs > 0) return;
+  throw new TypeError(
+    `${who}: timeoutMs must be above 0 milliseconds (Infinity for no timeout), got ${String(timeoutMs)}`,
+  );
 }
 
 /** A result as the work or `complete` gave it, checked: text, or a `ToolResult` with its content list. */

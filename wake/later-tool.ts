@@ -2,7 +2,7 @@ import type * as z from "zod";
 import type { Tool } from "../core/tool.js";
 import { toolCallTraceparent } from "../telemetry/attach.js";
 import { defineTool } from "../tools/define-tool.js";
-import { LaterResultError, type LaterResults } from "./later-results.js";
+import { checkLaterTimeout, LaterResultError, type LaterResults } from "./later-results.js";
 import { startedText } from "../rules/later-texts.js";
 import { type LaterWork, markWakeTool } from "../rules/wake-tools.js";
 
@@ -73,6 +73,7 @@ export function defineLaterTool<TSchema extends z.ZodType>(
   if (typeof definition.run !== "function") {
     throw new TypeError(`defineLaterTool "${name}": run must be a function, got ${typeof definition.run}`);
   }
+  checkLaterTimeout(definition.timeoutMs, `defineLaterTool "${name}"`);
   if ((later === undefined) !== (agentId === undefined)) {
     throw new TypeError(
       `defineLaterTool "${name}": give both later and agentId (in process), or neither (a durable session's tool)`,

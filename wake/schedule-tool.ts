@@ -28,6 +28,45 @@ export interface ScheduleToolOptions {
 }
 
 /**
+ * Creations an agent's schedule tools have begun but the scheduler has not listed yet, per
+ * scheduler and agent: two calls of one turn run together, and each must count the other's
+ * before either is stored, or both pass the limit's last place.
+ */
+const pendingCreations = new WeakMap<Scheduler, Map<string, number>>();
+
+/**
+ * Takes one of `agentId`'s places under `max` at once (no await between the count and the
+ * reservation), or throws the error the model reads. Returns the release, called once the
+ * scheduler has the schedule (or refused it).
+ *
+ * @example
+ * ```ts
+ * const release = reserveScheduleSlot(scheduler, "ada", 20);
+ * try { await scheduler.schedule(input); } finally { release(); }
+ * ```
+ */
+export function reserveScheduleSlot(scheduler: Scheduler, agentId: string, max: number): () => void {
+  let pending = pendingCreations.get(scheduler);
+  if (!pending) pendingCreations.set(scheduler, (pending = new Map()));
+  const made = scheduler.list(agentId).filter((schedule) => schedule.createdBy === "agent").length;
+  const reserved = pending.get(agentId) ?? 0;
+  if (made + reserved >= max) {
+    throw new ScheduleError(
+      `you have ${made + reserved} wake-ups scheduled, the most allowed: cancel one first`,
+    );
+  }
+  pending.set(agentId, reserved + 1);
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    const left = (pending.get(agentId) ?? 1) - 1;
+    if (left > 0) pending.set(agentId, left);
+    else pending.delete(agentId);
+  };
+}
+
+/**
  * A built-in tool an app may give its agent so that it schedules its own wake-ups ("remind me
  * tomorrow at 9"): create (once `at` a time or `in_minutes`, or repeating `every_minutes` or on a
  * `cron`), list and cancel — only its own, at most `maxSchedules` at once. Tell the agent the
@@ -76,19 +115,22 @@ export function createScheduleTool(options: ScheduleToolOptions = {}): Tool {
         return `Cancelled ${id}.`;
       }
       if (!args.message?.trim()) throw new ScheduleError("create needs the message you will wake to");
-      const made = scheduler.list(agentId).filter((schedule) => schedule.createdBy === "agent").length;
-      if (made >= maxSchedules) {
-        throw new ScheduleError(`you have ${made} wake-ups scheduled, the most allowed: cancel one first`);
+      const when = scheduleWhenOf(args, options.timeZone, Date.now());
+      // Reserved before the first await: a call of the same turn sees this one counted.
+      const release = reserveScheduleSlot(scheduler, agentId, maxSchedules);
+      try {
+        const schedule = await scheduler.schedule({
+          ...when,
+          agentId,
+          message: args.message,
+          createdBy: "agent",
+          // The runs it wakes link to this call.
+          traceparent: toolCallTraceparent(ctx.actor),
+        });
+        return `Scheduled: ${describe(schedule)}`;
+      } finally {
+        release();
       }
-      const schedule = await scheduler.schedule({
-        ...scheduleWhenOf(args, options.timeZone, Date.now()),
-        agentId,
-        message: args.message,
-        createdBy: "agent",
-        // The runs it wakes link to this call.
-        traceparent: toolCallTraceparent(ctx.actor),
-      });
-      return `Scheduled: ${describe(schedule)}`;
     },
   });
   return markWakeTool(tool, {

@@ -65,7 +65,11 @@ export interface SchedulerOptions {
  * earliest slot. A hibernated agent holds no timer; the scheduler wakes it through `agents`.
  */
 export interface Scheduler {
-  /** Loads the store, runs missed slots by their policy, and arms the timer. Call once, before `schedule`. */
+  /**
+   * Loads the store, runs missed slots by their policy, and arms the timer. Call once, before
+   * `schedule`; again after `stop()` to arm the timer again (slots that passed meanwhile follow
+   * their missed-run policy).
+   */
   start(): Promise<void>;
   /** Makes a schedule; throws {@link ScheduleError} for a cron that never fires, a time in the past, an unknown agent. */
   schedule(input: ScheduleInput): Promise<Schedule>;
@@ -79,7 +83,7 @@ export interface Scheduler {
   resume(id: string): Promise<Schedule>;
   /** Removes a schedule; `false` when there was none with that id. */
   cancel(id: string): Promise<boolean>;
-  /** Clears the timer (schedules stay in the store for the next `start`). */
+  /** Clears the timer (schedules stay in the store, and in this scheduler, for the next `start`). */
   stop(): void;
 }
 
@@ -100,6 +104,7 @@ const MAX_TIMER_MS = 2_147_483_647;
  * ```
  */
 export function createScheduler(options: SchedulerOptions): Scheduler {
+  checkSchedulerOptions(options);
   const store = options.store ?? createMemoryScheduleStore();
   const missedAfterMs = options.missedAfterMs ?? 60_000;
   const maxMissedRuns = options.maxMissedRuns ?? 100;
@@ -110,7 +115,22 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   let started = false;
   let stopped = false;
   let firing = false;
+  /** The store's first load (shared by concurrent `start` calls). */
+  let loading: Promise<void> | undefined;
+  /** Ids of schedules being stored: a second `schedule` with one is refused, as for a stored one. */
+  const creating = new Set<string>();
 
+  /**
+   * Tells the app's `onError`. A callback that throws is not the scheduler's end: it runs on a
+   * timer, where a throw would be an unhandled rejection, and the slots after it must still fire.
+   */
+  const reportError = (error: unknown, record: ScheduleRecord) => {
+    try {
+      options.onError?.(error instanceof Error ? error : new Error(String(error)), record);
+    } catch {
+      // The app's own error handler failed: nothing is left to tell.
+    }
+  };
   const isLive = (entry: { at: number; id: string }) => {
     const record = records.get(entry.id);
     return record !== undefined && !record.paused && record.nextAt === entry.at;
@@ -153,8 +173,16 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         } catch (error) {
           // The store refused the slot's write: the slot stays due in the store and runs again at
           // the next start (a no-op for an agent that had it); here it waits for the next slot.
-          options.onError?.(error as Error, record);
-          const following = slotAfter(record.when, next.at);
+          reportError(error, record);
+          // The slot ran: its next slot is the one after the slots it stood for (a missed-run
+          // policy's), not the one after its first, which would run and fail once per missed slot.
+          const moved = record.nextAt !== undefined && record.nextAt > next.at;
+          let following: number | undefined;
+          try {
+            following = moved ? record.nextAt : slotAfter(record.when, next.at);
+          } catch (unreadable) {
+            reportError(unreadable, record); // a record edited by hand into nonsense: it waits for the next start
+          }
           if (records.get(record.id) === record && following !== undefined) {
             record.nextAt = following;
             enqueue(record);
@@ -175,12 +203,12 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       agent = await options.agents.get(record.agentId);
     } catch (error) {
       agent = undefined;
-      options.onError?.(error as Error, record);
+      reportError(error, record);
     }
     if (!agent) {
       records.delete(record.id);
       await store.delete(record.id);
-      options.onError?.(
+      reportError(
         new ScheduleError(`schedule "${record.id}": no agent "${record.agentId}"; the schedule is cancelled`),
         record,
       );
@@ -202,11 +230,11 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
             queue: record.as,
             cause: { id: record.id, traceparent: record.traceparent },
           },
-          (error) => options.onError?.(error, record),
+          (error) => reportError(error, record),
         );
       } catch (error) {
         // A stopped agent refuses; the slot counts as run (it is not retried for ever).
-        options.onError?.(error as Error, record);
+        reportError(error, record);
         delivery = "delivered";
       }
       reports.push({ schedule: record, slot, delivery });
@@ -221,7 +249,13 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       await store.put(record);
       enqueue(record);
     }
-    for (const report of reports) options.onWake?.({ ...report, schedule: { ...record } });
+    for (const report of reports) {
+      try {
+        options.onWake?.({ ...report, schedule: { ...record } });
+      } catch (error) {
+        reportError(error, record);
+      }
+    }
   }
 
   const found = (id: string) => {
@@ -232,11 +266,21 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
 
   return {
     async start() {
-      if (started) return;
-      for (const record of await store.load()) {
-        if (!isScheduleRecord(record)) continue; // a late result's handle: createLaterResults' own
-        records.set(record.id, record);
-        enqueue(record);
+      if (started && !stopped) return;
+      // After stop(): the schedules are held here, up to date; only the timer was cleared.
+      stopped = false;
+      loading ??= (async () => {
+        for (const record of await store.load()) {
+          if (!isScheduleRecord(record)) continue; // a late result's handle: createLaterResults' own
+          records.set(record.id, record);
+          enqueue(record);
+        }
+      })();
+      try {
+        await loading;
+      } catch (error) {
+        loading = undefined; // a store that failed to load: the next start tries again
+        throw error;
       }
       started = true;
       await fireDue();
@@ -244,18 +288,25 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
 
     async schedule(input) {
       if (!started) throw new ScheduleError("call scheduler.start() before scheduling");
-      const id = input.id ?? `sch_${crypto.randomUUID()}`;
-      if (records.has(id)) throw new ScheduleError(`a schedule "${id}" exists already`);
+      const id = input?.id ?? `sch_${crypto.randomUUID()}`;
+      if (records.has(id) || creating.has(id)) throw new ScheduleError(`a schedule "${id}" exists already`);
       const record = scheduleRecordOf(input, {
-        agentId: input.agentId,
+        agentId: input?.agentId,
         id,
         now: Date.now(),
         missed: options.missed,
       });
-      if (!(await options.agents.get(input.agentId))) throw new ScheduleError(`no agent "${input.agentId}"`);
-      const traceparent = input.traceparent ?? activeTraceparent();
-      if (traceparent !== undefined) record.traceparent = traceparent;
-      await store.put(record);
+      // Taken before the first await: two calls with one id make one schedule, not two in turn.
+      creating.add(id);
+      try {
+        if (!(await options.agents.get(input.agentId)))
+          throw new ScheduleError(`no agent "${input.agentId}"`);
+        const traceparent = input.traceparent ?? activeTraceparent();
+        if (traceparent !== undefined) record.traceparent = traceparent;
+        await store.put(record);
+      } finally {
+        creating.delete(id);
+      }
       records.set(id, record);
       enqueue(record);
       arm();
@@ -313,4 +364,46 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       timer = timerAt = undefined;
     },
   };
+}
+
+/**
+ * Refuses options that would make a scheduler that silently never fires (a negative
+ * `missedAfterMs` counts every slot as missed) or fails at its first slot (no `agents`).
+ *
+ * @example
+ * ```ts
+ * checkSchedulerOptions({ agents, missedAfterMs: -1 }); // TypeError: missedAfterMs must be 0 or more …
+ * ```
+ */
+export function checkSchedulerOptions(options: SchedulerOptions): void {
+  if (typeof options?.agents?.get !== "function") {
+    throw new TypeError(
+      "createScheduler needs agents: a directory with get(agentId), e.g. a Map of your agents",
+    );
+  }
+  const store = options.store as Partial<ScheduleStore> | undefined;
+  if (
+    store !== undefined &&
+    (typeof store?.load !== "function" ||
+      typeof store.put !== "function" ||
+      typeof store.delete !== "function")
+  ) {
+    throw new TypeError(
+      "store must have load(), put(record) and delete(id), e.g. createFileScheduleStore(path)",
+    );
+  }
+  if (options.missed !== undefined && !["once", "skip", "each"].includes(options.missed)) {
+    throw new TypeError(`missed must be "once", "skip" or "each", got ${JSON.stringify(options.missed)}`);
+  }
+  if (options.missedAfterMs !== undefined && !(options.missedAfterMs >= 0)) {
+    throw new TypeError(`missedAfterMs must be 0 or more milliseconds, got ${String(options.missedAfterMs)}`);
+  }
+  if (
+    options.maxMissedRuns !== undefined &&
+    !(Number.isInteger(options.maxMissedRuns) && options.maxMissedRuns >= 1)
+  ) {
+    throw new TypeError(
+      `maxMissedRuns must be a whole number of at least 1 (the skip policy runs none), got ${String(options.maxMissedRuns)}`,
+    );
+  }
 }

@@ -3,6 +3,7 @@ import { enteredAs } from "../../../core/message-id.js";
 import type { AgentMessage } from "../../../core/messages.js";
 import { messageIdsFor } from "../../../core/runtime.js";
 import { noItems, takeFromQueue } from "../../../rules/agent.logic.js";
+import { isWakeMessage } from "../../../rules/wake-message.js";
 import { defineAgentActions } from "./define.js";
 
 /**
@@ -57,10 +58,14 @@ export const queueActions = defineAgentActions({
     const { taken, rest } = takeFromQueue(context.steeringQueue, context.steeringMode);
     enqueue.assign({ steeringQueue: rest, pending: [...context.pending, ...taken] });
   }),
-  /** `agent.abort()`: what is queued is dropped with the run. */
+  /**
+   * `agent.abort()`: what a person queued is dropped with the run. A wake's message (a schedule's
+   * slot, an event, a late result) stays for the next run: nothing would send it again. The
+   * aborted run does not take it (a run with an end reason goes to its end, past the checks).
+   */
   clearQueues: assign({
-    steeringQueue: () => noItems<AgentMessage>(),
-    followUpQueue: () => noItems<AgentMessage>(),
+    steeringQueue: ({ context }) => wakesOf(context.steeringQueue),
+    followUpQueue: ({ context }) => wakesOf(context.followUpQueue),
   }),
   takeFollowUp: assign(({ context }) => {
     const { taken, rest } = takeFromQueue(context.followUpQueue, context.followUpMode);
@@ -69,3 +74,8 @@ export const queueActions = defineAgentActions({
   // Agents with a journal drain the queue of this check (`params`) first: see journaled-agent.machine.ts.
   scheduleCheck: sendTo(({ self }) => self, { type: "CHECK" }),
 });
+
+/** The wake messages of a queue (an abort keeps them), or a fresh empty queue. */
+function wakesOf(queue: readonly AgentMessage[]): AgentMessage[] {
+  return queue.some(isWakeMessage) ? queue.filter(isWakeMessage) : noItems<AgentMessage>();
+}

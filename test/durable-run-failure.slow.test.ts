@@ -1,0 +1,98 @@
+// A durable run that fails with a terminal error (a real Restate server) ends as a failed run: the
+// session's status reads idle with the error as its last run's, the run's events end with an
+// agent_end of reason "error", and the next run starts as after any other.
+import { TerminalError } from "@restatedev/restate-sdk";
+import { lastValueFrom, toArray } from "rxjs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type AgentOptions, scripted } from "../index.js";
+import {
+  type AgentServer,
+  createAgentServices,
+  createSessionClient,
+  durableHandle,
+  registerDeployment,
+  type RestateServer,
+  type SessionClient,
+  serveAgents,
+  startRestateServer,
+} from "../restate.js";
+import { fastRetries, quietLogger } from "./fixtures/durable-harness.js";
+
+let restate: RestateServer;
+let server: AgentServer;
+let client: SessionClient;
+const agents = new Map<string, AgentOptions>();
+
+beforeAll(async () => {
+  restate = await startRestateServer();
+  const services = createAgentServices({
+    agent: (sessionId) => {
+      const agent = agents.get(sessionId);
+      if (!agent) throw new Error(`no agent for session ${sessionId}`);
+      return agent;
+    },
+    retryPolicy: fastRetries,
+  });
+  server = await serveAgents({ services, logger: quietLogger });
+  await registerDeployment({ adminUrl: restate.adminUrl, uri: server.url });
+  client = createSessionClient({ url: restate.ingressUrl });
+});
+
+afterAll(async () => {
+  await server?.close();
+  await restate?.stop();
+});
+
+/**
+ * An agent whose inspection observer (user code the run calls) throws `failure` as its first run
+ * is prompted: a failure the agent cannot turn into a run outcome, so the run's invocation fails.
+ * Later runs are not inspected.
+ */
+function failingOnce(sessionId: string, failure: Error) {
+  let failed = false;
+  agents.set(sessionId, {
+    provider: scripted([{ text: "Fine now." }]),
+    inspect: (event: { type: string; event?: { type?: string } }) => {
+      if (failed || event.type !== "@xstate.event" || event.event?.type !== "PROMPT") return;
+      failed = true;
+      throw failure;
+    },
+  });
+}
+
+describe("durable sessions: a run that fails with a terminal error", () => {
+  it("ends as failed: status idle with the error's message, the next run goes ahead", async () => {
+    const sessionId = `run-failure-${Date.now()}`;
+    failingOnce(sessionId, new TerminalError("the inspector is down"));
+    const run = await client.send(sessionId, "hello");
+    await expect(client.result(run)).rejects.toThrow("the inspector is down");
+    const status = await client.status(sessionId);
+    expect(status).toMatchObject({
+      state: "idle",
+      runId: run.invocationId,
+      pendingApprovals: [],
+      lastRun: { runId: run.invocationId, reason: "error", errorMessage: "the inspector is down" },
+    });
+    const next = await client.send(sessionId, "again");
+    expect((await client.result(next)).reason).toBe("stop");
+    expect(await client.status(sessionId)).toMatchObject({ state: "idle", lastRun: { reason: "stop" } });
+  });
+
+  it("a durable handle sees the run end with reason error (any error: wrapped as the run's failure)", async () => {
+    const sessionId = `run-failure-events-${Date.now()}`;
+    failingOnce(sessionId, new Error("a bug"));
+    const handle = durableHandle(client, sessionId, { pollIntervalMs: 50, live: [server.liveUrl!] });
+    const { runId } = await handle.run({ role: "user", content: "hello", timestamp: Date.now() });
+    const events = await lastValueFrom(handle.eventsSince(runId, 0).pipe(toArray()));
+    expect(events.at(-1)!.event).toMatchObject({
+      type: "agent_end",
+      reason: "error",
+      errorMessage: `The run of session "${sessionId}" failed: a bug`,
+    });
+    expect(await handle.status()).toMatchObject({ status: "idle", runId });
+    // As Restate recorded them (what a reader that was not following gets).
+    const { events: recorded } = await client.updates(sessionId, { from: 0, events: { runId, since: 0 } });
+    expect(recorded).toMatchObject({ ended: true });
+    expect(recorded!.events.map(({ event }) => event.type)).toEqual(["agent_start", "agent_end"]);
+  });
+});
