@@ -1,4 +1,13 @@
-import { type AnyActorRef, assign, type SnapshotFrom, setup } from "xstate";
+import {
+  type AnyActorRef,
+  type AnyActorScope,
+  assign,
+  type EventObject,
+  type ExecutableActionObject,
+  type SnapshotFrom,
+  setup,
+  StateMachine,
+} from "xstate";
 import { type MessageIds, PROCESS_MESSAGE_IDS } from "../core/message-id.js";
 import type { ToolResultMessage } from "../core/messages.js";
 import type { ApprovalDecision } from "../core/effect-journal.js";
@@ -116,11 +125,54 @@ function withEditedArgs(message: ToolResultMessage, validation: Validation): Too
   };
 }
 
+/** A call's context as it starts: its input, with the tool looked up and the arguments validated. */
+function callContext(input: ToolCallInput, self: AnyActorRef): ToolCallContext {
+  const runtime = runtimeOf(self);
+  return {
+    ...input,
+    validation: validateToolCall(runtime, input),
+    external: runtime.tools.get(input.toolName)?.external === true,
+  };
+}
+
+/** What a finished call outputs: its result message. */
+function callOutput({ context, self }: { context: ToolCallContext; self: AnyActorRef }): ToolCallOutput {
+  return {
+    toolCallId: context.toolCallId,
+    message: withEditedArgs(
+      toolResultMessage(
+        context.toolCallId,
+        context.toolName,
+        context.result ?? errorResult(`Tool ${context.toolName} produced no result`),
+        nowFor(self),
+        messageIdsFor(self),
+      ),
+      context.validation,
+    ),
+  };
+}
+
 /**
- * One tool call, as an actor: `preparing` (lookup, validation, permission) → `awaitingApproval`
- * when the permission checker asks → `executing` → `done`. Its id is the tool call id.
+ * Contexts made for a call that then takes the chart's full path: its context factory takes them
+ * instead of validating the arguments a second time. Each is taken once.
  */
-export const toolCallMachine = setup({
+const prepared = {
+  contexts: new WeakMap<ToolCallInput, ToolCallContext>(),
+  put(input: ToolCallInput, context: ToolCallContext): void {
+    this.contexts.set(input, context);
+  },
+  take(input: ToolCallInput): ToolCallContext | undefined {
+    const context = this.contexts.get(input);
+    if (context) this.contexts.delete(input);
+    return context;
+  },
+};
+
+/**
+ * One tool call, as a statechart: `preparing` (lookup, validation, permission) → `awaitingApproval`
+ * when the permission checker asks → `executing` → `done`. {@link toolCallMachine} runs it.
+ */
+const toolCallChart = setup({
   types: {
     input: {} as ToolCallInput,
     context: {} as ToolCallContext,
@@ -215,27 +267,8 @@ export const toolCallMachine = setup({
   },
 }).createMachine({
   id: "toolCall",
-  context: ({ input, self }) => {
-    const runtime = runtimeOf(self);
-    return {
-      ...input,
-      validation: validateToolCall(runtime, input),
-      external: runtime.tools.get(input.toolName)?.external === true,
-    };
-  },
-  output: ({ context, self }): ToolCallOutput => ({
-    toolCallId: context.toolCallId,
-    message: withEditedArgs(
-      toolResultMessage(
-        context.toolCallId,
-        context.toolName,
-        context.result ?? errorResult(`Tool ${context.toolName} produced no result`),
-        nowFor(self),
-        messageIdsFor(self),
-      ),
-      context.validation,
-    ),
-  }),
+  context: ({ input, self }) => prepared.take(input) ?? callContext(input, self),
+  output: callOutput,
   entry: "announceStart",
   initial: "preparing",
   states: {
@@ -325,6 +358,124 @@ export const toolCallMachine = setup({
     },
   },
 });
+
+type ToolCallSnapshot = SnapshotFrom<typeof toolCallChart>;
+
+/**
+ * The tool-call chart as an actor's logic, with a direct path for a plain call: one whose tool
+ * exists, whose arguments pass, that no permission checker or approval holds and no client runs.
+ * Such a call goes through the chart's transient `preparing` to `executing`, then on `TOOL_EXECUTED`
+ * to `done`; XState works each step out from the chart (microsteps, node sets, action lists),
+ * which was most of a call's cost in a fan-out of thousands. This logic takes those two steps
+ * itself: the snapshots are the chart's own for those states (copies of `resolveState`), and the
+ * chart's own actions run through the actor's action executor, in the chart's order, so the
+ * inspector, observers and the parent see what the chart would give them. Everything else (a
+ * call that is checked, asks, is refused or waits for a client; any other event; a restored
+ * snapshot's other states) is the chart's own `transition`. (Its type parameters are `any`: the
+ * export below gives it the chart's types.)
+ */
+class ToolCallMachine extends StateMachine<
+  any,
+  any,
+  any,
+  any,
+  any,
+  any,
+  any,
+  any,
+  any,
+  any,
+  any,
+  any,
+  any,
+  any
+> {
+  private direct: { executing: ToolCallSnapshot; done: ToolCallSnapshot } | undefined;
+
+  constructor(chart: typeof toolCallChart) {
+    super(chart.config, chart.implementations);
+  }
+
+  override getInitialSnapshot(scope: AnyActorScope, input?: ToolCallInput): ToolCallSnapshot {
+    const context = input && plainCallContext(input, scope.self);
+    if (!context) return super.getInitialSnapshot(scope, input) as ToolCallSnapshot;
+    // The chart's entry actions on its way in: the root's, then `executing`'s.
+    const init = { type: "xstate.init", input };
+    this.execute(scope, "announceStart", context, init);
+    this.execute(scope, "runTool", context, init);
+    return this.snapshotIn("executing", context);
+  }
+
+  override transition(
+    snapshot: ToolCallSnapshot,
+    event: ToolCallEvent,
+    scope: AnyActorScope,
+  ): ToolCallSnapshot {
+    if (event.type !== "TOOL_EXECUTED" || snapshot.status !== "active" || snapshot.value !== "executing")
+      return super.transition(snapshot, event, scope) as ToolCallSnapshot;
+    // `executing` → `done`: `recordResult`, then `done`'s entry; the final state's output.
+    const context: ToolCallContext = { ...snapshot.context, result: event.result };
+    this.execute(scope, "announceEnd", context, event);
+    return {
+      ...this.snapshotIn("done", context),
+      status: "done",
+      output: callOutput({ context, self: scope.self }),
+    } as ToolCallSnapshot;
+  }
+
+  /** The chart's snapshot of an atomic state with this context (the state's node set is made once). */
+  private snapshotIn(state: "executing" | "done", context: ToolCallContext): ToolCallSnapshot {
+    // Made with an empty context, so that they hold no call's arguments.
+    const none = {} as ToolCallContext;
+    this.direct ??= {
+      executing: this.resolveState({ value: "executing", context: none }) as ToolCallSnapshot,
+      done: this.resolveState({ value: "done", context: none }) as ToolCallSnapshot,
+    };
+    return { ...this.direct[state], context, children: {}, historyValue: {} } as ToolCallSnapshot;
+  }
+
+  /** Runs one of the chart's actions as XState runs it: through the actor's executor (inspection, deferral). */
+  private execute(scope: AnyActorScope, type: string, context: ToolCallContext, event: EventObject): void {
+    scope.actionExecutor({
+      type,
+      info: { context, event, self: scope.self, system: scope.system },
+      params: undefined,
+      exec: this.implementations.actions[type] as ExecutableActionObject["exec"],
+    });
+  }
+}
+
+/**
+ * The context of a call that takes the direct path, or undefined when it takes the chart's (its
+ * context is then handed to the chart's factory, so the arguments are validated once).
+ */
+function plainCallContext(input: ToolCallInput, self: AnyActorRef): ToolCallContext | undefined {
+  let context: ToolCallContext;
+  try {
+    context = callContext(input, self);
+  } catch {
+    // Not part of an agent: the chart's own start fails the same way, into an error snapshot.
+    return undefined;
+  }
+  if (context.validation.outcome === "run" && !context.external) return context;
+  prepared.put(input, context);
+  return undefined;
+}
+
+/**
+ * One tool call, as an actor: `preparing` (lookup, validation, permission) → `awaitingApproval`
+ * when the permission checker asks → `executing` → `done`. Its id is the tool call id. A plain
+ * call (no check, no approval, not client-run) takes the chart's states without XState working
+ * out each step (see {@link ToolCallMachine}).
+ *
+ * @example
+ * ```ts
+ * const call = createActor(toolCallMachine, { parent: agentActor, input: { toolCallId: "c1", toolName: "read", args: {} } });
+ * ```
+ */
+export const toolCallMachine: typeof toolCallChart = new ToolCallMachine(
+  toolCallChart,
+) as unknown as typeof toolCallChart;
 
 /**
  * Runs the tool again for a call actor restored while its tool ran (a restored snapshot does not

@@ -88,6 +88,14 @@ export const BUILT_IN_MIGRATIONS: readonly SnapshotMigration[] = [
     // No earlier agent had handoffs: absent means the main agent, as before.
     migrate: (snapshot) => snapshot,
   },
+  {
+    from: { format: 2, machine: "758445c0ed2e" },
+    to: { format: 2, machine: "fc209063c136" },
+    description:
+      "a shard of a big fan-out is an actor of its own logic, no longer a statechart; it persists as the chart did (running or done, the same context, its calls as children)",
+    // The persisted shard is unchanged: it restores as it was written.
+    migrate: (snapshot) => snapshot,
+  },
 ];
 
 type Json = Record<string, any>;

@@ -1,6 +1,6 @@
 import type { AnyActorRef } from "xstate";
 import { type ToolExecutionContext, toolExecutionMachine } from "./tool-execution.machine.js";
-import { toolShardMachine } from "./tool-shard.machine.js";
+import { toolShardLogic } from "./tool-shard.js";
 import { toolCallMachine } from "../actors/tool-call.machine.js";
 
 type Children = Record<string, AnyActorRef | undefined>;
@@ -58,7 +58,7 @@ export function toolCallActorsOf(agentActor: AnyActorRef): AnyActorRef[] {
 export function isToolCallOf(agentActor: AnyActorRef, actor: AnyActorRef): boolean {
   let parent = actor._parent as (AnyActorRef & { logic?: unknown }) | undefined;
   if (parent === agentActor) return true;
-  if (parent?.logic === toolShardMachine) parent = parent._parent;
+  if (parent?.logic === toolShardLogic) parent = parent._parent;
   return parent?.logic === toolExecutionMachine && parent._parent === agentActor;
 }
 

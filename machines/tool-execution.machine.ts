@@ -19,8 +19,8 @@ export type {
  * auto): one `toolCall` actor per call, id = the tool call id, stopped as soon as its result is
  * recorded. Each group but the last is reported as it completes (`GROUP_DONE`); the output is the
  * results nobody was told about yet (the last group's, or the skipped and aborted calls'). Up to
- * `SHARD_SIZE` call actors are children of this machine; a bigger fan-out goes to shards of
- * `SHARD_SIZE` calls each (`tool-shard.machine.ts`), so its cost stays linear in the
+ * `HOSTED_CALLS` call actors are children of this machine; a bigger fan-out goes to shards of
+ * `SHARD_SIZE` calls each (`tool-shard.ts`), so its cost stays linear in the
  * number of calls. Between groups it checks whether the user queued a message and skips the rest
  * if so.
  *

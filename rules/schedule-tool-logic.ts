@@ -2,26 +2,29 @@
 // schedule's time, and how a schedule reads to the model. One place for the tool in process
 // (wake/schedule-tool.ts) and in a durable session (durable/wake-tools.ts).
 import * as z from "zod";
+import { lazy } from "../core/lazy.js";
 import type { ScheduleRecord } from "./schedule-record.js";
 import { ScheduleError, type ScheduleWhen } from "./schedule-spec.js";
 
 /** The schedule tool's parameters. */
-export const scheduleToolParameters = z.object({
-  action: z.enum(["create", "list", "cancel"]),
-  message: z
-    .string()
-    .optional()
-    .describe("create: what you will be told when you wake (write it to your future self)"),
-  at: z
-    .string()
-    .optional()
-    .describe("create, once: an ISO 8601 time with its offset, e.g. 2026-01-06T09:00:00+01:00"),
-  in_minutes: z.number().optional().describe("create, once: minutes from now"),
-  every_minutes: z.number().optional().describe("create, repeating: the interval in minutes (at least 1)"),
-  cron: z.string().optional().describe('create, repeating: a cron pattern, e.g. "0 9 * * 1-5"'),
-  time_zone: z.string().optional().describe("create with cron: an IANA zone such as Europe/Paris"),
-  id: z.string().optional().describe("cancel: the schedule's id (from create or list)"),
-});
+export const scheduleToolParameters = /* @__PURE__ */ lazy(() =>
+  z.object({
+    action: z.enum(["create", "list", "cancel"]),
+    message: z
+      .string()
+      .optional()
+      .describe("create: what you will be told when you wake (write it to your future self)"),
+    at: z
+      .string()
+      .optional()
+      .describe("create, once: an ISO 8601 time with its offset, e.g. 2026-01-06T09:00:00+01:00"),
+    in_minutes: z.number().optional().describe("create, once: minutes from now"),
+    every_minutes: z.number().optional().describe("create, repeating: the interval in minutes (at least 1)"),
+    cron: z.string().optional().describe('create, repeating: a cron pattern, e.g. "0 9 * * 1-5"'),
+    time_zone: z.string().optional().describe("create with cron: an IANA zone such as Europe/Paris"),
+    id: z.string().optional().describe("cancel: the schedule's id (from create or list)"),
+  }),
+);
 
 /**
  * Which of its agent's schedules the schedule tool lists and cancels: `"own"` (the default) only
@@ -63,7 +66,7 @@ export function scheduleToolReachOf(manage: unknown): ScheduleToolReach {
 }
 
 /** The schedule tool's arguments, validated. */
-export type ScheduleToolArgs = z.output<typeof scheduleToolParameters>;
+export type ScheduleToolArgs = z.output<ReturnType<typeof scheduleToolParameters>>;
 
 /**
  * The time of a schedule the agent asks for: exactly one of `at` (with its offset), `in_minutes`,

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { AnyActorRef } from "xstate";
 import { z } from "zod";
@@ -220,6 +221,59 @@ describe("a fan-out of many parallel calls", () => {
     const results = toolResults(restored.messages);
     expect(results.map((m) => m.toolCallId)).toEqual(ids(120, "m"));
     expect(results.map((m) => resultText(m))).toEqual(ids(120, "m").map((id) => `noted ${id}`));
+    expectValidTranscript(restored.messages);
+    expect(restored.messages.at(-1)).toMatchObject({ role: "assistant" });
+  });
+
+  it("a mid-fan-out snapshot written when shards were statecharts (machine 758445c0ed2e) restores: each call answered once, in order", async () => {
+    // Written by main at 218de9f (60 calls: 6 in the execution machine, the rest in 3 shards; every
+    // third call waits for an approval, the others had finished): test/fixtures/fan-out.
+    const file = new URL(
+      "./fixtures/fan-out/mid-fan-out.format-2-machine-758445c0ed2e.json",
+      import.meta.url,
+    );
+    const snapshot = JSON.parse(readFileSync(file, "utf8")) as unknown;
+    const ran: string[] = [];
+    const note = (name: string) =>
+      defineTool({
+        name,
+        description: "Writes a note",
+        parameters: z.object({ text: z.string() }),
+        readOnly: name === "read_note",
+        execute: ({ text }) => {
+          ran.push(text);
+          return `noted ${text}`;
+        },
+      });
+    const restored = createAgent({
+      provider: scripted([{ text: "ok" }]),
+      tools: [note("write_note"), note("read_note")],
+      permissions: createPermissions({ mode: "default" }),
+      snapshot,
+    });
+    const all = ids(60, "m");
+    const waiting = all.filter((_, i) => i % 3 === 0);
+    expect(
+      callActors(restored)
+        .map((a) => a.id)
+        .sort(),
+    ).toEqual([...waiting].sort());
+    expect(
+      restored
+        .pendingApprovals()
+        .map((p) => p.toolCallId)
+        .sort(),
+    ).toEqual([...waiting].sort());
+    // Persisted again by this release, it restores the same way.
+    const again = restored.getPersistedSnapshot() as { children: Record<string, unknown> };
+    expect(JSON.stringify(again.children)).toContain('"src":"toolShard"');
+    for (const id of waiting) restored.approve(id);
+    await restored.waitForIdle();
+    expect([...ran].sort()).toEqual([...waiting].sort());
+    const results = toolResults(restored.messages);
+    expect(results.map((m) => m.toolCallId)).toEqual(all);
+    expect(results.map((m) => resultText(m))).toEqual(all.map((id) => `noted ${id}`));
+    expect(callActors(restored)).toEqual([]);
     expectValidTranscript(restored.messages);
     expect(restored.messages.at(-1)).toMatchObject({ role: "assistant" });
   });

@@ -113,7 +113,7 @@ export function createScheduleTool(options: ScheduleToolOptions = {}): Tool {
     description:
       "Schedules a time for you to wake up and be told a message (a reminder, a check to do later), " +
       "lists your scheduled wake-ups, or cancels one.",
-    parameters,
+    parameters: parameters(),
     async execute(args, ctx) {
       if (!scheduler || agentId === undefined) {
         throw new ScheduleError(

@@ -30,7 +30,7 @@ export interface ToolExecutionContext {
   open: number;
   /** Where each started call's actor lives: `""` as a child of this machine, else in that shard. */
   hosts: Record<string, string>;
-  /** Call actors that are children of this machine right now (at most `SHARD_SIZE`). */
+  /** Call actors that are children of this machine right now (at most `HOSTED_CALLS`). */
   hosted: number;
   /** Shards still running, by id. */
   shards: string[];

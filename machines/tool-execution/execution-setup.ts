@@ -12,7 +12,7 @@ import {
   truncatedCallText,
 } from "../../rules/tool-execution.logic.js";
 import { answerUnran } from "../unran-calls.js";
-import { toolShardMachine } from "../tool-shard.machine.js";
+import { toolShardLogic } from "../tool-shard.js";
 import {
   currentGroup,
   type GroupDoneEvent,
@@ -24,7 +24,7 @@ import {
 
 /**
  * The tool execution machine's `setup()`: its types, the actors it spawns (a `toolCall` per call,
- * a `toolShard` per `SHARD_SIZE` calls beyond the first), and every guard and action its
+ * a `toolShard` per `SHARD_SIZE` calls beyond the first `HOSTED_CALLS`), and every guard and action its
  * statechart names. The statechart itself is `toolExecutionMachine` in tool-execution.machine.ts.
  *
  * @example
@@ -38,7 +38,7 @@ export const toolExecutionSetup = setup({
     context: {} as ToolExecutionContext,
     events: {} as ToolExecutionEvent,
   },
-  actors: { toolCall: toolCallMachine, toolShard: toolShardMachine },
+  actors: { toolCall: toolCallMachine, toolShard: toolShardLogic },
   guards: {
     isPlanned: ({ context }) => context.planned,
     planAborts: ({ event }) => event.type === "PLAN" && event.abort === true,
