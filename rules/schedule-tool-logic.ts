@@ -26,6 +26,45 @@ export const scheduleToolParameters = /* @__PURE__ */ lazy(() =>
   }),
 );
 
+/**
+ * Which of its agent's schedules the schedule tool lists and cancels: `"own"` (the default) only
+ * those the agent made through the tool, so an agent that read an injected instruction cannot
+ * cancel the app's daily report; `"all"` the app's too, when the app means the agent to manage them.
+ */
+export type ScheduleToolReach = "own" | "all";
+
+/**
+ * Whether the schedule tool of reach `reach` may see and cancel `schedule`. A schedule outside
+ * it is, to the model, a schedule that does not exist (the same answer as an unknown id).
+ *
+ * @example
+ * ```ts
+ * scheduleToolReaches({ createdBy: "app" }, "own"); // false
+ * scheduleToolReaches({ createdBy: "app" }, "all"); // true
+ * ```
+ */
+export function scheduleToolReaches(
+  schedule: Pick<ScheduleRecord, "createdBy">,
+  reach: ScheduleToolReach,
+): boolean {
+  return reach === "all" || schedule.createdBy === "agent";
+}
+
+/**
+ * The `manage` option of the schedule tool, checked: `"own"` when absent, a `TypeError` for
+ * anything but `"own"` or `"all"` (a typo must not widen nor silently narrow what the agent reaches).
+ *
+ * @example
+ * ```ts
+ * scheduleToolReachOf(undefined); // "own"
+ * ```
+ */
+export function scheduleToolReachOf(manage: unknown): ScheduleToolReach {
+  if (manage === undefined) return "own";
+  if (manage === "own" || manage === "all") return manage;
+  throw new TypeError(`createScheduleTool: manage must be "own" or "all", got ${JSON.stringify(manage)}`);
+}
+
 /** The schedule tool's arguments, validated. */
 export type ScheduleToolArgs = z.output<ReturnType<typeof scheduleToolParameters>>;
 
@@ -66,7 +105,8 @@ export function scheduleWhenOf(
 }
 
 /**
- * One schedule as the model reads it: `sch_1: every 60 min, next 2026-…: "Check the build"`.
+ * One schedule as the model reads it: `sch_1: every 60 min, next 2026-…: "Check the build"`. A
+ * schedule the app made says so (`(made by the app)`); only a tool with `manage: "all"` lists one.
  *
  * @example
  * ```ts
@@ -74,7 +114,8 @@ export function scheduleWhenOf(
  * ```
  */
 export function describeSchedule(
-  schedule: Pick<ScheduleRecord, "id" | "when" | "nextAt" | "paused" | "message">,
+  schedule: Pick<ScheduleRecord, "id" | "when" | "nextAt" | "paused" | "message"> &
+    Partial<Pick<ScheduleRecord, "createdBy">>,
 ): string {
   const when = schedule.when;
   const how =
@@ -84,5 +125,6 @@ export function describeSchedule(
         ? `every ${when.every / 60_000} min`
         : `cron "${when.cron}"${when.timeZone ? ` in ${when.timeZone}` : ""}`;
   const next = schedule.nextAt === undefined ? "" : `, next ${new Date(schedule.nextAt).toISOString()}`;
-  return `${schedule.id}: ${how}${next}${schedule.paused ? " (paused)" : ""}: "${schedule.message}"`;
+  const maker = schedule.createdBy === "app" ? " (made by the app)" : "";
+  return `${schedule.id}: ${how}${next}${schedule.paused ? " (paused)" : ""}${maker}: "${schedule.message}"`;
 }
