@@ -12,6 +12,7 @@ export { createFileScheduleStore } from "./wake/file-schedule-store.js";
 export { createFileSpendStore } from "./agent/file-spend-store.js";
 export type { ScheduleWhen, StoredWhen } from "./rules/schedule-spec.js";
 export { checkWhen, MIN_EVERY_MS, ScheduleError, slotAfter, slotAtOrAfter } from "./rules/schedule-spec.js";
+export type { ScheduleToolReach } from "./rules/schedule-tool-logic.js";
 export type { ScheduleToolOptions } from "./wake/schedule-tool.js";
 export { createScheduleTool } from "./wake/schedule-tool.js";
 export type {

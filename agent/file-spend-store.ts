@@ -1,6 +1,8 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type { SpendStore } from "../core/spend-store.js";
+
+// Node's modules load on first use, not with the package (issue 44).
+const nodeFs = () => process.getBuiltinModule("node:fs");
 
 /**
  * A spend store in one JSON file (`{ "<agent id>": <USD>, … }`), read once when made and written
@@ -21,10 +23,10 @@ export function createFileSpendStore(path: string): SpendStore {
     record(agentId, totalUsd) {
       if (totalUsd <= (totals.get(agentId) ?? 0)) return;
       totals.set(agentId, totalUsd);
-      mkdirSync(dirname(path), { recursive: true });
+      nodeFs().mkdirSync(dirname(path), { recursive: true });
       const temporary = `${path}.${process.pid}.tmp`;
-      writeFileSync(temporary, JSON.stringify(Object.fromEntries(totals), null, 2));
-      renameSync(temporary, path);
+      nodeFs().writeFileSync(temporary, JSON.stringify(Object.fromEntries(totals), null, 2));
+      nodeFs().renameSync(temporary, path);
     },
   };
 }
@@ -33,7 +35,7 @@ export function createFileSpendStore(path: string): SpendStore {
 function readTotals(path: string): Map<string, number> {
   let text: string;
   try {
-    text = readFileSync(path, "utf8");
+    text = nodeFs().readFileSync(path, "utf8");
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return new Map();
     throw error;

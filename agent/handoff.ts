@@ -7,6 +7,7 @@
 // restores with the right agent active.
 import * as z from "zod";
 import type { AgentMessage } from "../core/messages.js";
+import { lazy } from "../core/lazy.js";
 import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
 import type { Provider } from "../core/provider.js";
 import { type AgentProfile, runtimeOf } from "../core/runtime.js";
@@ -128,7 +129,7 @@ export function handoffProfiles(
           `createAgent handoffs: agent "${name}" hands off to unknown agent "${target}" (the agents are ${names.map((n) => `"${n}"`).join(", ")})`,
         );
       }
-      const transfer = transfers.get(target) ?? backToMain;
+      const transfer = transfers.get(target) ?? backToMain();
       if (tools.has(transfer.name)) {
         throw new TypeError(
           `createAgent handoffs: agent "${name}" has a tool named "${transfer.name}" already`,
@@ -146,12 +147,14 @@ export function handoffProfiles(
   return profiles;
 }
 
-const noArgs = z.object({});
+const noArgs = /* @__PURE__ */ lazy(() => z.object({}));
 
-const backToMain = transferTool({
-  name: MAIN_AGENT,
-  description: "the agent the conversation started with",
-});
+const backToMain = /* @__PURE__ */ lazy(() =>
+  transferTool({
+    name: MAIN_AGENT,
+    description: "the agent the conversation started with",
+  }),
+);
 
 /** The tool that hands the conversation to `target`. */
 function transferTool(
@@ -160,7 +163,7 @@ function transferTool(
   return defineTool({
     name: `transfer_to_${target.name}`,
     description: `Hand the conversation to the agent "${target.name}": ${target.description}. It answers from the next turn on.`,
-    parameters: noArgs,
+    parameters: noArgs(),
     readOnly: true,
     async execute(_args, ctx): Promise<ToolResult> {
       const runtime = ctx.actor ? runtimeOf(ctx.actor) : undefined;

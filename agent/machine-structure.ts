@@ -1,6 +1,5 @@
-import { sha256 } from "@noble/hashes/sha2.js";
-import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 import { type AnyStateMachine, createActor } from "xstate";
+import { sha256Hex } from "../core/sha256.js";
 
 /**
  * What a persisted snapshot of a machine refers to, in a canonical, JSON-safe form: every state
@@ -51,10 +50,7 @@ export function machineStructureHash(machine: AnyStateMachine): string {
   const cached = hashes.get(machine);
   if (cached) return cached;
   // SHA-256 in plain JavaScript (not node:crypto) so that the agent also runs in a browser.
-  const hash = bytesToHex(sha256(utf8ToBytes(JSON.stringify(describeMachineStructure(machine))))).slice(
-    0,
-    12,
-  );
+  const hash = sha256Hex(JSON.stringify(describeMachineStructure(machine))).slice(0, 12);
   hashes.set(machine, hash);
   return hash;
 }

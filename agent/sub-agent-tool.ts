@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { lazy } from "../core/lazy.js";
 import { createAgent, createJournaledAgent } from "./create-agent.js";
 import { callRunsOwnSteps, markJournaledChild } from "../core/journaled-child.js";
 import type { AgentEndReason, AgentEvent, AgentEventOf } from "../core/events.js";
@@ -150,9 +151,11 @@ const OWN_OPTION_HINTS: Record<OwnAgentOptions, string> = {
   id: "the child's id is <name>-<toolCallId>",
 };
 
-const parameters = z.object({
-  task: z.string().min(1).describe("The task for the sub-agent, with everything it needs to know"),
-});
+const parameters = /* @__PURE__ */ lazy(() =>
+  z.object({
+    task: z.string().min(1).describe("The task for the sub-agent, with everything it needs to know"),
+  }),
+);
 
 function textOf(message: AgentMessage): string {
   if (message.role !== "assistant") return "";
@@ -186,7 +189,10 @@ function textOf(message: AgentMessage): string {
  */
 export function subAgentTool<O extends OutputOption | undefined = undefined>(
   options: SubAgentToolOptions<O>,
-): Tool<z.output<typeof parameters>, SubAgentDetails<undefined extends O ? unknown : InferOutput<O>>> {
+): Tool<
+  z.output<ReturnType<typeof parameters>>,
+  SubAgentDetails<undefined extends O ? unknown : InferOutput<O>>
+> {
   checkOptionKeys("subAgentTool", options, SUB_AGENT_TOOL_KEYS);
   checkOptionKeys(
     "subAgentTool agentOptions",
@@ -215,7 +221,7 @@ export function subAgentTool<O extends OutputOption | undefined = undefined>(
   const tool = defineTool({
     name: options.name,
     description: options.description,
-    parameters,
+    parameters: parameters(),
     readOnly,
     timeoutMs: options.timeoutMs,
     async execute(args, ctx): Promise<ToolResult<SubAgentDetails>> {
@@ -396,7 +402,7 @@ export function subAgentTool<O extends OutputOption | undefined = undefined>(
   recordChildTools(tool, childTools);
   markJournaledChild(tool);
   return tool as Tool<
-    z.output<typeof parameters>,
+    z.output<ReturnType<typeof parameters>>,
     SubAgentDetails<undefined extends O ? unknown : InferOutput<O>>
   >;
 }

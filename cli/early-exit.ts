@@ -1,5 +1,7 @@
-import { readFileSync } from "node:fs";
 import { type CliArgs, parseArgs, USAGE } from "./args.js";
+
+// Node's modules load on first use, not with the package (issue 44).
+const nodeFs = () => process.getBuiltinModule("node:fs");
 
 /** Where the command writes: the parts {@link earlyExit} needs. */
 export interface EarlyExitIO {
@@ -41,7 +43,7 @@ export function earlyExit(argv: readonly string[], io: EarlyExitIO): { status: n
 export function packageVersion(): string {
   for (const candidate of ["../package.json", "../../package.json"]) {
     try {
-      const pkg = JSON.parse(readFileSync(new URL(candidate, import.meta.url), "utf8")) as {
+      const pkg = JSON.parse(nodeFs().readFileSync(new URL(candidate, import.meta.url), "utf8")) as {
         name?: string;
         version?: string;
       };

@@ -1,6 +1,8 @@
-import { createHash, randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
+
+// Node's modules load on first use, not with the package (issue 44).
+const nodeCrypto = () => process.getBuiltinModule("node:crypto");
+const nodeFs = () => process.getBuiltinModule("node:fs");
 
 /** Base64 shorter than this stays inline: a tiny image costs less than a file. */
 const INLINE_LIMIT = 1024;
@@ -43,15 +45,15 @@ export function createImageStash(dir: string): ImageStash {
   const store = (data: string, mimeType: unknown): string => {
     const known = written.get(data);
     if (known) return known;
-    const hash = createHash("sha256").update(data).digest("hex").slice(0, 32);
+    const hash = nodeCrypto().createHash("sha256").update(data).digest("hex").slice(0, 32);
     const ext = /^image\/(png|jpeg|gif|webp)$/.exec(String(mimeType))?.[1] ?? "bin";
     const relative = `images/${hash}.${ext}`;
     const file = path.join(dir, relative);
-    if (!existsSync(file)) {
-      mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-      const temp = `${file}.${randomBytes(4).toString("hex")}.tmp`;
-      writeFileSync(temp, Buffer.from(data, "base64"), { mode: 0o600 });
-      renameSync(temp, file);
+    if (!nodeFs().existsSync(file)) {
+      nodeFs().mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+      const temp = `${file}.${nodeCrypto().randomBytes(4).toString("hex")}.tmp`;
+      nodeFs().writeFileSync(temp, Buffer.from(data, "base64"), { mode: 0o600 });
+      nodeFs().renameSync(temp, file);
     }
     written.set(data, relative);
     return relative;
@@ -70,7 +72,7 @@ export function createImageStash(dir: string): ImageStash {
     if (!STORED.test(stored)) return value;
     let bytes: Buffer;
     try {
-      bytes = readFileSync(path.join(dir, stored));
+      bytes = nodeFs().readFileSync(path.join(dir, stored));
     } catch {
       return { type: "text", text: `[image ${stored} is missing from the session folder]` };
     }

@@ -1,23 +1,10 @@
-import { randomBytes } from "node:crypto";
-import {
-  appendFileSync,
-  chmodSync,
-  closeSync,
-  existsSync,
-  fsyncSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeSync,
-} from "node:fs";
 import * as path from "node:path";
 import { createRedactor, redactSecrets } from "../core/redact.js";
 import { createImageStash, type ImageStash } from "./session-images.js";
+
+// Node's modules load on first use, not with the package (issue 44): `--help` needs neither.
+const nodeCrypto = () => process.getBuiltinModule("node:crypto");
+const nodeFs = () => process.getBuiltinModule("node:fs");
 
 /** A session's files and folders are its user's alone: transcripts hold what the tools read. */
 const PRIVATE_FILE = 0o600;
@@ -44,9 +31,9 @@ export function makeSessionPrivate(dir: string): void {
 /** Sets a file's or folder's mode when it differs (never through a symbolic link). */
 function fixMode(target: string, mode: number): void {
   try {
-    const stat = lstatSync(target);
+    const stat = nodeFs().lstatSync(target);
     if (stat.isSymbolicLink() || (stat.mode & 0o777) === mode) return;
-    chmodSync(target, mode);
+    nodeFs().chmodSync(target, mode);
   } catch {
     // Gone meanwhile, or a file system without modes: nothing to fix.
   }
@@ -54,7 +41,7 @@ function fixMode(target: string, mode: number): void {
 
 function safeReaddir(dir: string): string[] {
   try {
-    return lstatSync(dir).isDirectory() ? readdirSync(dir) : [];
+    return nodeFs().lstatSync(dir).isDirectory() ? nodeFs().readdirSync(dir) : [];
   } catch {
     return [];
   }
@@ -173,21 +160,24 @@ export interface SessionStore {
  */
 export function writeFileAtomic(file: string, data: string): void {
   const dir = path.dirname(file);
-  const temp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
-  const fd = openSync(temp, "w", 0o600);
+  const temp = path.join(
+    dir,
+    `.${path.basename(file)}.${process.pid}.${nodeCrypto().randomBytes(4).toString("hex")}.tmp`,
+  );
+  const fd = nodeFs().openSync(temp, "w", 0o600);
   try {
-    writeSync(fd, data);
-    fsyncSync(fd);
+    nodeFs().writeSync(fd, data);
+    nodeFs().fsyncSync(fd);
   } finally {
-    closeSync(fd);
+    nodeFs().closeSync(fd);
   }
-  renameSync(temp, file);
+  nodeFs().renameSync(temp, file);
   try {
-    const dirFd = openSync(dir, "r");
+    const dirFd = nodeFs().openSync(dir, "r");
     try {
-      fsyncSync(dirFd);
+      nodeFs().fsyncSync(dirFd);
     } finally {
-      closeSync(dirFd);
+      nodeFs().closeSync(dirFd);
     }
   } catch {
     // Some platforms cannot fsync a directory; the rename is still atomic.
@@ -200,7 +190,7 @@ export function writeFileAtomic(file: string, data: string): void {
  */
 export function newSessionId(now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:.]/g, "").replace("T", "-").slice(0, 18);
-  return `${stamp}-${randomBytes(3).toString("hex")}`;
+  return `${stamp}-${nodeCrypto().randomBytes(3).toString("hex")}`;
 }
 
 /** A file system error in words: `permission denied (EACCES)` rather than Node's whole message. */
@@ -220,7 +210,7 @@ function readJsonFile(
 ): { value: unknown } | { missing: true } | { problem: string } {
   let text: string;
   try {
-    text = readFileSync(file, "utf8");
+    text = nodeFs().readFileSync(file, "utf8");
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return { missing: true };
     return { problem: `cannot be read (${(error as Error).message})` };
@@ -259,10 +249,10 @@ function readEvents(
   file: string,
   parse: (text: string) => unknown = JSON.parse,
 ): { records: unknown[]; unreadable: number } {
-  if (!existsSync(file)) return { records: [], unreadable: 0 };
+  if (!nodeFs().existsSync(file)) return { records: [], unreadable: 0 };
   const records: unknown[] = [];
   let unreadable = 0;
-  for (const line of readFileSync(file, "utf8").split("\n")) {
+  for (const line of nodeFs().readFileSync(file, "utf8").split("\n")) {
     if (!line.trim()) continue;
     try {
       records.push(parse(line));
@@ -383,7 +373,9 @@ function openSession(
       lastSnapshot = json;
     },
     appendEvent(record) {
-      appendFileSync(eventsFile, `${images.stringify(redactEvent(record))}\n`, { mode: PRIVATE_FILE });
+      nodeFs().appendFileSync(eventsFile, `${images.stringify(redactEvent(record))}\n`, {
+        mode: PRIVATE_FILE,
+      });
     },
     updateMeta(patch) {
       current = redactSecrets({ ...current, ...patch, updatedAt: new Date().toISOString() });
@@ -471,7 +463,7 @@ export function createSessionStore(
 
   const isSessionDir = (id: string) => {
     try {
-      return SESSION_ID.test(id) && statSync(path.join(root, id)).isDirectory();
+      return SESSION_ID.test(id) && nodeFs().statSync(path.join(root, id)).isDirectory();
     } catch {
       return false;
     }
@@ -493,10 +485,10 @@ export function createSessionStore(
     const dir = path.join(root, id);
     // A time from the future is as untrusted as a date: an archive can carry any mtime.
     const upTo = (ms: number) => (ms <= notAfter ? ms : 0);
-    let latest = upTo(statSync(dir).mtimeMs);
-    for (const entry of readdirSync(dir)) {
+    let latest = upTo(nodeFs().statSync(dir).mtimeMs);
+    for (const entry of nodeFs().readdirSync(dir)) {
       try {
-        latest = Math.max(latest, upTo(statSync(path.join(dir, entry)).mtimeMs));
+        latest = Math.max(latest, upTo(nodeFs().statSync(path.join(dir, entry)).mtimeMs));
       } catch {
         // gone meanwhile
       }
@@ -518,7 +510,7 @@ export function createSessionStore(
         status: "idle",
       };
       try {
-        mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR });
+        nodeFs().mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR });
         fixMode(root, PRIVATE_DIR);
         const session = openSession(dir, meta, () => inspect(id));
         session.updateMeta({});
@@ -526,7 +518,7 @@ export function createSessionStore(
       } catch (error) {
         // No half-made session is left to be listed or resumed.
         try {
-          rmSync(dir, { recursive: true, force: true });
+          nodeFs().rmSync(dir, { recursive: true, force: true });
         } catch {}
         throw new Error(
           `Cannot save the session in ${root}: ${fileProblem(error)}; choose a folder you can write to with --sessions-dir <dir>`,
@@ -548,8 +540,9 @@ export function createSessionStore(
       }
       const dir = path.join(root, id);
       // Temporary files of a save that a crash cut short: the real files are intact without them.
-      for (const entry of readdirSync(dir)) {
-        if (entry.startsWith(".") && entry.endsWith(".tmp")) rmSync(path.join(dir, entry), { force: true });
+      for (const entry of nodeFs().readdirSync(dir)) {
+        if (entry.startsWith(".") && entry.endsWith(".tmp"))
+          nodeFs().rmSync(path.join(dir, entry), { force: true });
       }
       // Written by a version that left them readable to everyone: private from now on.
       fixMode(root, PRIVATE_DIR);
@@ -557,10 +550,10 @@ export function createSessionStore(
       return openSession(dir, meta, () => inspect(id));
     },
     list() {
-      if (!existsSync(root)) return [];
+      if (!nodeFs().existsSync(root)) return [];
       const listings: SessionListing[] = [];
       const now = Date.now();
-      for (const entry of readdirSync(root)) {
+      for (const entry of nodeFs().readdirSync(root)) {
         if (!isSessionDir(entry)) continue;
         try {
           const meta = readMeta(entry);

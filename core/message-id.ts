@@ -109,8 +109,14 @@ export function withMessageIds(messages: readonly AgentMessage[], ids = PROCESS_
   return out ?? (messages as AgentMessage[]);
 }
 
+/**
+ * Ten base-36 characters from `Math.random`, not `crypto.getRandomValues`: the prefix only has to
+ * differ from one process to the next (Node and browsers seed each isolate's generator from the
+ * system's entropy), and it guards nothing, as every id after it is a counter anyway. On Node the
+ * first read of `globalThis.crypto` loads its Web Crypto implementation (some 25 internal modules),
+ * which every cold start would pay for as the package loads (issue 44).
+ */
 function randomPart(): string {
-  const bytes = new Uint32Array(2);
-  globalThis.crypto.getRandomValues(bytes);
-  return (bytes[0]!.toString(36) + bytes[1]!.toString(36)).slice(0, 10);
+  const draw = () => Math.floor(Math.random() * 2 ** 32).toString(36);
+  return (draw() + draw()).slice(0, 10);
 }

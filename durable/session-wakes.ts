@@ -203,11 +203,16 @@ export function createSessionWakes(options: {
         arm(ctx, record, now);
         return record;
       },
-      /** Removes a schedule; `false` when there was none with that id. */
+      /**
+       * Removes a schedule; `false` when there was none with that id. With `createdBy` (the
+       * agent's schedule tool sends `"agent"`), only one made that way: another is left as it is
+       * and answered `false`, as an unknown id.
+       */
       cancel: async (ctx: ObjectContext, input: unknown): Promise<boolean> => {
         const id = idOf(input);
         const schedules = await read(ctx);
-        if (!schedules[id]) return false;
+        const record = schedules[id];
+        if (!record || !madeBy(record, input)) return false;
         delete schedules[id];
         ctx.set("schedules", schedules);
         return true;
@@ -221,6 +226,13 @@ export function createSessionWakes(options: {
 
 function badSchedule(message: string, errorCode = 400): TerminalError {
   return new TerminalError(`Invalid schedule: ${message}`, { errorCode });
+}
+
+/** Whether `record` was made by the maker `input` names in its `createdBy` (any, when it names none). */
+function madeBy(record: DurableSchedule, input: unknown): boolean {
+  const createdBy =
+    typeof input === "object" && input !== null ? (input as { createdBy?: unknown }).createdBy : undefined;
+  return createdBy === undefined || record.createdBy === createdBy;
 }
 
 function idOf(input: unknown): string {

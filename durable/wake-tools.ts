@@ -11,7 +11,12 @@ import type { Tool, ToolContext, ToolResult } from "../core/tool.js";
 import { startedText } from "../rules/later-texts.js";
 import { scheduleRecordOf } from "../rules/schedule-record.js";
 import { ScheduleError } from "../rules/schedule-spec.js";
-import { describeSchedule, type ScheduleToolArgs, scheduleWhenOf } from "../rules/schedule-tool-logic.js";
+import {
+  describeSchedule,
+  type ScheduleToolArgs,
+  scheduleToolReaches,
+  scheduleWhenOf,
+} from "../rules/schedule-tool-logic.js";
 import { type LaterToolSpec, type ScheduleToolSpec, wakeToolOf } from "../rules/wake-tools.js";
 import { toolCallTraceparent } from "../telemetry/attach.js";
 import { PATH_SEPARATOR } from "../agent/nested-calls.js";
@@ -29,8 +34,9 @@ const PLAN = "wakePlan";
 type WakePlan =
   | { kind: "laterBegin"; record: DurableLaterHandle }
   | { kind: "schedule"; input: DurableScheduleInput }
-  | { kind: "cancelSchedule"; id: string }
-  | { kind: "listSchedules" };
+  // `all` only for a tool with `manage: "all"`: a plan recorded without it reaches the agent's own.
+  | { kind: "cancelSchedule"; id: string; all?: true }
+  | { kind: "listSchedules"; all?: true };
 
 /** Where an agent of the run is: the sub-agent calls leading to it (none for the run's own). */
 export interface WakeScope {
@@ -126,13 +132,14 @@ export function createRunWakeTools(
    * time in its exclusive handlers: two calls of one turn never pass the limit together.
    */
   function scheduleCall(spec: ScheduleToolSpec, args: ScheduleToolArgs, call: ToolContext): string {
+    const all = spec.manage === "all" ? { all: true as const } : {};
     if (args.action === "list") {
-      plans.set(call.toolCallId, { kind: "listSchedules" });
+      plans.set(call.toolCallId, { kind: "listSchedules", ...all });
       return "";
     }
     if (args.action === "cancel") {
       const id = args.id ?? "";
-      plans.set(call.toolCallId, { kind: "cancelSchedule", id });
+      plans.set(call.toolCallId, { kind: "cancelSchedule", id, ...all });
       return `Cancelled ${id}.`;
     }
     if (!args.message?.trim()) throw new ScheduleError("create needs the message you will wake to");
@@ -189,10 +196,15 @@ export function createRunWakeTools(
       } else if (plan.kind === "schedule") {
         await call<DurableSchedule>("schedule", plan.input);
       } else if (plan.kind === "listSchedules") {
-        const mine = await call<DurableSchedule[]>("list", null);
+        const mine = (await call<DurableSchedule[]>("list", null)).filter((schedule) =>
+          scheduleToolReaches(schedule, plan.all ? "all" : "own"),
+        );
         const text = mine.length === 0 ? "No wake-ups scheduled." : mine.map(describeSchedule).join("\n");
         return { ...result, content: [{ type: "text", text }] };
-      } else if (!(await call<boolean>("cancel", { id: plan.id }))) {
+      } else if (
+        // Checked in the object's handler: one the tool does not reach answers as an unknown id.
+        !(await call<boolean>("cancel", { id: plan.id, ...(!plan.all && { createdBy: "agent" }) }))
+      ) {
         return errorResult(`no wake-up "${plan.id}" of yours`);
       }
       return result;

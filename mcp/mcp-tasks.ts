@@ -4,6 +4,7 @@
 // result of type "task"), so a task result is lifted out at the transport, before the SDK reads it.
 import type { Client } from "@modelcontextprotocol/client";
 import { z } from "zod";
+import { lazy } from "../core/lazy.js";
 
 /** The Tasks extension's identifier (SEP-2663). */
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
@@ -22,15 +23,17 @@ export interface McpTask {
   error?: { code?: number; message?: string };
 }
 
-const TaskSchema = z.looseObject({
-  taskId: z.string(),
-  status: z.string(),
-  statusMessage: z.string().optional(),
-  pollIntervalMs: z.number().optional(),
-  inputRequests: z.record(z.string(), z.looseObject({ method: z.string() })).optional(),
-  result: z.record(z.string(), z.unknown()).optional(),
-  error: z.looseObject({ code: z.number().optional(), message: z.string().optional() }).optional(),
-});
+const TaskSchema = /* @__PURE__ */ lazy(() =>
+  z.looseObject({
+    taskId: z.string(),
+    status: z.string(),
+    statusMessage: z.string().optional(),
+    pollIntervalMs: z.number().optional(),
+    inputRequests: z.record(z.string(), z.looseObject({ method: z.string() })).optional(),
+    result: z.record(z.string(), z.unknown()).optional(),
+    error: z.looseObject({ code: z.number().optional(), message: z.string().optional() }).optional(),
+  }),
+);
 
 /**
  * Makes a transport hand the SDK a task result as a result it reads: a tool-call response with
@@ -76,7 +79,7 @@ function liftTask(message: unknown): unknown {
  */
 export function taskOf(result: Record<string, unknown>): McpTask | undefined {
   const task = (result._meta as Record<string, unknown> | undefined)?.[TASK_KEY];
-  const parsed = TaskSchema.safeParse(task);
+  const parsed = TaskSchema().safeParse(task);
   return parsed.success ? (parsed.data as McpTask) : undefined;
 }
 
@@ -141,9 +144,13 @@ export async function followTask(
         }
       }
       await sleep(current.pollIntervalMs ?? task.pollIntervalMs ?? options.pollIntervalMs ?? 500, signal);
-      current = (await client.request({ method: "tasks/get", params: { taskId: task.taskId } }, TaskSchema, {
-        signal,
-      })) as McpTask;
+      current = (await client.request(
+        { method: "tasks/get", params: { taskId: task.taskId } },
+        TaskSchema(),
+        {
+          signal,
+        },
+      )) as McpTask;
     }
   } catch (error) {
     if (signal.aborted) {

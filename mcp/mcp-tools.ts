@@ -1,6 +1,6 @@
-import { AsyncLocalStorage } from "node:async_hooks";
 import type { Client, VersionNegotiationMode } from "@modelcontextprotocol/client";
 import { z } from "zod";
+import { lazy } from "../core/lazy.js";
 import type { LaterResults } from "../wake/later-results.js";
 import type { LaterStarted } from "../wake/later-tool.js";
 import { startedText } from "../rules/later-texts.js";
@@ -10,6 +10,9 @@ import type { ImageContent, TextContent } from "../core/messages.js";
 import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
 import type { Tool, ToolResult } from "../tools/define-tool.js";
 import { serverText } from "../tools/server-text.js";
+
+// Node's modules load on first use, not with the package (issue 44).
+const nodeAsyncHooks = () => process.getBuiltinModule("node:async_hooks");
 
 interface McpCommonOptions {
   /** Prefix for tool names (`prefix__tool`), to keep several servers' tools apart. Default: none. */
@@ -112,7 +115,7 @@ export interface McpResultDetails {
 }
 
 // Model arguments are validated by the server against its own JSON Schema; here they only need to be an object.
-const permissiveParameters = z.record(z.string(), z.unknown());
+const permissiveParameters = /* @__PURE__ */ lazy(() => z.record(z.string(), z.unknown()));
 
 /** A server's JSON Schema with the texts meant for people and models (`description`, `title`) made safe. */
 function safeSchema(value: unknown): unknown {
@@ -347,6 +350,7 @@ export async function mcpTools(options: McpStdioOptions | McpUrlOptions): Promis
     const later = options.later;
     // A server's question (an elicitation) belongs to the call it came in: the one whose request
     // carried it (async context), else the only call running.
+    const { AsyncLocalStorage } = nodeAsyncHooks();
     const asking = new AsyncLocalStorage<Asker>();
     const inFlight = new Set<Asker>();
     client.setRequestHandler("elicitation/create", async (request) => {
@@ -378,7 +382,7 @@ export async function mcpTools(options: McpStdioOptions | McpUrlOptions): Promis
       return {
         name: agentToolName,
         description: serverText(mcpTool.description ?? title ?? mcpTool.name),
-        parameters: permissiveParameters,
+        parameters: permissiveParameters(),
         jsonSchema,
         readOnly,
         concurrencySafe: readOnly,

@@ -3,6 +3,7 @@
 // scheduler, and a durable session (durable/) swaps their execution for one kept in Restate. A
 // WeakMap rather than a field on the tool: the `Tool` contract stays as it is.
 import type { Tool, ToolResult } from "../core/tool.js";
+import type { ScheduleToolReach } from "./schedule-tool-logic.js";
 
 /** What the work of a tool that answers later receives. */
 export interface LaterWorkContext {
@@ -42,6 +43,8 @@ export interface ScheduleToolSpec {
   timeZone?: string;
   /** Most schedules the agent may have made at once. */
   maxSchedules: number;
+  /** Which of the session's schedules it lists and cancels: the agent's own, or the app's too. */
+  manage: ScheduleToolReach;
 }
 
 /** What a tool that wakes its own agent is. */

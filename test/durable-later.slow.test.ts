@@ -336,6 +336,42 @@ describe("the schedule tool in a durable session", () => {
     expect((await wakes.list(id)).map((s) => s.message)).toEqual(["Reminder 10"]);
   });
 
+  it('an injected agent neither lists nor cancels the app\'s schedule: the answer of an unknown id; manage: "all" may', async () => {
+    const id = newSession("remind-app");
+    const report = await wakes.schedule(id, { cron: "0 9 * * *", message: "Daily report" });
+    // The app's schedule does not count against maxSchedules (2): the agent still makes two.
+    await sessions.prompt(id, "remind 5");
+    await sessions.prompt(id, "remind 10");
+    await sessions.prompt(id, "list");
+    const listed = toolResults(await sessions.transcript(id)).at(-1)!;
+    expect(listed.text.split("\n")).toHaveLength(2);
+    expect(listed.text).not.toContain(report.id);
+    await sessions.prompt(id, `cancel ${report.id}`);
+    await sessions.prompt(id, "cancel sch_none");
+    const [cancelApp, cancelUnknown] = toolResults(await sessions.transcript(id)).slice(-2);
+    // No oracle: cancelling the app's schedule reads exactly as cancelling one that never was.
+    expect(cancelApp).toEqual({ text: `no wake-up "${report.id}" of yours`, isError: true });
+    expect(cancelUnknown).toEqual({ text: 'no wake-up "sch_none" of yours', isError: true });
+    expect((await wakes.list(id)).map((s) => s.id)).toContain(report.id);
+
+    // The tool the app made with manage: "all" lists the app's schedule (marked) and cancels it.
+    await sessions.prompt(id, "listall");
+    const all = toolResults(await sessions.transcript(id))
+      .at(-1)!
+      .text.split("\n");
+    expect(all).toHaveLength(3);
+    expect(all).toContain(
+      `${report.id}: cron "0 9 * * *", next ${new Date(report.nextAt!).toISOString()} (made by the app): "Daily report"`,
+    );
+    await sessions.prompt(id, `cancelall ${report.id}`);
+    expect(toolResults(await sessions.transcript(id)).at(-1)).toEqual({
+      text: `Cancelled ${report.id}.`,
+      isError: false,
+    });
+    expect((await wakes.list(id)).map((s) => s.createdBy)).toEqual(["agent", "agent"]);
+    expectValidTranscript(await sessions.transcript(id));
+  });
+
   it("two calls of one turn at maxSchedules - 1: exactly one is made, the other is an error the model reads", async () => {
     const id = newSession("remind-race");
     await sessions.prompt(id, "remind 5");

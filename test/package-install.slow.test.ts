@@ -253,6 +253,39 @@ console.log(JSON.stringify({
     expect(staticGraph(join(installed, "dist", "index.js")).length).toBeLessThan(50);
     expect(staticGraph(join(installed, "dist", "browser.js")).length).toBeLessThan(40);
   });
+
+  it("builds nothing on import that a first prompt does not use: no Web Crypto, no node:fs, no tool's schema", async () => {
+    // A cold start pays for what the import does (issue 44). Node's Web Crypto (loaded by the first
+    // read of globalThis.crypto, or by node:crypto imported as a module) is some 25 internal
+    // modules, node:fs as a module ~20 more (its streams); the tools load them when they run. A
+    // tool's zod schema is built when the tool is made, not as the package loads. zod
+    // keeps every .describe() text in one registry per process (globalThis.__zod_globalRegistry),
+    // which counts the schemas built; the defineTool call at the end shows the count works.
+    const firstPrompt = (entry: string) => `
+import * as z from "zod";
+const registry = globalThis.__zod_globalRegistry;
+let described = 0;
+const add = registry.add;
+registry.add = function (...args) { described++; return add.apply(this, args); };
+const { createAgent, defineTool, scripted } = await import(${JSON.stringify(entry)});
+const agent = createAgent({ provider: scripted([{ text: "Hello." }]) });
+await agent.prompt("Hi");
+const atPrompt = described;
+defineTool({ name: "t", description: "d", parameters: z.object({ a: z.string().describe("a") }), execute: () => "" });
+const loaded = (name) => process.moduleLoadList.some((m) => m.endsWith(" " + name));
+console.log(JSON.stringify({ answered: agent.messages.at(-1)?.role === "assistant", webCrypto: loaded("internal/crypto/webcrypto"), fileStreams: loaded("internal/fs/streams"), described: atPrompt, counted: described > atPrompt }));
+agent.stop();`;
+    for (const entry of ["agent-machine", "agent-machine/browser"]) {
+      const result = await mustRun(process.execPath, ["--input-type=module", "-e", firstPrompt(entry)], app);
+      expect(JSON.parse(result.stdout.trim().split("\n").at(-1)!), entry).toEqual({
+        answered: true,
+        webCrypto: false,
+        fileStreams: false,
+        described: 0,
+        counted: true,
+      });
+    }
+  });
 });
 
 /** The package's own files that `file` imports statically, itself included (what an import loads). */

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { lazy } from "../core/lazy.js";
 import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
 import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
 import { createHeadTailBuffer } from "./internal/head-tail-buffer.js";
@@ -60,15 +61,17 @@ export interface BashResultDetails {
   truncated: boolean;
 }
 
-const parameters = z.object({
-  command: z.string().min(1).describe("The shell command to run (bash -c)"),
-  timeout_seconds: z
-    .number()
-    .positive()
-    .optional()
-    .describe("Kill the command after this many seconds (default 120, max 600)"),
-  description: z.string().optional().describe("A few words on what the command does, shown to the user"),
-});
+const parameters = /* @__PURE__ */ lazy(() =>
+  z.object({
+    command: z.string().min(1).describe("The shell command to run (bash -c)"),
+    timeout_seconds: z
+      .number()
+      .positive()
+      .optional()
+      .describe("Kill the command after this many seconds (default 120, max 600)"),
+    description: z.string().optional().describe("A few words on what the command does, shown to the user"),
+  }),
+);
 
 /**
  * The `bash` tool: runs a command with `bash -c` in the workspace, in its own process group.
@@ -85,7 +88,7 @@ const parameters = z.object({
  */
 export function createBashTool(
   options: BashToolOptions,
-): Tool<z.output<typeof parameters>, BashResultDetails> {
+): Tool<z.output<ReturnType<typeof parameters>>, BashResultDetails> {
   checkOptionKeys("createBashTool", options, BASH_TOOL_KEYS);
   const workspace = toWorkspace(options.workspace);
   const defaultTimeout = options.defaultTimeoutSeconds ?? 120;
@@ -103,7 +106,7 @@ export function createBashTool(
       "A non-zero exit code is reported, not treated as a failure of the tool.",
       ...(sandbox ? [sandbox.description] : []),
     ].join(" "),
-    parameters,
+    parameters: parameters(),
     readOnly: false,
     concurrencySafe: false,
     workspace,

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { lazy } from "../core/lazy.js";
 import { checkOptionKeys } from "../core/option-keys.js";
 import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
 import { openForReadInside, writeFileInside } from "./internal/safe-fs.js";
@@ -20,15 +21,17 @@ export interface EditFileDetails {
   firstLine: number;
 }
 
-const parameters = z.object({
-  path: z.string().describe("File path, relative to the workspace root"),
-  old_string: z
-    .string()
-    .min(1)
-    .describe("The exact text to replace; it must occur exactly once unless replace_all"),
-  new_string: z.string().describe("The replacement text"),
-  replace_all: z.boolean().optional().describe("Replace every occurrence instead of exactly one"),
-});
+const parameters = /* @__PURE__ */ lazy(() =>
+  z.object({
+    path: z.string().describe("File path, relative to the workspace root"),
+    old_string: z
+      .string()
+      .min(1)
+      .describe("The exact text to replace; it must occur exactly once unless replace_all"),
+    new_string: z.string().describe("The replacement text"),
+    replace_all: z.boolean().optional().describe("Replace every occurrence instead of exactly one"),
+  }),
+);
 
 function countOccurrences(haystack: string, needle: string): number {
   let count = 0;
@@ -77,7 +80,7 @@ async function readInside(
  */
 export function applyEdit(
   text: string,
-  args: z.output<typeof parameters>,
+  args: z.output<ReturnType<typeof parameters>>,
   relative: string,
 ): { updated: string; replacements: number; firstLine: number } {
   if (args.old_string === args.new_string)
@@ -145,7 +148,7 @@ export function editResult(
  */
 export function createEditFileTool(
   options: EditFileToolOptions,
-): Tool<z.output<typeof parameters>, EditFileDetails> {
+): Tool<z.output<ReturnType<typeof parameters>>, EditFileDetails> {
   checkOptionKeys("createEditFileTool", options, { workspace: true, maxFileBytes: true });
   const workspace = toWorkspace(options.workspace);
   const maxFileBytes = options.maxFileBytes ?? 10 * 1024 * 1024;
@@ -153,7 +156,7 @@ export function createEditFileTool(
     name: "edit_file",
     description:
       "Replaces old_string with new_string in a file of the workspace. old_string must match the file exactly (whitespace included) and occur exactly once; include surrounding lines to make it unique, or set replace_all to change every occurrence.",
-    parameters,
+    parameters: parameters(),
     readOnly: false,
     workspace,
     async execute(args): Promise<ToolResult<EditFileDetails>> {

@@ -1,11 +1,14 @@
-import { stat } from "node:fs/promises";
 import * as path from "node:path";
 import { z } from "zod";
+import { lazy } from "../core/lazy.js";
 import { checkOptionKeys } from "../core/option-keys.js";
 import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
 import { globToRegExp } from "./internal/glob-pattern.js";
 import { walk } from "./internal/walk.js";
 import { toWorkspace, type Workspace } from "./workspace.js";
+
+// Node's modules load on first use, not with the package (issue 44).
+const nodeFsPromises = () => process.getBuiltinModule("node:fs/promises");
 
 /** Options of {@link createGlobTool}. */
 export interface GlobToolOptions {
@@ -15,16 +18,18 @@ export interface GlobToolOptions {
   defaultLimit?: number;
 }
 
-const parameters = z.object({
-  pattern: z
-    .string()
-    .min(1)
-    .describe(
-      'Glob such as "**/*.ts" or "src/**/test_*.py"; a pattern without / matches file names anywhere',
-    ),
-  path: z.string().optional().describe("Folder the pattern is relative to (default: the workspace root)"),
-  limit: z.number().int().min(1).optional().describe("Maximum number of paths (default 1000)"),
-});
+const parameters = /* @__PURE__ */ lazy(() =>
+  z.object({
+    pattern: z
+      .string()
+      .min(1)
+      .describe(
+        'Glob such as "**/*.ts" or "src/**/test_*.py"; a pattern without / matches file names anywhere',
+      ),
+    path: z.string().optional().describe("Folder the pattern is relative to (default: the workspace root)"),
+    limit: z.number().int().min(1).optional().describe("Maximum number of paths (default 1000)"),
+  }),
+);
 
 /**
  * The `glob` tool: finds files whose path matches a glob (`**`, `*`, `?`, `{a,b}`, `[abc]`), sorted,
@@ -35,7 +40,7 @@ const parameters = z.object({
  * const glob = createGlobTool({ workspace: process.cwd() });
  * ```
  */
-export function createGlobTool(options: GlobToolOptions): Tool<z.output<typeof parameters>> {
+export function createGlobTool(options: GlobToolOptions): Tool<z.output<ReturnType<typeof parameters>>> {
   checkOptionKeys("createGlobTool", options, { workspace: true, defaultLimit: true });
   const workspace = toWorkspace(options.workspace);
   const defaultLimit = options.defaultLimit ?? 1000;
@@ -43,12 +48,14 @@ export function createGlobTool(options: GlobToolOptions): Tool<z.output<typeof p
     name: "glob",
     description:
       'Finds files by glob pattern (e.g. "**/*.ts", "src/**/*.{js,jsx}"); returns matching paths relative to the workspace root, sorted. Skips .git and node_modules.',
-    parameters,
+    parameters: parameters(),
     readOnly: true,
     workspace,
     async execute(args, ctx): Promise<ToolResult> {
       const base = await workspace.resolve(args.path ?? ".");
-      const info = await stat(base.absolute).catch(() => undefined);
+      const info = await nodeFsPromises()
+        .stat(base.absolute)
+        .catch(() => undefined);
       if (!info?.isDirectory()) throw new Error(`Folder not found: ${args.path}`);
       const matcher = globToRegExp(args.pattern);
       const limit = args.limit ?? defaultLimit;

@@ -1,13 +1,17 @@
-import { accessSync, constants } from "node:fs";
-import { type FileHandle, stat } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
 import * as path from "node:path";
 import { z } from "zod";
+import { lazy } from "../core/lazy.js";
 import { checkOptionKeys } from "../core/option-keys.js";
 import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
 import { globToRegExp } from "./internal/glob-pattern.js";
 import { openForReadInside } from "./internal/safe-fs.js";
 import { walk } from "./internal/walk.js";
 import { toWorkspace, type Workspace } from "./workspace.js";
+
+// Node's modules load on first use, not with the package (issue 44).
+const nodeFs = () => process.getBuiltinModule("node:fs");
+const nodeFsPromises = () => process.getBuiltinModule("node:fs/promises");
 
 /** Options of {@link createGrepTool}. */
 export interface GrepToolOptions {
@@ -31,19 +35,21 @@ export interface GrepDetails {
   truncated: boolean;
 }
 
-const parameters = z.object({
-  pattern: z.string().min(1).describe("Regular expression to search for"),
-  path: z
-    .string()
-    .optional()
-    .describe("File or folder to search, relative to the workspace root (default: the root)"),
-  glob: z.string().optional().describe('Only search files whose name matches this glob, e.g. "*.ts"'),
-  ignore_case: z.boolean().optional().describe("Case-insensitive search"),
-  files_only: z.boolean().optional().describe("List matching file paths only, not the lines"),
-  limit: z.number().int().min(1).optional().describe("Maximum number of matches (default 200)"),
-});
+const parameters = /* @__PURE__ */ lazy(() =>
+  z.object({
+    pattern: z.string().min(1).describe("Regular expression to search for"),
+    path: z
+      .string()
+      .optional()
+      .describe("File or folder to search, relative to the workspace root (default: the root)"),
+    glob: z.string().optional().describe('Only search files whose name matches this glob, e.g. "*.ts"'),
+    ignore_case: z.boolean().optional().describe("Case-insensitive search"),
+    files_only: z.boolean().optional().describe("List matching file paths only, not the lines"),
+    limit: z.number().int().min(1).optional().describe("Maximum number of matches (default 200)"),
+  }),
+);
 
-type GrepArgs = z.output<typeof parameters>;
+type GrepArgs = z.output<ReturnType<typeof parameters>>;
 
 interface Match {
   file: string;
@@ -64,7 +70,7 @@ export function findRipgrep(): string | undefined {
     if (!dir) continue;
     const candidate = path.join(dir, "rg");
     try {
-      accessSync(candidate, constants.X_OK);
+      nodeFs().accessSync(candidate, nodeFs().constants.X_OK);
       return candidate;
     } catch {
       // not here
@@ -105,12 +111,14 @@ export function createGrepTool(options: GrepToolOptions): Tool<GrepArgs, GrepDet
     name: "grep",
     description:
       'Searches file contents in the workspace for a regular expression. Returns path:line:text for each matching line (or only paths with files_only), sorted. Filter files with glob (e.g. "*.ts"). Skips .git, node_modules and binary files.',
-    parameters,
+    parameters: parameters(),
     readOnly: true,
     workspace,
     async execute(args, ctx): Promise<ToolResult<GrepDetails>> {
       const target = await workspace.resolve(args.path ?? ".");
-      const info = await stat(target.absolute).catch(() => undefined);
+      const info = await nodeFsPromises()
+        .stat(target.absolute)
+        .catch(() => undefined);
       if (!info) throw new Error(`Path not found: ${args.path}`);
       let regex: RegExp;
       try {

@@ -1,5 +1,6 @@
 import type { FileHandle } from "node:fs/promises";
 import { z } from "zod";
+import { lazy } from "../core/lazy.js";
 import { checkOptionKeys } from "../core/option-keys.js";
 import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
 import { openForReadInside } from "./internal/safe-fs.js";
@@ -29,11 +30,13 @@ export interface ReadFileDetails {
   mimeType?: string;
 }
 
-const parameters = z.object({
-  path: z.string().describe("File path, relative to the workspace root"),
-  offset: z.number().int().min(1).optional().describe("First line to read, 1-based (default 1)"),
-  limit: z.number().int().min(1).optional().describe("Number of lines to read (default 2000)"),
-});
+const parameters = /* @__PURE__ */ lazy(() =>
+  z.object({
+    path: z.string().describe("File path, relative to the workspace root"),
+    offset: z.number().int().min(1).optional().describe("First line to read, 1-based (default 1)"),
+    limit: z.number().int().min(1).optional().describe("Number of lines to read (default 2000)"),
+  }),
+);
 
 const IMAGE_SIGNATURES: { mimeType: string; matches: (head: Buffer) => boolean }[] = [
   { mimeType: "image/png", matches: (h) => h.subarray(0, 8).equals(Buffer.from("89504e470d0a1a0a", "hex")) },
@@ -61,7 +64,7 @@ const SNIFF_BYTES = 8192;
  */
 export function createReadFileTool(
   options: ReadFileToolOptions,
-): Tool<z.output<typeof parameters>, ReadFileDetails> {
+): Tool<z.output<ReturnType<typeof parameters>>, ReadFileDetails> {
   checkOptionKeys("createReadFileTool", options, {
     workspace: true,
     defaultLimit: true,
@@ -80,7 +83,7 @@ export function createReadFileTool(
       `at most ${defaultLimit} lines per call (fewer when they are long): use offset and limit to page through long files.`,
       "PNG, JPEG, GIF and WebP images come back as images. Other binary files are refused.",
     ].join(" "),
-    parameters,
+    parameters: parameters(),
     readOnly: true,
     workspace,
     async execute(args, ctx): Promise<ToolResult<ReadFileDetails>> {
@@ -103,7 +106,7 @@ export function createReadFileTool(
 
   async function readOpenFile(
     handle: FileHandle,
-    args: z.output<typeof parameters>,
+    args: z.output<ReturnType<typeof parameters>>,
     relative: string,
     signal: AbortSignal,
     maxResultChars: number | undefined,

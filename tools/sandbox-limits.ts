@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+// Node's modules load on first use, not with the package (issue 44).
+const nodeFs = () => process.getBuiltinModule("node:fs");
 
 /**
  * Bounds of every sandboxed command, so one command cannot starve the host. Sizes in MiB; a limit
@@ -83,7 +84,7 @@ export function limitBytes(mib: number): number | undefined {
 function hardLimits(): Record<string, number> {
   const hard: Record<string, number> = {};
   try {
-    for (const line of readFileSync("/proc/self/limits", "utf8").split("\n").slice(1)) {
+    for (const line of nodeFs().readFileSync("/proc/self/limits", "utf8").split("\n").slice(1)) {
       const match = /^(.+?)\s{2,}(\S+)\s+(\S+)/.exec(line);
       if (match) hard[match[1]!] = match[3] === "unlimited" ? Infinity : Number(match[3]);
     }

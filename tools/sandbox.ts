@@ -1,5 +1,4 @@
 import type { ChildProcessByStdio } from "node:child_process";
-import { closeSync, existsSync, openSync, rmSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import type { Readable } from "node:stream";
 import {
@@ -20,6 +19,9 @@ import {
 } from "./sandbox-limits.js";
 import { toWorkspace, type Workspace } from "./workspace.js";
 import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
+
+// Node's modules load on first use, not with the package (issue 44).
+const nodeFs = () => process.getBuiltinModule("node:fs");
 
 /**
  * Paths a sandboxed command may not read (replaced by an unreadable empty file or folder): `.env`
@@ -385,7 +387,7 @@ export function createSandbox(options: SandboxOptions & { workspace: string | Wo
         ),
       );
       // Denied files are bound from an empty stream on fd 3.
-      const devNull = plan.denyFiles.length ? openSync("/dev/null", "r") : undefined;
+      const devNull = plan.denyFiles.length ? nodeFs().openSync("/dev/null", "r") : undefined;
       try {
         const { spawn } = process.getBuiltinModule("node:child_process"); // on first use (issue 44)
         const child = spawn(
@@ -403,7 +405,7 @@ export function createSandbox(options: SandboxOptions & { workspace: string | Wo
         child.once("exit", () => removePlanted(removeIfPlanted));
         return child;
       } finally {
-        if (devNull !== undefined) closeSync(devNull);
+        if (devNull !== undefined) nodeFs().closeSync(devNull);
       }
     },
   };
@@ -417,7 +419,7 @@ function mib(value: number): string {
 function removePlanted(paths: readonly string[]): void {
   for (const planted of paths) {
     try {
-      if (existsSync(planted)) rmSync(planted, { recursive: true, force: true });
+      if (nodeFs().existsSync(planted)) nodeFs().rmSync(planted, { recursive: true, force: true });
     } catch {
       // Not ours to remove (its folder became unwritable): nothing more the sandbox can do.
     }

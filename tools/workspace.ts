@@ -1,9 +1,11 @@
-import { realpathSync } from "node:fs";
-import { readlink, realpath } from "node:fs/promises";
 import * as path from "node:path";
 import { writeFileInside } from "./internal/safe-fs.js";
 import { WorkspaceError } from "./internal/workspace-error.js";
 import type { ResolvedPath, Workspace } from "../core/workspace.js";
+
+// Node's modules load on first use, not with the package (issue 44).
+const nodeFs = () => process.getBuiltinModule("node:fs");
+const nodeFsPromises = () => process.getBuiltinModule("node:fs/promises");
 
 export type { ResolvedPath, Workspace } from "../core/workspace.js";
 
@@ -52,7 +54,7 @@ export function toWorkspace(workspace: string | Workspace): Workspace {
  * ```
  */
 export function createWorkspace(root: string): Workspace {
-  const realRoot = realpathSync(path.resolve(root));
+  const realRoot = nodeFs().realpathSync(path.resolve(root));
 
   const relative = (absolute: string): string => {
     const rel = path.relative(realRoot, absolute);
@@ -119,13 +121,15 @@ async function realpathOfNearest(absolute: string, depth = 0): Promise<string> {
   let current = absolute;
   for (;;) {
     try {
-      const real = await realpath(current);
+      const real = await nodeFsPromises().realpath(current);
       return missing.length === 0 ? real : path.join(real, ...missing.reverse());
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code !== "ENOENT" && code !== "ENOTDIR") throw error;
       // A dangling symlink: writing to it would create its target, so follow the target instead.
-      const link = await readlink(current).catch(() => undefined);
+      const link = await nodeFsPromises()
+        .readlink(current)
+        .catch(() => undefined);
       if (link !== undefined) {
         const target = path.resolve(path.dirname(current), link);
         return realpathOfNearest(path.join(target, ...missing.reverse()), depth + 1);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { lazy } from "../core/lazy.js";
 import { checkOptionKeys } from "../core/option-keys.js";
 import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
 import { writeFileInside } from "./internal/safe-fs.js";
@@ -17,10 +18,12 @@ export interface WriteFileDetails {
   created: boolean;
 }
 
-const parameters = z.object({
-  path: z.string().describe("File path, relative to the workspace root"),
-  content: z.string().describe("The complete new content of the file"),
-});
+const parameters = /* @__PURE__ */ lazy(() =>
+  z.object({
+    path: z.string().describe("File path, relative to the workspace root"),
+    content: z.string().describe("The complete new content of the file"),
+  }),
+);
 
 /**
  * The `write_file` tool: creates or overwrites a file inside the workspace, creating missing parent
@@ -33,14 +36,14 @@ const parameters = z.object({
  */
 export function createWriteFileTool(
   options: WriteFileToolOptions,
-): Tool<z.output<typeof parameters>, WriteFileDetails> {
+): Tool<z.output<ReturnType<typeof parameters>>, WriteFileDetails> {
   checkOptionKeys("createWriteFileTool", options, { workspace: true });
   const workspace = toWorkspace(options.workspace);
   return defineTool({
     name: "write_file",
     description:
       "Creates or overwrites a file of the workspace with the given content (parent folders are created). Prefer edit_file to change part of an existing file.",
-    parameters,
+    parameters: parameters(),
     readOnly: false,
     workspace,
     async execute(args): Promise<ToolResult<WriteFileDetails>> {

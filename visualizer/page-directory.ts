@@ -1,5 +1,6 @@
-import { existsSync } from "node:fs";
-import { fileURLToPath, pathToFileURL } from "node:url";
+// Node's modules load on first use, not with the package (issue 44).
+const nodeFs = () => process.getBuiltinModule("node:fs");
+const nodeUrl = () => process.getBuiltinModule("node:url");
 
 /**
  * The visualizer page's directory: next to this file in the source tree, or in the package when run
@@ -18,11 +19,11 @@ export function pageDirectory(): string {
     new URL("../../visualizer/page/", import.meta.url),
   ];
   for (const candidate of candidates) {
-    const path = fileURLToPath(candidate);
-    if (existsSync(`${path}index.html`)) return path;
+    const path = nodeUrl().fileURLToPath(candidate);
+    if (nodeFs().existsSync(`${path}index.html`)) return path;
   }
   throw new Error(
-    `The visualizer page is missing (looked in ${candidates.map((c) => fileURLToPath(c)).join(", ")})`,
+    `The visualizer page is missing (looked in ${candidates.map((c) => nodeUrl().fileURLToPath(c)).join(", ")})`,
   );
 }
 
@@ -36,5 +37,5 @@ export function pageDirectory(): string {
  * ```
  */
 export async function importPageModule<T>(name: string): Promise<T> {
-  return (await import(pathToFileURL(`${pageDirectory()}${name}`).href)) as T;
+  return (await import(nodeUrl().pathToFileURL(`${pageDirectory()}${name}`).href)) as T;
 }

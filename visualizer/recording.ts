@@ -1,8 +1,10 @@
-import { createWriteStream } from "node:fs";
-import { mkdir, readFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { Agent } from "../agent/create-agent.js";
 import { followAgent, type VisualizerMessage } from "./wire.js";
+
+// Node's modules load on first use, not with the package (issue 44).
+const nodeFs = () => process.getBuiltinModule("node:fs");
+const nodeFsPromises = () => process.getBuiltinModule("node:fs/promises");
 
 /** A recording in progress. */
 export interface Recorder {
@@ -27,13 +29,13 @@ export interface Recorder {
  * ```
  */
 export function recordEvents(agent: Agent, path: string): Recorder {
-  const ready = mkdir(dirname(path), { recursive: true });
+  const ready = nodeFsPromises().mkdir(dirname(path), { recursive: true });
   const lines: string[] = [];
-  let stream: ReturnType<typeof createWriteStream> | undefined;
+  let stream: ReturnType<typeof import("node:fs").createWriteStream> | undefined;
   let failure: Error | undefined;
 
   const opened = ready.then(() => {
-    stream = createWriteStream(path, { flags: "a" });
+    stream = nodeFs().createWriteStream(path, { flags: "a" });
     stream.on("error", (error) => {
       failure = error;
     });
@@ -82,7 +84,7 @@ export function recordEvents(agent: Agent, path: string): Recorder {
  * ```
  */
 export async function readRecording(path: string): Promise<VisualizerMessage[]> {
-  return parseRecording(await readFile(path, "utf8"), path);
+  return parseRecording(await nodeFsPromises().readFile(path, "utf8"), path);
 }
 
 /** Parses the text of a recording (see {@link readRecording}). */

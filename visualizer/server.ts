@@ -1,6 +1,3 @@
-import { randomBytes, timingSafeEqual } from "node:crypto";
-import { readdirSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { basename } from "node:path";
 import type { WebSocket } from "ws";
@@ -15,6 +12,10 @@ import { sendOrDrop } from "./send-or-drop.js";
 import { previewForPage } from "./preview.js";
 import { readRecording } from "./recording.js";
 import { followAgent, type VisualizerCommand, type VisualizerMessage } from "./wire.js";
+
+// Node's modules load on first use, not with the package (issue 44).
+const nodeFs = () => process.getBuiltinModule("node:fs");
+const nodeFsPromises = () => process.getBuiltinModule("node:fs/promises");
 
 /** Options of {@link visualize} and {@link visualizeRecording}. */
 export interface VisualizeOptions {
@@ -229,7 +230,9 @@ export async function visualizeRecording(
   const site = await serveSite({
     port: options.port ?? 0,
     token: options.token,
-    data: { [route]: async () => ({ type: "application/x-ndjson", body: await readFile(path) }) },
+    data: {
+      [route]: async () => ({ type: "application/x-ndjson", body: await nodeFsPromises().readFile(path) }),
+    },
   });
   return {
     url: `${site.url}&replay=${encodeURIComponent(route.slice(1))}`,
@@ -329,10 +332,10 @@ const TYPES: Record<string, string> = {
 /** The page's own files, by URL path; nothing else on disk is reachable. */
 function pageAssets(dir: string): Record<string, Asset> {
   const assets: Record<string, Asset> = {};
-  for (const name of readdirSync(dir)) {
+  for (const name of nodeFs().readdirSync(dir)) {
     const type = TYPES[name.split(".").pop() ?? ""];
     if (!type || !/^[\w-]+\.\w+$/.test(name)) continue;
-    assets[`/${name}`] = async () => ({ type, body: await readFile(dir + name) });
+    assets[`/${name}`] = async () => ({ type, body: await nodeFsPromises().readFile(dir + name) });
   }
   assets["/"] = assets["/index.html"]!;
   // Browsers ask for /favicon.ico whatever the page says; answer with the page's icon, not a 404.
@@ -374,6 +377,7 @@ async function serveSite(options: {
 }): Promise<Site> {
   const assets = pageAssets(pageDirectory());
   const data = options.data ?? {};
+  const { randomBytes, timingSafeEqual } = process.getBuiltinModule("node:crypto"); // on first use (issue 44)
   const token = options.token ?? randomBytes(32).toString("base64url");
   const expected = Buffer.from(token);
 

@@ -1,4 +1,3 @@
-import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { StatelyInspectionEvent } from "@statelyai/inspect";
 import type { WebSocket } from "ws";
@@ -81,6 +80,7 @@ export async function createInspectorRelay(options: InspectorRelayOptions = {}):
     maxBytes: options.maxBacklogBytes ?? 64 * 1024 * 1024,
   });
   const maxClientBufferBytes = options.maxClientBufferBytes ?? 32 * 1024 * 1024;
+  const { randomBytes, timingSafeEqual } = process.getBuiltinModule("node:crypto"); // on first use (issue 44)
   const token = options.token ?? randomBytes(32).toString("base64url");
   const expected = Buffer.from(token);
   let port = 0;

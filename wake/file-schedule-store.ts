@@ -1,6 +1,8 @@
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { ScheduleStore, WakeRecord } from "./schedule-store.js";
+
+// Node's modules load on first use, not with the package (issue 44).
+const nodeFsPromises = () => process.getBuiltinModule("node:fs/promises");
 
 /**
  * A store in one JSON file, written whole to a temporary file and renamed over the old one, so a
@@ -36,10 +38,10 @@ export function createFileScheduleStore(path: string): ScheduleStore {
     writing = writing
       .catch(() => {})
       .then(async () => {
-        await mkdir(dirname(path), { recursive: true });
+        await nodeFsPromises().mkdir(dirname(path), { recursive: true });
         const temporary = `${path}.${process.pid}.tmp`;
-        await writeFile(temporary, text, { mode: 0o600 });
-        await rename(temporary, path);
+        await nodeFsPromises().writeFile(temporary, text, { mode: 0o600 });
+        await nodeFsPromises().rename(temporary, path);
       });
     return writing;
   };
@@ -64,7 +66,7 @@ export function createFileScheduleStore(path: string): ScheduleStore {
 async function readAll(path: string): Promise<WakeRecord[]> {
   let text: string;
   try {
-    text = await readFile(path, "utf8");
+    text = await nodeFsPromises().readFile(path, "utf8");
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
     throw error;

@@ -5,6 +5,9 @@ import { ScheduleError } from "../rules/schedule-spec.js";
 import {
   describeSchedule as describe,
   scheduleToolParameters as parameters,
+  type ScheduleToolReach,
+  scheduleToolReachOf,
+  scheduleToolReaches,
   scheduleWhenOf,
 } from "../rules/schedule-tool-logic.js";
 import { markWakeTool } from "../rules/wake-tools.js";
@@ -19,6 +22,14 @@ export interface ScheduleToolOptions {
   scheduler?: Scheduler;
   /** The agent the tool belongs to: it schedules, lists and cancels only this agent's wake-ups. Given with `scheduler`. */
   agentId?: string;
+  /**
+   * Which of the agent's schedules the tool lists and cancels. `"own"` (the default): only those
+   * the agent made through the tool; the app's (`scheduler.schedule`, `wakes.schedule`) are, to
+   * the model, schedules that do not exist, so text the agent read cannot cancel the app's daily
+   * report. `"all"`: the app's too (they read `(made by the app)`). Either way `maxSchedules`
+   * counts only the agent's own.
+   */
+  manage?: ScheduleToolReach;
   /** The zone a cron without one is read in (the user's). Default UTC. */
   timeZone?: string;
   /** Most schedules the agent may have made at once. Default 20. */
@@ -69,7 +80,8 @@ export function reserveScheduleSlot(scheduler: Scheduler, agentId: string, max: 
 /**
  * A built-in tool an app may give its agent so that it schedules its own wake-ups ("remind me
  * tomorrow at 9"): create (once `at` a time or `in_minutes`, or repeating `every_minutes` or on a
- * `cron`), list and cancel — only its own, at most `maxSchedules` at once. Tell the agent the
+ * `cron`), list and cancel — only those it made itself (unless `manage: "all"`), at most
+ * `maxSchedules` at once. Tell the agent the
  * current time and the user's zone in its system prompt; a bad time is an error result it reads.
  * In a durable session (`createAgentServices`), the tool schedules through the session's own
  * `SessionWakes` object, whatever `scheduler` says (docs/wake.md).
@@ -87,6 +99,10 @@ export function reserveScheduleSlot(scheduler: Scheduler, agentId: string, max: 
 export function createScheduleTool(options: ScheduleToolOptions = {}): Tool {
   const { scheduler, agentId } = options;
   const maxSchedules = options.maxSchedules ?? 20;
+  const manage = scheduleToolReachOf(options.manage);
+  /** The agent's schedules the tool reaches. */
+  const reachable = (id: string) =>
+    scheduler!.list(id).filter((schedule) => scheduleToolReaches(schedule, manage));
   if ((scheduler === undefined) !== (agentId === undefined)) {
     throw new TypeError(
       "createScheduleTool: give both scheduler and agentId (in process), or neither (a durable session's tool)",
@@ -97,7 +113,7 @@ export function createScheduleTool(options: ScheduleToolOptions = {}): Tool {
     description:
       "Schedules a time for you to wake up and be told a message (a reminder, a check to do later), " +
       "lists your scheduled wake-ups, or cancels one.",
-    parameters,
+    parameters: parameters(),
     async execute(args, ctx) {
       if (!scheduler || agentId === undefined) {
         throw new ScheduleError(
@@ -105,12 +121,13 @@ export function createScheduleTool(options: ScheduleToolOptions = {}): Tool {
         );
       }
       if (args.action === "list") {
-        const mine = scheduler.list(agentId);
+        const mine = reachable(agentId);
         return mine.length === 0 ? "No wake-ups scheduled." : mine.map(describe).join("\n");
       }
       if (args.action === "cancel") {
         const id = args.id ?? "";
-        const mine = scheduler.list(agentId).some((schedule) => schedule.id === id);
+        // One the tool does not reach answers as an unknown id: the model learns nothing of it.
+        const mine = reachable(agentId).some((schedule) => schedule.id === id);
         if (!mine || !(await scheduler.cancel(id))) throw new ScheduleError(`no wake-up "${id}" of yours`);
         return `Cancelled ${id}.`;
       }
@@ -136,6 +153,7 @@ export function createScheduleTool(options: ScheduleToolOptions = {}): Tool {
   return markWakeTool(tool, {
     kind: "schedule",
     maxSchedules,
+    manage,
     ...(options.timeZone !== undefined && { timeZone: options.timeZone }),
   });
 }

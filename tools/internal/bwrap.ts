@@ -1,8 +1,10 @@
-import { accessSync, constants, existsSync, readdirSync, realpathSync, statSync } from "node:fs";
-import { homedir } from "node:os";
 import * as path from "node:path";
 import { protectRepository } from "./git-protection.js";
 import { scanWorkspace } from "./workspace-scan.js";
+
+// Node's modules load on first use, not with the package (issue 44).
+const nodeFs = () => process.getBuiltinModule("node:fs");
+const nodeOs = () => process.getBuiltinModule("node:os");
 
 /** Mount points the sandbox replaces with an empty tmpfs: private temp, and /run's sockets hidden. */
 export const PRIVATE_TMP = "/tmp";
@@ -126,7 +128,7 @@ function createdParents(
  * expandPath(".env*", "/work/app");  // [".env", ".env.local"] under /work/app
  * ```
  */
-export function expandPath(input: string, root: string, home = homedir()): string[] {
+export function expandPath(input: string, root: string, home = nodeOs().homedir()): string[] {
   const absolute =
     input === "~"
       ? home
@@ -136,13 +138,13 @@ export function expandPath(input: string, root: string, home = homedir()): strin
   const base = path.basename(absolute);
   const candidates = base.includes("*")
     ? listMatching(path.dirname(absolute), base)
-    : existsSync(absolute)
+    : nodeFs().existsSync(absolute)
       ? [absolute]
       : [];
   const real: string[] = [];
   for (const candidate of candidates) {
     try {
-      real.push(realpathSync(candidate));
+      real.push(nodeFs().realpathSync(candidate));
     } catch {
       // Vanished or a dangling symlink: nothing to protect.
     }
@@ -153,7 +155,8 @@ export function expandPath(input: string, root: string, home = homedir()): strin
 function listMatching(dir: string, pattern: string): string[] {
   const regex = new RegExp(`^${pattern.split("*").map(escapeRegex).join(".*")}$`);
   try {
-    return readdirSync(dir)
+    return nodeFs()
+      .readdirSync(dir)
       .filter((name) => regex.test(name))
       .map((name) => path.join(dir, name));
   } catch {
@@ -206,7 +209,7 @@ export function resolveProtectedPaths(
   const scan = scanWorkspace(root, [...bareRead, ...bareWrite]);
   const realOf = (p: string) => {
     try {
-      return [realpathSync(p)];
+      return [nodeFs().realpathSync(p)];
     } catch {
       return [];
     }
@@ -229,7 +232,7 @@ export function resolveProtectedPaths(
     if (writableAll.some((w) => isInside(w, target))) {
       throw new Error(`Cannot deny reading ${target}: the sandbox's writable path is inside it`);
     }
-    if (statSync(target).isDirectory()) denyDirs.push(target);
+    if (nodeFs().statSync(target).isDirectory()) denyDirs.push(target);
     else denyFiles.push(target);
   }
 
@@ -286,11 +289,11 @@ export function homeView(
   root: string,
   allowRead: readonly string[],
   pathEnv: string,
-  home = homedir(),
+  home = nodeOs().homedir(),
 ): BwrapPlan["hiddenHome"] {
   let realHome: string;
   try {
-    realHome = realpathSync(home);
+    realHome = nodeFs().realpathSync(home);
   } catch {
     return undefined; // no home folder: nothing to hide
   }
@@ -316,7 +319,7 @@ export function homeView(
   for (const target of byDepth(wanted)) {
     if (readable.some((r) => isInside(target, r.target))) continue; // shown with its parent
     try {
-      readable.push({ source: realpathSync(target), target });
+      readable.push({ source: nodeFs().realpathSync(target), target });
     } catch {
       // Missing: nothing to show.
     }
@@ -327,7 +330,7 @@ export function homeView(
 /** The real path of /etc/resolv.conf when it lives under /run (systemd-resolved), else undefined. */
 export function resolvConfUnderRun(): string | undefined {
   try {
-    const real = realpathSync("/etc/resolv.conf");
+    const real = nodeFs().realpathSync("/etc/resolv.conf");
     return isInside(real, HIDDEN_RUN) ? real : undefined;
   } catch {
     return undefined;
@@ -347,8 +350,8 @@ export function findOnPath(name: string, pathEnv = process.env.PATH ?? ""): stri
 
 function isExecutable(file: string): boolean {
   try {
-    accessSync(file, constants.X_OK);
-    return statSync(file).isFile();
+    nodeFs().accessSync(file, nodeFs().constants.X_OK);
+    return nodeFs().statSync(file).isFile();
   } catch {
     return false;
   }

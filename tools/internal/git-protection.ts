@@ -1,6 +1,8 @@
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
 import * as path from "node:path";
+
+// Node's modules load on first use, not with the package (issue 44).
+const nodeFs = () => process.getBuiltinModule("node:fs");
+const nodeOs = () => process.getBuiltinModule("node:os");
 
 /** How one repository is protected inside the sandbox. */
 export interface GitProtection {
@@ -26,14 +28,14 @@ const REDIRECTS = ["commondir", "config.worktree", "gitdir"] as const;
 /** Whether `dir` looks like a git directory (a bare repository, a `.git` folder, a submodule's). */
 function isGitDir(dir: string): boolean {
   return (
-    existsSync(path.join(dir, "HEAD")) &&
-    (existsSync(path.join(dir, "objects")) || existsSync(path.join(dir, "commondir")))
+    nodeFs().existsSync(path.join(dir, "HEAD")) &&
+    (nodeFs().existsSync(path.join(dir, "objects")) || nodeFs().existsSync(path.join(dir, "commondir")))
   );
 }
 
 function isDirectory(p: string): boolean {
   try {
-    return lstatSync(p).isDirectory();
+    return nodeFs().lstatSync(p).isDirectory();
   } catch {
     return false;
   }
@@ -71,28 +73,28 @@ function protectGitDir(
   depth: number,
 ): void {
   into.pinned.push(gitDir);
-  const linkedWorktree = existsSync(path.join(gitDir, "commondir"));
+  const linkedWorktree = nodeFs().existsSync(path.join(gitDir, "commondir"));
   if (!linkedWorktree) {
     // An empty folder or file is inert; a missing one could be created with a hook or a filter in it.
     for (const folder of ["hooks", "info"]) {
       const target = path.join(gitDir, folder);
-      if (!existsSync(target)) tryMkdir(target);
+      if (!nodeFs().existsSync(target)) tryMkdir(target);
     }
     for (const file of ["config", "info/attributes"]) {
       const target = path.join(gitDir, file);
-      if (!existsSync(target)) tryCreateEmpty(target);
+      if (!nodeFs().existsSync(target)) tryCreateEmpty(target);
     }
   }
   // `info` stays writable (repack writes info/refs there) but cannot be swapped for another folder.
   if (isDirectory(path.join(gitDir, "info"))) into.pinned.push(path.join(gitDir, "info"));
   for (const name of ["config", "hooks", "info/attributes", ...REDIRECTS]) {
     const target = path.join(gitDir, name);
-    if (existsSync(target)) into.readOnly.push(target);
+    if (nodeFs().existsSync(target)) into.readOnly.push(target);
     else if (name === "commondir" || name === "config.worktree") into.removeIfPlanted.push(target);
   }
   for (const target of configuredPaths(path.join(gitDir, "config"), worktree)) {
     // A hooks folder or an included config the command creates would run or be read outside.
-    if (existsSync(target)) into.readOnly.push(target);
+    if (nodeFs().existsSync(target)) into.readOnly.push(target);
     else into.removeIfPlanted.push(target);
   }
   if (depth > 4) return; // submodules of submodules of ...: deep enough for any real project
@@ -108,7 +110,7 @@ function gitDirsBelow(dir: string, levels: number): string[] {
   const found: string[] = [];
   let names: string[];
   try {
-    names = readdirSync(dir);
+    names = nodeFs().readdirSync(dir);
   } catch {
     return [];
   }
@@ -129,7 +131,7 @@ function gitDirsBelow(dir: string, levels: number): string[] {
 export function configuredPaths(configFile: string, worktree: string | undefined): string[] {
   let text: string;
   try {
-    text = readFileSync(configFile, "utf8");
+    text = nodeFs().readFileSync(configFile, "utf8");
   } catch {
     return [];
   }
@@ -161,13 +163,13 @@ function unquote(value: string): string {
 }
 
 function resolveAgainst(value: string, base: string): string {
-  if (value === "~" || value.startsWith("~/")) return path.join(homedir(), value.slice(2));
+  if (value === "~" || value.startsWith("~/")) return path.join(nodeOs().homedir(), value.slice(2));
   return path.resolve(base, value);
 }
 
 function tryMkdir(target: string): void {
   try {
-    mkdirSync(target);
+    nodeFs().mkdirSync(target);
   } catch {
     // Not ours to create (a read-only repository): nothing can be planted there either.
   }
@@ -175,7 +177,7 @@ function tryMkdir(target: string): void {
 
 function tryCreateEmpty(target: string): void {
   try {
-    writeFileSync(target, "", { flag: "wx" });
+    nodeFs().writeFileSync(target, "", { flag: "wx" });
   } catch {
     // As above.
   }

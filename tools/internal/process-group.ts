@@ -1,9 +1,10 @@
-import { readdirSync, readFileSync } from "node:fs";
+// Node's modules load on first use, not with the package (issue 44).
+const nodeFs = () => process.getBuiltinModule("node:fs");
 
 /** Fields of /proc/<pid>/stat after "pid (comm) ": comm may contain spaces, so split after the last ")". */
 function procStat(pid: number | string): string[] | undefined {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const stat = nodeFs().readFileSync(`/proc/${pid}/stat`, "utf8");
     return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   } catch {
     return undefined;
@@ -21,7 +22,7 @@ export function processGroupAlive(pgid: number): boolean {
     return (error as NodeJS.ErrnoException).code === "EPERM";
   }
   if (process.platform !== "linux") return true;
-  for (const entry of readdirSync("/proc")) {
+  for (const entry of nodeFs().readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     const fields = procStat(entry);
     // fields[0] = state, fields[2] = process group id.

@@ -1,8 +1,11 @@
-import { randomBytes } from "node:crypto";
-import { constants, existsSync } from "node:fs";
-import { type FileHandle, lstat, mkdir, open, readlink, rename, unlink } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
+import { lazy } from "../../core/lazy.js";
 import * as path from "node:path";
 import { WorkspaceError } from "./workspace-error.js";
+
+// Node's modules load on first use, not with the package (issue 44).
+const nodeFs = () => process.getBuiltinModule("node:fs");
+const nodeFsPromises = () => process.getBuiltinModule("node:fs/promises");
 
 // The workspace check (`Workspace.resolve`) looks at a path; between that look and the open, another
 // process can swap a folder for a symlink to elsewhere. These functions close that window: what is
@@ -11,10 +14,11 @@ import { WorkspaceError } from "./workspace-error.js";
 // opening, by the real path of the open descriptor. Where /proc is missing (macOS), they fall back to
 // opening with O_NOFOLLOW on the last component, a narrower guarantee (see docs/tools.md).
 
-const { O_CREAT, O_DIRECTORY, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY } = constants;
+/** open(2)'s flags, read on first use like the module they come from. */
+const flags = lazy(() => nodeFs().constants);
 
 /** Whether descriptors can be resolved and used as folders through /proc (Linux). */
-const HAS_PROC_FD = process.platform === "linux" && existsSync("/proc/self/fd");
+const hasProcFd = lazy(() => process.platform === "linux" && nodeFs().existsSync("/proc/self/fd"));
 
 function fdPath(handle: FileHandle, name?: string): string {
   return name === undefined ? `/proc/self/fd/${handle.fd}` : `/proc/self/fd/${handle.fd}/${name}`;
@@ -33,8 +37,8 @@ function changedError(relative: string, what: string): WorkspaceError {
 
 /** The real location of an open descriptor; `undefined` where it cannot be known. */
 async function realPathOf(handle: FileHandle): Promise<string | undefined> {
-  if (!HAS_PROC_FD) return undefined;
-  const target = await readlink(fdPath(handle));
+  if (!hasProcFd()) return undefined;
+  const target = await nodeFsPromises().readlink(fdPath(handle));
   return target.endsWith(" (deleted)") ? target.slice(0, -" (deleted)".length) : target;
 }
 
@@ -56,7 +60,10 @@ export async function openForReadInside(
 ): Promise<FileHandle> {
   let handle: FileHandle;
   try {
-    handle = await open(absolute, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    handle = await nodeFsPromises().open(
+      absolute,
+      flags().O_RDONLY | flags().O_NOFOLLOW | flags().O_NONBLOCK,
+    );
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ELOOP") throw changedError(relative, "it is now a symbolic link");
@@ -87,7 +94,10 @@ export async function openForReadInside(
 export async function openDirInside(root: string, absolute: string, relative: string): Promise<FileHandle> {
   let handle: FileHandle;
   try {
-    handle = await open(absolute, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+    handle = await nodeFsPromises().open(
+      absolute,
+      flags().O_RDONLY | flags().O_DIRECTORY | flags().O_NOFOLLOW,
+    );
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ELOOP" || code === "ENOTDIR") throw changedError(relative, "it is no longer a folder");
@@ -110,7 +120,7 @@ export async function openDirInside(root: string, absolute: string, relative: st
  * on Linux (so a folder swapped afterwards changes nothing), else its own path.
  */
 export function handleDirPath(handle: FileHandle, fallback: string): string {
-  return HAS_PROC_FD ? fdPath(handle) : fallback;
+  return hasProcFd() ? fdPath(handle) : fallback;
 }
 
 /**
@@ -119,7 +129,7 @@ export function handleDirPath(handle: FileHandle, fallback: string): string {
  * is (or became) a symlink or a file is refused; nothing is created outside the workspace.
  */
 async function openDirBeneath(root: string, relativeDir: string, create: boolean): Promise<FileHandle> {
-  let current = await open(root, O_RDONLY | O_DIRECTORY);
+  let current = await nodeFsPromises().open(root, flags().O_RDONLY | flags().O_DIRECTORY);
   const realRoot = await realPathOf(current);
   if (realRoot !== undefined && realRoot !== root) {
     await current.close();
@@ -130,19 +140,24 @@ async function openDirBeneath(root: string, relativeDir: string, create: boolean
   try {
     for (const part of parts) {
       walked = walked === "" ? part : `${walked}/${part}`;
-      const next = HAS_PROC_FD ? fdPath(current, part) : path.join(root, walked);
+      const next = hasProcFd() ? fdPath(current, part) : path.join(root, walked);
       let handle: FileHandle | undefined;
       for (let attempt = 0; handle === undefined; attempt++) {
         try {
-          handle = await open(next, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+          handle = await nodeFsPromises().open(
+            next,
+            flags().O_RDONLY | flags().O_DIRECTORY | flags().O_NOFOLLOW,
+          );
         } catch (error) {
           const code = (error as NodeJS.ErrnoException).code;
           if (code === "ENOENT" && create && attempt < 3) {
-            await mkdir(next).catch((mkdirError: NodeJS.ErrnoException) => {
-              if (mkdirError.code === "ENOENT")
-                throw changedError(walked, "a folder on its path was removed");
-              if (mkdirError.code !== "EEXIST") throw mkdirError;
-            });
+            await nodeFsPromises()
+              .mkdir(next)
+              .catch((mkdirError: NodeJS.ErrnoException) => {
+                if (mkdirError.code === "ENOENT")
+                  throw changedError(walked, "a folder on its path was removed");
+                if (mkdirError.code !== "EEXIST") throw mkdirError;
+              });
             continue;
           }
           if (code === "ENOENT") throw changedError(walked, "a folder on its path was removed");
@@ -198,17 +213,23 @@ export async function writeFileInside(
   try {
     const base = handleDirPath(dir, path.join(root, dirRelative));
     const target = `${base}/${name}`;
-    const existing = await lstat(target).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === "ENOENT") return undefined;
-      throw error;
-    });
+    const existing = await nodeFsPromises()
+      .lstat(target)
+      .catch((error: NodeJS.ErrnoException) => {
+        if (error.code === "ENOENT") return undefined;
+        throw error;
+      });
     if (existing?.isSymbolicLink()) throw changedError(relative, "it is now a symbolic link");
     if (existing?.isDirectory()) throw new Error(`${relative} is a directory`);
     if (existing && !existing.isFile()) throw new Error(`${relative} is not a regular file`);
     if (!existing && options.mustExist) throw changedError(relative, "the file is gone");
     if (options.exclusive) {
       // Create only, never replace: written in place (O_EXCL also refuses a symlink put there).
-      const handle = await open(target, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o666);
+      const handle = await nodeFsPromises().open(
+        target,
+        flags().O_WRONLY | flags().O_CREAT | flags().O_EXCL | flags().O_NOFOLLOW,
+        0o666,
+      );
       try {
         await handle.writeFile(data);
       } finally {
@@ -217,14 +238,15 @@ export async function writeFileInside(
       return { created: true };
     }
 
+    const { randomBytes } = process.getBuiltinModule("node:crypto"); // on first use (issue 44)
     const temp = `${base}/.${name}.${randomBytes(6).toString("hex")}.tmp`;
-    const handle = await open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o666).catch(
-      (error: NodeJS.ErrnoException) => {
+    const handle = await nodeFsPromises()
+      .open(temp, flags().O_WRONLY | flags().O_CREAT | flags().O_EXCL | flags().O_NOFOLLOW, 0o666)
+      .catch((error: NodeJS.ErrnoException) => {
         // The folder we hold was removed meanwhile: nothing can be created in it.
         if (error.code === "ENOENT") throw changedError(relative, "its folder was removed");
         throw error;
-      },
-    );
+      });
     try {
       try {
         if (existing) await handle.chmod(existing.mode & 0o7777);
@@ -232,9 +254,11 @@ export async function writeFileInside(
       } finally {
         await handle.close();
       }
-      await rename(temp, target);
+      await nodeFsPromises().rename(temp, target);
     } catch (error) {
-      await unlink(temp).catch(() => undefined);
+      await nodeFsPromises()
+        .unlink(temp)
+        .catch(() => undefined);
       if ((error as NodeJS.ErrnoException).code === "ENOENT")
         throw changedError(relative, "its folder was removed");
       throw error;

@@ -1,7 +1,9 @@
 import type { Dirent } from "node:fs";
-import { readdir } from "node:fs/promises";
 import * as path from "node:path";
 import { handleDirPath, openDirInside } from "./safe-fs.js";
+
+// Node's modules load on first use, not with the package (issue 44).
+const nodeFsPromises = () => process.getBuiltinModule("node:fs/promises");
 
 /** Folders the listing and search tools skip unless asked for explicitly. */
 export const SKIPPED_DIRS: ReadonlySet<string> = new Set([".git", "node_modules"]);
@@ -41,7 +43,7 @@ export async function* walk(
     try {
       const handle = await openDirInside(root, dir, path.relative(root, dir) || ".");
       try {
-        entries = await readdir(handleDirPath(handle, dir), { withFileTypes: true });
+        entries = await nodeFsPromises().readdir(handleDirPath(handle, dir), { withFileTypes: true });
       } finally {
         await handle.close();
       }

@@ -1,5 +1,8 @@
-import { type Dirent, readdirSync } from "node:fs";
+import type { Dirent } from "node:fs";
 import * as path from "node:path";
+
+// Node's modules load on first use, not with the package (issue 44).
+const nodeFs = () => process.getBuiltinModule("node:fs");
 
 /** What {@link scanWorkspace} found. */
 export interface WorkspaceScan {
@@ -61,7 +64,7 @@ export function scanWorkspace(
     const dir = queue[next]!;
     let entries: Dirent[];
     try {
-      entries = readdirSync(dir, { withFileTypes: true });
+      entries = nodeFs().readdirSync(dir, { withFileTypes: true });
     } catch {
       continue; // unreadable or gone: nothing to protect there
     }
