@@ -244,6 +244,8 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
     });
     flushRecord = () => {
       if (publisher.flush()) record.update({ eventsInKeys: true });
+      // The turn's batch before the record that lists it.
+      writer.flush();
       record.flush();
     };
     // Whether the agent began and ended its run: a run that fails says so with the ends it did not.

@@ -29,9 +29,10 @@ export type { LastRun, SessionStatus, SessionUpdates, TranscriptSlice } from "./
 // A turn writes its messages, the run record (turn and count) just before the run's next step, and
 // its events before each wait (one key a wait; the record is not written again for them: readers
 // find the batches by the keys). So what a turn journals grows with what it added, not with the
-// history. A run ends by folding its batches into the snapshot (one write): the next run reads two
-// keys at most, whatever the session's age, and its batches reuse the slots "t/0", "t/1", … (no
-// clear: the record says which are current; slots above those the last run used are cleared).
+// history. A run ends by folding its batches into the snapshot (one write, which takes the last
+// turn's batch when no wait came after it): the next run reads one key, whatever the session's age,
+// and its batches reuse the slots "t/0", "t/1", … (no clear: the record says which are current;
+// slots above those the last run used are cleared).
 //
 // Before issue 44's last change every batch stayed under "m/<first index>" (read one by one, so a
 // run's reads grew with the session's history): a record without `tail` is read that way, and the
@@ -427,11 +428,15 @@ export function createTranscriptWriter(ctx: ObjectContext, stored: StoredTranscr
   // The slots this run wrote: what the fold keeps (the next run writes over them).
   let used = 0;
   let folded: number[] | undefined;
+  // Slot batches written at the next flush (before the run waits): the last turn's, when the run
+  // ends before another wait, goes into the fold instead (one write, not two).
+  const pending = new Map<number, AgentMessage[]>();
   let currentGeneration = stored.generation;
   const setSnapshot = (messages: readonly AgentMessage[]) => {
     if (messages.length) ctx.set(messageKey(0), messages);
     else ctx.clear(messageKey(0));
     tail = [];
+    pending.clear();
   };
   /** The first write in the current layout: the snapshot, and the keys of earlier versions cleared. */
   const migrate = (messages: readonly AgentMessage[]) => {
@@ -474,30 +479,45 @@ export function createTranscriptWriter(ctx: ObjectContext, stored: StoredTranscr
         else {
           const slot = tail.indexOf(from) === -1 ? tail.length : tail.indexOf(from);
           tail = tail.slice(0, slot);
+          for (const waiting of [...pending.keys()]) if (waiting >= slot) pending.delete(waiting);
           if (messages.length > from) {
-            ctx.set(tailKey(slot), messages.slice(from));
+            pending.set(slot, messages.slice(from));
             tail.push(from);
-            used = Math.max(used, slot + 1);
-            tailKeys = Math.max(tailKeys, slot + 1);
           }
         }
       }
       written = [...messages];
       return true;
     },
+    /** Writes the slot batches waiting (before the run waits, with the record that lists them). */
+    flush(): boolean {
+      if (pending.size === 0) return false;
+      for (const [slot, batch] of pending) {
+        ctx.set(tailKey(slot), batch);
+        used = Math.max(used, slot + 1);
+        tailKeys = Math.max(tailKeys, slot + 1);
+      }
+      pending.clear();
+      return true;
+    },
     /**
      * Folds the tail into the snapshot (one write), as a run ends, so the next run reads one key;
-     * clears the slots above those this run wrote. Whether the layout changed.
+     * the batches still waiting go into it unwritten. Clears the slots above those this run wrote.
+     * Whether the layout changed.
      */
     fold(): boolean {
       if (!tail) return false;
-      // The tail's slots stay (copies of what the snapshot now holds, for followers); the rest go.
-      const keep = Math.max(used, tail.length);
+      // The tail's written slots stay (copies of what the snapshot now holds, for followers).
+      const waiting = tail.findIndex((_, slot) => pending.has(slot));
+      const flushed = waiting === -1 ? tail : tail.slice(0, waiting);
+      const keep = Math.max(used, flushed.length);
       const stale = tailKeys > keep;
       for (let slot = keep; slot < tailKeys; slot++) ctx.clear(tailKey(slot));
       tailKeys = keep;
       if (tail.length === 0) return stale;
-      folded = tail;
+      // Followers read the folded slots only when they hold the whole tail: the last turn's messages,
+      // folded unwritten, are in the snapshot alone.
+      folded = waiting === -1 && flushed.length ? flushed : undefined;
       setSnapshot(written);
       return true;
     },

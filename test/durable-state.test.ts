@@ -65,6 +65,7 @@ async function runOnce(ctx: ObjectContext, next: (stored: AgentMessage[]) => Age
   const recorder = createRunRecorder(ctx, (await ctx.get<RunRecord>("run")) ?? record(stored.count));
   const messages = next(stored.messages);
   if (writer.write(messages)) recorder.update(writer.layout);
+  writer.flush();
   recorder.flush();
   // As the run ends: its batches folded into the snapshot.
   if (writer.fold()) recorder.write(writer.layout);
@@ -90,6 +91,7 @@ describe("the stored transcript", () => {
 
     writer.write(messages.slice(0, 2));
     recorder.update({ ...writer.layout, turn: 1 });
+    writer.flush();
     recorder.flush();
     recorder.flush();
     expect(writes).toEqual(["set m/0", "set run"]);
@@ -98,6 +100,7 @@ describe("the stored transcript", () => {
     expect(writer.write(messages.slice(0, 2))).toBe(false);
     writer.write(messages);
     recorder.update(writer.layout);
+    writer.flush();
     recorder.flush();
     expect(writes).toEqual(["set t/0", "set run"]);
     await expectEveryRead(ctx, messages);
@@ -119,6 +122,37 @@ describe("the stored transcript", () => {
     reads.length = 0;
     expect((await readStored(ctx, 2)).messages).toEqual(messages.slice(2));
     expect(reads.filter((key) => /^[mt]\//.test(key))).toEqual(["m/0"]);
+  });
+
+  it("folds a last batch the run did not write before it ended: one write, not two", async () => {
+    const { ctx, writes } = memoryState({ run: record(0) });
+    const writer = createTranscriptWriter(ctx, await readStored(ctx));
+    const recorder = createRunRecorder(ctx, record(0));
+    const first = [user("a"), user("b")];
+    writer.write(first);
+    writer.flush();
+    recorder.write(writer.layout);
+    writes.length = 0;
+    const all = [...first, user("c"), user("d")];
+    writer.write(all); // the last turn, and the run ends with no wait after it
+    expect(writer.fold()).toBe(true);
+    writer.flush();
+    recorder.write(writer.layout);
+    expect(writes).toEqual(["set m/0", "set run"]);
+    expect((await ctx.get<RunRecord>("run"))!.folded).toBeUndefined();
+    await expectEveryRead(ctx, all);
+
+    // A run whose earlier turn's batch was written: followers read every message still.
+    const next = createTranscriptWriter(ctx, await readStored(ctx));
+    const more = [...all, user("e")];
+    next.write(more);
+    next.flush();
+    createRunRecorder(ctx, record()).write(next.layout);
+    const last = [...more, user("f")];
+    next.write(last);
+    next.fold();
+    createRunRecorder(ctx, record()).write(next.layout);
+    await expectEveryRead(ctx, last);
   });
 
   it("reads nothing past the recorded count: a batch written before its count is not seen yet", async () => {
@@ -154,6 +188,7 @@ describe("the stored transcript", () => {
     const more = [...stored.messages, user("x"), user("y")];
     writer.write(more.slice(0, 201));
     writer.write(more);
+    writer.flush();
     recorder.write(writer.layout);
     reads.length = 0;
     expect((await readStored(ctx, 201)).messages).toEqual(more.slice(201));
@@ -180,6 +215,7 @@ describe("the stored transcript", () => {
       for (let turn = 0; turn < 3; turn++) {
         messages = [...messages, user(`q${run}.${turn}`), user(`a${run}.${turn}`)];
         if (writer.write(messages)) recorder.update(writer.layout);
+        writer.flush();
         recorder.flush();
       }
       writer.fold();
@@ -217,6 +253,7 @@ describe("the stored transcript", () => {
     writer.write(b);
     const c = [...b.slice(0, 9), user("summary 2")];
     writer.write(c);
+    writer.flush();
     recorder.write(writer.layout);
     expect(state.get("generation")).toBe(2);
     expect((state.get("run") as RunRecord).tail).toEqual([6, 8]);
