@@ -125,6 +125,7 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
       startedAt: previous?.startedAt ?? 0,
       firstIndex: transcript.length,
       generation: stored.generation,
+      ...writer.layout,
       count: stored.count,
     });
     // A woken run writes it once it knows it runs (a wake whose message a run took leaves no trace).
@@ -243,6 +244,8 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
     });
     flushRecord = () => {
       if (publisher.flush()) record.update({ eventsInKeys: true });
+      // The turn's batch before the record that lists it.
+      writer.flush();
       record.flush();
     };
     // Whether the agent began and ended its run: a run that fails says so with the ends it did not.
@@ -256,7 +259,7 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
       } else if (event.type === "turn_end") {
         // After the step that ended the turn has updated the transcript; counted at the next step.
         queueMicrotask(() => {
-          if (writer.write(agent.messages)) record.update({ count: writer.count });
+          if (writer.write(agent.messages)) record.update(writer.layout);
         });
       }
     });
@@ -269,6 +272,7 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
      */
     const endFailedRun = (errorMessage: string) => {
       writer.write(agent.messages);
+      writer.fold();
       if (!told.start) publisher.publish({ type: "agent_start" });
       if (!told.end) {
         publisher.publish({
@@ -285,7 +289,7 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
       approvals.clear();
       clientCalls.clear();
       const result: RunResult = { runId, reason: "error", messages: [], usage: emptyUsage(), errorMessage };
-      finishRun(ctx, record, writer.count, result, journal.now());
+      finishRun(ctx, record, writer.layout, result, journal.now());
     };
 
     try {
@@ -303,11 +307,13 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
       bell.close(true);
       returnUntaken(ctx, inbox, agent);
       writer.write(agent.messages);
+      // The next run reads the transcript as one key, however many runs came before.
+      writer.fold();
       const result: RunResult = { runId, ...outcome };
       if (publisher.flush()) record.update({ eventsInKeys: true });
       approvals.clear();
       clientCalls.clear();
-      finishRun(ctx, record, writer.count, result, journal.now());
+      finishRun(ctx, record, writer.layout, result, journal.now());
       return result;
     } catch (error) {
       const failure =
@@ -354,11 +360,11 @@ function returnUntaken(ctx: ObjectContext, inbox: InboxObject, agent: Agent): vo
 function finishRun(
   ctx: ObjectContext,
   record: ReturnType<typeof createRunRecorder>,
-  count: number,
+  layout: Partial<RunRecord>,
   result: RunResult,
   endedAt: number,
 ): void {
-  record.write({ state: "idle", count });
+  record.write({ state: "idle", ...layout });
   const run = record.record;
   const lastRun: LastRun = {
     runId: run.runId,

@@ -22,12 +22,21 @@ export type { LastRun, SessionStatus, SessionUpdates, TranscriptSlice } from "./
 //   "approvals"  ApprovalBook     calls waiting for a decision, with the awakeable that takes it
 //   "clientCalls" ApprovalBook    calls of client-run tools waiting for the client's result, likewise
 //   "generation" number           bumped when a compaction rewrote earlier messages
-//   "m/<i>"      AgentMessage[]   messages i, i+1, … as one write stored them (a turn's, usually)
+//   "m/0"        AgentMessage[]   the transcript as the last run ended (its snapshot), up to the tail
+//   "t/<j>"      AgentMessage[]   the run's j-th batch after the snapshot (a turn's, usually); where
+//                                 each starts is the run record's `tail`
 //   "e/<seq>"    AgentEvent[]     the run's committed events seq, seq+1, … as one flush wrote them
 // A turn writes its messages, the run record (turn and count) just before the run's next step, and
 // its events before each wait (one key a wait; the record is not written again for them: readers
 // find the batches by the keys). So what a turn journals grows with what it added, not with the
-// history.
+// history. A run ends by folding its batches into the snapshot (one write, which takes the last
+// turn's batch when no wait came after it): the next run reads one key, whatever the session's age,
+// and its batches reuse the slots "t/0", "t/1", … (no clear: the record says which are current;
+// slots above those the last run used are cleared).
+//
+// Before issue 44's last change every batch stayed under "m/<first index>" (read one by one, so a
+// run's reads grew with the session's history): a record without `tail` is read that way, and the
+// next run's first write moves the transcript into the snapshot and clears those keys.
 //
 // Earlier versions (format 1) stored one message per "m/<i>" (a bare AgentMessage, read as a batch
 // of one) and the count under "count" (read when the run record has none; cleared by the next run's
@@ -54,6 +63,20 @@ export interface RunRecord {
    * is not read until the count includes it). Absent in records of format 1: the "count" key.
    */
   count?: number;
+  /**
+   * Where the transcript's batches after the snapshot ("m/0") start: batch j is under "t/<j>" and
+   * the snapshot holds the messages before `tail[0]` (all of them when the tail is empty). Absent in
+   * records of earlier versions (batches under "m/<first index>", found by the state's keys).
+   */
+  tail?: number[];
+  /** How many "t/<j>" slots may hold something (current or stale): the next fold clears those above its own. */
+  tailKeys?: number;
+  /**
+   * After a fold: where the folded batches start, which their slots still hold until the next run
+   * writes (its first record drops this), so a follower reading the last run's messages reads those
+   * rather than the whole snapshot.
+   */
+  folded?: number[];
   /**
    * The run's recorded events are the "e/<seq>" keys in state (durable/run-events.ts): set with the
    * run's first batch. Absent in records of earlier versions and of a run that has recorded none yet.
@@ -84,6 +107,7 @@ export type ApprovalBook = Record<string, PendingApprovalRecord>;
 type AnyObjectContext = ObjectContext | ObjectSharedContext;
 
 const messageKey = (index: number) => `m/${index}`;
+const tailKey = (slot: number) => `t/${slot}`;
 
 /** A 404 for a session that never ran. */
 export function unknownSession(sessionId: string): TerminalError {
@@ -249,12 +273,16 @@ export interface StoredTranscript extends TranscriptSlice {
   legacyCount: boolean;
   /** The session's state keys, when the read listed them (`known.listKeys`, or batches to find). */
   keys?: string[];
+  /** The run record's `tail` (the current layout), or absent (batches under "m/<i>", or nothing stored). */
+  tail?: number[];
+  /** The run record's `tailKeys`. */
+  tailKeys: number;
 }
 
 /** Messages `from` … end of the stored transcript. */
 export async function readTranscript(ctx: AnyObjectContext, from = 0): Promise<TranscriptSlice> {
-  const { starts: _starts, legacyCount: _legacy, keys: _keys, ...slice } = await readStored(ctx, from);
-  return slice;
+  const { generation, count, from: start, messages } = await readStored(ctx, from);
+  return { generation, count, from: start, messages };
 }
 
 /** The first index of every stored batch below `total` (the "m/<i>" keys), ascending. */
@@ -289,6 +317,7 @@ export async function readStored(
   ])) as [RunRecord | null, number | null];
   const total = await countOf(ctx, run);
   const start = Math.min(from, total);
+  if (run?.tail) return readTail(ctx, run, run.tail, generation ?? 0, total, start, known?.listKeys);
   // A follower's poll that finds nothing new lists no keys.
   const keys = start < total || known?.listKeys ? await ctx.stateKeys() : undefined;
   const all = keys && start < total ? batchStarts(keys, total) : [];
@@ -327,25 +356,107 @@ export async function readStored(
     starts,
     legacyCount: run !== null && run.count === undefined,
     ...(keys && { keys }),
+    tailKeys: 0,
+  };
+}
+
+/**
+ * The transcript from `start` in the current layout: the snapshot ("m/0", when `start` is before the
+ * tail) and the tail's batches that hold messages from `start` on, read at once; no key listing.
+ */
+async function readTail(
+  ctx: AnyObjectContext,
+  run: RunRecord,
+  tail: number[],
+  generation: number,
+  total: number,
+  start: number,
+  listKeys: boolean | undefined,
+): Promise<StoredTranscript> {
+  // The snapshot holds what comes before the tail (a fold writes it before the record says so).
+  // A follower reading from inside the last run's folded batches reads them, not the snapshot.
+  const folded = run.folded;
+  if (tail.length === 0 && folded?.length && start >= folded[0]!) tail = folded;
+  const base = Math.min(tail[0] ?? total, total);
+  const ends = tail.map((_, j) => Math.min(tail[j + 1] ?? total, total));
+  const slots = tail.map((_, j) => j).filter((j) => tail[j]! < total && ends[j]! > start);
+  const keys = listKeys ? await ctx.stateKeys() : undefined;
+  const [snapshot, ...batches] = (await RestatePromise.all([
+    start < base
+      ? (ctx.get<AgentMessage[]>(messageKey(0)) as RestatePromise<AgentMessage[] | null>)
+      : RestatePromise.resolve(null),
+    ...slots.map((j) => ctx.get<AgentMessage[]>(tailKey(j)) as RestatePromise<AgentMessage[] | null>),
+  ])) as [AgentMessage[] | null, ...(AgentMessage[] | null)[]];
+  const messages = (snapshot ?? []).slice(start, base);
+  slots.forEach((j, i) => {
+    const from = tail[j]!;
+    messages.push(...(batches[i] ?? []).slice(Math.max(start, from) - from, ends[j]! - from));
+  });
+  return {
+    generation,
+    count: total,
+    from: start,
+    messages,
+    starts: [],
+    legacyCount: false,
+    ...(keys && { keys }),
+    tail: [...(run.tail ?? [])],
+    tailKeys: run.tailKeys ?? tail.length,
   };
 }
 
 /**
  * Writes a run's transcript back to the session's state: what a write added since the last one goes
- * under one key (`m/<first index>`); messages already stored (the same objects) are not written
- * again; when a compaction replaced earlier messages, the batch it changed and everything after it
- * are rewritten as one, and `generation` goes up. The count is the run record's
- * ({@link createRunRecorder}): `count` says what to record.
+ * under one key (the next slot of the tail, "t/<j>"); messages already stored (the same objects) are
+ * not written again; when a compaction replaced earlier messages, the batch it changed and
+ * everything after it are rewritten as one (the snapshot, when it changed there), and `generation`
+ * goes up. {@link fold} ends a run: the transcript as one snapshot, the tail empty. The count and the
+ * tail are the run record's ({@link createRunRecorder}): `layout` says what to record.
+ *
+ * @example
+ * ```ts
+ * const writer = createTranscriptWriter(ctx, await readStored(ctx));
+ * if (writer.write(agent.messages)) record.update(writer.layout); // at a turn's end
+ * writer.fold(); // as the run ends: the next run reads one key
+ * ```
  */
 export function createTranscriptWriter(ctx: ObjectContext, stored: StoredTranscript) {
   let written: readonly AgentMessage[] = stored.messages;
-  let starts = [...stored.starts];
+  // Undefined until the transcript is in the current layout (a session of an earlier version).
+  let tail = stored.tail ? [...stored.tail] : undefined;
+  let tailKeys = stored.tailKeys;
+  // The slots this run wrote: what the fold keeps (the next run writes over them).
+  let used = 0;
+  let folded: number[] | undefined;
+  // Slot batches written at the next flush (before the run waits): the last turn's, when the run
+  // ends before another wait, goes into the fold instead (one write, not two).
+  const pending = new Map<number, AgentMessage[]>();
   let currentGeneration = stored.generation;
-  let legacyCount = stored.legacyCount;
+  const setSnapshot = (messages: readonly AgentMessage[]) => {
+    if (messages.length) ctx.set(messageKey(0), messages);
+    else ctx.clear(messageKey(0));
+    tail = [];
+    pending.clear();
+  };
+  /** The first write in the current layout: the snapshot, and the keys of earlier versions cleared. */
+  const migrate = (messages: readonly AgentMessage[]) => {
+    setSnapshot(messages);
+    for (const start of stored.starts) if (start > 0) ctx.clear(messageKey(start));
+    if (stored.legacyCount) ctx.clear("count");
+  };
   return {
     /** Messages stored so far. */
     get count(): number {
       return written.length;
+    },
+    /** What the run record says of the stored transcript: its count, and its tail once it has one. */
+    get layout(): Pick<RunRecord, "count" | "tail" | "tailKeys" | "folded"> {
+      return {
+        count: written.length,
+        ...(tail && { tail: [...tail], tailKeys }),
+        // Always said: a record patched with the layout drops a fold that no longer holds.
+        folded: folded && [...folded],
+      };
     },
     /** Stores `messages` (the agent's current transcript); whether anything changed. */
     write(messages: readonly AgentMessage[]): boolean {
@@ -353,25 +464,61 @@ export function createTranscriptWriter(ctx: ObjectContext, stored: StoredTranscr
       const limit = Math.min(written.length, messages.length);
       while (same < limit && written[same] === messages[same]) same++;
       if (same === written.length && same === messages.length) return false;
-      let from = same;
+      folded = undefined;
       if (same < written.length) {
         currentGeneration++;
         ctx.set("generation", currentGeneration);
-        // The batch holding the first changed message is rewritten whole, from its start.
-        from = starts.filter((s) => s <= same).pop() ?? 0;
-        for (const s of starts)
-          if (s > from || (s === from && messages.length <= from)) ctx.clear(messageKey(s));
-        starts = starts.filter((s) => s < from);
       }
-      if (messages.length > from) {
-        ctx.set(messageKey(from), messages.slice(from));
-        starts.push(from);
-      }
-      if (legacyCount) {
-        ctx.clear("count");
-        legacyCount = false;
+      if (!tail) migrate(messages);
+      else {
+        const base = tail[0] ?? written.length;
+        // Where the batch to write starts: the changed slot's start, or the end (a new slot).
+        let from = same;
+        if (same < written.length && same >= base) from = tail.filter((s) => s <= same).pop()!;
+        if (from === 0 || same < base) setSnapshot(messages);
+        else {
+          const slot = tail.indexOf(from) === -1 ? tail.length : tail.indexOf(from);
+          tail = tail.slice(0, slot);
+          for (const waiting of [...pending.keys()]) if (waiting >= slot) pending.delete(waiting);
+          if (messages.length > from) {
+            pending.set(slot, messages.slice(from));
+            tail.push(from);
+          }
+        }
       }
       written = [...messages];
+      return true;
+    },
+    /** Writes the slot batches waiting (before the run waits, with the record that lists them). */
+    flush(): boolean {
+      if (pending.size === 0) return false;
+      for (const [slot, batch] of pending) {
+        ctx.set(tailKey(slot), batch);
+        used = Math.max(used, slot + 1);
+        tailKeys = Math.max(tailKeys, slot + 1);
+      }
+      pending.clear();
+      return true;
+    },
+    /**
+     * Folds the tail into the snapshot (one write), as a run ends, so the next run reads one key;
+     * the batches still waiting go into it unwritten. Clears the slots above those this run wrote.
+     * Whether the layout changed.
+     */
+    fold(): boolean {
+      if (!tail) return false;
+      // The tail's written slots stay (copies of what the snapshot now holds, for followers).
+      const waiting = tail.findIndex((_, slot) => pending.has(slot));
+      const flushed = waiting === -1 ? tail : tail.slice(0, waiting);
+      const keep = Math.max(used, flushed.length);
+      const stale = tailKeys > keep;
+      for (let slot = keep; slot < tailKeys; slot++) ctx.clear(tailKey(slot));
+      tailKeys = keep;
+      if (tail.length === 0) return stale;
+      // Followers read the folded slots only when they hold the whole tail: the last turn's messages,
+      // folded unwritten, are in the snapshot alone.
+      folded = waiting === -1 && flushed.length ? flushed : undefined;
+      setSnapshot(written);
       return true;
     },
   };

@@ -13,7 +13,7 @@ import {
   serveAgents,
   startRestateServer,
 } from "../restate.js";
-import { type AgentEvent, createAgent, EventsUnavailableError } from "../index.js";
+import { type AgentEvent, type AgentMessage, createAgent, EventsUnavailableError } from "../index.js";
 import { durableTestAgent } from "./fixtures/durable-agent.js";
 import {
   eventsOf,
@@ -521,6 +521,38 @@ describe("durable sessions on Restate", () => {
     expect(slice.count).toBeLessThan(10);
     expect(slice.messages[0]).toMatchObject({ role: "user", content: long("part 0") });
     expectValidTranscript(slice.messages);
+  });
+
+  it("journals no more for a long-lived session's later runs than for its second, and keeps its transcript exact", async () => {
+    const commands = async (invocationId: string) => {
+      const rows = await restate.query<{ entry_lite_json: string }>(
+        `SELECT entry_lite_json FROM sys_journal WHERE id = '${invocationId}' ORDER BY index`,
+      );
+      return rows.filter((row) => "Command" in (JSON.parse(row.entry_lite_json) as object)).length;
+    };
+    const counts: number[] = [];
+    let before: AgentMessage[] = [];
+    for (let run = 1; run <= 10; run++) {
+      const result = await client.prompt("long-lived", "tools");
+      expect(result.reason).toBe("stop");
+      counts.push(await commands(result.runId));
+      const transcript = await client.transcript("long-lived");
+      // Every earlier message as it was, then this run's.
+      expect(transcript.slice(0, before.length)).toEqual(before);
+      expect(transcript.length).toBeGreaterThan(before.length + 1);
+      expect(shape(transcript.slice(before.length, before.length + 1))).toEqual(["user tools"]);
+      expect(result.messages).toEqual(transcript.slice(before.length));
+      expectValidTranscript(transcript);
+      expect((await client.messages("long-lived", before.length + 1)).messages).toEqual(
+        transcript.slice(before.length + 1),
+      );
+      before = transcript;
+    }
+    expect(counts[1]).toBeGreaterThan(0);
+    for (const count of counts.slice(2)) expect(count).toBeLessThanOrEqual(counts[1]!);
+    // From the third run on every run does the same work (the script answers "tools" the same
+    // way): the tenth journals what the third did, not one read more per run before it.
+    expect(counts[9]).toBeLessThanOrEqual(counts[2]!);
   });
 
   it("lets a client in another process follow a run: its messages as they are stored, and its status", async () => {
