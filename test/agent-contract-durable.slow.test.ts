@@ -6,7 +6,6 @@ import { agentMachineProtocol, createSessionHost, remoteAgentHandle, type Sessio
 import type { AgentOptions } from "../index.js";
 import {
   type AgentServer,
-  createAgentServices,
   createSessionClient,
   durableHandle,
   registerDeployment,
@@ -16,7 +15,7 @@ import {
   startRestateServer,
 } from "../restate.js";
 import { describeAgentContract } from "./contract/agent-contract.js";
-import { fastRetries, quietLogger } from "./fixtures/durable-harness.js";
+import { quietLogger, servicesPerSession } from "./fixtures/durable-harness.js";
 
 let restate: RestateServer;
 let server: AgentServer;
@@ -26,14 +25,7 @@ const agents = new Map<string, AgentOptions>();
 
 beforeAll(async () => {
   restate = await startRestateServer();
-  const services = createAgentServices({
-    agent: (sessionId) => {
-      const agent = agents.get(sessionId);
-      if (!agent) throw new Error(`no agent for session ${sessionId}`);
-      return agent;
-    },
-    retryPolicy: fastRetries,
-  });
+  const services = servicesPerSession(agents);
   server = await serveAgents({ services, logger: quietLogger });
   await registerDeployment({ adminUrl: restate.adminUrl, uri: server.url });
   client = createSessionClient({ url: restate.ingressUrl });

@@ -11,7 +11,6 @@ import * as z from "zod";
 import { AgentCallError, type AgentOptions, defineTool, scripted, subAgentTool } from "../index.js";
 import {
   type AgentServer,
-  createAgentServices,
   createSessionClient,
   durableHandle,
   registerDeployment,
@@ -20,7 +19,7 @@ import {
   serveAgents,
   startRestateServer,
 } from "../restate.js";
-import { fastRetries, quietLogger } from "./fixtures/durable-harness.js";
+import { quietLogger, servicesPerSession } from "./fixtures/durable-harness.js";
 
 const JOURNAL_LAG_MS = 250;
 
@@ -79,14 +78,7 @@ function laggingEndpoint(handler: ReturnType<typeof createEndpointHandler>, lagM
 
 beforeAll(async () => {
   restate = await startRestateServer();
-  const services = createAgentServices({
-    agent: (sessionId) => {
-      const agent = agents.get(sessionId);
-      if (!agent) throw new Error(`no agent for session ${sessionId}`);
-      return agent;
-    },
-    retryPolicy: fastRetries,
-  });
+  const services = servicesPerSession(agents);
   // serveAgents for its live channel; Restate drives the runs through the lagging endpoint.
   server = await serveAgents({ services, logger: quietLogger });
   endpoint = laggingEndpoint(

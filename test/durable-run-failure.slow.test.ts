@@ -7,7 +7,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AgentOptions, scripted } from "../index.js";
 import {
   type AgentServer,
-  createAgentServices,
   createSessionClient,
   durableHandle,
   registerDeployment,
@@ -16,7 +15,7 @@ import {
   serveAgents,
   startRestateServer,
 } from "../restate.js";
-import { fastRetries, quietLogger } from "./fixtures/durable-harness.js";
+import { quietLogger, servicesPerSession } from "./fixtures/durable-harness.js";
 
 let restate: RestateServer;
 let server: AgentServer;
@@ -25,14 +24,7 @@ const agents = new Map<string, AgentOptions>();
 
 beforeAll(async () => {
   restate = await startRestateServer();
-  const services = createAgentServices({
-    agent: (sessionId) => {
-      const agent = agents.get(sessionId);
-      if (!agent) throw new Error(`no agent for session ${sessionId}`);
-      return agent;
-    },
-    retryPolicy: fastRetries,
-  });
+  const services = servicesPerSession(agents);
   server = await serveAgents({ services, logger: quietLogger });
   await registerDeployment({ adminUrl: restate.adminUrl, uri: server.url });
   client = createSessionClient({ url: restate.ingressUrl });
