@@ -12,6 +12,7 @@ import { createRestateJournal } from "./restate-journal.js";
 import { createRestatePump } from "./restate-pump.js";
 import { eventBatchStarts } from "./run-events.js";
 import { createRunPublisher, type SessionEvent } from "./run-publisher.js";
+import { createRunSlotWriter, type RunSlotWriter, slotIndexes } from "./run-slots.js";
 import { parsePromptInput } from "./session-input.js";
 import { errorText, type SessionOptions } from "./session-options.js";
 import {
@@ -77,9 +78,11 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
     const runId = ctx.request().id as string;
     const previous = await ctx.get<RunRecord>("run");
     // The keys are listed once, for the transcript's batches and the last run's events alike.
+    // A run that never ended (its slots not counted) is found by the keys too.
+    const unended = previous?.slotted === true && previous.state === "running";
     const stored = await readStored(ctx, 0, {
       run: previous ?? null,
-      listKeys: previous?.eventsInKeys === true,
+      listKeys: previous?.eventsInKeys === true || unended,
     });
     const { snapshot: _s, parentActor: _p, id: _id, messages: seed, ...base } = options.of(sessionId);
     const transcript = previous || stored.count > 0 ? stored.messages : (seed ?? []);
@@ -90,6 +93,12 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
     const approvals = createApprovalBook(ctx, "approvals", { storedEmpty });
     const clientCalls = createApprovalBook(ctx, "clientCalls", { storedEmpty });
     const writer = createTranscriptWriter(ctx, stored);
+    // The run's progress goes into its slots, over those of the run before (cleared as it ends).
+    const slots = createRunSlotWriter(
+      ctx,
+      runId,
+      previous?.slotCount ?? (unended ? (slotIndexes(stored.keys ?? []).at(-1) ?? -1) + 1 : 0),
+    );
     const modes: Record<InboxKind, QueueMode> = {
       steering: base.steeringMode ?? "one-at-a-time",
       followUp: base.followUpMode ?? "one-at-a-time",
@@ -125,11 +134,13 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
       startedAt: previous?.startedAt ?? 0,
       firstIndex: transcript.length,
       generation: stored.generation,
-      ...writer.layout,
-      count: stored.count,
+      slotted: true,
+      ...(base.eventReplay !== false && { eventsInSlots: true }),
     });
+    // With the transcript moved into the current layout, when an earlier version stored it otherwise.
+    const startRecord = () => record.write(writer.start());
     // A woken run writes it once it knows it runs (a wake whose message a run took leaves no trace).
-    if (!woken) record.write();
+    if (!woken) startRecord();
     const liveRun = live.open(sessionId, runId);
     // The first drain: the steering it takes goes into the run's first turn with the prompt, as in
     // process, and its answer carries the run's start time (journaled with it: no step of its own).
@@ -150,7 +161,7 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
         bell.close();
         return null;
       }
-      record.write();
+      startRecord();
     }
     const input = parsePromptInput(raw, startedAt);
     const journal = createRestateJournal(ctx, pump, {
@@ -222,8 +233,8 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
       if (opened.early.length) inboxSend.requeue({ kind: "steering", messages: opened.early });
       liveRun.close();
       bell.close();
-      // No run took place: the session reads as it did before.
-      if (previous) ctx.set("run", previous);
+      // No run took place: the session reads as it did before (its transcript maybe moved to the snapshot).
+      if (previous) ctx.set("run", stored.whole ? previous : movedRecord(previous, stored.count));
       else ctx.clear("run");
       throw new TerminalError(
         `The agent of session "${sessionId}" could not be created: ${errorText(error)}`,
@@ -242,11 +253,15 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
       events,
       liveRun,
     });
+    // One slot a wait, when anything changed since the last: the turn, messages, events.
+    let flushedTurn = record.record.turn;
     flushRecord = () => {
-      if (publisher.flush()) record.update({ eventsInKeys: true });
-      // The turn's batch before the record that lists it.
-      writer.flush();
-      record.flush();
+      const events = publisher.take();
+      const transcript = writer.take();
+      const { turn } = record.record;
+      if (!events && transcript.base === undefined && !transcript.messages && turn === flushedTurn) return;
+      flushedTurn = turn;
+      slots.write({ turn, count: writer.count, ...transcript, ...events });
     };
     // Whether the agent began and ended its run: a run that fails says so with the ends it did not.
     const told = { start: false, end: false };
@@ -258,9 +273,7 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
         record.update({ turn: event.turn });
       } else if (event.type === "turn_end") {
         // After the step that ended the turn has updated the transcript; counted at the next step.
-        queueMicrotask(() => {
-          if (writer.write(agent.messages)) record.update(writer.layout);
-        });
+        queueMicrotask(() => writer.write(agent.messages));
       }
     });
 
@@ -283,13 +296,13 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
           errorMessage,
         });
       }
-      if (publisher.flush()) record.update({ eventsInKeys: true });
+      flushRecord();
       bell.close(true);
       returnUntaken(ctx, inbox, agent);
       approvals.clear();
       clientCalls.clear();
       const result: RunResult = { runId, reason: "error", messages: [], usage: emptyUsage(), errorMessage };
-      finishRun(ctx, record, writer.layout, result, journal.now());
+      finishRun(ctx, record, slots, writer.count, result, journal.now());
     };
 
     try {
@@ -310,10 +323,11 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
       // The next run reads the transcript as one key, however many runs came before.
       writer.fold();
       const result: RunResult = { runId, ...outcome };
-      if (publisher.flush()) record.update({ eventsInKeys: true });
+      // The snapshot, then the run's last slot (its last events), then the record that it ended.
+      flushRecord();
       approvals.clear();
       clientCalls.clear();
-      finishRun(ctx, record, writer.layout, result, journal.now());
+      finishRun(ctx, record, slots, writer.count, result, journal.now());
       return result;
     } catch (error) {
       const failure =
@@ -348,6 +362,15 @@ function lastRunBatches(previous: RunRecord | null | undefined, keys: string[] |
   return previous?.eventsInKeys ? eventBatchStarts(keys ?? []) : [];
 }
 
+/**
+ * The record of the last run as it was, its transcript now in the snapshot alone (the run that could
+ * not start moved it there): its slots, or batches of earlier layouts, no longer hold messages.
+ */
+function movedRecord(previous: RunRecord, count: number): RunRecord {
+  const { tail: _t, tailKeys: _k, folded: _f, slotted: _s, ...rest } = previous;
+  return { ...rest, count, base: count };
+}
+
 /** Hands the messages the agent queued but did not take back to the inbox (they go first again). */
 function returnUntaken(ctx: ObjectContext, inbox: InboxObject, agent: Agent): void {
   const { steering, followUp } = agent.queued;
@@ -360,11 +383,14 @@ function returnUntaken(ctx: ObjectContext, inbox: InboxObject, agent: Agent): vo
 function finishRun(
   ctx: ObjectContext,
   record: ReturnType<typeof createRunRecorder>,
-  layout: Partial<RunRecord>,
+  slots: RunSlotWriter,
+  count: number,
   result: RunResult,
   endedAt: number,
 ): void {
-  record.write({ state: "idle", ...layout });
+  // The run's last slot folded the transcript into the snapshot: it holds every message.
+  record.write({ state: "idle", count, base: count, slotCount: slots.count });
+  slots.clearStale();
   const run = record.record;
   const lastRun: LastRun = {
     runId: run.runId,
