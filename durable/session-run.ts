@@ -90,6 +90,9 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
     // Only a run (finishRun) writes an idle record, after clearing both books: a session that never
     // ran, or whose last run ended, has no call waiting in either.
     const storedEmpty = !previous || previous.state === "idle";
+    // How the last run ended goes in the record; earlier versions kept it under its own key.
+    const legacyLast = previous !== undefined && previous !== null && !previous.slotted;
+    const last = legacyLast ? await ctx.get<LastRun>("lastRun") : previous?.last;
     const approvals = createApprovalBook(ctx, "approvals", { storedEmpty });
     const clientCalls = createApprovalBook(ctx, "clientCalls", { storedEmpty });
     const writer = createTranscriptWriter(ctx, stored);
@@ -116,13 +119,18 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
     });
     // Set below, before the run's first step: what the run has changed is written before it waits.
     let flushRecord = () => {};
+    // The session's first run says so with its opening drain (the inbox then knows it exists).
+    let announce = !previous;
     const bell = createInboxBell(ctx, pump, {
       drain: (request) => {
         flushRecord();
-        return inboxClient.drain({ ...request, mode: modes[request.kind] });
+        const first = announce && request.bell !== undefined;
+        if (first) announce = false;
+        return inboxClient.drain({ ...request, mode: modes[request.kind], ...(first && { first }) });
       },
       runId,
-      closeBell: (id, ran) => inboxSend.closeBell({ bell: id, ...(ran && { ran }) }),
+      // A first run that did not take place leaves no session: the inbox forgets it again.
+      closeBell: (id) => inboxSend.closeBell({ bell: id, ...(!previous && { ran: false }) }),
     });
     // The run record goes out with the run's first entries, before any round trip: a status read
     // right after `send()` finds the run going rather than "Unknown session". Its start time follows
@@ -136,6 +144,7 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
       generation: stored.generation,
       slotted: true,
       ...(base.eventReplay !== false && { eventsInSlots: true }),
+      ...(last && { last }),
     });
     // With the transcript moved into the current layout, when an earlier version stored it otherwise.
     const startRecord = () => record.write(writer.start());
@@ -297,27 +306,27 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
         });
       }
       flushRecord();
-      bell.close(true);
       returnUntaken(ctx, inbox, agent);
       approvals.clear();
       clientCalls.clear();
       const result: RunResult = { runId, reason: "error", messages: [], usage: emptyUsage(), errorMessage };
-      finishRun(ctx, record, slots, writer.count, result, journal.now());
+      finishRun(ctx, record, slots, writer.count, result, journal.now(), legacyLast);
     };
 
     try {
       // Steering queued before the run, screened when it was queued: the prompt takes it (by the
       // queue's mode) into the first turn, as an agent in process takes steering queued while idle.
       for (const message of opened.early) agent.actor.send({ type: "STEER", message });
-      // The start time goes with the record's next write (the first step's: its turn, its first
-      // events): nothing reads it before the run ends, and the wait for the first drain writes nothing.
+      // The start time goes with the record's write as the run ends: nothing reads it before.
       record.update({ startedAt });
       const prompted = agent.prompt(input);
       if (running.cancelled) agent.abort();
       const outcome = await Promise.race([prompted, pump.failed]);
       // A check the run left mid-way may still answer: wait for it, then hand back what nobody took.
       while (inFlightDrains.size) await Promise.race([Promise.allSettled([...inFlightDrains]), pump.failed]);
-      bell.close(true);
+      // The run leaves its doorbell with the inbox (no invocation of the inbox a run to release it):
+      // the next steer's ring ends its wait at once, the run having ended (`attach`), or the next
+      // run's first drain replaces it.
       returnUntaken(ctx, inbox, agent);
       writer.write(agent.messages);
       // The next run reads the transcript as one key, however many runs came before.
@@ -327,7 +336,7 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
       flushRecord();
       approvals.clear();
       clientCalls.clear();
-      finishRun(ctx, record, slots, writer.count, result, journal.now());
+      finishRun(ctx, record, slots, writer.count, result, journal.now(), legacyLast);
       return result;
     } catch (error) {
       const failure =
@@ -387,10 +396,8 @@ function finishRun(
   count: number,
   result: RunResult,
   endedAt: number,
+  legacyLast: boolean,
 ): void {
-  // The run's last slot folded the transcript into the snapshot: it holds every message.
-  record.write({ state: "idle", count, base: count, slotCount: slots.count });
-  slots.clearStale();
   const run = record.record;
   const lastRun: LastRun = {
     runId: run.runId,
@@ -401,5 +408,8 @@ function finishRun(
     ...(result.errorMessage !== undefined && { errorMessage: result.errorMessage }),
     ...(result.output !== undefined && { output: result.output }),
   };
-  ctx.set("lastRun", lastRun);
+  // The run's last slot folded the transcript into the snapshot: it holds every message.
+  record.write({ state: "idle", count, base: count, slotCount: slots.count, last: lastRun });
+  slots.clearStale();
+  if (legacyLast) ctx.clear("lastRun");
 }

@@ -19,8 +19,8 @@ export type { LastRun, SessionStatus, SessionUpdates, TranscriptSlice } from "./
 
 // The K/V state of one AgentSession (key = session id):
 //   "run"        RunRecord        the active run, or the last one (state idle), written as a run
-//                                 starts and as it ends (not per turn)
-//   "lastRun"    LastRun          how the last finished run ended
+//                                 starts and as it ends (not per turn), with how the last finished
+//                                 run ended (`last`; earlier versions kept it under "lastRun")
 //   "approvals"  ApprovalBook     calls waiting for a decision, with the awakeable that takes it
 //   "clientCalls" ApprovalBook    calls of client-run tools waiting for the client's result, likewise
 //   "generation" number           bumped when a compaction rewrote earlier messages
@@ -102,6 +102,11 @@ export interface RunRecord {
   eventsInSlots?: true;
   /** As the run ended: how many slots it wrote (the next run clears those it does not write over). */
   slotCount?: number;
+  /**
+   * How the last finished run ended (this one, once it has). Records of earlier versions have none:
+   * it was under "lastRun", which the next run moves here.
+   */
+  last?: LastRun;
 }
 
 /** A call waiting for approval (or, in "clientCalls", for a client's result). */
@@ -160,7 +165,9 @@ async function statusOf(ctx: AnyObjectContext, run: RunRecord, slots: RunSlot[])
     ctx.get<number>("generation") as RestatePromise<number | null>,
     ctx.get<ApprovalBook>("approvals") as RestatePromise<ApprovalBook | null>,
     ctx.get<ApprovalBook>("clientCalls") as RestatePromise<ApprovalBook | null>,
-    ctx.get<LastRun>("lastRun") as RestatePromise<LastRun | null>,
+    run.slotted
+      ? RestatePromise.resolve(run.last ?? null)
+      : (ctx.get<LastRun>("lastRun") as RestatePromise<LastRun | null>),
   ])) as [number, number | null, ApprovalBook | null, ApprovalBook | null, LastRun | null];
   return {
     sessionId: ctx.key,
