@@ -346,6 +346,18 @@ describe("the stored transcript", () => {
     await expectEveryRead(ctx, more);
   });
 
+  it("says how the last run ended from the run record, and from the lastRun key of a session stored before", async () => {
+    const last = { runId: "inv_0", reason: "stop" as const, usage: {}, startedAt: 1, endedAt: 2 };
+    const { ctx, reads } = memoryState({
+      run: { ...record(0), runId: "inv_1", slotted: true, base: 0, last },
+      lastRun: { ...last, runId: "stale" },
+    });
+    expect((await readStatus(ctx)).lastRun).toEqual(last);
+    expect(reads).not.toContain("lastRun");
+    const earlier = memoryState({ run: { ...record(0), state: "idle" }, lastRun: last });
+    expect((await readStatus(earlier.ctx)).lastRun).toEqual(last);
+  });
+
   it("reads the run record once when the run passes the one it read, and gives back the same transcript", async () => {
     const { ctx, reads } = memoryState({
       run: { ...record(2), state: "idle" },
