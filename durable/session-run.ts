@@ -310,7 +310,7 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
       approvals.clear();
       clientCalls.clear();
       const result: RunResult = { runId, reason: "error", messages: [], usage: emptyUsage(), errorMessage };
-      finishRun(ctx, record, slots, writer.count, result, journal.now(), legacyLast);
+      finishRun(ctx, record, slots, writer, result, journal.now(), legacyLast);
     };
 
     try {
@@ -336,7 +336,7 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
       flushRecord();
       approvals.clear();
       clientCalls.clear();
-      finishRun(ctx, record, slots, writer.count, result, journal.now(), legacyLast);
+      finishRun(ctx, record, slots, writer, result, journal.now(), legacyLast);
       return result;
     } catch (error) {
       const failure =
@@ -393,7 +393,7 @@ function finishRun(
   ctx: ObjectContext,
   record: ReturnType<typeof createRunRecorder>,
   slots: RunSlotWriter,
-  count: number,
+  { count, generation }: { count: number; generation: number },
   result: RunResult,
   endedAt: number,
   legacyLast: boolean,
@@ -409,7 +409,14 @@ function finishRun(
     ...(result.output !== undefined && { output: result.output }),
   };
   // The run's last slot folded the transcript into the snapshot: it holds every message.
-  record.write({ state: "idle", count, base: count, slotCount: slots.count, last: lastRun });
+  record.write({
+    state: "idle",
+    count,
+    base: count,
+    endGeneration: generation,
+    slotCount: slots.count,
+    last: lastRun,
+  });
   slots.clearStale();
   if (legacyLast) ctx.clear("lastRun");
 }

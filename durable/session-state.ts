@@ -100,6 +100,11 @@ export interface RunRecord {
   base?: number;
   /** The run records its events in its slots. */
   eventsInSlots?: true;
+  /**
+   * As the run ended: the transcript's generation (the "generation" key's, until a run compacts),
+   * so the next run need not read it.
+   */
+  endGeneration?: number;
   /** As the run ended: how many slots it wrote (the next run clears those it does not write over). */
   slotCount?: number;
   /**
@@ -356,12 +361,17 @@ export async function readStored(
   from = 0,
   known?: { run: RunRecord | null; listKeys?: boolean; slots?: RunSlot[] },
 ): Promise<StoredTranscript> {
-  // A caller that has read the run record passes it: a read is a journal entry of its own.
+  // A caller that has read the run record passes it: a read is a journal entry of its own. So is
+  // the generation's, which a session that never ran has not, and an ended run's record says.
+  const said =
+    known && (known.run === null ? 0 : known.run.state === "idle" ? known.run.endGeneration : undefined);
   const [run, generation] = (await RestatePromise.all([
     known
       ? RestatePromise.resolve(known.run)
       : (ctx.get<RunRecord>("run") as RestatePromise<RunRecord | null>),
-    ctx.get<number>("generation") as RestatePromise<number | null>,
+    said !== undefined
+      ? RestatePromise.resolve(said)
+      : (ctx.get<number>("generation") as RestatePromise<number | null>),
   ])) as [RunRecord | null, number | null];
   if (run?.base !== undefined)
     return readSlotted(
@@ -533,6 +543,10 @@ export function createTranscriptWriter(ctx: ObjectContext, stored: StoredTranscr
     /** Messages stored so far. */
     get count(): number {
       return written.length;
+    },
+    /** The transcript's generation (up by one with each compaction that rewrote earlier messages). */
+    get generation(): number {
+      return currentGeneration;
     },
     /**
      * As the run starts: the transcript in the current layout (the snapshot holds it all), moved

@@ -78,7 +78,13 @@ async function runOnce(ctx: ObjectContext, next: (stored: AgentMessage[]) => Age
   slots.write({ turn: 1, count: writer.count, ...writer.take() });
   writer.fold();
   slots.write({ turn: 1, count: writer.count, ...writer.take() });
-  recorder.write({ state: "idle", count: writer.count, base: writer.count, slotCount: slots.count });
+  recorder.write({
+    state: "idle",
+    count: writer.count,
+    base: writer.count,
+    endGeneration: writer.generation,
+    slotCount: slots.count,
+  });
   slots.clearStale();
   return messages;
 }
@@ -344,6 +350,22 @@ describe("the stored transcript", () => {
     writer.write(more);
     slots.write({ turn: 1, count: writer.count, ...writer.take() });
     await expectEveryRead(ctx, more);
+  });
+
+  it("a run's start reads the generation only when no ended run said it: none for a session that never ran", async () => {
+    const { ctx, reads } = memoryState();
+    await readStored(ctx, 0, { run: null });
+    expect(reads).toEqual([]);
+    await runOnce(ctx, () => [user("1"), user("2"), user("3")]);
+    await runOnce(ctx, (s) => [s[0]!, user("summary")]);
+    expect((await ctx.get<RunRecord>("run"))!.endGeneration).toBe(1);
+    reads.length = 0;
+    const stored = await readStored(ctx, 0, { run: await ctx.get<RunRecord>("run") });
+    expect(stored.generation).toBe(1);
+    expect(reads).toEqual(["run", "m/0"]);
+    // A record of an earlier version says nothing: the key is read.
+    const earlier = memoryState({ run: { ...record(0), state: "idle" }, generation: 2 });
+    expect((await readStored(earlier.ctx, 0, { run: record(0) })).generation).toBe(2);
   });
 
   it("says how the last run ended from the run record, and from the lastRun key of a session stored before", async () => {
