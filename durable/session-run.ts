@@ -272,6 +272,19 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
       flushedTurn = turn;
       slots.write({ turn, count: writer.count, ...transcript, ...events });
     };
+    /**
+     * As the run ends: the snapshot, and the run's last events for the record that says it ended
+     * (no slot of their own). A compaction since the last wait is a slot first: readers of the
+     * record still running would take the rewritten snapshot by its old count.
+     */
+    const endWrites = () => {
+      if (writer.rewriting) {
+        flushRecord();
+        return undefined;
+      }
+      writer.take();
+      return publisher.take();
+    };
     // Whether the agent began and ended its run: a run that fails says so with the ends it did not.
     const told = { start: false, end: false };
     const subscription = agent.events$.subscribe((event) => {
@@ -305,12 +318,12 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
           errorMessage,
         });
       }
-      flushRecord();
+      const lastEvents = endWrites();
       returnUntaken(ctx, inbox, agent);
       approvals.clear();
       clientCalls.clear();
       const result: RunResult = { runId, reason: "error", messages: [], usage: emptyUsage(), errorMessage };
-      finishRun(ctx, record, slots, writer, result, journal.now(), legacyLast);
+      finishRun(ctx, record, slots, writer, lastEvents, result, journal.now(), legacyLast);
     };
 
     try {
@@ -332,11 +345,10 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
       // The next run reads the transcript as one key, however many runs came before.
       writer.fold();
       const result: RunResult = { runId, ...outcome };
-      // The snapshot, then the run's last slot (its last events), then the record that it ended.
-      flushRecord();
+      const lastEvents = endWrites();
       approvals.clear();
       clientCalls.clear();
-      finishRun(ctx, record, slots, writer, result, journal.now(), legacyLast);
+      finishRun(ctx, record, slots, writer, lastEvents, result, journal.now(), legacyLast);
       return result;
     } catch (error) {
       const failure =
@@ -394,6 +406,7 @@ function finishRun(
   record: ReturnType<typeof createRunRecorder>,
   slots: RunSlotWriter,
   { count, generation }: { count: number; generation: number },
+  lastEvents: RunRecord["lastEvents"],
   result: RunResult,
   endedAt: number,
   legacyLast: boolean,
@@ -408,7 +421,7 @@ function finishRun(
     ...(result.errorMessage !== undefined && { errorMessage: result.errorMessage }),
     ...(result.output !== undefined && { output: result.output }),
   };
-  // The run's last slot folded the transcript into the snapshot: it holds every message.
+  // The run's end folded the transcript into the snapshot: it holds every message.
   record.write({
     state: "idle",
     count,
@@ -416,6 +429,7 @@ function finishRun(
     endGeneration: generation,
     slotCount: slots.count,
     last: lastRun,
+    ...(lastEvents && { lastEvents }),
   });
   slots.clearStale();
   if (legacyLast) ctx.clear("lastRun");

@@ -5,7 +5,7 @@ import {
   TerminalError,
 } from "@restatedev/restate-sdk";
 import type { AgentMessage } from "../core/messages.js";
-import { readRunEvents, type RunEventsRecord, slotEvents } from "./run-events.js";
+import { readRunEvents, type RunEventsRecord, slotEvents, type StoredEvent } from "./run-events.js";
 import { foldSlots, readRunSlots, type RunSlot } from "./run-slots.js";
 import type {
   LastRun,
@@ -105,6 +105,11 @@ export interface RunRecord {
    * so the next run need not read it.
    */
   endGeneration?: number;
+  /**
+   * As the run ended: its last committed events (from its last wait on), written with the record
+   * rather than in a slot of their own.
+   */
+  lastEvents?: { seq: number; events: StoredEvent[]; kept: number };
   /** As the run ended: how many slots it wrote (the next run clears those it does not write over). */
   slotCount?: number;
   /**
@@ -283,7 +288,8 @@ export async function readEvents(
   if (run.eventsInSlots) {
     // A run that ended keeps its slots until the next run writes over them (its status reads none).
     const slots = known && !ended ? known : await readRunSlots(ctx, runId);
-    const events = slotEvents(slots, runId, ended, since);
+    const last = ended && run.lastEvents ? [run.lastEvents] : [];
+    const events = slotEvents([...slots, ...last], runId, ended, since);
     if (!events) throw resynchronise(`The events of run "${runId}" from seq ${since} are no longer kept`);
     return events;
   }
@@ -529,6 +535,8 @@ export function createTranscriptWriter(ctx: ObjectContext, stored: StoredTranscr
   let base = stored.count;
   // The snapshot is rewritten at the next take (a compaction, the run's end).
   let rebase = false;
+  // A compaction's rewrite waits for the next take (the snapshot changes, not only grows).
+  let rewritten = false;
   // What the next take puts in the run's slot: the messages added since the last one.
   let pending: { from: number; messages: AgentMessage[] } | undefined;
   let currentGeneration = stored.generation;
@@ -537,12 +545,20 @@ export function createTranscriptWriter(ctx: ObjectContext, stored: StoredTranscr
     else ctx.clear(messageKey(0));
     base = written.length;
     rebase = false;
+    rewritten = false;
     pending = undefined;
   };
   return {
     /** Messages stored so far. */
     get count(): number {
       return written.length;
+    },
+    /**
+     * A compaction rewrote earlier messages since the last take: the next take rewrites the
+     * snapshot, which a slot must say before readers read it (it does not only grow).
+     */
+    get rewriting(): boolean {
+      return rewritten;
     },
     /** The transcript's generation (up by one with each compaction that rewrote earlier messages). */
     get generation(): number {
@@ -571,6 +587,7 @@ export function createTranscriptWriter(ctx: ObjectContext, stored: StoredTranscr
         currentGeneration++;
         ctx.set("generation", currentGeneration);
         rebase = true;
+        rewritten = true;
         pending = undefined;
       } else if (!rebase) {
         const from = pending?.from ?? written.length;
