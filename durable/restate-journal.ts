@@ -1,4 +1,4 @@
-import { type ObjectContext, TerminalError } from "@restatedev/restate-sdk";
+import { type ObjectContext, type Serde, serde, TerminalError } from "@restatedev/restate-sdk";
 import { errorText } from "../core/error-text.js";
 import { unstorableReason } from "../core/storable.js";
 import type { ApprovalDecision, EffectJournal, InboxKind } from "../core/effect-journal.js";
@@ -70,10 +70,12 @@ export function createRestateJournal(
   };
 
   const step = <T>(name: string, run: () => Promise<T>): Promise<T> =>
-    pump.track(ctx.run(stepName(name), () => recordStep(name, run))).then((recorded) => {
-      clock = Math.max(clock, recorded.at);
-      return recorded.value;
-    });
+    pump
+      .track(ctx.run(stepName(name), () => recordStep(name, run), { serde: recordedSerde }))
+      .then((recorded) => {
+        clock = Math.max(clock, recorded.at);
+        return recorded.value;
+      });
 
   /** Waits on an awakeable kept in `book` under the call's path id until someone decides it. */
   const waitFor = <T>(
@@ -182,11 +184,37 @@ export async function recordStep<T>(name: string, run: () => Promise<T>): Promis
     throw error instanceof TerminalError ? error : new TerminalError(errorText(error));
   }
   const recorded = { value, at: Date.now() };
-  const problem = unstorableReason(recorded);
-  if (problem !== undefined)
-    throw new TerminalError(`The result of step ${name} cannot be stored as JSON: ${problem}`);
+  let json: string;
+  try {
+    json = JSON.stringify(recorded);
+  } catch {
+    throw new TerminalError(
+      `The result of step ${name} cannot be stored as JSON: ${unstorableReason(recorded)}`,
+    );
+  }
+  // The step's serde writes this JSON rather than making it a second time.
+  checkedJson.set(recorded, json);
   return recorded;
 }
+
+/** The JSON {@link recordStep} made of each value it returned, until the step's serde takes it. */
+const checkedJson = new WeakMap<object, string>();
+const encoder = new TextEncoder();
+
+/**
+ * The serde of every step: Restate's JSON serde (the same bytes, so journals read alike whichever
+ * wrote them), writing the JSON {@link recordStep} made when it checked the value.
+ */
+const recordedSerde: Serde<Recorded<any>> = {
+  contentType: "application/json",
+  serialize(value) {
+    const made = checkedJson.get(value);
+    if (made === undefined) return serde.json.serialize(value);
+    checkedJson.delete(value);
+    return encoder.encode(made);
+  },
+  deserialize: (data) => serde.json.deserialize(data) as Recorded<any>,
+};
 
 /** Where an agent of the run is: the calls (and their tools) leading to it; its message ids' prefix. */
 interface Scope {
