@@ -1,4 +1,4 @@
-import { Subject } from "rxjs";
+import { Subject } from "rxjs/internal/Subject";
 import { createActor, toObserver } from "xstate";
 import { releaseStallWatchdog } from "../actors/stall-watchdog.js";
 import { resumeToolCall } from "../actors/tool-call.machine.js";

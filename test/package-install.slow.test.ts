@@ -286,6 +286,34 @@ agent.stop();`;
       });
     }
   });
+
+  it("loads the few rxjs files a first prompt uses, not rxjs's index, and hands out rxjs's own Observable", async () => {
+    // Under Node, `import "rxjs"` is CommonJS that requires all ~220 of rxjs's files, 40-70 ms of a
+    // cold start (issue 44). The package takes Observable and Subject from their own files; the
+    // index re-exports those files, so an app's `rxjs` operators still work on the agent's streams.
+    const firstPrompt = (entry: string) => `
+import { createRequire } from "node:module";
+const { createAgent, scripted } = await import(${JSON.stringify(entry)});
+const agent = createAgent({ provider: scripted([{ text: "Hello." }, { text: "Again." }]) });
+await agent.prompt("Hi");
+const files = Object.keys(createRequire(import.meta.url).cache).filter((f) => f.includes("/node_modules/rxjs/"));
+const index = files.some((f) => f.endsWith("/rxjs/dist/cjs/index.js"));
+const { Observable, map, firstValueFrom } = await import("rxjs");
+const next = firstValueFrom(agent.events$.pipe(map((e) => e.type)));
+const answer = agent.prompt("Again");
+console.log(JSON.stringify({ index, few: files.length > 0 && files.length < 40, same: agent.events$ instanceof Observable, piped: typeof (await next) }));
+await answer;
+agent.stop();`;
+    for (const entry of ["agent-machine", "agent-machine/browser"]) {
+      const result = await mustRun(process.execPath, ["--input-type=module", "-e", firstPrompt(entry)], app);
+      expect(JSON.parse(result.stdout.trim().split("\n").at(-1)!), entry).toEqual({
+        index: false,
+        few: true,
+        same: true,
+        piped: "string",
+      });
+    }
+  });
 });
 
 /** The package's own files that `file` imports statically, itself included (what an import loads). */
