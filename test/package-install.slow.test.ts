@@ -254,6 +254,18 @@ console.log(JSON.stringify({
     expect(staticGraph(join(installed, "dist", "browser.js")).length).toBeLessThan(40);
   });
 
+  it("ships its JavaScript as ASCII, so V8 holds each file as a one-byte string", () => {
+    // One character past ASCII anywhere (a `…` in a comment did it) and Node decodes, and V8
+    // keeps and scans, the whole file as UTF-16: the 450 KB core chunk, on every cold start.
+    const installed = join(app, "node_modules", "agent-machine", "dist");
+    const files = readdirSync(installed, { recursive: true, encoding: "utf8" }).filter((f) =>
+      f.endsWith(".js"),
+    );
+    expect(files.length).toBeGreaterThan(10);
+    const wide = files.filter((file) => readFileSync(join(installed, file)).some((byte) => byte > 0x7f));
+    expect(wide).toEqual([]);
+  });
+
   it("builds nothing on import that a first prompt does not use: no Web Crypto, no node:fs, no tool's schema", async () => {
     // A cold start pays for what the import does (issue 44). Node's Web Crypto (loaded by the first
     // read of globalThis.crypto, or by node:crypto imported as a module) is some 25 internal
