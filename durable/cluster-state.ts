@@ -25,9 +25,15 @@ export interface NodeLogState {
 const BECAME_LEADER = /Processor became Leader/;
 /** This node's processor no longer leads: it stopped, or conceded to a newer epoch. */
 const STEPPED_DOWN = /Partition processor stopped|Every reign must end/;
-/** Leadership, replica placement, cluster-controller and failure-detector changes. */
+/**
+ * Changes that move leadership or the partition's replicas. (A failure detector's verdicts are
+ * not: a loaded machine makes nodes flap between suspect and alive without moving anything, and
+ * what a verdict does move logs a line of its own.)
+ */
 const CHANGE =
-  /Processor became Leader|Partition processor stopped|Every reign must end|Partition configuration transitions|Reconciling partition processors|Cluster controller switching|transitioned from/;
+  /Processor became Leader|Partition processor stopped|Every reign must end|Partition configuration transitions|Reconciling partition processors|Cluster controller switching/;
+/** A failure detector's verdict on a node, and the node's own id. */
+const MEMBERSHIP = /transitioned from |^My Node ID is /;
 const NODE_ID = /^My Node ID is (\S+)/;
 
 /**
@@ -50,7 +56,7 @@ export function clusterLogEvent(line: string): ClusterLogEvent | undefined {
   }
   const message = parsed.fields?.message;
   if (typeof parsed.timestamp !== "string" || typeof message !== "string") return undefined;
-  return CHANGE.test(message) || NODE_ID.test(message) ? { at: parsed.timestamp, message } : undefined;
+  return CHANGE.test(message) || MEMBERSHIP.test(message) ? { at: parsed.timestamp, message } : undefined;
 }
 
 /**
@@ -81,20 +87,26 @@ function generationIn(events: readonly ClusterLogEvent[]): string | undefined {
   return undefined;
 }
 
-/** Whether the node's latest failure-detector verdict on `generation` is alive. */
-function seesAlive(events: readonly ClusterLogEvent[], generation: string): boolean {
+/**
+ * When the node's latest failure-detector verdict on `generation` said alive, or `undefined`
+ * when it has none, or its latest says otherwise.
+ */
+function seenAliveAt(events: readonly ClusterLogEvent[], generation: string): string | undefined {
   for (let i = events.length - 1; i >= 0; i--) {
-    const { message } = events[i]!;
-    if (message.startsWith(`${generation} transitioned from `)) return / to Alive\b/.test(message);
+    const { at, message } = events[i]!;
+    if (message.startsWith(`${generation} transitioned from `)) {
+      return / to Alive\b/.test(message) ? at : undefined;
+    }
   }
-  return false;
+  return undefined;
 }
 
 /**
  * The partition's leader once the cluster has settled, else why not yet: every node runs; each
  * restarted node's new generation is seen alive by itself and by every node up before it (a
- * restart moves leadership only once they see it back); a node leads; and no leadership,
- * placement or membership change has come for `quietMs`. `now` is in ms since the epoch.
+ * restart moves leadership only once they see it back); a node leads; and neither such a sighting
+ * nor a leadership, placement or cluster-controller change has come for `quietMs`. `now` is in ms
+ * since the epoch.
  *
  * @example
  * ```ts
@@ -108,24 +120,29 @@ export function settledLeader(
   quietMs: number,
 ): { leader: number } | { waiting: string } {
   if (!nodes.every((node) => node.running)) return { waiting: "every node to run" };
+  // A restarted node's return counts as a change from the moment it is seen: the moves follow it.
+  const changes: string[] = [];
   for (const [i, node] of nodes.entries()) {
     if (!node.restarted) continue;
     const generation = generationIn(node.events);
     if (!generation) return { waiting: `node ${i + 1} to report its id` };
     // A node started later saw it alive from its own start, without a transition to log.
     const earlier = nodes.filter((other) => other.startedAt <= node.startedAt);
-    if (!earlier.every((other) => seesAlive(other.events, generation))) {
-      return { waiting: `every node to see ${generation} alive` };
-    }
+    const seen = earlier.map((other) => seenAliveAt(other.events, generation));
+    if (seen.includes(undefined)) return { waiting: `every node to see ${generation} alive` };
+    changes.push(...(seen as string[]));
   }
   const leader = currentLeader(nodes);
   if (leader === undefined) return { waiting: "a partition leader" };
-  const lastChange = nodes
-    .map((node) => node.events.findLast((event) => CHANGE.test(event.message))?.at ?? "")
-    .reduce((a, b) => (a > b ? a : b), "");
+  for (const node of nodes) {
+    const change = node.events.findLast((event) => CHANGE.test(event.message));
+    if (change) changes.push(change.at);
+  }
+  const lastChange = changes.reduce((a, b) => (a > b ? a : b), "");
   const quietFor = now - Date.parse(lastChange);
-  if (lastChange && quietFor < quietMs)
+  if (lastChange && quietFor < quietMs) {
     return { waiting: `no change for ${quietMs} ms (${quietFor} ms so far)` };
+  }
   return { leader };
 }
 

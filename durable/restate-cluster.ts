@@ -68,7 +68,7 @@ export interface RestateCluster {
   /**
    * Waits until the cluster has settled, and answers its leader: every node runs, every node sees
    * each restarted node alive again, a node leads the partition, and no change of leadership, of
-   * the partition's replicas or of membership has come for `quietMs` (default 3 s). A node that
+   * the partition's replicas or of the cluster controller has come for `quietMs` (default 3 s). A node that
    * restarts moves leadership for a few seconds after it serves, and each move runs the steps in
    * flight again: start work that must not be disturbed once this answers. Throws after
    * `timeoutMs` (default 60 s), saying what it waited for.

@@ -88,6 +88,18 @@ describe("reading a local Restate cluster's leadership from its logs", () => {
     expect(settledLeader([restarted, leading, blind], at("30.0"), 3_000)).toEqual({
       waiting: "every node to see N1:4 alive",
     });
+    // Back, and nothing moved yet: its return is a change (the moves follow it), so not yet.
+    const early = seeing(["01.0", BECAME]);
+    expect(settledLeader([restarted, early, seeing()], at("08.0"), 3_000)).toMatchObject({
+      waiting: expect.stringMatching(/no change/),
+    });
+    expect(settledLeader([restarted, early, seeing()], at("09.7"), 3_000)).toEqual({ leader: 1 });
+    // A node flapping suspect and alive under load moves nothing: it does not hold the cluster up.
+    const flapping = seeing(
+      ["09.0", "N3:1 transitioned from Alive to Suspect"],
+      ["09.2", "N3:1 transitioned from Suspect(since 0.2s ago) to Alive"],
+    );
+    expect(settledLeader([restarted, leading, flapping], at("10.0"), 3_000)).toEqual({ leader: 1 });
     // A node restarted after it saw the first one alive from its start: no transition to log.
     const later: NodeLogState = {
       running: true,
