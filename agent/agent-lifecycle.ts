@@ -1,4 +1,4 @@
-import { Subject } from "rxjs";
+import { Subject } from "rxjs/internal/Subject";
 import { createActor, toObserver } from "xstate";
 import { releaseStallWatchdog } from "../actors/stall-watchdog.js";
 import { resumeToolCall } from "../actors/tool-call.machine.js";
@@ -219,7 +219,7 @@ export abstract class AgentLifecycle {
     if (snapshot !== undefined && stored !== undefined) snapshot = withSpentAtLeast(snapshot, stored);
     // A child agent reports to the inspector of the tree it joins; a root agent to its own.
     const inspect = options.parentActor ? undefined : options.inspect;
-    const actor: AgentActor = createActor(this.journal ? journaledAgentMachine : agentMachine, {
+    const actor: AgentActor = createActor(this.journal ? journaledAgentMachine() : agentMachine, {
       id: this.id,
       input: resting ? { resume: resting } : machineInput(options, allTools(this.runtime), stored),
       ...(snapshot !== undefined && { snapshot: snapshot as unknown as AgentSnapshot }),
