@@ -1,4 +1,4 @@
-import { Subject } from "rxjs";
+import { Subject } from "rxjs/internal/Subject";
 import { createActor, type InspectionEvent, type Observer } from "xstate";
 import { releaseStallWatchdog } from "../actors/stall-watchdog.js";
 import { resumeToolCall } from "../actors/tool-call.machine.js";
@@ -226,7 +226,7 @@ export abstract class AgentLifecycle {
     if (options.inspect && !options.parentActor)
       this.inspector ??= guardInspector(options.inspect, inspectorFailure(this.id));
     const inspect = this.inspector;
-    const actor: AgentActor = createActor(this.journal ? journaledAgentMachine : agentMachine, {
+    const actor: AgentActor = createActor(this.journal ? journaledAgentMachine() : agentMachine, {
       id: this.id,
       input: resting ? { resume: resting } : machineInput(options, allTools(this.runtime), stored),
       ...(snapshot !== undefined && { snapshot: snapshot as unknown as AgentSnapshot }),
