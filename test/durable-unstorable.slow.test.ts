@@ -17,7 +17,7 @@ import {
   serveAgents,
   startRestateServer,
 } from "../restate.js";
-import { quietLogger, servicesPerSession } from "./fixtures/durable-harness.js";
+import { eventually, quietLogger, servicesPerSession } from "./fixtures/durable-harness.js";
 
 let restate: RestateServer;
 let server: AgentServer;
@@ -191,6 +191,37 @@ describe("durable sessions: values a run cannot journal", () => {
     expect(failure?.message).toMatch(
       /The agent of session "seed-\d+" could not be created: its messages cannot be stored as JSON: Do not know how to serialize a BigInt/,
     );
+  }, 60_000);
+
+  it("an approval whose edited arguments JSON cannot hold is refused at the caller; the call still waits", async () => {
+    const sessionId = `approval-${Date.now()}`;
+    const tool = defineTool({
+      name: "pay",
+      description: "Pays",
+      parameters: z.object({ cents: z.number() }),
+      needsApproval: true,
+      execute: ({ cents }) => `paid ${cents}`,
+    });
+    agents.set(sessionId, {
+      provider: scripted([
+        { toolCalls: [{ id: "c1", name: "pay", arguments: { cents: 5 } }] },
+        { text: "done" },
+      ]),
+      tools: [tool],
+    });
+    const run = await client.send(sessionId, "pay");
+    await eventually(
+      async () => (await client.status(sessionId)).pendingApprovals.length > 0 || undefined,
+      "the approval request",
+    );
+    await expect(client.approve(sessionId, "c1", { args: { cents: 5n } })).rejects.toThrow(
+      "Do not know how to serialize a BigInt",
+    );
+    expect((await client.status(sessionId)).pendingApprovals).toMatchObject([{ toolCallId: "c1" }]);
+    await client.approve(sessionId, "c1", { args: { cents: 7 } });
+    expect((await client.result(run)).reason).toBe("stop");
+    const paid = (await client.transcript(sessionId)).find((m) => m.role === "toolResult");
+    expect(JSON.stringify(paid)).toContain("paid 7");
   }, 60_000);
 
   it("an inspection observer that throws mid-run: the run finishes (the observer's error is contained)", async () => {
