@@ -4,12 +4,14 @@
 // failed the run's journal entry on every retry, for ever, its status reading "running". Now each
 // is answered as in process (the same agent, no Restate, side by side) or, where a process has
 // nothing to store, ends the run with a clear error; never an endless retry.
+import { lastValueFrom, toArray } from "rxjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type AgentMessage, type AgentOptions, createAgent, defineTool, scripted } from "../index.js";
 import {
   type AgentServer,
   createSessionClient,
+  durableHandle,
   registerDeployment,
   type RestateServer,
   type RunResult,
@@ -222,6 +224,25 @@ describe("durable sessions: values a run cannot journal", () => {
     expect((await client.result(run)).reason).toBe("stop");
     const paid = (await client.transcript(sessionId)).find((m) => m.role === "toolResult");
     expect(JSON.stringify(paid)).toContain("paid 7");
+  }, 60_000);
+
+  it("a tool update JSON cannot hold: the live channel skips it, its follower sees the rest of the run", async () => {
+    const sessionId = `update-${Date.now()}`;
+    const tool = defineTool({
+      name: "count",
+      description: "Counts, with progress",
+      parameters: z.object({}),
+      execute: (_args, { onUpdate }) => {
+        onUpdate({ content: [{ type: "text", text: "halfway" }], details: { rows: 21n } });
+        return "42";
+      },
+    });
+    agents.set(sessionId, { provider: callingOnce("count"), tools: [tool] });
+    const handle = durableHandle(client, sessionId, { pollIntervalMs: 50, live: [server.liveUrl!] });
+    const { runId } = await handle.run({ role: "user", content: "count", timestamp: Date.now() });
+    const events = await lastValueFrom(handle.eventsSince(runId, 0).pipe(toArray()));
+    expect(events.map(({ event }) => event.type)).toContain("tool_execution_end");
+    expect(events.at(-1)!.event).toMatchObject({ type: "agent_end", reason: "stop" });
   }, 60_000);
 
   it("an inspection observer that throws mid-run: the run finishes (the observer's error is contained)", async () => {
