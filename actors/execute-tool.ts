@@ -9,6 +9,7 @@ import {
   type ToolResult,
 } from "../tools/define-tool.js";
 import { fitToolResult } from "../tools/result-budget.js";
+import { unstorableReason } from "../core/storable.js";
 import { journalsOwnSteps, markOwnStepsCall } from "../core/journaled-child.js";
 import { createLazyAbort, type LazyAbort } from "./abort-hub.js";
 import { abortReason, timeoutReason } from "./abort-reason.js";
@@ -223,7 +224,19 @@ async function runTool(
     spill: runtime.spillWorkspace && { workspace: runtime.spillWorkspace },
   });
   if (state.settled) return;
-  finish(result);
+  finish(storableResult(result, input.toolName));
+}
+
+/**
+ * The result, or an error result when JSON cannot hold it (a BigInt, a cycle in `details`): the
+ * transcript is stored and sent as JSON, and a durable run journals the result, so such a result
+ * would fail there (for ever: each retry makes it again). In process and durable alike, the model
+ * reads the error, as for a tool that throws.
+ */
+function storableResult(result: ToolResult, toolName: string): ToolResult {
+  const problem = unstorableReason(result);
+  if (problem === undefined) return result;
+  return errorResult(`Tool ${toolName} returned a result that cannot be stored as JSON: ${problem}`);
 }
 
 /**

@@ -2,7 +2,7 @@
 // so a host (or a test) drives an in-process agent exactly as it drives a durable session or a
 // thread over HTTP. Every method is the agent's own, done at once; the rules for answers are the
 // shared ones (tools/call-answers.ts), and every refusal is an AgentCallError.
-import { Observable } from "rxjs";
+import { Observable } from "rxjs/internal/Observable";
 import {
   AgentCallError,
   type AgentHandle,

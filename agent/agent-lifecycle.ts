@@ -1,5 +1,5 @@
-import { Subject } from "rxjs";
-import { createActor, toObserver } from "xstate";
+import { Subject } from "rxjs/internal/Subject";
+import { createActor, type InspectionEvent, type Observer } from "xstate";
 import { releaseStallWatchdog } from "../actors/stall-watchdog.js";
 import { resumeToolCall } from "../actors/tool-call.machine.js";
 import type { EffectJournal } from "../core/effect-journal.js";
@@ -19,6 +19,7 @@ import type { Tool } from "../tools/define-tool.js";
 import type { AgentActor, AgentSnapshot, PendingApproval } from "./agent.js";
 import { activateAgent, allTools, createRuntime, machineInput } from "./agent-runtime.js";
 import { DEFAULT_EVENT_REPLAY, RunEventLog } from "./event-log.js";
+import { guardInspector, inspectorFailure } from "./guarded-inspector.js";
 let agentCounter = 0;
 
 /** The persisted snapshot of a hibernated agent, as JSON; `undefined` for one that never ran. */
@@ -79,6 +80,9 @@ export abstract class AgentLifecycle {
 
   /** The lifetime spending last told to the spend store. */
   private recordedUsd: number | undefined;
+
+  /** The app's `inspect` observer, guarded (see `guardInspector`); made when the first actor starts. */
+  private inspector: Observer<InspectionEvent> | undefined;
 
   /** Who follows every actor (`followActors`): told of each new one before it starts. */
   private actorFollowers: Set<(actor: AgentActor) => void> | undefined;
@@ -217,14 +221,17 @@ export abstract class AgentLifecycle {
     this.resting = undefined;
     const stored = options.spendStore?.spent(this.id);
     if (snapshot !== undefined && stored !== undefined) snapshot = withSpentAtLeast(snapshot, stored);
-    // A child agent reports to the inspector of the tree it joins; a root agent to its own.
-    const inspect = options.parentActor ? undefined : options.inspect;
-    const actor: AgentActor = createActor(this.journal ? journaledAgentMachine : agentMachine, {
+    // A child agent reports to the inspector of the tree it joins; a root agent to its own, guarded
+    // once for the agent's life (an observer that threw stays detached across its actors).
+    if (options.inspect && !options.parentActor)
+      this.inspector ??= guardInspector(options.inspect, inspectorFailure(this.id));
+    const inspect = this.inspector;
+    const actor: AgentActor = createActor(this.journal ? journaledAgentMachine() : agentMachine, {
       id: this.id,
       input: resting ? { resume: resting } : machineInput(options, allTools(this.runtime), stored),
       ...(snapshot !== undefined && { snapshot: snapshot as unknown as AgentSnapshot }),
       ...(options.parentActor && { parent: options.parentActor }),
-      ...(inspect && { inspect: typeof inspect === "function" ? inspect : toObserver(inspect) }),
+      ...(inspect && { inspect }),
     });
     bindRuntime(actor, this.runtime);
     // A restored (or woken) agent answers as the agent that was active when it was saved.

@@ -1,4 +1,5 @@
-import { Observable, Subject } from "rxjs";
+import { Observable } from "rxjs/internal/Observable";
+import { Subject } from "rxjs/internal/Subject";
 import type { Tool, ToolResult } from "../core/tool.js";
 import { clientResultFor, editedArgsOf } from "../tools/call-answers.js";
 import { errorResult } from "../tools/define-tool.js";

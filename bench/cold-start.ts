@@ -214,6 +214,9 @@ if (other) {
       `${variant.name}: ${ratioOf(index(variant.name), index(theirs[k]!.name), "cpu").toFixed(2)}`,
   );
   console.log(`this build ÷ ${other.root} (cpu, per round): ${vs.join("; ")}`);
+  console.log(
+    `× ai (cpu), ${other.root}: main entry ${ratioOf(index(theirs[0]!.name), ai, "cpu").toFixed(2)}, browser entry ${ratioOf(index(theirs[1]!.name), ai, "cpu").toFixed(2)}`,
+  );
 }
 console.log(
   "ref: the floor for the entries, node -e 0 for the command. Aims: the entries within 1.2× the floor and 1.5× ai's figure; --help under 100 ms.",

@@ -3,7 +3,8 @@
 // with a run's body in durable/session-run.ts and its events in durable/run-publisher.ts). A new
 // object or handler is built in its own file and added here.
 import type * as restate from "@restatedev/restate-sdk";
-import { Observable, Subject } from "rxjs";
+import { Observable } from "rxjs/internal/Observable";
+import { Subject } from "rxjs/internal/Subject";
 import type { AgentOptions } from "../core/options.js";
 import { createInboxObject } from "./inbox-object.js";
 import { createLiveRuns, type LiveRuns } from "./live-runs.js";

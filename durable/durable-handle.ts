@@ -1,6 +1,8 @@
 // A durable session on Restate (a session client and a session id) as an AgentHandle: the one
 // contract the in-process agent and the session host speak too (core/agent-handle.ts).
-import { from, type Observable, switchMap } from "rxjs";
+import type { Observable } from "rxjs";
+import { from } from "rxjs/internal/observable/from";
+import { switchMap } from "rxjs/internal/operators/switchMap";
 import { EventsUnavailableError } from "../agent/event-log.js";
 import {
   AgentCallError,

@@ -2,7 +2,8 @@
 // recorded seq, live ones with the seq of the committed event they follow and an index), for the
 // live channel `serveAgents` exposes. A follower reads committed events from Restate and takes the
 // deltas from here, so a durable thread's text streams token by token without a delta journaled.
-import { Observable, Subject } from "rxjs";
+import { Observable } from "rxjs/internal/Observable";
+import { Subject } from "rxjs/internal/Subject";
 import type { AgentEvent } from "../core/events.js";
 
 /**

@@ -3,6 +3,14 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import {
+  type ClusterLogEvent,
+  clusterLogEvent,
+  currentLeader,
+  leaderSinceIn,
+  type NodeLogState,
+  settledLeader,
+} from "./cluster-state.js";
 import { findRestateServerBinary, GUARD, kill, runQuery } from "./restate-server.js";
 
 /** Options of {@link startRestateCluster}. */
@@ -35,7 +43,10 @@ export interface RestateClusterNode {
   restart(): Promise<void>;
   /** The node's recent log lines (JSON), newest last. */
   log(): readonly string[];
-  /** When this node last became a partition's leader since it started (from its log), if it did. */
+  /**
+   * When this node last became the partition's leader since it started (from its log), if it still
+   * leads: `undefined` once its processor stopped or conceded.
+   */
   leaderSince(): string | undefined;
 }
 
@@ -48,8 +59,21 @@ export interface RestateCluster {
   readonly adminUrl: string;
   /** Runs a SQL query on the first node that answers (a survivor's SQL fails for ~2 s after a leader dies). */
   query<T = Record<string, unknown>>(sql: string): Promise<T[]>;
-  /** The running node that most recently became the partition's leader (from the logs), if one did. */
+  /**
+   * The node that leads the partition now (from the logs: the running node with the newest claim
+   * of leadership, unless it has stepped down since), if one does: `undefined` while the partition
+   * has no leader (the last one stepped down or died, and none has taken over yet).
+   */
   leader(): RestateClusterNode | undefined;
+  /**
+   * Waits until the cluster has settled, and answers its leader: every node runs, every node sees
+   * each restarted node alive again, a node leads the partition, and no change of leadership, of
+   * the partition's replicas or of the cluster controller has come for `quietMs` (default 3 s). A node that
+   * restarts moves leadership for a few seconds after it serves, and each move runs the steps in
+   * flight again: start work that must not be disturbed once this answers. Throws after
+   * `timeoutMs` (default 60 s), saying what it waited for.
+   */
+  settled(options?: { quietMs?: number; timeoutMs?: number }): Promise<RestateClusterNode>;
   /** Stops every node (by pid) and removes the data. */
   stop(): Promise<void>;
 }
@@ -65,7 +89,10 @@ export interface RestateCluster {
  * ```ts
  * const cluster = await startRestateCluster();
  * await registerDeployment({ adminUrl: cluster.adminUrl, uri: server.url });
- * await cluster.leader()?.kill(); // a machine lost: runs in flight carry on
+ * const leader = await cluster.settled();
+ * await leader.kill(); // a machine lost: runs in flight carry on
+ * await leader.restart();
+ * await cluster.settled(); // leadership moves back and forth for a few seconds first
  * await cluster.stop();
  * ```
  */
@@ -136,12 +163,27 @@ export async function startRestateCluster(options: StartRestateClusterOptions = 
       throw lastError ?? new Error("No node of the Restate cluster is running");
     },
     leader() {
-      let latest: { node: ClusterNode; since: string } | undefined;
-      for (const node of nodes) {
-        const since = node.running ? node.leaderSince() : undefined;
-        if (since !== undefined && (!latest || since > latest.since)) latest = { node, since };
+      const index = currentLeader(nodes.map((node) => node.logState()));
+      return index === undefined ? undefined : nodes[index];
+    },
+    async settled(options = {}) {
+      const quietMs = options.quietMs ?? 3_000;
+      const timeoutMs = options.timeoutMs ?? 60_000;
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const state = settledLeader(
+          nodes.map((node) => node.logState()),
+          Date.now(),
+          quietMs,
+        );
+        if ("leader" in state) return nodes[state.leader]!;
+        if (Date.now() > deadline) {
+          throw new Error(
+            `The Restate cluster did not settle within ${timeoutMs} ms: waiting for ${state.waiting}`,
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
       }
-      return latest?.node;
     },
     async stop() {
       await Promise.all(nodes.map((node) => node.kill()));
@@ -195,6 +237,8 @@ function nodeConfig(
 }
 
 const LOG_LINES = 400;
+/** Leadership and membership events kept per node (apart from the lines: SQL retries flood those). */
+const EVENT_LINES = 400;
 
 class ClusterNode implements RestateClusterNode {
   readonly name: string;
@@ -205,6 +249,9 @@ class ClusterNode implements RestateClusterNode {
   private serverPid: number | undefined;
   private exited: Promise<void> = Promise.resolve();
   private readonly lines: string[] = [];
+  private readonly events: ClusterLogEvent[] = [];
+  private starts = 0;
+  private startedAt = 0;
 
   constructor(
     private readonly binary: string,
@@ -231,15 +278,24 @@ class ClusterNode implements RestateClusterNode {
   }
 
   leaderSince(): string | undefined {
-    for (let i = this.lines.length - 1; i >= 0; i--) {
-      const line = this.lines[i]!;
-      if (line.includes("Processor became Leader")) return /"timestamp":"([^"]+)"/.exec(line)?.[1] ?? "";
-    }
-    return undefined;
+    return this.running ? leaderSinceIn(this.events) : undefined;
+  }
+
+  /** What this node's log says about leadership and membership since it last started. */
+  logState(): NodeLogState {
+    return {
+      running: this.running,
+      restarted: this.starts > 1,
+      startedAt: this.startedAt,
+      events: this.events,
+    };
   }
 
   async start(): Promise<void> {
     this.lines.length = 0;
+    this.events.length = 0;
+    this.starts++;
+    this.startedAt = Date.now();
     const guard = spawn(
       process.execPath,
       [
@@ -269,6 +325,11 @@ class ClusterNode implements RestateClusterNode {
       for (const line of lines) {
         this.lines.push(line);
         if (this.lines.length > LOG_LINES) this.lines.shift();
+        const event = clusterLogEvent(line);
+        if (event) {
+          this.events.push(event);
+          if (this.events.length > EVENT_LINES) this.events.shift();
+        }
       }
     });
     try {

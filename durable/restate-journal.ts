@@ -1,4 +1,6 @@
-import type { ObjectContext } from "@restatedev/restate-sdk";
+import { type ObjectContext, type Serde, serde, TerminalError } from "@restatedev/restate-sdk";
+import { errorText } from "../core/error-text.js";
+import { unstorableReason } from "../core/storable.js";
 import type { ApprovalDecision, EffectJournal, InboxKind } from "../core/effect-journal.js";
 import type { AgentMessage } from "../core/messages.js";
 import type { ToolResult } from "../core/tool.js";
@@ -23,7 +25,7 @@ export interface RestateJournalOptions {
 }
 
 /** What a journaled step records: its value and when it finished (the run's clock moves on with it). */
-interface Recorded<T> {
+export interface Recorded<T> {
   value: T;
   at: number;
 }
@@ -69,9 +71,7 @@ export function createRestateJournal(
 
   const step = <T>(name: string, run: () => Promise<T>): Promise<T> =>
     pump
-      .track(
-        ctx.run(stepName(name), async (): Promise<Recorded<T>> => ({ value: await run(), at: Date.now() })),
-      )
+      .track(ctx.run(stepName(name), () => recordStep(name, run), { serde: recordedSerde }))
       .then((recorded) => {
         clock = Math.max(clock, recorded.at);
         return recorded.value;
@@ -162,6 +162,59 @@ export function createRestateJournal(
   // The invocation's id: the same on every replay of this run, and no other run's.
   return scoped({ path: [], tools: [], idPrefix: `${ctx.request().id as string}-` });
 }
+
+/**
+ * One step's value and finishing time, or a terminal error Restate records: the step's own error
+ * (a permission checker, a summarizer or `convertToLlm` that throws), or a value JSON cannot hold.
+ * Either would otherwise fail the step's journal entry on every retry, for ever (a step that
+ * throws is retried by Restate; one whose value cannot be serialised aborts the attempt). Recorded
+ * as terminal, it rejects the step now and on every replay, and the agent answers as in process:
+ * the call's error result, the model call's "Model stream failed: …". Only a crash runs a step again.
+ *
+ * @example
+ * ```ts
+ * ctx.run("permission:call_1", () => recordStep("permission:call_1", check));
+ * ```
+ */
+export async function recordStep<T>(name: string, run: () => Promise<T>): Promise<Recorded<T>> {
+  let value: T;
+  try {
+    value = await run();
+  } catch (error) {
+    throw error instanceof TerminalError ? error : new TerminalError(errorText(error));
+  }
+  const recorded = { value, at: Date.now() };
+  let json: string;
+  try {
+    json = JSON.stringify(recorded);
+  } catch {
+    throw new TerminalError(
+      `The result of step ${name} cannot be stored as JSON: ${unstorableReason(recorded)}`,
+    );
+  }
+  // The step's serde writes this JSON rather than making it a second time.
+  checkedJson.set(recorded, json);
+  return recorded;
+}
+
+/** The JSON {@link recordStep} made of each value it returned, until the step's serde takes it. */
+const checkedJson = new WeakMap<object, string>();
+const encoder = new TextEncoder();
+
+/**
+ * The serde of every step: Restate's JSON serde (the same bytes, so journals read alike whichever
+ * wrote them), writing the JSON {@link recordStep} made when it checked the value.
+ */
+const recordedSerde: Serde<Recorded<any>> = {
+  contentType: "application/json",
+  serialize(value) {
+    const made = checkedJson.get(value);
+    if (made === undefined) return serde.json.serialize(value);
+    checkedJson.delete(value);
+    return encoder.encode(made);
+  },
+  deserialize: (data) => serde.json.deserialize(data) as Recorded<any>,
+};
 
 /** Where an agent of the run is: the calls (and their tools) leading to it; its message ids' prefix. */
 interface Scope {

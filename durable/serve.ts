@@ -125,7 +125,17 @@ async function serveLive(
     });
     response.flushHeaders();
     const subscription = entries.subscribe({
-      next: (entry) => response.write(`data: ${JSON.stringify(entry)}\n\n`),
+      next: (entry) => {
+        let data: string;
+        try {
+          data = JSON.stringify(entry);
+        } catch {
+          // Only a live-only event can hold what JSON cannot (a tool's partial result with a BigInt:
+          // what a run stores is checked): skipped, rather than thrown where nothing catches it.
+          return;
+        }
+        response.write(`data: ${data}\n\n`);
+      },
       complete: () => response.end(),
     });
     response.once("close", () => subscription.unsubscribe());

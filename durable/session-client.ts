@@ -5,6 +5,7 @@ import type { AgentMessage, UserMessage } from "../core/messages.js";
 import type { PromptInput } from "../core/options.js";
 import type { ToolResult } from "../core/tool.js";
 import type { RunResult, SessionServiceNames } from "./session-types.js";
+import { fateOf, settledRun } from "./killed-runs.js";
 import { EventsUnavailableError } from "../agent/event-log.js";
 import type { RecordedEvents, SessionStatus, SessionUpdates, TranscriptSlice } from "./session-types.js";
 
@@ -260,7 +261,11 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
     transcript: (sessionId) => readSession(sessionId, () => call(session, "transcript", sessionId)),
     messages: (sessionId, from = 0) =>
       readSession(sessionId, () => call(session, "messages", sessionId, { from })),
-    status: (sessionId) => readSession(sessionId, () => call(session, "status", sessionId)),
+    async status(sessionId) {
+      const read = () => readSession(sessionId, () => call<SessionStatus>(session, "status", sessionId));
+      // A run Restate killed left its record running: asked of Restate only while one reads so.
+      return settledRun(await read(), (runId) => fateOf(options, runId), read);
+    },
     updates: (sessionId, request = {}) =>
       readSession(sessionId, () => call(session, "updates", sessionId, request)),
     events: (sessionId, request) => readSession(sessionId, () => call(session, "events", sessionId, request)),

@@ -5,7 +5,8 @@
 // delta is known by the committed event it follows and its index after it, so a run resumed in
 // another process (which streams its step again) adds only what was not passed on yet. Without a
 // live channel (none given, or unreachable) it passes on the committed events alone.
-import { Observable, Subject } from "rxjs";
+import { Observable } from "rxjs/internal/Observable";
+import { Subject } from "rxjs/internal/Subject";
 import type { PendingApproval } from "../agent/agent.js";
 import { EventsUnavailableError, type SequencedEvent } from "../agent/event-log.js";
 import { AgentCallError } from "../core/agent-handle.js";

@@ -4,6 +4,7 @@ import type { Subject } from "rxjs";
 import { type Agent, createJournaledAgent } from "../agent/create-agent.js";
 import type { EffectJournal, InboxKind } from "../core/effect-journal.js";
 import { emptyUsage } from "../core/messages.js";
+import { unstorableReason } from "../core/storable.js";
 import type { QueueMode } from "../core/options.js";
 import type { InboxObject } from "./inbox-object.js";
 import { createInboxBell } from "./inbox-bell.js";
@@ -229,6 +230,9 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
     };
     let agent: Agent;
     try {
+      // Seed messages JSON cannot hold would fail the run's first transcript write on every retry.
+      const problem = transcript === seed ? unstorableReason(seed) : undefined;
+      if (problem !== undefined) throw new Error(`its messages cannot be stored as JSON: ${problem}`);
       agent = createJournaledAgent(
         {
           ...base,
@@ -287,7 +291,8 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
     };
     // Whether the agent began and ended its run: a run that fails says so with the ends it did not.
     const told = { start: false, end: false };
-    const subscription = agent.events$.subscribe((event) => {
+    const subscription = agent.events$.subscribe((given) => {
+      const event = given.type === "agent_end" ? storableEnd(given) : given;
       if (event.type === "agent_start") told.start = true;
       else if (event.type === "agent_end") told.end = true;
       publisher.publish(event);
@@ -344,7 +349,7 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
       writer.write(agent.messages);
       // The next run reads the transcript as one key, however many runs came before.
       writer.fold();
-      const result: RunResult = { runId, ...outcome };
+      const result: RunResult = { runId, ...storableEnd(outcome) };
       const lastEvents = endWrites();
       approvals.clear();
       clientCalls.clear();
@@ -372,6 +377,23 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
       agent.stop();
     }
   }
+}
+
+/**
+ * The run's end as it can be stored: one whose output JSON cannot hold (a schema that transforms
+ * into a BigInt, a cycle) ends with reason "error" and says why, rather than failing every write
+ * of the run's end for ever. The model's answer stays in the transcript.
+ */
+function storableEnd<T extends { reason: string; output?: unknown; errorMessage?: string }>(end: T): T {
+  if (end.output === undefined) return end;
+  const problem = unstorableReason(end.output);
+  if (problem === undefined) return end;
+  const { output: _output, ...rest } = end;
+  return {
+    ...rest,
+    reason: "error",
+    errorMessage: `The run's output cannot be stored as JSON: ${problem}`,
+  } as T;
 }
 
 /**

@@ -3,22 +3,29 @@ import type { InboxKind } from "../core/effect-journal.js";
 import { runtimeOf } from "../core/runtime.js";
 import { agentMachine } from "./agent.machine.js";
 
+let journaled: typeof agentMachine | undefined;
+
 /**
  * The agent machine of a durable agent: the same statechart, whose `steeringCheck` and
  * `followUpCheck` first drain the messages queued from outside through the journal (a durable call,
  * so a replay takes the same messages), then check. Agents without a journal keep the plain
- * machine, whose checks cost no more than a message to itself.
+ * machine, whose checks cost no more than a message to itself. Made on the first durable agent's
+ * start, then the same machine: an app without one does not build it as the package loads
+ * (issue 44: a cold start pays for what the import does).
  *
  * @example
  * ```ts
- * const actor = createActor(journaledAgentMachine, { input: {} }); // with a runtime that has a journal
+ * const actor = createActor(journaledAgentMachine(), { input: {} }); // with a runtime that has a journal
  * ```
  */
-export const journaledAgentMachine = agentMachine.provide({
-  actions: {
-    scheduleCheck: ({ self }, kind: unknown) => drainThenCheck(self, kind as InboxKind),
-  },
-});
+export function journaledAgentMachine(): typeof agentMachine {
+  journaled ??= agentMachine.provide({
+    actions: {
+      scheduleCheck: ({ self }, kind: unknown) => drainThenCheck(self, kind as InboxKind),
+    },
+  });
+  return journaled;
+}
 
 /** Takes the queued messages of `kind` from the journal into the machine's queue, then checks. */
 function drainThenCheck(self: AnyActorRef, kind: InboxKind): void {

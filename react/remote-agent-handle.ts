@@ -1,7 +1,9 @@
 // A thread on the session host as an AgentHandle, over HTTP: the same contract as the agent in the
 // page or a durable session, spoken through the host's routes (the agent-machine protocol's run and
 // events streams, the side routes, the status route). Browser-safe: fetch and streams only.
-import { Observable, Subject, type Subscriber } from "rxjs";
+import type { Subscriber } from "rxjs";
+import { Observable } from "rxjs/internal/Observable";
+import { Subject } from "rxjs/internal/Subject";
 import type { PendingApproval } from "../agent/agent.js";
 import {
   AgentCallError,

@@ -2,6 +2,7 @@
 // what they are here, beside the tool object: in process they run on the process's manager or
 // scheduler, and a durable session (durable/) swaps their execution for one kept in Restate. A
 // WeakMap rather than a field on the tool: the `Tool` contract stays as it is.
+import { unstorableReason } from "../core/storable.js";
 import type { Tool, ToolResult } from "../core/tool.js";
 import type { ScheduleToolReach } from "./schedule-tool-logic.js";
 
@@ -79,7 +80,7 @@ export function wakeToolOf(tool: Tool): WakeToolSpec | undefined {
 
 /**
  * A late result as its work or a caller gave it, checked: text, or a `ToolResult` with its
- * content list. Throws a `TypeError` saying what a result is.
+ * content list that JSON can hold. Throws a `TypeError` saying what a result is.
  *
  * @example
  * ```ts
@@ -97,5 +98,8 @@ export function laterToolResult(value: unknown): ToolResult {
   ) {
     throw new TypeError('a late result is text or a ToolResult ({ content: [{ type: "text", text }] })');
   }
+  // It is stored (a durable session journals it; a process keeps it with its handle) as JSON.
+  const problem = unstorableReason(result);
+  if (problem !== undefined) throw new TypeError(`a late result must be JSON: ${problem}`);
   return result;
 }

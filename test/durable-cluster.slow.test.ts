@@ -100,26 +100,58 @@ function followInAnotherProcess(node: RestateClusterNode, sessionId: string, run
   return { done, stop: () => child.kill("SIGKILL") };
 }
 
-const leaderNode = () => eventually(() => cluster.leader(), "a partition leader");
+/**
+ * The leader of a settled cluster: a restarted node moves leadership (and the cluster controller)
+ * for a few seconds after it serves, and each move re-runs the steps in flight, so a scenario
+ * picks its victim, starts its run, and sends through a restarted node only once that is over.
+ */
+const settledLeader = () => cluster.settled({ timeoutMs: 30_000 });
 
 /**
- * The leader once leadership has held still for 3 s: a restarted node can take leadership back some
- * seconds after it serves, and a move re-runs the steps in flight, so a scenario picks its victim
- * (and starts its run) on a settled cluster.
+ * What the cluster was doing, for a failure's message: the invocations not completed (their
+ * status, attempts and last failure) and each node's recent leadership and membership events.
  */
-async function settledLeader(): Promise<RestateClusterNode> {
-  let seen = "";
-  let since = Date.now();
-  return eventually(
-    async () => {
-      const leader = await leaderNode();
-      const mark = `${leader.name}@${leader.leaderSince()}`;
-      if (mark !== seen) [seen, since] = [mark, Date.now()];
-      return Date.now() - since >= 3_000 && cluster.nodes.every((n) => n.running) && leader;
-    },
-    "leadership to hold still",
-    30_000,
+async function clusterReport(): Promise<string> {
+  const rows = await cluster
+    .query(
+      "SELECT id, target, status, retry_count, last_failure, last_start_at, modified_at FROM sys_invocation WHERE status != 'completed'",
+    )
+    .catch((error: unknown) => [{ query: String(error) }]);
+  const events = cluster.nodes.map(
+    (node) =>
+      `${node.name} (${node.running ? "running" : "down"}):\n` +
+      node
+        .log()
+        .filter((line) =>
+          /became Leader|processor stopped|reign must end|configuration transitions|switching|transitioned/.test(
+            line,
+          ),
+        )
+        .slice(-12)
+        .join("\n"),
   );
+  return [
+    `leader: ${cluster.leader()?.name ?? "none"}`,
+    ...rows.map((row) => JSON.stringify(row)),
+    ...events,
+  ].join("\n");
+}
+
+/** `work`, failing after `ms` with what the cluster was doing (rather than a bare test timeout). */
+async function reportingAfter<T>(ms: number, what: string, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => void clusterReport().then((report) => reject(new Error(`${what} took over ${ms} ms\n${report}`))),
+      ms,
+    );
+  });
+  late.catch(() => {}); // a report that comes after the work answered is dropped
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**
@@ -182,7 +214,13 @@ async function runThroughNodeLoss(sessionId: string, pickVictim: () => Promise<R
     const restartedAt = performance.now();
     await victim.restart();
     figure(`${sessionId}: the killed node back on its data`, performance.now() - restartedAt);
-    const again = await clientOf(victim).prompt(sessionId, "and now?");
+    await settledLeader();
+    figure(`${sessionId}: the restarted node's return settled`, performance.now() - restartedAt);
+    const again = await reportingAfter(
+      30_000,
+      "the second run",
+      clientOf(victim).prompt(sessionId, "and now?"),
+    );
     expect(again.reason).toBe("stop");
     const after: AgentMessage[] = await clientOf(victim).transcript(sessionId);
     expectValidTranscript(after);
@@ -209,13 +247,15 @@ describe("durable sessions on a three-node Restate cluster", () => {
   });
 
   it("an approval waiting while the leader dies is decided through another node; the tool runs once", async () => {
-    const leader = await leaderNode();
+    const leader = await settledLeader();
     const other = clientOf(cluster.nodes.find((n) => n !== leader)!);
     const run = await other.send("approval", "approval #approval");
     await eventually(
       async () => (await other.status("approval")).pendingApprovals.length === 1,
       "the call waiting for approval",
-    );
+    ).catch(async (error: unknown) => {
+      throw new Error(`${String(error)}\n${await clusterReport()}`);
+    });
     await leader.kill();
     const killedAt = performance.now();
     // Right after a leader's death the partition has no leader for a few seconds: retry the decision.

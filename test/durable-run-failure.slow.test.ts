@@ -36,34 +36,42 @@ afterAll(async () => {
 });
 
 /**
- * An agent whose inspection observer (user code the run calls) throws `failure` as its first run
- * is prompted: a failure the agent cannot turn into a run outcome, so the run's invocation fails.
- * Later runs are not inspected.
+ * An agent whose input filter (user code the run calls outside any step) hands back a verdict that
+ * throws `failure` when read, on its first run: a failure the agent cannot turn into a run outcome
+ * (a filter that throws refuses the prompt; this one fails while its answer is read), so the run's
+ * invocation fails. Later runs pass. (An inspection observer that throws no longer fails a run: its
+ * error is contained, test/inspect-observer-errors.test.ts.)
  */
 function failingOnce(sessionId: string, failure: Error) {
   let failed = false;
   agents.set(sessionId, {
     provider: scripted([{ text: "Fine now." }]),
-    inspect: (event: { type: string; event?: { type?: string } }) => {
-      if (failed || event.type !== "@xstate.event" || event.event?.type !== "PROMPT") return;
-      failed = true;
-      throw failure;
-    },
+    inputFilters: [
+      () => {
+        if (failed) return { pass: true };
+        failed = true;
+        return {
+          get reject(): string {
+            throw failure;
+          },
+        };
+      },
+    ],
   });
 }
 
 describe("durable sessions: a run that fails with a terminal error", () => {
   it("ends as failed: status idle with the error's message, the next run goes ahead", async () => {
     const sessionId = `run-failure-${Date.now()}`;
-    failingOnce(sessionId, new TerminalError("the inspector is down"));
+    failingOnce(sessionId, new TerminalError("the filter is down"));
     const run = await client.send(sessionId, "hello");
-    await expect(client.result(run)).rejects.toThrow("the inspector is down");
+    await expect(client.result(run)).rejects.toThrow("the filter is down");
     const status = await client.status(sessionId);
     expect(status).toMatchObject({
       state: "idle",
       runId: run.invocationId,
       pendingApprovals: [],
-      lastRun: { runId: run.invocationId, reason: "error", errorMessage: "the inspector is down" },
+      lastRun: { runId: run.invocationId, reason: "error", errorMessage: "the filter is down" },
     });
     const next = await client.send(sessionId, "again");
     expect((await client.result(next)).reason).toBe("stop");

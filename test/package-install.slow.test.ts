@@ -254,6 +254,18 @@ console.log(JSON.stringify({
     expect(staticGraph(join(installed, "dist", "browser.js")).length).toBeLessThan(40);
   });
 
+  it("ships its JavaScript as ASCII, so V8 holds each file as a one-byte string", () => {
+    // One character past ASCII anywhere (a `…` in a comment did it) and Node decodes, and V8
+    // keeps and scans, the whole file as UTF-16: the 450 KB core chunk, on every cold start.
+    const installed = join(app, "node_modules", "agent-machine", "dist");
+    const files = readdirSync(installed, { recursive: true, encoding: "utf8" }).filter((f) =>
+      f.endsWith(".js"),
+    );
+    expect(files.length).toBeGreaterThan(10);
+    const wide = files.filter((file) => readFileSync(join(installed, file)).some((byte) => byte > 0x7f));
+    expect(wide).toEqual([]);
+  });
+
   it("builds nothing on import that a first prompt does not use: no Web Crypto, no node:fs, no tool's schema", async () => {
     // A cold start pays for what the import does (issue 44). Node's Web Crypto (loaded by the first
     // read of globalThis.crypto, or by node:crypto imported as a module) is some 25 internal
@@ -283,6 +295,34 @@ agent.stop();`;
         fileStreams: false,
         described: 0,
         counted: true,
+      });
+    }
+  });
+
+  it("loads the few rxjs files a first prompt uses, not rxjs's index, and hands out rxjs's own Observable", async () => {
+    // Under Node, `import "rxjs"` is CommonJS that requires all ~220 of rxjs's files, 40-70 ms of a
+    // cold start (issue 44). The package takes Observable and Subject from their own files; the
+    // index re-exports those files, so an app's `rxjs` operators still work on the agent's streams.
+    const firstPrompt = (entry: string) => `
+import { createRequire } from "node:module";
+const { createAgent, scripted } = await import(${JSON.stringify(entry)});
+const agent = createAgent({ provider: scripted([{ text: "Hello." }, { text: "Again." }]) });
+await agent.prompt("Hi");
+const files = Object.keys(createRequire(import.meta.url).cache).filter((f) => f.includes("/node_modules/rxjs/"));
+const index = files.some((f) => f.endsWith("/rxjs/dist/cjs/index.js"));
+const { Observable, map, firstValueFrom } = await import("rxjs");
+const next = firstValueFrom(agent.events$.pipe(map((e) => e.type)));
+const answer = agent.prompt("Again");
+console.log(JSON.stringify({ index, few: files.length > 0 && files.length < 40, same: agent.events$ instanceof Observable, piped: typeof (await next) }));
+await answer;
+agent.stop();`;
+    for (const entry of ["agent-machine", "agent-machine/browser"]) {
+      const result = await mustRun(process.execPath, ["--input-type=module", "-e", firstPrompt(entry)], app);
+      expect(JSON.parse(result.stdout.trim().split("\n").at(-1)!), entry).toEqual({
+        index: false,
+        few: true,
+        same: true,
+        piped: "string",
       });
     }
   });

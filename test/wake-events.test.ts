@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createAgent, deliverEvent, scripted, WakeEventError } from "../index.js";
+import { createAgent, deliverEvent, type InputFilter, scripted, WakeEventError } from "../index.js";
+import { deliverWake } from "../wake.js";
 import { eventMatching, record, sleepTool } from "./helpers.js";
 
 // Events from outside through the public API: an app hands an event to an agent by id.
@@ -133,5 +134,44 @@ describe("deliverEvent", () => {
     ).rejects.toThrow(/queue must be "steer" or "followUp"/);
     expect(provider.requests).toHaveLength(0);
     expect(agent.queued).toEqual({ steering: [], followUp: [] });
+  });
+
+  it("an event the agent's input filters refuse is refused with the reason (idle or running), as on Restate", async () => {
+    const provider = scripted([
+      { toolCalls: [{ name: "wait", arguments: { ms: 30, label: "x" } }] },
+      { text: "seen it" },
+    ]);
+    const noSql: InputFilter = (text) => (text.includes("DROP") ? { reject: "no SQL here" } : { pass: true });
+    const agent = createAgent({ provider, tools: [sleepTool()], inputFilters: [noSql] });
+    const agents = new Map([["ada", agent]]);
+    // Idle: no run starts.
+    await expect(
+      deliverEvent(agents, { agentId: "ada", id: "e1", text: "DROP TABLE users" }),
+    ).rejects.toThrow(new WakeEventError("Input rejected: no SQL here"));
+    expect(provider.requests).toHaveLength(0);
+    expect(agent.messages).toEqual([]);
+    // Running: nothing is queued.
+    const events = record(agent);
+    const run = agent.prompt("deploy");
+    await eventMatching(agent, events, (e) => e.type === "tool_execution_start");
+    await expect(
+      deliverEvent(agents, { agentId: "ada", id: "e2", text: "DROP TABLE users", queue: "followUp" }),
+    ).rejects.toThrow(new WakeEventError("Input rejected: no SQL here"));
+    expect(agent.queued).toEqual({ steering: [], followUp: [] });
+    await run;
+    expect(userTexts(agent)).toEqual(["deploy"]);
+    // What the filters pass is delivered as before.
+    expect(await deliverEvent(agents, { agentId: "ada", id: "e3", text: "all good" })).toBe("delivered");
+  });
+
+  it("deliverWake (schedules, late results) throws for a refused message instead of answering delivered", () => {
+    const agent = createAgent({
+      provider: scripted([]),
+      inputFilters: [() => ({ reject: "quiet hours" })],
+    });
+    expect(() =>
+      deliverWake(agent, { id: "w1", text: "wake up", source: "schedule", queue: "steer" }),
+    ).toThrow("Input rejected: quiet hours");
+    expect(agent.messages).toEqual([]);
   });
 });

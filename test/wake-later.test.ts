@@ -317,6 +317,13 @@ describe("tools that answer later", () => {
 
     await expect(later.complete(handle, { nope: 1 } as never)).rejects.toThrow(LaterResultError);
     expect(later.list()).toHaveLength(1); // still pending
+    // A result JSON cannot hold (it is stored with its handle, and journaled on Restate) likewise.
+    await expect(
+      later.complete(handle, { content: [{ type: "text", text: "intro.mp4" }], details: { bytes: 1n } }),
+    ).rejects.toThrow(
+      new LaterResultError("a late result must be JSON: Do not know how to serialize a BigInt"),
+    );
+    expect(later.list()).toHaveLength(1);
     expect(await later.complete("later_nobody", "x")).toBe("unknown");
 
     expect(await later.complete(handle, "intro.mp4")).toBe("delivered");

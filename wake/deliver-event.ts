@@ -1,6 +1,6 @@
 import type { WakeDelivery } from "./deliver-wake.js";
 import { eventMessageId, type WakeQueue } from "../rules/wake-message.js";
-import { deliverWake } from "./deliver-wake.js";
+import { wakeAgent } from "./deliver-wake.js";
 import { activeTraceparent } from "../telemetry/wake-cause.js";
 import { ScheduleError } from "../rules/schedule-spec.js";
 import type { AgentDirectory } from "./scheduler.js";
@@ -21,7 +21,10 @@ export interface AgentEventInput {
   traceparent?: string;
 }
 
-/** Thrown for an event that cannot be delivered: an unknown agent, no id, no text. Nothing was queued. */
+/**
+ * Thrown for an event that cannot be delivered: an unknown agent, no id, no text, or text the
+ * agent's input filters refuse (`Input rejected: <reason>`). Nothing was queued.
+ */
 export class WakeEventError extends ScheduleError {
   override name = "WakeEventError";
 }
@@ -56,7 +59,7 @@ export async function deliverEvent(
   }
   const agent = await agents.get(event.agentId);
   if (!agent) throw new WakeEventError(`no agent "${event.agentId}"; the event was not delivered`);
-  return deliverWake(
+  const delivery = wakeAgent(
     agent,
     {
       id: eventMessageId(event.id),
@@ -67,4 +70,7 @@ export async function deliverEvent(
     },
     onRunError,
   );
+  if (typeof delivery === "string") return delivery;
+  // As a durable session answers (400): the caller learns the event was not taken.
+  throw new WakeEventError(`Input rejected: ${delivery.refused}`);
 }

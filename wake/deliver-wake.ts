@@ -12,8 +12,9 @@ export type WakeDelivery = "delivered" | "duplicate";
  * Hands `wake` to `agent` and makes it run: an idle (or hibernated) agent starts a run with the
  * message, whatever its queue; a running one takes it from the steering or follow-up queue (a
  * `prompt` wake then joins the follow-ups, so nothing is lost). A message whose id is already
- * in the transcript or a queue is not delivered again. Run failures go to `onRunError`; the run's
- * own events report them too.
+ * in the transcript or a queue is not delivered again. A message the agent's input filters refuse
+ * throws `Input rejected: <reason>`: nothing was queued and no run started. Run failures go to
+ * `onRunError`; the run's own events report them too.
  *
  * @example
  * ```ts
@@ -25,7 +26,36 @@ export function deliverWake(
   wake: WakeMessage,
   onRunError: (error: Error) => void = () => {},
 ): WakeDelivery {
+  const delivery = wakeAgent(agent, wake, onRunError);
+  if (typeof delivery === "string") return delivery;
+  // Nothing was queued and no run started: the caller hears it (a durable session answers a 400).
+  throw new Error(`Input rejected: ${delivery.refused}`);
+}
+
+/**
+ * {@link deliverWake}, answering a refusal by the agent's input filters as `{ refused: reason }`.
+ * The filters run inside the agent's `prompt` / `steer`, which tell of a refusal only by their
+ * `input_rejected` event, published synchronously: it is watched for the length of the call.
+ */
+export function wakeAgent(
+  agent: Agent,
+  wake: WakeMessage,
+  onRunError: (error: Error) => void = () => {},
+): WakeDelivery | { refused: string } {
   if (hasMessage(agent, wake.id)) return "duplicate";
+  let refused: string | undefined;
+  const watch = agent.events$.subscribe((event) => {
+    if (event.type === "input_rejected") refused ??= event.reason;
+  });
+  try {
+    const delivery = handOver(agent, wake, onRunError);
+    return refused === undefined ? delivery : { refused };
+  } finally {
+    watch.unsubscribe();
+  }
+}
+
+function handOver(agent: Agent, wake: WakeMessage, onRunError: (error: Error) => void): WakeDelivery {
   const message = wakeMessageOf(wake, Date.now());
   if (wake.cause) noteWakeCause(agent, wake.id, { source: wake.source, ...wake.cause });
   const report = (error: unknown) => {

@@ -269,7 +269,8 @@ export function createLaterResults(options: LaterResultsOptions): LaterResults {
         (error) => report(error, record),
       );
     } catch (error) {
-      // A stopped agent refuses: the handle counts as answered (it is not retried for ever).
+      // A stopped agent, or its input filters, refuse: the handle counts as answered (it is not
+      // retried for ever).
       report(error, record);
       delivery = "delivered";
     }

@@ -233,7 +233,8 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
           (error) => reportError(error, record),
         );
       } catch (error) {
-        // A stopped agent refuses; the slot counts as run (it is not retried for ever).
+        // A stopped agent, or its input filters, refuse: the slot counts as run (it is not retried
+        // for ever), and the error goes to the scheduler's onError.
         reportError(error, record);
         delivery = "delivered";
       }

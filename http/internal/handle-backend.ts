@@ -5,7 +5,9 @@
 // them (a run's end, the thread going quiescent, the event after a compaction), and follows each
 // run from seq 0 with `eventsSince`, publishing its events in order. The host knows nothing else of
 // where the agent runs.
-import { Observable, Subject, type Subscription } from "rxjs";
+import type { Subscription } from "rxjs";
+import { Observable } from "rxjs/internal/Observable";
+import { Subject } from "rxjs/internal/Subject";
 import type { Agent } from "../../agent/agent.js";
 import type {
   AgentHandle,
