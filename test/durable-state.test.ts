@@ -380,6 +380,21 @@ describe("the stored transcript", () => {
     expect((await readStatus(earlier.ctx)).lastRun).toEqual(last);
   });
 
+  it("a run after one that never ended (Restate killed it) reads what its slots held and moves it into the snapshot", async () => {
+    const { ctx, writes } = memoryState({
+      run: { ...record(1), runId: "inv_killed", slotted: true, base: 1 },
+      "m/0": [user("a")],
+      "s/0": { run: "inv_killed", turn: 1, count: 2, from: 1, messages: [user("b")] },
+    });
+    await expectEveryRead(ctx, [user("a"), user("b")]);
+    const { writer, slots } = await startRun(ctx, "inv_next");
+    expect(writes).toEqual(["set m/0", "set run"]);
+    await expectEveryRead(ctx, [user("a"), user("b")]);
+    writer.write([user("a"), user("b"), user("c")]);
+    slots.write({ turn: 1, count: writer.count, ...writer.take() });
+    await expectEveryRead(ctx, [user("a"), user("b"), user("c")]);
+  });
+
   it("reads the run record once when the run passes the one it read, and gives back the same transcript", async () => {
     const { ctx, reads } = memoryState({
       run: { ...record(2), state: "idle" },
