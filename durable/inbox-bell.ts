@@ -29,6 +29,11 @@ export interface DrainRequest {
    * the follow-ups), then the steering for its first turn, in the same round trip.
    */
   wake?: WakeTakeRequest;
+  /**
+   * The opening drain of the session's first run, which has written the session's run record: the
+   * inbox knows from it that the session exists (an event for it need not ask).
+   */
+  first?: true;
 }
 
 /** What a steer or follow-up resolves the doorbell with: the awakeable the run resolves once it has the ring. */
@@ -41,7 +46,10 @@ export interface InboxBellOptions {
   runId: string;
   /** A durable call to `SessionInbox.drain` (a journal entry, and a round trip). */
   drain(request: DrainRequest): RestatePromise<DrainAnswer | AgentMessage[]>;
-  /** A one-way message to `SessionInbox.closeBell` (a journal entry, no round trip). */
+  /**
+   * A one-way message to `SessionInbox.closeBell` (a journal entry, no round trip, and an
+   * invocation of the inbox): sent only by a run that did not take place (see `close`).
+   */
   closeBell(bell: string, ran: boolean): void;
 }
 

@@ -130,7 +130,9 @@ export function createInboxObject({ name, session, serviceOptions, options }: In
         { ingressPrivate: true },
         async (ctx: ObjectContext, input: DrainRequest & { mode: QueueMode }): Promise<DrainAnswer> => {
           // Checked all the same: a handler's input is whatever its caller sent.
-          const { kind, mode, bell, peek, wake } = parseDrain(input);
+          const { kind, mode, bell, peek, wake, first } = parseDrain(input);
+          // The session's first run has written its record: the session exists.
+          if (first) ctx.set("sessionKnown", true);
           const queues = {
             steering: (await ctx.get<AgentMessage[]>("steering")) ?? [],
             followUp: (await ctx.get<AgentMessage[]>("followUp")) ?? [],
@@ -160,13 +162,20 @@ export function createInboxObject({ name, session, serviceOptions, options }: In
           };
         },
       ),
-      /** The run has ended: its doorbell is forgotten (unless a newer run handed over another). */
+      /**
+       * Forgets a run's doorbell (unless a newer run handed over another): sent by a run that did
+       * not take place (`ran: false`: the session has no run, as the first run's drain had said it
+       * had), and by runs of earlier versions as they ended (`ran: true`). Runs that end now leave
+       * their doorbell: the next steer's ring ends its wait at once (the run has ended), or the next
+       * run's first drain replaces it.
+       */
       closeBell: restate.handlers.object.exclusive(
         { ingressPrivate: true },
         async (ctx: ObjectContext, input: { bell: string; ran?: boolean }): Promise<void> => {
           const { bell, ran } = parseBell(input);
           // A run ended: the session exists, which an event asks before it is queued (wake-session.ts).
           if (ran && !(await ctx.get<boolean>("sessionKnown"))) ctx.set("sessionKnown", true);
+          if (ran === false) ctx.clear("sessionKnown");
           if (storedBell(await ctx.get<StoredBell | string>("bell"))?.id === bell) ctx.clear("bell");
         },
       ),

@@ -1,7 +1,7 @@
 // The events a durable run records in its session's state, where they happen: numbered per run,
-// bounded per run as an agent in process bounds them (`eventReplay`), and written with the writes
-// the run already makes before it waits (so recording costs one state write a wait, and the run
-// record is not written again for it: readers find the batches by the state's keys).
+// bounded per run as an agent in process bounds them (`eventReplay`), and written in the slot the
+// run writes before it waits anyway (durable/run-slots.ts: recording costs no state write of its
+// own, and the run record is not written for it).
 // Only committed events are recorded: those the run publishes the same way when Restate replays it.
 // What a step publishes while it runs (a model's deltas, a tool's updates) is live only: a replay
 // does not run the step again, so recording it would break the journal's order.
@@ -135,9 +135,9 @@ export function expandBatch(batch: readonly StoredEvent[]): AgentEvent[] {
 }
 
 /**
- * The committed events one run records: `record` numbers them (0 = `agent_start`), `flush` writes
- * what was recorded since the last flush as one batch and drops the oldest batches beyond the
- * bounds. A model's answer is recorded as {@link committedStream} just before its `message_end`
+ * The committed events one run records: `record` numbers them (0 = `agent_start`), `take` hands
+ * what was recorded since the last take as one batch (for the run's slot, durable/run-slots.ts) and
+ * drops the oldest batches beyond the bounds. A model's answer is recorded as {@link committedStream} just before its `message_end`
  * (the same live and on replay: its streamed events are live only). `previous`: the first seqs of
  * the last run's batches, which go now (a session serves its current or last run's events).
  *
@@ -145,7 +145,7 @@ export function expandBatch(batch: readonly StoredEvent[]): AgentEvent[] {
  * ```ts
  * const recorder = createRunEventRecorder(ctx, [], agentOptions.eventReplay);
  * agent.events$.subscribe((event) => recorder.record(event));
- * recorder.flush(); // before the run waits
+ * const batch = recorder.take(); // before the run waits: into its slot
  * ```
  */
 export function createRunEventRecorder(
@@ -160,7 +160,7 @@ export function createRunEventRecorder(
   /** Events and approximate bytes of the batches kept. */
   let keptEvents = 0;
   let keptBytes = 0;
-  /** What the next flush writes, and how many events and approximate bytes it stands for. */
+  /** What the next take hands over, and how many events and approximate bytes it stands for. */
   let pending: StoredEvent[] = [];
   let pendingEvents = 0;
   let pendingBytes = 0;
@@ -170,7 +170,7 @@ export function createRunEventRecorder(
     state.next++;
   };
   return {
-    /** Whether events wait for the next flush. */
+    /** Whether events wait for the next take. */
     get dirty(): boolean {
       return pendingEvents > 0;
     },
@@ -194,25 +194,28 @@ export function createRunEventRecorder(
         return { seq: state.next - 1, event: committed };
       });
     },
-    /** Writes the events recorded since the last flush as one batch; whether anything was written. */
-    flush(): boolean {
-      if (pendingEvents === 0) return false;
-      const start = state.next - pendingEvents;
-      ctx.set(eventsKey(start), pending);
-      state.batches.push([start, pendingEvents, pendingBytes]);
+    /**
+     * The events recorded since the last take as one batch, for the run's next slot
+     * (durable/run-slots.ts), with the oldest seq still served: past the bounds the oldest batches
+     * go, whole, the newest always stays (their slots keep them, unread, until a run writes over
+     * them). `undefined` when nothing was recorded since.
+     */
+    take(): { seq: number; events: StoredEvent[]; kept: number } | undefined {
+      if (pendingEvents === 0) return undefined;
+      const seq = state.next - pendingEvents;
+      const events = pending;
+      state.batches.push([seq, pendingEvents, pendingBytes]);
       keptEvents += pendingEvents;
       keptBytes += pendingBytes;
       pending = [];
       pendingEvents = 0;
       pendingBytes = 0;
-      // Whole batches go, the oldest first; the newest always stays.
       while (state.batches.length > 1 && (keptEvents > maxEvents || keptBytes > maxBytes)) {
-        const [first, count, size] = state.batches.shift()!;
-        ctx.clear(eventsKey(first));
+        const [, count, size] = state.batches.shift()!;
         keptEvents -= count;
         keptBytes -= size;
       }
-      return true;
+      return { seq, events, kept: state.batches[0]![0] };
     },
   };
 }
@@ -258,5 +261,42 @@ export async function readRunEvents(
     });
     if (!record) next = Math.max(next, start + batch.length);
   });
+  return { runId, events, next, ended };
+}
+
+/**
+ * The recorded events of a run that keeps them in its slots (durable/run-slots.ts), from `since`,
+ * or `undefined` when some of them went past the bounds.
+ *
+ * @example
+ * ```ts
+ * const recorded = slotEvents(await readRunSlots(ctx, runId), runId, ended, 0);
+ * ```
+ */
+export function slotEvents(
+  slots: readonly { seq?: number; events?: StoredEvent[]; kept?: number }[],
+  runId: string,
+  ended: boolean,
+  since: number,
+): RecordedEvents | undefined {
+  let kept = 0;
+  const batches: { seq: number; events: StoredEvent[] }[] = [];
+  for (const slot of slots) {
+    if (slot.seq === undefined || !slot.events) continue;
+    batches.push({ seq: slot.seq, events: slot.events });
+    kept = slot.kept ?? kept;
+  }
+  if (since < kept) return undefined;
+  const events: { seq: number; event: AgentEvent }[] = [];
+  let next = 0;
+  for (const batch of batches) {
+    const expanded = expandBatch(batch.events);
+    next = batch.seq + expanded.length;
+    if (next <= since || batch.seq + expanded.length <= kept) continue;
+    expanded.forEach((event, offset) => {
+      const seq = batch.seq + offset;
+      if (seq >= since && seq >= kept) events.push({ seq, event });
+    });
+  }
   return { runId, events, next, ended };
 }

@@ -3,7 +3,7 @@ import type { Subject } from "rxjs";
 import type { AgentEvent } from "../core/events.js";
 import type { EventReplayOptions } from "../core/options.js";
 import type { LiveRun } from "./live-runs.js";
-import { createRunEventRecorder } from "./run-events.js";
+import { createRunEventRecorder, type RunEventRecorder } from "./run-events.js";
 
 /** An event of a session's run, as the serving process publishes it. */
 export interface SessionEvent {
@@ -18,11 +18,10 @@ export interface RunPublisher {
   /** Records `event` (if committed), and publishes it to `events$` and to the run's live followers. */
   publish(event: AgentEvent): void;
   /**
-   * Writes the events recorded since the last flush as one batch (its own key). `true` the first
-   * time it writes one: the run record then says the run's events are in those keys
-   * (`eventsInKeys`), and needs no write for later batches.
+   * The events recorded since the last take as one batch, for the run's next slot
+   * (durable/run-slots.ts); `undefined` when none were (or the run records none).
    */
-  flush(): boolean;
+  take(): ReturnType<RunEventRecorder["take"]>;
 }
 
 /** What {@link createRunPublisher} needs to know of the run. */
@@ -41,14 +40,14 @@ export interface RunPublisherOptions {
 
 /**
  * The events of one durable run: each recorded in Restate state (numbered per run, bounded as in
- * process, written in batches with the run record before the run waits), published on the
+ * process, taken in batches into the run's slot before it waits), published on the
  * service's `events$`, and handed to the live channel with its seq (none for a live-only delta).
  *
  * @example
  * ```ts
  * const publisher = createRunPublisher(ctx, { sessionId, runId, previous, eventReplay, events, liveRun });
  * agent.events$.subscribe((event) => publisher.publish(event));
- * if (publisher.flush()) record.update({ eventsInKeys: true }); // before the run waits
+ * const batch = publisher.take(); // before the run waits: into its next slot
  * ```
  */
 export function createRunPublisher(ctx: ObjectContext, options: RunPublisherOptions): RunPublisher {
@@ -56,7 +55,6 @@ export function createRunPublisher(ctx: ObjectContext, options: RunPublisherOpti
   const recorder = eventReplay === false ? undefined : createRunEventRecorder(ctx, previous, eventReplay);
   // Not recording this run still clears the last run's events.
   if (!recorder && previous.length) createRunEventRecorder(ctx, previous, undefined);
-  let flushed = false;
   return {
     publish(event) {
       const recorded = recorder?.record(event) ?? [];
@@ -64,10 +62,8 @@ export function createRunPublisher(ctx: ObjectContext, options: RunPublisherOpti
       if (recorded.length === 0) liveRun.publish(event, undefined);
       for (const committed of recorded) liveRun.publish(committed.event, committed.seq);
     },
-    flush() {
-      if (!recorder?.flush() || flushed) return false;
-      flushed = true;
-      return true;
+    take() {
+      return recorder?.take();
     },
   };
 }

@@ -162,6 +162,7 @@ const DRAIN_SCHEMA = z
       .optional(),
     peek: z.boolean().optional(),
     wake: z.object({ steeringMode: queueMode, followUpMode: queueMode }).strict().optional(),
+    first: z.literal(true).optional(),
   })
   .strict();
 const BELL_SCHEMA = z.object({ bell: z.string().min(1), ran: z.boolean().optional() }).strict();
@@ -224,6 +225,7 @@ export function parseDrain(input: unknown): {
   bell?: { id: string; runId: string };
   peek?: boolean;
   wake?: { steeringMode: QueueMode; followUpMode: QueueMode };
+  first?: true;
 } {
   return parse(DRAIN_SCHEMA, input, "Invalid drain request");
 }

@@ -13,6 +13,7 @@ import { createRestateJournal } from "./restate-journal.js";
 import { createRestatePump } from "./restate-pump.js";
 import { eventBatchStarts } from "./run-events.js";
 import { createRunPublisher, type SessionEvent } from "./run-publisher.js";
+import { createRunSlotWriter, type RunSlotWriter, slotIndexes } from "./run-slots.js";
 import { parsePromptInput } from "./session-input.js";
 import { errorText, type SessionOptions } from "./session-options.js";
 import {
@@ -78,9 +79,11 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
     const runId = ctx.request().id as string;
     const previous = await ctx.get<RunRecord>("run");
     // The keys are listed once, for the transcript's batches and the last run's events alike.
+    // A run that never ended (its slots not counted) is found by the keys too.
+    const unended = previous?.slotted === true && previous.state === "running";
     const stored = await readStored(ctx, 0, {
       run: previous ?? null,
-      listKeys: previous?.eventsInKeys === true,
+      listKeys: previous?.eventsInKeys === true || unended,
     });
     const { snapshot: _s, parentActor: _p, id: _id, messages: seed, ...base } = options.of(sessionId);
     const transcript = previous || stored.count > 0 ? stored.messages : (seed ?? []);
@@ -88,9 +91,18 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
     // Only a run (finishRun) writes an idle record, after clearing both books: a session that never
     // ran, or whose last run ended, has no call waiting in either.
     const storedEmpty = !previous || previous.state === "idle";
+    // How the last run ended goes in the record; earlier versions kept it under its own key.
+    const legacyLast = previous !== undefined && previous !== null && !previous.slotted;
+    const last = legacyLast ? await ctx.get<LastRun>("lastRun") : previous?.last;
     const approvals = createApprovalBook(ctx, "approvals", { storedEmpty });
     const clientCalls = createApprovalBook(ctx, "clientCalls", { storedEmpty });
     const writer = createTranscriptWriter(ctx, stored);
+    // The run's progress goes into its slots, over those of the run before (cleared as it ends).
+    const slots = createRunSlotWriter(
+      ctx,
+      runId,
+      previous?.slotCount ?? (unended ? (slotIndexes(stored.keys ?? []).at(-1) ?? -1) + 1 : 0),
+    );
     const modes: Record<InboxKind, QueueMode> = {
       steering: base.steeringMode ?? "one-at-a-time",
       followUp: base.followUpMode ?? "one-at-a-time",
@@ -108,13 +120,18 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
     });
     // Set below, before the run's first step: what the run has changed is written before it waits.
     let flushRecord = () => {};
+    // The session's first run says so with its opening drain (the inbox then knows it exists).
+    let announce = !previous;
     const bell = createInboxBell(ctx, pump, {
       drain: (request) => {
         flushRecord();
-        return inboxClient.drain({ ...request, mode: modes[request.kind] });
+        const first = announce && request.bell !== undefined;
+        if (first) announce = false;
+        return inboxClient.drain({ ...request, mode: modes[request.kind], ...(first && { first }) });
       },
       runId,
-      closeBell: (id, ran) => inboxSend.closeBell({ bell: id, ...(ran && { ran }) }),
+      // A first run that did not take place leaves no session: the inbox forgets it again.
+      closeBell: (id) => inboxSend.closeBell({ bell: id, ...(!previous && { ran: false }) }),
     });
     // The run record goes out with the run's first entries, before any round trip: a status read
     // right after `send()` finds the run going rather than "Unknown session". Its start time follows
@@ -126,11 +143,14 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
       startedAt: previous?.startedAt ?? 0,
       firstIndex: transcript.length,
       generation: stored.generation,
-      ...writer.layout,
-      count: stored.count,
+      slotted: true,
+      ...(base.eventReplay !== false && { eventsInSlots: true }),
+      ...(last && { last }),
     });
+    // With the transcript moved into the current layout, when an earlier version stored it otherwise.
+    const startRecord = () => record.write(writer.start());
     // A woken run writes it once it knows it runs (a wake whose message a run took leaves no trace).
-    if (!woken) record.write();
+    if (!woken) startRecord();
     const liveRun = live.open(sessionId, runId);
     // The first drain: the steering it takes goes into the run's first turn with the prompt, as in
     // process, and its answer carries the run's start time (journaled with it: no step of its own).
@@ -151,7 +171,7 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
         bell.close();
         return null;
       }
-      record.write();
+      startRecord();
     }
     const input = parsePromptInput(raw, startedAt);
     const journal = createRestateJournal(ctx, pump, {
@@ -226,8 +246,8 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
       if (opened.early.length) inboxSend.requeue({ kind: "steering", messages: opened.early });
       liveRun.close();
       bell.close();
-      // No run took place: the session reads as it did before.
-      if (previous) ctx.set("run", previous);
+      // No run took place: the session reads as it did before (its transcript maybe moved to the snapshot).
+      if (previous) ctx.set("run", stored.whole ? previous : movedRecord(previous, stored.count));
       else ctx.clear("run");
       throw new TerminalError(
         `The agent of session "${sessionId}" could not be created: ${errorText(error)}`,
@@ -246,11 +266,28 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
       events,
       liveRun,
     });
+    // One slot a wait, when anything changed since the last: the turn, messages, events.
+    let flushedTurn = record.record.turn;
     flushRecord = () => {
-      if (publisher.flush()) record.update({ eventsInKeys: true });
-      // The turn's batch before the record that lists it.
-      writer.flush();
-      record.flush();
+      const events = publisher.take();
+      const transcript = writer.take();
+      const { turn } = record.record;
+      if (!events && transcript.base === undefined && !transcript.messages && turn === flushedTurn) return;
+      flushedTurn = turn;
+      slots.write({ turn, count: writer.count, ...transcript, ...events });
+    };
+    /**
+     * As the run ends: the snapshot, and the run's last events for the record that says it ended
+     * (no slot of their own). A compaction since the last wait is a slot first: readers of the
+     * record still running would take the rewritten snapshot by its old count.
+     */
+    const endWrites = () => {
+      if (writer.rewriting) {
+        flushRecord();
+        return undefined;
+      }
+      writer.take();
+      return publisher.take();
     };
     // Whether the agent began and ended its run: a run that fails says so with the ends it did not.
     const told = { start: false, end: false };
@@ -263,9 +300,7 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
         record.update({ turn: event.turn });
       } else if (event.type === "turn_end") {
         // After the step that ended the turn has updated the transcript; counted at the next step.
-        queueMicrotask(() => {
-          if (writer.write(agent.messages)) record.update(writer.layout);
-        });
+        queueMicrotask(() => writer.write(agent.messages));
       }
     });
 
@@ -288,37 +323,37 @@ export function createSessionRun({ inbox, options, events, live, wakes }: Sessio
           errorMessage,
         });
       }
-      if (publisher.flush()) record.update({ eventsInKeys: true });
-      bell.close(true);
+      const lastEvents = endWrites();
       returnUntaken(ctx, inbox, agent);
       approvals.clear();
       clientCalls.clear();
       const result: RunResult = { runId, reason: "error", messages: [], usage: emptyUsage(), errorMessage };
-      finishRun(ctx, record, writer.layout, result, journal.now());
+      finishRun(ctx, record, slots, writer, lastEvents, result, journal.now(), legacyLast);
     };
 
     try {
       // Steering queued before the run, screened when it was queued: the prompt takes it (by the
       // queue's mode) into the first turn, as an agent in process takes steering queued while idle.
       for (const message of opened.early) agent.actor.send({ type: "STEER", message });
-      // The start time goes with the record's next write (the first step's: its turn, its first
-      // events): nothing reads it before the run ends, and the wait for the first drain writes nothing.
+      // The start time goes with the record's write as the run ends: nothing reads it before.
       record.update({ startedAt });
       const prompted = agent.prompt(input);
       if (running.cancelled) agent.abort();
       const outcome = await Promise.race([prompted, pump.failed]);
       // A check the run left mid-way may still answer: wait for it, then hand back what nobody took.
       while (inFlightDrains.size) await Promise.race([Promise.allSettled([...inFlightDrains]), pump.failed]);
-      bell.close(true);
+      // The run leaves its doorbell with the inbox (no invocation of the inbox a run to release it):
+      // the next steer's ring ends its wait at once, the run having ended (`attach`), or the next
+      // run's first drain replaces it.
       returnUntaken(ctx, inbox, agent);
       writer.write(agent.messages);
       // The next run reads the transcript as one key, however many runs came before.
       writer.fold();
       const result: RunResult = { runId, ...storableEnd(outcome) };
-      if (publisher.flush()) record.update({ eventsInKeys: true });
+      const lastEvents = endWrites();
       approvals.clear();
       clientCalls.clear();
-      finishRun(ctx, record, writer.layout, result, journal.now());
+      finishRun(ctx, record, slots, writer, lastEvents, result, journal.now(), legacyLast);
       return result;
     } catch (error) {
       const failure =
@@ -370,6 +405,15 @@ function lastRunBatches(previous: RunRecord | null | undefined, keys: string[] |
   return previous?.eventsInKeys ? eventBatchStarts(keys ?? []) : [];
 }
 
+/**
+ * The record of the last run as it was, its transcript now in the snapshot alone (the run that could
+ * not start moved it there): its slots, or batches of earlier layouts, no longer hold messages.
+ */
+function movedRecord(previous: RunRecord, count: number): RunRecord {
+  const { tail: _t, tailKeys: _k, folded: _f, slotted: _s, ...rest } = previous;
+  return { ...rest, count, base: count };
+}
+
 /** Hands the messages the agent queued but did not take back to the inbox (they go first again). */
 function returnUntaken(ctx: ObjectContext, inbox: InboxObject, agent: Agent): void {
   const { steering, followUp } = agent.queued;
@@ -382,11 +426,13 @@ function returnUntaken(ctx: ObjectContext, inbox: InboxObject, agent: Agent): vo
 function finishRun(
   ctx: ObjectContext,
   record: ReturnType<typeof createRunRecorder>,
-  layout: Partial<RunRecord>,
+  slots: RunSlotWriter,
+  { count, generation }: { count: number; generation: number },
+  lastEvents: RunRecord["lastEvents"],
   result: RunResult,
   endedAt: number,
+  legacyLast: boolean,
 ): void {
-  record.write({ state: "idle", ...layout });
   const run = record.record;
   const lastRun: LastRun = {
     runId: run.runId,
@@ -397,5 +443,16 @@ function finishRun(
     ...(result.errorMessage !== undefined && { errorMessage: result.errorMessage }),
     ...(result.output !== undefined && { output: result.output }),
   };
-  ctx.set("lastRun", lastRun);
+  // The run's end folded the transcript into the snapshot: it holds every message.
+  record.write({
+    state: "idle",
+    count,
+    base: count,
+    endGeneration: generation,
+    slotCount: slots.count,
+    last: lastRun,
+    ...(lastEvents && { lastEvents }),
+  });
+  slots.clearStale();
+  if (legacyLast) ctx.clear("lastRun");
 }

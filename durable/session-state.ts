@@ -5,7 +5,8 @@ import {
   TerminalError,
 } from "@restatedev/restate-sdk";
 import type { AgentMessage } from "../core/messages.js";
-import { readRunEvents, type RunEventsRecord } from "./run-events.js";
+import { readRunEvents, type RunEventsRecord, slotEvents, type StoredEvent } from "./run-events.js";
+import { foldSlots, readRunSlots, type RunSlot } from "./run-slots.js";
 import type {
   LastRun,
   RecordedEvents,
@@ -17,32 +18,30 @@ import type {
 export type { LastRun, SessionStatus, SessionUpdates, TranscriptSlice } from "./session-types.js";
 
 // The K/V state of one AgentSession (key = session id):
-//   "run"        RunRecord        the active run, or the last one (state idle), with the message count
-//   "lastRun"    LastRun          how the last finished run ended
+//   "run"        RunRecord        the active run, or the last one (state idle), written as a run
+//                                 starts and as it ends (not per turn), with how the last finished
+//                                 run ended (`last`; earlier versions kept it under "lastRun")
 //   "approvals"  ApprovalBook     calls waiting for a decision, with the awakeable that takes it
 //   "clientCalls" ApprovalBook    calls of client-run tools waiting for the client's result, likewise
 //   "generation" number           bumped when a compaction rewrote earlier messages
-//   "m/0"        AgentMessage[]   the transcript as the last run ended (its snapshot), up to the tail
-//   "t/<j>"      AgentMessage[]   the run's j-th batch after the snapshot (a turn's, usually); where
-//                                 each starts is the run record's `tail`
-//   "e/<seq>"    AgentEvent[]     the run's committed events seq, seq+1, … as one flush wrote them
-// A turn writes its messages, the run record (turn and count) just before the run's next step, and
-// its events before each wait (one key a wait; the record is not written again for them: readers
-// find the batches by the keys). So what a turn journals grows with what it added, not with the
-// history. A run ends by folding its batches into the snapshot (one write, which takes the last
-// turn's batch when no wait came after it): the next run reads one key, whatever the session's age,
-// and its batches reuse the slots "t/0", "t/1", … (no clear: the record says which are current;
-// slots above those the last run used are cleared).
+//   "m/0"        AgentMessage[]   the transcript's snapshot: all of it as the last run ended
+//   "s/<k>"      RunSlot          the run's k-th flush (durable/run-slots.ts): its turn, the count,
+//                                 the messages and committed events since the flush before, one key
+//                                 a wait, tagged with the run
+// A turn writes one key before each wait: what a turn journals grows with what it added, not with
+// the history, and readers fold the run's slots over its record. A run ends by writing the
+// transcript as the snapshot (with its last slot, which says so): the next run reads one key,
+// whatever the session's age, and writes its slots over the last run's from "s/0" on, without
+// clearing them first (readers skip another run's slots); as it ends it clears those above its own.
 //
-// Before issue 44's last change every batch stayed under "m/<first index>" (read one by one, so a
-// run's reads grew with the session's history): a record without `tail` is read that way, and the
-// next run's first write moves the transcript into the snapshot and clears those keys.
-//
-// Earlier versions (format 1) stored one message per "m/<i>" (a bare AgentMessage, read as a batch
-// of one) and the count under "count" (read when the run record has none; cleared by the next run's
-// first write). Both are still read, so sessions stored then resume. Runs before issue 44 kept where
-// their events are in the run record (`events`: the batches' seqs, counts and sizes), written with
-// every batch; it is still read, and the next run clears those batches.
+// Earlier layouts are still read, and the next run's start moves them into the snapshot (one write,
+// their keys cleared): before the slots (issue 44), a run wrote each turn's messages under
+// "t/<j>" (where each starts: the record's `tail`), its events under "e/<seq>" and the run record
+// at every turn; before that every batch stayed under "m/<first index>" (a record without `tail`,
+// found by the state's keys). Format 1 stored one message per "m/<i>" (a bare AgentMessage, read as
+// a batch of one) and the count under "count" (read when the run record has none). Runs before
+// issue 44 kept where their events are in the run record (`events`), still read; the next run
+// clears those batches, and the "e/<seq>" keys of runs that listed none.
 
 /** The active run (`state: "running"`), or the last one. */
 export interface RunRecord {
@@ -87,6 +86,37 @@ export interface RunRecord {
    * read still, never written now. Absent in records of versions older still.
    */
   events?: RunEventsRecord;
+  /**
+   * The run keeps its progress (turn, count, messages, events) in its slots, "s/<k>"
+   * (durable/run-slots.ts): readers fold them over this record, which is written as the run starts
+   * and as it ends. Absent in records of earlier versions.
+   */
+  slotted?: true;
+  /**
+   * The snapshot ("m/0") held the first `base` messages when the record was written (all of them:
+   * the run's slots hold what it adds). Absent in records of earlier versions (`tail`, or batches
+   * under "m/<i>").
+   */
+  base?: number;
+  /** The run records its events in its slots. */
+  eventsInSlots?: true;
+  /**
+   * As the run ended: the transcript's generation (the "generation" key's, until a run compacts),
+   * so the next run need not read it.
+   */
+  endGeneration?: number;
+  /**
+   * As the run ended: its last committed events (from its last wait on), written with the record
+   * rather than in a slot of their own.
+   */
+  lastEvents?: { seq: number; events: StoredEvent[]; kept: number };
+  /** As the run ended: how many slots it wrote (the next run clears those it does not write over). */
+  slotCount?: number;
+  /**
+   * How the last finished run ended (this one, once it has). Records of earlier versions have none:
+   * it was under "lastRun", which the next run moves here.
+   */
+  last?: LastRun;
 }
 
 /** A call waiting for approval (or, in "clientCalls", for a client's result). */
@@ -126,18 +156,34 @@ export async function requireRun(ctx: AnyObjectContext): Promise<RunRecord> {
 /** The session's status as one object (404 for a session that never ran). */
 export async function readStatus(ctx: AnyObjectContext): Promise<SessionStatus> {
   const run = await requireRun(ctx);
+  return statusOf(ctx, run, await slotsOf(ctx, run));
+}
+
+/**
+ * The slots of the record's run while it runs (its progress since the record was written); none
+ * for a run that ended (its record says it all) or a record of an earlier version.
+ */
+function slotsOf(ctx: AnyObjectContext, run: RunRecord | null): Promise<RunSlot[]> {
+  if (!run?.slotted || run.state !== "running") return Promise.resolve([]);
+  return readRunSlots(ctx, run.runId);
+}
+
+async function statusOf(ctx: AnyObjectContext, run: RunRecord, slots: RunSlot[]): Promise<SessionStatus> {
+  const last = slots.at(-1);
   const [count, generation, approvals, clientCalls, lastRun] = (await RestatePromise.all([
-    countOf(ctx, run),
+    last ? RestatePromise.resolve(last.count) : countOf(ctx, run),
     ctx.get<number>("generation") as RestatePromise<number | null>,
     ctx.get<ApprovalBook>("approvals") as RestatePromise<ApprovalBook | null>,
     ctx.get<ApprovalBook>("clientCalls") as RestatePromise<ApprovalBook | null>,
-    ctx.get<LastRun>("lastRun") as RestatePromise<LastRun | null>,
+    run.slotted
+      ? RestatePromise.resolve(run.last ?? null)
+      : (ctx.get<LastRun>("lastRun") as RestatePromise<LastRun | null>),
   ])) as [number, number | null, ApprovalBook | null, ApprovalBook | null, LastRun | null];
   return {
     sessionId: ctx.key,
     state: run.state,
     runId: run.runId,
-    turn: run.turn,
+    turn: last ? last.turn : run.turn,
     messageCount: count,
     generation: generation ?? 0,
     pendingApprovals: publicEntries(approvals),
@@ -172,8 +218,10 @@ export async function readUpdates(
   ctx: AnyObjectContext,
   request: { from: number; runId?: string; since?: number; events?: { runId: string; since?: number } },
 ): Promise<SessionUpdates> {
-  const status = await readStatus(ctx);
-  const run = (await ctx.get<RunRecord>("run"))!;
+  const run = await requireRun(ctx);
+  // One read of the run's slots serves the status, the messages and the events.
+  const slots = await slotsOf(ctx, run);
+  const status = await statusOf(ctx, run, slots);
   const runStart =
     run.firstIndex !== undefined && run.generation === status.generation ? run.firstIndex : undefined;
   let from = request.from;
@@ -199,12 +247,12 @@ export async function readUpdates(
     }
     from = runStart + since;
   }
-  const slice = await readTranscript(ctx, from);
+  const slice = await readStored(ctx, from, { run, slots });
   let events: RecordedEvents | undefined;
   let eventsUnavailable: string | undefined;
   if (request.events) {
     try {
-      events = await readEvents(ctx, run, request.events.runId, request.events.since ?? 0);
+      events = await readEvents(ctx, run, request.events.runId, request.events.since ?? 0, slots);
     } catch (error) {
       if (!(error instanceof TerminalError) || error.code !== 410) throw error;
       eventsUnavailable = error.message;
@@ -229,6 +277,7 @@ export async function readEvents(
   run: RunRecord,
   runId: string,
   since: number,
+  known?: RunSlot[],
 ): Promise<RecordedEvents> {
   if (run.runId !== runId) {
     throw resynchronise(
@@ -236,6 +285,14 @@ export async function readEvents(
     );
   }
   const ended = run.state === "idle";
+  if (run.eventsInSlots) {
+    // A run that ended keeps its slots until the next run writes over them (its status reads none).
+    const slots = known && !ended ? known : await readRunSlots(ctx, runId);
+    const last = ended && run.lastEvents ? [run.lastEvents] : [];
+    const events = slotEvents([...slots, ...last], runId, ended, since);
+    if (!events) throw resynchronise(`The events of run "${runId}" from seq ${since} are no longer kept`);
+    return events;
+  }
   const recorded = run.events !== undefined || run.eventsInKeys === true;
   // A run that has not flushed its first events yet.
   if (!recorded && !ended) return { runId, events: [], next: 0, ended };
@@ -277,6 +334,8 @@ export interface StoredTranscript extends TranscriptSlice {
   tail?: number[];
   /** The run record's `tailKeys`. */
   tailKeys: number;
+  /** The snapshot ("m/0") holds the whole transcript and no key of an earlier layout is left. */
+  whole: boolean;
 }
 
 /** Messages `from` … end of the stored transcript. */
@@ -306,15 +365,29 @@ function batchStarts(keys: string[], total: number): number[] {
 export async function readStored(
   ctx: AnyObjectContext,
   from = 0,
-  known?: { run: RunRecord | null; listKeys?: boolean },
+  known?: { run: RunRecord | null; listKeys?: boolean; slots?: RunSlot[] },
 ): Promise<StoredTranscript> {
-  // A caller that has read the run record passes it: a read is a journal entry of its own.
+  // A caller that has read the run record passes it: a read is a journal entry of its own. So is
+  // the generation's, which a session that never ran has not, and an ended run's record says.
+  const said =
+    known && (known.run === null ? 0 : known.run.state === "idle" ? known.run.endGeneration : undefined);
   const [run, generation] = (await RestatePromise.all([
     known
       ? RestatePromise.resolve(known.run)
       : (ctx.get<RunRecord>("run") as RestatePromise<RunRecord | null>),
-    ctx.get<number>("generation") as RestatePromise<number | null>,
+    said !== undefined
+      ? RestatePromise.resolve(said)
+      : (ctx.get<number>("generation") as RestatePromise<number | null>),
   ])) as [RunRecord | null, number | null];
+  if (run?.base !== undefined)
+    return readSlotted(
+      ctx,
+      run,
+      known?.slots ?? (await slotsOf(ctx, run)),
+      generation ?? 0,
+      from,
+      known?.listKeys,
+    );
   const total = await countOf(ctx, run);
   const start = Math.min(from, total);
   if (run?.tail) return readTail(ctx, run, run.tail, generation ?? 0, total, start, known?.listKeys);
@@ -357,6 +430,38 @@ export async function readStored(
     legacyCount: run !== null && run.count === undefined,
     ...(keys && { keys }),
     tailKeys: 0,
+    // A session that never ran has nothing stored to move.
+    whole: run === null,
+  };
+}
+
+/**
+ * The transcript from `from` in the current layout: the snapshot ("m/0", read only when `from` is
+ * inside it) and, while a run goes, what its slots added after it; no key listing but the slots'.
+ */
+async function readSlotted(
+  ctx: AnyObjectContext,
+  run: RunRecord,
+  slots: RunSlot[],
+  generation: number,
+  from: number,
+  listKeys: boolean | undefined,
+): Promise<StoredTranscript> {
+  const { base, after, count } = foldSlots(slots, { base: run.base!, count: run.count ?? run.base! });
+  const start = Math.min(from, count);
+  const keys = listKeys ? await ctx.stateKeys() : undefined;
+  const snapshot =
+    start < base ? ((await ctx.get<AgentMessage[]>(messageKey(0))) ?? []).slice(start, base) : [];
+  return {
+    generation,
+    count,
+    from: start,
+    messages: [...snapshot, ...after.slice(Math.max(0, start - base))],
+    starts: [],
+    legacyCount: false,
+    ...(keys && { keys }),
+    tailKeys: 0,
+    whole: run.state === "idle",
   };
 }
 
@@ -402,124 +507,113 @@ async function readTail(
     ...(keys && { keys }),
     tail: [...(run.tail ?? [])],
     tailKeys: run.tailKeys ?? tail.length,
+    whole: false,
   };
 }
 
 /**
- * Writes a run's transcript back to the session's state: what a write added since the last one goes
- * under one key (the next slot of the tail, "t/<j>"); messages already stored (the same objects) are
- * not written again; when a compaction replaced earlier messages, the batch it changed and
- * everything after it are rewritten as one (the snapshot, when it changed there), and `generation`
- * goes up. {@link fold} ends a run: the transcript as one snapshot, the tail empty. The count and the
- * tail are the run record's ({@link createRunRecorder}): `layout` says what to record.
+ * Writes a run's transcript back to the session's state: {@link start} moves a session stored in an
+ * earlier layout into the snapshot ("m/0", one write, its old keys cleared); then what a write added
+ * since the last {@link take} goes into the run's next slot (durable/run-slots.ts) with the run's
+ * other progress, one key a wait; messages already stored (the same objects) are not written again.
+ * When a compaction replaced earlier messages, the snapshot is rewritten whole at the next take, and
+ * `generation` goes up. {@link fold} ends a run: the snapshot takes the whole transcript at the next
+ * take, so the next run reads one key.
  *
  * @example
  * ```ts
  * const writer = createTranscriptWriter(ctx, await readStored(ctx));
- * if (writer.write(agent.messages)) record.update(writer.layout); // at a turn's end
- * writer.fold(); // as the run ends: the next run reads one key
+ * record.write({ ...writer.start() }); // as the run starts
+ * writer.write(agent.messages); // at a turn's end
+ * slots.write({ turn, count: writer.count, ...writer.take() }); // before the run waits
+ * writer.fold(); // as the run ends, then one more take
  * ```
  */
 export function createTranscriptWriter(ctx: ObjectContext, stored: StoredTranscript) {
   let written: readonly AgentMessage[] = stored.messages;
-  // Undefined until the transcript is in the current layout (a session of an earlier version).
-  let tail = stored.tail ? [...stored.tail] : undefined;
-  let tailKeys = stored.tailKeys;
-  // The slots this run wrote: what the fold keeps (the next run writes over them).
-  let used = 0;
-  let folded: number[] | undefined;
-  // Slot batches written at the next flush (before the run waits): the last turn's, when the run
-  // ends before another wait, goes into the fold instead (one write, not two).
-  const pending = new Map<number, AgentMessage[]>();
+  // Messages the snapshot holds.
+  let base = stored.count;
+  // The snapshot is rewritten at the next take (a compaction, the run's end).
+  let rebase = false;
+  // A compaction's rewrite waits for the next take (the snapshot changes, not only grows).
+  let rewritten = false;
+  // What the next take puts in the run's slot: the messages added since the last one.
+  let pending: { from: number; messages: AgentMessage[] } | undefined;
   let currentGeneration = stored.generation;
-  const setSnapshot = (messages: readonly AgentMessage[]) => {
-    if (messages.length) ctx.set(messageKey(0), messages);
+  const setSnapshot = () => {
+    if (written.length) ctx.set(messageKey(0), written);
     else ctx.clear(messageKey(0));
-    tail = [];
-    pending.clear();
-  };
-  /** The first write in the current layout: the snapshot, and the keys of earlier versions cleared. */
-  const migrate = (messages: readonly AgentMessage[]) => {
-    setSnapshot(messages);
-    for (const start of stored.starts) if (start > 0) ctx.clear(messageKey(start));
-    if (stored.legacyCount) ctx.clear("count");
+    base = written.length;
+    rebase = false;
+    rewritten = false;
+    pending = undefined;
   };
   return {
     /** Messages stored so far. */
     get count(): number {
       return written.length;
     },
-    /** What the run record says of the stored transcript: its count, and its tail once it has one. */
-    get layout(): Pick<RunRecord, "count" | "tail" | "tailKeys" | "folded"> {
-      return {
-        count: written.length,
-        ...(tail && { tail: [...tail], tailKeys }),
-        // Always said: a record patched with the layout drops a fold that no longer holds.
-        folded: folded && [...folded],
-      };
+    /**
+     * A compaction rewrote earlier messages since the last take: the next take rewrites the
+     * snapshot, which a slot must say before readers read it (it does not only grow).
+     */
+    get rewriting(): boolean {
+      return rewritten;
     },
-    /** Stores `messages` (the agent's current transcript); whether anything changed. */
+    /** The transcript's generation (up by one with each compaction that rewrote earlier messages). */
+    get generation(): number {
+      return currentGeneration;
+    },
+    /**
+     * As the run starts: the transcript in the current layout (the snapshot holds it all), moved
+     * there by one write when an earlier version stored it otherwise. What the run record says.
+     */
+    start(): Pick<RunRecord, "count" | "base"> {
+      if (!stored.whole) {
+        setSnapshot();
+        for (const start of stored.starts) if (start > 0) ctx.clear(messageKey(start));
+        if (stored.legacyCount) ctx.clear("count");
+        for (let slot = 0; slot < stored.tailKeys; slot++) ctx.clear(tailKey(slot));
+      }
+      return { count: written.length, base };
+    },
+    /** Stores `messages` (the agent's current transcript) at the next take; whether anything changed. */
     write(messages: readonly AgentMessage[]): boolean {
       let same = 0;
       const limit = Math.min(written.length, messages.length);
       while (same < limit && written[same] === messages[same]) same++;
       if (same === written.length && same === messages.length) return false;
-      folded = undefined;
       if (same < written.length) {
         currentGeneration++;
         ctx.set("generation", currentGeneration);
-      }
-      if (!tail) migrate(messages);
-      else {
-        const base = tail[0] ?? written.length;
-        // Where the batch to write starts: the changed slot's start, or the end (a new slot).
-        let from = same;
-        if (same < written.length && same >= base) from = tail.filter((s) => s <= same).pop()!;
-        if (from === 0 || same < base) setSnapshot(messages);
-        else {
-          const slot = tail.indexOf(from) === -1 ? tail.length : tail.indexOf(from);
-          tail = tail.slice(0, slot);
-          for (const waiting of [...pending.keys()]) if (waiting >= slot) pending.delete(waiting);
-          if (messages.length > from) {
-            pending.set(slot, messages.slice(from));
-            tail.push(from);
-          }
-        }
+        rebase = true;
+        rewritten = true;
+        pending = undefined;
+      } else if (!rebase) {
+        const from = pending?.from ?? written.length;
+        pending = { from, messages: messages.slice(from) };
       }
       written = [...messages];
       return true;
     },
-    /** Writes the slot batches waiting (before the run waits, with the record that lists them). */
-    flush(): boolean {
-      if (pending.size === 0) return false;
-      for (const [slot, batch] of pending) {
-        ctx.set(tailKey(slot), batch);
-        used = Math.max(used, slot + 1);
-        tailKeys = Math.max(tailKeys, slot + 1);
+    /** What the run's next slot says of the transcript since the last take (the snapshot written first). */
+    take(): Pick<RunSlot, "base" | "from" | "messages"> {
+      if (rebase) {
+        setSnapshot();
+        return { base };
       }
-      pending.clear();
-      return true;
+      if (!pending) return {};
+      const { from, messages } = pending;
+      pending = undefined;
+      return { from, messages };
     },
     /**
-     * Folds the tail into the snapshot (one write), as a run ends, so the next run reads one key;
-     * the batches still waiting go into it unwritten. Clears the slots above those this run wrote.
-     * Whether the layout changed.
+     * As the run ends: the next take writes the whole transcript as the snapshot (the batch still
+     * waiting goes into it unwritten), so the next run reads one key. Whether it will.
      */
     fold(): boolean {
-      if (!tail) return false;
-      // The tail's written slots stay (copies of what the snapshot now holds, for followers).
-      const waiting = tail.findIndex((_, slot) => pending.has(slot));
-      const flushed = waiting === -1 ? tail : tail.slice(0, waiting);
-      const keep = Math.max(used, flushed.length);
-      const stale = tailKeys > keep;
-      for (let slot = keep; slot < tailKeys; slot++) ctx.clear(tailKey(slot));
-      tailKeys = keep;
-      if (tail.length === 0) return stale;
-      // Followers read the folded slots only when they hold the whole tail: the last turn's messages,
-      // folded unwritten, are in the snapshot alone.
-      folded = waiting === -1 && flushed.length ? flushed : undefined;
-      setSnapshot(written);
-      return true;
+      if (written.length !== base) rebase = true;
+      return rebase;
     },
   };
 }

@@ -3,19 +3,15 @@ import { Subject } from "rxjs";
 import { describe, expect, it } from "vitest";
 import type { AgentEvent } from "../index.js";
 import { createLiveRuns } from "../durable/live-runs.js";
-import {
-  committedStream,
-  createRunEventRecorder,
-  eventBatchStarts,
-  readRunEvents,
-} from "../durable/run-events.js";
+import { committedStream, createRunEventRecorder, readRunEvents, slotEvents } from "../durable/run-events.js";
+import { createRunSlotWriter, readRunSlots } from "../durable/run-slots.js";
 import { createRunPublisher, type SessionEvent } from "../durable/run-publisher.js";
 
 // Where a durable run's recorded events go in its session's state, against a key/value state held
-// in memory (no server; test/durable-events.slow.test.ts runs them on Restate): a batch a wait, under
-// its own key, found again by the keys, so the run record is written once for them, not with each
-// batch (issue 44); and the layout of earlier versions (the batches listed in the run record) still
-// read and cleared.
+// in memory (no server; test/durable-events.slow.test.ts runs them on Restate): a batch a wait, in
+// the run's slot with the rest of what the wait writes (durable/run-slots.ts), so recording costs no
+// state write of its own (issue 44); and the layouts of earlier versions (a key a batch, listed in
+// the run record or found by the keys) still read and cleared.
 
 function memoryState(initial: Record<string, unknown> = {}) {
   const state = new Map<string, unknown>(Object.entries(structuredClone(initial)));
@@ -60,31 +56,34 @@ function publisherOn(ctx: ObjectContext, previous: number[] = [], maxEvents?: nu
 }
 
 describe("a run's recorded events", () => {
-  it("go one batch a flush under their own key; only the first flush asks for a run record write", async () => {
+  it("go one batch a take, into the run's slot (no key of their own), nothing when none was recorded", async () => {
     const { ctx, writes } = memoryState();
     const publisher = publisherOn(ctx);
     publisher.publish({ type: "agent_start" });
-    expect(publisher.flush()).toBe(true);
+    expect(publisher.take()).toEqual({ seq: 0, events: [{ type: "agent_start" }], kept: 0 });
     for (const event of turn(1)) publisher.publish(event);
-    expect(publisher.flush()).toBe(false);
-    expect(publisher.flush()).toBe(false);
+    expect(publisher.take()).toEqual({ seq: 1, events: turn(1), kept: 0 });
+    expect(publisher.take()).toBeUndefined();
     for (const event of turn(2)) publisher.publish(event);
-    expect(publisher.flush()).toBe(false);
-    expect(writes).toEqual(["set e/0", "set e/1", "set e/3"]);
+    expect(publisher.take()).toMatchObject({ seq: 3 });
+    expect(writes).toEqual([]);
   });
 
-  it("are read back by their keys, from any seq, with the seq the next one gets", async () => {
+  it("are read back from the run's slots, from any seq, with the seq the next one gets", async () => {
     const { ctx } = memoryState();
     const publisher = publisherOn(ctx);
+    const slots = createRunSlotWriter(ctx, "inv_2", 0);
     const all: AgentEvent[] = [{ type: "agent_start" }, ...turn(1), ...turn(2)];
     publisher.publish(all[0]!);
-    publisher.flush();
+    slots.write({ turn: 0, count: 0, ...publisher.take() });
     for (const event of turn(1)) publisher.publish(event);
-    publisher.flush();
+    slots.write({ turn: 1, count: 0, ...publisher.take() });
+    // A slot with no events (a turn's messages alone) between two that have some.
+    slots.write({ turn: 1, count: 0 });
     for (const event of turn(2)) publisher.publish(event);
-    publisher.flush();
+    slots.write({ turn: 2, count: 0, ...publisher.take() });
     for (let since = 0; since <= all.length + 1; since++) {
-      const read = await readRunEvents(ctx, "inv_2", undefined, false, since);
+      const read = slotEvents(await readRunSlots(ctx, "inv_2"), "inv_2", false, since);
       expect(read, `from ${since}`).toEqual({
         runId: "inv_2",
         events: all.map((event, seq) => ({ seq, event })).slice(since),
@@ -119,9 +118,9 @@ describe("a run's recorded events", () => {
     recorder.publish({ type: "agent_start" });
     recorder.publish({ type: "message_end", message: answer });
     recorder.publish({ type: "turn_end", turn: 1, message: answer, toolResults: [] } as AgentEvent);
-    recorder.flush();
+    createRunSlotWriter(ctx, "inv_2", 0).write({ turn: 1, count: 0, ...recorder.take() });
     // The answer, the turn_end that carries it, and nothing else: its stream is not stored.
-    expect(JSON.stringify(state.get("e/0")).split("the-one-answer")).toHaveLength(3);
+    expect(JSON.stringify(state.get("s/0")).split("the-one-answer")).toHaveLength(3);
     const all: AgentEvent[] = [
       { type: "agent_start" },
       ...committedStream(answer),
@@ -131,7 +130,7 @@ describe("a run's recorded events", () => {
     // The seqs the live channel gave each event are the ones a reader gets.
     expect(seen).toEqual(all.map((_, seq) => seq));
     for (let since = 0; since <= all.length; since++) {
-      const read = await readRunEvents(ctx, "inv_2", undefined, false, since);
+      const read = slotEvents(await readRunSlots(ctx, "inv_2"), "inv_2", false, since);
       expect(read, `from ${since}`).toEqual({
         runId: "inv_2",
         events: all.map((event, seq) => ({ seq, event })).slice(since),
@@ -142,17 +141,26 @@ describe("a run's recorded events", () => {
   });
 
   it("past the bound, the oldest batches go and a read from before them is unavailable", async () => {
-    const { ctx, state } = memoryState();
+    const { ctx } = memoryState();
     const publisher = publisherOn(ctx, [], 2);
+    const slots = createRunSlotWriter(ctx, "inv_2", 0);
     publisher.publish({ type: "agent_start" });
-    publisher.flush();
+    slots.write({ turn: 0, count: 0, ...publisher.take() });
     for (const event of turn(1)) publisher.publish(event);
-    publisher.flush();
+    slots.write({ turn: 1, count: 0, ...publisher.take() });
     for (const event of turn(2)) publisher.publish(event);
-    publisher.flush();
-    expect(eventBatchStarts([...state.keys()])).toEqual([3]);
-    expect(await readRunEvents(ctx, "inv_2", undefined, true, 0)).toBeUndefined();
-    expect(await readRunEvents(ctx, "inv_2", undefined, true, 3)).toMatchObject({ next: 5 });
+    const last = publisher.take();
+    expect(last?.kept).toBe(3);
+    slots.write({ turn: 2, count: 0, ...last });
+    const read = await readRunSlots(ctx, "inv_2");
+    expect(slotEvents(read, "inv_2", true, 0)).toBeUndefined();
+    expect(slotEvents(read, "inv_2", true, 2)).toBeUndefined();
+    expect(slotEvents(read, "inv_2", true, 3)).toEqual({
+      runId: "inv_2",
+      events: turn(2).map((event, i) => ({ seq: 3 + i, event })),
+      next: 5,
+      ended: true,
+    });
   });
 
   it("a run recorded by an earlier version (its batches in the run record) reads, and the next run clears them", async () => {

@@ -4,6 +4,7 @@ import {
   type AgentServices,
   createAgentServices,
   createSessionClient,
+  createWakeClient,
   registerDeployment,
   type RestateServer,
   type SessionCallError,
@@ -647,6 +648,12 @@ describe("durable sessions on Restate", () => {
     expect(failed.message).toMatch(/The agent of session "broken-1" could not be created: .*notAnOption/);
     const unknown = await refusal(client.status("broken-1"));
     expect(unknown.status).toBe(404);
+    // Nor does the inbox take it for one (its first drain had said the session exists).
+    const wakes = createWakeClient({ url: restate.ingressUrl });
+    await expect(wakes.deliverEvent("broken-1", { id: "e1", text: "hello" })).rejects.toMatchObject({
+      status: 404,
+      message: expect.stringMatching(/No session "broken-1": the event was not delivered/),
+    });
   });
 
   it("refuses bad input with a clear error and changes nothing", async () => {
