@@ -29,6 +29,7 @@ import type {
 import { AgentLifecycle, dormantMessages, isIdle } from "./agent-lifecycle.js";
 import { EventsUnavailableError, type RunEventLog, type SequencedEvent } from "./event-log.js";
 import { stampSnapshot } from "./snapshot-version.js";
+import { containObservable } from "../core/contained-observable.js";
 import { runToolsOf, useRunTools } from "./agent-runtime.js";
 import { nestedPending, routeNested } from "./nested-calls.js";
 
@@ -55,16 +56,19 @@ export class AgentSession extends AgentLifecycle implements Agent {
   private compacting = false;
 
   get events$(): Observable<AgentEvent> {
-    return (this.eventStream ??= this.events.asObservable());
+    return (this.eventStream ??= containObservable(this.events, "agent.events$"));
   }
 
   get snapshot$(): Observable<AgentSnapshot> {
     this.pinned = true;
-    return (this.snapshotStream ??= new Observable<AgentSnapshot>((subscriber) => {
-      subscriber.next(this.awake().getSnapshot());
-      const subscription = (this.snapshots ??= new Subject()).subscribe(subscriber);
-      return () => subscription.unsubscribe();
-    }));
+    return (this.snapshotStream ??= containObservable(
+      new Observable<AgentSnapshot>((subscriber) => {
+        subscriber.next(this.awake().getSnapshot());
+        const subscription = (this.snapshots ??= new Subject()).subscribe(subscriber);
+        return () => subscription.unsubscribe();
+      }),
+      "agent.snapshot$",
+    ));
   }
 
   get actor(): AgentActor {

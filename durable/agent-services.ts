@@ -6,6 +6,7 @@ import type * as restate from "@restatedev/restate-sdk";
 import { Observable } from "rxjs/internal/Observable";
 import { Subject } from "rxjs/internal/Subject";
 import type { AgentOptions } from "../core/options.js";
+import { containObservable } from "../core/contained-observable.js";
 import { createInboxObject } from "./inbox-object.js";
 import { createLiveRuns, type LiveRuns } from "./live-runs.js";
 import { ensurePromiseWithResolvers } from "./polyfill.js";
@@ -129,7 +130,7 @@ export function createAgentServices(options: AgentServicesOptions): AgentService
     wakes,
     services: [session, inbox, wakes],
     names,
-    events$: events.asObservable(),
+    events$: containObservable(events, "services.events$"),
     live,
   };
 }

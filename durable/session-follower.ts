@@ -10,6 +10,7 @@ import { Subject } from "rxjs/internal/Subject";
 import type { PendingApproval } from "../agent/agent.js";
 import { EventsUnavailableError, type SequencedEvent } from "../agent/event-log.js";
 import { AgentCallError } from "../core/agent-handle.js";
+import { containObservable } from "../core/contained-observable.js";
 import type { AgentEvent } from "../core/events.js";
 import type { AgentMessage, UserMessage } from "../core/messages.js";
 import type { ToolResult } from "../core/tool.js";
@@ -128,7 +129,7 @@ export class SessionFollower {
   // --- what a consumer reads ---
 
   get events$(): Observable<AgentEvent> {
-    return this.subject.asObservable();
+    return containObservable(this.subject, "handle.events$");
   }
 
   /** Restate's transcript, with the messages of the run in progress not stored yet. */

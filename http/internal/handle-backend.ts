@@ -17,6 +17,7 @@ import type {
   SequencedEvent,
 } from "../../core/agent-handle.js";
 import { AgentCallError } from "../../core/agent-handle.js";
+import { containObservable } from "../../core/contained-observable.js";
 import type { AgentEvent, AgentEventOf } from "../../core/events.js";
 import type { AgentMessage, UserMessage } from "../../core/messages.js";
 import type { Tool } from "../../core/tool.js";
@@ -88,7 +89,7 @@ class HandleBackend implements ThreadBackend {
   }
 
   get events$(): Observable<AgentEvent> {
-    return this.subject.asObservable();
+    return containObservable(this.subject, "handle.events$");
   }
 
   get messages(): readonly AgentMessage[] {
