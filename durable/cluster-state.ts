@@ -20,6 +20,17 @@ export interface NodeLogState {
   startedAt: number;
   /** Its leadership and membership events since it last started, oldest first. */
   events: readonly ClusterLogEvent[];
+  /** When it was last killed (ms since the epoch), if it was: a node's death moves leadership. */
+  killedAt?: number;
+}
+
+/** Options of {@link settledLeader}. */
+export interface SettleOptions {
+  /**
+   * Settle on the nodes that run, with a node down: a killed node's death counts as a change, and
+   * the rest must lead and be quiet as usual. Default false: every node must run.
+   */
+  survivors?: boolean;
 }
 
 const BECAME_LEADER = /Processor became Leader/;
@@ -106,7 +117,8 @@ function seenAliveAt(events: readonly ClusterLogEvent[], generation: string): st
  * restarted node's new generation is seen alive by itself and by every node up before it (a
  * restart moves leadership only once they see it back); a node leads; and neither such a sighting
  * nor a leadership, placement or cluster-controller change has come for `quietMs`. `now` is in ms
- * since the epoch.
+ * since the epoch. With `survivors`, a node may be down: its death counts as a change, and the
+ * rules hold for the nodes that run.
  *
  * @example
  * ```ts
@@ -118,16 +130,21 @@ export function settledLeader(
   nodes: readonly NodeLogState[],
   now: number,
   quietMs: number,
+  options: SettleOptions = {},
 ): { leader: number } | { waiting: string } {
-  if (!nodes.every((node) => node.running)) return { waiting: "every node to run" };
+  if (!options.survivors && !nodes.every((node) => node.running)) return { waiting: "every node to run" };
   // A restarted node's return counts as a change from the moment it is seen: the moves follow it.
   const changes: string[] = [];
   for (const [i, node] of nodes.entries()) {
+    if (!node.running) {
+      if (node.killedAt !== undefined) changes.push(new Date(node.killedAt).toISOString());
+      continue;
+    }
     if (!node.restarted) continue;
     const generation = generationIn(node.events);
     if (!generation) return { waiting: `node ${i + 1} to report its id` };
     // A node started later saw it alive from its own start, without a transition to log.
-    const earlier = nodes.filter((other) => other.startedAt <= node.startedAt);
+    const earlier = nodes.filter((other) => other.running && other.startedAt <= node.startedAt);
     const seen = earlier.map((other) => seenAliveAt(other.events, generation));
     if (seen.includes(undefined)) return { waiting: `every node to see ${generation} alive` };
     changes.push(...(seen as string[]));

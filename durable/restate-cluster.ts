@@ -70,10 +70,16 @@ export interface RestateCluster {
    * each restarted node alive again, a node leads the partition, and no change of leadership, of
    * the partition's replicas or of the cluster controller has come for `quietMs` (default 3 s). A node that
    * restarts moves leadership for a few seconds after it serves, and each move runs the steps in
-   * flight again: start work that must not be disturbed once this answers. Throws after
+   * flight again: start work that must not be disturbed once this answers. With `survivors`, a
+   * killed node may stay down: its death counts as a change, and the nodes that run must settle.
+   * Throws after
    * `timeoutMs` (default 60 s), saying what it waited for.
    */
-  settled(options?: { quietMs?: number; timeoutMs?: number }): Promise<RestateClusterNode>;
+  settled(options?: {
+    quietMs?: number;
+    timeoutMs?: number;
+    survivors?: boolean;
+  }): Promise<RestateClusterNode>;
   /** Stops every node (by pid) and removes the data. */
   stop(): Promise<void>;
 }
@@ -175,6 +181,7 @@ export async function startRestateCluster(options: StartRestateClusterOptions = 
           nodes.map((node) => node.logState()),
           Date.now(),
           quietMs,
+          { survivors: options.survivors },
         );
         if ("leader" in state) return nodes[state.leader]!;
         if (Date.now() > deadline) {
@@ -252,6 +259,7 @@ class ClusterNode implements RestateClusterNode {
   private readonly events: ClusterLogEvent[] = [];
   private starts = 0;
   private startedAt = 0;
+  private killedAt: number | undefined;
 
   constructor(
     private readonly binary: string,
@@ -288,6 +296,7 @@ class ClusterNode implements RestateClusterNode {
       restarted: this.starts > 1,
       startedAt: this.startedAt,
       events: this.events,
+      killedAt: this.killedAt,
     };
   }
 
@@ -374,6 +383,7 @@ class ClusterNode implements RestateClusterNode {
   async kill(): Promise<void> {
     const guard = this.guard;
     if (!guard) return;
+    this.killedAt = Date.now();
     if (this.serverPid !== undefined) kill(this.serverPid, "SIGKILL");
     guard.stdin?.end();
     const timer = setTimeout(() => guard.kill("SIGKILL"), 5_000);

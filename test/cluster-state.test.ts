@@ -131,4 +131,35 @@ describe("reading a local Restate cluster's leadership from its logs", () => {
       waiting: "every node to run",
     });
   });
+
+  it("with survivors, settles with a node down once its death and the moves after it are quiet", () => {
+    const node = (running: boolean, ...more: [string, string][]): NodeLogState => ({
+      running,
+      restarted: false,
+      startedAt: at("00.0"),
+      events: events(...more),
+    });
+    const dead = { ...node(false, ["01.0", BECAME]), killedAt: at("10.0") };
+    const survivors = { survivors: true };
+    // Right after the death, the dead node's old claim is not a leader, and none has claimed since.
+    expect(settledLeader([dead, node(true), node(true)], at("11.0"), 3_000, survivors)).toEqual({
+      waiting: "a partition leader",
+    });
+    // A survivor took over at 12.5, then the replicas moved at 14.0: quiet only from 17.0 on.
+    const leading = node(true, ["12.5", BECAME]);
+    const moved = node(true, ["14.0", "Partition configuration transitions to new replicas"]);
+    expect(settledLeader([dead, leading, moved], at("16.0"), 3_000, survivors)).toMatchObject({
+      waiting: expect.stringContaining("no change for 3000 ms"),
+    });
+    expect(settledLeader([dead, leading, moved], at("17.5"), 3_000, survivors)).toEqual({ leader: 1 });
+    // The death itself counts: a leader that claimed before the kill was noticed is not yet settled.
+    const early = node(true, ["09.0", BECAME]);
+    expect(settledLeader([dead, early, node(true)], at("12.0"), 3_000, survivors)).toMatchObject({
+      waiting: expect.stringContaining("no change"),
+    });
+    // Without the option, a node down is never settled.
+    expect(settledLeader([dead, leading, moved], at("30.0"), 3_000)).toEqual({
+      waiting: "every node to run",
+    });
+  });
 });

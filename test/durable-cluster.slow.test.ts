@@ -258,7 +258,10 @@ describe("durable sessions on a three-node Restate cluster", () => {
     });
     await leader.kill();
     const killedAt = performance.now();
-    // Right after a leader's death the partition has no leader for a few seconds: retry the decision.
+    // The survivors elect a leader and move the partition's replicas for a few seconds after the
+    // death, and a move during the approved call would run it again (the leader case: at least
+    // once). Decided once they have settled, the call the dead leader held runs exactly once.
+    await cluster.settled({ survivors: true, timeoutMs: 30_000 });
     await eventually(() => other.approve("approval", "g1-approval").then(() => true), "the approval", 30_000);
     figure("approval: SIGKILL of the leader to the decision taken", performance.now() - killedAt);
     const result = await other.result(run);
