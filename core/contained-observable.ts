@@ -69,6 +69,27 @@ function guardedObserver<T>(callbacks: Callbacks<T>, name: string): Partial<Obse
 }
 
 /**
+ * An operator's or a helper's own subscriber (`firstValueFrom`, `pipe`), also from another copy of
+ * RxJS: recognised as RxJS recognises one, so that its unsubscribing reaches the source. Its
+ * callbacks are RxJS's, which guard the app's own.
+ */
+function isSubscriberLike(value: unknown): value is Subscriber<unknown> {
+  if (value instanceof Subscriber) return true;
+  const candidate = value as Partial<Subscriber<unknown>> | null;
+  return (
+    typeof candidate === "object" &&
+    candidate !== null &&
+    typeof candidate.next === "function" &&
+    typeof candidate.error === "function" &&
+    typeof candidate.complete === "function" &&
+    "closed" in candidate &&
+    typeof candidate.unsubscribe === "function" &&
+    typeof candidate.add === "function" &&
+    typeof candidate.remove === "function"
+  );
+}
+
+/**
  * An RxJS `Observable` whose subscribers' errors are contained (see {@link containObservable}).
  * Operators keep it: `pipe(filter(...))` gives one of these too, so the app's callback at the end of
  * a chain is guarded as well.
@@ -91,7 +112,7 @@ class ContainedObservable<T> extends Observable<T> {
   // One signature for RxJS's overloads: an operator's own Subscriber passes through untouched.
   override subscribe(...args: unknown[]): Subscription {
     const [first, error, complete] = args;
-    if (first instanceof Subscriber) return super.subscribe(first);
+    if (isSubscriberLike(first)) return super.subscribe(first);
     const callbacks: Callbacks<T> =
       typeof first === "function" || error !== undefined || complete !== undefined
         ? {

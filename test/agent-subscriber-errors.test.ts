@@ -123,3 +123,39 @@ describe("a subscriber of events$ that throws", () => {
     expect(printed.mock.calls.filter((call) => String(call[0]).includes("snapshot store"))).toHaveLength(1);
   });
 });
+
+describe("the guarded streams stay RxJS streams", () => {
+  it("a subscriber from another copy of RxJS (firstValueFrom of an app's own rxjs) unsubscribes from the agent", async () => {
+    const agent = createAgent({ provider: scripted([{ text: "one" }, { text: "two" }]) });
+    // What another RxJS copy's Subscriber looks like to ours: not an instance, the same shape.
+    const received: string[] = [];
+    const teardowns: ((() => void) | { unsubscribe(): void })[] = [];
+    const foreign = {
+      closed: false,
+      next(event: { type: string }) {
+        if (!this.closed) received.push(event.type);
+      },
+      error: () => {},
+      complete: () => {},
+      add: (teardown: (() => void) | { unsubscribe(): void }) => teardowns.push(teardown),
+      remove: () => {},
+      unsubscribe() {
+        if (this.closed) return;
+        this.closed = true;
+        for (const teardown of teardowns) {
+          if (typeof teardown === "function") teardown();
+          else teardown.unsubscribe();
+        }
+      },
+    };
+    agent.events$.subscribe(foreign as never);
+    await agent.prompt("first");
+    foreign.unsubscribe();
+    const before = received.length;
+    await agent.prompt("second");
+    expect(before).toBeGreaterThan(0);
+    expect(received).toHaveLength(before);
+    // The source handed its teardown to that subscriber: its unsubscribing reaches the agent's subject.
+    expect(teardowns.length).toBeGreaterThan(0);
+  });
+});
