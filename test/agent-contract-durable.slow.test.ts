@@ -1,40 +1,16 @@
 // The AgentHandle contract (test/contract/agent-contract.ts) against a durable session on a real
 // Restate server: durableHandle(client, sessionId) with the live channel of the process serving
 // the agent (this one). Each test's agent is served under a session id of its own.
-import { afterAll, beforeAll } from "vitest";
+import { afterAll } from "vitest";
 import { agentMachineProtocol, createSessionHost, remoteAgentHandle, type SessionHost } from "../http.js";
 import type { AgentOptions } from "../index.js";
-import {
-  type AgentServer,
-  createSessionClient,
-  durableHandle,
-  registerDeployment,
-  type RestateServer,
-  type SessionClient,
-  serveAgents,
-  startRestateServer,
-} from "../restate.js";
+import { durableHandle } from "../restate.js";
 import { describeAgentContract } from "./contract/agent-contract.js";
-import { quietLogger, servicesPerSession } from "./fixtures/durable-harness.js";
+import { useSessionsPerSession } from "./fixtures/durable-harness.js";
 
-let restate: RestateServer;
-let server: AgentServer;
-let client: SessionClient;
 /** The agent of each session a test opened (the services ask for it by session id). */
 const agents = new Map<string, AgentOptions>();
-
-beforeAll(async () => {
-  restate = await startRestateServer();
-  const services = servicesPerSession(agents);
-  server = await serveAgents({ services, logger: quietLogger });
-  await registerDeployment({ adminUrl: restate.adminUrl, uri: server.url });
-  client = createSessionClient({ url: restate.ingressUrl });
-});
-
-afterAll(async () => {
-  await server?.close();
-  await restate?.stop();
-});
+const harness = useSessionsPerSession(agents);
 
 let sessions = 0;
 describeAgentContract(
@@ -42,7 +18,12 @@ describeAgentContract(
   ({ provider, tools }) => {
     const sessionId = `contract-${Date.now()}-${sessions++}`;
     agents.set(sessionId, { provider, tools });
-    return { handle: durableHandle(client, sessionId, { pollIntervalMs: 20, live: [server.liveUrl!] }) };
+    return {
+      handle: durableHandle(harness.client, sessionId, {
+        pollIntervalMs: 20,
+        live: [harness.server.liveUrl!],
+      }),
+    };
   },
   // A sub-agent is a journaled child of the run: its waiting call is kept in the session under its
   // path id and answered there, so the contract holds whole, nested approvals included.
@@ -60,7 +41,8 @@ describeAgentContract(
     const sessionId = `contract-http-${Date.now()}-${sessions++}`;
     agents.set(sessionId, { provider, tools });
     const host = createSessionHost({
-      threads: (threadId) => durableHandle(client, threadId, { pollIntervalMs: 20, live: [server.liveUrl!] }),
+      threads: (threadId) =>
+        durableHandle(harness.client, threadId, { pollIntervalMs: 20, live: [harness.server.liveUrl!] }),
       protocols: [agentMachineProtocol()],
       basePath: "/api",
       authorize: "none-local-only",

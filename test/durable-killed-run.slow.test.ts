@@ -2,36 +2,13 @@
 // of the run's code, so the session's state keeps the record of a running run. Its status read
 // through the client asks Restate about a run that reads "running", and reads a killed one as
 // ended with an error; the next run goes ahead as after any other.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type AgentOptions, defineTool, scripted } from "../index.js";
-import {
-  type AgentServer,
-  createSessionClient,
-  registerDeployment,
-  type RestateServer,
-  type SessionClient,
-  serveAgents,
-  startRestateServer,
-} from "../restate.js";
-import { eventually, quietLogger, servicesPerSession } from "./fixtures/durable-harness.js";
+import { eventually, useSessionsPerSession } from "./fixtures/durable-harness.js";
 
-let restate: RestateServer;
-let server: AgentServer;
-let client: SessionClient;
 const agents = new Map<string, AgentOptions>();
-
-beforeAll(async () => {
-  restate = await startRestateServer();
-  server = await serveAgents({ services: servicesPerSession(agents), logger: quietLogger });
-  await registerDeployment({ adminUrl: restate.adminUrl, uri: server.url });
-  client = createSessionClient({ url: restate.ingressUrl });
-});
-
-afterAll(async () => {
-  await server?.close();
-  await restate?.stop();
-});
+const harness = useSessionsPerSession(agents);
 
 /** A tool that answers only when its call is aborted: the run stays in its call until killed. */
 const stuck = defineTool({
@@ -49,22 +26,25 @@ describe("durable sessions: a run Restate kills", () => {
       provider: scripted([{ toolCalls: [{ id: "c1", name: "stuck", arguments: {} }] }, { text: "later" }]),
       tools: [stuck],
     });
-    const run = await client.send(sessionId, "go");
+    const run = await harness.client.send(sessionId, "go");
     await eventually(
-      async () => (await client.status(sessionId)).turn >= 1 || undefined,
+      async () => (await harness.client.status(sessionId)).turn >= 1 || undefined,
       "the run's first turn",
     );
     // Still going: Restate says so, and the status reads running.
-    expect(await client.status(sessionId)).toMatchObject({ state: "running", runId: run.invocationId });
+    expect(await harness.client.status(sessionId)).toMatchObject({
+      state: "running",
+      runId: run.invocationId,
+    });
 
     // What `onMaxAttempts: "kill"` does when the attempts run out: none of the run's code runs.
-    const kill = await fetch(new URL(`/invocations/${run.invocationId}/kill`, restate.adminUrl), {
+    const kill = await fetch(new URL(`/invocations/${run.invocationId}/kill`, harness.restate.adminUrl), {
       method: "PATCH",
     });
     expect(kill.ok).toBe(true);
-    await expect(client.result(run)).rejects.toThrow("killed");
+    await expect(harness.client.result(run)).rejects.toThrow("killed");
 
-    expect(await client.status(sessionId)).toMatchObject({
+    expect(await harness.client.status(sessionId)).toMatchObject({
       state: "idle",
       runId: run.invocationId,
       pendingApprovals: [],
@@ -77,9 +57,9 @@ describe("durable sessions: a run Restate kills", () => {
     });
 
     agents.set(sessionId, { provider: scripted([{ text: "fine now" }]) });
-    const next = await client.send(sessionId, "again");
-    expect((await client.result(next)).reason).toBe("stop");
-    expect(await client.status(sessionId)).toMatchObject({
+    const next = await harness.client.send(sessionId, "again");
+    expect((await harness.client.result(next)).reason).toBe("stop");
+    expect(await harness.client.status(sessionId)).toMatchObject({
       state: "idle",
       runId: next.invocationId,
       lastRun: { runId: next.invocationId, reason: "stop" },

@@ -3,37 +3,13 @@
 // agent_end of reason "error", and the next run starts as after any other.
 import { TerminalError } from "@restatedev/restate-sdk";
 import { lastValueFrom, toArray } from "rxjs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type AgentOptions, scripted } from "../index.js";
-import {
-  type AgentServer,
-  createSessionClient,
-  durableHandle,
-  registerDeployment,
-  type RestateServer,
-  type SessionClient,
-  serveAgents,
-  startRestateServer,
-} from "../restate.js";
-import { quietLogger, servicesPerSession } from "./fixtures/durable-harness.js";
+import { durableHandle } from "../restate.js";
+import { useSessionsPerSession } from "./fixtures/durable-harness.js";
 
-let restate: RestateServer;
-let server: AgentServer;
-let client: SessionClient;
 const agents = new Map<string, AgentOptions>();
-
-beforeAll(async () => {
-  restate = await startRestateServer();
-  const services = servicesPerSession(agents);
-  server = await serveAgents({ services, logger: quietLogger });
-  await registerDeployment({ adminUrl: restate.adminUrl, uri: server.url });
-  client = createSessionClient({ url: restate.ingressUrl });
-});
-
-afterAll(async () => {
-  await server?.close();
-  await restate?.stop();
-});
+const harness = useSessionsPerSession(agents);
 
 /**
  * An agent whose input filter (user code the run calls outside any step) hands back a verdict that
@@ -64,24 +40,30 @@ describe("durable sessions: a run that fails with a terminal error", () => {
   it("ends as failed: status idle with the error's message, the next run goes ahead", async () => {
     const sessionId = `run-failure-${Date.now()}`;
     failingOnce(sessionId, new TerminalError("the filter is down"));
-    const run = await client.send(sessionId, "hello");
-    await expect(client.result(run)).rejects.toThrow("the filter is down");
-    const status = await client.status(sessionId);
+    const run = await harness.client.send(sessionId, "hello");
+    await expect(harness.client.result(run)).rejects.toThrow("the filter is down");
+    const status = await harness.client.status(sessionId);
     expect(status).toMatchObject({
       state: "idle",
       runId: run.invocationId,
       pendingApprovals: [],
       lastRun: { runId: run.invocationId, reason: "error", errorMessage: "the filter is down" },
     });
-    const next = await client.send(sessionId, "again");
-    expect((await client.result(next)).reason).toBe("stop");
-    expect(await client.status(sessionId)).toMatchObject({ state: "idle", lastRun: { reason: "stop" } });
+    const next = await harness.client.send(sessionId, "again");
+    expect((await harness.client.result(next)).reason).toBe("stop");
+    expect(await harness.client.status(sessionId)).toMatchObject({
+      state: "idle",
+      lastRun: { reason: "stop" },
+    });
   });
 
   it("a durable handle sees the run end with reason error (any error: wrapped as the run's failure)", async () => {
     const sessionId = `run-failure-events-${Date.now()}`;
     failingOnce(sessionId, new Error("a bug"));
-    const handle = durableHandle(client, sessionId, { pollIntervalMs: 50, live: [server.liveUrl!] });
+    const handle = durableHandle(harness.client, sessionId, {
+      pollIntervalMs: 50,
+      live: [harness.server.liveUrl!],
+    });
     const { runId } = await handle.run({ role: "user", content: "hello", timestamp: Date.now() });
     const events = await lastValueFrom(handle.eventsSince(runId, 0).pipe(toArray()));
     expect(events.at(-1)!.event).toMatchObject({
@@ -91,7 +73,10 @@ describe("durable sessions: a run that fails with a terminal error", () => {
     });
     expect(await handle.status()).toMatchObject({ status: "idle", runId });
     // As Restate recorded them (what a reader that was not following gets).
-    const { events: recorded } = await client.updates(sessionId, { from: 0, events: { runId, since: 0 } });
+    const { events: recorded } = await harness.client.updates(sessionId, {
+      from: 0,
+      events: { runId, since: 0 },
+    });
     expect(recorded).toMatchObject({ ended: true });
     expect(recorded!.events.map(({ event }) => event.type)).toEqual(["agent_start", "agent_end"]);
   });

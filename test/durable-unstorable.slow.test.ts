@@ -5,46 +5,22 @@
 // is answered as in process (the same agent, no Restate, side by side) or, where a process has
 // nothing to store, ends the run with a clear error; never an endless retry.
 import { lastValueFrom, toArray } from "rxjs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type AgentMessage, type AgentOptions, createAgent, defineTool, scripted } from "../index.js";
-import {
-  type AgentServer,
-  createSessionClient,
-  durableHandle,
-  registerDeployment,
-  type RestateServer,
-  type RunResult,
-  type SessionClient,
-  serveAgents,
-  startRestateServer,
-} from "../restate.js";
-import { eventually, quietLogger, servicesPerSession } from "./fixtures/durable-harness.js";
+import { durableHandle, type RunResult } from "../restate.js";
+import { eventually, useSessionsPerSession } from "./fixtures/durable-harness.js";
 
-let restate: RestateServer;
-let server: AgentServer;
-let client: SessionClient;
 const agents = new Map<string, AgentOptions>();
-
-beforeAll(async () => {
-  restate = await startRestateServer();
-  server = await serveAgents({ services: servicesPerSession(agents), logger: quietLogger });
-  await registerDeployment({ adminUrl: restate.adminUrl, uri: server.url });
-  client = createSessionClient({ url: restate.ingressUrl });
-});
-
-afterAll(async () => {
-  await server?.close();
-  await restate?.stop();
-});
+const harness = useSessionsPerSession(agents);
 
 /** The run's result, or a failure saying it never ended (what an endless retry looks like). */
 async function resultWithin(sessionId: string, input: string, ms = 20_000): Promise<RunResult> {
-  const run = await client.send(sessionId, input);
+  const run = await harness.client.send(sessionId, input);
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     return await Promise.race([
-      client.result(run),
+      harness.client.result(run),
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error(`the run of ${sessionId} did not end in ${ms} ms`)), ms);
       }),
@@ -61,7 +37,7 @@ async function bothWays(name: string, options: () => AgentOptions, input = "go")
   const durable = await resultWithin(sessionId, input);
   const local = createAgent(options());
   const inProcess = await local.prompt(input);
-  return { sessionId, durable, inProcess, durableMessages: await client.transcript(sessionId) };
+  return { sessionId, durable, inProcess, durableMessages: await harness.client.transcript(sessionId) };
 }
 
 const toolResultText = (messages: readonly AgentMessage[]) =>
@@ -100,7 +76,10 @@ describe("durable sessions: values a run cannot journal", () => {
     expect(durable.reason).toBe("stop");
     expect(toolResultText(durableMessages)).toEqual(expected);
     expect(toolResultText(inProcess.messages)).toEqual(expected);
-    expect(await client.status(sessionId)).toMatchObject({ state: "idle", lastRun: { reason: "stop" } });
+    expect(await harness.client.status(sessionId)).toMatchObject({
+      state: "idle",
+      lastRun: { reason: "stop" },
+    });
   }, 60_000);
 
   it("a tool result with a cycle: the same", async () => {
@@ -159,12 +138,12 @@ describe("durable sessions: values a run cannot journal", () => {
     const errorMessage = "The run's output cannot be stored as JSON: Do not know how to serialize a BigInt";
     expect(result).toMatchObject({ reason: "error", errorMessage });
     expect(result.output).toBeUndefined();
-    expect(await client.status(sessionId)).toMatchObject({
+    expect(await harness.client.status(sessionId)).toMatchObject({
       state: "idle",
       lastRun: { reason: "error", errorMessage },
     });
     // The model's answer stays in the transcript.
-    expect((await client.transcript(sessionId)).at(-1)).toMatchObject({
+    expect((await harness.client.transcript(sessionId)).at(-1)).toMatchObject({
       role: "assistant",
       content: [{ type: "text", text: '{"rows":"42"}' }],
     });
@@ -178,10 +157,10 @@ describe("durable sessions: values a run cannot journal", () => {
         { role: "user", content: "earlier", timestamp: 1, meta: { n: 1n } } as unknown as AgentMessage,
       ],
     });
-    const run = await client.send(sessionId, "hello");
+    const run = await harness.client.send(sessionId, "hello");
     let timer: ReturnType<typeof setTimeout> | undefined;
     const failure = await Promise.race([
-      client.result(run).then(
+      harness.client.result(run).then(
         () => undefined,
         (error: unknown) => error as Error,
       ),
@@ -211,18 +190,18 @@ describe("durable sessions: values a run cannot journal", () => {
       ]),
       tools: [tool],
     });
-    const run = await client.send(sessionId, "pay");
+    const run = await harness.client.send(sessionId, "pay");
     await eventually(
-      async () => (await client.status(sessionId)).pendingApprovals.length > 0 || undefined,
+      async () => (await harness.client.status(sessionId)).pendingApprovals.length > 0 || undefined,
       "the approval request",
     );
-    await expect(client.approve(sessionId, "c1", { args: { cents: 5n } })).rejects.toThrow(
+    await expect(harness.client.approve(sessionId, "c1", { args: { cents: 5n } })).rejects.toThrow(
       "Do not know how to serialize a BigInt",
     );
-    expect((await client.status(sessionId)).pendingApprovals).toMatchObject([{ toolCallId: "c1" }]);
-    await client.approve(sessionId, "c1", { args: { cents: 7 } });
-    expect((await client.result(run)).reason).toBe("stop");
-    const paid = (await client.transcript(sessionId)).find((m) => m.role === "toolResult");
+    expect((await harness.client.status(sessionId)).pendingApprovals).toMatchObject([{ toolCallId: "c1" }]);
+    await harness.client.approve(sessionId, "c1", { args: { cents: 7 } });
+    expect((await harness.client.result(run)).reason).toBe("stop");
+    const paid = (await harness.client.transcript(sessionId)).find((m) => m.role === "toolResult");
     expect(JSON.stringify(paid)).toContain("paid 7");
   }, 60_000);
 
@@ -238,7 +217,10 @@ describe("durable sessions: values a run cannot journal", () => {
       },
     });
     agents.set(sessionId, { provider: callingOnce("count"), tools: [tool] });
-    const handle = durableHandle(client, sessionId, { pollIntervalMs: 50, live: [server.liveUrl!] });
+    const handle = durableHandle(harness.client, sessionId, {
+      pollIntervalMs: 50,
+      live: [harness.server.liveUrl!],
+    });
     const { runId } = await handle.run({ role: "user", content: "count", timestamp: Date.now() });
     const events = await lastValueFrom(handle.eventsSince(runId, 0).pipe(toArray()));
     expect(events.map(({ event }) => event.type)).toContain("tool_execution_end");
@@ -259,7 +241,12 @@ describe("durable sessions: values a run cannot journal", () => {
     });
     const result = await resultWithin(sessionId, "go");
     expect(result.reason).toBe("stop");
-    expect(toolResultText(await client.transcript(sessionId))).toEqual([{ text: "echoed", isError: false }]);
-    expect(await client.status(sessionId)).toMatchObject({ state: "idle", lastRun: { reason: "stop" } });
+    expect(toolResultText(await harness.client.transcript(sessionId))).toEqual([
+      { text: "echoed", isError: false },
+    ]);
+    expect(await harness.client.status(sessionId)).toMatchObject({
+      state: "idle",
+      lastRun: { reason: "stop" },
+    });
   }, 60_000);
 });
