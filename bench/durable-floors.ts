@@ -1,7 +1,9 @@
 // Floors for the durable bench: bare Restate virtual objects doing a turn's journal without
 // agent-machine, served from the same process and measured in the same run as the durable agent.
-//  - "same journal": what a durable turn journaled before the inbox doorbell (two ctx.run, a call to
-//    an inbox object, one state write);
+//  - "same journal": what a durable run journals today (bench/durable-journal.ts lists it): its
+//    record and transcript read, its record written, one call to an inbox object (the opening drain),
+//    then per turn a slot written before each of its two ctx.run, and the transcript and record
+//    written as it ends; payloads of about the size the agent writes;
 //  - "minimal journal": what any durable turn needs (two ctx.run and one state write).
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
@@ -29,17 +31,49 @@ const modelAnswer = (turn: number) => ({
 });
 const toolAnswer = (turn: number) => ({ content: [{ type: "text", text: `ok ${turn}` }], at: Date.now() });
 
+/** A slot's payload of about the size a durable run writes before a wait (durable/run-slots.ts). */
+const slotPayload = (turn: number, beforeTool: boolean) => ({
+  run: "inv_floor",
+  turn,
+  count: 2 * turn + 1,
+  ...(beforeTool
+    ? { seq: 5 * turn, events: [{ answer: { type: "message_end", message: modelAnswer(turn) } }] }
+    : {
+        from: 2 * turn - 1,
+        messages: [modelAnswer(turn), { role: "toolResult", toolCallId: `c${turn}`, ...toolAnswer(turn) }],
+        seq: 5 * turn + 2,
+        events: [
+          { type: "tool_execution_end", toolCallId: `c${turn}`, result: toolAnswer(turn) },
+          { type: "message_start", message: { role: "toolResult", ...toolAnswer(turn) } },
+          { type: "message_end", message: { role: "toolResult", ...toolAnswer(turn) } },
+          { type: "turn_end", turn, message: modelAnswer(turn), toolResults: [toolAnswer(turn)] },
+          { type: "turn_start", turn: turn + 1 },
+        ],
+      }),
+});
+
 const floorSameJournal = restate.object({
   name: "FloorSameJournal",
   handlers: {
     run: async (ctx: ObjectContext, turns: number): Promise<number> => {
-      const inbox = ctx.objectClient(floorInbox, ctx.key);
+      // The run's start: its record and transcript read (eagerly sent), its record written, and the
+      // opening drain of the inbox, which answers the steering queued before the run.
+      await ctx.get("run");
+      await ctx.get("m/0");
+      ctx.set("run", { state: "running", runId: "inv_floor", turn: 0, slotted: true });
+      await ctx.objectClient(floorInbox, ctx.key).drain();
+      let slot = 0;
       for (let turn = 0; turn < turns; turn++) {
-        const model = await ctx.run(`model:${turn}`, async () => modelAnswer(turn));
-        const tool = await ctx.run(`tool:c${turn}`, async () => toolAnswer(turn));
-        await inbox.drain();
-        ctx.set(`m/${turn}`, { model, tool });
+        ctx.set(`s/${slot++}`, slotPayload(turn, false));
+        await ctx.run(`model:${turn}`, async () => modelAnswer(turn));
+        ctx.set(`s/${slot++}`, slotPayload(turn, true));
+        await ctx.run(`tool:c${turn}`, async () => toolAnswer(turn));
       }
+      ctx.set(
+        "m/0",
+        Array.from({ length: 2 * turns + 1 }, (_, turn) => modelAnswer(turn)),
+      );
+      ctx.set("run", { state: "idle", runId: "inv_floor", count: 2 * turns + 1, slotCount: slot });
       return turns;
     },
   },
