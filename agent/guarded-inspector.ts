@@ -7,7 +7,8 @@ import { errorText } from "../core/error-text.js";
  * undelivered (a model's answer, a tool's result) and the run waiting for ever, or come out of a
  * call that has nothing to do with it. Instead the first error is reported once, on the console
  * (`report`), and the observer is detached: it sees no more events of this agent, and the run goes
- * on as if it had never been attached.
+ * on as if it had never been attached. The same guard serves any observer fed from inside a run
+ * (`T`: the visualizer's feed of wire messages, for one).
  *
  * @example
  * ```ts
@@ -15,10 +16,10 @@ import { errorText } from "../core/error-text.js";
  * createActor(agentMachine, { inspect });
  * ```
  */
-export function guardInspector(
-  inspect: Observer<InspectionEvent> | ((event: InspectionEvent) => void),
+export function guardInspector<T = InspectionEvent>(
+  inspect: Observer<T> | ((event: T) => void),
   report: (error: unknown) => void,
-): Observer<InspectionEvent> {
+): Observer<T> {
   const observer = typeof inspect === "function" ? { next: inspect } : inspect;
   let detached = false;
   const guarded = (call: () => void) => {

@@ -7,6 +7,8 @@ import type { AgentEvent, AgentEventOf } from "../core/events.js";
 import type { AgentMessage } from "../core/messages.js";
 import type { PendingApproval } from "../agent/agent.js";
 import type { FinishedCall } from "./protocol.js";
+import { errorText } from "../core/error-text.js";
+import { encodableCopy } from "./internal/encodable-copy.js";
 
 /**
  * What the host tells an encoder about the response it writes, before the first event.
@@ -122,15 +124,40 @@ export type EncoderFactory = () => StreamEncoder;
 
 /**
  * One server-sent-events frame holding `value` as JSON (`data: {...}\n\n`), the framing both the
- * AI SDK and AG-UI clients read.
+ * AI SDK and AG-UI clients read. It never throws: a value JSON cannot hold (a tool's partial
+ * result with a BigInt or a cycle, which nothing checks before it is streamed) is sent with those
+ * parts as text saying what they were (`"12n"`, `"[cycle]"`, `"[cannot encode: why]"`), so the
+ * frame keeps its place and the response goes on; the first such frame is reported on the console.
  *
  * @example
  * ```ts
  * sseFrame({ type: "text-delta", id: "t1", delta: "Hi" }); // 'data: {"type":"text-delta",...}\n\n'
+ * sseFrame({ type: "data-count", data: 2n }); // 'data: {"type":"data-count","data":"2n"}\n\n'
  * ```
  */
 export function sseFrame(value: unknown): string {
-  return `data: ${JSON.stringify(value)}\n\n`;
+  let json: string;
+  try {
+    json = JSON.stringify(value);
+  } catch (error) {
+    reportUnencodable(value, error);
+    json = JSON.stringify(encodableCopy(value));
+  }
+  return `data: ${json}\n\n`;
+}
+
+let reported = false;
+
+/** Once per process: a tool that streams such values usually streams many. */
+function reportUnencodable(value: unknown, error: unknown): void {
+  if (reported) return;
+  reported = true;
+  const type = (encodableCopy(value) as { type?: unknown } | null)?.type;
+  console.warn(
+    `agent-machine/http: a ${typeof type === "string" ? `"${type}" ` : ""}frame held a value JSON cannot hold ` +
+      `(${errorText(error).replace(/\s*\n\s*/g, " ")}); it was sent with that value as text. ` +
+      "Later such frames are sent the same way without this warning.",
+  );
 }
 
 /** The headers of a server-sent-events response nothing between should buffer. */

@@ -2,8 +2,9 @@ import type { WebSocket } from "ws";
 
 /**
  * Sends `data` to a WebSocket client unless it already has more than `maxBuffered` bytes waiting:
- * then it is cut off (terminated) instead, so one slow client never holds unbounded memory.
- * Returns whether it was sent.
+ * then it is cut off (terminated) instead, so one slow client never holds unbounded memory. A
+ * client whose `send` throws is cut off the same way: the error stays with that client, not with
+ * the agent's run that produced the data or the other clients. Returns whether it was sent.
  *
  * @example
  * ```ts
@@ -16,6 +17,11 @@ export function sendOrDrop(socket: WebSocket, data: string, maxBuffered: number)
     socket.terminate();
     return false;
   }
-  socket.send(data);
+  try {
+    socket.send(data);
+  } catch {
+    socket.terminate();
+    return false;
+  }
   return true;
 }

@@ -10,6 +10,8 @@ import {
   shrinkingObserver,
 } from "./stately-browser.js";
 import { sendOrDrop } from "./send-or-drop.js";
+import { guardInspector, inspectorFailure } from "../agent/guarded-inspector.js";
+import { errorText } from "../core/error-text.js";
 
 export {
   createStatelyBrowserInspector,
@@ -323,24 +325,34 @@ export async function createStatelyInspector(
     relayUrl,
     attach(agent) {
       let subscription: Subscription | undefined;
+      const following: { stop?: () => void } = {};
+      let detached = false;
+      const detach = () => {
+        detached = true;
+        following.stop?.();
+        subscription?.unsubscribe();
+        detachers.delete(detach);
+      };
+      // Guarded as the agent's own `inspect` option is: XState calls it in the middle of delivering
+      // an event, where an error would leave the run waiting for ever. One report, then detached.
+      const guarded = guardInspector(observer, (error) => {
+        inspectorFailure(agent.id)(error);
+        detach();
+      });
       // A hibernating agent wakes with a new actor (and actor system) each time: each one is followed.
-      const stopFollowing = followActors(agent, (actor) => {
+      following.stop = followActors(agent, (actor) => {
         subscription?.unsubscribe();
         const rootId = actor.sessionId;
         const register = (actorRef: AnyActorRef) => {
-          observer.next?.({ type: "@xstate.actor", actorRef, rootId } as InspectionEvent);
+          guarded.next?.({ type: "@xstate.actor", actorRef, rootId } as InspectionEvent);
           const children = (actorRef.getSnapshot() as { children?: Record<string, AnyActorRef> }).children;
           for (const child of Object.values(children ?? {})) register(child);
         };
         register(actor as unknown as AnyActorRef);
-        subscription = actor.system.inspect(observer);
+        subscription = actor.system.inspect(guarded);
       });
-      const detach = () => {
-        stopFollowing();
-        subscription?.unsubscribe();
-        detachers.delete(detach);
-      };
-      detachers.add(detach);
+      if (detached) detach();
+      else detachers.add(detach);
       return detach;
     },
     async stop() {
@@ -357,13 +369,17 @@ export async function createStatelyInspector(
  * The Node side of the inspector's transport: one WebSocket to the relay, events queued until it is
  * open (and while it reconnects), every event JSON-encoded with secrets redacted by key name. Unlike
  * the package's own WebSocket adapter, its retry timer never keeps the process alive and `close()`
- * flushes the queue first.
+ * flushes the queue first. It never throws: the inspector calls it from a timer, where an error
+ * would end the process. An event it cannot encode is dropped; a send that throws drops the
+ * connection, which is made again (the events meanwhile are queued); the first failure is reported
+ * on the console.
  */
 class RelaySocketAdapter {
   private socket: WebSocket | undefined;
   private queue: string[] = [];
   private stopped = false;
   private retry: ReturnType<typeof setTimeout> | undefined;
+  private reported = false;
 
   constructor(
     private readonly url: string,
@@ -374,9 +390,7 @@ class RelaySocketAdapter {
     if (this.stopped || this.socket) return;
     const socket = new this.Socket(this.url);
     this.socket = socket;
-    socket.on("open", () => {
-      for (const data of this.queue.splice(0)) socket.send(data);
-    });
+    socket.on("open", () => this.flushTo(socket));
     socket.on("error", () => undefined);
     socket.on("close", () => {
       this.socket = undefined;
@@ -392,9 +406,14 @@ class RelaySocketAdapter {
 
   send(event: StatelyInspectionEvent): void {
     if (this.stopped) return;
-    // The machine definition is one long string; contexts and events were already cut by the sanitizers.
-    const data = JSON.stringify(sanitizeInspectionEvent(event)) ?? "null";
-    if (this.socket?.readyState === this.Socket.OPEN) this.socket.send(data);
+    let data: string;
+    try {
+      // The machine definition is one long string; contexts and events were already cut by the sanitizers.
+      data = JSON.stringify(sanitizeInspectionEvent(event)) ?? "null";
+    } catch (error) {
+      return this.report("could not encode an inspection event (it is dropped)", error);
+    }
+    if (this.socket?.readyState === this.Socket.OPEN) this.transmit(this.socket, data);
     else {
       this.queue.push(data);
       if (this.queue.length > 5_000) this.queue.shift();
@@ -413,12 +432,39 @@ class RelaySocketAdapter {
         socket.once("close", () => resolve());
       });
     }
+    this.flushTo(socket);
     if (socket.readyState === this.Socket.OPEN) {
-      for (const data of this.queue.splice(0)) socket.send(data);
       await new Promise<void>((resolve) => {
         socket.once("close", () => resolve());
         socket.close();
       });
     }
+  }
+
+  /** Sends what is queued, in order, while the socket takes it. */
+  private flushTo(socket: WebSocket): void {
+    while (this.queue.length > 0 && socket.readyState === this.Socket.OPEN) {
+      if (!this.transmit(socket, this.queue.shift()!)) return;
+    }
+  }
+
+  /** One send; a socket whose send throws is dropped (its `close` makes a new one). */
+  private transmit(socket: WebSocket, data: string): boolean {
+    try {
+      socket.send(data);
+      return true;
+    } catch (error) {
+      this.report("could not send to the relay (the connection is made again)", error);
+      socket.terminate();
+      return false;
+    }
+  }
+
+  private report(what: string, error: unknown): void {
+    if (this.reported) return;
+    this.reported = true;
+    console.error(
+      `agent-machine: the Stately inspector ${what}; later failures are not reported: ${errorText(error)}`,
+    );
   }
 }

@@ -9,6 +9,8 @@ import { runtimeOf } from "../core/runtime.js";
 import { PATH_SEPARATOR } from "../agent/nested-calls.js";
 import { SKIPPED_TEXT } from "../rules/tool-execution.logic.js";
 import { type SanitizeOptions, sanitize } from "./sanitize.js";
+import { guardInspector } from "../agent/guarded-inspector.js";
+import { errorText } from "../core/error-text.js";
 
 /**
  * `message_update` as it travels to the page and into recordings: the delta only. The page rebuilds
@@ -280,6 +282,10 @@ export interface WireFeedOptions {
  * dropped: a pending delta is flushed before any other message. A hibernating agent is followed
  * from each actor it wakes with to the next. Returns the function that stops it.
  *
+ * `send` runs inside the agent's run (some messages come from its inspection, in the middle of an
+ * event's delivery) and from a timer: when it throws, the error is reported once on the console and
+ * the feed stops, as the agent's `inspect` option is guarded; the run goes on.
+ *
  * @example
  * ```ts
  * const stop = followAgent(agent, (message) => socket.send(JSON.stringify(message)));
@@ -291,6 +297,18 @@ export function followAgent(
   options: WireFeedOptions = {},
 ): () => void {
   const coalesceMs = options.coalesceMs ?? 40;
+  let stopped = false;
+  let failed = false;
+  const feedFailed = (error: unknown) => {
+    if (failed) return;
+    failed = true;
+    console.error(
+      `agent-machine: the visualizer's feed of agent "${agent.id}" threw, and sends no more: ${errorText(error)}`,
+    );
+    stop();
+  };
+  const sink = guardInspector<VisualizerMessage>(send, feedFailed);
+  const deliver = (message: VisualizerMessage) => sink.next?.(message);
   let pending: { t: number; kind: WireMessageUpdate["kind"]; delta: string; toolCallId?: string } | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
 
@@ -300,11 +318,11 @@ export function followAgent(
     if (!pending) return;
     const { t, kind, delta, toolCallId } = pending;
     pending = undefined;
-    send({ kind: "event", t, event: wireUpdate(kind, delta, toolCallId) });
+    deliver({ kind: "event", t, event: wireUpdate(kind, delta, toolCallId) });
   };
   const emit = (message: VisualizerMessage) => {
     flush();
-    send(message);
+    deliver(message);
   };
 
   // States each live tool call actor went through, to tell a refused call from a failed one.
@@ -312,6 +330,16 @@ export function followAgent(
   const refused = (toolCallId: string) => {
     const states = toolHistory.get(toolCallId);
     return states?.has("checkingPermission") === true && !states.has("executing");
+  };
+
+  // What stop() undoes, added as each part is set up (a feed may fail, and stop, while it is).
+  const teardown: (() => void)[] = [];
+  let inspection: Subscription | undefined;
+  const stop = () => {
+    stopped = true;
+    flush();
+    for (const end of teardown.splice(0)) end();
+    inspection?.unsubscribe();
   };
 
   const events = agent.events$.subscribe((event) => {
@@ -342,7 +370,6 @@ export function followAgent(
   const agentsById = new Map<string, AnyActorRef>();
   // The agent's actor, followed across hibernation (each wake brings a new actor and system).
   let agentActor: AgentActor | undefined;
-  let inspection: Subscription | undefined;
   const inspect = (event: InspectionEvent) => {
     if (event.type !== "@xstate.snapshot" || !agentActor) return;
     const actor = event.actorRef as InspectedActor;
@@ -386,6 +413,7 @@ export function followAgent(
     }
     emit({ kind: "tool_state", t: Date.now(), toolCallId, value });
   };
+  teardown.push(() => events.unsubscribe());
   const stopFollowingActors = followActors(agent, (actor) => {
     inspection?.unsubscribe();
     // Nothing of the last actor is open (an agent sleeps only when idle): its entries only hold it in memory.
@@ -393,11 +421,12 @@ export function followAgent(
     lastValues.clear();
     agentsById.clear();
     agentActor = actor;
-    inspection = actor.system.inspect(inspect);
+    inspection = actor.system.inspect(guardInspector(inspect, feedFailed));
   });
 
   let lastState = "";
   let lastContext = "";
+  teardown.push(stopFollowingActors);
   const states = agent.snapshot$.subscribe((snapshot) => {
     const key = JSON.stringify(snapshot.value);
     if (key !== lastState) {
@@ -412,11 +441,8 @@ export function followAgent(
     }
   });
 
-  return () => {
-    flush();
-    events.unsubscribe();
-    states.unsubscribe();
-    stopFollowingActors();
-    inspection?.unsubscribe();
-  };
+  teardown.push(() => states.unsubscribe());
+  // A feed that failed while it was being set up: what was set up after the failure goes too.
+  if (stopped) stop();
+  return stop;
 }

@@ -7,6 +7,14 @@ import { isWakeMessage } from "../../../rules/wake-message.js";
 import { defineAgentActions } from "./define.js";
 
 /**
+ * Made once, here, not per STEER (`enqueue.sendTo` makes one each time): `steer()` is often called
+ * from a subscriber of an event another actor's action publishes (a call's `tool_execution_end`),
+ * and the agent then handles STEER inside that action, where XState's development build takes any
+ * `sendTo()` made for an action as a custom action calling it imperatively, and warns.
+ */
+const steeringQueuedToExecution = sendTo("toolExecution", { type: "STEERING_QUEUED" });
+
+/**
  * The actions of the messages waiting for a turn: a prompt's, and the steering and follow-up
  * messages a user queues while the agent works, taken by the checks between turns.
  *
@@ -46,7 +54,7 @@ export const queueActions = defineAgentActions({
     ],
   }),
   tellExecutionAboutSteering: enqueueActions(({ context, enqueue }) => {
-    if (context.run.executionSpawned) enqueue.sendTo("toolExecution", { type: "STEERING_QUEUED" });
+    if (context.run.executionSpawned) enqueue(steeringQueuedToExecution);
   }),
   takeSteering: assign(({ context }) => {
     const { taken, rest } = takeFromQueue(context.steeringQueue, context.steeringMode);
