@@ -1,8 +1,10 @@
 // A run Restate kills (a retry policy's `onMaxAttempts: "kill"`, or an operator's kill) runs none
 // of the run's code: the session's state keeps the record of a running run. A status read that
-// finds one asks the ingress whether its invocation is still going.
+// finds one asks the ingress whether its invocation is still going; an updates read (what polls
+// make) asks only when the record has read the same for a while (durable/run-fates.ts).
 import { emptyUsage } from "../core/messages.js";
-import type { SessionStatus } from "./session-types.js";
+import type { RunFates } from "./run-fates.js";
+import type { RecordedEvents, SessionStatus, SessionUpdates } from "./session-types.js";
 
 /** How Restate answered for a run's invocation: still going, or over with what it ended with. */
 export type RunFate = { ended: false } | { ended: true; message: string };
@@ -13,6 +15,7 @@ export type RunFate = { ended: false } | { ended: true; message: string };
  * waiting, its last run ended with reason "error" and what Restate ended it with (`killed`). The
  * second read tells a killed run from one that ended as usual between the two reads (a run writes
  * its end before its invocation completes). `startedAt` and `endedAt` are 0: nothing recorded them.
+ * `onKilled` hears of a run found so.
  *
  * @example
  * ```ts
@@ -23,26 +26,125 @@ export async function settledRun(
   status: SessionStatus,
   fate: (runId: string) => Promise<RunFate>,
   reread: () => Promise<SessionStatus>,
+  onKilled?: (runId: string, message: string) => void,
 ): Promise<SessionStatus> {
   if (status.state !== "running") return status;
   const found = await fate(status.runId);
   if (!found.ended) return status;
   const again = await reread();
   if (again.state !== "running" || again.runId !== status.runId) return again;
+  onKilled?.(again.runId, found.message);
+  return endedStatus(again, found.message);
+}
+
+/**
+ * A session's updates as {@link settledRun} reads its status, asking Restate only when `fates`
+ * says a question is due (the record has read the same for a while): a run this client found
+ * killed reads as ended at once, and its recorded events (when asked for) end with an `agent_end`
+ * of reason "error", as a run that failed records them.
+ *
+ * @example
+ * ```ts
+ * const answer = await settledUpdates(await read(), request, "s-42", fates, (runId) => fateOf(ingress, runId), read);
+ * ```
+ */
+export async function settledUpdates(
+  answer: SessionUpdates,
+  request: UpdatesRequest,
+  sessionId: string,
+  fates: RunFates,
+  fate: (runId: string) => Promise<RunFate>,
+  reread: () => Promise<SessionUpdates>,
+): Promise<SessionUpdates> {
+  const settled = (given: SessionUpdates): SessionUpdates => {
+    const { status } = given;
+    const killed = status.state === "running" ? fates.killed(status.runId) : undefined;
+    const withStatus = killed === undefined ? given : { ...given, status: endedStatus(status, killed) };
+    // Events of a killed run asked for beside another run's status (the next one started) end too.
+    const events = withStatus.events;
+    const eventsKilled = events && !events.ended ? fates.killed(events.runId) : undefined;
+    return eventsKilled === undefined
+      ? withStatus
+      : { ...withStatus, events: endedEvents(events!, request.events?.since ?? 0, eventsKilled) };
+  };
+  const { status } = answer;
+  // Known killed: no question. Else `due` keeps the cadence (and forgets a record not running).
+  if (status.state === "running" && fates.killed(status.runId) !== undefined) return settled(answer);
+  if (!fates.due(sessionId, status)) return settled(answer);
+  const found = await fate(status.runId);
+  if (!found.ended) return settled(answer);
+  const again = await reread();
+  if (again.status.state === "running" && again.status.runId === status.runId) {
+    fates.noteKilled(status.runId, found.message);
+  }
+  return settled(again);
+}
+
+/**
+ * Run `events.runId`'s recorded events, Restate having killed the run: ended, with the `agent_end`
+ * a failed run records (reason "error", what Restate ended it with) at the seq the next one would
+ * have taken, included when the events asked for start at or before it.
+ *
+ * @example
+ * ```ts
+ * const recorded = endedEvents(await events(), since, "killed");
+ * ```
+ */
+export function endedEvents(events: RecordedEvents, since: number, message: string): RecordedEvents {
+  if (events.ended) return events;
+  const end = {
+    seq: events.next,
+    event: {
+      type: "agent_end" as const,
+      // What the run stored is in the transcript; nothing told which messages were its own.
+      messages: [],
+      reason: "error" as const,
+      usage: emptyUsage(),
+      errorMessage: killedText(message),
+    },
+  };
   return {
-    ...again,
+    ...events,
+    events: since <= events.next ? [...events.events, end] : events.events,
+    next: events.next + 1,
+    ended: true,
+  };
+}
+
+/**
+ * Status `status` with its run ended by Restate: idle, no call waiting, its last run ended with
+ * reason "error" and what Restate ended it with.
+ *
+ * @example
+ * ```ts
+ * endedStatus(status, "killed").lastRun?.errorMessage; // "The run was ended by Restate before it finished: killed"
+ * ```
+ */
+export function endedStatus(status: SessionStatus, message: string): SessionStatus {
+  return {
+    ...status,
     state: "idle",
     pendingApprovals: [],
     pendingToolCalls: [],
     lastRun: {
-      runId: again.runId,
+      runId: status.runId,
       reason: "error",
-      errorMessage: `The run was ended by Restate before it finished: ${found.message}`,
+      errorMessage: killedText(message),
       usage: emptyUsage(),
       startedAt: 0,
       endedAt: 0,
     },
   };
+}
+
+const killedText = (message: string) => `The run was ended by Restate before it finished: ${message}`;
+
+/** What a session client's `updates()` is asked. */
+export interface UpdatesRequest {
+  from?: number;
+  runId?: string;
+  since?: number;
+  events?: { runId: string; since?: number };
 }
 
 /**
