@@ -115,10 +115,16 @@ export interface SessionClient {
   transcript(sessionId: string): Promise<AgentMessage[]>;
   /** Messages from index `from` on, with the count and the generation. */
   messages(sessionId: string, from?: number): Promise<TranscriptSlice>;
+  /**
+   * The session's status. A run Restate killed (its record left running) reads as ended with
+   * reason "error": each read that finds a run running asks the ingress about it.
+   */
   status(sessionId: string): Promise<SessionStatus>;
   /**
    * The status and the messages from `from` (or run `runId`'s from its seq `since`), in one call;
-   * with `events`, that run's recorded events from its seq `since` too.
+   * with `events`, that run's recorded events from its seq `since` too. A run Restate killed reads
+   * as ended, its events ending with an `agent_end` of reason "error", once its record has read the
+   * same for 5 s in this client (the ingress is asked then, and at pauses doubling up to 30 s).
    */
   updates(
     sessionId: string,
