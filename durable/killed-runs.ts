@@ -149,9 +149,10 @@ export interface UpdatesRequest {
 
 /**
  * What the ingress says of invocation `runId` (`/restate/invocation/{id}/output`): 470 while it
- * goes on; a failure's message once it failed (a kill reads `killed`). Anything else (a success,
- * a gateway's refusal, no answer) is taken as still going: only Restate's own failure says a run
- * ended without ending its record.
+ * goes on; the invocation's own failure once it failed (an error whose source is `"invocation"`,
+ * in the body or the `x-restate-error-source` header; a kill reads 409 `killed`). Anything else (a
+ * success, the ingress's own refusal, a gateway's 5xx, no answer) is taken as still going: only
+ * the invocation's failure says a run ended without ending its record, and a client remembers it.
  *
  * @example
  * ```ts
@@ -168,8 +169,10 @@ export async function fateOf(
     });
     const text = await response.text();
     if (response.status === 470 || response.ok) return { ended: false };
-    const message = (JSON.parse(text) as { message?: unknown }).message;
-    return typeof message === "string" ? { ended: true, message } : { ended: false };
+    const { message, source } = JSON.parse(text) as { message?: unknown; source?: unknown };
+    const ofInvocation =
+      source === "invocation" || response.headers.get("x-restate-error-source") === "invocation";
+    return ofInvocation && typeof message === "string" ? { ended: true, message } : { ended: false };
   } catch {
     return { ended: false };
   }

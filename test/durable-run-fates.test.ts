@@ -129,7 +129,8 @@ describe("a session client's polls of a running run", () => {
   it("reads a killed run as ended after QUIET_MS of the same record, then without asking again", async () => {
     const { url, paths } = await ingress(
       () => running(3),
-      () => ({ status: 500, body: { message: "killed" } }),
+      // What Restate answers for a killed invocation's output.
+      () => ({ status: 409, body: { code: 409, message: "killed", source: "invocation" } }),
     );
     const client = createSessionClient({ url });
     const read = () => client.updates("s", { from: 2, events: { runId: "inv_1", since: 0 } });
@@ -152,5 +153,25 @@ describe("a session client's polls of a running run", () => {
     expect((await read()).status.state).toBe("idle");
     expect((await client.status("s")).state).toBe("idle");
     expect(questions(paths)).toHaveLength(1);
+  });
+
+  it("takes no other failure for a kill: a gateway's 5xx, the ingress's own refusal", async () => {
+    const answers = [
+      { status: 503, body: { message: "upstream unavailable" } },
+      { status: 400, body: { code: 400, message: "bad invocation id", source: "ingress" } },
+      { status: 500, body: "not json" },
+    ];
+    let asked = 0;
+    const { url, paths } = await ingress(
+      () => running(3),
+      () => answers[asked++ % answers.length]!,
+    );
+    const client = createSessionClient({ url });
+    for (let poll = 0; poll < 60; poll++) {
+      expect((await client.updates("s", { from: 2 })).status.state).toBe("running");
+      expect((await client.status("s")).state).toBe("running");
+      vi.setSystemTime(Date.now() + 2_000);
+    }
+    expect(questions(paths).length).toBeGreaterThan(answers.length);
   });
 });
