@@ -2,6 +2,7 @@
 // of the run's code: the session's state keeps the record of a running run. A status read that
 // finds one asks the ingress whether its invocation is still going; an updates read (what polls
 // make) asks only when the record has read the same for a while (durable/run-fates.ts).
+import type { AgentEvent } from "../core/events.js";
 import { emptyUsage } from "../core/messages.js";
 import type { RunFates } from "./run-fates.js";
 import type { RecordedEvents, SessionStatus, SessionUpdates } from "./session-types.js";
@@ -81,9 +82,10 @@ export async function settledUpdates(
 }
 
 /**
- * Run `events.runId`'s recorded events, Restate having killed the run: ended, with the `agent_end`
- * a failed run records (reason "error", what Restate ended it with) at the seq the next one would
- * have taken, included when the events asked for start at or before it.
+ * Run `events.runId`'s recorded events, Restate having killed the run: ended as a failed run's
+ * are, with its `agent_start` when it recorded none (killed before it began) and an `agent_end`
+ * (reason "error", what Restate ended it with) at the seqs the next ones would have taken; those
+ * from `since` on are included.
  *
  * @example
  * ```ts
@@ -92,21 +94,20 @@ export async function settledUpdates(
  */
 export function endedEvents(events: RecordedEvents, since: number, message: string): RecordedEvents {
   if (events.ended) return events;
-  const end = {
-    seq: events.next,
-    event: {
-      type: "agent_end" as const,
-      // What the run stored is in the transcript; nothing told which messages were its own.
-      messages: [],
-      reason: "error" as const,
-      usage: emptyUsage(),
-      errorMessage: killedText(message),
-    },
+  const end: AgentEvent = {
+    type: "agent_end",
+    // What the run stored is in the transcript; nothing told which messages were its own.
+    messages: [],
+    reason: "error",
+    usage: emptyUsage(),
+    errorMessage: killedText(message),
   };
+  const added: AgentEvent[] = events.next === 0 ? [{ type: "agent_start" }, end] : [end];
+  const numbered = added.map((event, index) => ({ seq: events.next + index, event }));
   return {
     ...events,
-    events: since <= events.next ? [...events.events, end] : events.events,
-    next: events.next + 1,
+    events: [...events.events, ...numbered.filter(({ seq }) => seq >= since)],
+    next: events.next + added.length,
     ended: true,
   };
 }

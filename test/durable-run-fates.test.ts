@@ -6,6 +6,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { endedEvents } from "../durable/killed-runs.js";
 import { createRunFates, MAX_QUIET_MS, QUIET_MS } from "../durable/run-fates.js";
 import { createSessionClient, type SessionStatus } from "../restate.js";
 
@@ -173,5 +174,41 @@ describe("a session client's polls of a running run", () => {
       vi.setSystemTime(Date.now() + 2_000);
     }
     expect(questions(paths).length).toBeGreaterThan(answers.length);
+  });
+});
+
+describe("a killed run's recorded events", () => {
+  const KILLED = "The run was ended by Restate before it finished: killed";
+  const start = { seq: 0, event: { type: "agent_start" as const } };
+
+  it("end as a failed run's: an agent_end of reason error after the last recorded, once per seq", () => {
+    const recorded = { runId: "inv_1", events: [start], next: 1, ended: false };
+    const ended = endedEvents(recorded, 0, "killed");
+    expect(ended).toMatchObject({ runId: "inv_1", next: 2, ended: true });
+    expect(ended.events).toEqual([
+      start,
+      {
+        seq: 1,
+        event: {
+          type: "agent_end",
+          reason: "error",
+          messages: [],
+          usage: expect.anything(),
+          errorMessage: KILLED,
+        },
+      },
+    ]);
+    // A reader that has every event up to the end asks from past it: nothing again.
+    expect(endedEvents({ ...recorded, events: [] }, 2, "killed").events).toEqual([]);
+    expect(endedEvents({ ...recorded, ended: true }, 0, "killed")).toEqual({ ...recorded, ended: true });
+  });
+
+  it("begin with the agent_start of a run killed before it recorded one", () => {
+    const ended = endedEvents({ runId: "inv_1", events: [], next: 0, ended: false }, 0, "killed");
+    expect(ended.events.map(({ seq, event }) => [seq, event.type])).toEqual([
+      [0, "agent_start"],
+      [1, "agent_end"],
+    ]);
+    expect(ended.next).toBe(2);
   });
 });
