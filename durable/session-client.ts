@@ -5,7 +5,8 @@ import type { AgentMessage, UserMessage } from "../core/messages.js";
 import type { PromptInput } from "../core/options.js";
 import type { ToolResult } from "../core/tool.js";
 import type { RunResult, SessionServiceNames } from "./session-types.js";
-import { fateOf, settledRun } from "./killed-runs.js";
+import { endedEvents, endedStatus, fateOf, settledRun, settledUpdates } from "./killed-runs.js";
+import { createRunFates } from "./run-fates.js";
 import { EventsUnavailableError } from "../agent/event-log.js";
 import type { RecordedEvents, SessionStatus, SessionUpdates, TranscriptSlice } from "./session-types.js";
 
@@ -114,10 +115,16 @@ export interface SessionClient {
   transcript(sessionId: string): Promise<AgentMessage[]>;
   /** Messages from index `from` on, with the count and the generation. */
   messages(sessionId: string, from?: number): Promise<TranscriptSlice>;
+  /**
+   * The session's status. A run Restate killed (its record left running) reads as ended with
+   * reason "error": each read that finds a run running asks the ingress about it.
+   */
   status(sessionId: string): Promise<SessionStatus>;
   /**
    * The status and the messages from `from` (or run `runId`'s from its seq `since`), in one call;
-   * with `events`, that run's recorded events from its seq `since` too.
+   * with `events`, that run's recorded events from its seq `since` too. A run Restate killed reads
+   * as ended, its events ending with an `agent_end` of reason "error", once its record has read the
+   * same for 5 s in this client (the ingress is asked then, and at pauses doubling up to 30 s).
    */
   updates(
     sessionId: string,
@@ -163,6 +170,9 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
   // once Restate has the invocation, a moment before the run writes its record, and a read in that
   // moment must not answer "Unknown session".
   const starting = new Map<string, string>();
+  // When to ask Restate about a run that keeps reading "running", and the runs found killed.
+  const fates = createRunFates();
+  const fate = (runId: string) => fateOf(options, runId);
   // Sessions with a `prompt()` of this client in flight (its invocation id comes with its answer).
   const prompting = new Map<string, number>();
   const readSession = async <T>(sessionId: string, read: () => Promise<T>): Promise<T> => {
@@ -263,12 +273,26 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
       readSession(sessionId, () => call(session, "messages", sessionId, { from })),
     async status(sessionId) {
       const read = () => readSession(sessionId, () => call<SessionStatus>(session, "status", sessionId));
-      // A run Restate killed left its record running: asked of Restate only while one reads so.
-      return settledRun(await read(), (runId) => fateOf(options, runId), read);
+      // A run Restate killed left its record running: asked of Restate only while one reads so
+      // (each time: a status read is a one-off; polls read `updates`), and once found, remembered.
+      const status = await read();
+      const killed = status.state === "running" ? fates.killed(status.runId) : undefined;
+      if (killed !== undefined) return endedStatus(status, killed);
+      return settledRun(status, fate, read, fates.noteKilled);
     },
-    updates: (sessionId, request = {}) =>
-      readSession(sessionId, () => call(session, "updates", sessionId, request)),
-    events: (sessionId, request) => readSession(sessionId, () => call(session, "events", sessionId, request)),
+    async updates(sessionId, request = {}) {
+      const read = () =>
+        readSession(sessionId, () => call<SessionUpdates>(session, "updates", sessionId, request));
+      // Polls read this: Restate is asked only once a running record has read the same a while.
+      return settledUpdates(await read(), request, sessionId, fates, fate, read);
+    },
+    async events(sessionId, request) {
+      const recorded = await readSession(sessionId, () =>
+        call<RecordedEvents>(session, "events", sessionId, request),
+      );
+      const killed = recorded.ended ? undefined : fates.killed(recorded.runId);
+      return killed === undefined ? recorded : endedEvents(recorded, request.since ?? 0, killed);
+    },
     follow: (sessionId, followOptions) =>
       followSession(client, sessionId, (runId) => runOutput(options, runId), followOptions),
   };
