@@ -12,6 +12,7 @@ import {
   type Agent,
   type AgentEvent,
   createAgent,
+  defineClientTool,
   defineTool,
   type ProviderRequest,
   scripted,
@@ -255,6 +256,49 @@ describe("abort() from a subscriber", () => {
   });
 });
 
+describe("from a subscriber of a tool's own updates", () => {
+  /** A tool that reports progress at once (from inside its call's first step), then works. */
+  const reporting = (runs: Runs) =>
+    defineTool({
+      name: "report",
+      description: "Reports, then waits",
+      parameters: z.object({ ms: z.number() }),
+      execute: ({ ms }, { signal, onUpdate }) => {
+        onUpdate("starting");
+        return new Promise<string>((resolve, reject) => {
+          runs.started.push("report");
+          const timer = setTimeout(() => {
+            runs.finished.push("report");
+            resolve("reported");
+          }, ms);
+          signal.addEventListener("abort", () => {
+            clearTimeout(timer);
+            runs.aborted.push("report");
+            reject(new Error("aborted"));
+          });
+        });
+      },
+    });
+  const call = { id: "r1", name: "report", arguments: { ms: 10_000 } };
+
+  it("abort on tool_execution_update: the tool's signal fires, the run ends aborted", async () => {
+    const runs = newRuns();
+    const agent = createAgent({ provider: scripted([{ toolCalls: [call] }]), tools: [reporting(runs)] });
+    const { events, outcome } = await runWith(agent, "tool_execution_update", (a) => a.abort());
+    expect(outcome).toMatchObject({ reason: "aborted" });
+    expect(runs.aborted).toEqual(["report"]);
+    expectClean(agent, events);
+  });
+
+  it("steer on tool_execution_update: the model reads it in the next turn", async () => {
+    const provider = scripted([{ toolCalls: [{ ...call, arguments: { ms: 5 } }] }, { text: "ok" }]);
+    const agent = createAgent({ provider, tools: [reporting(newRuns())] });
+    const { events } = await runWith(agent, "tool_execution_update", (a) => a.steer("while you work"));
+    expect(lastUserText(provider.requests[1])).toBe("while you work");
+    expectClean(agent, events);
+  });
+});
+
 describe("steer() and followUp() from a subscriber", () => {
   const steerAt: EventType[] = [
     "turn_start",
@@ -369,6 +413,23 @@ describe("approve() and deny() from a subscriber of approval_requested", () => {
     expect(outcome.reason).toBe("stop");
     expect(ran.sort()).toEqual(["a", "c"]);
     expect(toolResults(agent.messages).map((m) => m.toolCallId)).toEqual(["d1", "d2", "d3"]);
+    expectClean(agent, events);
+  });
+});
+
+describe("resolveToolCall() from a subscriber of tool_result_requested", () => {
+  it("the client's answer is the call's result and the run completes", async () => {
+    const provider = scripted([
+      { toolCalls: [{ id: "g1", name: "geo", arguments: {} }] },
+      { text: "you are home" },
+    ]);
+    const geo = defineClientTool({ name: "geo", description: "Where the user is", parameters: z.object({}) });
+    const agent = createAgent({ provider, tools: [geo] });
+    const { events, outcome } = await runWith(agent, "tool_result_requested", (a, e) => {
+      if (e.type === "tool_result_requested") a.resolveToolCall(e.toolCallId, "home");
+    });
+    expect(outcome).toMatchObject({ reason: "stop" });
+    expect(toolResults(agent.messages).map(resultText)).toEqual(["home"]);
     expectClean(agent, events);
   });
 });
