@@ -469,7 +469,9 @@ export class AgentSession extends AgentLifecycle implements Agent {
       approved: event.type === "APPROVE",
       ...(event.type === "APPROVE" && event.args !== undefined && { editedArgs: event.args }),
     });
-    child.send(event);
+    // A subscriber of approval_decided may have aborted or stopped the agent: the call is answered
+    // (as aborted) already, and a stopped actor takes no event (XState warns).
+    if (child.getSnapshot().status === "active") child.send(event);
   }
 
   private screened(input: string | AgentMessage) {

@@ -394,6 +394,31 @@ describe("approve() and deny() from a subscriber of approval_requested", () => {
     expectClean(agent, events);
   });
 
+  for (const method of ["abort", "stop"] as const) {
+    it(`${method} on approval_decided: the decision goes nowhere, quietly; the call never runs`, async () => {
+      const ran: string[] = [];
+      const provider = scripted([{ toolCalls: [deploy("d1", "prod")] }, { text: "never" }]);
+      const agent = createAgent({ provider, tools: [guardedTool(ran)] });
+      const events: AgentEvent[] = [];
+      agent.events$.subscribe((e) => {
+        events.push(e);
+        if (e.type === "approval_requested") queueMicrotask(() => agent.approve(e.toolCallId));
+        if (e.type === "approval_decided") agent[method]();
+      });
+      const outcome = method === "abort" ? await agent.prompt("go") : void agent.prompt("go");
+      await sleep(30);
+      expect(ran).toEqual([]);
+      expect(events.some((e) => e.type === "approval_decided")).toBe(true);
+      if (outcome) {
+        expect(outcome.reason).toBe("aborted");
+        expectClean(agent, events);
+      } else {
+        expect(trouble.console).toEqual([]);
+        expect(trouble.process).toEqual([]);
+      }
+    });
+  }
+
   it("every request of a parallel turn decided as it comes, some approved, some denied", async () => {
     const ran: string[] = [];
     const provider = scripted([
@@ -527,6 +552,84 @@ describe("stop() from a subscriber", () => {
       expect(trouble.process, "no unhandled rejection or uncaught exception").toEqual([]);
       expect(events.filter((e) => e.type === "agent_end").length).toBe(at === "agent_end" ? 1 : 0);
       await expect(agent.prompt("again")).rejects.toThrow("Agent is stopped");
+    });
+  }
+});
+
+describe("every method at every event of a turn with approvals, per execution strategy", () => {
+  const types: EventType[] = [
+    "agent_start",
+    "turn_start",
+    "message_start",
+    "message_update",
+    "message_end",
+    "tool_execution_start",
+    "tool_execution_end",
+    "approval_requested",
+    "approval_decided",
+    "turn_end",
+  ];
+  const methods = ["abort", "steer", "followUp", "prompt", "stop"] as const;
+  const strategies = ["parallel", "sequential", { batched: 2 }] as const;
+  for (const strategy of strategies) {
+    it(`${JSON.stringify(strategy)}: quiet, agent_end last and once, every call answered once`, async () => {
+      const failures: string[] = [];
+      for (const at of types) {
+        for (const method of methods) {
+          trouble.console.length = 0;
+          const provider = scripted([
+            {
+              text: "calling the tools",
+              chunkSize: 5,
+              toolCalls: [wait("a", 2), wait("b", 1), deploy("d", "x"), wait("c", 3)],
+            },
+            { text: "two" },
+            { text: "three" },
+          ]);
+          const agent = createAgent({
+            provider,
+            tools: [slowTool(newRuns()), guardedTool([])],
+            toolExecution: strategy,
+          });
+          const events: AgentEvent[] = [];
+          let reacted = false;
+          let completed = false;
+          agent.events$.subscribe({
+            next: (event) => {
+              events.push(event);
+              if (event.type === "approval_requested") {
+                queueMicrotask(() => agent.pendingApprovals().length && agent.approve(event.toolCallId));
+              }
+              if (event.type !== at || reacted) return;
+              reacted = true;
+              if (method === "prompt") void agent.prompt("again").catch(() => {});
+              else if (method === "steer" || method === "followUp") agent[method](`${method} at ${at}`);
+              else agent[method]();
+            },
+            complete: () => (completed = true),
+          });
+          const run = agent.prompt("go");
+          if (method === "stop") await vi.waitFor(() => expect(completed).toBe(true));
+          else await run;
+          await sleep(5);
+          const where = `${method} on ${at}`;
+          if (!reacted) failures.push(`${where}: never reached`);
+          if (trouble.console.length) failures.push(`${where}: ${trouble.console[0]}`);
+          if (method !== "stop") {
+            try {
+              expect(events.filter((e) => e.type === "agent_end")).toHaveLength(1);
+              expect(events.at(-1)?.type).toBe("agent_end");
+              expectEventInvariants(events);
+              expectValidTranscript(agent.messages);
+            } catch (error) {
+              failures.push(`${where}: ${String(error)}`);
+            }
+            agent.stop();
+          }
+        }
+      }
+      expect(failures).toEqual([]);
+      expect(trouble.process).toEqual([]);
     });
   }
 });
