@@ -153,6 +153,13 @@ function callOutput({ context, self }: { context: ToolCallContext; self: AnyActo
 }
 
 /**
+ * The scope of each call actor's current step (set as the step starts): its end is published
+ * through `defer`, once the step is committed (see `announceEnd`). A weak map: a call's actor
+ * holds it no longer than it lives.
+ */
+const stepScopes = new WeakMap<AnyActorRef, AnyActorScope>();
+
+/**
  * Contexts made for a call that then takes the chart's full path: its context factory takes them
  * instead of validating the arguments a second time. Each is taken once.
  */
@@ -255,14 +262,22 @@ const toolCallChart = setup({
       }),
     announceEnd: ({ context, self }) => {
       const result = context.result ?? errorResult(`Tool ${context.toolName} produced no result`);
-      runtimeOf(self).publish({
-        type: "tool_execution_end",
-        toolCallId: context.toolCallId,
-        toolName: context.toolName,
-        result,
-        isError: result.isError ?? false,
-        ...(result.childAgentId !== undefined && { childAgentId: result.childAgentId }),
-      });
+      const publish = () =>
+        runtimeOf(self).publish({
+          type: "tool_execution_end",
+          toolCallId: context.toolCallId,
+          toolName: context.toolName,
+          result,
+          isError: result.isError ?? false,
+          ...(result.childAgentId !== undefined && { childAgentId: result.childAgentId }),
+        });
+      // Published once the call's final snapshot is committed, before its parent hears of it: apps
+      // call back into the agent from this event (abort(), steer()), and inside an action XState
+      // takes every action the agent then makes as one this action makes (its development build
+      // warns), while the parent, still not told, would answer the finished call a second time.
+      const scope = stepScopes.get(self);
+      if (scope) scope.defer(publish);
+      else publish();
     },
   },
 }).createMachine({
@@ -397,6 +412,7 @@ class ToolCallMachine extends StateMachine<
   }
 
   override getInitialSnapshot(scope: AnyActorScope, input?: ToolCallInput): ToolCallSnapshot {
+    stepScopes.set(scope.self, scope);
     const context = input && plainCallContext(input, scope.self);
     if (!context) return super.getInitialSnapshot(scope, input) as ToolCallSnapshot;
     // The chart's entry actions on its way in: the root's, then `executing`'s.
@@ -411,6 +427,7 @@ class ToolCallMachine extends StateMachine<
     event: ToolCallEvent,
     scope: AnyActorScope,
   ): ToolCallSnapshot {
+    stepScopes.set(scope.self, scope);
     if (event.type !== "TOOL_EXECUTED" || snapshot.status !== "active" || snapshot.value !== "executing")
       return super.transition(snapshot, event, scope) as ToolCallSnapshot;
     // `executing` → `done`: `recordResult`, then `done`'s entry; the final state's output.

@@ -66,6 +66,11 @@ export abstract class AgentLifecycle {
    */
   protected pinned: boolean;
   protected stopped = false;
+  /**
+   * Events an actor below the agent publishes (a call's start and end, a tool's updates) are being
+   * delivered: a subscriber that calls back into the agent now runs inside that actor's step.
+   */
+  protected publishing = 0;
   private hibernationQueued = false;
 
   /** Where telemetry keeps this agent's tracing: the agent itself until an actor exists. */
@@ -103,7 +108,14 @@ export abstract class AgentLifecycle {
       options,
       journal,
       agentTools,
-      (event) => this.emit(event),
+      (event) => {
+        this.publishing++;
+        try {
+          this.emit(event);
+        } finally {
+          this.publishing--;
+        }
+      },
       // Only the agent's actors read it, so the agent is awake.
       () => readTranscript(this.live!.getSnapshot().context.messages),
     );

@@ -255,10 +255,18 @@ export class AgentSession extends AgentLifecycle implements Agent {
     if (!this.live && !this.dormant && !this.stopped) this.start(undefined);
     this.stopped = true;
     releaseStallWatchdog(this.runtime);
+    const actor = this.live;
     // XState lets only a parent stop a child actor; a child agent's owner (its tool call) stops it
     // the way a parent would, so it also leaves the tree's actor system.
-    if (this.options.parentActor) (this.live as unknown as { _stop(): void } | undefined)?._stop();
-    else this.live?.stop();
+    const stopActor = () => {
+      if (this.options.parentActor) (actor as unknown as { _stop(): void } | undefined)?._stop();
+      else actor?.stop();
+    };
+    // Called from a subscriber of a call's event (its tool_execution_end), inside that call's step:
+    // the call still tells its parent it finished once the step is over, which a tree stopped now
+    // would get as an event sent to a stopped actor (XState warns). The tree stops right after.
+    if (this.publishing > 0) queueMicrotask(stopActor);
+    else stopActor();
     this.events.complete();
     this.snapshots?.complete();
   }
@@ -461,7 +469,9 @@ export class AgentSession extends AgentLifecycle implements Agent {
       approved: event.type === "APPROVE",
       ...(event.type === "APPROVE" && event.args !== undefined && { editedArgs: event.args }),
     });
-    child.send(event);
+    // A subscriber of approval_decided may have aborted or stopped the agent: the call is answered
+    // (as aborted) already, and a stopped actor takes no event (XState warns).
+    if (child.getSnapshot().status === "active") child.send(event);
   }
 
   private screened(input: string | AgentMessage) {

@@ -112,7 +112,7 @@ export const toolExecutionMachine = toolExecutionSetup.createMachine({
     },
     aborting: {
       entry: [{ type: "stopCalls", params: ({ context }) => startedHere(context) }, "abortShards"],
-      always: { guard: "noShardRunning", target: "done", actions: "answerUnstarted" },
+      always: { guard: "nothingRunning", target: "done", actions: "answerUnstarted" },
       on: {
         "xstate.done.actor.*": { actions: { type: "recordDone", params: ({ event }) => event.output } },
       },

@@ -133,7 +133,8 @@ const shardLogic: ShardLogicImpl = {
     else if (event.type === "DROP") dropCall(snapshot, event.toolCallId, scope);
     else if (event.type === "ABORT") {
       for (const call of context.calls) dropCall(snapshot, call.id, scope);
-      context.open = 0;
+      // What is still open finished in this very step: its output is on its way (see `dropCall`).
+      context.open = context.calls.filter((call) => !context.results[call.id]).length;
       context.sealed = true;
     } else if (event.type.startsWith("xstate.done.actor.")) {
       const done = (event as { output?: ToolCallOutput }).output;
@@ -227,6 +228,9 @@ function dropCall(snapshot: ToolShardSnapshot, toolCallId: string, scope: AnyAct
   const { context } = snapshot;
   const call = context.calls.find((c) => c.id === toolCallId);
   if (!call || context.results[toolCallId]) return;
+  // A call that finished in this very step (its end published, an abort made from a subscriber of
+  // it) keeps its result: its output arrives right after, as `xstate.done.actor.<id>`.
+  if (snapshot.children[toolCallId]?.getSnapshot().status === "done") return;
   stopCall(snapshot, toolCallId, scope);
   const now: EnqueueEffect = (effect) => effect({ self: scope.self });
   context.results[toolCallId] = answerUnran(now, call, abortedText(call.name), {

@@ -5,7 +5,14 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { WebSocket } from "ws";
 import { z } from "zod";
-import { createAgent, createStatelyInspector, defineTool, scripted, visualize } from "../index.js";
+import {
+  createAgent,
+  createInspectorRelay,
+  createStatelyInspector,
+  defineTool,
+  scripted,
+  visualize,
+} from "../index.js";
 import { followAgent } from "../visualizer/wire.js";
 
 const cleanups: (() => unknown)[] = [];
@@ -151,6 +158,72 @@ describe("a visualizer feed whose sink throws", () => {
     });
     await expect.poll(() => kinds).toContain("caught_up");
     expect(kinds).toContain("tool_state");
+  });
+});
+
+/** Every send on a server's side (its accepted sockets have no `url`) throws, until restored. */
+function failServerSends() {
+  const original = WebSocket.prototype.send;
+  return vi.spyOn(WebSocket.prototype, "send").mockImplementation(function (this: WebSocket, ...args) {
+    if (this.url === undefined) throw new Error("send failed");
+    return original.apply(this, args);
+  });
+}
+
+/** Every message a client socket gets, by kind (a backlog's messages counted one by one). */
+function kindsOf(socket: WebSocket): string[] {
+  const kinds: string[] = [];
+  socket.on("message", (data) => {
+    const message = JSON.parse(String(data)) as { kind: string; messages?: { kind: string }[] };
+    kinds.push(...(message.messages?.map((m) => m.kind) ?? [message.kind]));
+  });
+  return kinds;
+}
+
+describe("a page whose socket's send throws as it is greeted", () => {
+  it("visualize(): the page is dropped, nothing is thrown out of the upgrade, the next page is greeted", async () => {
+    const agent = toolAgent("greeted");
+    const server = await visualize(agent, { port: 0 });
+    cleanups.push(() => server.close());
+    await expectRunWhole(agent);
+    const send = failServerSends();
+    const page = new WebSocket(`ws://127.0.0.1:${server.port}/ws?token=${server.token}`);
+    cleanups.push(() => page.terminate());
+    const kinds = kindsOf(page);
+    await within(new Promise<void>((resolve) => page.once("close", () => resolve())));
+    expect(send).toHaveBeenCalled();
+    expect(kinds).toEqual([]);
+    await settle();
+    expect(uncaught).toEqual([]);
+    send.mockRestore();
+    const next = new WebSocket(`ws://127.0.0.1:${server.port}/ws?token=${server.token}`);
+    cleanups.push(() => next.terminate());
+    const greeted = kindsOf(next);
+    await expect.poll(() => greeted).toContain("caught_up");
+    expect(greeted).toContain("tool_state");
+  });
+
+  it("the inspector relay: a page whose send throws on the backlog is cut off; the next one gets it", async () => {
+    const relay = await createInspectorRelay();
+    cleanups.push(() => relay.close());
+    const source = new WebSocket(relay.wsUrl);
+    cleanups.push(() => source.terminate());
+    await within(new Promise((resolve) => source.once("open", resolve)));
+    source.send(JSON.stringify({ type: "@xstate.event", sessionId: "x:1", event: { type: "GO" } }));
+    await settle();
+    const send = failServerSends();
+    const page = new WebSocket(relay.wsUrl);
+    cleanups.push(() => page.terminate());
+    await within(new Promise<void>((resolve) => page.once("close", () => resolve())));
+    expect(send).toHaveBeenCalled();
+    await settle();
+    expect(uncaught).toEqual([]);
+    send.mockRestore();
+    const next = new WebSocket(relay.wsUrl);
+    cleanups.push(() => next.terminate());
+    const received: string[] = [];
+    next.on("message", (data) => received.push(String(data)));
+    await expect.poll(() => received.join("")).toContain('"GO"');
   });
 });
 

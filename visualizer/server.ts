@@ -175,7 +175,10 @@ export async function visualize(agent: Agent, options: VisualizeOptions = {}): P
       sockets.add(ws);
       ws.on("close", () => sockets.delete(ws));
       ws.on("error", () => sockets.delete(ws));
-      ws.send(JSON.stringify(hello()));
+      // The greeting is sent whatever the page has waiting (it waits for nothing yet); a socket whose
+      // send throws is dropped here, as in `broadcast`, rather than throwing out of the upgrade.
+      const greet = (data: string) => sendOrDrop(ws, data, Number.POSITIVE_INFINITY);
+      if (!greet(JSON.stringify(hello()))) return void sockets.delete(ws);
       const start = startFor();
       if (lateAt > 0) {
         const catchUp: VisualizerMessage = {
@@ -184,15 +187,18 @@ export async function visualize(agent: Agent, options: VisualizeOptions = {}): P
           model: pageModel.serializeModel(start.model),
           dropped: lateAt,
         };
-        ws.send(JSON.stringify(catchUp));
+        if (!greet(JSON.stringify(catchUp))) return void sockets.delete(ws);
       }
       // Already JSON: joined into one message, not parsed again.
-      if (start.from < history.length)
-        ws.send(`{"kind":"backlog","t":${Date.now()},"messages":[${history.slice(start.from).join(",")}]}`);
-      ws.send(JSON.stringify({ kind: "caught_up", t: Date.now() } satisfies VisualizerMessage));
+      if (start.from < history.length) {
+        const backlog = `{"kind":"backlog","t":${Date.now()},"messages":[${history.slice(start.from).join(",")}]}`;
+        if (!greet(backlog)) return void sockets.delete(ws);
+      }
+      if (!greet(JSON.stringify({ kind: "caught_up", t: Date.now() } satisfies VisualizerMessage)))
+        return void sockets.delete(ws);
       ws.on("message", (data) => {
         const reply = runCommand(agent, String(data));
-        if (reply) ws.send(JSON.stringify(reply));
+        if (reply) sendOrDrop(ws, JSON.stringify(reply), maxClientBufferBytes);
       });
     });
   });

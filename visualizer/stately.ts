@@ -122,7 +122,9 @@ export async function createInspectorRelay(options: InspectorRelayOptions = {}):
   });
   wss.on("connection", (ws) => {
     ws.on("error", () => ws.terminate());
-    for (const data of backlog.entries()) ws.send(data);
+    // The backlog goes whatever the page has waiting (it is the page's start); a socket whose send
+    // throws is cut off by `sendOrDrop` rather than throwing out of the connection's handler.
+    for (const data of backlog.entries()) if (!sendOrDrop(ws, data, Number.POSITIVE_INFINITY)) return;
     ws.on("message", (raw) => {
       const data = raw.toString();
       backlog.add(data);

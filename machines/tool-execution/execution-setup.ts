@@ -1,4 +1,4 @@
-import { assign, enqueueActions, setup, stopChild } from "xstate";
+import { type AnyActorRef, assign, enqueueActions, setup, stopChild } from "xstate";
 import { type ToolCallOutput, toolCallMachine } from "../../actors/tool-call.machine.js";
 import type { ToolResultMessage } from "../../core/messages.js";
 import { messageIdsFor, nowFor } from "../../core/runtime.js";
@@ -48,7 +48,7 @@ export const toolExecutionSetup = setup({
     groupComplete: ({ context }) => context.open === 0,
     allGroupsDone: ({ context }) => context.groupIndex >= context.groups.length - 1,
     steeringQueued: ({ context }) => context.steeringQueued,
-    noShardRunning: ({ context }) => context.shards.length === 0,
+    nothingRunning: ({ context }) => context.shards.length === 0 && context.hosted === 0,
   },
   actions: {
     noteReady: enqueueActions(({ context, enqueue }, call: PlannedCall) => {
@@ -91,6 +91,9 @@ export const toolExecutionSetup = setup({
       for (const call of calls) {
         const host = context.hosts[call.id];
         if (host === undefined || context.results[call.id]) continue;
+        // A call that finished in this very step (its end published, its output on its way here)
+        // keeps its result: `recordDone` takes it, and the abort waits for it (`nothingRunning`).
+        if (host === "" && hasFinished(self, call.id)) continue;
         if (host !== "") {
           enqueue.sendTo(host, { type: "DROP", toolCallId: call.id });
           continue;
@@ -177,3 +180,15 @@ export const toolExecutionSetup = setup({
     }),
   },
 });
+
+/**
+ * The call's actor (a child of this machine) has reached its final state: its output reaches this
+ * machine right after the step it is in, as `xstate.done.actor.<id>`. An abort made from a
+ * subscriber of that call's `tool_execution_end` comes in between.
+ */
+function hasFinished(self: AnyActorRef, toolCallId: string): boolean {
+  const child = (self.getSnapshot() as { children: Record<string, AnyActorRef | undefined> }).children[
+    toolCallId
+  ];
+  return child?.getSnapshot().status === "done";
+}
