@@ -2,6 +2,7 @@ import type { AnyActorRef } from "xstate";
 import type { InboxKind } from "../core/effect-journal.js";
 import { runtimeOf } from "../core/runtime.js";
 import { agentMachine } from "./agent.machine.js";
+import { boundChildEvents } from "./child-event-candidates.js";
 
 let journaled: typeof agentMachine | undefined;
 
@@ -19,11 +20,14 @@ let journaled: typeof agentMachine | undefined;
  * ```
  */
 export function journaledAgentMachine(): typeof agentMachine {
-  journaled ??= agentMachine.provide({
+  if (journaled) return journaled;
+  journaled = agentMachine.provide({
     actions: {
       scheduleCheck: ({ self }, kind: unknown) => drainThenCheck(self, kind as InboxKind),
     },
   });
+  // `provide` makes new state nodes: bounded as the plain machine's are.
+  boundChildEvents(journaled);
   return journaled;
 }
 
