@@ -242,19 +242,13 @@ function storableResult(result: ToolResult, toolName: string): ToolResult {
 /**
  * Publishes a call's partial results in order, through `beforeToolUpdate` / `afterToolUpdate`.
  * Without hooks an update is published at once; with them, updates queue so that every update of
- * a call precedes its end.
+ * a call precedes its end. Made per call, so it names no function of its own (methods, and
+ * `publishUpdate` outside): a transpiler that keeps names (tsx, esbuild's keepNames) gives each
+ * named arrow a `defineProperty` call, which costs every call while V8 still runs the code cold.
  */
 function createUpdateChannel(runtime: AgentRuntime, toolCall: ToolCall, state: { settled: boolean }) {
   const { beforeToolUpdate, afterToolUpdate } = runtime.hooks;
   let chain: Promise<void> = Promise.resolve();
-  const publish = (partialResult: ToolResult) =>
-    runtime.publish({
-      type: "tool_execution_update",
-      toolCallId: toolCall.id,
-      toolName: toolCall.name,
-      partialResult,
-    });
-
   const hooked = beforeToolUpdate !== undefined || afterToolUpdate !== undefined;
   return {
     /** Progress notes keep their place among the updates the tool published before them. */
@@ -271,7 +265,7 @@ function createUpdateChannel(runtime: AgentRuntime, toolCall: ToolCall, state: {
     push(partial: ToolResult | string) {
       if (state.settled) return;
       const partialResult = normalizeToolResult(partial);
-      if (!hooked) return publish(partialResult);
+      if (!hooked) return publishUpdate(runtime, toolCall, partialResult);
       chain = chain
         .then(async () => {
           let update = partialResult;
@@ -281,15 +275,27 @@ function createUpdateChannel(runtime: AgentRuntime, toolCall: ToolCall, state: {
             if (verdict?.partialResult) update = verdict.partialResult;
           }
           if (state.settled) return;
-          publish(update);
+          publishUpdate(runtime, toolCall, update);
           await afterToolUpdate?.({ toolCall, partialResult: update });
         })
         .catch(() => {
           // A failing update hook drops that update; it never fails the call.
         });
     },
-    drained: () => chain,
+    drained() {
+      return chain;
+    },
   };
+}
+
+/** A call's partial result, published as `tool_execution_update`. */
+function publishUpdate(runtime: AgentRuntime, toolCall: ToolCall, partialResult: ToolResult): void {
+  runtime.publish({
+    type: "tool_execution_update",
+    toolCallId: toolCall.id,
+    toolName: toolCall.name,
+    partialResult,
+  });
 }
 
 /** Whether a call of `toolName` runs a sub-agent that journals its own steps under this agent's journal. */

@@ -1,8 +1,9 @@
-import { Subject } from "rxjs/internal/Subject";
+import type { Subject } from "rxjs/internal/Subject";
 import { createActor, type InspectionEvent, type Observer } from "xstate";
 import { releaseStallWatchdog } from "../actors/stall-watchdog.js";
 import { resumeToolCall } from "../actors/tool-call.machine.js";
 import type { EffectJournal } from "../core/effect-journal.js";
+import { createEventHub } from "../core/event-hub.js";
 import type { AgentEvent } from "../core/events.js";
 import { createLlmMessages } from "../core/llm-messages.js";
 import type { AgentMessage } from "../core/messages.js";
@@ -43,7 +44,7 @@ export interface Dormant {
  */
 export abstract class AgentLifecycle {
   readonly id: string;
-  protected readonly events = new Subject<AgentEvent>();
+  protected readonly events = createEventHub<AgentEvent>();
   protected readonly runtime: AgentRuntime;
   private readonly whenIdle: boolean;
 
@@ -260,7 +261,8 @@ export abstract class AgentLifecycle {
       (next) => {
         if (options.spendStore) this.recordSpend(next.context.spentUsd);
         this.snapshots?.next(next);
-        if (next.matches("idle")) {
+        // `idle` is a top-level atomic state: its value is the string (cheaper than `matches`).
+        if (next.value === "idle") {
           if (this.whenIdle) this.hibernateWhenIdle();
           else if (!this.pinned) this.restWhenIdle();
         }

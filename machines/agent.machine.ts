@@ -1,6 +1,7 @@
 import { and } from "xstate";
 import type { InboxKind } from "../core/effect-journal.js";
 import { agentSetup } from "./agent/agent-setup.js";
+import { boundChildEvents } from "./child-event-candidates.js";
 import { callOutput, executionOutput } from "./agent/actions/tool-calls.js";
 import { errorText } from "./agent/actions/model-answer.js";
 import { type AgentMachineEvent, initialContext } from "./agent/context.js";
@@ -309,3 +310,7 @@ export const agentMachine = agentSetup.createMachine({
     },
   },
 });
+
+// A tool call's done event is typed with its id: XState would keep an entry per call for the
+// process's life without this (see boundChildEvents).
+boundChildEvents(agentMachine);

@@ -2,6 +2,7 @@ import type { AnyActorRef } from "xstate";
 import type { InboxKind } from "../core/effect-journal.js";
 import { runtimeOf } from "../core/runtime.js";
 import { agentMachine } from "./agent.machine.js";
+import { boundChildEvents } from "./child-event-candidates.js";
 
 let journaled: typeof agentMachine | undefined;
 
@@ -19,11 +20,14 @@ let journaled: typeof agentMachine | undefined;
  * ```
  */
 export function journaledAgentMachine(): typeof agentMachine {
-  journaled ??= agentMachine.provide({
+  if (journaled) return journaled;
+  journaled = agentMachine.provide({
     actions: {
       scheduleCheck: ({ self }, kind: unknown) => drainThenCheck(self, kind as InboxKind),
     },
   });
+  // `provide` makes new state nodes: bounded as the plain machine's are.
+  boundChildEvents(journaled);
   return journaled;
 }
 
@@ -31,10 +35,16 @@ export function journaledAgentMachine(): typeof agentMachine {
 function drainThenCheck(self: AnyActorRef, kind: InboxKind): void {
   const journal = runtimeOf(self).journal;
   const drained = journal ? journal.drain(kind) : Promise.resolve([]);
-  const check = (messages: readonly unknown[]) => {
-    if (self.getSnapshot().status !== "active") return;
-    for (const message of messages) self.send({ type: kind === "steering" ? "STEER" : "FOLLOW_UP", message });
-    self.send({ type: "CHECK" });
-  };
-  drained.then(check, () => check([]));
+  // Unnamed arrows: a transpiler that keeps names would give a named one a `defineProperty` per turn.
+  drained.then(
+    (messages) => check(self, kind, messages),
+    () => check(self, kind, []),
+  );
+}
+
+/** The drained messages go to the machine's queue, then the check. */
+function check(self: AnyActorRef, kind: InboxKind, messages: readonly unknown[]): void {
+  if (self.getSnapshot().status !== "active") return;
+  for (const message of messages) self.send({ type: kind === "steering" ? "STEER" : "FOLLOW_UP", message });
+  self.send({ type: "CHECK" });
 }

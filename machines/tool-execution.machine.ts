@@ -1,4 +1,5 @@
 import { toolExecutionSetup } from "./tool-execution/execution-setup.js";
+import { boundChildEvents } from "./child-event-candidates.js";
 import {
   initialExecutionContext,
   notPlanned,
@@ -120,3 +121,6 @@ export const toolExecutionMachine = toolExecutionSetup.createMachine({
     done: { type: "final" },
   },
 });
+
+// Each call's done event is typed with its id (see boundChildEvents).
+boundChildEvents(toolExecutionMachine);
