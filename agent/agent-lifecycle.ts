@@ -4,7 +4,7 @@ import { releaseStallWatchdog } from "../actors/stall-watchdog.js";
 import { resumeToolCall } from "../actors/tool-call.machine.js";
 import type { EffectJournal } from "../core/effect-journal.js";
 import { createEventHub } from "../core/event-hub.js";
-import type { AgentEvent } from "../core/events.js";
+import type { AgentEvent, AgentEventOf } from "../core/events.js";
 import { createLlmMessages } from "../core/llm-messages.js";
 import type { AgentMessage } from "../core/messages.js";
 import { newMessageId } from "../core/message-id.js";
@@ -72,6 +72,8 @@ export abstract class AgentLifecycle {
    * delivered: a subscriber that calls back into the agent now runs inside that actor's step.
    */
   protected publishing = 0;
+  /** The last `agent_end` published (see `emit`). */
+  protected lastEnd: AgentEventOf<"agent_end"> | undefined;
   private hibernationQueued = false;
 
   /** Where telemetry keeps this agent's tracing: the agent itself until an actor exists. */
@@ -202,6 +204,9 @@ export abstract class AgentLifecycle {
     }
     const log = this.runLog;
     if (log !== undefined && !log.ended) log.record(event);
+    // Kept before delivery: a subscriber that stops the agent on it completes `events$` before the
+    // later subscribers get it, and a `prompt()` waiting for it still resolves with it.
+    if (event.type === "agent_end") this.lastEnd = event;
     this.events.next(event);
   }
 

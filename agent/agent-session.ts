@@ -4,7 +4,7 @@ import type { Tool, ToolResult } from "../core/tool.js";
 import { clientResultFor, editedArgsOf } from "../tools/call-answers.js";
 import { errorResult } from "../tools/define-tool.js";
 import { releaseStallWatchdog } from "../actors/stall-watchdog.js";
-import type { AgentEvent } from "../core/events.js";
+import type { AgentEvent, AgentEventOf } from "../core/events.js";
 import type { AgentMessage } from "../core/messages.js";
 import { checkOptionKeys } from "../core/option-keys.js";
 import { type InputFilter, type PromptInput, RUN_OPTION_KEYS, type RunOptions } from "../core/options.js";
@@ -178,7 +178,13 @@ export class AgentSession extends AgentLifecycle implements Agent {
 
   waitForIdle(): Promise<void> {
     if (!this.live || isIdle(this.live)) return Promise.resolve();
-    return this.nextRunEnd().then(() => undefined);
+    // A stopped agent runs no more: it is as idle as it will be.
+    return this.nextRunEnd().then(
+      () => undefined,
+      (error: unknown) => {
+        if (!this.stopped) throw error;
+      },
+    );
   }
 
   steer(input: string | AgentMessage): void {
@@ -424,22 +430,40 @@ export class AgentSession extends AgentLifecycle implements Agent {
   }
 
   private nextRunEnd(): Promise<RunOutcome> {
-    return new Promise((resolve, reject) => {
+    const end = new Promise<RunOutcome>((resolve, reject) => {
       const failures = (this.failures ??= new Set());
       let rejection: string | undefined;
-      const subscription = this.events.subscribe((event) => {
-        if (event.type === "input_rejected") rejection = event.reason;
-        if (event.type !== "agent_end") return;
-        subscription.unsubscribe();
+      const endBefore = this.lastEnd;
+      const outcomeOf = (event: AgentEventOf<"agent_end">) =>
+        runOutcomeOf(event, event.rejection ?? (event.reason === "rejected" ? rejection : undefined));
+      const settled = () => {
         failures.delete(reject);
         // An idle agent keeps no empty set around.
         if (failures.size === 0 && this.failures === failures) this.failures = undefined;
-        resolve(
-          runOutcomeOf(event, event.rejection ?? (event.reason === "rejected" ? rejection : undefined)),
-        );
+      };
+      const subscription = this.events.subscribe({
+        next: (event) => {
+          if (event.type === "input_rejected") rejection = event.reason;
+          if (event.type !== "agent_end") return;
+          subscription.unsubscribe();
+          settled();
+          resolve(outcomeOf(event));
+        },
+        // `stop()` during the run: no agent_end comes, and whoever waits for one is told why. A
+        // subscriber before this one that stopped the agent on the run's agent_end leaves it here.
+        complete: () => {
+          settled();
+          const end = this.lastEnd;
+          if (end !== undefined && end !== endBefore) resolve(outcomeOf(end));
+          else reject(new Error("Agent is stopped: the run was stopped before it ended"));
+        },
       });
       failures.add(reject);
     });
+    // Whoever awaits the run gets its rejection; an app that let the promise go (`void
+    // agent.prompt(...)`, then `stop()` as it shuts down) is not ended by an unhandled rejection.
+    end.catch(() => {});
+    return end;
   }
 
   private decide(

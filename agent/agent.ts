@@ -101,7 +101,11 @@ export interface Agent<TOutput = unknown> {
    * ```
    */
   compact(options?: CompactNowOptions): Promise<CompactNowResult | undefined>;
-  /** Stops the actor for good (aborting anything running) and completes `events$`. */
+  /**
+   * Stops the actor for good (aborting anything running) and completes `events$`. A run it cuts
+   * short publishes no `agent_end`: its `prompt()`/`continue()` rejects with "Agent is stopped: the
+   * run was stopped before it ended", and `waitForIdle()` resolves.
+   */
   stop(): void;
   /**
    * A JSON-safe snapshot, stamped with the machine version that wrote it (`snapshotVersion`);

@@ -405,7 +405,10 @@ describe("approve() and deny() from a subscriber of approval_requested", () => {
         if (e.type === "approval_requested") queueMicrotask(() => agent.approve(e.toolCallId));
         if (e.type === "approval_decided") agent[method]();
       });
-      const outcome = method === "abort" ? await agent.prompt("go") : void agent.prompt("go");
+      const run = agent.prompt("go");
+      // A stopped run publishes no agent_end: its prompt() says it was stopped.
+      if (method === "stop") await expect(run).rejects.toThrow("Agent is stopped");
+      const outcome = method === "abort" ? await run : undefined;
       await sleep(30);
       expect(ran).toEqual([]);
       expect(events.some((e) => e.type === "approval_decided")).toBe(true);
@@ -539,9 +542,16 @@ describe("stop() from a subscriber", () => {
         },
         complete: () => (completed = true),
       });
-      // A run stopped mid-way does not end (stop() is for good, a snapshot taken before it resumes).
-      void agent.prompt("go").catch(() => {});
+      // A run stopped mid-way does not end (stop() is for good, a snapshot taken before it resumes):
+      // its prompt() says so, unless the run had ended.
+      const run = agent.prompt("go").then(
+        () => "ended",
+        (error: Error) => error.message,
+      );
       await vi.waitFor(() => expect(completed).toBe(true));
+      expect(await run).toBe(
+        at === "agent_end" ? "ended" : "Agent is stopped: the run was stopped before it ended",
+      );
       await sleep(30);
       expect(reacted).toBe(true);
       expect(agent.actor.getSnapshot().status).toBe("stopped");
@@ -609,8 +619,15 @@ describe("every method at every event of a turn with approvals, per execution st
             complete: () => (completed = true),
           });
           const run = agent.prompt("go");
-          if (method === "stop") await vi.waitFor(() => expect(completed).toBe(true));
-          else await run;
+          const settled = run.then(
+            () => "ended",
+            (error: Error) => error.message,
+          );
+          if (method === "stop") {
+            await vi.waitFor(() => expect(completed).toBe(true));
+            const said = await settled;
+            if (!said.startsWith("Agent is stopped")) failures.push(`stop on ${at}: prompt() ${said}`);
+          } else await run;
           await sleep(5);
           const where = `${method} on ${at}`;
           if (!reacted) failures.push(`${where}: never reached`);
