@@ -148,12 +148,15 @@ const keep = (kind: keyof typeof rounds, m: { wall: number; cpu: number; server:
   roundCpu[kind].push(m.cpu / CONCURRENT);
   roundServer[kind].push(m.server / CONCURRENT);
 };
-// PROFILE=rounds: a CPU profile of the first measured durable round (bench/profiles/durable-round.cpuprofile).
+// PROFILE=rounds: CPU profiles of the first measured durable round (bench/profiles/durable-round.cpuprofile)
+// and of the same-journal floor's round after it (same-journal-round.cpuprofile), to compare.
 const profileRound = process.env.PROFILE === "rounds" ? await startProfile() : undefined;
 for (let i = 0; i < ROUNDS; i++) {
   keep("durable", await measure(() => durableRound(`${i}`)));
   if (i === 0 && profileRound) await profileRound.stop("durable-round");
+  const profileSame = i === 0 && profileRound ? await startProfile() : undefined;
   keep("same", await measure(() => floorRound("FloorSameJournal", `${i}`)));
+  if (profileSame) await profileSame.stop("same-journal-round");
   keep("minimal", await measure(() => floorRound("FloorMinimalJournal", `${i}`)));
 }
 const rate = (walls: number[]) => (CONCURRENT / median(walls)) * 1000;

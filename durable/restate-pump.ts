@@ -24,6 +24,15 @@ export interface RestatePumpOptions {
   beforeWait?(): void;
 }
 
+const afterReactions = (resolve: () => void) => setImmediate(resolve);
+
+/** The waiters' promises, in the order they were tracked (the race's order). */
+function racers(waiters: Map<number, Waiter>): RestatePromise<Settled>[] {
+  const promises: RestatePromise<Settled>[] = [];
+  for (const waiter of waiters.values()) promises.push(waiter.settled);
+  return promises;
+}
+
 /**
  * Waits on every Restate promise of an invocation at once, through one race.
  *
@@ -56,12 +65,12 @@ export function createRestatePump(options: RestatePumpOptions): RestatePump {
     try {
       for (;;) {
         // Reactions to the last completion run first, so the steps they start join this race.
-        await new Promise<void>((resolve) => setImmediate(resolve));
+        await new Promise<void>(afterReactions);
         if (waiters.size === 0) return;
         options.beforeWait?.();
         let settled: Settled;
         try {
-          settled = await RestatePromise.race([...waiters.values()].map((w) => w.settled));
+          settled = await RestatePromise.race(racers(waiters));
         } catch (error) {
           if (error instanceof CancelledError) {
             options.onCancel();

@@ -182,14 +182,15 @@ export function createRunEventRecorder(
      * Records `event` if it is committed: the events recorded for it with their seqs (a model's
      * answer brings its committed stream), none for a live-only event.
      */
-    record(event: AgentEvent): { seq: number; event: AgentEvent }[] {
-      if (!isCommitted(event)) return [];
-      let recorded = [event];
-      if (event.type === "message_end" && event.message.role === "assistant") {
-        recorded = [...committedStream(event.message), event];
-        pending.push({ answer: event });
-      } else pending.push(event);
-      return recorded.map((committed) => {
+    record(event: AgentEvent): readonly { seq: number; event: AgentEvent }[] {
+      if (!isCommitted(event)) return NONE;
+      if (event.type !== "message_end" || event.message.role !== "assistant") {
+        pending.push(event);
+        keep(event);
+        return [{ seq: state.next - 1, event }];
+      }
+      pending.push({ answer: event });
+      return [...committedStream(event.message), event].map((committed) => {
         keep(committed);
         return { seq: state.next - 1, event: committed };
       });
@@ -219,6 +220,9 @@ export function createRunEventRecorder(
     },
   };
 }
+
+/** What {@link createRunEventRecorder}'s `record` answers for a live-only event (shared: never changed). */
+const NONE: readonly { seq: number; event: AgentEvent }[] = [];
 
 export type RunEventRecorder = ReturnType<typeof createRunEventRecorder>;
 

@@ -57,10 +57,11 @@ export function createRunPublisher(ctx: ObjectContext, options: RunPublisherOpti
   if (!recorder && previous.length) createRunEventRecorder(ctx, previous, undefined);
   return {
     publish(event) {
-      const recorded = recorder?.record(event) ?? [];
-      events.next({ sessionId, runId, event });
-      if (recorded.length === 0) liveRun.publish(event, undefined);
-      for (const committed of recorded) liveRun.publish(committed.event, committed.seq);
+      const recorded = recorder?.record(event);
+      // Every event of every run passes here: nothing is made for a `events$` nobody subscribed to.
+      if (events.observed) events.next({ sessionId, runId, event });
+      if (!recorded?.length) liveRun.publish(event, undefined);
+      else for (const committed of recorded) liveRun.publish(committed.event, committed.seq);
     },
     take() {
       return recorder?.take();

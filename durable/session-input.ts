@@ -2,7 +2,6 @@ import { TerminalError } from "@restatedev/restate-sdk";
 import { z } from "zod";
 import type { AgentMessage, CustomMessage, UserMessage } from "../core/messages.js";
 import type { InboxKind } from "../core/effect-journal.js";
-import type { QueueMode } from "../core/options.js";
 
 // What the handlers accept from outside, checked before anything is stored: a bad request gets a
 // 400 that says what is wrong, and the session's state is not touched.
@@ -80,6 +79,15 @@ function describe(input: unknown): string {
   return typeof input === "string" ? "text" : `a ${typeof input}`;
 }
 
+/**
+ * `text` when it has more than whitespace: what {@link nonEmptyText} checks, without zod's parse on
+ * every prompt's path (a run parses its input twice); the same 400 when it has not.
+ */
+function checkedText(text: string, what: string): string {
+  if (text.trim().length > 0) return text;
+  return parse(nonEmptyText, text, what);
+}
+
 type Stampable = { timestamp?: number };
 const stamp = <T extends Stampable>(message: T, now: number): T & { timestamp: number } => ({
   ...message,
@@ -97,8 +105,7 @@ const stamp = <T extends Stampable>(message: T, now: number): T & { timestamp: n
  */
 export function parsePromptInput(input: unknown, now: number): AgentMessage[] {
   const what = "Invalid prompt";
-  if (typeof input === "string")
-    return [{ role: "user", content: parse(nonEmptyText, input, what), timestamp: now }];
+  if (typeof input === "string") return [{ role: "user", content: checkedText(input, what), timestamp: now }];
   if (Array.isArray(input)) {
     if (input.length === 0) throw badRequest(what, "the list has no messages");
     return input.map((m, i) => stamp(parseMessage(m, `${what} (message ${i})`, PROMPT_SHAPES, true), now));
@@ -116,8 +123,7 @@ export function parsePromptInput(input: unknown, now: number): AgentMessage[] {
  */
 export function parseQueuedInput(input: unknown, what: string, now: number): UserMessage {
   const label = `Invalid ${what} message`;
-  if (typeof input === "string")
-    return { role: "user", content: parse(nonEmptyText, input, label), timestamp: now };
+  if (typeof input === "string") return { role: "user", content: checkedText(input, label), timestamp: now };
   return stamp(parseMessage(input, label, QUEUED_SHAPES, false) as UserMessage, now);
 }
 
@@ -219,15 +225,57 @@ export function parseEventsRequest(input: unknown): { runId: string; since: numb
 }
 
 /** What the run asks the inbox for at a check (with the doorbell it hands over). */
-export function parseDrain(input: unknown): {
-  kind: InboxKind;
-  mode: QueueMode;
-  bell?: { id: string; runId: string };
-  peek?: boolean;
-  wake?: { steeringMode: QueueMode; followUpMode: QueueMode };
-  first?: true;
-} {
+export function parseDrain(input: unknown): DrainInput {
+  // Every run's check passes here: a request of the run's own shape is taken as it is, anything
+  // else goes through the schema (which says what is wrong, or takes what it accepts).
+  if (isDrainRequest(input)) return input;
   return parse(DRAIN_SCHEMA, input, "Invalid drain request");
+}
+
+type DrainInput = z.infer<typeof DRAIN_SCHEMA>;
+
+const DRAIN_KEYS = new Set(["kind", "mode", "bell", "peek", "wake", "first"]);
+const isInboxKind = (value: unknown) => value === "steering" || value === "followUp";
+const isQueueMode = (value: unknown) => value === "one-at-a-time" || value === "all";
+const isPlain = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+const isId = (value: unknown) => typeof value === "string" && value.length > 0;
+const hasOnly = (value: Record<string, unknown>, keys: readonly string[]) =>
+  Object.keys(value).every((key) => keys.includes(key));
+
+/**
+ * Whether `input` is a drain request {@link DRAIN_SCHEMA} accepts unchanged: its keys and values
+ * are checked here in plain code (no key it does not know, each value of its type). False for
+ * anything else, which the schema then checks; it never accepts what the schema refuses.
+ *
+ * @example
+ * ```ts
+ * isDrainRequest({ kind: "steering", mode: "all" }); // true
+ * isDrainRequest({ kind: "steering", mode: "all", extra: 1 }); // false: the schema says why
+ * ```
+ */
+export function isDrainRequest(input: unknown): input is DrainInput {
+  if (!isPlain(input)) return false;
+  for (const key in input) if (!DRAIN_KEYS.has(key) || !Object.hasOwn(input, key)) return false;
+  if (!isInboxKind(input.kind) || !isQueueMode(input.mode)) return false;
+  const { bell, peek, wake, first } = input;
+  if (
+    bell !== undefined &&
+    !(isPlain(bell) && hasOnly(bell, ["id", "runId"]) && isId(bell.id) && isId(bell.runId))
+  )
+    return false;
+  if (peek !== undefined && typeof peek !== "boolean") return false;
+  if (
+    wake !== undefined &&
+    !(
+      isPlain(wake) &&
+      hasOnly(wake, ["steeringMode", "followUpMode"]) &&
+      isQueueMode(wake.steeringMode) &&
+      isQueueMode(wake.followUpMode)
+    )
+  )
+    return false;
+  return first === undefined || first === true;
 }
 
 /** The doorbell a run takes back as it ends. */

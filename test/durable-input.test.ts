@@ -1,7 +1,13 @@
 import { TerminalError } from "@restatedev/restate-sdk";
 import { describe, expect, it } from "vitest";
 import { toDecision } from "../durable/restate-journal.js";
-import { parseDecision, parsePromptInput, parseQueuedInput } from "../durable/session-input.js";
+import {
+  isDrainRequest,
+  parseDecision,
+  parseDrain,
+  parsePromptInput,
+  parseQueuedInput,
+} from "../durable/session-input.js";
 
 // What the durable session handlers accept from outside (no server needed): a bad request is a 400
 // that names what is wrong, before anything is stored.
@@ -34,6 +40,37 @@ describe("durable session input", () => {
       { role: "custom", customType: "note", content: "context", display: "model", timestamp: 7 },
       { role: "user", content: "go", timestamp: 7 },
     ]);
+  });
+
+  it("takes a run's drain requests as they are, and refuses any other with the schema's 400", () => {
+    const good = [
+      { kind: "steering", mode: "one-at-a-time" },
+      { kind: "followUp", mode: "all", peek: true },
+      { kind: "steering", mode: "all", bell: { id: "sign_1", runId: "inv_1" }, first: true },
+      { kind: "steering", mode: "all", wake: { steeringMode: "all", followUpMode: "one-at-a-time" } },
+    ];
+    for (const input of good) {
+      expect(isDrainRequest(input), JSON.stringify(input)).toBe(true);
+      expect(parseDrain(input)).toEqual(input);
+    }
+    const bad: [unknown, RegExp][] = [
+      [{ kind: "later", mode: "all" }, /kind/],
+      [{ kind: "steering" }, /mode/],
+      [{ kind: "steering", mode: "all", extra: 1 }, /Unrecognized key: "extra"/],
+      [{ kind: "steering", mode: "all", bell: { id: "", runId: "inv_1" } }, /bell\.id/],
+      [{ kind: "steering", mode: "all", bell: { id: "b", runId: "r", more: 1 } }, /Unrecognized key: "more"/],
+      [{ kind: "steering", mode: "all", peek: "yes" }, /peek/],
+      [{ kind: "steering", mode: "all", wake: { steeringMode: "all" } }, /wake\.followUpMode/],
+      [{ kind: "steering", mode: "all", first: false }, /first/],
+      [[{ kind: "steering", mode: "all" }], /Invalid drain request/],
+      [null, /Invalid drain request/],
+    ];
+    for (const [input, message] of bad) {
+      expect(isDrainRequest(input), JSON.stringify(input)).toBe(false);
+      const error = refusal(() => parseDrain(input));
+      expect(error.code, JSON.stringify(input)).toBe(400);
+      expect(error.message, JSON.stringify(input)).toMatch(message);
+    }
   });
 
   it("refuses malformed prompts with a 400 that says what is wrong", () => {
