@@ -153,17 +153,19 @@ function toolRun(runs: Runs, extra: ScriptedStep[] = [{ text: "all done here", c
   return { provider, agent: createAgent({ provider, tools: [slowTool(runs)] }) };
 }
 
+/** A run's events up to its first call's end, in the order a tool turn publishes them. */
+const callTurnEvents: EventType[] = [
+  "agent_start",
+  "turn_start",
+  "message_start",
+  "message_update",
+  "message_end",
+  "tool_execution_start",
+  "tool_execution_end",
+];
+
 describe("abort() from a subscriber", () => {
-  const atEvents: EventType[] = [
-    "agent_start",
-    "turn_start",
-    "message_start",
-    "message_update",
-    "message_end",
-    "tool_execution_start",
-    "tool_execution_end",
-  ];
-  for (const at of atEvents) {
+  for (const at of callTurnEvents) {
     it(`on ${at}: the run ends aborted, no tool keeps running, nothing on the console`, async () => {
       const runs = newRuns();
       const { agent, provider } = toolRun(runs);
@@ -567,18 +569,7 @@ describe("stop() from a subscriber", () => {
 });
 
 describe("every method at every event of a turn with approvals, per execution strategy", () => {
-  const types: EventType[] = [
-    "agent_start",
-    "turn_start",
-    "message_start",
-    "message_update",
-    "message_end",
-    "tool_execution_start",
-    "tool_execution_end",
-    "approval_requested",
-    "approval_decided",
-    "turn_end",
-  ];
+  const types: EventType[] = [...callTurnEvents, "approval_requested", "approval_decided", "turn_end"];
   const methods = ["abort", "steer", "followUp", "prompt", "stop"] as const;
   const strategies = ["parallel", "sequential", { batched: 2 }] as const;
   for (const strategy of strategies) {

@@ -11,6 +11,7 @@ import { agentMachineProtocol, createSessionHost, serveNode } from "../http.js";
 import { type AgentEvent, type AgentOptions, defineTool, scripted } from "../index.js";
 import { createSessionClient, durableHandle, type SessionStatus } from "../restate.js";
 import { eventually, useSessionsPerSession } from "./fixtures/durable-harness.js";
+import { sseData } from "./helpers.js";
 
 const agents = new Map<string, AgentOptions>();
 const harness = useSessionsPerSession(agents);
@@ -174,22 +175,12 @@ describe("durable sessions: a run Restate kills", () => {
       const frames: { type: string; runId?: string; event?: AgentEvent; ending?: unknown }[] = [];
       let runId: string | undefined;
       let killed = false;
-      const decoder = new TextDecoder();
-      let text = "";
-      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-        text += decoder.decode(chunk, { stream: true });
-        let end: number;
-        while ((end = text.indexOf("\n\n")) !== -1) {
-          const frame = text.slice(0, end);
-          text = text.slice(end + 2);
-          if (!frame.startsWith("data: ")) continue;
-          const parsed = JSON.parse(frame.slice(6)) as (typeof frames)[number];
-          frames.push(parsed);
-          if (parsed.event?.type === "agent_start") runId = parsed.runId;
-          if (parsed.event?.type === "tool_execution_start" && !killed) {
-            killed = true;
-            await kill(runId!);
-          }
+      for await (const parsed of sseData<(typeof frames)[number]>(response)) {
+        frames.push(parsed);
+        if (parsed.event?.type === "agent_start") runId = parsed.runId;
+        if (parsed.event?.type === "tool_execution_start" && !killed) {
+          killed = true;
+          await kill(runId!);
         }
       }
       expect(killed).toBe(true);

@@ -189,3 +189,25 @@ export function eventMatching(
     });
   });
 }
+
+/**
+ * The JSON of each `data: ` frame of a server-sent event stream, as the frames arrive.
+ *
+ * @example
+ * ```ts
+ * for await (const frame of sseData<{ type: string }>(response)) if (frame.type === "close") break;
+ * ```
+ */
+export async function* sseData<T = unknown>(response: Response): AsyncGenerator<T> {
+  const decoder = new TextDecoder();
+  let text = "";
+  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+    text += decoder.decode(chunk, { stream: true });
+    let end: number;
+    while ((end = text.indexOf("\n\n")) !== -1) {
+      const frame = text.slice(0, end);
+      text = text.slice(end + 2);
+      if (frame.startsWith("data: ")) yield JSON.parse(frame.slice(6)) as T;
+    }
+  }
+}
