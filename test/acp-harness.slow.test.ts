@@ -16,7 +16,7 @@ afterAll(() => {
 describe.skipIf(NODE_MAJOR < 22)(
   `agent-machine acp as a HarnessAgent's ACP agent (@ai-sdk/harness-acp needs Node 22+: skipped on Node ${NODE_MAJOR})`,
   () => {
-    it("answers a prompt through HarnessAgent.generate, and streams it through HarnessAgent.stream", async () => {
+    it(`answers a prompt through HarnessAgent.generate, and streams it through HarnessAgent.stream${NODE_MAJOR < 22 ? " (skipped: @ai-sdk/harness-acp needs Node 22+)" : ""}`, async () => {
       const { HarnessAgent } = await import("@ai-sdk/harness/agent");
       const { createACP } = await import("@ai-sdk/harness-acp");
       // What the install step puts on the implementation's PATH: the command of this clone.
