@@ -21,6 +21,7 @@ import {
 } from "../restate.js";
 import { durableTestAgent } from "./fixtures/durable-agent.js";
 import { eventually, fastRetries, quietLogger } from "./fixtures/durable-harness.js";
+import { sseData } from "./helpers.js";
 
 let restate: RestateServer;
 let server: AgentServer;
@@ -277,20 +278,10 @@ describe("live channel", () => {
     expect(response.status).toBe(200);
     const deltas: string[] = [];
     const storedAtDelta: number[] = [];
-    const decoder = new TextDecoder();
-    let text = "";
-    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-      text += decoder.decode(chunk, { stream: true });
-      let end: number;
-      while ((end = text.indexOf("\n\n")) !== -1) {
-        const frame = text.slice(0, end);
-        text = text.slice(end + 2);
-        if (!frame.startsWith("data: {")) continue;
-        const part = JSON.parse(frame.slice(6)) as { type: string; delta?: string };
-        if (part.type !== "text-delta") continue;
-        deltas.push(part.delta!);
-        if (storedAtDelta.length < 3) storedAtDelta.push((await client.transcript(id)).length);
-      }
+    for await (const part of sseData<{ type: string; delta?: string }>(response)) {
+      if (part.type !== "text-delta") continue;
+      deltas.push(part.delta!);
+      if (storedAtDelta.length < 3) storedAtDelta.push((await client.transcript(id)).length);
     }
     await host.close();
     expect(deltas.length).toBeGreaterThan(10);

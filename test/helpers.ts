@@ -191,7 +191,8 @@ export function eventMatching(
 }
 
 /**
- * The JSON of each `data: ` frame of a server-sent event stream, as the frames arrive.
+ * The JSON object of each `data: {…}` frame of a server-sent event stream, as the frames arrive
+ * (other frames, such as the AI SDK stream's `data: [DONE]`, are passed over).
  *
  * @example
  * ```ts
@@ -207,7 +208,7 @@ export async function* sseData<T = unknown>(response: Response): AsyncGenerator<
     while ((end = text.indexOf("\n\n")) !== -1) {
       const frame = text.slice(0, end);
       text = text.slice(end + 2);
-      if (frame.startsWith("data: ")) yield JSON.parse(frame.slice(6)) as T;
+      if (frame.startsWith("data: {")) yield JSON.parse(frame.slice(6)) as T;
     }
   }
 }
