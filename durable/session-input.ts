@@ -226,57 +226,10 @@ export function parseEventsRequest(input: unknown): { runId: string; since: numb
 
 /** What the run asks the inbox for at a check (with the doorbell it hands over). */
 export function parseDrain(input: unknown): DrainInput {
-  // Every run's check passes here: a request of the run's own shape is taken as it is, anything
-  // else goes through the schema (which says what is wrong, or takes what it accepts).
-  if (isDrainRequest(input)) return input;
   return parse(DRAIN_SCHEMA, input, "Invalid drain request");
 }
 
 type DrainInput = z.infer<typeof DRAIN_SCHEMA>;
-
-const DRAIN_KEYS = new Set(["kind", "mode", "bell", "peek", "wake", "first"]);
-const isInboxKind = (value: unknown) => value === "steering" || value === "followUp";
-const isQueueMode = (value: unknown) => value === "one-at-a-time" || value === "all";
-const isPlain = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
-const isId = (value: unknown) => typeof value === "string" && value.length > 0;
-const hasOnly = (value: Record<string, unknown>, keys: readonly string[]) =>
-  Object.keys(value).every((key) => keys.includes(key));
-
-/**
- * Whether `input` is a drain request {@link DRAIN_SCHEMA} accepts unchanged: its keys and values
- * are checked here in plain code (no key it does not know, each value of its type). False for
- * anything else, which the schema then checks; it never accepts what the schema refuses.
- *
- * @example
- * ```ts
- * isDrainRequest({ kind: "steering", mode: "all" }); // true
- * isDrainRequest({ kind: "steering", mode: "all", extra: 1 }); // false: the schema says why
- * ```
- */
-export function isDrainRequest(input: unknown): input is DrainInput {
-  if (!isPlain(input)) return false;
-  for (const key in input) if (!DRAIN_KEYS.has(key) || !Object.hasOwn(input, key)) return false;
-  if (!isInboxKind(input.kind) || !isQueueMode(input.mode)) return false;
-  const { bell, peek, wake, first } = input;
-  if (
-    bell !== undefined &&
-    !(isPlain(bell) && hasOnly(bell, ["id", "runId"]) && isId(bell.id) && isId(bell.runId))
-  )
-    return false;
-  if (peek !== undefined && typeof peek !== "boolean") return false;
-  if (
-    wake !== undefined &&
-    !(
-      isPlain(wake) &&
-      hasOnly(wake, ["steeringMode", "followUpMode"]) &&
-      isQueueMode(wake.steeringMode) &&
-      isQueueMode(wake.followUpMode)
-    )
-  )
-    return false;
-  return first === undefined || first === true;
-}
 
 /** The doorbell a run takes back as it ends. */
 export function parseBell(input: unknown): { bell: string; ran?: boolean } {

@@ -1,13 +1,7 @@
 import { TerminalError } from "@restatedev/restate-sdk";
 import { describe, expect, it } from "vitest";
 import { toDecision } from "../durable/restate-journal.js";
-import {
-  isDrainRequest,
-  parseDecision,
-  parseDrain,
-  parsePromptInput,
-  parseQueuedInput,
-} from "../durable/session-input.js";
+import { parseDecision, parseDrain, parsePromptInput, parseQueuedInput } from "../durable/session-input.js";
 
 // What the durable session handlers accept from outside (no server needed): a bad request is a 400
 // that names what is wrong, before anything is stored.
@@ -42,7 +36,7 @@ describe("durable session input", () => {
     ]);
   });
 
-  it("takes a run's drain requests as they are, and refuses any other with the schema's 400", () => {
+  it("takes a run's drain requests as they are, and refuses any other with a 400 that says what is wrong", () => {
     const good = [
       { kind: "steering", mode: "one-at-a-time" },
       { kind: "followUp", mode: "all", peek: true },
@@ -50,7 +44,6 @@ describe("durable session input", () => {
       { kind: "steering", mode: "all", wake: { steeringMode: "all", followUpMode: "one-at-a-time" } },
     ];
     for (const input of good) {
-      expect(isDrainRequest(input), JSON.stringify(input)).toBe(true);
       expect(parseDrain(input)).toEqual(input);
     }
     const bad: [unknown, RegExp][] = [
@@ -66,7 +59,6 @@ describe("durable session input", () => {
       [null, /Invalid drain request/],
     ];
     for (const [input, message] of bad) {
-      expect(isDrainRequest(input), JSON.stringify(input)).toBe(false);
       const error = refusal(() => parseDrain(input));
       expect(error.code, JSON.stringify(input)).toBe(400);
       expect(error.message, JSON.stringify(input)).toMatch(message);
