@@ -46,6 +46,7 @@ import {
   type SessionMeta,
   type SessionStore,
 } from "./session-store.js";
+import { type OutputWatch, watchOutput } from "./output-watch.js";
 import { chooseModel, codingSystemPrompt, MODEL_SETUP_HELP, resolveWorkspace } from "./setup.js";
 import { colorEnabled, createStyle, themeFrom } from "./style.js";
 import { terminalSafe } from "./terminal-text.js";
@@ -233,19 +234,29 @@ export async function runCli(
   const early = earlyExit(argv, io);
   if ("status" in early) return early.status;
   let { args } = early;
+  // A reader that goes away (`| head`) or a full disk must not kill the command with a stack
+  // trace while its tools run: the run is aborted, its session saved, and the status says so.
+  const output = watchOutput(io.stdout, io.stderr);
+  let status: number;
   try {
     // `/clear`, `/resume` and `/model` end a session and name the next: it starts once the
     // first is closed (its agent stopped, its files saved), on the same terminal.
     for (;;) {
-      const result = await runAgent(args, io);
-      if (typeof result === "number") return result;
+      const result = await runAgent(args, io, output);
+      if (typeof result === "number") {
+        status = result;
+        break;
+      }
       args = result.next;
     }
   } catch (error) {
-    const status = error instanceof UsageError ? 2 : 1;
+    status = error instanceof UsageError ? 2 : 1;
     io.stderr.write(`agent-machine: ${(error as Error).message}\n`);
-    return status;
   }
+  await output.flushed();
+  const final = output.statusAfter(status);
+  output.stop();
+  return final;
 }
 
 /** The arguments the session after this one starts with: the interactive session asked for it. */
@@ -271,7 +282,7 @@ function argsAfter(
   }
 }
 
-async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliArgs }> {
+async function runAgent(args: CliArgs, io: CliIO, written: OutputWatch): Promise<number | { next: CliArgs }> {
   const choice = await chooseModel(args, io.env);
   // The demo plays the user's part itself and ends by itself, in a terminal too.
   const mode: Mode = args.json
@@ -618,6 +629,8 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
   const signals: NodeJS.Signals[] =
     mode === "interactive" ? ["SIGTERM", "SIGHUP"] : ["SIGINT", "SIGTERM", "SIGHUP"];
   for (const signal of signals) process.on(signal, onSignal);
+  // No one reads what the run writes any more: stop it (its tools with it) rather than work blind.
+  const stopWatchingOutput = written.onFailure(() => agent.abort());
 
   try {
     // The first answer is rendered like the others: nothing runs before the renderer is there.
@@ -652,6 +665,8 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
     }
     if (!prompt && !plan) throw new UsageError("No prompt: pass one as an argument or on stdin");
     await start();
+    // The reader went away mid-run: the run was aborted for it, and runCli ends with its status.
+    if (written.failure) return exitCodeFor(lastReason);
     if (visualizer && mode === "once" && io.stdin.isTTY) {
       // The run is over, the page is not: keep it until the user has looked at it.
       notice(style.muted(`The live page stays open until you quit (Enter or q):\n  ${visualizer.url}`));
@@ -683,6 +698,7 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
     return exitCodeFor(lastReason);
   } finally {
     for (const signal of signals) process.off(signal, onSignal);
+    stopWatchingOutput();
     await settle(agent, 3_000);
     stopDemoUser?.();
     unattended?.stop();
