@@ -130,6 +130,19 @@ export const OPTION_NAMES: readonly string[] = [
   "--version",
 ];
 
+/** The options that take no value (`--visualize` takes an optional port, `--resume` an optional id). */
+const SWITCHES: ReadonlySet<string> = new Set([
+  "--print",
+  "--json",
+  "--inspect",
+  "--continue",
+  "--demo",
+  "--no-sandbox",
+  "--allow-network",
+  "--help",
+  "--version",
+]);
+
 /** A usage error: the CLI prints it with a hint and exits with status 2. */
 export class UsageError extends Error {
   override name = "UsageError";
@@ -218,7 +231,12 @@ export function parseArgs(argv: readonly string[]): CliArgs {
     const eq = raw.indexOf("=");
     const [name, inline] =
       raw.startsWith("--") && eq > 0 ? [raw.slice(0, eq), raw.slice(eq + 1)] : [raw, undefined];
-    const take = (option: string) => inline ?? value(option);
+    const take = (option: string) => {
+      if (inline === "") throw new UsageError(`${option} needs a value`);
+      return inline ?? value(option);
+    };
+    // `--json=false` must not turn JSON on: a switch given a value is a mistake, said as one.
+    if (inline !== undefined && SWITCHES.has(name)) throw new UsageError(`${name} takes no value`);
     switch (name) {
       case "-p":
       case "--print":

@@ -68,6 +68,16 @@ describe("agent-machine command line", () => {
     expect(() => parseArgs(["--nope"])).toThrow("Unknown option --nope");
   });
 
+  it("refuses a value given to an option that takes none (--json=false is not JSON on), and an empty one", () => {
+    for (const flag of ["--print", "--json", "--continue", "--demo", "--no-sandbox", "--help", "--version"]) {
+      expect(() => parseArgs([`${flag}=false`, "hi"])).toThrow(new UsageError(`${flag} takes no value`));
+    }
+    expect(() => parseArgs(["--model=", "hi"])).toThrow(new UsageError("--model needs a value"));
+    expect(() => parseArgs(["--cwd=", "hi"])).toThrow(new UsageError("--cwd needs a value"));
+    // An option that takes a value still takes it after "=".
+    expect(parseArgs(["--model=gpt-5", "--visualize=8080"])).toMatchObject({ model: "gpt-5", port: 8080 });
+  });
+
   it("answers a mistyped option with the one it most likely meant", () => {
     expect(() => parseArgs(["--modle", "gpt-4.1"])).toThrow("Unknown option --modle (did you mean --model?)");
     expect(() => parseArgs(["--prnt", "hi"])).toThrow("Unknown option --prnt (did you mean --print?)");
