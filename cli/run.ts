@@ -173,6 +173,8 @@ function sessionSummary(store: SessionStore, meta: SessionMeta): string {
     // The messages the model gets on resume (as the resume notice says), not every one ever logged:
     // a compaction leaves fewer in the transcript than the log holds.
     const inspection = store.inspect(meta.id, { images: false });
+    if (inspection.snapshotProblem !== undefined)
+      return `(damaged: snapshot.json ${terminalSafe(inspection.snapshotProblem)})`;
     const count = resumedMessageCount(inspection.snapshot, inspection.events);
     messages = ` · ${count} message${count === 1 ? "" : "s"}`;
   } catch {
