@@ -135,8 +135,23 @@ export function codingSystemPrompt(cwd: string, now = new Date()): string {
 }
 
 /** Resolves `--cwd` and checks it is a directory. */
-export function resolveWorkspace(cwd: string | undefined, base = process.cwd()): string {
-  const dir = path.resolve(base, cwd ?? ".");
+export function resolveWorkspace(cwd: string | undefined, base?: string): string {
+  const dir =
+    cwd !== undefined && path.isAbsolute(cwd)
+      ? path.resolve(cwd)
+      : path.resolve(base ?? currentDirectory(), cwd ?? ".");
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new Error(`--cwd ${dir} is not a directory`);
   return dir;
+}
+
+/** The process's current directory, or a usage message when it was deleted under the shell. */
+function currentDirectory(): string {
+  try {
+    return process.cwd();
+  } catch {
+    // Node's own message is "ENOENT: no such file or directory, uv_cwd".
+    throw new Error(
+      "The current directory no longer exists (it was deleted or moved): cd to one that does, or pass --cwd <dir>",
+    );
+  }
 }

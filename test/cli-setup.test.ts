@@ -1,5 +1,8 @@
+import { mkdtempSync, rmdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { chooseModel } from "../cli/setup.js";
+import { chooseModel, resolveWorkspace } from "../cli/setup.js";
 
 // What the command says of the model it picked is printed on every start (and in the error when
 // it cannot pick one): a password in OPENAI_BASE_URL must not be in it.
@@ -28,5 +31,23 @@ describe("chooseModel's reason", () => {
     expect(none.reason).toContain(
       "OPENAI_BASE_URL is set (http://me:[redacted]@127.0.0.1:9/v1) but no model",
     );
+  });
+});
+
+// `git worktree remove`, a deleted checkout: the shell stays in a folder that is gone.
+describe("resolveWorkspace in a current directory that was deleted", () => {
+  it("says so (not Node's uv_cwd), and an absolute --cwd still works", () => {
+    const before = process.cwd();
+    const gone = mkdtempSync(path.join(tmpdir(), "am-gone-"));
+    process.chdir(gone);
+    rmdirSync(gone);
+    try {
+      expect(() => resolveWorkspace(undefined)).toThrow(
+        "The current directory no longer exists (it was deleted or moved): cd to one that does, or pass --cwd <dir>",
+      );
+      expect(resolveWorkspace(before)).toBe(before);
+    } finally {
+      process.chdir(before);
+    }
   });
 });
