@@ -33,6 +33,7 @@ import {
 } from "./resume.js";
 import { chooseBashSetup, codingToolsFor } from "./sandbox.js";
 import { startTracingForCli } from "./telemetry.js";
+import { trackToolRuns } from "./tool-runs.js";
 import { createScreen } from "./screen.js";
 import { createInputHistory, historyFile } from "./input-history.js";
 import { findProjectRules, rulesNotice, withProjectRules } from "./project-rules.js";
@@ -207,6 +208,12 @@ function recoverSession(
   const session = store.create({ ...fields, title: `recovered from ${id}${title ? `: ${title}` : ""}` });
   return { session, plan: recovery.plan, recoveredFrom: { id, source: recovery.source } };
 }
+
+/**
+ * How long the command waits, after its run ended, for tool calls still stopping: bash's SIGTERM,
+ * its 2 s grace, then SIGKILL and the group's end.
+ */
+const TOOLS_STOP_MS = 4_000;
 
 /** Waits for the agent to settle after an abort, but never longer than `ms`. */
 async function settle(agent: Agent, ms: number): Promise<void> {
@@ -467,7 +474,9 @@ async function runAgent(args: CliArgs, io: CliIO, written: OutputWatch): Promise
   const loadedRules = rulesNotice(rules);
   if (loadedRules && pretty) setupNotice(style.muted(loadedRules));
 
-  const tools = codingToolsFor(cwd, bashSetup);
+  // Tracked so the command outlives what its tools are still stopping (bash's SIGKILL after SIGTERM).
+  const toolRuns = trackToolRuns(codingToolsFor(cwd, bashSetup));
+  const { tools } = toolRuns;
   const agent = createAgent({
     provider: choice.provider,
     systemPrompt: withProjectRules(codingSystemPrompt(cwd), rules),
@@ -624,9 +633,11 @@ async function runAgent(args: CliArgs, io: CliIO, written: OutputWatch): Promise
       agent.abort();
       return;
     }
-    // Abort so running commands' process groups are killed, then leave.
+    // Abort so running commands' process groups are killed, then leave once they are.
     agent.abort();
-    void settle(agent, 3_000).then(() => process.exit(130));
+    void settle(agent, 3_000)
+      .then(() => toolRuns.settled(TOOLS_STOP_MS))
+      .then(() => process.exit(130));
   };
   const signals: NodeJS.Signals[] =
     mode === "interactive" ? ["SIGTERM", "SIGHUP"] : ["SIGINT", "SIGTERM", "SIGHUP"];
@@ -702,6 +713,7 @@ async function runAgent(args: CliArgs, io: CliIO, written: OutputWatch): Promise
     for (const signal of signals) process.off(signal, onSignal);
     stopWatchingOutput();
     await settle(agent, 3_000);
+    await toolRuns.settled(TOOLS_STOP_MS);
     stopDemoUser?.();
     unattended?.stop();
     for (const subscription of subscriptions) subscription.unsubscribe();
