@@ -206,7 +206,7 @@ export function parseArgs(argv: readonly string[]): CliArgs {
   const value = (option: string): string => {
     const next = argv[++i];
     // A negative number is a (wrong) value, not the next option: its check says what is wrong.
-    if (next === undefined || (next.startsWith("-") && !/^-\d/.test(next)))
+    if (next === undefined || next === "" || (next.startsWith("-") && !/^-\d/.test(next)))
       throw new UsageError(`${option} needs a value`);
     return next;
   };

@@ -74,6 +74,7 @@ describe("agent-machine command line", () => {
     }
     expect(() => parseArgs(["--model=", "hi"])).toThrow(new UsageError("--model needs a value"));
     expect(() => parseArgs(["--cwd=", "hi"])).toThrow(new UsageError("--cwd needs a value"));
+    expect(() => parseArgs(["--model", "", "hi"])).toThrow(new UsageError("--model needs a value"));
     // An option that takes a value still takes it after "=".
     expect(parseArgs(["--model=gpt-5", "--visualize=8080"])).toMatchObject({ model: "gpt-5", port: 8080 });
   });
