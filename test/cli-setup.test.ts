@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { chooseModel, resolveWorkspace } from "../cli/setup.js";
+import { startTracingForCli } from "../cli/telemetry.js";
 
 // What the command says of the model it picked is printed on every start (and in the error when
 // it cannot pick one): a password in OPENAI_BASE_URL must not be in it.
@@ -49,5 +50,15 @@ describe("resolveWorkspace in a current directory that was deleted", () => {
     } finally {
       process.chdir(before);
     }
+  });
+});
+
+describe("the traces notice", () => {
+  it("names the collector without the credentials its URL carries", async () => {
+    const { tracing, notice } = await startTracingForCli({
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://me:s3cr3t-token@127.0.0.1:9",
+    });
+    await tracing?.shutdown(100);
+    expect(notice).toBe("Traces: OTLP/HTTP to http://me:[redacted]@127.0.0.1:9/v1/traces");
   });
 });
