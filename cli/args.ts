@@ -99,10 +99,14 @@ Project rules: AGENTS.md and CLAUDE.md of your config folder (~/.config/agent-ma
 workspace, go into the system prompt.
 Sessions are saved in the user's data folder ($XDG_DATA_HOME or ~/.local/share/agent-machine/sessions/
 <workspace>/<id>/; ~/Library/Application Support on macOS, %LOCALAPPDATA% on Windows), not in the
-repository; an old <cwd>/.agent-machine/sessions/ is moved there once.
+repository; an old <cwd>/.agent-machine/sessions/ is named and left alone, never adopted (a repository
+can ship one): --sessions-dir .agent-machine/sessions --resume uses it.
 bash runs in a bubblewrap sandbox: it writes only in the workspace and a private /tmp, cannot read
 ~/.ssh, .env and other credentials, and has no network. Without bwrap (apt-get install bubblewrap)
-bash commands are refused until you install it or pass --no-sandbox.`;
+bash commands are refused until you install it or pass --no-sandbox.
+Exit status: 0 done, 1 model error or bad setup, 2 usage error, 3 a limit (--max-turns) ended the run,
+4 a call needed an approval and no one could answer (--print, --json, no terminal), 130 aborted
+(Ctrl-C, SIGTERM), 141 stdout closed by its reader (| head).`;
 
 /** Every option the command takes, long names first: what "did you mean" picks from. */
 export const OPTION_NAMES: readonly string[] = [

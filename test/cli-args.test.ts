@@ -90,6 +90,20 @@ describe("agent-machine command line", () => {
     expect(() => parseArgs(["--frobnicate"])).toThrow(/^Unknown option --frobnicate$/);
   });
 
+  it("--help says what the command does with an old sessions folder, and what each exit status means", () => {
+    // Such a folder is named and left alone (a repository can ship one), never moved or adopted.
+    expect(USAGE).not.toMatch(/moved there/);
+    expect(USAGE).toContain("never adopted");
+    for (const status of [
+      "0 done",
+      "2 usage error",
+      "4 a call needed an approval",
+      "130 aborted",
+      "141 stdout closed",
+    ])
+      expect(USAGE).toContain(status);
+  });
+
   it("suggests only options the command takes, and knows every one --help lists", () => {
     const listed = [...USAGE.matchAll(/(?<![\w-])--[a-z][a-z-]*/g)].map((m) => m[0]);
     expect(new Set(listed)).toEqual(new Set(OPTION_NAMES));
