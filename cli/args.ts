@@ -108,6 +108,19 @@ Exit status: 0 done, 1 model error or bad setup, 2 usage error, 3 a limit (--max
 4 a call needed an approval and no one could answer (--print, --json, no terminal), 130 aborted
 (Ctrl-C, SIGTERM), 141 stdout closed by its reader (| head).`;
 
+/**
+ * The names `--provider` takes: `PROVIDER_NAMES` of providers/from-env.ts, kept here so `--help`
+ * and a usage error load no provider module (a test keeps the two lists equal).
+ */
+export const PROVIDER_CHOICES: readonly string[] = [
+  "anthropic",
+  "openai",
+  "openai-responses",
+  "openai-compatible",
+  "gemini",
+  "bedrock",
+];
+
 /** Every option the command takes, long names first: what "did you mean" picks from. */
 export const OPTION_NAMES: readonly string[] = [
   "--print",
@@ -252,9 +265,18 @@ export function parseArgs(argv: readonly string[]): CliArgs {
       case "--output-schema":
         args.outputSchema = take(name);
         break;
-      case "--provider":
-        args.provider = take(name);
+      case "--provider": {
+        // A typo is a usage error (status 2) with the name it most likely meant, not "no model".
+        const provider = take(name);
+        if (!PROVIDER_CHOICES.includes(provider)) {
+          const suggestion = closestKey(provider, PROVIDER_CHOICES);
+          throw new UsageError(
+            `Invalid --provider "${provider}"${suggestion ? ` (did you mean ${suggestion}?)` : ""}: use ${PROVIDER_CHOICES.join(", ")}`,
+          );
+        }
+        args.provider = provider;
         break;
+      }
       case "--model":
       case "-m":
         args.model = take(name);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { OPTION_NAMES, parseArgs, USAGE, UsageError } from "../cli/args.js";
+import { OPTION_NAMES, parseArgs, PROVIDER_CHOICES, USAGE, UsageError } from "../cli/args.js";
+import { PROVIDER_NAMES } from "../providers/from-env.js";
 
 describe("agent-machine command line", () => {
   it("joins the words of the prompt and takes options before or after it", () => {
@@ -88,6 +89,18 @@ describe("agent-machine command line", () => {
     );
     // Nothing close: no guess.
     expect(() => parseArgs(["--frobnicate"])).toThrow(/^Unknown option --frobnicate$/);
+  });
+
+  it("refuses an unknown --provider as a usage error, with the name it most likely meant", () => {
+    expect(() => parseArgs(["--provider", "anthropc", "hi"])).toThrow(
+      new UsageError(
+        'Invalid --provider "anthropc" (did you mean anthropic?): use anthropic, openai, openai-responses, openai-compatible, gemini, bedrock',
+      ),
+    );
+    expect(() => parseArgs(["--provider=nope"])).toThrow(/^Invalid --provider "nope": use anthropic, /);
+    expect(PROVIDER_CHOICES).toEqual(PROVIDER_NAMES);
+    for (const provider of PROVIDER_NAMES)
+      expect(parseArgs(["--provider", provider]).provider).toBe(provider);
   });
 
   it("--help says what the command does with an old sessions folder, and what each exit status means", () => {
