@@ -247,20 +247,30 @@ export async function runCli(
   // trace while its tools run: the run is aborted, its session saved, and the status says so.
   const output = watchOutput(io.stdout, io.stderr);
   let status: number;
-  try {
-    // `/clear`, `/resume` and `/model` end a session and name the next: it starts once the
-    // first is closed (its agent stopped, its files saved), on the same terminal.
-    for (;;) {
+  /** The session just left, to go back to when the one asked for next cannot start. */
+  let back: CliArgs | undefined;
+  for (;;) {
+    try {
+      // `/clear`, `/resume` and `/model` end a session and name the next: it starts once the
+      // first is closed (its agent stopped, its files saved), on the same terminal.
       const result = await runAgent(args, io, output);
       if (typeof result === "number") {
         status = result;
         break;
       }
-      args = result.next;
+      ({ next: args, back } = result);
+    } catch (error) {
+      io.stderr.write(`agent-machine: ${(error as Error).message}\n`);
+      // A mistyped `/resume <id>`, a damaged session or a `/model` without its key must not end
+      // the command: the session the user was in goes on.
+      if (back) {
+        args = back;
+        back = undefined;
+        continue;
+      }
+      status = error instanceof UsageError ? 2 : 1;
+      break;
     }
-  } catch (error) {
-    status = error instanceof UsageError ? 2 : 1;
-    io.stderr.write(`agent-machine: ${(error as Error).message}\n`);
   }
   await output.flushed();
   const final = output.statusAfter(status);
@@ -291,7 +301,11 @@ function argsAfter(
   }
 }
 
-async function runAgent(args: CliArgs, io: CliIO, written: OutputWatch): Promise<number | { next: CliArgs }> {
+async function runAgent(
+  args: CliArgs,
+  io: CliIO,
+  written: OutputWatch,
+): Promise<number | { next: CliArgs; back: CliArgs }> {
   const choice = await chooseModel(args, io.env);
   // The demo plays the user's part itself and ends by itself, in a terminal too.
   const mode: Mode = args.json
@@ -669,7 +683,11 @@ async function runAgent(args: CliArgs, io: CliIO, written: OutputWatch): Promise
         // What was typed in this workspace before, this session or an earlier one (Up / Down).
         history: createInputHistory(historyFile(cwd, io.env)),
       });
-      return end.kind === "quit" ? 0 : { next: argsAfter(args, end, session.id) };
+      if (end.kind === "quit") return 0;
+      return {
+        next: argsAfter(args, end, session.id),
+        back: argsAfter(args, { kind: "resume", id: session.id }, session.id),
+      };
     }
     if (!prompt && !(plan?.wasRunning ?? false) && !io.stdin.isTTY) {
       prompt = await readAll(io.stdin);
