@@ -253,7 +253,7 @@ export async function runCli(
     try {
       // `/clear`, `/resume` and `/model` end a session and name the next: it starts once the
       // first is closed (its agent stopped, its files saved), on the same terminal.
-      const result = await runAgent(args, io, output);
+      const result = await runAgent(args, io, output, () => (back = undefined));
       if (typeof result === "number") {
         status = result;
         break;
@@ -305,6 +305,8 @@ async function runAgent(
   args: CliArgs,
   io: CliIO,
   written: OutputWatch,
+  /** Called once the session is up: from then on, a failure is this session's, not its start's. */
+  started: () => void = () => undefined,
 ): Promise<number | { next: CliArgs; back: CliArgs }> {
   const choice = await chooseModel(args, io.env);
   // The demo plays the user's part itself and ends by itself, in a terminal too.
@@ -663,6 +665,7 @@ async function runAgent(
     // The first answer is rendered like the others: nothing runs before the renderer is there.
     await markdownReady;
     if (mode === "interactive") {
+      started();
       const end = await runInteractive({
         agent,
         view: view!,
