@@ -12,11 +12,17 @@ import {
   type CallToolResult,
   type McpRequestContext,
   type ServerContext,
+  type Transport,
 } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { startAgentCall, type AgentCall } from "./agent-call.js";
 import { LOCAL_PRINCIPAL } from "./mcp-principal.js";
-import { NO_ELICITATION_REFUSAL, type McpAgentServerOptions, type McpAgentTool } from "./serve-mcp.js";
+import {
+  APPROVAL_WAIT_MS,
+  NO_ELICITATION_REFUSAL,
+  type McpAgentServerOptions,
+  type McpAgentTool,
+} from "./serve-mcp.js";
 
 /** The Tasks extension's identifier (SEP-2663). */
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
@@ -347,12 +353,19 @@ export function createModernMcpHandler(
  */
 export async function serveMcpStdio(
   agents: Record<string, McpAgentTool>,
-  options: McpAgentServerOptions & { tasks?: McpTaskOptions } = {},
+  options: McpAgentServerOptions & {
+    tasks?: McpTaskOptions;
+    /**
+     * The connection to serve instead of this process's stdin and stdout: any MCP transport (a
+     * `StdioServerTransport` over a socket, an in-memory pair). Its one client owns every task.
+     */
+    transport?: Transport;
+  } = {},
 ): Promise<{ close(): Promise<void> }> {
   const { serveStdio } = await import("@modelcontextprotocol/server/stdio");
   // One client, the process that started this one, speaks on stdin: every task is its own.
   const { factory, stopCalls } = createAgentServerFactory(agents, options, () => LOCAL_PRINCIPAL);
-  const handle = serveStdio(factory);
+  const handle = serveStdio(factory, options.transport ? { transport: options.transport } : undefined);
   return {
     async close() {
       stopCalls();
@@ -384,7 +397,7 @@ async function askPushed(call: AgentCall, ctx: ServerContext): Promise<void> {
     let answer: unknown = { action: "cancel" };
     try {
       const { mode: _mode, ...params } = request.params;
-      answer = await ctx.mcpReq.elicitInput(params, { signal: ctx.mcpReq.signal });
+      answer = await ctx.mcpReq.elicitInput(params, { signal: ctx.mcpReq.signal, timeout: APPROVAL_WAIT_MS });
     } catch {
       // The request ended: the approval is denied.
     }

@@ -44,6 +44,18 @@ export interface McpAgentServerOptions {
   version?: string;
 }
 
+/**
+ * How long an approval asked of the client (an `elicitation/create`) may wait for its answer: as
+ * long as a timer can (about 24.8 days). The SDK's default, 60 s, would deny a call while the person
+ * still reads the dialog; the call's own request (cancelled, or its client gone) ends the question.
+ *
+ * @example
+ * ```ts
+ * await server.server.elicitInput(params, { signal, timeout: APPROVAL_WAIT_MS });
+ * ```
+ */
+export const APPROVAL_WAIT_MS = 2_147_483_647;
+
 /** What the model reads when a call needed an approval the client cannot give. */
 export const NO_ELICITATION_REFUSAL =
   "Refused: this call needs a human's approval, and the MCP client that started the run cannot ask for one (it does not support elicitation).";
@@ -220,7 +232,7 @@ async function decide(
           message: approvalQuestion(event),
           requestedSchema: approvalForm(),
         },
-        { signal },
+        { signal, timeout: APPROVAL_WAIT_MS },
       );
       approved = answer.action === "accept" && answer.content?.approve === true;
       reason = "The user refused this call.";

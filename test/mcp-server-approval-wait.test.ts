@@ -1,0 +1,95 @@
+// A person answering an MCP client's approval dialog takes the time they take: the server that asked
+// (the v1 `createMcpAgentServer`, and `serveMcpStdio` to a 2025-era client, as `agent-machine mcp`
+// serves Claude Desktop) must not give up on the question after the SDK's default 60 s request
+// timeout and deny the call while the dialog is still open.
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { z } from "zod";
+import { createAgent, defineTool, scripted } from "../index.js";
+import { createMcpAgentServer, type McpAgentTool, serveMcpStdio } from "../mcp-server.js";
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** An agent whose one tool asks for approval, then answers with what the tool said. */
+function guarded(ran: string[]): McpAgentTool {
+  const deploy = defineTool({
+    name: "deploy",
+    description: "Deploys",
+    parameters: z.object({}),
+    needsApproval: true,
+    execute: () => {
+      ran.push("deploy");
+      return "deployed";
+    },
+  });
+  return {
+    description: "Deploys, after asking",
+    create: () =>
+      createAgent({
+        tools: [deploy],
+        provider: scripted((request) => {
+          const last = request.messages.at(-1)!;
+          if (last.role !== "toolResult") return { toolCalls: [{ name: "deploy", arguments: {} }] };
+          const text = last.content.map((part) => (part.type === "text" ? part.text : "")).join("");
+          return { text: `result: ${text}` };
+        }),
+      }),
+  };
+}
+
+/** A 2025-era client that answers the approval only when the test says so. */
+async function slowApprover(serverSide: (transport: InMemoryTransport) => Promise<unknown>) {
+  const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
+  await serverSide(serverTransport);
+  const client = new Client({ name: "desktop", version: "1.0.0" }, { capabilities: { elicitation: {} } });
+  let asked!: () => void;
+  const askedOnce = new Promise<void>((resolve) => (asked = resolve));
+  let answer!: (value: { action: "accept"; content: { approve: boolean } }) => void;
+  client.setRequestHandler(ElicitRequestSchema, () => {
+    asked();
+    return new Promise((resolve) => (answer = resolve));
+  });
+  await client.connect(clientTransport);
+  return { client, askedOnce, approve: () => answer({ action: "accept", content: { approve: true } }) };
+}
+
+describe("an approval asked of an MCP client waits for the person, past the SDK's 60 s", () => {
+  it("createMcpAgentServer: allowed after two minutes, the call runs", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    const ran: string[] = [];
+    const server = createMcpAgentServer({ ops: guarded(ran) });
+    const { client, askedOnce, approve } = await slowApprover((transport) => server.connect(transport));
+    const result = client.callTool({ name: "ops", arguments: { prompt: "ship it" } }, undefined, {
+      timeout: 3_600_000,
+    });
+    await askedOnce;
+    await vi.advanceTimersByTimeAsync(120_000);
+    approve();
+    await expect(result).resolves.toMatchObject({ content: [{ type: "text", text: "result: deployed" }] });
+    expect(ran).toEqual(["deploy"]);
+    await client.close();
+  });
+
+  it("serveMcpStdio (a 2025-era client, as agent-machine mcp serves it): allowed after two minutes, the call runs", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    const ran: string[] = [];
+    let served: { close(): Promise<void> } | undefined;
+    const { client, askedOnce, approve } = await slowApprover(async (transport) => {
+      served = await serveMcpStdio({ ops: guarded(ran) }, { transport });
+    });
+    const result = client.callTool({ name: "ops", arguments: { prompt: "ship it" } }, undefined, {
+      timeout: 3_600_000,
+    });
+    await askedOnce;
+    await vi.advanceTimersByTimeAsync(120_000);
+    approve();
+    await expect(result).resolves.toMatchObject({ content: [{ type: "text", text: "result: deployed" }] });
+    expect(ran).toEqual(["deploy"]);
+    await client.close();
+    await served!.close();
+  });
+});
