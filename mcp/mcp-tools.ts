@@ -337,14 +337,9 @@ async function connect(options: McpStdioOptions | McpUrlOptions): Promise<Client
 export async function mcpTools(options: McpStdioOptions | McpUrlOptions): Promise<McpToolSet> {
   if ("url" in options) checkOptionKeys("mcpTools", options, MCP_URL_KEYS);
   else checkOptionKeys("mcpTools", options, MCP_STDIO_KEYS);
-  const client = await connect(options);
-  let closed: Promise<void> | undefined;
-  const close = () => {
-    closed ??= client.close();
-    return closed;
-  };
+  const connection = createLiveConnection(await connect(options), () => connect(options));
   try {
-    const listed = await listAllTools(client, options.maxListPages ?? 100);
+    const listed = await listAllTools(connection.current(), options.maxListPages ?? 100);
 
     const callTimeoutMs = options.callTimeoutMs ?? 600_000;
     const later = options.later;
@@ -353,16 +348,19 @@ export async function mcpTools(options: McpStdioOptions | McpUrlOptions): Promis
     const { AsyncLocalStorage } = nodeAsyncHooks();
     const asking = new AsyncLocalStorage<Asker>();
     const inFlight = new Set<Asker>();
-    client.setRequestHandler("elicitation/create", async (request) => {
-      const ask = asking.getStore() ?? (inFlight.size === 1 ? [...inFlight][0] : undefined);
-      if (!ask) return { action: "decline" as const };
-      const answer = await ask({ method: "elicitation/create", params: request.params });
-      // The server validates the content against the form it sent.
-      return answer as {
-        action: "accept" | "decline" | "cancel";
-        content?: Record<string, string | number | boolean | string[]>;
-      };
-    });
+    // Each client the set connects (the first, and one after a lost connection) asks the same way.
+    connection.prepare((client) =>
+      client.setRequestHandler("elicitation/create", async (request) => {
+        const ask = asking.getStore() ?? (inFlight.size === 1 ? [...inFlight][0] : undefined);
+        if (!ask) return { action: "decline" as const };
+        const answer = await ask({ method: "elicitation/create", params: request.params });
+        // The server validates the content against the form it sent.
+        return answer as {
+          action: "accept" | "decline" | "cancel";
+          content?: Record<string, string | number | boolean | string[]>;
+        };
+      }),
+    );
     const tools = listed.map((mcpTool): Tool<Record<string, unknown>, McpResultDetails | LaterStarted> => {
       // A hint relaxes the user's permissions only when the user trusts the server.
       const readOnly = options.trustAnnotations === true && mcpTool.annotations?.readOnlyHint === true;
@@ -373,7 +371,7 @@ export async function mcpTools(options: McpStdioOptions | McpUrlOptions): Promis
       later?.results.register(later.agentId, agentToolName, async (args, work) => {
         const { taskId, pollIntervalMs } = args as { taskId: string; pollIntervalMs?: number };
         const done = await followTask(
-          client,
+          await connection.live(),
           { taskId, status: "working", pollIntervalMs },
           { signal: work.signal },
         );
@@ -390,10 +388,13 @@ export async function mcpTools(options: McpStdioOptions | McpUrlOptions): Promis
           const name = serverText(mcpTool.name);
           let inputs = 0;
           const ask: Asker = (request) => askAsApproval(ctx, name, `input-${++inputs}`, request);
+          let client: Client | undefined;
           try {
             inFlight.add(ask);
+            client = await connection.live();
+            const calling = client;
             const result = await asking.run(ask, () =>
-              client.callTool(
+              calling.callTool(
                 { name: mcpTool.name, arguments: args },
                 {
                   // The listed definition, so the SDK need not read a cached tools/list to validate the output.
@@ -429,7 +430,7 @@ export async function mcpTools(options: McpStdioOptions | McpUrlOptions): Promis
                 },
               };
             }
-            const done = await followTask(client, task, {
+            const done = await followTask(calling, task, {
               signal: ctx.signal,
               onStatus: (text) => ctx.onProgress(text),
               answerInput: (key, request) => askAsApproval(ctx, name, key, request),
@@ -437,7 +438,7 @@ export async function mcpTools(options: McpStdioOptions | McpUrlOptions): Promis
             return taskResult(done, name);
           } catch (error) {
             if (ctx.signal.aborted) throw error;
-            const message = error instanceof Error ? error.message : String(error);
+            const message = `${error instanceof Error ? error.message : String(error)}${connection.lostNote(client)}`;
             return {
               content: [{ type: "text", text: `MCP tool ${name} failed: ${message}` }],
               details: { mcpTool: name },
@@ -449,9 +450,104 @@ export async function mcpTools(options: McpStdioOptions | McpUrlOptions): Promis
         },
       };
     });
-    return { tools, client, close };
+    return {
+      tools,
+      get client() {
+        return connection.current();
+      },
+      close: connection.close,
+    };
   } catch (error) {
-    await close().catch(() => undefined);
+    await connection.close().catch(() => undefined);
     throw error;
   }
+}
+
+/** The set's connection to its server, connected again at the next call after it was lost. */
+interface LiveConnection {
+  /** The client now: the live one, or the one whose connection was lost. */
+  current(): Client;
+  /** The client to call: the current one, or a new connection when the current one was lost. */
+  live(): Promise<Client>;
+  /** Sets up each client, the current one at once and each new one before it is used. */
+  prepare(setUp: (client: Client) => void): void;
+  /** Why the connection of `client` ended, for the error of a call made on it; "" while it is up. */
+  lostNote(client: Client | undefined): string;
+  /** Closes the connection for good: no call connects again. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/**
+ * Keeps a set's connection: when it is lost (a stdio server that died, an answer over the SDK's
+ * 10 MB line limit, which makes the SDK close the connection), the call it was lost in fails saying
+ * why, and the next call connects again (starting the server again), instead of every later call
+ * failing with "Not connected" until the app calls `mcpTools` again.
+ *
+ * @example
+ * ```ts
+ * const connection = createLiveConnection(await connect(options), () => connect(options));
+ * const result = await (await connection.live()).callTool({ name: "echo", arguments: {} });
+ * ```
+ */
+export function createLiveConnection(first: Client, reconnect: () => Promise<Client>): LiveConnection {
+  let current = first;
+  let lost: Error | undefined;
+  let reconnecting: Promise<Client> | undefined;
+  let closed: Promise<void> | undefined;
+  const setUps: ((client: Client) => void)[] = [];
+  const why = new WeakMap<Client, Error>();
+  const watch = (client: Client) => {
+    let lastError: Error | undefined;
+    // The transport tells why before it closes (an over-long line, a broken pipe).
+    client.onerror = (error) => void (lastError = error);
+    client.onclose = () => {
+      if (closed) return;
+      const reason = lastError ?? new Error("the server closed the connection");
+      why.set(client, reason);
+      if (client === current) lost = reason;
+    };
+  };
+  watch(first);
+  return {
+    current: () => current,
+    async live() {
+      if (closed) throw new Error("the connection to the MCP server was closed (close() was called)");
+      if (!lost) return current;
+      reconnecting ??= (async () => {
+        try {
+          const next = await reconnect();
+          if (closed) {
+            await next.close().catch(() => undefined);
+            throw new Error("the connection to the MCP server was closed (close() was called)");
+          }
+          watch(next);
+          for (const setUp of setUps) setUp(next);
+          current = next;
+          lost = undefined;
+          return next;
+        } catch (error) {
+          const message = error instanceof Error ? error.message : String(error);
+          throw new Error(`the connection to the server was lost and connecting again failed: ${message}`, {
+            cause: error,
+          });
+        } finally {
+          reconnecting = undefined;
+        }
+      })();
+      return reconnecting;
+    },
+    prepare(setUp) {
+      setUps.push(setUp);
+      setUp(current);
+    },
+    lostNote(client) {
+      const reason = client && why.get(client);
+      if (!reason || closed) return "";
+      return ` (the connection to the server was lost: ${reason.message}); the next call connects again (a stdio server is started again)`;
+    },
+    close() {
+      closed ??= current.close();
+      return closed;
+    },
+  };
 }
