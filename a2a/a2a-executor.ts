@@ -3,7 +3,7 @@
 // (answered by the client's next message on the same task), and tasks/cancel aborts the run.
 import { randomUUID } from "node:crypto";
 import { type Message, type Part, Role, TaskState } from "@a2a-js/sdk";
-import { RequestMalformedError } from "@a2a-js/sdk/errors";
+import { RequestMalformedError, UnsupportedOperationError } from "@a2a-js/sdk/errors";
 import {
   AgentEvent as A2aEvent,
   type AgentExecutor,
@@ -110,7 +110,10 @@ export interface A2aExecutorOptions {
 
 /** The executor and what the HTTP handler needs of it. */
 export interface A2aExecutor extends AgentExecutor {
-  /** Refuses, before anything changes, a message for a task that waits with no valid decision. */
+  /**
+   * Refuses, before anything changes, a message the agent cannot take: one for a task that waits
+   * with no valid decision, or works; a new task with no text, or in a context whose task is not done.
+   */
   checkMessage(message: Message | undefined): void;
   /** Aborts every run (the handler closes). */
   close(): Promise<void>;
@@ -266,11 +269,28 @@ export function createA2aExecutor(options: A2aExecutorOptions): A2aExecutor {
   return {
     checkMessage(message) {
       const run = message?.taskId ? runs.get(message.taskId) : undefined;
-      if (!run) return;
-      if (run.pending) decisionOf(message, run.pending);
-      else {
+      if (run) {
+        if (run.pending) decisionOf(message, run.pending);
+        else {
+          throw new RequestMalformedError(
+            `Task ${run.taskId} is working and waits for no input: follow it (SubscribeToTask) or cancel it`,
+          );
+        }
+        return;
+      }
+      if (message?.taskId) return; // a task that ended, or none: the SDK answers for it
+      // A new task: the run would refuse it after the task was made (a failed task, an error logged).
+      if (messageText(message).trim() === "") {
         throw new RequestMalformedError(
-          `Task ${run.taskId} is working and waits for no input: follow it (SubscribeToTask) or cancel it`,
+          "The message has no text: its text parts are the prompt (files and data parts alone are not read)",
+        );
+      }
+      const busy = message?.contextId
+        ? [...runs.values()].find((other) => other.contextId === message.contextId)
+        : undefined;
+      if (busy) {
+        throw new UnsupportedOperationError(
+          `Context ${busy.contextId} has task ${busy.taskId} ${busy.pending ? "waiting for a decision" : "running"}: one task runs at a time in a context; answer, follow or cancel it, or start a new context`,
         );
       }
     },
