@@ -151,8 +151,9 @@ export function serveAcp(source: AcpAgentSource, options: ServeAcpOptions = {}):
       const answer = await client!.request("session/request_permission", request);
       approved = answer.outcome.outcome === "selected" && answer.outcome.optionId === "allow";
       if (answer.outcome.outcome === "cancelled") reason = "The prompt turn was cancelled.";
-    } catch {
-      reason = "The editor could not be asked (the connection ended).";
+    } catch (error) {
+      // The connection ended, or the editor answered with an error (it has no permission dialog).
+      reason = `The editor could not be asked: ${error instanceof Error ? error.message : String(error)}`;
     }
     try {
       if (approved) session.agent.approve(toolCallId);
