@@ -497,12 +497,14 @@ export function createLiveConnection(first: Client, reconnect: () => Promise<Cli
   const setUps: ((client: Client) => void)[] = [];
   const why = new WeakMap<Client, Error>();
   const watch = (client: Client) => {
-    let lastError: Error | undefined;
-    // The transport tells why before it closes (an over-long line, a broken pipe).
-    client.onerror = (error) => void (lastError = error);
+    let lastError: { error: Error; at: number } | undefined;
+    // The transport tells why just before it closes (an over-long line, a broken pipe); an error
+    // long before (a line that was not JSON-RPC, skipped) is not why.
+    client.onerror = (error) => void (lastError = { error, at: Date.now() });
     client.onclose = () => {
       if (closed) return;
-      const reason = lastError ?? new Error("the server closed the connection");
+      const recent = lastError && Date.now() - lastError.at < 1_000 ? lastError.error : undefined;
+      const reason = recent ?? new Error("the server closed the connection");
       why.set(client, reason);
       if (client === current) lost = reason;
     };
