@@ -114,7 +114,7 @@ function createAgentServerFactory(
     description: tool.description,
     inputSchema: {
       type: "object" as const,
-      properties: { prompt: { type: "string", description: "What to ask the agent" } },
+      properties: { prompt: { type: "string", description: "What to ask the agent", pattern: "\\S" } },
       required: ["prompt"],
     },
     ...(tool.output && { outputSchema: z.toJSONSchema(tool.output) as { type: "object" } }),
@@ -271,10 +271,11 @@ function createAgentServerFactory(
         call.answer(ctx.mcpReq.inputResponses ?? {});
       } else {
         const prompt = (args as { prompt?: unknown } | undefined)?.prompt;
-        if (typeof prompt !== "string") {
+        // A blank prompt would send the model an empty message, which providers refuse mid-run.
+        if (typeof prompt !== "string" || prompt.trim() === "") {
           throw new ProtocolError(
             ProtocolErrorCode.InvalidParams,
-            `Invalid arguments for tool ${name}: prompt must be a string`,
+            `Invalid arguments for tool ${name}: prompt must be ${typeof prompt === "string" ? "a non-blank" : "a"} string`,
           );
         }
         call = startAgentCall(name, tool, prompt);

@@ -89,7 +89,10 @@ export function createMcpAgentServer(
       name,
       {
         description: tool.description,
-        inputSchema: { prompt: z.string().describe("What to ask the agent") },
+        inputSchema: {
+          // A blank prompt would send the model an empty message, which providers refuse mid-run.
+          prompt: z.string().regex(/\S/, "prompt must not be blank").describe("What to ask the agent"),
+        },
         ...(tool.output && { outputSchema: tool.output }),
       },
       (args, extra) =>

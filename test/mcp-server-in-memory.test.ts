@@ -1,7 +1,8 @@
-// A person answering an MCP client's approval dialog takes the time they take: the server that asked
-// (the v1 `createMcpAgentServer`, and `serveMcpStdio` to a 2025-era client, as `agent-machine mcp`
-// serves Claude Desktop) must not give up on the question after the SDK's default 60 s request
-// timeout and deny the call while the dialog is still open.
+// The agents' MCP servers (the v1 `createMcpAgentServer`, and `serveMcpStdio` to a 2025-era
+// client, as `agent-machine mcp` serves Claude Desktop) over the SDK's in-memory transport, driven
+// by the v1 SDK's client. A person answering the client's approval dialog takes the time they take:
+// the server must not give up on the question after the SDK's default 60 s request timeout and deny
+// the call while the dialog is still open. A blank prompt is refused before a run starts.
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -92,4 +93,40 @@ describe("an approval asked of an MCP client waits for the person, past the SDK'
     await client.close();
     await served!.close();
   });
+});
+
+describe("a blank prompt is refused before any run starts", () => {
+  const servers = {
+    createMcpAgentServer: (tool: McpAgentTool) => async (transport: InMemoryTransport) =>
+      createMcpAgentServer({ helper: tool }).connect(transport),
+    "serveMcpStdio (a 2025-era client)": (tool: McpAgentTool) => async (transport: InMemoryTransport) =>
+      serveMcpStdio({ helper: tool }, { transport }),
+  };
+  for (const [name, serverSide] of Object.entries(servers)) {
+    it(`${name}: an error, no agent made; a prompt with text runs`, async () => {
+      let made = 0;
+      const tool: McpAgentTool = {
+        description: "Helps",
+        create: () => {
+          made++;
+          return createAgent({ provider: scripted(() => ({ text: "hello" })) });
+        },
+      };
+      const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
+      await serverSide(tool)(serverTransport);
+      const client = new Client({ name: "desktop", version: "1.0.0" });
+      await client.connect(clientTransport);
+      for (const prompt of ["", "  \n"]) {
+        const refused = await client.callTool({ name: "helper", arguments: { prompt } }).then(
+          (result) => JSON.stringify(result),
+          (error: Error) => error.message,
+        );
+        expect(refused).toMatch(/prompt must (not be blank|be a non-blank string)/);
+      }
+      expect(made).toBe(0);
+      const answered = await client.callTool({ name: "helper", arguments: { prompt: "hi" } });
+      expect(answered.content).toEqual([{ type: "text", text: "hello" }]);
+      await client.close();
+    });
+  }
 });
