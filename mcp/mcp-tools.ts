@@ -391,24 +391,34 @@ export async function mcpTools(options: McpStdioOptions | McpUrlOptions): Promis
           let client: Client | undefined;
           try {
             inFlight.add(ask);
-            client = await connection.live();
-            const calling = client;
-            const result = await asking.run(ask, () =>
-              calling.callTool(
-                { name: mcpTool.name, arguments: args },
-                {
-                  // The listed definition, so the SDK need not read a cached tools/list to validate the output.
-                  toolDefinition: mcpTool,
-                  signal: ctx.signal,
-                  timeout: callTimeoutMs,
-                  resetTimeoutOnProgress: true,
-                  onprogress: (progress: { progress: number; total?: number; message?: string }) => {
-                    const total = progress.total !== undefined ? `/${progress.total}` : "";
-                    ctx.onProgress(progress.message ?? `${progress.progress}${total}`);
+            const callOn = (calling: Client) =>
+              asking.run(ask, () =>
+                calling.callTool(
+                  { name: mcpTool.name, arguments: args },
+                  {
+                    // The listed definition, so the SDK need not read a cached tools/list to validate the output.
+                    toolDefinition: mcpTool,
+                    signal: ctx.signal,
+                    timeout: callTimeoutMs,
+                    resetTimeoutOnProgress: true,
+                    onprogress: (progress: { progress: number; total?: number; message?: string }) => {
+                      const total = progress.total !== undefined ? `/${progress.total}` : "";
+                      ctx.onProgress(progress.message ?? `${progress.progress}${total}`);
+                    },
                   },
-                },
-              ),
-            );
+                ),
+              );
+            client = await connection.live();
+            let result: Awaited<ReturnType<Client["callTool"]>>;
+            try {
+              result = await callOn(client);
+            } catch (error) {
+              // The server no longer knows the session (it restarted): the call never ran there.
+              if (!connection.sessionLost(client, error)) throw error;
+              client = await connection.live();
+              result = await callOn(client);
+            }
+            const calling = client;
             const task = taskOf(result as Record<string, unknown>);
             if (!task) return mapMcpResult(result as Record<string, unknown>, name);
             if (later) {
@@ -471,6 +481,12 @@ interface LiveConnection {
   live(): Promise<Client>;
   /** Sets up each client, the current one at once and each new one before it is used. */
   prepare(setUp: (client: Client) => void): void;
+  /**
+   * Whether `error` says the Streamable HTTP server no longer knows `client`'s session (HTTP 404
+   * to a request with a session id: it restarted, or expired the session). The connection then
+   * counts as lost, so `live()` starts a new session, as the MCP spec asks of a client.
+   */
+  sessionLost(client: Client, error: unknown): boolean;
   /** Why the connection of `client` ended, for the error of a call made on it; "" while it is up. */
   lostNote(client: Client | undefined): string;
   /** Closes the connection for good: no call connects again. Safe to call twice. */
@@ -537,6 +553,18 @@ export function createLiveConnection(first: Client, reconnect: () => Promise<Cli
         }
       })();
       return reconnecting;
+    },
+    sessionLost(client, error) {
+      const sessionId = (client.transport as { sessionId?: unknown } | undefined)?.sessionId;
+      if ((error as { status?: unknown } | null)?.status !== 404 || typeof sessionId !== "string")
+        return false;
+      if (closed || client !== current) return false;
+      const reason = new Error("the server no longer knows this session (HTTP 404)");
+      why.set(client, reason);
+      lost = reason;
+      // Its session is gone on the server: nothing more to say on it.
+      void client.close().catch(() => undefined);
+      return true;
     },
     prepare(setUp) {
       setUps.push(setUp);
