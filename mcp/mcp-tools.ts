@@ -558,7 +558,9 @@ export function createLiveConnection(first: Client, reconnect: () => Promise<Cli
       const sessionId = (client.transport as { sessionId?: unknown } | undefined)?.sessionId;
       if ((error as { status?: unknown } | null)?.status !== 404 || typeof sessionId !== "string")
         return false;
-      if (closed || client !== current) return false;
+      if (closed) return false;
+      // A call beside it saw the same 404 first and a new session is made: this one goes there too.
+      if (client !== current) return true;
       const reason = new Error("the server no longer knows this session (HTTP 404)");
       why.set(client, reason);
       lost = reason;
