@@ -15,10 +15,23 @@ import { expectValidTranscript, resultText, toolResults } from "./helpers.js";
 
 /** An editor connected to `serveAcp` serving `agent`; `permissions` false: it has no permission dialog. */
 async function editorFor(agent: Agent, { permissions = true } = {}) {
+  const { editor, newSessions } = await connectEditor(agent, { permissions });
+  const { sessionId } = await editor.request("session/new", { cwd: "/tmp", mcpServers: [] });
+  return { editor, sessionId, updates: newSessions.updates };
+}
+
+/** An editor connected and initialized, no session yet; `newSession` is what the source does. */
+async function connectEditor(
+  agent: Agent,
+  {
+    permissions = true,
+    newSession = (cwd: string) => ({ id: "s1", cwd, agent }),
+  }: { permissions?: boolean; newSession?: (cwd: string) => { id: string; cwd: string; agent: Agent } } = {},
+) {
   const toAgent = new TransformStream<Uint8Array, Uint8Array>();
   const toClient = new TransformStream<Uint8Array, Uint8Array>();
   serveAcp(
-    { newSession: ({ cwd }) => ({ id: "s1", cwd, agent }) },
+    { newSession: ({ cwd }) => newSession(cwd) },
     { stream: ndJsonStream(toClient.writable, toAgent.readable) },
   );
   const updates: SessionUpdate[] = [];
@@ -31,8 +44,7 @@ async function editorFor(agent: Agent, { permissions = true } = {}) {
   const connection = app.connect(ndJsonStream(toAgent.writable, toClient.readable));
   const editor: ClientContext = connection.agent;
   await editor.request("initialize", { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
-  const { sessionId } = await editor.request("session/new", { cwd: "/tmp", mcpServers: [] });
-  return { editor, sessionId, updates };
+  return { editor, newSessions: { updates } };
 }
 
 describe("serveAcp with an editor that cannot do everything", () => {
@@ -83,5 +95,33 @@ describe("serveAcp with an editor that cannot do everything", () => {
       prompt: [{ type: "text", text: "hello" }],
     });
     expect(done.stopReason).toBe("end_turn");
+  });
+
+  it("session/new with a relative cwd, or one the app refuses, is invalid params with the reason; no session is made", async () => {
+    let made = 0;
+    const agent = createAgent({ provider: scripted([{ text: "hi" }]) });
+    const { editor } = await connectEditor(agent, {
+      newSession: (cwd) => {
+        if (cwd === "/no/such/dir") throw new Error(`ENOENT: no such file or directory, lstat '${cwd}'`);
+        made++;
+        return { id: "s1", cwd, agent };
+      },
+    });
+    await expect(
+      editor.request("session/new", { cwd: "relative/dir", mcpServers: [] }),
+    ).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringMatching(/absolute/),
+    });
+    await expect(
+      editor.request("session/new", { cwd: "/no/such/dir", mcpServers: [] }),
+    ).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringMatching(/ENOENT/),
+    });
+    expect(made).toBe(0);
+    await expect(editor.request("session/new", { cwd: "/tmp", mcpServers: [] })).resolves.toEqual({
+      sessionId: "s1",
+    });
   });
 });
