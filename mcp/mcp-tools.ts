@@ -45,6 +45,14 @@ interface McpCommonOptions {
    * polling it, as for any result.
    */
   later?: { results: LaterResults; agentId: string };
+  /**
+   * Called after the set's `tools` followed a change of the server's list (the server sent
+   * `notifications/tools/list_changed`): the array is updated in place (new tools added, removed
+   * ones dropped, unchanged ones the same objects). An agent made with a copy keeps its tools; pass
+   * `set.tools` to each run (`agent.prompt(text, { tools: set.tools })`) to give the model the list
+   * as it is now.
+   */
+  onToolsChanged?: (tools: readonly Tool[]) => void;
 }
 
 /** The MCP revisions {@link mcpTools} can be told to speak: see `protocol` in its options. */
@@ -81,6 +89,7 @@ const MCP_STDIO_KEYS: OptionKeys<McpStdioOptions> = {
   maxListPages: true,
   protocol: true,
   later: true,
+  onToolsChanged: true,
 };
 const MCP_URL_KEYS: OptionKeys<McpUrlOptions> = {
   url: true,
@@ -92,6 +101,7 @@ const MCP_URL_KEYS: OptionKeys<McpUrlOptions> = {
   maxListPages: true,
   protocol: true,
   later: true,
+  onToolsChanged: true,
 };
 
 /** What {@link mcpTools} returns. */
@@ -267,7 +277,13 @@ function negotiationMode(choice: McpProtocolChoice | undefined): VersionNegotiat
   }
 }
 
-async function connect(options: McpStdioOptions | McpUrlOptions): Promise<Client> {
+/** A tool as the server lists it. */
+type ListedTool = Awaited<ReturnType<Client["listTools"]>>["tools"][number];
+
+async function connect(
+  options: McpStdioOptions | McpUrlOptions,
+  toolsChanged: (tools: ListedTool[]) => void,
+): Promise<Client> {
   const mode = negotiationMode(options.protocol);
   // The MCP SDK (with its JSON Schema validator) is loaded when a server is connected, not when
   // agent-machine is imported: most agents use no MCP server, and a cold start pays for each module.
@@ -278,6 +294,13 @@ async function connect(options: McpStdioOptions | McpUrlOptions): Promise<Client
       versionNegotiation: { mode: negotiate },
       // A server's questions are asked as approvals; its tasks are followed (mcp-input, mcp-tasks).
       capabilities: { elicitation: { form: {} }, extensions: { [TASKS_EXTENSION]: {} } },
+      // The SDK reads the list again when the server says it changed (debounced), on either revision.
+      listMaxPages: options.maxListPages ?? 100,
+      listChanged: {
+        tools: {
+          onChanged: (error: unknown, tools: ListedTool[] | null) => !error && tools && toolsChanged(tools),
+        },
+      },
     } as ConstructorParameters<typeof Client>[1]);
   const client = newClient();
   if ("command" in options) {
@@ -337,7 +360,9 @@ async function connect(options: McpStdioOptions | McpUrlOptions): Promise<Client
 export async function mcpTools(options: McpStdioOptions | McpUrlOptions): Promise<McpToolSet> {
   if ("url" in options) checkOptionKeys("mcpTools", options, MCP_URL_KEYS);
   else checkOptionKeys("mcpTools", options, MCP_STDIO_KEYS);
-  const connection = createLiveConnection(await connect(options), () => connect(options));
+  let followList: ((tools: ListedTool[]) => void) | undefined;
+  const reconnect = () => connect(options, (tools) => followList?.(tools));
+  const connection = createLiveConnection(await reconnect(), reconnect);
   try {
     const listed = await listAllTools(connection.current(), options.maxListPages ?? 100);
 
@@ -361,7 +386,9 @@ export async function mcpTools(options: McpStdioOptions | McpUrlOptions): Promis
         };
       }),
     );
-    const tools = listed.map((mcpTool): Tool<Record<string, unknown>, McpResultDetails | LaterStarted> => {
+    const agentTool = (
+      mcpTool: ListedTool,
+    ): Tool<Record<string, unknown>, McpResultDetails | LaterStarted> => {
       // A hint relaxes the user's permissions only when the user trusts the server.
       const readOnly = options.trustAnnotations === true && mcpTool.annotations?.readOnlyHint === true;
       const { $schema: _ignored, ...jsonSchema } = safeSchema(mcpTool.inputSchema) as Record<string, unknown>;
@@ -459,7 +486,27 @@ export async function mcpTools(options: McpStdioOptions | McpUrlOptions): Promis
           }
         },
       };
-    });
+    };
+    const tools = listed.map(agentTool);
+    // What each tool was made from, so a tool the server lists unchanged keeps its object.
+    const madeFrom = new WeakMap<Tool, string>(tools.map((tool, i) => [tool, JSON.stringify(listed[i])]));
+    followList = (next) => {
+      const current = new Map(tools.map((tool) => [tool.name, tool]));
+      const updated = next.map((mcpTool) => {
+        const same = current.get(toolName(options.prefix, mcpTool.name));
+        const definition = JSON.stringify(mcpTool);
+        if (same && madeFrom.get(same) === definition) return same;
+        const made = agentTool(mcpTool);
+        madeFrom.set(made, definition);
+        return made;
+      });
+      tools.splice(0, tools.length, ...updated);
+      try {
+        options.onToolsChanged?.(tools);
+      } catch {
+        // The app's callback failed, in the SDK's notification handler: the list is up to date anyway.
+      }
+    };
     return {
       tools,
       get client() {
