@@ -18,6 +18,7 @@ import { z } from "zod";
 import { startAgentCall, type AgentCall } from "./agent-call.js";
 import { LOCAL_PRINCIPAL } from "./mcp-principal.js";
 import {
+  answersForms,
   APPROVAL_WAIT_MS,
   NO_ELICITATION_REFUSAL,
   type McpAgentServerOptions,
@@ -387,7 +388,7 @@ function capabilitiesOf(ctx: ServerContext, server: Server): CallerCapabilities 
   const declared = perRequest ?? (server.getClientCapabilities() as typeof perRequest);
   return {
     tasks: !legacy && declared?.extensions?.[TASKS_EXTENSION] !== undefined,
-    elicitation: declared?.elicitation !== undefined,
+    elicitation: answersForms(declared?.elicitation),
     legacy,
   };
 }

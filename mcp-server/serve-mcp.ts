@@ -228,7 +228,7 @@ async function decide(
 ): Promise<void> {
   let approved = false;
   let reason = NO_ELICITATION_REFUSAL;
-  if (server.server.getClientCapabilities()?.elicitation) {
+  if (answersForms(server.server.getClientCapabilities()?.elicitation)) {
     try {
       const answer = await server.server.elicitInput(
         {
@@ -249,6 +249,21 @@ async function decide(
   } catch {
     // Already decided: the call was cancelled and the run aborted.
   }
+}
+
+/**
+ * Whether a client's declared `elicitation` capability takes a form (an approval is one):
+ * `{}` (before modes, form only) or with `form`; a client with `url` alone cannot answer one.
+ *
+ * @example
+ * ```ts
+ * answersForms({ url: {} }); // false
+ * answersForms({}); // true
+ * ```
+ */
+export function answersForms(elicitation: unknown): boolean {
+  if (typeof elicitation !== "object" || elicitation === null) return false;
+  return "form" in elicitation || !("url" in elicitation);
 }
 
 /**

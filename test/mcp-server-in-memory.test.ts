@@ -9,7 +9,12 @@ import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { createAgent, defineTool, scripted } from "../index.js";
-import { createMcpAgentServer, type McpAgentTool, serveMcpStdio } from "../mcp-server.js";
+import {
+  createMcpAgentServer,
+  type McpAgentTool,
+  NO_ELICITATION_REFUSAL,
+  serveMcpStdio,
+} from "../mcp-server.js";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -126,6 +131,31 @@ describe("a blank prompt is refused before any run starts", () => {
       expect(made).toBe(0);
       const answered = await client.callTool({ name: "helper", arguments: { prompt: "hi" } });
       expect(answered.content).toEqual([{ type: "text", text: "hello" }]);
+      await client.close();
+    });
+  }
+});
+
+describe("a client whose elicitation is URL mode only cannot answer an approval's form", () => {
+  const servers = {
+    createMcpAgentServer: (tool: McpAgentTool) => async (transport: InMemoryTransport) =>
+      createMcpAgentServer({ ops: tool }).connect(transport),
+    "serveMcpStdio (a 2025-era client)": (tool: McpAgentTool) => async (transport: InMemoryTransport) =>
+      serveMcpStdio({ ops: tool }, { transport }),
+  };
+  for (const [name, serverSide] of Object.entries(servers)) {
+    it(`${name}: the call is refused with the reason for a client that cannot ask, never run`, async () => {
+      const ran: string[] = [];
+      const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
+      await serverSide(guarded(ran))(serverTransport);
+      const client = new Client(
+        { name: "browser", version: "1.0.0" },
+        { capabilities: { elicitation: { url: {} } } },
+      );
+      await client.connect(clientTransport);
+      const result = await client.callTool({ name: "ops", arguments: { prompt: "ship it" } });
+      expect(ran).toEqual([]);
+      expect((result.content as { text: string }[])[0]!.text).toContain(NO_ELICITATION_REFUSAL);
       await client.close();
     });
   }
