@@ -112,9 +112,11 @@ export interface A2aExecutorOptions {
 export interface A2aExecutor extends AgentExecutor {
   /**
    * Refuses, before anything changes, a message the agent cannot take: one for a task that waits
-   * with no valid decision, or works; a new task with no text, or in a context whose task is not done.
+   * with no valid decision, or works; a new task with no text, or in a context whose task is not done
+   * (or is being started by a request still in flight). A new task in a named context holds it until
+   * the returned release is called, when its request is answered: call it once, in a `finally`.
    */
-  checkMessage(message: Message | undefined): void;
+  checkMessage(message: Message | undefined): () => void;
   /** Aborts every run (the handler closes). */
   close(): Promise<void>;
 }
@@ -132,6 +134,8 @@ const ANSWER_ARTIFACT = "answer";
 export function createA2aExecutor(options: A2aExecutorOptions): A2aExecutor {
   const contexts = new Map<string, Promise<AgentHandle>>();
   const runs = new Map<string, TaskRun>();
+  /** Contexts a request in flight starts a task in (between its check and its answer). */
+  const starting = new Set<string>();
 
   const maxContexts = options.maxContexts ?? 1000;
   const handleOf = (contextId: string): Promise<AgentHandle> => {
@@ -276,9 +280,9 @@ export function createA2aExecutor(options: A2aExecutorOptions): A2aExecutor {
             `Task ${run.taskId} is working and waits for no input: follow it (SubscribeToTask) or cancel it`,
           );
         }
-        return;
+        return () => {};
       }
-      if (message?.taskId) return; // a task that ended, or none: the SDK answers for it
+      if (message?.taskId) return () => {}; // a task that ended, or none: the SDK answers for it
       // A new task: the run would refuse it after the task was made (a failed task, an error logged).
       if (messageText(message).trim() === "") {
         throw new RequestMalformedError(
@@ -293,6 +297,16 @@ export function createA2aExecutor(options: A2aExecutorOptions): A2aExecutor {
           `Context ${busy.contextId} has task ${busy.taskId} ${busy.pending ? "waiting for a decision" : "running"}: one task runs at a time in a context; answer, follow or cancel it, or start a new context`,
         );
       }
+      const contextId = message?.contextId;
+      if (!contextId) return () => {}; // a new context: nobody else names it yet
+      // Two requests at once: the first holds the context until its run is known (runs) or refused.
+      if (starting.has(contextId)) {
+        throw new UnsupportedOperationError(
+          `Context ${contextId} has a task being started by another request: one task runs at a time in a context; wait for it, or start a new context`,
+        );
+      }
+      starting.add(contextId);
+      return () => starting.delete(contextId);
     },
 
     async execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {

@@ -94,4 +94,32 @@ describe("A2A messages the agent cannot take", () => {
     )) as Task;
     expect(next.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
   });
+
+  it("two new tasks sent at once in one context: one runs, the other is refused; nothing fails on the server", async () => {
+    const gate = gateTool();
+    const errors = vi.spyOn(console, "error");
+    const provider = scripted([{ text: "hello" }, { toolCalls: [{ name: "gate" }] }, { text: "done" }]);
+    const client = await serve(() => createAgent({ provider, tools: [gate.tool] }));
+    const first = (await client.sendMessage(message([{ $case: "text", value: "hi" }]))) as Task;
+    const both = [
+      client.sendMessage(message([{ $case: "text", value: "one" }], first.contextId)),
+      client.sendMessage(message([{ $case: "text", value: "two" }], first.contextId)),
+    ].map((sent) =>
+      sent.then(
+        (task) => task as Task,
+        (error: Error) => error,
+      ),
+    );
+    // The refused one answers at once; the other waits on the gate.
+    const refused = await Promise.race(both);
+    expect(refused).toBeInstanceOf(Error);
+    expect((refused as Error).message).toMatch(/one task runs at a time in a context/);
+    gate.open();
+    const settled = await Promise.all(both);
+    const ran = settled.filter((value): value is Task => !(value instanceof Error));
+    expect(ran).toHaveLength(1);
+    expect(ran[0]!.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(provider.calls).toBe(3);
+    expect(errors).not.toHaveBeenCalled();
+  });
 });
