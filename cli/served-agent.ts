@@ -91,6 +91,12 @@ export async function runServedCommand(
     }
     const bashSetup = chooseBashSetup(args, choice);
     if (bashSetup.kind !== "sandboxed") stderr.write(`agent-machine ${command}: ${bashSetup.notice}\n`);
+    // Typed in a terminal, the command would wait in silence for protocol messages: say what it is.
+    if (process.stdin.isTTY) {
+      stderr.write(
+        `agent-machine ${command}: waiting for ${command === "acp" ? "an ACP client (an editor)" : "an MCP client"} on stdin; it is started by its client, not typed (agent-machine ${command} --help). Ctrl-C or Ctrl-D ends it.\n`,
+      );
+    }
     await serve({
       args,
       choice,

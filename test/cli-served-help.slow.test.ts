@@ -1,6 +1,15 @@
 import { spawn } from "node:child_process";
-import { describe, expect, it } from "vitest";
-import { CLI_BIN, cleanEnv, removeDir, tempDir } from "./fixtures/cli-harness.js";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  CLI_BIN,
+  cleanEnv,
+  removeDir,
+  startTerminalCli,
+  type TerminalCli,
+  TEST_SCRIPT,
+  tempDir,
+  waitUntil,
+} from "./fixtures/cli-harness.js";
 
 // `agent-machine acp --help` typed in a shell where a key is set: before, the command started
 // serving and waited on stdin for an editor that was not there.
@@ -30,5 +39,27 @@ describe.each(["acp", "mcp"])("agent-machine %s --help", (command) => {
     } finally {
       removeDir(dir);
     }
+  });
+});
+
+// Typed in a terminal, the served command waited for protocol messages without a word.
+describe.each(["acp", "mcp"])("agent-machine %s typed in a terminal", (command) => {
+  let term: TerminalCli | undefined;
+  let dir: string | undefined;
+  afterEach(async () => {
+    await term?.kill();
+    removeDir(dir);
+  });
+
+  it("says what it waits for and how to end it; Ctrl-D ends it", async () => {
+    dir = tempDir();
+    term = startTerminalCli([command], { cwd: dir, env: cleanEnv({ AGENT_MACHINE_SCRIPT: TEST_SCRIPT }) });
+    await term.waitFor(`agent-machine ${command}: waiting for`);
+    expect(term.history()).toContain(
+      `it is started by its client, not typed (agent-machine ${command} --help)`,
+    );
+    term.keys("C-d");
+    await waitUntil(() => term!.exitCode() !== undefined, "the command to end on Ctrl-D");
+    expect(term.exitCode()).toBe(0);
   });
 });
