@@ -1,5 +1,6 @@
 // The `agent-machine` command. `npm start -- [prompt]`, `npx agent-machine [prompt]`.
 import { earlyExit } from "./early-exit.js";
+import { servedEarlyExit } from "./served-usage.js";
 
 process.on("unhandledRejection", (reason) => {
   // The CLI must never die on a stray rejection: report it and keep going.
@@ -22,7 +23,7 @@ process.on("beforeExit", () => {
 const argv = process.argv.slice(2);
 // `agent-machine acp` / `mcp`: the agent served over stdin/stdout (cli/acp-command.ts, mcp-command.ts).
 const served = argv[0] === "acp" || argv[0] === "mcp" ? argv[0] : undefined;
-const early = served ? undefined : earlyExit(argv, process);
+const early = served ? servedEarlyExit(served, argv.slice(1), process) : earlyExit(argv, process);
 const status = !early
   ? served === "acp"
     ? await (await import("./acp-command.js")).runAcpCommand(argv.slice(1), process.env)

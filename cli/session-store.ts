@@ -250,9 +250,16 @@ function readEvents(
   parse: (text: string) => unknown = JSON.parse,
 ): { records: unknown[]; unreadable: number } {
   if (!nodeFs().existsSync(file)) return { records: [], unreadable: 0 };
+  let text: string;
+  try {
+    text = nodeFs().readFileSync(file, "utf8");
+  } catch (error) {
+    // Node's own message ("EACCES: permission denied, read") does not say which file.
+    throw new Error(`Cannot read the session's event log ${file}: ${fileProblem(error)}`, { cause: error });
+  }
   const records: unknown[] = [];
   let unreadable = 0;
-  for (const line of nodeFs().readFileSync(file, "utf8").split("\n")) {
+  for (const line of text.split("\n")) {
     if (!line.trim()) continue;
     try {
       records.push(parse(line));

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -123,6 +123,18 @@ describe("damaged sessions", () => {
     const recovered = await runCliProcess(["--recover", newer, "-p", "what did you say"], { cwd: dir!, env });
     expect(recovered.stdout.trim()).toBe("earlier: 2 words, last heard: second");
     expect(recovered.code).toBe(0);
+  });
+
+  it("an event log that cannot be read is named, with why", async () => {
+    const { newer } = await twoSessions();
+    const log = file(dir!, newer, "events.jsonl");
+    rmSync(log);
+    mkdirSync(log); // unreadable as a file (EISDIR), as root too, where a chmod would not stop a read
+    const run = await runCliProcess(["--continue", "-p", "go on"], { cwd: dir!, env });
+    expect(run.stderr).toBe(
+      `agent-machine: Cannot read the session's event log ${log}: illegal operation on a directory (EISDIR)\n`,
+    );
+    expect(run.code).toBe(1);
   });
 
   it("says so when nothing can be recovered", async () => {
