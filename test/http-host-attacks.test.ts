@@ -287,6 +287,60 @@ describe("attack: DNS rebinding against a host that checks no identity", () => {
   });
 });
 
+/** One request over a raw socket (the client writes what it likes); the status code and the body. */
+async function rawRequest(port: number, text: string): Promise<[number, string]> {
+  const answer = await new Promise<string>((resolve) => {
+    let received = "";
+    const socket = connect(port, "127.0.0.1", () => socket.write(text));
+    socket.on("data", (chunk: Buffer) => (received += chunk.toString()));
+    socket.on("error", () => undefined);
+    socket.on("close", () => resolve(received));
+  });
+  return [Number(answer.split(" ")[1]), answer.slice(answer.indexOf("\r\n\r\n") + 4)];
+}
+
+describe("attack: a Host header or a request target that makes no URL, on serveNode", () => {
+  it("a Host that smuggles a path, credentials or spaces gets 400 and acts on nothing", async () => {
+    const host = makeHost();
+    const agent = await waitingThread(host, "t1");
+    const waiting = agent.state;
+    const server = await serveNode(host.handle);
+    closers.push(() => server.close());
+    const abort = (hostHeader: string) =>
+      `POST /x HTTP/1.1\r\nHost: ${hostHeader}\r\ncontent-type: application/json\r\n` +
+      `content-length: 2\r\nConnection: close\r\n\r\n{}`;
+    for (const hostHeader of [
+      "127.0.0.1/api/threads/t1/abort?", // the path the host would have routed: abort
+      "127.0.0.1/api/threads/t1/abort#",
+      "rebind.evil.example@127.0.0.1",
+      "a b",
+    ]) {
+      const [status, body] = await rawRequest(server.port, abort(hostHeader));
+      expect([hostHeader, status, body]).toEqual([hostHeader, 400, expect.stringContaining('"bad_request"')]);
+    }
+    expect(agent.state).toBe(waiting);
+    expect(agent.pendingApprovals()).toHaveLength(1);
+  });
+
+  it("an absolute target is checked by its own host: a rebound name 403, a loopback one served", async () => {
+    const host = makeHost();
+    await waitingThread(host, "t1");
+    const server = await serveNode(host.handle);
+    closers.push(() => server.close());
+    const get = (target: string) =>
+      `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nConnection: close\r\n\r\n`;
+    const [rebound, refusal] = await rawRequest(
+      server.port,
+      get("http://rebind.evil.example/api/threads/t1"),
+    );
+    expect([rebound, refusal]).toEqual([403, expect.stringContaining('"not_loopback"')]);
+    expect((await rawRequest(server.port, get(`http://127.0.0.1:${server.port}/api/threads/t1`)))[0]).toBe(
+      200,
+    );
+    expect((await rawRequest(server.port, get("http://[/api/threads/t1")))[0]).toBe(400);
+  });
+});
+
 describe("attack: a host started without an identity check", () => {
   it("refuses to start without authorize, naming the explicit local choice", () => {
     const agent = { provider: scripted([]) };
