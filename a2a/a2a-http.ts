@@ -24,6 +24,7 @@ import { agentHandle } from "../agent/agent-handle.js";
 import type { AgentHandle } from "../core/agent-handle.js";
 import { HostError } from "../http/protocol.js";
 import { readJsonBody } from "../http/internal/json.js";
+import { logFailure } from "../http/internal/log-failure.js";
 import { checkLoopbackHost, checkSameOrigin } from "../http/internal/request-guard.js";
 import { createA2aExecutor } from "./a2a-executor.js";
 
@@ -191,6 +192,7 @@ export function createA2aHandler(options: A2aServerOptions): A2aHandler {
           { status: error.status },
         );
       }
+      logFailure("agent-machine/a2a: a request failed", error);
       return rpcError(null, -32603, "the request failed on the server");
     }
   };

@@ -11,6 +11,7 @@ import { aiSdkProtocol } from "./ai-sdk-protocol.js";
 import { handleBackend } from "./internal/handle-backend.js";
 import { HostedThreadImpl } from "./internal/hosted-thread.js";
 import { errorResponse, jsonResponse, readJsonBody } from "./internal/json.js";
+import { logFailure } from "./internal/log-failure.js";
 import { checkJsonContentType, checkLoopbackHost, checkSameOrigin } from "./internal/request-guard.js";
 import { matchRoute } from "./internal/router.js";
 import type { ThreadBackend } from "./internal/thread-backend.js";
@@ -349,7 +350,7 @@ export function createThreadHost(options: ThreadHostOptions, durable?: DurableTh
         return await match.route.handle(request, match.params, hostFor(held));
       } catch (error) {
         if (error instanceof AgentCallError) return errorResponse(error);
-        console.error("agent-machine/http: a route failed", error);
+        logFailure("agent-machine/http: a route failed", error);
         return errorResponse(new AgentCallError(500, "internal_error", "the request failed on the server"));
       } finally {
         for (const thread of held) thread.requests -= 1;

@@ -5,6 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { isLegacyRequest } from "@modelcontextprotocol/server";
+import { logFailure } from "../http/internal/log-failure.js";
 import { checkJsonContentType, checkLoopbackHost, checkSameOrigin } from "../http/internal/request-guard.js";
 import { createMcpAgentServer, type McpAgentServerOptions, type McpAgentTool } from "./serve-mcp.js";
 import { authInfoOf, createModernMcpHandler, type McpTaskOptions } from "./modern-mcp.js";
@@ -116,7 +117,10 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
           { status: error.status },
         );
       }
-      return jsonRpcError(500, -32603, (error as Error).message);
+      // What failed stays in the server's log (redacted): an error's text may hold what the
+      // request carried (a token an authorize hook quoted) or what the server holds.
+      logFailure("agent-machine/mcp-server: a request failed", error);
+      return jsonRpcError(500, -32603, "the request failed on the server");
     }
   };
   return Object.assign(handler, {

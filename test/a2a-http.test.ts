@@ -2,7 +2,7 @@
 // (@a2a-js/sdk/client), and a remote A2A agent used as a tool.
 import { type Message, Role, type StreamResponse, type Task, TaskState } from "@a2a-js/sdk";
 import { type Client, ClientFactory } from "@a2a-js/sdk/client";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { a2aAgentTool, createA2aHandler, type A2aServerOptions } from "../a2a.js";
 import { type NodeServer, serveNode } from "../http.js";
@@ -379,6 +379,38 @@ describe("an A2A server's guards", () => {
       }),
     );
     expect(foreign.status).toBe(403);
+  });
+});
+
+describe("an A2A server's failures", () => {
+  it("an authorize hook that throws quoting the token it was shown: logged with the token redacted, the answer plain", async () => {
+    const leaked = "sk-ant-api03-LEAKEDleakedLEAKED0123456789";
+    const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    try {
+      const handler = createA2aHandler({
+        card: { name: "x", description: "x" },
+        agent: () => createAgent({ provider: scripted([]) }),
+        authorize: (request) => {
+          throw new Error(`rejected credentials ${request.headers.get("authorization")}`);
+        },
+      });
+      const node = await serveNode(handler);
+      servers.push(node);
+      const response = await fetch(node.url, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${leaked}` },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "GetTask", params: { id: "x" } }),
+      });
+      const answer = await response.text();
+      expect(answer).toContain("the request failed on the server");
+      expect(answer).not.toContain("LEAKED");
+      const log = logged.mock.calls.flat().map(String).join("\n");
+      // The operator learns what failed (it was swallowed), without the token.
+      expect(log).toContain("rejected credentials Bearer [redacted]");
+      expect(log).not.toContain("LEAKED");
+    } finally {
+      logged.mockRestore();
+    }
   });
 });
 

@@ -5,7 +5,7 @@
 // waits (the tool did not run), no thread was made, the host let go of what it held.
 import { request as httpRequest } from "node:http";
 import { connect } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   agentMachineProtocol,
   aiSdkProtocol,
@@ -338,6 +338,34 @@ describe("attack: a Host header or a request target that makes no URL, on serveN
       200,
     );
     expect((await rawRequest(server.port, get("http://[/api/threads/t1")))[0]).toBe(400);
+  });
+});
+
+/** A key as a provider issues one: what an app's authorize hook may quote when it throws. */
+const LEAKED = "sk-ant-api03-LEAKEDleakedLEAKED0123456789";
+
+describe("attack: a token in an error, on every listener's answer and log", () => {
+  it("an authorize hook that throws quoting the token it was shown: 500, the token in neither the answer nor the log", async () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    try {
+      const host = makeHost({
+        authorize: (request) => {
+          throw new Error(`rejected credentials ${request.headers.get("authorization")}`);
+        },
+      });
+      const server = await serveNode(host.handle);
+      closers.push(() => server.close());
+      const response = await fetch(`${server.url}/api/threads/t1`, {
+        headers: { authorization: `Bearer ${LEAKED}` },
+      });
+      expect(response.status).toBe(500);
+      expect(await response.text()).not.toContain("LEAKED");
+      const log = logged.mock.calls.flat().map(String).join("\n");
+      expect(log).toContain("rejected credentials Bearer [redacted]");
+      expect(log).not.toContain("LEAKED");
+    } finally {
+      logged.mockRestore();
+    }
   });
 });
 
