@@ -221,4 +221,26 @@ describe("the MCP HTTP handler's guards (as the session host's)", () => {
       logged.mockRestore();
     }
   });
+
+  it("keeps maxSessions sessions per caller: its least recently used is closed (404), another caller's are untouched", async () => {
+    const handler = createMcpHttpHandler({
+      agents: { echo },
+      authorize: (request) => request.headers.get("authorization")?.replace("Bearer ", "") ?? false,
+      maxSessions: 2,
+    });
+    const server = await serveNode(handler);
+    servers.push(server);
+    const as = (who: string) => connect(server.url, { headers: { authorization: `Bearer ${who}` } });
+    const bob = await as("bob");
+    const first = await as("alice");
+    const second = await as("alice");
+    await first.listTools(); // used after the second was opened
+    // Clients that go away without ending their sessions: without a bound each stayed held.
+    const third = await as("alice");
+    await expect(second.listTools()).rejects.toThrow(/404|session/i);
+    for (const client of [first, third, bob]) {
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(["echo"]);
+    }
+    await handler.close();
+  });
 });
