@@ -60,6 +60,14 @@ describe("the Stately inspector relay, attacked", () => {
     expect(await page.text()).toContain(`new WebSocket("${relay.wsUrl}")`);
   });
 
+  it("its page, whose URL carries the token, sends the inspector's site no referrer", async () => {
+    const relay = await createInspectorRelay();
+    cleanups.push(() => relay.close());
+    const page = await fetch(relay.url);
+    expect(await page.text()).toContain('<iframe id="inspector" src="https://stately.ai/inspect"');
+    expect(page.headers.get("referrer-policy")).toBe("no-referrer");
+  });
+
   it("keeps a bounded backlog however many registrations a client sends", async () => {
     const relay = await createInspectorRelay({ maxRegistrations: 10, maxBacklogBytes: 1024 * 1024 });
     cleanups.push(() => relay.close());

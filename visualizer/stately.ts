@@ -108,6 +108,10 @@ export async function createInspectorRelay(options: InspectorRelayOptions = {}):
         "cache-control": "no-store",
         "x-frame-options": "DENY",
         "content-security-policy": "frame-ancestors 'none'",
+        // The page's URL carries the token, and it loads the inspector from another site: no
+        // browser's referrer policy may send that site the URL.
+        "referrer-policy": "no-referrer",
+        "x-content-type-options": "nosniff",
       })
       .end(bridgePage(wsUrl(), inspectorUrl));
   });
