@@ -600,6 +600,33 @@ describe("attack: oversized bodies and odd methods", () => {
     }
   });
 
+  it("clients that go away mid-upload are no server failure: nothing logged, the host serves on", async () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    try {
+      const host = makeHost();
+      const agent = await waitingThread(host, "t1");
+      const server = await serveNode(host.handle);
+      closers.push(() => server.close());
+      for (const path of ["/api/chat", "/api/threads/t1/steer"]) {
+        const socket = connect(server.port, "127.0.0.1");
+        socket.on("error", () => undefined);
+        socket.write(
+          `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\ncontent-type: application/json\r\n` +
+            `content-length: 100000\r\n\r\n{"text":"half`,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        socket.destroy();
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(logged.mock.calls.map(String)).toEqual([]);
+      expect(agent.queued.steering).toEqual([]);
+      const status = await fetch(`${server.url}/api/threads/t1`);
+      expect(status.status).toBe(200);
+    } finally {
+      logged.mockRestore();
+    }
+  });
+
   it("TRACE gets 405, not a server error", async () => {
     const host = makeHost();
     const server = await serveNode(host.handle);
