@@ -3,7 +3,7 @@
 // (answered by the client's next message on the same task), and tasks/cancel aborts the run.
 import { randomUUID } from "node:crypto";
 import { type Message, type Part, Role, TaskState } from "@a2a-js/sdk";
-import { RequestMalformedError } from "@a2a-js/sdk/errors";
+import { RequestMalformedError, UnsupportedOperationError } from "@a2a-js/sdk/errors";
 import {
   AgentEvent as A2aEvent,
   type AgentExecutor,
@@ -110,8 +110,13 @@ export interface A2aExecutorOptions {
 
 /** The executor and what the HTTP handler needs of it. */
 export interface A2aExecutor extends AgentExecutor {
-  /** Refuses, before anything changes, a message for a task that waits with no valid decision. */
-  checkMessage(message: Message | undefined): void;
+  /**
+   * Refuses, before anything changes, a message the agent cannot take: one for a task that waits
+   * with no valid decision, or works; a new task with no text, or in a context whose task is not done
+   * (or is being started by a request still in flight). A new task in a named context holds it until
+   * the returned release is called, when its request is answered: call it once, in a `finally`.
+   */
+  checkMessage(message: Message | undefined): () => void;
   /** Aborts every run (the handler closes). */
   close(): Promise<void>;
 }
@@ -129,6 +134,8 @@ const ANSWER_ARTIFACT = "answer";
 export function createA2aExecutor(options: A2aExecutorOptions): A2aExecutor {
   const contexts = new Map<string, Promise<AgentHandle>>();
   const runs = new Map<string, TaskRun>();
+  /** Contexts a request in flight starts a task in (between its check and its answer). */
+  const starting = new Set<string>();
 
   const maxContexts = options.maxContexts ?? 1000;
   const handleOf = (contextId: string): Promise<AgentHandle> => {
@@ -266,13 +273,40 @@ export function createA2aExecutor(options: A2aExecutorOptions): A2aExecutor {
   return {
     checkMessage(message) {
       const run = message?.taskId ? runs.get(message.taskId) : undefined;
-      if (!run) return;
-      if (run.pending) decisionOf(message, run.pending);
-      else {
+      if (run) {
+        if (run.pending) decisionOf(message, run.pending);
+        else {
+          throw new RequestMalformedError(
+            `Task ${run.taskId} is working and waits for no input: follow it (SubscribeToTask) or cancel it`,
+          );
+        }
+        return () => {};
+      }
+      if (message?.taskId) return () => {}; // a task that ended, or none: the SDK answers for it
+      // A new task: the run would refuse it after the task was made (a failed task, an error logged).
+      if (messageText(message).trim() === "") {
         throw new RequestMalformedError(
-          `Task ${run.taskId} is working and waits for no input: follow it (SubscribeToTask) or cancel it`,
+          "The message has no text: its text parts are the prompt (files and data parts alone are not read)",
         );
       }
+      const busy = message?.contextId
+        ? [...runs.values()].find((other) => other.contextId === message.contextId)
+        : undefined;
+      if (busy) {
+        throw new UnsupportedOperationError(
+          `Context ${busy.contextId} has task ${busy.taskId} ${busy.pending ? "waiting for a decision" : "running"}: one task runs at a time in a context; answer, follow or cancel it, or start a new context`,
+        );
+      }
+      const contextId = message?.contextId;
+      if (!contextId) return () => {}; // a new context: nobody else names it yet
+      // Two requests at once: the first holds the context until its run is known (runs) or refused.
+      if (starting.has(contextId)) {
+        throw new UnsupportedOperationError(
+          `Context ${contextId} has a task being started by another request: one task runs at a time in a context; wait for it, or start a new context`,
+        );
+      }
+      starting.add(contextId);
+      return () => starting.delete(contextId);
     },
 
     async execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {

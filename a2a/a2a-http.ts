@@ -250,14 +250,22 @@ export function createA2aHandler(options: A2aServerOptions): A2aHandler {
  * task that carries no valid decision: the SDK would run the executor, and the task would fail.
  */
 class CheckedRequestHandler extends DefaultRequestHandler {
-  check: (message: Message | undefined) => void = () => {};
+  check: (message: Message | undefined) => () => void = () => () => {};
   override async sendMessage(...args: Parameters<DefaultRequestHandler["sendMessage"]>) {
-    this.check(args[0].message);
-    return super.sendMessage(...args);
+    const release = this.check(args[0].message);
+    try {
+      return await super.sendMessage(...args);
+    } finally {
+      release();
+    }
   }
   override async *sendMessageStream(...args: Parameters<DefaultRequestHandler["sendMessageStream"]>) {
-    this.check(args[0].message);
-    yield* super.sendMessageStream(...args);
+    const release = this.check(args[0].message);
+    try {
+      yield* super.sendMessageStream(...args);
+    } finally {
+      release();
+    }
   }
 }
 

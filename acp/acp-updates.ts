@@ -300,6 +300,11 @@ export function promptFromAcp(blocks: readonly ContentBlock[]): string | UserMes
         throw new TypeError(`A prompt block of type "${block.type}" cannot be sent to the model`);
     }
   }
-  if (parts.every((p) => p.type === "text")) return parts.map((p) => (p as TextContent).text).join("");
+  if (parts.every((p) => p.type === "text")) {
+    const text = parts.map((p) => (p as TextContent).text).join("");
+    // Nothing to ask: a run would send the model an empty message, which providers refuse.
+    if (text.trim() === "") throw new TypeError("The prompt is empty: send text, an image or a file");
+    return text;
+  }
   return { role: "user", content: parts, timestamp: Date.now() };
 }

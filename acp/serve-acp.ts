@@ -2,6 +2,7 @@
 // (the AI SDK's HarnessAgent) drives them as it drives any coding agent. Built on the in-process
 // agent behind `AcpAgentSource`, a small adapter: where sessions come from is the app's business
 // (the `agent-machine acp` command keeps them in its session store).
+import { isAbsolute } from "node:path";
 import { Readable, Writable } from "node:stream";
 import {
   agent as acpAgent,
@@ -151,8 +152,9 @@ export function serveAcp(source: AcpAgentSource, options: ServeAcpOptions = {}):
       const answer = await client!.request("session/request_permission", request);
       approved = answer.outcome.outcome === "selected" && answer.outcome.optionId === "allow";
       if (answer.outcome.outcome === "cancelled") reason = "The prompt turn was cancelled.";
-    } catch {
-      reason = "The editor could not be asked (the connection ended).";
+    } catch (error) {
+      // The connection ended, or the editor answered with an error (it has no permission dialog).
+      reason = `The editor could not be asked: ${error instanceof Error ? error.message : String(error)}`;
     }
     try {
       if (approved) session.agent.approve(toolCallId);
@@ -201,9 +203,22 @@ export function serveAcp(source: AcpAgentSource, options: ServeAcpOptions = {}):
       };
     })
     .onRequest("session/new", async ({ params }) => {
+      // ACP's rule: the session's paths are relative to it, so a relative one means nothing here.
+      if (!isAbsolute(params.cwd)) {
+        throw RequestError.invalidParams(
+          undefined,
+          `cwd must be an absolute path, got ${JSON.stringify(params.cwd)}`,
+        );
+      }
       // The client is asked in the session's name, which the source is about to choose.
       const named = { id: "" };
-      const session = await source.newSession({ cwd: params.cwd, client: access(() => named.id) });
+      let session: AcpSession;
+      try {
+        session = await source.newSession({ cwd: params.cwd, client: access(() => named.id) });
+      } catch (error) {
+        // The app refused the session (a folder that does not exist): the client's request, as for load.
+        throw RequestError.invalidParams(undefined, (error as Error).message);
+      }
       named.id = session.id;
       serve(session);
       return { sessionId: session.id };

@@ -1,6 +1,7 @@
 // `agent-machine acp`: the coding agent served over ACP on stdin/stdout, for an editor or a harness
 // that starts it as a subprocess. Its sessions are the command's sessions (the session store), so a
 // session begun in the editor can be loaded again there, or resumed in the terminal.
+import { statSync } from "node:fs";
 import { type AcpClientAccess, withAcpClient } from "../acp/client-tools.js";
 import { createPlanTool } from "../acp/plan-tool.js";
 import { serveAcp, type AcpSession } from "../acp/serve-acp.js";
@@ -24,6 +25,7 @@ export async function runAcpCommand(
   argv: readonly string[],
   env: Record<string, string | undefined>,
   stderr: ServedOutput = process.stderr,
+  stdout: ServedOutput = process.stdout,
 ): Promise<number> {
   return runServedCommand(
     "acp",
@@ -32,6 +34,7 @@ export async function runAcpCommand(
     stderr,
     "the client sends prompts and picks sessions",
     serveOverAcp,
+    stdout,
   );
 }
 
@@ -54,13 +57,16 @@ async function serveOverAcp({ choice, storeFor, open }: ServedSetup): Promise<vo
   };
   const connection = serveAcp(
     {
-      newSession: ({ cwd, client }) =>
-        session(
+      newSession: ({ cwd, client }) => {
+        checkFolder(cwd);
+        return session(
           cwd,
           client,
           storeFor(cwd).create({ cwd, provider: choice.provider.id, model: choice.provider.model }),
-        ),
+        );
+      },
       loadSession: ({ sessionId, cwd, client }) => {
+        checkFolder(cwd);
         const store = storeFor(cwd);
         if (!store.list().some((s) => s.id === sessionId)) return undefined;
         const stored = store.open(sessionId);
@@ -78,4 +84,23 @@ async function serveOverAcp({ choice, storeFor, open }: ServedSetup): Promise<vo
     { name: "agent-machine", version: packageVersion() },
   );
   await connection.closed;
+}
+
+/**
+ * Refuses a session's `cwd` that is no folder (missing, or a file): its tools and sessions live
+ * there. serveAcp answers the client invalid params with this message.
+ *
+ * @example
+ * ```ts
+ * checkFolder("/etc/passwd"); // Error: /etc/passwd is not a folder: a session's cwd must be one
+ * ```
+ */
+export function checkFolder(cwd: string): void {
+  let stat: ReturnType<typeof statSync>;
+  try {
+    stat = statSync(cwd);
+  } catch {
+    throw new Error(`${cwd} does not exist: a session's cwd must be a folder`);
+  }
+  if (!stat.isDirectory()) throw new Error(`${cwd} is not a folder: a session's cwd must be one`);
 }

@@ -12,11 +12,18 @@ import {
   type CallToolResult,
   type McpRequestContext,
   type ServerContext,
+  type Transport,
 } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { startAgentCall, type AgentCall } from "./agent-call.js";
 import { LOCAL_PRINCIPAL } from "./mcp-principal.js";
-import { NO_ELICITATION_REFUSAL, type McpAgentServerOptions, type McpAgentTool } from "./serve-mcp.js";
+import {
+  answersForms,
+  APPROVAL_WAIT_MS,
+  NO_ELICITATION_REFUSAL,
+  type McpAgentServerOptions,
+  type McpAgentTool,
+} from "./serve-mcp.js";
 
 /** The Tasks extension's identifier (SEP-2663). */
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
@@ -108,7 +115,7 @@ function createAgentServerFactory(
     description: tool.description,
     inputSchema: {
       type: "object" as const,
-      properties: { prompt: { type: "string", description: "What to ask the agent" } },
+      properties: { prompt: { type: "string", description: "What to ask the agent", pattern: "\\S" } },
       required: ["prompt"],
     },
     ...(tool.output && { outputSchema: z.toJSONSchema(tool.output) as { type: "object" } }),
@@ -265,10 +272,11 @@ function createAgentServerFactory(
         call.answer(ctx.mcpReq.inputResponses ?? {});
       } else {
         const prompt = (args as { prompt?: unknown } | undefined)?.prompt;
-        if (typeof prompt !== "string") {
+        // A blank prompt would send the model an empty message, which providers refuse mid-run.
+        if (typeof prompt !== "string" || prompt.trim() === "") {
           throw new ProtocolError(
             ProtocolErrorCode.InvalidParams,
-            `Invalid arguments for tool ${name}: prompt must be a string`,
+            `Invalid arguments for tool ${name}: prompt must be ${typeof prompt === "string" ? "a non-blank" : "a"} string`,
           );
         }
         call = startAgentCall(name, tool, prompt);
@@ -347,12 +355,19 @@ export function createModernMcpHandler(
  */
 export async function serveMcpStdio(
   agents: Record<string, McpAgentTool>,
-  options: McpAgentServerOptions & { tasks?: McpTaskOptions } = {},
+  options: McpAgentServerOptions & {
+    tasks?: McpTaskOptions;
+    /**
+     * The connection to serve instead of this process's stdin and stdout: any MCP transport (a
+     * `StdioServerTransport` over a socket, an in-memory pair). Its one client owns every task.
+     */
+    transport?: Transport;
+  } = {},
 ): Promise<{ close(): Promise<void> }> {
   const { serveStdio } = await import("@modelcontextprotocol/server/stdio");
   // One client, the process that started this one, speaks on stdin: every task is its own.
   const { factory, stopCalls } = createAgentServerFactory(agents, options, () => LOCAL_PRINCIPAL);
-  const handle = serveStdio(factory);
+  const handle = serveStdio(factory, options.transport ? { transport: options.transport } : undefined);
   return {
     async close() {
       stopCalls();
@@ -373,7 +388,7 @@ function capabilitiesOf(ctx: ServerContext, server: Server): CallerCapabilities 
   const declared = perRequest ?? (server.getClientCapabilities() as typeof perRequest);
   return {
     tasks: !legacy && declared?.extensions?.[TASKS_EXTENSION] !== undefined,
-    elicitation: declared?.elicitation !== undefined,
+    elicitation: answersForms(declared?.elicitation),
     legacy,
   };
 }
@@ -384,7 +399,7 @@ async function askPushed(call: AgentCall, ctx: ServerContext): Promise<void> {
     let answer: unknown = { action: "cancel" };
     try {
       const { mode: _mode, ...params } = request.params;
-      answer = await ctx.mcpReq.elicitInput(params, { signal: ctx.mcpReq.signal });
+      answer = await ctx.mcpReq.elicitInput(params, { signal: ctx.mcpReq.signal, timeout: APPROVAL_WAIT_MS });
     } catch {
       // The request ended: the approval is denied.
     }

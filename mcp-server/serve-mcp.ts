@@ -44,6 +44,18 @@ export interface McpAgentServerOptions {
   version?: string;
 }
 
+/**
+ * How long an approval asked of the client (an `elicitation/create`) may wait for its answer: as
+ * long as a timer can (about 24.8 days). The SDK's default, 60 s, would deny a call while the person
+ * still reads the dialog; the call's own request (cancelled, or its client gone) ends the question.
+ *
+ * @example
+ * ```ts
+ * await server.server.elicitInput(params, { signal, timeout: APPROVAL_WAIT_MS });
+ * ```
+ */
+export const APPROVAL_WAIT_MS = 2_147_483_647;
+
 /** What the model reads when a call needed an approval the client cannot give. */
 export const NO_ELICITATION_REFUSAL =
   "Refused: this call needs a human's approval, and the MCP client that started the run cannot ask for one (it does not support elicitation).";
@@ -77,7 +89,10 @@ export function createMcpAgentServer(
       name,
       {
         description: tool.description,
-        inputSchema: { prompt: z.string().describe("What to ask the agent") },
+        inputSchema: {
+          // A blank prompt would send the model an empty message, which providers refuse mid-run.
+          prompt: z.string().regex(/\S/, "prompt must not be blank").describe("What to ask the agent"),
+        },
         ...(tool.output && { outputSchema: tool.output }),
       },
       (args, extra) =>
@@ -213,14 +228,14 @@ async function decide(
 ): Promise<void> {
   let approved = false;
   let reason = NO_ELICITATION_REFUSAL;
-  if (server.server.getClientCapabilities()?.elicitation) {
+  if (answersForms(server.server.getClientCapabilities()?.elicitation)) {
     try {
       const answer = await server.server.elicitInput(
         {
           message: approvalQuestion(event),
           requestedSchema: approvalForm(),
         },
-        { signal },
+        { signal, timeout: APPROVAL_WAIT_MS },
       );
       approved = answer.action === "accept" && answer.content?.approve === true;
       reason = "The user refused this call.";
@@ -234,6 +249,21 @@ async function decide(
   } catch {
     // Already decided: the call was cancelled and the run aborted.
   }
+}
+
+/**
+ * Whether a client's declared `elicitation` capability takes a form (an approval is one):
+ * `{}` (before modes, form only) or with `form`; a client with `url` alone cannot answer one.
+ *
+ * @example
+ * ```ts
+ * answersForms({ url: {} }); // false
+ * answersForms({}); // true
+ * ```
+ */
+export function answersForms(elicitation: unknown): boolean {
+  if (typeof elicitation !== "object" || elicitation === null) return false;
+  return "form" in elicitation || !("url" in elicitation);
 }
 
 /**

@@ -45,6 +45,14 @@ interface McpCommonOptions {
    * polling it, as for any result.
    */
   later?: { results: LaterResults; agentId: string };
+  /**
+   * Called after the set's `tools` followed a change of the server's list (the server sent
+   * `notifications/tools/list_changed`): the array is updated in place (new tools added, removed
+   * ones dropped, unchanged ones the same objects). An agent made with a copy keeps its tools; pass
+   * `set.tools` to each run (`agent.prompt(text, { tools: set.tools })`) to give the model the list
+   * as it is now.
+   */
+  onToolsChanged?: (tools: readonly Tool[]) => void;
 }
 
 /** The MCP revisions {@link mcpTools} can be told to speak: see `protocol` in its options. */
@@ -81,6 +89,7 @@ const MCP_STDIO_KEYS: OptionKeys<McpStdioOptions> = {
   maxListPages: true,
   protocol: true,
   later: true,
+  onToolsChanged: true,
 };
 const MCP_URL_KEYS: OptionKeys<McpUrlOptions> = {
   url: true,
@@ -92,6 +101,7 @@ const MCP_URL_KEYS: OptionKeys<McpUrlOptions> = {
   maxListPages: true,
   protocol: true,
   later: true,
+  onToolsChanged: true,
 };
 
 /** What {@link mcpTools} returns. */
@@ -267,7 +277,13 @@ function negotiationMode(choice: McpProtocolChoice | undefined): VersionNegotiat
   }
 }
 
-async function connect(options: McpStdioOptions | McpUrlOptions): Promise<Client> {
+/** A tool as the server lists it. */
+type ListedTool = Awaited<ReturnType<Client["listTools"]>>["tools"][number];
+
+async function connect(
+  options: McpStdioOptions | McpUrlOptions,
+  toolsChanged: (tools: ListedTool[]) => void,
+): Promise<Client> {
   const mode = negotiationMode(options.protocol);
   // The MCP SDK (with its JSON Schema validator) is loaded when a server is connected, not when
   // agent-machine is imported: most agents use no MCP server, and a cold start pays for each module.
@@ -278,6 +294,13 @@ async function connect(options: McpStdioOptions | McpUrlOptions): Promise<Client
       versionNegotiation: { mode: negotiate },
       // A server's questions are asked as approvals; its tasks are followed (mcp-input, mcp-tasks).
       capabilities: { elicitation: { form: {} }, extensions: { [TASKS_EXTENSION]: {} } },
+      // The SDK reads the list again when the server says it changed (debounced), on either revision.
+      listMaxPages: options.maxListPages ?? 100,
+      listChanged: {
+        tools: {
+          onChanged: (error: unknown, tools: ListedTool[] | null) => !error && tools && toolsChanged(tools),
+        },
+      },
     } as ConstructorParameters<typeof Client>[1]);
   const client = newClient();
   if ("command" in options) {
@@ -337,14 +360,11 @@ async function connect(options: McpStdioOptions | McpUrlOptions): Promise<Client
 export async function mcpTools(options: McpStdioOptions | McpUrlOptions): Promise<McpToolSet> {
   if ("url" in options) checkOptionKeys("mcpTools", options, MCP_URL_KEYS);
   else checkOptionKeys("mcpTools", options, MCP_STDIO_KEYS);
-  const client = await connect(options);
-  let closed: Promise<void> | undefined;
-  const close = () => {
-    closed ??= client.close();
-    return closed;
-  };
+  let followList: ((tools: ListedTool[]) => void) | undefined;
+  const reconnect = () => connect(options, (tools) => followList?.(tools));
+  const connection = createLiveConnection(await reconnect(), reconnect);
   try {
-    const listed = await listAllTools(client, options.maxListPages ?? 100);
+    const listed = await listAllTools(connection.current(), options.maxListPages ?? 100);
 
     const callTimeoutMs = options.callTimeoutMs ?? 600_000;
     const later = options.later;
@@ -353,17 +373,22 @@ export async function mcpTools(options: McpStdioOptions | McpUrlOptions): Promis
     const { AsyncLocalStorage } = nodeAsyncHooks();
     const asking = new AsyncLocalStorage<Asker>();
     const inFlight = new Set<Asker>();
-    client.setRequestHandler("elicitation/create", async (request) => {
-      const ask = asking.getStore() ?? (inFlight.size === 1 ? [...inFlight][0] : undefined);
-      if (!ask) return { action: "decline" as const };
-      const answer = await ask({ method: "elicitation/create", params: request.params });
-      // The server validates the content against the form it sent.
-      return answer as {
-        action: "accept" | "decline" | "cancel";
-        content?: Record<string, string | number | boolean | string[]>;
-      };
-    });
-    const tools = listed.map((mcpTool): Tool<Record<string, unknown>, McpResultDetails | LaterStarted> => {
+    // Each client the set connects (the first, and one after a lost connection) asks the same way.
+    connection.prepare((client) =>
+      client.setRequestHandler("elicitation/create", async (request) => {
+        const ask = asking.getStore() ?? (inFlight.size === 1 ? [...inFlight][0] : undefined);
+        if (!ask) return { action: "decline" as const };
+        const answer = await ask({ method: "elicitation/create", params: request.params });
+        // The server validates the content against the form it sent.
+        return answer as {
+          action: "accept" | "decline" | "cancel";
+          content?: Record<string, string | number | boolean | string[]>;
+        };
+      }),
+    );
+    const agentTool = (
+      mcpTool: ListedTool,
+    ): Tool<Record<string, unknown>, McpResultDetails | LaterStarted> => {
       // A hint relaxes the user's permissions only when the user trusts the server.
       const readOnly = options.trustAnnotations === true && mcpTool.annotations?.readOnlyHint === true;
       const { $schema: _ignored, ...jsonSchema } = safeSchema(mcpTool.inputSchema) as Record<string, unknown>;
@@ -373,7 +398,7 @@ export async function mcpTools(options: McpStdioOptions | McpUrlOptions): Promis
       later?.results.register(later.agentId, agentToolName, async (args, work) => {
         const { taskId, pollIntervalMs } = args as { taskId: string; pollIntervalMs?: number };
         const done = await followTask(
-          client,
+          await connection.live(),
           { taskId, status: "working", pollIntervalMs },
           { signal: work.signal },
         );
@@ -390,24 +415,37 @@ export async function mcpTools(options: McpStdioOptions | McpUrlOptions): Promis
           const name = serverText(mcpTool.name);
           let inputs = 0;
           const ask: Asker = (request) => askAsApproval(ctx, name, `input-${++inputs}`, request);
+          let client: Client | undefined;
           try {
             inFlight.add(ask);
-            const result = await asking.run(ask, () =>
-              client.callTool(
-                { name: mcpTool.name, arguments: args },
-                {
-                  // The listed definition, so the SDK need not read a cached tools/list to validate the output.
-                  toolDefinition: mcpTool,
-                  signal: ctx.signal,
-                  timeout: callTimeoutMs,
-                  resetTimeoutOnProgress: true,
-                  onprogress: (progress: { progress: number; total?: number; message?: string }) => {
-                    const total = progress.total !== undefined ? `/${progress.total}` : "";
-                    ctx.onProgress(progress.message ?? `${progress.progress}${total}`);
+            const callOn = (calling: Client) =>
+              asking.run(ask, () =>
+                calling.callTool(
+                  { name: mcpTool.name, arguments: args },
+                  {
+                    // The listed definition, so the SDK need not read a cached tools/list to validate the output.
+                    toolDefinition: mcpTool,
+                    signal: ctx.signal,
+                    timeout: callTimeoutMs,
+                    resetTimeoutOnProgress: true,
+                    onprogress: (progress: { progress: number; total?: number; message?: string }) => {
+                      const total = progress.total !== undefined ? `/${progress.total}` : "";
+                      ctx.onProgress(progress.message ?? `${progress.progress}${total}`);
+                    },
                   },
-                },
-              ),
-            );
+                ),
+              );
+            client = await connection.live();
+            let result: Awaited<ReturnType<Client["callTool"]>>;
+            try {
+              result = await callOn(client);
+            } catch (error) {
+              // The server no longer knows the session (it restarted): the call never ran there.
+              if (!connection.sessionLost(client, error)) throw error;
+              client = await connection.live();
+              result = await callOn(client);
+            }
+            const calling = client;
             const task = taskOf(result as Record<string, unknown>);
             if (!task) return mapMcpResult(result as Record<string, unknown>, name);
             if (later) {
@@ -429,7 +467,7 @@ export async function mcpTools(options: McpStdioOptions | McpUrlOptions): Promis
                 },
               };
             }
-            const done = await followTask(client, task, {
+            const done = await followTask(calling, task, {
               signal: ctx.signal,
               onStatus: (text) => ctx.onProgress(text),
               answerInput: (key, request) => askAsApproval(ctx, name, key, request),
@@ -437,7 +475,7 @@ export async function mcpTools(options: McpStdioOptions | McpUrlOptions): Promis
             return taskResult(done, name);
           } catch (error) {
             if (ctx.signal.aborted) throw error;
-            const message = error instanceof Error ? error.message : String(error);
+            const message = `${error instanceof Error ? error.message : String(error)}${connection.lostNote(client)}`;
             return {
               content: [{ type: "text", text: `MCP tool ${name} failed: ${message}` }],
               details: { mcpTool: name },
@@ -448,10 +486,147 @@ export async function mcpTools(options: McpStdioOptions | McpUrlOptions): Promis
           }
         },
       };
-    });
-    return { tools, client, close };
+    };
+    const tools = listed.map(agentTool);
+    // What each tool was made from, so a tool the server lists unchanged keeps its object.
+    const madeFrom = new WeakMap<Tool, string>(tools.map((tool, i) => [tool, JSON.stringify(listed[i])]));
+    followList = (next) => {
+      const current = new Map(tools.map((tool) => [tool.name, tool]));
+      const updated = next.map((mcpTool) => {
+        const same = current.get(toolName(options.prefix, mcpTool.name));
+        const definition = JSON.stringify(mcpTool);
+        if (same && madeFrom.get(same) === definition) return same;
+        const made = agentTool(mcpTool);
+        madeFrom.set(made, definition);
+        return made;
+      });
+      tools.splice(0, tools.length, ...updated);
+      try {
+        options.onToolsChanged?.(tools);
+      } catch {
+        // The app's callback failed, in the SDK's notification handler: the list is up to date anyway.
+      }
+    };
+    return {
+      tools,
+      get client() {
+        return connection.current();
+      },
+      close: connection.close,
+    };
   } catch (error) {
-    await close().catch(() => undefined);
+    await connection.close().catch(() => undefined);
     throw error;
   }
+}
+
+/** The set's connection to its server, connected again at the next call after it was lost. */
+interface LiveConnection {
+  /** The client now: the live one, or the one whose connection was lost. */
+  current(): Client;
+  /** The client to call: the current one, or a new connection when the current one was lost. */
+  live(): Promise<Client>;
+  /** Sets up each client, the current one at once and each new one before it is used. */
+  prepare(setUp: (client: Client) => void): void;
+  /**
+   * Whether `error` says the Streamable HTTP server no longer knows `client`'s session (HTTP 404
+   * to a request with a session id: it restarted, or expired the session). The connection then
+   * counts as lost, so `live()` starts a new session, as the MCP spec asks of a client.
+   */
+  sessionLost(client: Client, error: unknown): boolean;
+  /** Why the connection of `client` ended, for the error of a call made on it; "" while it is up. */
+  lostNote(client: Client | undefined): string;
+  /** Closes the connection for good: no call connects again. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/**
+ * Keeps a set's connection: when it is lost (a stdio server that died, an answer over the SDK's
+ * 10 MB line limit, which makes the SDK close the connection), the call it was lost in fails saying
+ * why, and the next call connects again (starting the server again), instead of every later call
+ * failing with "Not connected" until the app calls `mcpTools` again.
+ *
+ * @example
+ * ```ts
+ * const connection = createLiveConnection(await connect(options), () => connect(options));
+ * const result = await (await connection.live()).callTool({ name: "echo", arguments: {} });
+ * ```
+ */
+export function createLiveConnection(first: Client, reconnect: () => Promise<Client>): LiveConnection {
+  let current = first;
+  let lost: Error | undefined;
+  let reconnecting: Promise<Client> | undefined;
+  let closed: Promise<void> | undefined;
+  const setUps: ((client: Client) => void)[] = [];
+  const why = new WeakMap<Client, Error>();
+  const watch = (client: Client) => {
+    let lastError: { error: Error; at: number } | undefined;
+    // The transport tells why just before it closes (an over-long line, a broken pipe); an error
+    // long before (a line that was not JSON-RPC, skipped) is not why.
+    client.onerror = (error) => void (lastError = { error, at: Date.now() });
+    client.onclose = () => {
+      if (closed) return;
+      const recent = lastError && Date.now() - lastError.at < 1_000 ? lastError.error : undefined;
+      const reason = recent ?? new Error("the server closed the connection");
+      why.set(client, reason);
+      if (client === current) lost = reason;
+    };
+  };
+  watch(first);
+  return {
+    current: () => current,
+    async live() {
+      if (closed) throw new Error("the connection to the MCP server was closed (close() was called)");
+      if (!lost) return current;
+      reconnecting ??= (async () => {
+        try {
+          const next = await reconnect();
+          if (closed) {
+            await next.close().catch(() => undefined);
+            throw new Error("the connection to the MCP server was closed (close() was called)");
+          }
+          watch(next);
+          for (const setUp of setUps) setUp(next);
+          current = next;
+          lost = undefined;
+          return next;
+        } catch (error) {
+          const message = error instanceof Error ? error.message : String(error);
+          throw new Error(`the connection to the server was lost and connecting again failed: ${message}`, {
+            cause: error,
+          });
+        } finally {
+          reconnecting = undefined;
+        }
+      })();
+      return reconnecting;
+    },
+    sessionLost(client, error) {
+      const sessionId = (client.transport as { sessionId?: unknown } | undefined)?.sessionId;
+      if ((error as { status?: unknown } | null)?.status !== 404 || typeof sessionId !== "string")
+        return false;
+      if (closed) return false;
+      // A call beside it saw the same 404 first and a new session is made: this one goes there too.
+      if (client !== current) return true;
+      const reason = new Error("the server no longer knows this session (HTTP 404)");
+      why.set(client, reason);
+      lost = reason;
+      // Its session is gone on the server: nothing more to say on it.
+      void client.close().catch(() => undefined);
+      return true;
+    },
+    prepare(setUp) {
+      setUps.push(setUp);
+      setUp(current);
+    },
+    lostNote(client) {
+      const reason = client && why.get(client);
+      if (!reason || closed) return "";
+      return ` (the connection to the server was lost: ${reason.message}); the next call connects again (a stdio server is started again)`;
+    },
+    close() {
+      closed ??= current.close();
+      return closed;
+    },
+  };
 }

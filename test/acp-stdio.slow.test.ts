@@ -219,6 +219,26 @@ describe("agent-machine acp over stdio (the ACP SDK's client)", () => {
     await second.close();
   }, 60_000);
 
+  it("session/new in a folder that does not exist, or in a file, is invalid params naming it; the next one in a folder works", async () => {
+    const cwd = workspace();
+    writeFileSync(path.join(cwd, "notes.txt"), "not a folder\n");
+    const editor = await connectEditor(cwd);
+    await initialize(editor.agent);
+    await expect(
+      editor.agent.request("session/new", { cwd: path.join(cwd, "missing"), mcpServers: [] }),
+    ).rejects.toMatchObject({ code: -32602, message: expect.stringContaining(path.join(cwd, "missing")) });
+    await expect(
+      editor.agent.request("session/new", { cwd: path.join(cwd, "notes.txt"), mcpServers: [] }),
+    ).rejects.toMatchObject({ code: -32602, message: expect.stringMatching(/notes\.txt is not a folder/) });
+    const { sessionId } = await editor.agent.request("session/new", { cwd, mcpServers: [] });
+    const done = await editor.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "hi" }],
+    });
+    expect(done.stopReason).toBe("end_turn");
+    await editor.close();
+  }, 60_000);
+
   it("answers bad input with ACP's errors and changes nothing: unknown session, malformed JSON", async () => {
     const cwd = workspace();
     const editor = await connectEditor(cwd);

@@ -6,6 +6,7 @@ import {
   type Agent,
   createAgent,
   createFileScheduleStore,
+  createLaterResults,
   createMemoryScheduleStore,
   createScheduleTool,
   createScheduler,
@@ -603,6 +604,29 @@ describe("schedule stores", () => {
     await scheduler.start(); // fixed: starts
     expect(scheduler.list()).toEqual([]);
     scheduler.stop();
+  });
+
+  it("a file whose list holds an entry that is no record: start names the file and the entry, and nothing writes over it", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "wake-"));
+    const path = join(dir, "schedules.json");
+    const ada = sleepyAgent();
+    for (const [text, why] of [
+      ["[null]", "entry 0 is not an object (null)"],
+      ['[{"id":"daily","agentId":"ada"}, 7]', "entry 1 is not an object (number)"],
+      ['[{"agentId":"ada","message":"hi"}]', "entry 0 has no id"],
+      ['[{"id":"daily","message":"hi"}]', 'entry 0 ("daily") has no agentId'],
+    ] as const) {
+      await writeFile(path, text);
+      const store = createFileScheduleStore(path);
+      const scheduler = createScheduler({ agents: new Map([["ada", ada.agent]]), store });
+      await expect(scheduler.start()).rejects.toThrow(`${path}: ${why}; it was left as it is`);
+      await expect(
+        createLaterResults({ agents: new Map([["ada", ada.agent]]), store }).start(),
+      ).rejects.toThrow(why);
+      await expect(store.put({ kind: "laterResult" } as never)).rejects.toThrow(why);
+      expect(scheduler.list()).toEqual([]);
+      expect(await readFile(path, "utf8")).toBe(text);
+    }
   });
 
   it("a store that fails after a long time down is reported once, not once for each missed slot", async () => {

@@ -82,5 +82,31 @@ async function readAll(path: string): Promise<WakeRecord[]> {
     );
   }
   if (!Array.isArray(parsed)) throw new Error(`${path}: not a list of schedules; it was left as it is`);
+  parsed.forEach((entry, index) => {
+    const problem = recordProblem(entry);
+    // One bad entry would crash the load or wake no one; the file is left for a person to fix.
+    if (problem) throw new Error(`${path}: entry ${index} ${problem}; it was left as it is`);
+  });
   return parsed as WakeRecord[];
+}
+
+/**
+ * What makes a stored entry unreadable as a record (a schedule or a late result's handle), else
+ * `undefined`. Only what every record needs is checked: a schedule with nonsense in it is reported
+ * when its slot comes, and waits.
+ *
+ * @example
+ * ```ts
+ * recordProblem(null); // "is not an object (null)"
+ * recordProblem({ id: "daily", agentId: "ada" }); // undefined
+ * ```
+ */
+export function recordProblem(entry: unknown): string | undefined {
+  if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
+    return `is not an object (${entry === null ? "null" : Array.isArray(entry) ? "a list" : typeof entry})`;
+  }
+  const { id, agentId } = entry as { id?: unknown; agentId?: unknown };
+  if (typeof id !== "string" || id === "") return "has no id";
+  if (typeof agentId !== "string" || agentId === "") return `(${JSON.stringify(id)}) has no agentId`;
+  return undefined;
 }
