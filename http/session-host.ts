@@ -12,6 +12,7 @@ import { handleBackend } from "./internal/handle-backend.js";
 import { HostedThreadImpl } from "./internal/hosted-thread.js";
 import { errorResponse, jsonResponse, readJsonBody } from "./internal/json.js";
 import { logFailure } from "./internal/log-failure.js";
+import { redactText } from "../core/redact.js";
 import { checkJsonContentType, checkLoopbackHost, checkSameOrigin } from "./internal/request-guard.js";
 import { matchRoute } from "./internal/router.js";
 import type { ThreadBackend } from "./internal/thread-backend.js";
@@ -403,5 +404,6 @@ function notFound(): Response {
 }
 
 function messageOf(error: unknown): string {
-  return `the thread's agent cannot be reached: ${error instanceof Error ? error.message : String(error)}`;
+  // Told to the client: what the error says of where the agent lives (a URL's password) is not.
+  return `the thread's agent cannot be reached: ${redactText(error instanceof Error ? error.message : String(error))}`;
 }

@@ -5,6 +5,7 @@
 // waits (the tool did not run), no thread was made, the host let go of what it held.
 import { request as httpRequest } from "node:http";
 import { connect } from "node:net";
+import { throwError } from "rxjs";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   agentMachineProtocol,
@@ -345,6 +346,36 @@ describe("attack: a Host header or a request target that makes no URL, on serveN
 const LEAKED = "sk-ant-api03-LEAKEDleakedLEAKED0123456789";
 
 describe("attack: a token in an error, on every listener's answer and log", () => {
+  it("a thread's agent that cannot be reached: 503 naming why, without the password its URL carries", async () => {
+    const unreachable = async (): Promise<never> => {
+      throw new Error("connect ECONNREFUSED http://admin:hunter2@restate.internal:8080/ingress");
+    };
+    const host = createSessionHost({
+      threads: (id) => ({
+        id,
+        status: unreachable,
+        messages: unreachable,
+        eventsSince: () => throwError(() => new Error("unreachable")),
+        run: unreachable,
+        steer: unreachable,
+        followUp: unreachable,
+        check: unreachable,
+        answer: unreachable,
+        abort: unreachable,
+      }),
+      basePath: "/api",
+      authorize: "none-local-only",
+    });
+    closers.push(() => host.close());
+    const server = await serveNode(host.handle);
+    closers.push(() => server.close());
+    const response = await fetch(`${server.url}/api/threads/t1`);
+    const body = await response.text();
+    expect([response.status, body]).toEqual([503, expect.stringContaining("ECONNREFUSED")]);
+    expect(body).toContain("admin:[redacted]@restate.internal");
+    expect(body).not.toContain("hunter2");
+  });
+
   it("an authorize hook that throws quoting the token it was shown: 500, the token in neither the answer nor the log", async () => {
     const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
     try {
