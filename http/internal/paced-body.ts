@@ -4,7 +4,7 @@
 // whatever the client does, so what it keeps up to date (a task store) never waits for a reader.
 
 /** What {@link pacedBody} drops a client with when more than its bound waited for it. */
-export class SlowReaderError extends Error {
+class SlowReaderError extends Error {
   override name = "SlowReaderError";
 }
 
