@@ -24,6 +24,8 @@ import { agentHandle } from "../agent/agent-handle.js";
 import type { AgentHandle } from "../core/agent-handle.js";
 import { HostError } from "../http/protocol.js";
 import { readJsonBody } from "../http/internal/json.js";
+import { logFailure } from "../http/internal/log-failure.js";
+import { pacedBody } from "../http/internal/paced-body.js";
 import { checkLoopbackHost, checkSameOrigin } from "../http/internal/request-guard.js";
 import { createA2aExecutor } from "./a2a-executor.js";
 
@@ -64,6 +66,12 @@ export interface A2aServerOptions {
   allowedOrigins?: readonly string[];
   /** Largest request body, in bytes. Default 1 MiB. */
   maxBodyBytes?: number;
+  /**
+   * The most a streaming answer holds for a client that reads slower than the run writes (bytes of
+   * events it has not taken; default 1 MiB). Past it the client is dropped (its connection is cut,
+   * the run goes on and the task keeps its state for everyone); it resumes with `SubscribeToTask`.
+   */
+  maxResponseBufferBytes?: number;
   /**
    * Contexts (conversations) kept: beyond it the least recently used one without a task in
    * progress is forgotten, and a message in it later starts a new agent. Default 1000.
@@ -142,6 +150,12 @@ export function createA2aHandler(options: A2aServerOptions): A2aHandler {
   const { authorize } = options;
   const allowedOrigins = new Set(options.allowedOrigins ?? []);
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+  const maxResponseBufferBytes = options.maxResponseBufferBytes ?? 1024 * 1024;
+  if (!(maxResponseBufferBytes > 0)) {
+    throw new TypeError(
+      `maxResponseBufferBytes must be above 0, got ${String(options.maxResponseBufferBytes)}`,
+    );
+  }
   const executor = createA2aExecutor({
     handleFor: async (contextId) => {
       const agent = await options.agent(contextId);
@@ -191,6 +205,7 @@ export function createA2aHandler(options: A2aServerOptions): A2aHandler {
           { status: error.status },
         );
       }
+      logFailure("agent-machine/a2a: a request failed", error);
       return rpcError(null, -32603, "the request failed on the server");
     }
   };
@@ -212,34 +227,16 @@ export function createA2aHandler(options: A2aServerOptions): A2aHandler {
     const result = await transport.handle(body as Record<string, unknown>, context);
     if (!(Symbol.asyncIterator in (result as object))) return Response.json(result);
     const stream = result as AsyncGenerator<unknown, void, undefined>;
-    const encoder = new TextEncoder();
-    return new Response(
-      new ReadableStream<Uint8Array>({
-        async pull(controller) {
-          try {
-            const next = await stream.next();
-            if (next.done) controller.close();
-            else controller.enqueue(encoder.encode(formatSSEEvent(next.value)));
-          } catch (error) {
-            const failure = { jsonrpc: "2.0", id, error: JsonRpcTransportHandler.mapToJSONRPCError(error) };
-            controller.enqueue(encoder.encode(formatSSEEvent(failure)));
-            controller.close();
-          }
-        },
-        cancel() {
-          // The client went away: the run goes on, and the SDK's stream is read to its end so the
-          // task store keeps up with it (GetTask or SubscribeToTask find it again).
-          void drain(stream);
-        },
-      }),
-      {
-        headers: {
-          "content-type": "text/event-stream",
-          "cache-control": "no-cache",
-          "x-accel-buffering": "no",
-        },
+    // Read as the run goes, not as the client reads: the SDK updates the task store as its stream
+    // is read, so a client that reads slowly (or not at all) would hold the task's state back from
+    // everyone else (an approval others cannot give while the task still reads "working").
+    return new Response(pacedBody(sseFrames(stream, id), maxResponseBufferBytes), {
+      headers: {
+        "content-type": "text/event-stream",
+        "cache-control": "no-cache",
+        "x-accel-buffering": "no",
       },
-    );
+    });
   };
 
   return Object.assign(handler, {
@@ -272,11 +269,17 @@ class CheckedRequestHandler extends DefaultRequestHandler {
   }
 }
 
-async function drain(stream: AsyncGenerator<unknown, void, undefined>): Promise<void> {
+/** The SDK's stream as server-sent event frames; a failure ends it with a JSON-RPC error frame. */
+async function* sseFrames(
+  stream: AsyncGenerator<unknown, void, undefined>,
+  id: string | number | null,
+): AsyncGenerator<Uint8Array> {
+  const encoder = new TextEncoder();
   try {
-    while (!(await stream.next()).done);
-  } catch {
-    // A failure after the client left has no one to tell; the task store has its state.
+    for await (const value of stream) yield encoder.encode(formatSSEEvent(value));
+  } catch (error) {
+    const failure = { jsonrpc: "2.0", id, error: JsonRpcTransportHandler.mapToJSONRPCError(error) };
+    yield encoder.encode(formatSSEEvent(failure));
   }
 }
 

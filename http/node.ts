@@ -53,9 +53,19 @@ async function serveOne(handler: FetchHandler, req: IncomingMessage, res: Server
     );
     return;
   }
+  const url = requestUrlOf(req);
+  if (url === undefined) {
+    res.writeHead(400, { "content-type": "application/json", "cache-control": "no-store" });
+    res.end(
+      JSON.stringify({
+        error: { code: "bad_request", message: "the request's Host header or target is not a valid URL" },
+      }),
+    );
+    return;
+  }
   const controller = new AbortController();
   res.on("close", () => controller.abort());
-  const response = await handler(toRequest(req, controller.signal));
+  const response = await handler(toRequest(req, url, controller.signal));
   const headers: Record<string, string> = {};
   response.headers.forEach((value, key) => {
     headers[key] = value;
@@ -148,9 +158,37 @@ function drainUnread(req: IncomingMessage): void {
   req.resume();
 }
 
-function toRequest(req: IncomingMessage, signal: AbortSignal): Request {
-  const host = req.headers.host ?? "localhost";
-  const path = (req as { originalUrl?: string }).originalUrl ?? req.url ?? "/";
+/** A `Host` header as RFC 9110 has it: a name or an IP literal, and a port; nothing else. */
+const HOST_HEADER = /^(?:[a-z0-9._-]+|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i;
+
+/**
+ * The URL a request was sent to, from its `Host` header and its target (an absolute target's own
+ * host wins over the header, as RFC 9112 says), or `undefined` when they make none: a `Host`
+ * with a path, credentials or spaces in it, a target that is neither a path nor an http URL.
+ * The host's checks (loopback, same origin) read this URL, so it must be the one the client named.
+ */
+function requestUrlOf(req: Pick<IncomingMessage, "headers" | "url">): string | undefined {
+  const target = (req as { originalUrl?: string }).originalUrl ?? req.url ?? "/";
+  if (target.startsWith("/")) {
+    const host = req.headers.host ?? "localhost";
+    if (!HOST_HEADER.test(host)) return undefined;
+    return parsedUrl(`http://${host}${target}`);
+  }
+  const absolute = parsedUrl(target);
+  if (absolute === undefined || !/^https?:\/\/[^/@]*(?:[/?#]|$)/i.test(target)) return undefined;
+  const { host, pathname, search } = new URL(absolute);
+  return HOST_HEADER.test(host) ? `http://${host}${pathname}${search}` : undefined;
+}
+
+function parsedUrl(text: string): string | undefined {
+  try {
+    return new URL(text).href;
+  } catch {
+    return undefined;
+  }
+}
+
+function toRequest(req: IncomingMessage, url: string, signal: AbortSignal): Request {
   const headers = new Headers();
   for (const [key, value] of Object.entries(req.headers)) {
     if (value === undefined) continue;
@@ -158,7 +196,7 @@ function toRequest(req: IncomingMessage, signal: AbortSignal): Request {
     else headers.set(key, value);
   }
   const hasBody = req.method !== "GET" && req.method !== "HEAD";
-  return new Request(`http://${host}${path}`, {
+  return new Request(url, {
     method: req.method,
     headers,
     signal,

@@ -11,6 +11,8 @@ import { aiSdkProtocol } from "./ai-sdk-protocol.js";
 import { handleBackend } from "./internal/handle-backend.js";
 import { HostedThreadImpl } from "./internal/hosted-thread.js";
 import { errorResponse, jsonResponse, readJsonBody } from "./internal/json.js";
+import { logFailure } from "./internal/log-failure.js";
+import { redactText } from "../core/redact.js";
 import { checkJsonContentType, checkLoopbackHost, checkSameOrigin } from "./internal/request-guard.js";
 import { matchRoute } from "./internal/router.js";
 import type { ThreadBackend } from "./internal/thread-backend.js";
@@ -349,7 +351,7 @@ export function createThreadHost(options: ThreadHostOptions, durable?: DurableTh
         return await match.route.handle(request, match.params, hostFor(held));
       } catch (error) {
         if (error instanceof AgentCallError) return errorResponse(error);
-        console.error("agent-machine/http: a route failed", error);
+        logFailure("agent-machine/http: a route failed", error);
         return errorResponse(new AgentCallError(500, "internal_error", "the request failed on the server"));
       } finally {
         for (const thread of held) thread.requests -= 1;
@@ -402,5 +404,6 @@ function notFound(): Response {
 }
 
 function messageOf(error: unknown): string {
-  return `the thread's agent cannot be reached: ${error instanceof Error ? error.message : String(error)}`;
+  // Told to the client: what the error says of where the agent lives (a URL's password) is not.
+  return `the thread's agent cannot be reached: ${redactText(error instanceof Error ? error.message : String(error))}`;
 }

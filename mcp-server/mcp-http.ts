@@ -5,6 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { isLegacyRequest } from "@modelcontextprotocol/server";
+import { logFailure } from "../http/internal/log-failure.js";
 import { checkJsonContentType, checkLoopbackHost, checkSameOrigin } from "../http/internal/request-guard.js";
 import { createMcpAgentServer, type McpAgentServerOptions, type McpAgentTool } from "./serve-mcp.js";
 import { authInfoOf, createModernMcpHandler, type McpTaskOptions } from "./modern-mcp.js";
@@ -37,6 +38,13 @@ export interface McpHttpOptions extends McpAgentServerOptions {
   allowedOrigins?: readonly string[];
   /** When a call becomes an MCP Task (2026-07-28 clients that declare the Tasks extension), and how long tasks are kept. */
   tasks?: McpTaskOptions;
+  /**
+   * The 2025-era MCP sessions kept per caller (principal; default 100). A client that goes away
+   * without ending its session (most do) would otherwise leave it held for the process's life;
+   * past the bound the caller's least recently used session is closed (a call running in it is
+   * aborted), and its client, answered 404, starts a new one as the spec says.
+   */
+  maxSessions?: number;
 }
 
 /** A web-standard handler with what it holds: close it to end every MCP session. */
@@ -68,12 +76,13 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
     );
   }
   const allowedOrigins = new Set(options.allowedOrigins ?? []);
-  // Each 2025-era session with the principal that opened it: another principal's request for it is
-  // answered as for an unknown session.
-  const sessions = new Map<
-    string,
-    { transport: WebStandardStreamableHTTPServerTransport; principal: string }
-  >();
+  const maxSessions = options.maxSessions ?? 100;
+  if (!(Number.isInteger(maxSessions) && maxSessions > 0)) {
+    throw new TypeError(`maxSessions must be a whole number above 0, got ${String(options.maxSessions)}`);
+  }
+  // Each 2025-era session with the principal that opened it (another principal's request for it is
+  // answered as for an unknown session), least recently used first.
+  const sessions = new Map<string, Session>();
   const modern = createModernMcpHandler(options.agents, options);
 
   const handler = async (request: Request): Promise<Response> => {
@@ -95,13 +104,18 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
         if (session?.principal !== principal) {
           return jsonRpcError(404, -32001, `No MCP session ${sessionId}: initialize a new one`);
         }
+        sessions.delete(sessionId);
+        sessions.set(sessionId, session);
         return await session.transport.handleRequest(request);
       }
       if (request.method !== "POST") return jsonRpcError(400, -32000, "No mcp-session-id: initialize first");
       const transport: WebStandardStreamableHTTPServerTransport =
         new WebStandardStreamableHTTPServerTransport({
           sessionIdGenerator: () => randomUUID(),
-          onsessioninitialized: (id) => void sessions.set(id, { transport, principal }),
+          onsessioninitialized: (id) => {
+            sessions.set(id, { transport, principal });
+            closeLeastRecentlyUsed(sessions, principal, maxSessions);
+          },
           onsessionclosed: (id) => void sessions.delete(id),
         });
       transport.onclose = () => {
@@ -116,7 +130,10 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
           { status: error.status },
         );
       }
-      return jsonRpcError(500, -32603, (error as Error).message);
+      // What failed stays in the server's log (redacted): an error's text may hold what the
+      // request carried (a token an authorize hook quoted) or what the server holds.
+      logFailure("agent-machine/mcp-server: a request failed", error);
+      return jsonRpcError(500, -32603, "the request failed on the server");
     }
   };
   return Object.assign(handler, {
@@ -126,6 +143,21 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
       await modern.close();
     },
   });
+}
+
+/** A 2025-era MCP session and the principal that opened it. */
+interface Session {
+  transport: WebStandardStreamableHTTPServerTransport;
+  principal: string;
+}
+
+/** Closes `principal`'s least recently used sessions beyond `max` (`sessions` is in order of use). */
+function closeLeastRecentlyUsed(sessions: Map<string, Session>, principal: string, max: number): void {
+  const own = [...sessions].filter(([, session]) => session.principal === principal);
+  for (const [id, session] of own.slice(0, Math.max(0, own.length - max))) {
+    sessions.delete(id);
+    void session.transport.close().catch(() => undefined);
+  }
 }
 
 /**

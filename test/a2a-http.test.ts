@@ -2,7 +2,8 @@
 // (@a2a-js/sdk/client), and a remote A2A agent used as a tool.
 import { type Message, Role, type StreamResponse, type Task, TaskState } from "@a2a-js/sdk";
 import { type Client, ClientFactory } from "@a2a-js/sdk/client";
-import { afterEach, describe, expect, it } from "vitest";
+import { connect } from "node:net";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { a2aAgentTool, createA2aHandler, type A2aServerOptions } from "../a2a.js";
 import { type NodeServer, serveNode } from "../http.js";
@@ -379,6 +380,145 @@ describe("an A2A server's guards", () => {
       }),
     );
     expect(foreign.status).toBe(403);
+  });
+});
+
+/**
+ * Sends a SendStreamingMessage over a raw socket and stops reading once its first frame (the task)
+ * came: a client that reads no more. Its task's ids, and the socket.
+ */
+async function stalledStream(port: number, text: string) {
+  const socket = connect(port, "127.0.0.1");
+  const body = JSON.stringify({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "SendStreamingMessage",
+    params: { message: { messageId: "m1", role: "ROLE_USER", parts: [{ text }] } },
+  });
+  socket.write(
+    `POST / HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\nA2A-Version: 1.0\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+  socket.on("error", () => undefined);
+  let received = "";
+  const ids = await new Promise<{ taskId: string; contextId: string }>((resolve) => {
+    const onData = (chunk: Buffer) => {
+      received += chunk.toString();
+      const taskId = /"task":\{"id":"([^"]+)"/.exec(received)?.[1];
+      const contextId = /"contextId":"([^"]+)"/.exec(received)?.[1];
+      if (!taskId || !contextId) return;
+      socket.pause();
+      socket.off("data", onData);
+      resolve({ taskId, contextId });
+    };
+    socket.on("data", onData);
+  });
+  return { ...ids, socket };
+}
+
+describe("an A2A stream's slow reader", () => {
+  it("holds up no one: others see the task wait for its approval and give it", async () => {
+    const ran: string[] = [];
+    const handler = createA2aHandler({
+      card: { name: "helper", description: "Helps" },
+      agent: () =>
+        createAgent({
+          provider: scripted([
+            // 4 MB of answer before the call: far more than the socket and the bound take.
+            {
+              text: "0123456789".repeat(400_000),
+              chunkSize: 100_000,
+              toolCalls: [{ id: "d1", name: "deploy", arguments: { env: "prod" } }],
+            },
+            { text: "Deployed." },
+          ]),
+          tools: [deployTool(ran)],
+          permissions: createPermissions(),
+        }),
+      authorize: "none-local-only",
+      maxResponseBufferBytes: 256 * 1024,
+    });
+    closers.push(() => handler.close());
+    const node = await serveNode(handler);
+    servers.push(node);
+    const stalled = await stalledStream(node.port, "deploy it");
+    closers.push(async () => void stalled.socket.destroy());
+
+    const other = await new ClientFactory().createFromUrl(node.url);
+    await expect
+      .poll(() => taskState(other, stalled.taskId), { timeout: 15_000 })
+      .toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const done = (await other.sendMessage(
+      decision(stalled.taskId, stalled.contextId, { approve: true }),
+    )) as Task;
+    expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(ran).toEqual(["prod"]);
+  }, 30_000);
+
+  it("is cut off once more than maxResponseBufferBytes waited for it; the run and the task go on", async () => {
+    const handler = createA2aHandler({
+      card: { name: "helper", description: "Helps" },
+      agent: () =>
+        createAgent({ provider: scripted([{ text: "0123456789".repeat(100_000), chunkSize: 1_000 }]) }),
+      authorize: "none-local-only",
+      maxResponseBufferBytes: 64 * 1024,
+    });
+    closers.push(() => handler.close());
+    const node = await serveNode(handler);
+    servers.push(node);
+    const stalled = await handler(
+      new Request(`${node.url}/`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "a2a-version": "1.0" },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "SendStreamingMessage",
+          params: { message: { messageId: "m1", role: "ROLE_USER", parts: [{ text: "talk" }] } },
+        }),
+      }),
+    );
+    const reader = stalled.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    const taskId = /"task":\{"id":"([^"]+)"/.exec(first)![1]!;
+    // The client reads no more while the run writes 1 MB of answer.
+    const other = await new ClientFactory().createFromUrl(node.url);
+    await expect
+      .poll(() => taskState(other, taskId), { timeout: 15_000 })
+      .toBe(TaskState.TASK_STATE_COMPLETED);
+    await expect(reader.read()).rejects.toThrow(/read too slowly: more than 65536 bytes waited/);
+  }, 30_000);
+});
+
+describe("an A2A server's failures", () => {
+  it("an authorize hook that throws quoting the token it was shown: logged with the token redacted, the answer plain", async () => {
+    const leaked = "sk-ant-api03-LEAKEDleakedLEAKED0123456789";
+    const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    try {
+      const handler = createA2aHandler({
+        card: { name: "x", description: "x" },
+        agent: () => createAgent({ provider: scripted([]) }),
+        authorize: (request) => {
+          throw new Error(`rejected credentials ${request.headers.get("authorization")}`);
+        },
+      });
+      const node = await serveNode(handler);
+      servers.push(node);
+      const response = await fetch(node.url, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${leaked}` },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "GetTask", params: { id: "x" } }),
+      });
+      const answer = await response.text();
+      expect(answer).toContain("the request failed on the server");
+      expect(answer).not.toContain("LEAKED");
+      const log = logged.mock.calls.flat().map(String).join("\n");
+      // The operator learns what failed (it was swallowed), without the token.
+      expect(log).toContain("rejected credentials Bearer [redacted]");
+      expect(log).not.toContain("LEAKED");
+    } finally {
+      logged.mockRestore();
+    }
   });
 });
 

@@ -5,7 +5,8 @@
 // waits (the tool did not run), no thread was made, the host let go of what it held.
 import { request as httpRequest } from "node:http";
 import { connect } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
+import { throwError } from "rxjs";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   agentMachineProtocol,
   aiSdkProtocol,
@@ -287,6 +288,118 @@ describe("attack: DNS rebinding against a host that checks no identity", () => {
   });
 });
 
+/** One request over a raw socket (the client writes what it likes); the status code and the body. */
+async function rawRequest(port: number, text: string): Promise<[number, string]> {
+  const answer = await new Promise<string>((resolve) => {
+    let received = "";
+    const socket = connect(port, "127.0.0.1", () => socket.write(text));
+    socket.on("data", (chunk: Buffer) => (received += chunk.toString()));
+    socket.on("error", () => undefined);
+    socket.on("close", () => resolve(received));
+  });
+  return [Number(answer.split(" ")[1]), answer.slice(answer.indexOf("\r\n\r\n") + 4)];
+}
+
+describe("attack: a Host header or a request target that makes no URL, on serveNode", () => {
+  it("a Host that smuggles a path, credentials or spaces gets 400 and acts on nothing", async () => {
+    const host = makeHost();
+    const agent = await waitingThread(host, "t1");
+    const waiting = agent.state;
+    const server = await serveNode(host.handle);
+    closers.push(() => server.close());
+    const abort = (hostHeader: string) =>
+      `POST /x HTTP/1.1\r\nHost: ${hostHeader}\r\ncontent-type: application/json\r\n` +
+      `content-length: 2\r\nConnection: close\r\n\r\n{}`;
+    for (const hostHeader of [
+      "127.0.0.1/api/threads/t1/abort?", // the path the host would have routed: abort
+      "127.0.0.1/api/threads/t1/abort#",
+      "rebind.evil.example@127.0.0.1",
+      "a b",
+    ]) {
+      const [status, body] = await rawRequest(server.port, abort(hostHeader));
+      expect([hostHeader, status, body]).toEqual([hostHeader, 400, expect.stringContaining('"bad_request"')]);
+    }
+    expect(agent.state).toBe(waiting);
+    expect(agent.pendingApprovals()).toHaveLength(1);
+  });
+
+  it("an absolute target is checked by its own host: a rebound name 403, a loopback one served", async () => {
+    const host = makeHost();
+    await waitingThread(host, "t1");
+    const server = await serveNode(host.handle);
+    closers.push(() => server.close());
+    const get = (target: string) =>
+      `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nConnection: close\r\n\r\n`;
+    const [rebound, refusal] = await rawRequest(
+      server.port,
+      get("http://rebind.evil.example/api/threads/t1"),
+    );
+    expect([rebound, refusal]).toEqual([403, expect.stringContaining('"not_loopback"')]);
+    expect((await rawRequest(server.port, get(`http://127.0.0.1:${server.port}/api/threads/t1`)))[0]).toBe(
+      200,
+    );
+    expect((await rawRequest(server.port, get("http://[/api/threads/t1")))[0]).toBe(400);
+  });
+});
+
+/** A key as a provider issues one: what an app's authorize hook may quote when it throws. */
+const LEAKED = "sk-ant-api03-LEAKEDleakedLEAKED0123456789";
+
+describe("attack: a token in an error, on every listener's answer and log", () => {
+  it("a thread's agent that cannot be reached: 503 naming why, without the password its URL carries", async () => {
+    const unreachable = async (): Promise<never> => {
+      throw new Error("connect ECONNREFUSED http://admin:hunter2@restate.internal:8080/ingress");
+    };
+    const host = createSessionHost({
+      threads: (id) => ({
+        id,
+        status: unreachable,
+        messages: unreachable,
+        eventsSince: () => throwError(() => new Error("unreachable")),
+        run: unreachable,
+        steer: unreachable,
+        followUp: unreachable,
+        check: unreachable,
+        answer: unreachable,
+        abort: unreachable,
+      }),
+      basePath: "/api",
+      authorize: "none-local-only",
+    });
+    closers.push(() => host.close());
+    const server = await serveNode(host.handle);
+    closers.push(() => server.close());
+    const response = await fetch(`${server.url}/api/threads/t1`);
+    const body = await response.text();
+    expect([response.status, body]).toEqual([503, expect.stringContaining("ECONNREFUSED")]);
+    expect(body).toContain("admin:[redacted]@restate.internal");
+    expect(body).not.toContain("hunter2");
+  });
+
+  it("an authorize hook that throws quoting the token it was shown: 500, the token in neither the answer nor the log", async () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    try {
+      const host = makeHost({
+        authorize: (request) => {
+          throw new Error(`rejected credentials ${request.headers.get("authorization")}`);
+        },
+      });
+      const server = await serveNode(host.handle);
+      closers.push(() => server.close());
+      const response = await fetch(`${server.url}/api/threads/t1`, {
+        headers: { authorization: `Bearer ${LEAKED}` },
+      });
+      expect(response.status).toBe(500);
+      expect(await response.text()).not.toContain("LEAKED");
+      const log = logged.mock.calls.flat().map(String).join("\n");
+      expect(log).toContain("rejected credentials Bearer [redacted]");
+      expect(log).not.toContain("LEAKED");
+    } finally {
+      logged.mockRestore();
+    }
+  });
+});
+
 describe("attack: a host started without an identity check", () => {
   it("refuses to start without authorize, naming the explicit local choice", () => {
     const agent = { provider: scripted([]) };
@@ -515,6 +628,33 @@ describe("attack: oversized bodies and odd methods", () => {
       });
       expect(await errorOf(refused)).toEqual([413, "payload_too_large"]);
       expect((await fetch(`${server.url}/api/threads/t1`)).status).toBe(404);
+    }
+  });
+
+  it("clients that go away mid-upload are no server failure: nothing logged, the host serves on", async () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    try {
+      const host = makeHost();
+      const agent = await waitingThread(host, "t1");
+      const server = await serveNode(host.handle);
+      closers.push(() => server.close());
+      for (const path of ["/api/chat", "/api/threads/t1/steer"]) {
+        const socket = connect(server.port, "127.0.0.1");
+        socket.on("error", () => undefined);
+        socket.write(
+          `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\ncontent-type: application/json\r\n` +
+            `content-length: 100000\r\n\r\n{"text":"half`,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        socket.destroy();
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(logged.mock.calls.map(String)).toEqual([]);
+      expect(agent.queued.steering).toEqual([]);
+      const status = await fetch(`${server.url}/api/threads/t1`);
+      expect(status.status).toBe(200);
+    } finally {
+      logged.mockRestore();
     }
   });
 

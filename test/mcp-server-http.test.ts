@@ -2,7 +2,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { serveNode, type NodeServer } from "../http.js";
 import { createAgent, defineTool, scripted } from "../index.js";
@@ -192,5 +192,55 @@ describe("the MCP HTTP handler's guards (as the session host's)", () => {
     expect(malformed.status).toBe(400);
     expect(await malformed.json()).toMatchObject({ error: { code: -32700 } });
     await local.close();
+  });
+
+  it("an authorize hook that throws quoting the token it was shown: 500, the token in neither the answer nor the log", async () => {
+    const leaked = "sk-ant-api03-LEAKEDleakedLEAKED0123456789";
+    const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    try {
+      const server = await serve({ echo }, (request) => {
+        throw new Error(`rejected credentials ${request.headers.get("authorization")}`);
+      });
+      const response = await fetch(server.url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          authorization: `Bearer ${leaked}`,
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+      });
+      expect(response.status).toBe(500);
+      const answer = await response.text();
+      expect(answer).toContain("the request failed on the server");
+      expect(answer).not.toContain("LEAKED");
+      const log = logged.mock.calls.flat().map(String).join("\n");
+      expect(log).toContain("rejected credentials Bearer [redacted]");
+      expect(log).not.toContain("LEAKED");
+    } finally {
+      logged.mockRestore();
+    }
+  });
+
+  it("keeps maxSessions sessions per caller: its least recently used is closed (404), another caller's are untouched", async () => {
+    const handler = createMcpHttpHandler({
+      agents: { echo },
+      authorize: (request) => request.headers.get("authorization")?.replace("Bearer ", "") ?? false,
+      maxSessions: 2,
+    });
+    const server = await serveNode(handler);
+    servers.push(server);
+    const as = (who: string) => connect(server.url, { headers: { authorization: `Bearer ${who}` } });
+    const bob = await as("bob");
+    const first = await as("alice");
+    const second = await as("alice");
+    await first.listTools(); // used after the second was opened
+    // Clients that go away without ending their sessions: without a bound each stayed held.
+    const third = await as("alice");
+    await expect(second.listTools()).rejects.toThrow(/404|session/i);
+    for (const client of [first, third, bob]) {
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(["echo"]);
+    }
+    await handler.close();
   });
 });

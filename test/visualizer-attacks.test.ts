@@ -1,3 +1,4 @@
+import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { z } from "zod";
@@ -57,6 +58,14 @@ describe("the Stately inspector relay, attacked", () => {
     const page = await fetch(relay.url);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain(`new WebSocket("${relay.wsUrl}")`);
+  });
+
+  it("its page, whose URL carries the token, sends the inspector's site no referrer", async () => {
+    const relay = await createInspectorRelay();
+    cleanups.push(() => relay.close());
+    const page = await fetch(relay.url);
+    expect(await page.text()).toContain('<iframe id="inspector" src="https://stately.ai/inspect"');
+    expect(page.headers.get("referrer-policy")).toBe("no-referrer");
   });
 
   it("keeps a bounded backlog however many registrations a client sends", async () => {
@@ -185,5 +194,104 @@ describe("the visualizer's redaction", () => {
       token: true,
       Authorization: "Basic [redacted]",
     });
+  });
+});
+
+/** What a local client sends to open a WebSocket, with its own target and headers. */
+function upgradeRequest(target: string, port: number, headers = ""): string {
+  return (
+    `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n${headers}Upgrade: websocket\r\n` +
+    `Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`
+  );
+}
+
+/** Sends `text` on a fresh connection and resets it at once (RST), as a client that goes away does. */
+async function sendAndReset(port: number, text: string): Promise<void> {
+  await new Promise<void>((resolve) => {
+    const socket = connect(port, "127.0.0.1", () => {
+      socket.write(text);
+      socket.resetAndDestroy();
+      resolve();
+    });
+    socket.on("error", () => undefined);
+  });
+}
+
+/** Sends `text` and waits for the answer until the server closes (or `ms` passes). */
+async function exchange(port: number, text: string, ms = 2_000): Promise<string> {
+  return new Promise<string>((resolve) => {
+    let answer = "";
+    const socket = connect(port, "127.0.0.1", () => socket.write(text));
+    const timer = setTimeout(() => socket.destroy(), ms);
+    socket.on("data", (chunk: Buffer) => (answer += chunk.toString()));
+    socket.on("error", () => undefined);
+    socket.on("close", () => {
+      clearTimeout(timer);
+      resolve(answer);
+    });
+  });
+}
+
+/** Errors thrown out of the process (no handler caught them) while `attack` runs, and a beat after. */
+async function uncaughtDuring(attack: () => Promise<void>): Promise<unknown[]> {
+  const thrown: unknown[] = [];
+  const record = (error: unknown) => thrown.push(error);
+  process.on("uncaughtException", record);
+  try {
+    await attack();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  } finally {
+    process.off("uncaughtException", record);
+  }
+  return thrown;
+}
+
+describe("attack: a local client at the door of the page servers", () => {
+  it("an upgrade from another site or without the token, reset while it is refused, throws nothing out of the agent's process", async () => {
+    const agent = createAgent({ provider: scripted([]) });
+    cleanups.push(() => agent.stop());
+    const server = await visualize(agent);
+    cleanups.push(() => server.close());
+    const relay = await createInspectorRelay();
+    cleanups.push(() => relay.close());
+    const thrown = await uncaughtDuring(async () => {
+      for (let i = 0; i < 50; i++) {
+        const pad = "x".repeat(i * 200); // more or less written before the reset comes
+        const foreign = `Origin: http://evil.example\r\nX-Pad: ${pad}\r\n`;
+        await sendAndReset(server.port, upgradeRequest("/ws", server.port, foreign));
+        await sendAndReset(server.port, upgradeRequest("/ws?token=wrong", server.port, `X-Pad: ${pad}\r\n`));
+        await sendAndReset(relay.port, upgradeRequest("/?token=wrong", relay.port, `X-Pad: ${pad}\r\n`));
+      }
+    });
+    expect(thrown.map(String)).toEqual([]);
+    // Both still let their own pages in.
+    await client(`ws://127.0.0.1:${server.port}/ws?token=${encodeURIComponent(server.token)}`).opened;
+    await client(relay.wsUrl).opened;
+  });
+
+  it("an upgrade whose target makes no URL gets 403 from the relay, nothing thrown, and close() still ends", async () => {
+    const relay = await createInspectorRelay();
+    const thrown = await uncaughtDuring(async () => {
+      for (const target of ["http://[", "//[", "http://a:b@[::1/"]) {
+        expect(await exchange(relay.port, upgradeRequest(target, relay.port))).toMatch(/^HTTP\/1\.1 403 /);
+      }
+    });
+    expect(thrown.map(String)).toEqual([]);
+    await relay.close(); // it waited forever for the sockets the throw left open
+  });
+
+  it("a refused client that keeps its side open holds no socket: close() ends", async () => {
+    const agent = createAgent({ provider: scripted([]) });
+    cleanups.push(() => agent.stop());
+    const server = await visualize(agent);
+    const held = connect({ port: server.port, host: "127.0.0.1", allowHalfOpen: true });
+    held.on("error", () => undefined);
+    cleanups.push(() => held.destroy());
+    let answer = "";
+    held.on("data", (chunk: Buffer) => (answer += chunk.toString()));
+    held.write(upgradeRequest("/ws", server.port, "Origin: http://evil.example\r\n"));
+    await until(() => answer.startsWith("HTTP/1.1 403"), "the refusal");
+    await until(() => held.readyState === "writeOnly" || held.destroyed, "the server's end of the socket");
+    await server.close();
   });
 });

@@ -8,6 +8,7 @@ import { toolExecutionMachine } from "../machines/tool-execution.machine.js";
 import { layoutMachineGraph } from "./machine-graph.js";
 import { followWakes, type LaterSource, type WakeSource } from "./next-wake.js";
 import { importPageModule, pageDirectory } from "./page-directory.js";
+import { carriesToken, refuseUpgrade } from "./page-gate.js";
 import { sendOrDrop } from "./send-or-drop.js";
 import { previewForPage } from "./preview.js";
 import { readRecording } from "./recording.js";
@@ -168,8 +169,7 @@ export async function visualize(agent: Agent, options: VisualizeOptions = {}): P
   const wss = new WebSocketServer({ noServer: true, maxPayload: maxCommandBytes });
   site.server.on("upgrade", (request, socket, head) => {
     if (pathOf(request) !== "/ws" || !site.trusted(request) || !site.authorized(request)) {
-      socket.end("HTTP/1.1 403 Forbidden\r\n\r\n");
-      return;
+      return refuseUpgrade(socket);
     }
     wss.handleUpgrade(request, socket, head, (ws) => {
       sockets.add(ws);
@@ -383,7 +383,7 @@ async function serveSite(options: {
 }): Promise<Site> {
   const assets = pageAssets(pageDirectory());
   const data = options.data ?? {};
-  const { randomBytes, timingSafeEqual } = process.getBuiltinModule("node:crypto"); // on first use (issue 44)
+  const { randomBytes } = process.getBuiltinModule("node:crypto"); // on first use (issue 44)
   const token = options.token ?? randomBytes(32).toString("base64url");
   const expected = Buffer.from(token);
 
@@ -394,10 +394,7 @@ async function serveSite(options: {
     const origin = request.headers.origin;
     return origin === undefined || allowedHosts().some((host) => origin === `http://${host}`);
   };
-  const authorized = (request: IncomingMessage) => {
-    const given = Buffer.from(new URL(request.url ?? "/", "http://x").searchParams.get("token") ?? "");
-    return given.length === expected.length && timingSafeEqual(given, expected);
-  };
+  const authorized = (request: IncomingMessage) => carriesToken(request, expected);
 
   const { createServer } = process.getBuiltinModule("node:http"); // on first use (issue 44)
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {

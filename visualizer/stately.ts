@@ -9,6 +9,7 @@ import {
   sanitizeInspectionEvent,
   shrinkingObserver,
 } from "./stately-browser.js";
+import { carriesToken, refuseUpgrade } from "./page-gate.js";
 import { sendOrDrop } from "./send-or-drop.js";
 import { guardInspector, inspectorFailure } from "../agent/guarded-inspector.js";
 import { errorText } from "../core/error-text.js";
@@ -82,7 +83,7 @@ export async function createInspectorRelay(options: InspectorRelayOptions = {}):
     maxBytes: options.maxBacklogBytes ?? 64 * 1024 * 1024,
   });
   const maxClientBufferBytes = options.maxClientBufferBytes ?? 32 * 1024 * 1024;
-  const { randomBytes, timingSafeEqual } = process.getBuiltinModule("node:crypto"); // on first use (issue 44)
+  const { randomBytes } = process.getBuiltinModule("node:crypto"); // on first use (issue 44)
   const token = options.token ?? randomBytes(32).toString("base64url");
   const expected = Buffer.from(token);
   let port = 0;
@@ -92,10 +93,7 @@ export async function createInspectorRelay(options: InspectorRelayOptions = {}):
     hosts().includes(request.headers.host ?? "") &&
     (request.headers.origin === undefined || hosts().some((h) => request.headers.origin === `http://${h}`));
   // Host and Origin keep web pages out; the token keeps out every other local process too.
-  const authorized = (request: IncomingMessage) => {
-    const given = Buffer.from(new URL(request.url ?? "/", "http://x").searchParams.get("token") ?? "");
-    return given.length === expected.length && timingSafeEqual(given, expected);
-  };
+  const authorized = (request: IncomingMessage) => carriesToken(request, expected);
   const wsUrl = () => `ws://${HOST}:${port}/?token=${encodeURIComponent(token)}`;
 
   const { createServer } = process.getBuiltinModule("node:http"); // on first use (issue 44)
@@ -110,6 +108,10 @@ export async function createInspectorRelay(options: InspectorRelayOptions = {}):
         "cache-control": "no-store",
         "x-frame-options": "DENY",
         "content-security-policy": "frame-ancestors 'none'",
+        // The page's URL carries the token, and it loads the inspector from another site: no
+        // browser's referrer policy may send that site the URL.
+        "referrer-policy": "no-referrer",
+        "x-content-type-options": "nosniff",
       })
       .end(bridgePage(wsUrl(), inspectorUrl));
   });
@@ -117,7 +119,7 @@ export async function createInspectorRelay(options: InspectorRelayOptions = {}):
   const { WebSocketServer } = await import("ws");
   const wss = new WebSocketServer({ noServer: true, maxPayload: 16 * 1024 * 1024 });
   server.on("upgrade", (request, socket, head) => {
-    if (!trusted(request) || !authorized(request)) return void socket.end("HTTP/1.1 403 Forbidden\r\n\r\n");
+    if (!trusted(request) || !authorized(request)) return refuseUpgrade(socket);
     wss.handleUpgrade(request, socket, head, (ws) => wss.emit("connection", ws, request));
   });
   wss.on("connection", (ws) => {

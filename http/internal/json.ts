@@ -22,7 +22,7 @@ async function readText(request: Request, maxBytes: number): Promise<string> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    const { done, value } = await reader.read().catch(cutShort);
     if (done) break;
     size += value.byteLength;
     if (size > maxBytes) {
@@ -32,6 +32,18 @@ async function readText(request: Request, maxBytes: number): Promise<string> {
     chunks.push(value);
   }
   return new TextDecoder().decode(concat(chunks, size));
+}
+
+/**
+ * A body that could not be read to its end (its client closed the connection mid-upload) is the
+ * client's doing: a 400, not a server failure logged for every client that goes away.
+ */
+function cutShort(error: unknown): never {
+  throw new AgentCallError(
+    400,
+    "bad_request",
+    `the request body could not be read to its end: ${error instanceof Error ? error.message : String(error)}`,
+  );
 }
 
 function concat(chunks: Uint8Array[], size: number): Uint8Array {
