@@ -24,8 +24,41 @@ export function retryDelay(
 }
 
 /**
+ * Whether the server asked for a longer wait (`retry-after`) than one delay may last
+ * (`retry.maxDelayMs`). Retrying sooner than asked would only be refused again (and spend the
+ * retries), waiting longer breaks the user's cap: the call is not retried, and a fallback chain
+ * hands it to its next model at once.
+ *
+ * @example
+ * ```ts
+ * asksTooLongAWait({ type: "error", kind: "rate_limit", message: "429", retryAfterMs: 3_600_000 }, { maxDelayMs: 60_000 }); // true
+ * ```
+ */
+export function asksTooLongAWait(
+  failure: Extract<ProviderEvent, { type: "error" }>,
+  policy: Pick<Required<RetryPolicy>, "maxDelayMs">,
+): boolean {
+  return failure.retryAfterMs !== undefined && failure.retryAfterMs > policy.maxDelayMs;
+}
+
+/**
+ * The final error of a call the server asked to wait longer than `retry.maxDelayMs` for: the
+ * provider's text, then the wait it asked for and the cap, so the user knows what to change.
+ *
+ * @example
+ * ```ts
+ * tooLongAWaitText("429 Rate limited", 3_600_000, 60_000);
+ * // "429 Rate limited (the server asks to wait 3600 s before trying again, longer than retry.maxDelayMs, 60 s: not retried)"
+ * ```
+ */
+export function tooLongAWaitText(message: string, retryAfterMs: number, maxDelayMs: number): string {
+  return `${message} (the server asks to wait ${duration(retryAfterMs)} before trying again, longer than retry.maxDelayMs, ${duration(maxDelayMs)}: not retried)`;
+}
+
+/**
  * Whether a failed attempt is tried again: a transient kind the provider does not call hopeless,
- * within `maxRetries`; a server that was never reached (refused, unknown host) only within
+ * within `maxRetries`, and not when the server asks for a longer wait than `maxDelayMs`
+ * ({@link asksTooLongAWait}); a server that was never reached (refused, unknown host) only within
  * `maxConnectRetries`, because retrying it for seconds tells the user nothing new.
  *
  * @example
@@ -37,9 +70,17 @@ export function shouldRetry(
   failure: Extract<ProviderEvent, { type: "error" }>,
   attempt: number,
   unreachableSoFar: number,
-  policy: Pick<Required<RetryPolicy>, "maxRetries" | "maxConnectRetries">,
+  policy: Pick<Required<RetryPolicy>, "maxRetries" | "maxConnectRetries"> &
+    Partial<Pick<RetryPolicy, "maxDelayMs">>,
 ): boolean {
   if (!isRetryableKind(failure.kind) || failure.retryable === false) return false;
   if (attempt >= policy.maxRetries) return false;
+  if (policy.maxDelayMs !== undefined && asksTooLongAWait(failure, { maxDelayMs: policy.maxDelayMs }))
+    return false;
   return !failure.unreachable || unreachableSoFar <= policy.maxConnectRetries;
+}
+
+/** `250 ms`, `1.5 s`, `3600 s`: a delay as a person reads it. */
+function duration(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${Math.round(ms / 100) / 10} s`;
 }

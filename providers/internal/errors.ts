@@ -59,11 +59,48 @@ export function parseRetryAfterMs(headers: HeaderSource | undefined, now = Date.
  */
 const SECRET_SHAPES = /\b(?:sk-(?:ant-)?[A-Za-z0-9_*-]{6,}|AIza[0-9A-Za-z_-]{20,}|A[KS]IA[0-9A-Z]{12,})/g;
 
-/** Replaces anything that looks like an API key (and the configured key itself) with `[redacted]`. */
+/**
+ * A header value that `fetch` refused, which its error quotes whole: `Headers.append: "Bearer …" is
+ * an invalid header value.` (a key with a line break or a NUL pasted into it). Only the header's
+ * owner knows it is the key (the AI SDK's model packages read theirs themselves), so the value goes.
+ */
+const REFUSED_HEADER_VALUE = /(Headers\.\w+: )"[\s\S]*"( is an invalid header value)/g;
+
+/** A credential passed in a URL's query (`?key=…`, `&api_key=…`, `&access_token=…`, a signature). */
+const QUERY_CREDENTIAL =
+  /([?&](?:key|api[-_]?key|apikey|access[-_]?token|token|auth|sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token)=)[^&#\s"')]+/gi;
+
+/**
+ * Replaces anything that looks like an API key (and the configured key itself) with `[redacted]`:
+ * the key, known key shapes, a header value `fetch` refused (its error quotes it) and a credential
+ * in a URL's query.
+ *
+ * @example
+ * ```ts
+ * redactSecrets('Headers.append: "Bearer abc\ndef" is an invalid header value.');
+ * // 'Headers.append: "[redacted]" is an invalid header value.'
+ * ```
+ */
 export function redactSecrets(text: string, secret?: string): string {
   let out = text;
   if (secret && secret.length >= 4) out = out.split(secret).join("[redacted]");
-  return out.replace(SECRET_SHAPES, "[redacted]");
+  return out
+    .replace(SECRET_SHAPES, "[redacted]")
+    .replace(REFUSED_HEADER_VALUE, '$1"[redacted]"$2')
+    .replace(QUERY_CREDENTIAL, "$1[redacted]");
+}
+
+/**
+ * What to check when `fetch` refused a header before sending anything: nearly always a key pasted
+ * with a line break, a tab or a typographic character in it.
+ */
+function unsendableHeaderHint(message: string): string {
+  REFUSED_HEADER_VALUE.lastIndex = 0;
+  const refused =
+    REFUSED_HEADER_VALUE.test(message) || /Cannot convert argument to a ByteString/.test(message);
+  return refused
+    ? " (a request header could not be sent: check the API key, and any headers you set, for a line break, a tab or a character such as … pasted into it)"
+    : "";
 }
 
 /** Error codes Node and undici use for a connection that failed or was cut. */
@@ -184,7 +221,8 @@ export function classifyProviderError(
   const e = (error ?? {}) as ApiErrorLike;
   const body = describeBody(e.error);
   const rawMessage = body.message ?? (typeof e.message === "string" ? e.message : String(error));
-  const message = redactSecrets(rawMessage || "Unknown provider error", secret);
+  const message =
+    redactSecrets(rawMessage || "Unknown provider error", secret) + unsendableHeaderHint(rawMessage);
   const status = typeof e.status === "number" ? e.status : undefined;
   const code = (e.code ?? undefined) || body.code;
   const type = (e.type ?? undefined) || body.type;
