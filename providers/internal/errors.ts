@@ -255,7 +255,8 @@ export function classifyProviderError(
   const event: ProviderErrorEvent = {
     type: "error",
     kind,
-    message: status ? `${status} ${message}` : message,
+    // The SDKs' own text of a body-less error already starts with the status ("413 status code (no body)").
+    message: status && !message.startsWith(`${status} `) ? `${status} ${message}` : message,
   };
   if (failed && kind === "network") Object.assign(event, failed);
   const retryAfterMs = parseRetryAfterMs(e.headers);
