@@ -49,6 +49,28 @@ const STATED_SIZES: { pattern: RegExp; requested: number; maximum: number }[] = 
   },
 ];
 
+/**
+ * Anthropic (and Claude on Bedrock) count the output cap in: "input length and `max_tokens` exceed
+ * context limit: 188240 + 21333 > 200000". The input may then take the window less the cap.
+ */
+const INPUT_PLUS_OUTPUT = new RegExp(`exceed context limit: ${NUMBER} \\+ ${NUMBER} > ${NUMBER}`, "i");
+
+function inputAndOutputSizes(message: string): StatedContextOverflow | undefined {
+  const match = INPUT_PLUS_OUTPUT.exec(message);
+  if (!match) return undefined;
+  const input = toNumber(match[1]);
+  const output = toNumber(match[2]);
+  const limit = toNumber(match[3]);
+  if (input === undefined || output === undefined || limit === undefined) return undefined;
+  return limit > output ? { requested: input, maximum: limit - output } : { requested: input };
+}
+
+/** xAI: "This model's maximum prompt length is 131072 but the request contains 200000 tokens." */
+const PROMPT_LENGTH = new RegExp(
+  `maximum prompt length is ${NUMBER} but the request contains ${NUMBER}`,
+  "i",
+);
+
 /** A maximum stated without the request's size ("maximum context length is 8192 tokens"). */
 const STATED_MAXIMUM = new RegExp(
   `(?:maximum context length is|context (?:window|length|size) (?:is|of)) ${NUMBER} tokens?`,
@@ -63,7 +85,8 @@ const toNumber = (text: string | undefined): number | undefined => {
 
 /**
  * Reads the request size and the model's maximum out of a context-overflow error message, for the
- * wordings of Anthropic, OpenAI, vLLM, OpenRouter, llama.cpp and LM Studio; `{}` when it states none.
+ * wordings of Anthropic (also "input + max_tokens > limit", where the maximum is the room left
+ * for the input), OpenAI, vLLM, OpenRouter, llama.cpp, LM Studio and xAI; `{}` when it states none.
  *
  * @example
  * ```ts
@@ -73,10 +96,14 @@ const toNumber = (text: string | undefined): number | undefined => {
  */
 export function parseContextOverflow(message: string | undefined): StatedContextOverflow {
   if (!message) return {};
+  const withOutput = inputAndOutputSizes(message);
+  if (withOutput) return withOutput;
   for (const { pattern, requested, maximum } of STATED_SIZES) {
     const match = pattern.exec(message);
     if (match) return { requested: toNumber(match[requested]), maximum: toNumber(match[maximum]) };
   }
+  const prompt = PROMPT_LENGTH.exec(message);
+  if (prompt) return { requested: toNumber(prompt[2]), maximum: toNumber(prompt[1]) };
   const maximum = toNumber(STATED_MAXIMUM.exec(message)?.[1]);
   return maximum === undefined ? {} : { maximum };
 }

@@ -33,6 +33,8 @@ describe("error classification", () => {
       "This model's maximum context length is 8192 tokens.",
       "the model is loaded with context length of 4096, which is greater than the context length",
       "context_length_exceeded",
+      "input length and `max_tokens` exceed context limit: 188240 + 21333 > 200000, decrease input length or `max_tokens` and try again",
+      "This model's maximum prompt length is 131072 but the request contains 200000 tokens.",
     ]) {
       expect(isContextOverflowText(text), text).toBe(true);
     }

@@ -10,6 +10,8 @@ export type ProviderErrorEvent = Extract<ProviderEvent, { type: "error" }>;
  */
 const CONTEXT_OVERFLOW_PATTERNS: RegExp[] = [
   /prompt is too long/i, // Anthropic
+  /exceed context limit/i, // Anthropic, Bedrock's Claude: "input length and `max_tokens` exceed context limit: …"
+  /maximum prompt length is/i, // xAI
   /context_length_exceeded/i, // OpenAI error code
   /exceeds the context window/i, // OpenAI Responses
   /exceeds the available context size/i, // llama.cpp server
