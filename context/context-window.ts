@@ -41,6 +41,8 @@ const STATED_SIZES: { pattern: RegExp; requested: number; maximum: number }[] = 
     requested: 1,
     maximum: 2,
   },
+  // OpenAI, one request over the tokens-per-minute limit: "… (TPM): Limit 30000, Requested 50000."
+  { pattern: new RegExp(`Limit ${NUMBER}, Requested ${NUMBER}`, "i"), requested: 2, maximum: 1 },
   // LM Studio: "... (5000) is greater than the context length (4096)"
   {
     pattern: new RegExp(`\\(${NUMBER}\\) is greater than the context length[^\\d]*\\(?${NUMBER}`, "i"),

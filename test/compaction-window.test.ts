@@ -173,6 +173,11 @@ describe("parseContextOverflow", () => {
       "This model's maximum prompt length is 131072 but the request contains 200000 tokens.",
       { requested: 200000, maximum: 131072 },
     ],
+    [
+      "Request too large for gpt-4o in organization org-x on tokens per min (TPM): Limit 30000, Requested 50000. The input or output tokens must be reduced in order to run successfully.",
+      { requested: 50000, maximum: 30000 },
+    ],
+    ["Rate limit reached for gpt-4o on tokens per min (TPM): Limit 30000, Used 25000, Requested 8000.", {}],
     ["Your input exceeds the context window of this model. Please adjust your input and try again.", {}],
     [undefined, {}],
   ])("%j", (message, expected) => {

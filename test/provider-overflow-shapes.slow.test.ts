@@ -10,6 +10,7 @@ import {
   bedrock,
   createAgent,
   emptyUsage,
+  openai,
   openaiCompatible,
   type Provider,
 } from "../index.js";
@@ -64,6 +65,18 @@ const shapes: Shape[] = [
     ),
     answer: bedrockReply(converseStream({ blocks: [{ text: ["Fits now."] }] })),
     providerMaximum: 200_000 - 21_333,
+  },
+  {
+    name: "openai: a 429 for one request over the tokens-per-minute limit (waiting never helps)",
+    provider: (s) => openai({ model: "gpt-4o", apiKey: "sk-test-0001", baseURL: s.openaiURL }),
+    overflow: openaiHttpError(
+      429,
+      "Request too large for gpt-4o in organization org-fixture on tokens per min (TPM): Limit 30000, Requested 50000. The input or output tokens must be reduced in order to run successfully. Visit https://platform.openai.com/account/rate-limits to learn more.",
+      "rate_limit_exceeded",
+      "tokens",
+    ),
+    answer: { type: "sse", frames: chatStream({ text: ["Fits now."] }) },
+    providerMaximum: 30_000,
   },
   {
     name: "openaiCompatible (xAI): maximum prompt length",

@@ -12,6 +12,10 @@ const CONTEXT_OVERFLOW_PATTERNS: RegExp[] = [
   /prompt is too long/i, // Anthropic
   /exceed context limit/i, // Anthropic, Bedrock's Claude: "input length and `max_tokens` exceed context limit: …"
   /maximum prompt length is/i, // xAI
+  // OpenAI's 429 for one request larger than the tokens-per-minute limit: waiting never helps, a
+  // shorter request does ("Request too large for gpt-4o … on tokens per min (TPM): Limit 30000,
+  // Requested 50000. The input or output tokens must be reduced in order to run successfully.")
+  /input or output tokens must be reduced/i,
   /context_length_exceeded/i, // OpenAI error code
   /exceeds the context window/i, // OpenAI Responses
   /exceeds the available context size/i, // llama.cpp server
