@@ -1,5 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { aiSdk, bedrock, gemini, modelPrice, providerFromEnv, setModelPrice, withCost } from "../index.js";
+import {
+  aiSdk,
+  bedrock,
+  createAgent,
+  gemini,
+  modelPrice,
+  providerFromEnv,
+  scripted,
+  setModelPrice,
+  withCost,
+} from "../index.js";
 import { bedrockPriceId } from "../providers/bedrock.js";
 import {
   classifyProviderError,
@@ -106,6 +116,36 @@ describe("pricing", () => {
       total: 30,
     });
     expect(withCost(usage, "unknown-model").cost).toBeUndefined();
+  });
+
+  it("a built-in price covers its model's snapshots, never another model whose id starts alike", () => {
+    for (const [id, input] of [
+      ["claude-opus-4-20250514", 15],
+      ["claude-opus-4-1-20250805", 15],
+      ["claude-3-7-sonnet-latest", 3],
+      ["gpt-5-2025-08-07", 1.25],
+      ["o3-2025-04-16", 2],
+      ["gemini-3-pro-preview", 2],
+      ["gemini-2.5-flash-preview-05-20", 0.3],
+      ["gemini-2.0-flash-001", 0.1],
+      ["claude-sonnet-4-5-20250929-v1:0", 3], // Bedrock, without its region and vendor
+      ["nova-pro-v1:0", 0.8],
+    ] as const) {
+      expect(modelPrice(id)?.input, id).toBe(input);
+    }
+    // Dearer models than the key that starts their id: a budget must not price them at its price.
+    for (const id of ["gpt-5-pro", "o3-pro", "gpt-5.2", "claude-opus-4-6", "gemini-2.5-flash-image"]) {
+      expect(modelPrice(id), id).toBeUndefined();
+    }
+    expect(() =>
+      createAgent({
+        provider: scripted([{ text: "ok" }], { model: "gpt-5-pro" }),
+        limits: { maxCostUsd: 1 },
+      }),
+    ).toThrow(/the model "gpt-5-pro" has no price/);
+    // A key the app sets stays a prefix of every id it names.
+    setModelPrice("o3", { input: 2, output: 8 });
+    expect(modelPrice("o3-pro")?.input).toBe(2);
   });
 });
 
