@@ -20,7 +20,12 @@ import {
   type ProviderFixtureServer,
   startProviderServer,
 } from "./fixtures/provider-server.js";
-import { anthropicHttpError, chatStream, openaiHttpError } from "./fixtures/provider-wire.js";
+import {
+  anthropicHttpError,
+  anthropicMessage,
+  chatStream,
+  openaiHttpError,
+} from "./fixtures/provider-wire.js";
 
 const KEY = "sk-test-retry-after-0001";
 const inAnHour = () => new Date(Date.now() + 3_600_000).toUTCString();
@@ -137,6 +142,33 @@ describe.each(wires)("a retry-after longer than retry.maxDelayMs: $name", (wire)
       role: "assistant",
       model: "gpt-4.1-mini",
       content: [{ type: "text", text: "From the second model." }],
+    });
+  });
+});
+
+describe("a fallback chain remembers the wait a server asked for", () => {
+  it("the next calls skip the rate-limited model until its retry-after is over, then try it again", async () => {
+    let now = 0;
+    const primary = anthropic({ model: "claude-haiku-4-5", apiKey: KEY, baseURL: server.url });
+    const next = openai({ model: "gpt-4.1-mini", apiKey: KEY, baseURL: second.openaiURL });
+    const { agent } = record(fallback([primary, next], { breaker: { now: () => now } }));
+    const answer = (text: string): FixtureReply => ({ type: "sse", frames: chatStream({ text: [text] }) });
+
+    server.reply(anthropicHttpError(429, "rate_limit_error", "Rate limited", { "retry-after": "30" }));
+    second.reply(answer("one"), answer("two"));
+    await agent.prompt("first");
+    now = 29_000;
+    await agent.prompt("second");
+    expect(server.requests).toHaveLength(1); // asked once, not again within its 30 s
+    expect(second.requests).toHaveLength(2);
+
+    now = 30_000;
+    server.reply({ type: "sse", frames: anthropicMessage({ blocks: [{ type: "text", text: ["back"] }] }) });
+    await agent.prompt("third");
+    expect(server.requests).toHaveLength(2);
+    expect(agent.messages.at(-1)).toMatchObject({
+      model: "claude-haiku-4-5",
+      content: [{ type: "text", text: "back" }],
     });
   });
 });
