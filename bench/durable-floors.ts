@@ -23,16 +23,19 @@ const floorInbox = restate.object({
 });
 
 /** A model step's and a tool step's result of about the size the agent journals. */
-const modelAnswer = (turn: number) => ({
+export const modelAnswer = (turn: number) => ({
   role: "assistant",
   content: [{ type: "toolCall", id: `c${turn}`, name: "noop", arguments: { turn } }],
   stopReason: "toolUse",
   at: Date.now(),
 });
-const toolAnswer = (turn: number) => ({ content: [{ type: "text", text: `ok ${turn}` }], at: Date.now() });
+export const toolAnswer = (turn: number) => ({
+  content: [{ type: "text", text: `ok ${turn}` }],
+  at: Date.now(),
+});
 
 /** A slot's payload of about the size a durable run writes before a wait (durable/run-slots.ts). */
-const slotPayload = (turn: number, beforeTool: boolean) => ({
+export const slotPayload = (turn: number, beforeTool: boolean) => ({
   run: "inv_floor",
   turn,
   count: 2 * turn + 1,

@@ -17,7 +17,9 @@ if (existsSync(compiled) && (!existsSync(source) || buildIsCurrent(statSync(comp
     ({ register } = await import("tsx/esm/api"));
   } catch {
     process.stderr.write(
-      "agent-machine: no build to run (dist/ is missing or older than the sources) and no tsx to run the sources: run `npm run build`, or `npm install` for tsx\n",
+      cwdIsGone()
+        ? "agent-machine: The current directory no longer exists (it was deleted or moved): cd to one that does\n"
+        : "agent-machine: no build to run (dist/ is missing or older than the sources) and no tsx to run the sources: run `npm run build`, or `npm install` for tsx\n",
     );
     process.exit(1);
   }
@@ -50,4 +52,14 @@ function buildIsCurrent(builtAt) {
     }
   }
   return true;
+}
+
+/** The shell's directory was deleted under it: tsx cannot load then, and that is what to say. */
+function cwdIsGone() {
+  try {
+    process.cwd();
+    return false;
+  } catch {
+    return true;
+  }
 }

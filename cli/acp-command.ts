@@ -24,6 +24,7 @@ export async function runAcpCommand(
   argv: readonly string[],
   env: Record<string, string | undefined>,
   stderr: ServedOutput = process.stderr,
+  stdout: ServedOutput = process.stdout,
 ): Promise<number> {
   return runServedCommand(
     "acp",
@@ -32,6 +33,7 @@ export async function runAcpCommand(
     stderr,
     "the client sends prompts and picks sessions",
     serveOverAcp,
+    stdout,
   );
 }
 

@@ -99,10 +99,27 @@ Project rules: AGENTS.md and CLAUDE.md of your config folder (~/.config/agent-ma
 workspace, go into the system prompt.
 Sessions are saved in the user's data folder ($XDG_DATA_HOME or ~/.local/share/agent-machine/sessions/
 <workspace>/<id>/; ~/Library/Application Support on macOS, %LOCALAPPDATA% on Windows), not in the
-repository; an old <cwd>/.agent-machine/sessions/ is moved there once.
+repository; an old <cwd>/.agent-machine/sessions/ is named and left alone, never adopted (a repository
+can ship one): --sessions-dir .agent-machine/sessions --resume uses it.
 bash runs in a bubblewrap sandbox: it writes only in the workspace and a private /tmp, cannot read
 ~/.ssh, .env and other credentials, and has no network. Without bwrap (apt-get install bubblewrap)
-bash commands are refused until you install it or pass --no-sandbox.`;
+bash commands are refused until you install it or pass --no-sandbox.
+Exit status: 0 done, 1 model error or bad setup, 2 usage error, 3 a limit (--max-turns) ended the run,
+4 a call needed an approval and no one could answer (--print, --json, no terminal), 130 aborted
+(Ctrl-C, SIGTERM), 141 stdout closed by its reader (| head).`;
+
+/**
+ * The names `--provider` takes: `PROVIDER_NAMES` of providers/from-env.ts, kept here so `--help`
+ * and a usage error load no provider module (a test keeps the two lists equal).
+ */
+export const PROVIDER_CHOICES: readonly string[] = [
+  "anthropic",
+  "openai",
+  "openai-responses",
+  "openai-compatible",
+  "gemini",
+  "bedrock",
+];
 
 /** Every option the command takes, long names first: what "did you mean" picks from. */
 export const OPTION_NAMES: readonly string[] = [
@@ -129,6 +146,19 @@ export const OPTION_NAMES: readonly string[] = [
   "--help",
   "--version",
 ];
+
+/** The options that take no value (`--visualize` takes an optional port, `--resume` an optional id). */
+const SWITCHES: ReadonlySet<string> = new Set([
+  "--print",
+  "--json",
+  "--inspect",
+  "--continue",
+  "--demo",
+  "--no-sandbox",
+  "--allow-network",
+  "--help",
+  "--version",
+]);
 
 /** A usage error: the CLI prints it with a hint and exits with status 2. */
 export class UsageError extends Error {
@@ -193,7 +223,7 @@ export function parseArgs(argv: readonly string[]): CliArgs {
   const value = (option: string): string => {
     const next = argv[++i];
     // A negative number is a (wrong) value, not the next option: its check says what is wrong.
-    if (next === undefined || (next.startsWith("-") && !/^-\d/.test(next)))
+    if (next === undefined || next === "" || (next.startsWith("-") && !/^-\d/.test(next)))
       throw new UsageError(`${option} needs a value`);
     return next;
   };
@@ -218,7 +248,12 @@ export function parseArgs(argv: readonly string[]): CliArgs {
     const eq = raw.indexOf("=");
     const [name, inline] =
       raw.startsWith("--") && eq > 0 ? [raw.slice(0, eq), raw.slice(eq + 1)] : [raw, undefined];
-    const take = (option: string) => inline ?? value(option);
+    const take = (option: string) => {
+      if (inline === "") throw new UsageError(`${option} needs a value`);
+      return inline ?? value(option);
+    };
+    // `--json=false` must not turn JSON on: a switch given a value is a mistake, said as one.
+    if (inline !== undefined && SWITCHES.has(name)) throw new UsageError(`${name} takes no value`);
     switch (name) {
       case "-p":
       case "--print":
@@ -230,9 +265,18 @@ export function parseArgs(argv: readonly string[]): CliArgs {
       case "--output-schema":
         args.outputSchema = take(name);
         break;
-      case "--provider":
-        args.provider = take(name);
+      case "--provider": {
+        // A typo is a usage error (status 2) with the name it most likely meant, not "no model".
+        const provider = take(name);
+        if (!PROVIDER_CHOICES.includes(provider)) {
+          const suggestion = closestKey(provider, PROVIDER_CHOICES);
+          throw new UsageError(
+            `Invalid --provider "${provider}"${suggestion ? ` (did you mean ${suggestion}?)` : ""}: use ${PROVIDER_CHOICES.join(", ")}`,
+          );
+        }
+        args.provider = provider;
         break;
+      }
       case "--model":
       case "-m":
         args.model = take(name);

@@ -23,8 +23,9 @@ export async function runMcpCommand(
   argv: readonly string[],
   env: Record<string, string | undefined>,
   stderr: ServedOutput = process.stderr,
+  stdout: ServedOutput = process.stdout,
 ): Promise<number> {
-  return runServedCommand("mcp", argv, env, stderr, "each tool call is a prompt", serveOverMcp);
+  return runServedCommand("mcp", argv, env, stderr, "each tool call is a prompt", serveOverMcp, stdout);
 }
 
 /** Serves the set-up agent as an MCP tool on stdin/stdout until the client closes it. */

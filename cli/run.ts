@@ -33,6 +33,7 @@ import {
 } from "./resume.js";
 import { chooseBashSetup, codingToolsFor } from "./sandbox.js";
 import { startTracingForCli } from "./telemetry.js";
+import { trackToolRuns } from "./tool-runs.js";
 import { createScreen } from "./screen.js";
 import { createInputHistory, historyFile } from "./input-history.js";
 import { findProjectRules, rulesNotice, withProjectRules } from "./project-rules.js";
@@ -46,6 +47,7 @@ import {
   type SessionMeta,
   type SessionStore,
 } from "./session-store.js";
+import { type OutputWatch, watchOutput } from "./output-watch.js";
 import { chooseModel, codingSystemPrompt, MODEL_SETUP_HELP, resolveWorkspace } from "./setup.js";
 import { colorEnabled, createStyle, themeFrom } from "./style.js";
 import { terminalSafe } from "./terminal-text.js";
@@ -172,6 +174,8 @@ function sessionSummary(store: SessionStore, meta: SessionMeta): string {
     // The messages the model gets on resume (as the resume notice says), not every one ever logged:
     // a compaction leaves fewer in the transcript than the log holds.
     const inspection = store.inspect(meta.id, { images: false });
+    if (inspection.snapshotProblem !== undefined)
+      return `(damaged: snapshot.json ${terminalSafe(inspection.snapshotProblem)})`;
     const count = resumedMessageCount(inspection.snapshot, inspection.events);
     messages = ` · ${count} message${count === 1 ? "" : "s"}`;
   } catch {
@@ -205,6 +209,12 @@ function recoverSession(
   return { session, plan: recovery.plan, recoveredFrom: { id, source: recovery.source } };
 }
 
+/**
+ * How long the command waits, after its run ended, for tool calls still stopping: bash's SIGTERM,
+ * its 2 s grace, then SIGKILL and the group's end.
+ */
+const TOOLS_STOP_MS = 4_000;
+
 /** Waits for the agent to settle after an abort, but never longer than `ms`. */
 async function settle(agent: Agent, ms: number): Promise<void> {
   if (agent.state === "idle") return;
@@ -233,19 +243,39 @@ export async function runCli(
   const early = earlyExit(argv, io);
   if ("status" in early) return early.status;
   let { args } = early;
-  try {
-    // `/clear`, `/resume` and `/model` end a session and name the next: it starts once the
-    // first is closed (its agent stopped, its files saved), on the same terminal.
-    for (;;) {
-      const result = await runAgent(args, io);
-      if (typeof result === "number") return result;
-      args = result.next;
+  // A reader that goes away (`| head`) or a full disk must not kill the command with a stack
+  // trace while its tools run: the run is aborted, its session saved, and the status says so.
+  const output = watchOutput(io.stdout, io.stderr);
+  let status: number;
+  /** The session just left, to go back to when the one asked for next cannot start. */
+  let back: CliArgs | undefined;
+  for (;;) {
+    try {
+      // `/clear`, `/resume` and `/model` end a session and name the next: it starts once the
+      // first is closed (its agent stopped, its files saved), on the same terminal.
+      const result = await runAgent(args, io, output, () => (back = undefined));
+      if (typeof result === "number") {
+        status = result;
+        break;
+      }
+      ({ next: args, back } = result);
+    } catch (error) {
+      io.stderr.write(`agent-machine: ${(error as Error).message}\n`);
+      // A mistyped `/resume <id>`, a damaged session or a `/model` without its key must not end
+      // the command: the session the user was in goes on.
+      if (back) {
+        args = back;
+        back = undefined;
+        continue;
+      }
+      status = error instanceof UsageError ? 2 : 1;
+      break;
     }
-  } catch (error) {
-    const status = error instanceof UsageError ? 2 : 1;
-    io.stderr.write(`agent-machine: ${(error as Error).message}\n`);
-    return status;
   }
+  await output.flushed();
+  const final = output.statusAfter(status);
+  output.stop();
+  return final;
 }
 
 /** The arguments the session after this one starts with: the interactive session asked for it. */
@@ -271,7 +301,13 @@ function argsAfter(
   }
 }
 
-async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliArgs }> {
+async function runAgent(
+  args: CliArgs,
+  io: CliIO,
+  written: OutputWatch,
+  /** Called once the session is up: from then on, a failure is this session's, not its start's. */
+  started: () => void = () => undefined,
+): Promise<number | { next: CliArgs; back: CliArgs }> {
   const choice = await chooseModel(args, io.env);
   // The demo plays the user's part itself and ends by itself, in a terminal too.
   const mode: Mode = args.json
@@ -454,7 +490,9 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
   const loadedRules = rulesNotice(rules);
   if (loadedRules && pretty) setupNotice(style.muted(loadedRules));
 
-  const tools = codingToolsFor(cwd, bashSetup);
+  // Tracked so the command outlives what its tools are still stopping (bash's SIGKILL after SIGTERM).
+  const toolRuns = trackToolRuns(codingToolsFor(cwd, bashSetup));
+  const { tools } = toolRuns;
   const agent = createAgent({
     provider: choice.provider,
     systemPrompt: withProjectRules(codingSystemPrompt(cwd), rules),
@@ -611,18 +649,23 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
       agent.abort();
       return;
     }
-    // Abort so running commands' process groups are killed, then leave.
+    // Abort so running commands' process groups are killed, then leave once they are.
     agent.abort();
-    void settle(agent, 3_000).then(() => process.exit(130));
+    void settle(agent, 3_000)
+      .then(() => toolRuns.settled(TOOLS_STOP_MS))
+      .then(() => process.exit(130));
   };
   const signals: NodeJS.Signals[] =
     mode === "interactive" ? ["SIGTERM", "SIGHUP"] : ["SIGINT", "SIGTERM", "SIGHUP"];
   for (const signal of signals) process.on(signal, onSignal);
+  // No one reads what the run writes any more: stop it (its tools with it) rather than work blind.
+  const stopWatchingOutput = written.onFailure(() => agent.abort());
 
   try {
     // The first answer is rendered like the others: nothing runs before the renderer is there.
     await markdownReady;
     if (mode === "interactive") {
+      started();
       const end = await runInteractive({
         agent,
         view: view!,
@@ -643,7 +686,11 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
         // What was typed in this workspace before, this session or an earlier one (Up / Down).
         history: createInputHistory(historyFile(cwd, io.env)),
       });
-      return end.kind === "quit" ? 0 : { next: argsAfter(args, end, session.id) };
+      if (end.kind === "quit") return 0;
+      return {
+        next: argsAfter(args, end, session.id),
+        back: argsAfter(args, { kind: "resume", id: session.id }, session.id),
+      };
     }
     if (!prompt && !(plan?.wasRunning ?? false) && !io.stdin.isTTY) {
       prompt = await readAll(io.stdin);
@@ -652,6 +699,8 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
     }
     if (!prompt && !plan) throw new UsageError("No prompt: pass one as an argument or on stdin");
     await start();
+    // The reader went away mid-run: the run was aborted for it, and runCli ends with its status.
+    if (written.failure) return exitCodeFor(lastReason);
     if (visualizer && mode === "once" && io.stdin.isTTY) {
       // The run is over, the page is not: keep it until the user has looked at it.
       notice(style.muted(`The live page stays open until you quit (Enter or q):\n  ${visualizer.url}`));
@@ -683,7 +732,9 @@ async function runAgent(args: CliArgs, io: CliIO): Promise<number | { next: CliA
     return exitCodeFor(lastReason);
   } finally {
     for (const signal of signals) process.off(signal, onSignal);
+    stopWatchingOutput();
     await settle(agent, 3_000);
+    await toolRuns.settled(TOOLS_STOP_MS);
     stopDemoUser?.();
     unattended?.stop();
     for (const subscription of subscriptions) subscription.unsubscribe();

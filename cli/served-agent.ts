@@ -7,6 +7,7 @@ import { withLearnedWindow } from "../context/context-window.js";
 import type { Tool } from "../tools/define-tool.js";
 import { createPermissions } from "../tools/permissions.js";
 import { type CliArgs, parseArgs, UsageError } from "./args.js";
+import { packageVersion } from "./early-exit.js";
 import type { ResumePlan } from "./resume.js";
 import type { BashSetup } from "./sandbox.js";
 import { chooseBashSetup, codingToolsFor } from "./sandbox.js";
@@ -64,9 +65,20 @@ export async function runServedCommand(
   stderr: ServedOutput,
   refusal: string,
   serve: (setup: ServedSetup) => Promise<void>,
+  stdout: ServedOutput = process.stdout,
 ): Promise<number> {
   try {
     const args = parseArgs(argv);
+    // Answered before a model is looked for: `agent-machine acp --help` in a shell with a key set
+    // would otherwise start serving and wait on stdin for an editor that is not there.
+    if (args.help) {
+      stdout.write(`${servedUsage(command)}\n`);
+      return 0;
+    }
+    if (args.version) {
+      stdout.write(`${packageVersion()}\n`);
+      return 0;
+    }
     if (
       args.prompt !== undefined ||
       args.print ||
@@ -107,6 +119,42 @@ export async function runServedCommand(
     stderr.write(`agent-machine ${command}: ${(error as Error).message}\n`);
     return error instanceof UsageError ? 2 : 1;
   }
+}
+
+/**
+ * What `agent-machine acp --help` and `agent-machine mcp --help` print.
+ *
+ * @example
+ * ```ts
+ * process.stdout.write(`${servedUsage("mcp")}\n`);
+ * ```
+ */
+export function servedUsage(command: "acp" | "mcp"): string {
+  const what =
+    command === "acp"
+      ? "Serves the coding agent to an editor over ACP (the Agent Client Protocol) on stdin/stdout:\nthe editor sends the prompts, picks the sessions and answers every approval (docs/acp.md)."
+      : "Serves the coding agent as one MCP tool, coding_agent, on stdin/stdout: each call is a prompt,\nin a new session; approvals are asked of the client (docs/mcp-server.md).";
+  return `Usage: agent-machine ${command} [options]
+
+${what}
+It is started by its client, not typed: it waits for the client's messages on stdin until stdin closes.
+
+Options (as for agent-machine; a prompt, --print, --json, --continue, --resume and --recover are refused):
+      --provider <name>       anthropic | openai | openai-responses | openai-compatible | gemini | bedrock
+      --model <id>            model id (default per provider); <provider>:<id> names both
+      --permission-mode <m>   default | acceptEdits | plan | bypass | deny (default: "default", the client answers)
+      --allow <rule>          let matching calls run without asking (repeatable): bash(npm test), read_file
+      --strategy <s>          tool execution: parallel | sequential | auto | batched:N
+      --max-turns <n>         end a run after n model calls
+      --context-window <n>    the model's context window in tokens${command === "mcp" ? "\n      --cwd <dir>             workspace directory (default: the current one)" : ""}
+      --sessions-dir <dir>    keep the sessions in <dir> (default: the user's data folder)
+      --no-sandbox            run bash without the OS sandbox (bubblewrap)
+      --allow-network         let sandboxed bash commands use the network
+  -h, --help                  show this help
+  -v, --version               print the version
+
+Models: ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, or OPENAI_BASE_URL with --model; with none
+it ends with status 1 (never the demo).`;
 }
 
 /** A served agent and how to close it (abort what runs, stop recording, save, stop). */

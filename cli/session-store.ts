@@ -383,7 +383,11 @@ function openSession(
     },
     loadSnapshot() {
       const read = readJsonFile(snapshotFile, images.parse);
-      if ("missing" in read) return undefined;
+      if ("missing" in read) {
+        const inspection = inspect();
+        if (inspection.snapshotProblem === undefined) return undefined;
+        throw new SessionDamagedError(meta.id, "snapshot.json", snapshotFile, "is missing", inspection);
+      }
       const problem = "problem" in read ? read.problem : snapshotProblemOf(read.value);
       if (problem !== undefined) {
         throw new SessionDamagedError(meta.id, "snapshot.json", snapshotFile, problem, inspect());
@@ -447,6 +451,9 @@ export function createSessionStore(
     } else {
       inspection.metaProblem = "missing" in meta ? "is missing" : meta.problem;
     }
+    const events = readEvents(path.join(dir, "events.jsonl"), parse);
+    inspection.events = events.records;
+    inspection.unreadableEventLines = events.unreadable;
     const snapshot = readJsonFile(path.join(dir, "snapshot.json"), parse);
     if ("value" in snapshot) {
       const problem = snapshotProblemOf(snapshot.value);
@@ -454,10 +461,11 @@ export function createSessionStore(
       else inspection.snapshotProblem = problem;
     } else if ("problem" in snapshot) {
       inspection.snapshotProblem = snapshot.problem;
+    } else if (messagesInEventLog(events.records) > 0) {
+      // The snapshot is written as the agent starts, before any message: a session whose log holds
+      // messages lost it (deleted, a disk fault). Resumed without it, the model would get nothing.
+      inspection.snapshotProblem = "is missing";
     }
-    const events = readEvents(path.join(dir, "events.jsonl"), parse);
-    inspection.events = events.records;
-    inspection.unreadableEventLines = events.unreadable;
     return inspection;
   };
 

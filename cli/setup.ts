@@ -1,6 +1,7 @@
 import { existsSync, statSync } from "node:fs";
 import * as path from "node:path";
 import { type ContextConfig, contextConfigForModel } from "../context/config.js";
+import { redactText } from "../core/redact.js";
 import { summarizerFromProvider } from "../context/summarizer.js";
 import type { Provider } from "../providers/provider.js";
 import { scripted } from "../providers/scripted.js";
@@ -81,6 +82,9 @@ export async function chooseModel(
   }
   const { providerFromEnv } = await import("../providers/from-env.js");
   const found = providerFromEnv({ provider: args.provider, model: args.model, env });
+  // The reason names OPENAI_BASE_URL, whose URL may carry a password (`http://user:pass@host`):
+  // it is shown on every start and in errors, so it is shown without it.
+  const shownReason = redactText(found.reason);
   if (found.provider) {
     const window =
       args.contextWindow ??
@@ -92,7 +96,7 @@ export async function chooseModel(
     return {
       kind: "real",
       provider: found.provider,
-      reason: found.reason,
+      reason: shownReason,
       // Old turns are summarised by the same model (what `/compact <focus>` asks it to keep, too).
       context: { ...contextConfigForModel(window), summarizer: summarizerFromProvider(found.provider) },
     };
@@ -103,9 +107,9 @@ export async function chooseModel(
     namesProvider ||
     (args.model !== undefined && env.OPENAI_BASE_URL)
   ) {
-    return { kind: "none", reason: found.reason };
+    return { kind: "none", reason: shownReason };
   }
-  return demo(found.reason);
+  return demo(shownReason);
 }
 
 function demo(reason: string): ModelChoice {
@@ -131,8 +135,23 @@ export function codingSystemPrompt(cwd: string, now = new Date()): string {
 }
 
 /** Resolves `--cwd` and checks it is a directory. */
-export function resolveWorkspace(cwd: string | undefined, base = process.cwd()): string {
-  const dir = path.resolve(base, cwd ?? ".");
+export function resolveWorkspace(cwd: string | undefined, base?: string): string {
+  const dir =
+    cwd !== undefined && path.isAbsolute(cwd)
+      ? path.resolve(cwd)
+      : path.resolve(base ?? currentDirectory(), cwd ?? ".");
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new Error(`--cwd ${dir} is not a directory`);
   return dir;
+}
+
+/** The process's current directory, or a usage message when it was deleted under the shell. */
+function currentDirectory(): string {
+  try {
+    return process.cwd();
+  } catch {
+    // Node's own message is "ENOENT: no such file or directory, uv_cwd".
+    throw new Error(
+      "The current directory no longer exists (it was deleted or moved): cd to one that does, or pass --cwd <dir>",
+    );
+  }
 }

@@ -1,4 +1,5 @@
 import type { TracerProvider } from "@opentelemetry/api";
+import { redactText } from "../core/redact.js";
 
 /** The command's trace export, when `OTEL_EXPORTER_OTLP_ENDPOINT` asks for one. */
 export interface CliTracing {
@@ -82,6 +83,7 @@ export async function startTracingForCli(env: Record<string, string | undefined>
         clearTimeout(timer);
       },
     },
-    notice: `Traces: OTLP/HTTP to ${url}`,
+    // A collector's URL may carry its credentials (`https://user:token@…`): the notice leaves them out.
+    notice: `Traces: OTLP/HTTP to ${redactText(url)}`,
   };
 }

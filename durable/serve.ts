@@ -3,6 +3,7 @@ import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { createEndpointHandler, type LoggerTransport } from "@restatedev/restate-sdk";
 import type { AgentServices } from "./agent-services.js";
+import { createLiveEncoder } from "./live-wire.js";
 import { ensurePromiseWithResolvers } from "./polyfill.js";
 
 /** Options of {@link serveAgents}. */
@@ -124,11 +125,12 @@ async function serveLive(
       connection: "keep-alive",
     });
     response.flushHeaders();
+    const encode = createLiveEncoder();
     const subscription = entries.subscribe({
       next: (entry) => {
         let data: string;
         try {
-          data = JSON.stringify(entry);
+          data = encode(entry);
         } catch {
           // Only a live-only event can hold what JSON cannot (a tool's partial result with a BigInt:
           // what a run stores is checked): skipped, rather than thrown where nothing catches it.

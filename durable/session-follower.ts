@@ -15,7 +15,7 @@ import type { AgentEvent } from "../core/events.js";
 import type { AgentMessage, UserMessage } from "../core/messages.js";
 import type { ToolResult } from "../core/tool.js";
 import { clientResultOf } from "../tools/client-result.js";
-import type { LiveEntry } from "./live-runs.js";
+import { createLiveDecoder } from "./live-wire.js";
 import type { SessionClient } from "./session-client.js";
 import type { RecordedEvents, SessionStatus, SessionUpdates } from "./session-types.js";
 
@@ -718,6 +718,7 @@ export class SessionFollower {
       return false;
     }
     const decoder = new TextDecoder();
+    const decode = createLiveDecoder();
     let text = "";
     this.liveOpen += 1;
     try {
@@ -728,7 +729,7 @@ export class SessionFollower {
           const frame = text.slice(0, end);
           text = text.slice(end + 2);
           if (!frame.startsWith("data: ")) continue;
-          const entry = JSON.parse(frame.slice(6)) as LiveEntry;
+          const entry = decode(frame.slice(6));
           if ("seq" in entry) this.onLiveCommitted(runId, entry.seq, entry.event);
           else this.onLive(entry.after, entry.index, entry.event);
         }

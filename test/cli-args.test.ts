@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { OPTION_NAMES, parseArgs, USAGE, UsageError } from "../cli/args.js";
+import { OPTION_NAMES, parseArgs, PROVIDER_CHOICES, USAGE, UsageError } from "../cli/args.js";
+import { PROVIDER_NAMES } from "../providers/from-env.js";
 
 describe("agent-machine command line", () => {
   it("joins the words of the prompt and takes options before or after it", () => {
@@ -68,6 +69,17 @@ describe("agent-machine command line", () => {
     expect(() => parseArgs(["--nope"])).toThrow("Unknown option --nope");
   });
 
+  it("refuses a value given to an option that takes none (--json=false is not JSON on), and an empty one", () => {
+    for (const flag of ["--print", "--json", "--continue", "--demo", "--no-sandbox", "--help", "--version"]) {
+      expect(() => parseArgs([`${flag}=false`, "hi"])).toThrow(new UsageError(`${flag} takes no value`));
+    }
+    expect(() => parseArgs(["--model=", "hi"])).toThrow(new UsageError("--model needs a value"));
+    expect(() => parseArgs(["--cwd=", "hi"])).toThrow(new UsageError("--cwd needs a value"));
+    expect(() => parseArgs(["--model", "", "hi"])).toThrow(new UsageError("--model needs a value"));
+    // An option that takes a value still takes it after "=".
+    expect(parseArgs(["--model=gpt-5", "--visualize=8080"])).toMatchObject({ model: "gpt-5", port: 8080 });
+  });
+
   it("answers a mistyped option with the one it most likely meant", () => {
     expect(() => parseArgs(["--modle", "gpt-4.1"])).toThrow("Unknown option --modle (did you mean --model?)");
     expect(() => parseArgs(["--prnt", "hi"])).toThrow("Unknown option --prnt (did you mean --print?)");
@@ -77,6 +89,32 @@ describe("agent-machine command line", () => {
     );
     // Nothing close: no guess.
     expect(() => parseArgs(["--frobnicate"])).toThrow(/^Unknown option --frobnicate$/);
+  });
+
+  it("refuses an unknown --provider as a usage error, with the name it most likely meant", () => {
+    expect(() => parseArgs(["--provider", "anthropc", "hi"])).toThrow(
+      new UsageError(
+        'Invalid --provider "anthropc" (did you mean anthropic?): use anthropic, openai, openai-responses, openai-compatible, gemini, bedrock',
+      ),
+    );
+    expect(() => parseArgs(["--provider=nope"])).toThrow(/^Invalid --provider "nope": use anthropic, /);
+    expect(PROVIDER_CHOICES).toEqual(PROVIDER_NAMES);
+    for (const provider of PROVIDER_NAMES)
+      expect(parseArgs(["--provider", provider]).provider).toBe(provider);
+  });
+
+  it("--help says what the command does with an old sessions folder, and what each exit status means", () => {
+    // Such a folder is named and left alone (a repository can ship one), never moved or adopted.
+    expect(USAGE).not.toMatch(/moved there/);
+    expect(USAGE).toContain("never adopted");
+    for (const status of [
+      "0 done",
+      "2 usage error",
+      "4 a call needed an approval",
+      "130 aborted",
+      "141 stdout closed",
+    ])
+      expect(USAGE).toContain(status);
   });
 
   it("suggests only options the command takes, and knows every one --help lists", () => {

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -105,6 +105,24 @@ describe("damaged sessions", () => {
     expect(texts).toEqual(["second", "heard: second", "and now?", "heard: and now?"]);
     const log = readFileSync(file(dir!, created, "events.jsonl"), "utf8");
     expect(log).toContain(`"type":"session_recovered","from":"${newer}","source":"event log"`);
+  });
+
+  it("a deleted snapshot.json of a session with messages is damage too, never a resume with an empty transcript", async () => {
+    const { newer } = await twoSessions();
+    rmSync(file(dir!, newer, "snapshot.json"));
+
+    const run = await runCliProcess(["--continue", "-p", "what did you say"], { cwd: dir!, env });
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toContain(`Session ${newer} is damaged: snapshot.json is missing.`);
+    expect(run.stderr).toMatch(/What can be recovered: events\.jsonl holds \d+ events with 2 messages/);
+    expect(run.code).toBe(1);
+    const list = await runCliProcess(["--resume"], { cwd: dir!, env });
+    expect(list.stderr).toMatch(new RegExp(`${newer} +\\(damaged: snapshot\\.json is missing\\)`));
+
+    // The event log gives the transcript back: the model hears what was said before.
+    const recovered = await runCliProcess(["--recover", newer, "-p", "what did you say"], { cwd: dir!, env });
+    expect(recovered.stdout.trim()).toBe("earlier: 2 words, last heard: second");
+    expect(recovered.code).toBe(0);
   });
 
   it("says so when nothing can be recovered", async () => {

@@ -382,4 +382,22 @@ describe("agent-machine in a terminal", () => {
     const meta = JSON.parse(readFileSync(path.join(sessionsDirOf(dir!), first!, "meta.json"), "utf8"));
     expect(meta.model).toBe("other-model");
   });
+  it("a /resume of a session that is not there says so and the session the user was in goes on", async () => {
+    const term = start();
+    await term.waitFor(/^›/m);
+    term.type("remember delta-four");
+    term.keys("Enter");
+    await term.waitFor("heard: remember delta-four");
+    const [, id] = /^Session (\S+) \(resume with/m.exec(term.history())!;
+
+    term.type("/resume 20200101-000000000-nosuch");
+    term.keys("Enter");
+    await term.waitFor('No session "20200101-000000000-nosuch"');
+    await term.waitFor(`Resumed session ${id}: 2 messages`);
+    // Still running, in the same conversation.
+    expect(term.exitCode()).toBeUndefined();
+    term.type("what did you say");
+    term.keys("Enter");
+    await term.waitFor("earlier: 3 words, last remember delta-four");
+  });
 });

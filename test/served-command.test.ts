@@ -31,6 +31,23 @@ describe.each([
     }
   });
 
+  it("--help prints the command's usage on stdout and exits 0, with or without a model", async () => {
+    for (const env of [{}, { ANTHROPIC_API_KEY: "sk-ant-test" }]) {
+      const stdout = output();
+      const stderr = output();
+      expect(await run(["--help"], env, stderr, stdout)).toBe(0);
+      expect(stderr.lines).toEqual([]);
+      expect(stdout.lines.join("")).toMatch(new RegExp(`^Usage: agent-machine ${command} \\[options\\]\n`));
+      expect(stdout.lines.join("")).toContain("--permission-mode");
+    }
+  });
+
+  it("--version prints the version and exits 0", async () => {
+    const stdout = output();
+    expect(await run(["-v"], {}, output(), stdout)).toBe(0);
+    expect(stdout.lines.join("")).toMatch(/^\d+\.\d+\.\d+.*\n$/);
+  });
+
   it("ends with exit status 1 and the set-up help when there is no model to run with", async () => {
     const stderr = output();
     expect(await run(["--provider", "anthropic"], {}, stderr)).toBe(1);

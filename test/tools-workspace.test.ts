@@ -80,6 +80,31 @@ describe("workspace sandbox", () => {
     expect((await ws.resolveForWrite(".github/workflows/ci.yml")).relative).toBe(".github/workflows/ci.yml");
   });
 
+  it("refuses .git/, .husky/ and node_modules/ spelled as macOS and Windows read them (case, trailing dots and spaces)", async () => {
+    const ws = createWorkspace(root);
+    // On a case-insensitive file system .GIT/hooks/pre-commit is .git/hooks/pre-commit: a hook runs code.
+    await expect(ws.resolveForWrite(".GIT/hooks/pre-commit")).rejects.toThrow(
+      /Writing into \.git\/ is not allowed/,
+    );
+    await expect(ws.resolveForWrite(".Husky/pre-commit")).rejects.toThrow(/\.husky\//);
+    await expect(ws.resolveForWrite("packages/x/Node_Modules/y.js")).rejects.toThrow(/node_modules\//);
+    await expect(ws.resolveForWrite(".git./config")).rejects.toThrow(/\.git\//);
+    await expect(ws.resolveForWrite(".git ./config")).rejects.toThrow(/\.git\//);
+    expect((await ws.resolveForWrite(".gitignore")).relative).toBe(".gitignore");
+    expect((await ws.resolveForWrite("src/.git-notes.md")).relative).toBe("src/.git-notes.md");
+  });
+
+  it("says ~ is not expanded instead of making a folder named ~ in the workspace", async () => {
+    const ws = createWorkspace(root);
+    await expect(ws.resolveForWrite("~/notes.txt")).rejects.toThrow(
+      /starts with ~, which file tools do not expand/,
+    );
+    await expect(ws.resolve("~")).rejects.toThrow(/starts with ~/);
+    // A name that merely starts with ~ is a file like any other.
+    expect((await ws.resolveForWrite("~backup.txt")).relative).toBe("~backup.txt");
+    expect((await ws.resolveForWrite("./~/x.txt")).relative).toBe("~/x.txt");
+  });
+
   it("refuses empty paths and NUL bytes with a clear message", async () => {
     const ws = createWorkspace(root);
     await expect(ws.resolve("")).rejects.toThrow(/Path is empty/);

@@ -28,6 +28,16 @@ export const TOOL_OUTPUT_DIR = ".agent-machine/tool-output";
 export { WorkspaceError };
 
 /**
+ * The protected folder a path segment names, if any. Compared as macOS and Windows file systems
+ * compare names: without case (`.GIT/hooks` is `.git/hooks` there) and, for Windows, without
+ * trailing dots and spaces (`.git.` is `.git`).
+ */
+function protectedDirOf(segment: string): string | undefined {
+  const name = segment.replace(/[. ]+$/, "").toLowerCase();
+  return PROTECTED_WRITE_DIRS.find((dir) => dir === name);
+}
+
+/**
  * A workspace from a root folder, or the workspace itself: what every built-in tool's `workspace`
  * option accepts.
  *
@@ -69,6 +79,12 @@ export function createWorkspace(root: string): Workspace {
   const resolve = async (input: string): Promise<ResolvedPath> => {
     if (typeof input !== "string" || input.trim() === "") throw new WorkspaceError("Path is empty");
     if (input.includes("\0")) throw new WorkspaceError("Path contains a NUL byte");
+    // A shell would expand it; here it would name a folder "~" inside the workspace.
+    if (input === "~" || input.startsWith("~/") || input.startsWith("~\\")) {
+      throw new WorkspaceError(
+        `Path "${input}" starts with ~, which file tools do not expand (the home folder is outside the workspace); use a path relative to the workspace root`,
+      );
+    }
     const lexical = path.resolve(realRoot, input);
     if (!isInside(lexical)) {
       throw new WorkspaceError(
@@ -87,7 +103,8 @@ export function createWorkspace(root: string): Workspace {
   const resolveForWrite = async (input: string): Promise<ResolvedPath> => {
     const resolved = await resolve(input);
     // Any component, so nested folders (packages/x/node_modules) and the folders themselves count.
-    const protectedDir = resolved.relative.split("/").find((part) => PROTECTED_WRITE_DIRS.includes(part));
+    let protectedDir: string | undefined;
+    for (const part of resolved.relative.split("/")) protectedDir ??= protectedDirOf(part);
     if (protectedDir !== undefined) {
       throw new WorkspaceError(
         `Writing into ${protectedDir}/ is not allowed ("${input}"): ${PROTECTED_WRITE_DIRS.map((d) => `${d}/`).join(", ")} are protected`,
