@@ -146,6 +146,40 @@ describe.each(wires)("a retry-after longer than retry.maxDelayMs: $name", (wire)
   });
 });
 
+describe("a rate limit that says its wait only in words (OpenAI's TPM and RPM limits)", () => {
+  const limited = (wait: string) =>
+    openaiHttpError(
+      429,
+      `Rate limit reached for gpt-4.1 in organization org-fixture on tokens per min (TPM): Limit 30000, Used 29500, Requested 900. Please try again in ${wait}. Visit https://platform.openai.com/account/rate-limits to learn more.`,
+      "rate_limit_exceeded",
+      "tokens",
+    );
+  const chat = () => openai({ model: "gpt-4.1", apiKey: KEY, baseURL: server.openaiURL });
+
+  it("is retried after the wait it names, not the backoff's first second", async () => {
+    server.reply(limited("150ms"), { type: "sse", frames: chatStream({ text: ["Done."] }) });
+    const { agent, events } = record(chat());
+    await agent.prompt("Hi");
+    expect(events.filter((e) => e.type === "retry")).toEqual([
+      expect.objectContaining({ attempt: 1, delayMs: 150 }),
+    ]);
+    expect(agent.messages.at(-1)).toMatchObject({
+      stopReason: "stop",
+      content: [{ type: "text", text: "Done." }],
+    });
+  });
+
+  it("a named wait longer than retry.maxDelayMs is not retried at the cap", async () => {
+    server.reply(limited("6m0s"));
+    const { agent, events } = record(chat());
+    await agent.prompt("Hi");
+    expect(server.requests).toHaveLength(1);
+    expect((events.at(-1) as Extract<AgentEvent, { type: "agent_end" }>).errorMessage).toMatch(
+      /\(the server asks to wait 360 s before trying again, longer than retry\.maxDelayMs, 2 s: not retried\)$/,
+    );
+  });
+});
+
 describe("a fallback chain remembers the wait a server asked for", () => {
   it("the next calls skip the rate-limited model until its retry-after is over, then try it again", async () => {
     let now = 0;

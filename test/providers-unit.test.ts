@@ -16,6 +16,7 @@ import {
   isContextOverflowText,
   parseRetryAfterMs,
   redactSecrets,
+  retryHintMs,
 } from "../providers/internal/errors.js";
 import { parseToolArguments } from "../providers/internal/tool-arguments.js";
 
@@ -31,6 +32,33 @@ describe("retry-after parsing", () => {
     expect(parseRetryAfterMs(headers({ "retry-after": "Wed, 31 Dec 2025 23:59:00 GMT" }), now)).toBe(0);
     expect(parseRetryAfterMs(headers({ "retry-after": "soon" }))).toBeUndefined();
     expect(parseRetryAfterMs(headers({}))).toBeUndefined();
+  });
+});
+
+describe("retryHintMs", () => {
+  it("reads the wait a rate-limit message names: OpenAI's clock form and milliseconds, Azure's seconds", () => {
+    expect(retryHintMs("Please try again in 250ms.")).toBe(250);
+    expect(retryHintMs("Please try again in 1.898s.")).toBe(1898);
+    expect(retryHintMs("Please try again in 1m12.5s.")).toBe(72_500);
+    expect(retryHintMs("Please try again in 6m0s.")).toBe(360_000);
+    expect(
+      retryHintMs("Requests to the ChatCompletions_Create Operation … Please retry after 20 seconds."),
+    ).toBe(20_000);
+    expect(retryHintMs("Please try again later.")).toBeUndefined();
+  });
+
+  it("gives a 429 without a retry-after header its retryAfterMs; a header still wins", () => {
+    const error = (headers: Record<string, string>) =>
+      classifyProviderError(
+        {
+          status: 429,
+          headers: new Headers(headers),
+          error: { error: { message: "Please try again in 2s.", code: "rate_limit_exceeded" } },
+        },
+        live,
+      );
+    expect(error({})).toMatchObject({ kind: "rate_limit", retryAfterMs: 2000 });
+    expect(error({ "retry-after": "5" })).toMatchObject({ kind: "rate_limit", retryAfterMs: 5000 });
   });
 });
 

@@ -60,6 +60,29 @@ export function parseRetryAfterMs(headers: HeaderSource | undefined, now = Date.
 }
 
 /**
+ * The wait a rate-limit message asks for in words, for a server that sends no `retry-after`
+ * header: OpenAI's and Groq's "Please try again in 1m12.5s." / "in 250ms", Azure's "Please retry
+ * after 20 seconds". `undefined` when it names none.
+ *
+ * @example
+ * ```ts
+ * retryHintMs("Rate limit reached for gpt-4o on tokens per min (TPM): … Please try again in 1m12.5s."); // 72500
+ * ```
+ */
+export function retryHintMs(text: string | undefined): number | undefined {
+  if (!text) return undefined;
+  const ms = /try again in (\d+(?:\.\d+)?)ms\b/i.exec(text);
+  if (ms) return Math.round(Number(ms[1]));
+  const clock = /try again in (?:(\d+)h)?(?:(\d+)m)?(?:(\d+(?:\.\d+)?)s)?\b/i.exec(text);
+  if (clock && (clock[1] || clock[2] || clock[3])) {
+    const [hours, minutes, seconds] = [clock[1], clock[2], clock[3]].map((part) => Number(part ?? 0));
+    return Math.round(((hours! * 60 + minutes!) * 60 + seconds!) * 1000);
+  }
+  const words = /retry after (\d+(?:\.\d+)?) seconds?/i.exec(text);
+  return words ? Math.round(Number(words[1]) * 1000) : undefined;
+}
+
+/**
  * Shapes of credentials: OpenAI / Anthropic keys (`sk-…`), Google API keys (`AIza…`), AWS access
  * key ids (`AKIA…`, `ASIA…`).
  */
@@ -265,7 +288,9 @@ export function classifyProviderError(
     message: status && !message.startsWith(`${status} `) ? `${status} ${message}` : message,
   };
   if (failed && kind === "network") Object.assign(event, failed);
-  const retryAfterMs = parseRetryAfterMs(e.headers);
+  // The header first; a rate limit without one may say the wait in its message.
+  const retryAfterMs =
+    parseRetryAfterMs(e.headers) ?? (kind === "rate_limit" ? retryHintMs(rawMessage) : undefined);
   if (retryAfterMs !== undefined && (kind === "rate_limit" || kind === "overloaded" || kind === "network")) {
     event.retryAfterMs = retryAfterMs;
   }
