@@ -25,9 +25,9 @@ export function retryDelay(
 
 /**
  * Whether the server asked for a longer wait (`retry-after`) than one delay may last
- * (`retry.maxDelayMs`). Retrying sooner than asked would only be refused again (and spend the
- * retries), waiting longer breaks the user's cap: the call is not retried, and a fallback chain
- * hands it to its next model at once.
+ * (`retry.maxDelayMs`). The agent still retries at the cap, as the vendors' SDKs do (the user's
+ * limit is the longest it waits), and says the wait in the call's final error; a fallback chain
+ * hands the call to its next model at once instead.
  *
  * @example
  * ```ts
@@ -42,23 +42,22 @@ export function asksTooLongAWait(
 }
 
 /**
- * The final error of a call the server asked to wait longer than `retry.maxDelayMs` for: the
+ * The final error of a call whose server asked for a longer wait than `retry.maxDelayMs`: the
  * provider's text, then the wait it asked for and the cap, so the user knows what to change.
  *
  * @example
  * ```ts
  * tooLongAWaitText("429 Rate limited", 3_600_000, 60_000);
- * // "429 Rate limited (the server asks to wait 3600 s before trying again, longer than retry.maxDelayMs, 60 s: not retried)"
+ * // "429 Rate limited (the server asked to wait 3600 s before trying again, longer than retry.maxDelayMs, 60 s)"
  * ```
  */
 export function tooLongAWaitText(message: string, retryAfterMs: number, maxDelayMs: number): string {
-  return `${message} (the server asks to wait ${duration(retryAfterMs)} before trying again, longer than retry.maxDelayMs, ${duration(maxDelayMs)}: not retried)`;
+  return `${message} (the server asked to wait ${duration(retryAfterMs)} before trying again, longer than retry.maxDelayMs, ${duration(maxDelayMs)})`;
 }
 
 /**
  * Whether a failed attempt is tried again: a transient kind the provider does not call hopeless,
- * within `maxRetries`, and not when the server asks for a longer wait than `maxDelayMs`
- * ({@link asksTooLongAWait}); a server that was never reached (refused, unknown host) only within
+ * within `maxRetries`; a server that was never reached (refused, unknown host) only within
  * `maxConnectRetries`, because retrying it for seconds tells the user nothing new.
  *
  * @example
@@ -70,13 +69,10 @@ export function shouldRetry(
   failure: Extract<ProviderEvent, { type: "error" }>,
   attempt: number,
   unreachableSoFar: number,
-  policy: Pick<Required<RetryPolicy>, "maxRetries" | "maxConnectRetries"> &
-    Partial<Pick<RetryPolicy, "maxDelayMs">>,
+  policy: Pick<Required<RetryPolicy>, "maxRetries" | "maxConnectRetries">,
 ): boolean {
   if (!isRetryableKind(failure.kind) || failure.retryable === false) return false;
   if (attempt >= policy.maxRetries) return false;
-  if (policy.maxDelayMs !== undefined && asksTooLongAWait(failure, { maxDelayMs: policy.maxDelayMs }))
-    return false;
   return !failure.unreachable || unreachableSoFar <= policy.maxConnectRetries;
 }
 

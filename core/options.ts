@@ -100,9 +100,9 @@ export interface RetryPolicy {
   /** First delay; doubles each attempt. Default 1000 ms. */
   baseDelayMs?: number;
   /**
-   * Upper bound of one delay. A server's `retry-after` may ask for more, up to this; a call whose
-   * server asks for a longer wait is not retried (retrying sooner would be refused again): its error
-   * says the wait asked for, and a `fallback` chain hands it to its next model at once. Default 60 000 ms.
+   * Upper bound of one delay. A server's `retry-after` may ask for more, up to this: a longer wait
+   * is cut to this (as the vendors' SDKs do), the call's final error says the wait the server asked
+   * for, and a `fallback` chain hands the call to its next model at once. Default 60 000 ms.
    */
   maxDelayMs?: number;
   /** ± share of random jitter. Default 0.2. */
