@@ -24,6 +24,38 @@ export function retryDelay(
 }
 
 /**
+ * Whether the server asked for a longer wait (`retry-after`) than one delay may last
+ * (`retry.maxDelayMs`). The agent still retries at the cap, as the vendors' SDKs do (the user's
+ * limit is the longest it waits), and says the wait in the call's final error; a fallback chain
+ * hands the call to its next model at once instead.
+ *
+ * @example
+ * ```ts
+ * asksTooLongAWait({ type: "error", kind: "rate_limit", message: "429", retryAfterMs: 3_600_000 }, { maxDelayMs: 60_000 }); // true
+ * ```
+ */
+export function asksTooLongAWait(
+  failure: Extract<ProviderEvent, { type: "error" }>,
+  policy: Pick<Required<RetryPolicy>, "maxDelayMs">,
+): boolean {
+  return failure.retryAfterMs !== undefined && failure.retryAfterMs > policy.maxDelayMs;
+}
+
+/**
+ * The final error of a call whose server asked for a longer wait than `retry.maxDelayMs`: the
+ * provider's text, then the wait it asked for and the cap, so the user knows what to change.
+ *
+ * @example
+ * ```ts
+ * tooLongAWaitText("429 Rate limited", 3_600_000, 60_000);
+ * // "429 Rate limited (the server asked to wait 3600 s before trying again, longer than retry.maxDelayMs, 60 s)"
+ * ```
+ */
+export function tooLongAWaitText(message: string, retryAfterMs: number, maxDelayMs: number): string {
+  return `${message} (the server asked to wait ${duration(retryAfterMs)} before trying again, longer than retry.maxDelayMs, ${duration(maxDelayMs)})`;
+}
+
+/**
  * Whether a failed attempt is tried again: a transient kind the provider does not call hopeless,
  * within `maxRetries`; a server that was never reached (refused, unknown host) only within
  * `maxConnectRetries`, because retrying it for seconds tells the user nothing new.
@@ -42,4 +74,9 @@ export function shouldRetry(
   if (!isRetryableKind(failure.kind) || failure.retryable === false) return false;
   if (attempt >= policy.maxRetries) return false;
   return !failure.unreachable || unreachableSoFar <= policy.maxConnectRetries;
+}
+
+/** `250 ms`, `1.5 s`, `3600 s`: a delay as a person reads it. */
+function duration(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${Math.round(ms / 100) / 10} s`;
 }

@@ -12,6 +12,7 @@ import type {
   ProviderFailure,
   ProviderRequest,
 } from "../providers/provider.js";
+import { isRetryableKind } from "../providers/provider.js";
 import { withoutOtherVendorsState } from "../providers/vendor-state.js";
 import type { OutputSpec } from "../core/output.js";
 import { parsePartialJson } from "../core/partial-json.js";
@@ -19,7 +20,7 @@ import { type AnswerCheck, answerText, checkAnswer, outputRequestOf } from "../r
 import { type AbortHub, createAbortHub } from "./abort-hub.js";
 import { abortReason } from "./abort-reason.js";
 import { AssistantBuilder } from "./assistant-builder.js";
-import { retryDelay, shouldRetry } from "./backoff.js";
+import { asksTooLongAWait, retryDelay, shouldRetry, tooLongAWaitText } from "./backoff.js";
 import { type Stall, StallWatchdog, stallWatchdogOf } from "./stall-watchdog.js";
 
 /** What the model-stream actor tells the agent machine. */
@@ -223,7 +224,9 @@ async function streamWithRetries(call: ModelCall): Promise<ModelCallOutcome> {
     plan?.settled?.(call.provider, failure);
     if (!failure) return { message: builder.message };
     if (failure.unreachable) unreachable++;
-    if (plan && fallsOver(plan, call, failure, index, attempt)) {
+    // A wait longer than the cap: this model will not answer in time, so the next one may at once.
+    const waitTooLong = isRetryableKind(failure.kind) && asksTooLongAWait(failure, runtime.retry);
+    if (plan && fallsOver(plan, call, failure, index, waitTooLong ? Number.MAX_SAFE_INTEGER : attempt)) {
       // The next model answers at once, as a fresh call: its own retries, no backoff first.
       const next = plan.models[++index]!;
       handedOver++;
@@ -258,7 +261,12 @@ async function streamWithRetries(call: ModelCall): Promise<ModelCallOutcome> {
           builder.fail(stopReason, gaveUpText(failure.message, attempt)),
           call.announcedCalls,
         )
-      : builder.fail(stopReason, failure.message);
+      : builder.fail(
+          stopReason,
+          waitTooLong
+            ? tooLongAWaitText(failure.message, failure.retryAfterMs!, runtime.retry.maxDelayMs)
+            : failure.message,
+        );
     return { message: failed, errorKind: failure.kind };
   }
 }

@@ -41,6 +41,8 @@ const STATED_SIZES: { pattern: RegExp; requested: number; maximum: number }[] = 
     requested: 1,
     maximum: 2,
   },
+  // OpenAI, one request over the tokens-per-minute limit: "… (TPM): Limit 30000, Requested 50000."
+  { pattern: new RegExp(`Limit ${NUMBER}, Requested ${NUMBER}`, "i"), requested: 2, maximum: 1 },
   // LM Studio: "... (5000) is greater than the context length (4096)"
   {
     pattern: new RegExp(`\\(${NUMBER}\\) is greater than the context length[^\\d]*\\(?${NUMBER}`, "i"),
@@ -48,6 +50,28 @@ const STATED_SIZES: { pattern: RegExp; requested: number; maximum: number }[] = 
     maximum: 2,
   },
 ];
+
+/**
+ * Anthropic (and Claude on Bedrock) count the output cap in: "input length and `max_tokens` exceed
+ * context limit: 188240 + 21333 > 200000". The input may then take the window less the cap.
+ */
+const INPUT_PLUS_OUTPUT = new RegExp(`exceed context limit: ${NUMBER} \\+ ${NUMBER} > ${NUMBER}`, "i");
+
+function inputAndOutputSizes(message: string): StatedContextOverflow | undefined {
+  const match = INPUT_PLUS_OUTPUT.exec(message);
+  if (!match) return undefined;
+  const input = toNumber(match[1]);
+  const output = toNumber(match[2]);
+  const limit = toNumber(match[3]);
+  if (input === undefined || output === undefined || limit === undefined) return undefined;
+  return limit > output ? { requested: input, maximum: limit - output } : { requested: input };
+}
+
+/** xAI: "This model's maximum prompt length is 131072 but the request contains 200000 tokens." */
+const PROMPT_LENGTH = new RegExp(
+  `maximum prompt length is ${NUMBER} but the request contains ${NUMBER}`,
+  "i",
+);
 
 /** A maximum stated without the request's size ("maximum context length is 8192 tokens"). */
 const STATED_MAXIMUM = new RegExp(
@@ -63,7 +87,8 @@ const toNumber = (text: string | undefined): number | undefined => {
 
 /**
  * Reads the request size and the model's maximum out of a context-overflow error message, for the
- * wordings of Anthropic, OpenAI, vLLM, OpenRouter, llama.cpp and LM Studio; `{}` when it states none.
+ * wordings of Anthropic (also "input + max_tokens > limit", where the maximum is the room left
+ * for the input), OpenAI, vLLM, OpenRouter, llama.cpp, LM Studio and xAI; `{}` when it states none.
  *
  * @example
  * ```ts
@@ -73,10 +98,14 @@ const toNumber = (text: string | undefined): number | undefined => {
  */
 export function parseContextOverflow(message: string | undefined): StatedContextOverflow {
   if (!message) return {};
+  const withOutput = inputAndOutputSizes(message);
+  if (withOutput) return withOutput;
   for (const { pattern, requested, maximum } of STATED_SIZES) {
     const match = pattern.exec(message);
     if (match) return { requested: toNumber(match[requested]), maximum: toNumber(match[maximum]) };
   }
+  const prompt = PROMPT_LENGTH.exec(message);
+  if (prompt) return { requested: toNumber(prompt[2]), maximum: toNumber(prompt[1]) };
   const maximum = toNumber(STATED_MAXIMUM.exec(message)?.[1]);
   return maximum === undefined ? {} : { maximum };
 }

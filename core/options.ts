@@ -99,7 +99,11 @@ export interface RetryPolicy {
   maxConnectRetries?: number;
   /** First delay; doubles each attempt. Default 1000 ms. */
   baseDelayMs?: number;
-  /** Upper bound of one delay (a server's `retry-after` may ask for more, up to this). Default 60 000 ms. */
+  /**
+   * Upper bound of one delay. A server's `retry-after` may ask for more, up to this: a longer wait
+   * is cut to this (as the vendors' SDKs do), the call's final error says the wait the server asked
+   * for, and a `fallback` chain hands the call to its next model at once. Default 60 000 ms.
+   */
   maxDelayMs?: number;
   /** ± share of random jitter. Default 0.2. */
   jitter?: number;

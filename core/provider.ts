@@ -124,7 +124,8 @@ export interface ModelPlan {
   readonly models: readonly Provider[];
   /**
    * Whether `failure` of `models[index]`, after `retries` retries of that model, hands the call to
-   * `models[index + 1]` (asked only when there is one).
+   * `models[index + 1]` (asked only when there is one). `retries` is `Number.MAX_SAFE_INTEGER`
+   * when no retry of that model can come (its server asked for a longer wait than `retry.maxDelayMs`).
    */
   fallsOver(failure: ProviderFailure, index: number, retries: number): boolean;
   /** Told how each attempt ended (`failure` undefined: it answered), e.g. for a circuit breaker. */

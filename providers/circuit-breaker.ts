@@ -12,14 +12,18 @@ export interface CircuitBreakerOptions {
 export interface CircuitBreaker {
   /** Whether the model may be asked now: closed, or open with its cooldown over (a trial call). */
   allows(key: string): boolean;
-  /** Records how a call of the model ended. */
-  record(key: string, ok: boolean): void;
+  /**
+   * Records how a call of the model ended. `waitMs`: the wait its server asked for (`retry-after`);
+   * the model is kept out at least that long, whatever the count, since the server said so.
+   */
+  record(key: string, ok: boolean, waitMs?: number): void;
 }
 
 /**
  * A circuit breaker per model key: `failures` failures in a row open it, and for `cooldownMs` the
  * model is skipped (so a chain does not pay a failing model's timeout every turn); then one call
- * may try it again, and one answer closes it.
+ * may try it again, and one answer closes it. A failure whose server asked for a wait
+ * (`retry-after`) keeps the model out for that wait at once: asking it sooner would be refused.
  *
  * @example
  * ```ts
@@ -41,7 +45,7 @@ export function createCircuitBreaker(options: CircuitBreakerOptions = {}): Circu
       const until = openUntil.get(key);
       return until === undefined || now() >= until;
     },
-    record(key, ok) {
+    record(key, ok, waitMs) {
       if (ok) {
         if (failures.size > 0) failures.delete(key);
         if (openUntil.size > 0) openUntil.delete(key);
@@ -49,7 +53,12 @@ export function createCircuitBreaker(options: CircuitBreakerOptions = {}): Circu
       }
       const count = (failures.get(key) ?? 0) + 1;
       failures.set(key, count);
-      if (count >= threshold) openUntil.set(key, now() + cooldownMs);
+      const until = Math.max(
+        count >= threshold ? now() + cooldownMs : 0,
+        waitMs !== undefined && waitMs > 0 ? now() + waitMs : 0,
+        openUntil.get(key) ?? 0,
+      );
+      if (until > 0) openUntil.set(key, until);
     },
   };
 }

@@ -25,7 +25,10 @@ export interface FallbackOptions {
   on?: readonly FallbackTrigger[];
   /** Retries of a model (with the agent's backoff) before such a failure falls over. Default 0: at once. */
   retries?: number;
-  /** Keeps a model that keeps failing out of the chain for a while; `false`: never. Default `{}`. */
+  /**
+   * Keeps a model that keeps failing out of the chain for a while, and a model whose server asked
+   * for a wait (`retry-after`) out for that wait; `false`: never. Default `{}`.
+   */
   breaker?: CircuitBreakerOptions | false;
 }
 
@@ -76,7 +79,7 @@ export function fallback(models: readonly Provider[], options: FallbackOptions =
     settled(model, failure) {
       if (!breaker) return;
       if (!failure) breaker.record(keys.get(model)!, true);
-      else if (matches(failure)) breaker.record(keys.get(model)!, false);
+      else if (matches(failure)) breaker.record(keys.get(model)!, false, failure.retryAfterMs);
     },
   };
   const first = models[0]!;

@@ -1,6 +1,7 @@
 import type { Usage } from "../core/messages.js";
 import { checkOptionKeys, type OptionKeys } from "../core/option-keys.js";
 import { checkHttpUrl, checkInteger, checkOneOf, checkString, refuseValue } from "../core/option-values.js";
+import { parseRetryAfterMs } from "./internal/errors.js";
 import { processEnv } from "./internal/env.js";
 import { toGeminiRequest } from "./internal/gemini-request.js";
 import { classifyGeminiError, type GeminiChunk, geminiStreamEvents } from "./internal/gemini-stream.js";
@@ -142,6 +143,14 @@ export function gemini(options: GeminiOptions): Provider {
       };
       return;
     }
+    // The SDK's ApiError keeps no headers: a 429's or 503's retry-after (Vertex AI, a gateway) is
+    // read here, for when the body has no RetryInfo.
+    let headerWaitMs: number | undefined;
+    const readWait = async (input: RequestInfo | URL, init?: RequestInit) => {
+      const response = await fetch(input, init);
+      if (!response.ok) headerWaitMs = parseRetryAfterMs(response.headers);
+      return response;
+    };
     try {
       const ai = await getClient();
       const { contents, systemInstruction, tools, toolConfig } = toGeminiRequest(request);
@@ -151,6 +160,7 @@ export function gemini(options: GeminiOptions): Provider {
         contents: contents as never,
         config: {
           abortSignal: signal,
+          httpOptions: { fetch: readWait } as never,
           ...(systemInstruction ? { systemInstruction } : {}),
           ...(tools ? { tools: tools as never } : {}),
           ...(toolConfig ? { toolConfig: toolConfig as never } : {}),
@@ -164,7 +174,7 @@ export function gemini(options: GeminiOptions): Provider {
       });
       yield* geminiStreamEvents(chunks as AsyncIterable<GeminiChunk>, signal, finish);
     } catch (error) {
-      yield classifyGeminiError(error, signal, apiKey, endpoint);
+      yield classifyGeminiError(error, signal, apiKey, endpoint, headerWaitMs);
     }
   }
 

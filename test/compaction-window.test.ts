@@ -165,6 +165,19 @@ describe("parseContextOverflow", () => {
       { requested: 5000, maximum: 4096 },
     ],
     ["maximum context length is 8,192 tokens", { maximum: 8192 }],
+    [
+      "input length and `max_tokens` exceed context limit: 188240 + 21333 > 200000, decrease input length or `max_tokens` and try again",
+      { requested: 188240, maximum: 178667 },
+    ],
+    [
+      "This model's maximum prompt length is 131072 but the request contains 200000 tokens.",
+      { requested: 200000, maximum: 131072 },
+    ],
+    [
+      "Request too large for gpt-4o in organization org-x on tokens per min (TPM): Limit 30000, Requested 50000. The input or output tokens must be reduced in order to run successfully.",
+      { requested: 50000, maximum: 30000 },
+    ],
+    ["Rate limit reached for gpt-4o on tokens per min (TPM): Limit 30000, Used 25000, Requested 8000.", {}],
     ["Your input exceeds the context window of this model. Please adjust your input and try again.", {}],
     [undefined, {}],
   ])("%j", (message, expected) => {

@@ -424,6 +424,20 @@ describe("anthropic provider: faults", () => {
     expect(last(await run())).toMatchObject({ kind: "context_overflow" });
   });
 
+  it("a 413 from a proxy (an HTML page) or with no body → context_overflow, the status said once", async () => {
+    server.reply({
+      type: "raw",
+      status: 413,
+      headers: { "content-type": "text/html" },
+      body: "<html>413 Too Large</html>",
+    });
+    const html = last(await run());
+    server.reply({ type: "json", status: 413 });
+    const empty = last(await run());
+    expect(html).toMatchObject({ kind: "context_overflow", message: "413 <html>413 Too Large</html>" });
+    expect(empty).toMatchObject({ kind: "context_overflow", message: "413 status code (no body)" });
+  });
+
   it("other invalid requests → api (not retried)", async () => {
     server.reply(anthropicHttpError(400, "invalid_request_error", "messages.0.content: Field required"));
     expect(last(await run())).toMatchObject({

@@ -8,7 +8,11 @@ import {
   converseStream,
 } from "./fixtures/bedrock-wire.js";
 import { collect, last, PNG_1x1, readFileSpec, userRequest } from "./fixtures/provider-harness.js";
-import { type ProviderFixtureServer, startProviderServer } from "./fixtures/provider-server.js";
+import {
+  type FixtureReply,
+  type ProviderFixtureServer,
+  startProviderServer,
+} from "./fixtures/provider-server.js";
 
 const ACCESS_KEY_ID = "AKIAFIXTURE000000001";
 const SECRET_ACCESS_KEY = "fixtureSecretAccessKey/0123456789abcdefABCD";
@@ -249,6 +253,24 @@ describe("bedrock provider: faults", () => {
     );
     expect(last(await run())).toMatchObject({ kind: "network" });
     expect(server.requests).toHaveLength(3); // the SDK did not retry
+  });
+
+  it("a ThrottlingException with retry-after (a gateway's, in seconds or as an HTTP date) → retryAfterMs", async () => {
+    const throttled = (retryAfter: string): FixtureReply => {
+      const reply = bedrockHttpError(429, "ThrottlingException", "Too many requests") as Extract<
+        FixtureReply,
+        { type: "raw" }
+      >;
+      return { ...reply, headers: { ...reply.headers, "retry-after": retryAfter } };
+    };
+    server.reply(throttled("7"));
+    const seconds = last(await run());
+    server.reply(throttled(new Date(Date.now() + 30_000).toUTCString()));
+    const date = last(await run());
+    expect(seconds).toMatchObject({ kind: "rate_limit", retryAfterMs: 7000 });
+    expect(date).toMatchObject({ kind: "rate_limit" });
+    expect((date as ErrorEvent).retryAfterMs).toBeGreaterThan(25_000);
+    expect((date as ErrorEvent).retryAfterMs).toBeLessThanOrEqual(30_000);
   });
 
   it("ValidationException → api, or context_overflow when it says the input is too long", async () => {

@@ -10,7 +10,11 @@ import {
   retryInfo,
 } from "./fixtures/gemini-wire.js";
 import { collect, last, listSpec, PNG_1x1, readFileSpec, userRequest } from "./fixtures/provider-harness.js";
-import { type ProviderFixtureServer, startProviderServer } from "./fixtures/provider-server.js";
+import {
+  type FixtureReply,
+  type ProviderFixtureServer,
+  startProviderServer,
+} from "./fixtures/provider-server.js";
 
 const API_KEY = "AIzaSyFixture0123456789abcdefghijklmnop";
 let server: ProviderFixtureServer;
@@ -334,6 +338,33 @@ describe("gemini provider: faults", () => {
         retryAfterMs: 22500,
       },
     ]);
+  });
+
+  it("a 429 or 503 without RetryInfo takes the response's retry-after (seconds or an HTTP date)", async () => {
+    const withHeader = (code: number, status: string, retryAfter: string): FixtureReply => {
+      const reply = geminiHttpError(code, status, "Resource exhausted. Please try again later.") as Extract<
+        FixtureReply,
+        { type: "raw" }
+      >;
+      return { ...reply, headers: { ...reply.headers, "retry-after": retryAfter } };
+    };
+    server.reply(withHeader(429, "RESOURCE_EXHAUSTED", "7"));
+    const seconds = last(await run());
+    server.reply(withHeader(503, "UNAVAILABLE", new Date(Date.now() + 30_000).toUTCString()));
+    const date = last(await run()) as Extract<ProviderEvent, { type: "error" }>;
+    expect(seconds).toMatchObject({ kind: "rate_limit", retryAfterMs: 7000 });
+    expect(date.kind).toBe("overloaded");
+    expect(date.retryAfterMs).toBeGreaterThan(25_000);
+    expect(date.retryAfterMs).toBeLessThanOrEqual(30_000);
+    // A RetryInfo still wins over the header.
+    server.reply({
+      ...(geminiHttpError(429, "RESOURCE_EXHAUSTED", "quota", [retryInfo("2s")]) as Extract<
+        FixtureReply,
+        { type: "raw" }
+      >),
+      headers: { "content-type": "application/json; charset=UTF-8", "retry-after": "60" },
+    });
+    expect(last(await run())).toMatchObject({ retryAfterMs: 2000 });
   });
 
   it("503 UNAVAILABLE → overloaded; an overload mid-stream → overloaded after the partial text", async () => {

@@ -408,6 +408,8 @@ describe("openai-compatible provider", () => {
         last(await collect(local().stream(userRequest("hi"), new AbortController().signal))),
       ).toMatchObject({
         kind: "context_overflow",
+        // The SDK's own text already names the status: it is not said twice.
+        message: `${status} status code (no body)`,
       });
     }
   });

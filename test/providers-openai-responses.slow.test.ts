@@ -110,6 +110,22 @@ describe("openai responses provider: streams", () => {
   });
 });
 
+describe("openai responses provider: content filter", () => {
+  it("an incomplete response cut off by the content filter is an api error, as in Chat Completions", async () => {
+    const frames = responsesStream({ text: ["Here is how to"], status: "incomplete" });
+    const end = frames.at(-1)!.data as { response: { incomplete_details: { reason: string } } };
+    end.response.incomplete_details.reason = "content_filter";
+    server.reply({ type: "sse", frames });
+    const events = await run();
+    expect(events.some((e) => e.type === "text_delta")).toBe(true); // what came before is kept
+    expect(last(events)).toEqual({
+      type: "error",
+      kind: "api",
+      message: "The response was cut off by the provider's content filter",
+    });
+  });
+});
+
 describe("openai responses provider: request body", () => {
   const signature = JSON.stringify({
     id: "rs_1",

@@ -1,11 +1,22 @@
 import { describe, expect, it } from "vitest";
-import { aiSdk, bedrock, gemini, modelPrice, providerFromEnv, setModelPrice, withCost } from "../index.js";
+import {
+  aiSdk,
+  bedrock,
+  createAgent,
+  gemini,
+  modelPrice,
+  providerFromEnv,
+  scripted,
+  setModelPrice,
+  withCost,
+} from "../index.js";
 import { bedrockPriceId } from "../providers/bedrock.js";
 import {
   classifyProviderError,
   isContextOverflowText,
   parseRetryAfterMs,
   redactSecrets,
+  retryHintMs,
 } from "../providers/internal/errors.js";
 import { parseToolArguments } from "../providers/internal/tool-arguments.js";
 
@@ -24,6 +35,33 @@ describe("retry-after parsing", () => {
   });
 });
 
+describe("retryHintMs", () => {
+  it("reads the wait a rate-limit message names: OpenAI's clock form and milliseconds, Azure's seconds", () => {
+    expect(retryHintMs("Please try again in 250ms.")).toBe(250);
+    expect(retryHintMs("Please try again in 1.898s.")).toBe(1898);
+    expect(retryHintMs("Please try again in 1m12.5s.")).toBe(72_500);
+    expect(retryHintMs("Please try again in 6m0s.")).toBe(360_000);
+    expect(
+      retryHintMs("Requests to the ChatCompletions_Create Operation … Please retry after 20 seconds."),
+    ).toBe(20_000);
+    expect(retryHintMs("Please try again later.")).toBeUndefined();
+  });
+
+  it("gives a 429 without a retry-after header its retryAfterMs; a header still wins", () => {
+    const error = (headers: Record<string, string>) =>
+      classifyProviderError(
+        {
+          status: 429,
+          headers: new Headers(headers),
+          error: { error: { message: "Please try again in 2s.", code: "rate_limit_exceeded" } },
+        },
+        live,
+      );
+    expect(error({})).toMatchObject({ kind: "rate_limit", retryAfterMs: 2000 });
+    expect(error({ "retry-after": "5" })).toMatchObject({ kind: "rate_limit", retryAfterMs: 5000 });
+  });
+});
+
 describe("error classification", () => {
   it("names every provider's context-overflow text", () => {
     for (const text of [
@@ -33,6 +71,8 @@ describe("error classification", () => {
       "This model's maximum context length is 8192 tokens.",
       "the model is loaded with context length of 4096, which is greater than the context length",
       "context_length_exceeded",
+      "input length and `max_tokens` exceed context limit: 188240 + 21333 > 200000, decrease input length or `max_tokens` and try again",
+      "This model's maximum prompt length is 131072 but the request contains 200000 tokens.",
     ]) {
       expect(isContextOverflowText(text), text).toBe(true);
     }
@@ -104,6 +144,36 @@ describe("pricing", () => {
       total: 30,
     });
     expect(withCost(usage, "unknown-model").cost).toBeUndefined();
+  });
+
+  it("a built-in price covers its model's snapshots, never another model whose id starts alike", () => {
+    for (const [id, input] of [
+      ["claude-opus-4-20250514", 15],
+      ["claude-opus-4-1-20250805", 15],
+      ["claude-3-7-sonnet-latest", 3],
+      ["gpt-5-2025-08-07", 1.25],
+      ["o3-2025-04-16", 2],
+      ["gemini-3-pro-preview", 2],
+      ["gemini-2.5-flash-preview-05-20", 0.3],
+      ["gemini-2.0-flash-001", 0.1],
+      ["claude-sonnet-4-5-20250929-v1:0", 3], // Bedrock, without its region and vendor
+      ["nova-pro-v1:0", 0.8],
+    ] as const) {
+      expect(modelPrice(id)?.input, id).toBe(input);
+    }
+    // Dearer models than the key that starts their id: a budget must not price them at its price.
+    for (const id of ["gpt-5-pro", "o3-pro", "gpt-5.2", "claude-opus-4-6", "gemini-2.5-flash-image"]) {
+      expect(modelPrice(id), id).toBeUndefined();
+    }
+    expect(() =>
+      createAgent({
+        provider: scripted([{ text: "ok" }], { model: "gpt-5-pro" }),
+        limits: { maxCostUsd: 1 },
+      }),
+    ).toThrow(/the model "gpt-5-pro" has no price/);
+    // A key the app sets stays a prefix of every id it names.
+    setModelPrice("o3", { input: 2, output: 8 });
+    expect(modelPrice("o3-pro")?.input).toBe(2);
   });
 });
 

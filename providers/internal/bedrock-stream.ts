@@ -1,8 +1,9 @@
 import type { Usage } from "../../core/messages.js";
-import type { ProviderErrorKind, ProviderEvent } from "../provider.js";
+import { isRetryableKind, type ProviderErrorKind, type ProviderEvent } from "../provider.js";
 import {
   classifyProviderError,
   isContextOverflowText,
+  parseRetryAfterMs,
   type ProviderErrorEvent,
   redactSecrets,
   truncatedStreamError,
@@ -123,14 +124,28 @@ export function classifyBedrockError(
     code?: string;
     $fault?: string;
     $metadata?: { httpStatusCode?: number };
+    /** The HTTP response of an HTTP-level exception (smithy's), headers in lower case. */
+    $response?: { headers?: Record<string, string | undefined> };
   };
   if (!signal.aborted && e?.code === "ERR_HTTP2_ERROR") return notHttp2Event(e.message, endpoint);
   if (signal.aborted || !e || typeof e.name !== "string" || !e.$fault)
     return classifyProviderError(error, signal, secret, endpoint);
-  if (e.name in EXCEPTION_KINDS) return exceptionEvent(e.name, e.message, secret);
+  if (e.name in EXCEPTION_KINDS)
+    return withServerWait(exceptionEvent(e.name, e.message, secret), e.$response);
   const status = e.$metadata?.httpStatusCode;
   const generic = classifyProviderError({ status, error: { message: e.message } }, signal, secret);
   return { ...generic, message: `${e.name}: ${redactSecrets(e.message ?? "", secret)}` };
+}
+
+/** A throttled or busy answer's `retry-after(-ms)` header (a gateway in front of Bedrock may send one). */
+function withServerWait(
+  event: ProviderErrorEvent,
+  response: { headers?: Record<string, string | undefined> } | undefined,
+): ProviderErrorEvent {
+  const headers = response?.headers;
+  if (!headers || !isRetryableKind(event.kind)) return event;
+  const retryAfterMs = parseRetryAfterMs({ get: (name) => headers[name] ?? null });
+  return retryAfterMs === undefined ? event : { ...event, retryAfterMs };
 }
 
 /**

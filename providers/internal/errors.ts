@@ -10,6 +10,12 @@ export type ProviderErrorEvent = Extract<ProviderEvent, { type: "error" }>;
  */
 const CONTEXT_OVERFLOW_PATTERNS: RegExp[] = [
   /prompt is too long/i, // Anthropic
+  /exceed context limit/i, // Anthropic, Bedrock's Claude: "input length and `max_tokens` exceed context limit: …"
+  /maximum prompt length is/i, // xAI
+  // OpenAI's 429 for one request larger than the tokens-per-minute limit: waiting never helps, a
+  // shorter request does ("Request too large for gpt-4o … on tokens per min (TPM): Limit 30000,
+  // Requested 50000. The input or output tokens must be reduced in order to run successfully.")
+  /input or output tokens must be reduced/i,
   /context_length_exceeded/i, // OpenAI error code
   /exceeds the context window/i, // OpenAI Responses
   /exceeds the available context size/i, // llama.cpp server
@@ -54,16 +60,76 @@ export function parseRetryAfterMs(headers: HeaderSource | undefined, now = Date.
 }
 
 /**
+ * The wait a rate-limit message asks for in words, for a server that sends no `retry-after`
+ * header: OpenAI's and Groq's "Please try again in 1m12.5s." / "in 250ms", Azure's "Please retry
+ * after 20 seconds". `undefined` when it names none.
+ *
+ * @example
+ * ```ts
+ * retryHintMs("Rate limit reached for gpt-4o on tokens per min (TPM): … Please try again in 1m12.5s."); // 72500
+ * ```
+ */
+export function retryHintMs(text: string | undefined): number | undefined {
+  if (!text) return undefined;
+  const ms = /try again in (\d+(?:\.\d+)?)ms\b/i.exec(text);
+  if (ms) return Math.round(Number(ms[1]));
+  const clock = /try again in (?:(\d+)h)?(?:(\d+)m)?(?:(\d+(?:\.\d+)?)s)?\b/i.exec(text);
+  if (clock && (clock[1] || clock[2] || clock[3])) {
+    const [hours, minutes, seconds] = [clock[1], clock[2], clock[3]].map((part) => Number(part ?? 0));
+    return Math.round(((hours! * 60 + minutes!) * 60 + seconds!) * 1000);
+  }
+  const words = /retry after (\d+(?:\.\d+)?) seconds?/i.exec(text);
+  return words ? Math.round(Number(words[1]) * 1000) : undefined;
+}
+
+/**
  * Shapes of credentials: OpenAI / Anthropic keys (`sk-…`), Google API keys (`AIza…`), AWS access
  * key ids (`AKIA…`, `ASIA…`).
  */
 const SECRET_SHAPES = /\b(?:sk-(?:ant-)?[A-Za-z0-9_*-]{6,}|AIza[0-9A-Za-z_-]{20,}|A[KS]IA[0-9A-Z]{12,})/g;
 
-/** Replaces anything that looks like an API key (and the configured key itself) with `[redacted]`. */
+/**
+ * A header value that `fetch` refused, which its error quotes whole: `Headers.append: "Bearer …" is
+ * an invalid header value.` (a key with a line break or a NUL pasted into it). Only the header's
+ * owner knows it is the key (the AI SDK's model packages read theirs themselves), so the value goes.
+ */
+const REFUSED_HEADER_VALUE = /(Headers\.\w+: )"[\s\S]*"( is an invalid header value)/g;
+
+/** A credential passed in a URL's query (`?key=…`, `&api_key=…`, `&access_token=…`, a signature). */
+const QUERY_CREDENTIAL =
+  /([?&](?:key|api[-_]?key|apikey|access[-_]?token|token|auth|sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token)=)[^&#\s"')]+/gi;
+
+/**
+ * Replaces anything that looks like an API key (and the configured key itself) with `[redacted]`:
+ * the key, known key shapes, a header value `fetch` refused (its error quotes it) and a credential
+ * in a URL's query.
+ *
+ * @example
+ * ```ts
+ * redactSecrets('Headers.append: "Bearer abc\ndef" is an invalid header value.');
+ * // 'Headers.append: "[redacted]" is an invalid header value.'
+ * ```
+ */
 export function redactSecrets(text: string, secret?: string): string {
   let out = text;
   if (secret && secret.length >= 4) out = out.split(secret).join("[redacted]");
-  return out.replace(SECRET_SHAPES, "[redacted]");
+  return out
+    .replace(SECRET_SHAPES, "[redacted]")
+    .replace(REFUSED_HEADER_VALUE, '$1"[redacted]"$2')
+    .replace(QUERY_CREDENTIAL, "$1[redacted]");
+}
+
+/**
+ * What to check when `fetch` refused a header before sending anything: nearly always a key pasted
+ * with a line break, a tab or a typographic character in it.
+ */
+function unsendableHeaderHint(message: string): string {
+  REFUSED_HEADER_VALUE.lastIndex = 0;
+  const refused =
+    REFUSED_HEADER_VALUE.test(message) || /Cannot convert argument to a ByteString/.test(message);
+  return refused
+    ? " (a request header could not be sent: check the API key, and any headers you set, for a line break, a tab or a character such as … pasted into it)"
+    : "";
 }
 
 /** Error codes Node and undici use for a connection that failed or was cut. */
@@ -184,7 +250,8 @@ export function classifyProviderError(
   const e = (error ?? {}) as ApiErrorLike;
   const body = describeBody(e.error);
   const rawMessage = body.message ?? (typeof e.message === "string" ? e.message : String(error));
-  const message = redactSecrets(rawMessage || "Unknown provider error", secret);
+  const message =
+    redactSecrets(rawMessage || "Unknown provider error", secret) + unsendableHeaderHint(rawMessage);
   const status = typeof e.status === "number" ? e.status : undefined;
   const code = (e.code ?? undefined) || body.code;
   const type = (e.type ?? undefined) || body.type;
@@ -217,10 +284,13 @@ export function classifyProviderError(
   const event: ProviderErrorEvent = {
     type: "error",
     kind,
-    message: status ? `${status} ${message}` : message,
+    // The SDKs' own text of a body-less error already starts with the status ("413 status code (no body)").
+    message: status && !message.startsWith(`${status} `) ? `${status} ${message}` : message,
   };
   if (failed && kind === "network") Object.assign(event, failed);
-  const retryAfterMs = parseRetryAfterMs(e.headers);
+  // The header first; a rate limit without one may say the wait in its message.
+  const retryAfterMs =
+    parseRetryAfterMs(e.headers) ?? (kind === "rate_limit" ? retryHintMs(rawMessage) : undefined);
   if (retryAfterMs !== undefined && (kind === "rate_limit" || kind === "overloaded" || kind === "network")) {
     event.retryAfterMs = retryAfterMs;
   }

@@ -174,7 +174,8 @@ export function parseGoogleDuration(value: string | undefined): number | undefin
 /**
  * Maps what the Gemini SDK threw to our error event. Its `ApiError` carries the HTTP status and
  * the error body as JSON text; the body's `status` (`RESOURCE_EXHAUSTED`, `UNAVAILABLE`, ...)
- * and `RetryInfo` detail say more than the HTTP status alone.
+ * and `RetryInfo` detail say more than the HTTP status alone. `headerWaitMs`: the response's
+ * `retry-after`, which the error does not keep (the provider reads it), used without a `RetryInfo`.
  *
  * @example
  * ```ts
@@ -186,6 +187,7 @@ export function classifyGeminiError(
   signal: AbortSignal,
   secret?: string,
   endpoint?: string,
+  headerWaitMs?: number,
 ): ProviderErrorEvent {
   const e = error as { name?: string; status?: unknown; message?: unknown };
   if (
@@ -214,7 +216,7 @@ export function classifyGeminiError(
     message: `${status}${grpc ? ` ${grpc}` : ""} ${text}`,
   };
   const retryInfo = body?.details?.find((d) => d["@type"]?.endsWith("google.rpc.RetryInfo"));
-  const retryAfterMs = parseGoogleDuration(retryInfo?.retryDelay);
+  const retryAfterMs = parseGoogleDuration(retryInfo?.retryDelay) ?? headerWaitMs;
   if (retryAfterMs !== undefined && (kind === "rate_limit" || kind === "overloaded" || kind === "network"))
     event.retryAfterMs = retryAfterMs;
   return event;

@@ -184,6 +184,15 @@ export async function* responsesStreamEvents(
         break;
       case "response.incomplete": {
         const reason = event.response.incomplete_details?.reason;
+        // As a Chat Completions content_filter finish: the answer is cut off, and asking again gives the same.
+        if (reason === "content_filter") {
+          yield {
+            type: "error",
+            kind: "api",
+            message: "The response was cut off by the provider's content filter",
+          };
+          return;
+        }
         ended = {
           stopReason: reason === "max_output_tokens" ? "length" : sawToolCall ? "toolUse" : "stop",
           usage: responsesUsage(event.response.usage),
