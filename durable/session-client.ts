@@ -85,6 +85,11 @@ export interface SessionClient {
   send(sessionId: string, input: PromptInput, options?: { idempotencyKey?: string }): Promise<RunHandle>;
   /** Waits for a run started with `send`. */
   result(handle: RunHandle): Promise<RunResult>;
+  /**
+   * Whether a run started with `send` has ended (then `result` answers at once, with its result
+   * or its refusal): one read of the ingress, no wait.
+   */
+  ended(handle: RunHandle): Promise<boolean>;
   /** Queues a message taken at the active run's next steering check (or the next run's first). */
   steer(sessionId: string, input: string | UserMessage): Promise<{ queued: number }>;
   /** Queues a message taken when the run would otherwise stop. */
@@ -247,6 +252,7 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
           attachable: true,
         }),
       ),
+    ended: async (handle) => (await readable(runOutput(options, handle.invocationId))) === "ended",
     steer: (sessionId, input) => call(inbox, "steer", sessionId, input),
     followUp: (sessionId, input) => call(inbox, "followUp", sessionId, input),
     async approve(sessionId, toolCallId, options) {

@@ -13,7 +13,7 @@ const content = z.union([z.string(), z.array(z.union([text, image]))], {
 });
 const timestamp = z.number().finite().optional();
 /** A client may name its own message (an AI SDK `UIMessage.id`, an AG-UI message id). */
-const id = z.string().min(1).max(200).optional();
+const id = z.string().min(1).max(256).optional();
 
 /**
  * What brought a message (a wake's `"schedule"`, `"event"`, `"laterResult"`): a label the UI and

@@ -699,11 +699,11 @@ describe("durable sessions on Restate", () => {
     expect((await refusal(client.prompt("kept", 42 as never))).status).toBe(400);
     expect((await refusal(client.prompt("never-prompted", "  "))).message).toMatch(/the text is empty/);
     // A user message with nothing in it is refused as blank text is, stored nowhere.
-    expect((await refusal(client.prompt("kept", { role: "user", content: "" }))).message).toMatch(
+    expect((await refusal(client.prompt("kept", { role: "user", content: "", timestamp: 1 }))).message).toMatch(
       /Invalid prompt: the text is empty/,
     );
-    expect((await refusal(client.prompt("kept", { role: "user", content: [] }))).status).toBe(400);
-    expect((await refusal(client.steer("kept", { role: "user", content: " " }))).status).toBe(400);
+    expect((await refusal(client.prompt("kept", { role: "user", content: [], timestamp: 1 }))).status).toBe(400);
+    expect((await refusal(client.steer("kept", { role: "user", content: " ", timestamp: 1 }))).status).toBe(400);
     // A refused first prompt does not create the session.
     expect((await refusal(client.status("never-prompted"))).status).toBe(404);
 
