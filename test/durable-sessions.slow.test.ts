@@ -665,6 +665,13 @@ describe("durable sessions on Restate", () => {
         expect(error.message).toMatch(/Invalid session id .*: Restate's ingress cannot address it/);
       }
     }
+    const wakes = createWakeClient({ url: restate.ingressUrl });
+    await expect(wakes.deliverEvent("..", { id: "e1", text: "hi" })).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringMatching(/Invalid session id "\.\."/),
+    });
+    await expect(wakes.list("")).rejects.toMatchObject({ status: 400 });
+    expect(await wakes.list("team/42/chat")).toEqual([]);
   });
 
   it("a run whose agent cannot be created leaves the session as it was", async () => {
@@ -699,11 +706,15 @@ describe("durable sessions on Restate", () => {
     expect((await refusal(client.prompt("kept", 42 as never))).status).toBe(400);
     expect((await refusal(client.prompt("never-prompted", "  "))).message).toMatch(/the text is empty/);
     // A user message with nothing in it is refused as blank text is, stored nowhere.
-    expect((await refusal(client.prompt("kept", { role: "user", content: "", timestamp: 1 }))).message).toMatch(
-      /Invalid prompt: the text is empty/,
+    expect(
+      (await refusal(client.prompt("kept", { role: "user", content: "", timestamp: 1 }))).message,
+    ).toMatch(/Invalid prompt: the text is empty/);
+    expect((await refusal(client.prompt("kept", { role: "user", content: [], timestamp: 1 }))).status).toBe(
+      400,
     );
-    expect((await refusal(client.prompt("kept", { role: "user", content: [], timestamp: 1 }))).status).toBe(400);
-    expect((await refusal(client.steer("kept", { role: "user", content: " ", timestamp: 1 }))).status).toBe(400);
+    expect((await refusal(client.steer("kept", { role: "user", content: " ", timestamp: 1 }))).status).toBe(
+      400,
+    );
     // A refused first prompt does not create the session.
     expect((await refusal(client.status("never-prompted"))).status).toBe(404);
 
