@@ -132,7 +132,7 @@ export function handleOf(follower: SessionFollower, sessionId: string): AgentHan
         throw new AgentCallError(409, "busy", `Session "${sessionId}" has a run in progress`);
       }
       const refused = await follower.start(message);
-      if (refused !== undefined) throw new AgentCallError(503, "unavailable", refused);
+      if (refused !== undefined) throw refused;
       return { runId: follower.runId! };
     },
     steer: (message) => follower.steer(userMessage(message)),

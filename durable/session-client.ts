@@ -85,6 +85,11 @@ export interface SessionClient {
   send(sessionId: string, input: PromptInput, options?: { idempotencyKey?: string }): Promise<RunHandle>;
   /** Waits for a run started with `send`. */
   result(handle: RunHandle): Promise<RunResult>;
+  /**
+   * Whether a run started with `send` has ended (then `result` answers at once, with its result
+   * or its refusal): one read of the ingress, no wait.
+   */
+  ended(handle: RunHandle): Promise<boolean>;
   /** Queues a message taken at the active run's next steering check (or the next run's first). */
   steer(sessionId: string, input: string | UserMessage): Promise<{ queued: number }>;
   /** Queues a message taken when the run would otherwise stop. */
@@ -205,7 +210,8 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
     }
   };
 
-  const call = <O>(
+  // Async so that an id refused before sending rejects like any other refusal, never throws.
+  const call = async <O>(
     service: string,
     handler: string,
     key: string,
@@ -216,7 +222,7 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
       ingress.call<unknown, O>({
         service,
         handler,
-        key,
+        key: checkSessionId(key),
         parameter,
         opts: rpc.opts({ ...(idempotencyKey && { idempotencyKey }) }),
       }),
@@ -229,7 +235,7 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
         ingress.send({
           service: session,
           handler: "prompt",
-          key: sessionId,
+          key: checkSessionId(sessionId),
           parameter: input,
           opts: rpc.sendOpts({ ...(opts?.idempotencyKey && { idempotencyKey: opts.idempotencyKey }) }),
         }),
@@ -246,6 +252,7 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
           attachable: true,
         }),
       ),
+    ended: async (handle) => (await readable(runOutput(options, handle.invocationId))) === "ended",
     steer: (sessionId, input) => call(inbox, "steer", sessionId, input),
     followUp: (sessionId, input) => call(inbox, "followUp", sessionId, input),
     async approve(sessionId, toolCallId, options) {
@@ -297,6 +304,31 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
       followSession(client, sessionId, (runId) => runOutput(options, runId), followOptions),
   };
   return client;
+}
+
+/**
+ * Refuses, before anything is sent, a session id the ingress cannot address: the id is a segment of
+ * the ingress path, and "" (no segment) or "." / ".." (dot segments every URL parser resolves away,
+ * encoded or not) would reach another path, which Restate answers with a bare "bad path". Any other
+ * text works: slashes, spaces, unicode and long ids are encoded.
+ *
+ * @example
+ * ```ts
+ * checkSessionId("user-42/chat"); // "user-42/chat"
+ * checkSessionId(".."); // throws a SessionCallError with status 400 that names the id
+ * ```
+ */
+export function checkSessionId(sessionId: string): string {
+  if (typeof sessionId !== "string") {
+    throw new SessionCallError(400, `A session id must be text, got ${typeof sessionId}`);
+  }
+  if (sessionId === "" || sessionId === "." || sessionId === "..") {
+    throw new SessionCallError(
+      400,
+      `Invalid session id ${JSON.stringify(sessionId)}: Restate's ingress cannot address it (an id must not be empty, "." or "..")`,
+    );
+  }
+  return sessionId;
 }
 
 /** How long a read waits for the first run this client sent to write its record. */

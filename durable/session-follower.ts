@@ -16,7 +16,7 @@ import type { AgentMessage, UserMessage } from "../core/messages.js";
 import type { ToolResult } from "../core/tool.js";
 import { clientResultOf } from "../tools/client-result.js";
 import { createLiveDecoder } from "./live-wire.js";
-import type { SessionClient } from "./session-client.js";
+import type { RunHandle, SessionClient } from "./session-client.js";
 import type { RecordedEvents, SessionStatus, SessionUpdates } from "./session-types.js";
 
 /** Events kept for a reconnect, per run. */
@@ -30,6 +30,8 @@ const START_POLL_MS = 10;
 const START_LIVE_GRACE_MS = 50;
 /** How long after a run is seen starting its live channel is looked for every START_POLL_MS. */
 const LIVE_START_MS = 2_000;
+/** How long after the send a run not begun is first asked whether it ended (then at doubling pauses). */
+const START_END_CHECK_MS = 100;
 /** How long a started run may take to publish its `agent_start`. */
 const START_TIMEOUT_MS = 30_000;
 /**
@@ -206,21 +208,28 @@ export class SessionFollower {
   // --- what a consumer asks ---
 
   /** Starts a run; resolves once its `agent_start` is passed on (`undefined`), or with why it did not start. */
-  async start(given: UserMessage): Promise<string | undefined> {
+  async start(given: UserMessage): Promise<AgentCallError | undefined> {
     // The prompt gets an id here when the client gave none, so its stored copy is known as it.
     const message = withId(given, "prompt");
     this.changing();
     let handle;
     try {
-      handle = await this.client.send(this.sessionId, message, {
-        ...(message.id !== undefined && { idempotencyKey: `${this.sessionId}/${message.id}` }),
-      });
+      handle = await this.call(() =>
+        this.client.send(this.sessionId, message, {
+          ...(message.id !== undefined && { idempotencyKey: `${this.sessionId}/${message.id}` }),
+        }),
+      );
     } catch (error) {
-      return messageOf(error);
+      return error instanceof AgentCallError ? error : unavailable(error);
     }
     this.prompted = { ...message, source: "prompt" };
     const begun = new Promise<void>((resolve) => (this.started = resolve));
+    const before = { runId: this.currentRun, active: this.active };
     this.beginRun(handle.invocationId);
+    // A run the service refuses before it begins (its input, an agent that cannot be made) ends
+    // with no agent_start: asked of Restate at doubling pauses, so its reason comes back at once.
+    let endCheckAt = Date.now() + START_END_CHECK_MS;
+    let endCheckPause = START_END_CHECK_MS;
     const deadline = Date.now() + START_TIMEOUT_MS;
     // Read often until the run has begun: its agent_start is what the caller waits for. With live
     // channels, reads wait until none has streamed the run for a while after the send: its
@@ -234,10 +243,39 @@ export class SessionFollower {
       if (this.liveOpen === 0 && Date.now() >= readFrom)
         await Promise.race([this.tick().catch(() => undefined), begun]);
       if (begunYet) break;
+      if (Date.now() >= endCheckAt) {
+        const refused = await this.refusedStart(handle);
+        if (refused !== undefined && !begunYet) {
+          this.prompted = undefined;
+          this.started = undefined;
+          this.currentRun = before.runId;
+          this.active = before.active;
+          if (this.active) this.follow();
+          return refused;
+        }
+        endCheckPause *= 2;
+        endCheckAt = Date.now() + endCheckPause;
+      }
       await pause();
     }
     this.follow();
-    return begunYet ? undefined : "the run did not start";
+    return begunYet ? undefined : new AgentCallError(503, "unavailable", "the run did not start");
+  }
+
+  /** The service's refusal of run `handle` when it ended before it began; otherwise nothing. */
+  private async refusedStart(handle: RunHandle): Promise<AgentCallError | undefined> {
+    if (!(await this.client.ended(handle).catch(() => false))) return undefined;
+    return this.call(() => this.client.result(handle)).then(
+      () => undefined,
+      (error: unknown) =>
+        error instanceof AgentCallError
+          ? error
+          : new AgentCallError(
+              (error as { status?: number }).status ?? 503,
+              "unavailable",
+              `the run was refused: ${messageOf(error)}`,
+            ),
+    );
   }
 
   async steer(given: UserMessage): Promise<void> {

@@ -13,7 +13,7 @@ const content = z.union([z.string(), z.array(z.union([text, image]))], {
 });
 const timestamp = z.number().finite().optional();
 /** A client may name its own message (an AI SDK `UIMessage.id`, an AG-UI message id). */
-const id = z.string().min(1).max(200).optional();
+const id = z.string().min(1).max(256).optional();
 
 /**
  * What brought a message (a wake's `"schedule"`, `"event"`, `"laterResult"`): a label the UI and
@@ -65,11 +65,22 @@ function parseMessage(
   allowCustom: boolean,
 ): UserMessage | CustomMessage {
   const role = input && typeof input === "object" ? (input as { role?: unknown }).role : undefined;
-  if (role === "user") return parse(userMessage, input, what) as UserMessage;
+  if (role === "user") return withContent(parse(userMessage, input, what) as UserMessage, what);
   if (role === "custom" && allowCustom) return parse(customMessage, input, what) as CustomMessage;
   if (typeof role === "string")
     throw badRequest(what, `a message with role "${role}" cannot be sent; expected ${shapes}`);
   throw badRequest(what, `expected ${shapes}, got ${describe(input)}`);
+}
+
+/**
+ * A user message says something: blank text or no parts is refused as the text form is, never
+ * stored as a turn the model answers to nothing (the HTTP host refuses the same).
+ */
+function withContent(message: UserMessage, what: string): UserMessage {
+  const { content } = message;
+  if (typeof content === "string") checkedText(content, what);
+  else if (content.length === 0) throw badRequest(what, "content has no parts");
+  return message;
 }
 
 function describe(input: unknown): string {

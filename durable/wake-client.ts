@@ -3,7 +3,7 @@ import type { LaterResultRecord } from "../rules/later-record.js";
 import { activeTraceparent } from "../telemetry/wake-cause.js";
 import type { NewSchedule } from "../rules/schedule-record.js";
 import type { SessionClientOptions } from "./session-client.js";
-import { readableAt } from "./session-client.js";
+import { checkSessionId, readableAt } from "./session-client.js";
 import type { DurableSchedule } from "./session-wakes.js";
 import type { DurableEventInput, DurableLaterResultInput } from "./wake-session.js";
 
@@ -72,8 +72,12 @@ export function createWakeClient(options: SessionClientOptions): WakeClient {
   });
   const service = options.names?.wakes ?? "SessionWakes";
   const inbox = options.names?.inbox ?? "SessionInbox";
-  const call = <O>(handler: string, key: string, parameter: unknown, target = service) =>
-    readableAt(options.url, ingress.call<unknown, O>({ service: target, handler, key, parameter }));
+  // Async so that an id refused before sending rejects like any other refusal, never throws.
+  const call = async <O>(handler: string, key: string, parameter: unknown, target = service) =>
+    readableAt(
+      options.url,
+      ingress.call<unknown, O>({ service: target, handler, key: checkSessionId(key), parameter }),
+    );
   return {
     // The runs a schedule or an event wakes link to the span active here, unless the input names one.
     schedule: (sessionId, input) => call("schedule", sessionId, withTraceparent(input)),

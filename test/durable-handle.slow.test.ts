@@ -190,6 +190,34 @@ describe("durableHandle", () => {
     expect(stored.map((m) => m.id)).toEqual(messages.map((m) => m.id));
   });
 
+  it("a run the service refuses before it begins is refused at once with its reason; the session stays usable", async () => {
+    const handle = durableHandle(client, newSession(), { pollIntervalMs: 20 });
+    const started = Date.now();
+    // On a session that never ran, and on one with a run behind it.
+    const first = await refusal(handle.run({ role: "user", content: [], timestamp: Date.now() }));
+    expect(first).toMatchObject({
+      status: 400,
+      message: expect.stringMatching(/Invalid prompt: content has no parts/),
+    });
+    const { runId } = await handle.run(user("hello"));
+    await lastValueFrom(handle.eventsSince(runId, 0));
+    const again = await refusal(handle.run({ role: "user", content: " ", timestamp: Date.now() }));
+    expect(again).toMatchObject({
+      status: 400,
+      message: expect.stringMatching(/Invalid prompt: the text is empty/),
+    });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect((await handle.status()).status).toBe("idle");
+    // A message id as long as the session host takes (256 characters) runs.
+    const long = await handle.run({ ...user("hello"), id: "m".repeat(256) });
+    await lastValueFrom(handle.eventsSince(long.runId, 0));
+    const messages = await handle.messages();
+    expect(messages.filter((m) => m.role === "user").map((m) => m.id?.length)).toEqual([
+      expect.any(Number),
+      256,
+    ]);
+  });
+
   it("SessionCallError is an AgentCallError with the contract's code", async () => {
     const error = await client.approve(newSession(), "x").catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SessionCallError);

@@ -79,6 +79,16 @@ describe("durable session input", () => {
       ],
       [42, /expected text, a user message .* got a number/],
       [null, /got null/],
+      [{ role: "user", content: "" }, /^Invalid prompt: the text is empty/],
+      [{ role: "user", content: " \n" }, /^Invalid prompt: the text is empty/],
+      [{ role: "user", content: [] }, /^Invalid prompt: content has no parts/],
+      [
+        [
+          { role: "user", content: "a" },
+          { role: "user", content: "" },
+        ],
+        /\(message 1\): the text is empty/,
+      ],
       [{ text: "hi" }, /got an object without a role/],
     ];
     for (const [input, message] of cases) {
@@ -99,6 +109,9 @@ describe("durable session input", () => {
     ).toMatch(/^Invalid steer message: a message with role "custom" cannot be sent/);
     expect(refusal(() => parseQueuedInput("", "followUp", 1)).message).toMatch(
       /Invalid followUp message: the text is empty/,
+    );
+    expect(refusal(() => parseQueuedInput({ role: "user", content: "  " }, "steer", 1)).message).toMatch(
+      /^Invalid steer message: the text is empty/,
     );
   });
 

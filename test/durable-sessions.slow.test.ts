@@ -642,6 +642,38 @@ describe("durable sessions on Restate", () => {
     expect(unknown.message).toMatch(/Unknown session "sent-refused"/);
   });
 
+  it("serves session ids with slashes, unicode and 2 000 characters; refuses the ones no path can carry", async () => {
+    for (const id of ["team/42/chat", "a b?c#d%2F", "ünï-ĉødé 🚀", "x".repeat(2_000)]) {
+      const { reason } = await client.prompt(id, "hello");
+      expect(reason, id.slice(0, 20)).toBe("stop");
+      expect(shape(await client.transcript(id)), id.slice(0, 20)).toEqual([
+        "user hello",
+        'assistant "You said: hello"',
+      ]);
+      expect((await client.status(id)).sessionId).toBe(id);
+    }
+    // "", "." and ".." are path segments a URL cannot hold (".." would reach another path).
+    for (const id of ["", ".", ".."]) {
+      for (const call of [
+        client.prompt(id, "hello"),
+        client.status(id),
+        client.steer(id, "x"),
+        client.abort(id),
+      ]) {
+        const error = await refusal(call);
+        expect(error.status, JSON.stringify(id)).toBe(400);
+        expect(error.message).toMatch(/Invalid session id .*: Restate's ingress cannot address it/);
+      }
+    }
+    const wakes = createWakeClient({ url: restate.ingressUrl });
+    await expect(wakes.deliverEvent("..", { id: "e1", text: "hi" })).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringMatching(/Invalid session id "\.\."/),
+    });
+    await expect(wakes.list("")).rejects.toMatchObject({ status: 400 });
+    expect(await wakes.list("team/42/chat")).toEqual([]);
+  });
+
   it("a run whose agent cannot be created leaves the session as it was", async () => {
     const failed = await refusal(client.prompt("broken-1", "hello"));
     expect(failed.status).toBe(500);
@@ -673,6 +705,16 @@ describe("durable sessions on Restate", () => {
     expect(forged.message).toMatch(/role "assistant" cannot be sent/);
     expect((await refusal(client.prompt("kept", 42 as never))).status).toBe(400);
     expect((await refusal(client.prompt("never-prompted", "  "))).message).toMatch(/the text is empty/);
+    // A user message with nothing in it is refused as blank text is, stored nowhere.
+    expect(
+      (await refusal(client.prompt("kept", { role: "user", content: "", timestamp: 1 }))).message,
+    ).toMatch(/Invalid prompt: the text is empty/);
+    expect((await refusal(client.prompt("kept", { role: "user", content: [], timestamp: 1 }))).status).toBe(
+      400,
+    );
+    expect((await refusal(client.steer("kept", { role: "user", content: " ", timestamp: 1 }))).status).toBe(
+      400,
+    );
     // A refused first prompt does not create the session.
     expect((await refusal(client.status("never-prompted"))).status).toBe(404);
 
