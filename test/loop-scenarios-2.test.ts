@@ -87,7 +87,7 @@ describe("loop scenarios 2", () => {
   it("typed output with maxTurns reached while the model keeps calling tools", async () => {
     let n = 0;
     const provider = scripted((req) =>
-      req.tools.length === 0 ? { text: "still not json" } : { toolCalls: [wait(`w${n++}`, 1)] },
+      req.toolChoice === "none" ? { text: "still not json" } : { toolCalls: [wait(`w${n++}`, 1)] },
     );
     const agent = createAgent({
       provider,
@@ -99,6 +99,8 @@ describe("loop scenarios 2", () => {
     const outcome = await agent.prompt("go");
     expect(outcome.reason).toBe("limit");
     expect(outcome.output).toBeUndefined();
+    // The answer the limit asked for (without tools) did not parse: the user gets it raw.
+    expect(outcome.rawOutput).toBe("still not json");
     expectValidTranscript(agent.messages);
     expectEventInvariants(events);
   });
