@@ -84,6 +84,23 @@ describe("loop scenarios 2", () => {
     expectEventInvariants(events);
   });
 
+  it("typed output cut off at the output token limit says so, to the model and to the user", async () => {
+    const provider = scripted(() => ({ text: '{"summary": "a long answer th', stopReason: "length" }));
+    const agent = createAgent({ provider, output: z.object({ summary: z.string() }) });
+    const events = record(agent);
+    const outcome = await agent.prompt("go");
+    expect(outcome.reason).toBe("error");
+    expect(outcome.errorMessage).toMatch(
+      /^No valid output after 3 attempts: The answer was cut off at the output token limit/,
+    );
+    expect(outcome.rawOutput).toBe('{"summary": "a long answer th');
+    // The model's correction says why, so it can answer shorter.
+    const correction = JSON.stringify(provider.requests[1]!.messages.at(-1));
+    expect(correction).toContain("cut off at the output token limit");
+    expectValidTranscript(agent.messages);
+    expectEventInvariants(events);
+  });
+
   it("typed output with maxTurns reached while the model keeps calling tools", async () => {
     let n = 0;
     const provider = scripted((req) =>
