@@ -6,6 +6,11 @@ import { z } from "zod";
 import { type AgentActorParentEvent, defineTool, fromAgent, scripted } from "../index.js";
 import { sleep } from "./helpers.js";
 
+/** Polls `ready` (a loaded machine is slow; a fixed sleep would flake), for at most 5 s. */
+async function until(ready: () => boolean, tries = 500): Promise<void> {
+  for (let i = 0; i < tries && !ready(); i++) await sleep(10);
+}
+
 describe("loop scenarios 4: fromAgent", () => {
   it("the parent leaving the state mid-tool aborts the tool; an approval sent late is rejected, not fatal", async () => {
     let aborted = 0;
@@ -53,11 +58,11 @@ describe("loop scenarios 4: fromAgent", () => {
     actor.start();
     while (ran === 0) await sleep(5);
     actor.send({ type: "late" });
-    await sleep(20);
+    await until(() => rejected.length > 0);
     expect(actor.getSnapshot().value).toBe("working");
     expect(rejected).toHaveLength(1);
     actor.send({ type: "cancel" });
-    await sleep(50);
+    await until(() => aborted > 0);
     expect(aborted).toBe(1);
     expect(actor.getSnapshot().value).toBe("cancelled");
     expect(errors).toEqual([]);
@@ -112,9 +117,12 @@ describe("loop scenarios 4: fromAgent", () => {
       },
     });
     const restored = createActor(app2, { snapshot: persisted }).start();
-    await sleep(30);
-    restored.send({ type: "yes" });
-    for (let i = 0; i < 100 && !done; i++) await sleep(10);
+    // The restored agent takes a moment to be where it was; an approval sent before is rejected
+    // (agent.command_rejected), so the app answers again until the run goes on.
+    for (let i = 0; i < 50 && done === undefined; i++) {
+      restored.send({ type: "yes" });
+      await until(() => done !== undefined, 20);
+    }
     expect(ran).toBe(1);
     expect(done).toMatchObject({ reason: "stop" });
     restored.stop();
