@@ -145,6 +145,16 @@ export function validateOutput(
   return { ok: false, error: `The answer does not match the schema:\n${z.prettifyError(result.error)}` };
 }
 
+/**
+ * Why an answer stopped at the output token limit fails: said first, so the model answers shorter
+ * and the user reads the cause (a provider's `maxTokens`), not only the JSON parser's complaint.
+ */
+function cutOffNote(message: AssistantMessage): string {
+  return message.stopReason === "length"
+    ? "The answer was cut off at the output token limit before it was complete (answer shorter, or raise the provider's maxTokens). "
+    : "";
+}
+
 /** One output filter's verdict on an answer. */
 export interface OutputVerdict {
   /** The filter's function name, or `outputFilters[i]`. */
@@ -195,7 +205,7 @@ export function checkAnswer(
     if (!validated.ok) {
       return {
         raw,
-        problem: { kind: "invalid", error: validated.error },
+        problem: { kind: "invalid", error: cutOffNote(message) + validated.error },
         verdicts: [],
         maxRetries: spec.maxRepairs,
       };

@@ -4,6 +4,7 @@ import { estimateTokens, reportedPromptTokens } from "../../../context/tokens.js
 import { addUsage, type AssistantMessage } from "../../../core/messages.js";
 import { withMessageId } from "../../../core/message-id.js";
 import { messageIdsFor, nowFor } from "../../../core/runtime.js";
+import { withCost } from "../../../providers/pricing.js";
 import { emptyAssistant, ensureUniqueToolCallIds, markInterrupted } from "../../../rules/agent.logic.js";
 import { appendToTranscript, readTranscript, transcriptTokens } from "../../../rules/transcript.js";
 import type { AgentContext, StreamDone } from "../context.js";
@@ -22,9 +23,12 @@ import { defineAgentActions } from "./define.js";
 export const modelAnswerActions = defineAgentActions({
   recordAssistant: enqueueActions(({ context, enqueue, self }, done: StreamDone) => {
     // The model stream draws the id; a message sent to the machine by hand gets one here.
-    const message = withMessageId(
-      markInterrupted(explainOverflow(context, ensureUniqueToolCallIds(done.message), done)),
-      messageIdsFor(self),
+    const message = pricedForBudget(
+      context,
+      withMessageId(
+        markInterrupted(explainOverflow(context, ensureUniqueToolCallIds(done.message), done)),
+        messageIdsFor(self),
+      ),
     );
     if (!done.started) enqueue.emit({ type: "message_start", message });
     enqueue.emit({ type: "message_end", message });
@@ -75,6 +79,17 @@ export const modelAnswerActions = defineAgentActions({
   ),
   forwardAbortToStream: sendTo("modelStream", { type: "ABORT" }),
 });
+
+/**
+ * A budgeted agent's answer whose provider reported tokens but no `cost` (a custom provider,
+ * `scripted`) is priced here from its model's price: otherwise the budget would count it as free
+ * and never stop the run, although `createAgent` checked that the model has a price.
+ */
+function pricedForBudget(context: AgentContext, message: AssistantMessage): AssistantMessage {
+  if (!context.costModel || message.usage.cost !== undefined || !message.model) return message;
+  const usage = withCost(message.usage, message.model);
+  return usage === message.usage ? message : { ...message, usage };
+}
 
 /**
  * A model call refused as too long after every retry: its message says so plainly (what was kept,
