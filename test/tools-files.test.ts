@@ -315,6 +315,21 @@ describe("list_files and glob", () => {
     expect((await runTool(glob, { pattern: "*.py" })).text).toBe("No files match *.py");
     expect((await runTool(glob, { pattern: "*", path: "/etc" })).text).toMatch(/outside the workspace/);
   });
+
+  it("takes the absolute pattern a model copies from the workspace, and says when one climbs out", async () => {
+    const glob = createGlobTool({ workspace: root });
+    expect((await runTool(glob, { pattern: `${root}/src/**/*.ts` })).text).toBe("src/index.ts\nsrc/util/str.ts");
+    // Anchored where it points, not a file name anywhere.
+    expect((await runTool(glob, { pattern: `${root}/*.md` })).text).toBe("README.md");
+    expect((await runTool(glob, { pattern: `${root}/src/*.ts`, path: "src" })).text).toBe("src/index.ts");
+    for (const pattern of ["../*", "../**/*.txt", `${outside}/*`, "/etc/*"]) {
+      const run = await runTool(glob, { pattern });
+      expect(run.isError).toBe(true);
+      expect(run.text).toContain(`Pattern "${pattern}" points outside the workspace`);
+    }
+    const fromSrc = await runTool(glob, { pattern: "../*.md", path: "src" });
+    expect(fromSrc.text).toMatch(/points outside the search folder .*or a different path/);
+  });
 });
 
 describe("codingTools", () => {
