@@ -154,6 +154,24 @@ describe("write_file", () => {
     expect(again.text).toBe("Overwrote deep/new/file.txt (3 bytes)");
   });
 
+  it("says a folder on the path is a file, for write_file, edit_file and read_file alike", async () => {
+    await writeFile(path.join(root, "notes.txt"), "x\n");
+    const write = await runTool(createWriteFileTool({ workspace: root }), { path: "notes.txt/a/b.md", content: "y" });
+    expect(write.isError).toBe(true);
+    expect(write.text).toBe(
+      '"notes.txt" is a file, not a folder, so nothing can be written inside it. Write to another path, or remove or rename the file first',
+    );
+    const edit = await runTool(createEditFileTool({ workspace: root }), {
+      path: "notes.txt/b.md",
+      old_string: "x",
+      new_string: "y",
+    });
+    expect(edit.text).toBe("File not found: notes.txt/b.md (a part of its path is a file, not a folder)");
+    const read = await runTool(createReadFileTool({ workspace: root }), { path: "notes.txt/b.md" });
+    expect(read.text).toBe("File not found: notes.txt/b.md (a part of its path is a file, not a folder)");
+    expect(await readFile(path.join(root, "notes.txt"), "utf8")).toBe("x\n");
+  });
+
   it("refuses a write into .git/ and outside the workspace, leaving nothing behind", async () => {
     await mkdir(path.join(root, ".git"));
     await symlink(outside, path.join(root, "out"));

@@ -53,6 +53,9 @@ async function readInside(
 ): Promise<string> {
   const handle = await openForReadInside(root, absolute, relative).catch((error: NodeJS.ErrnoException) => {
     if (error.code === "ENOENT") throw new Error(`File not found: ${shown} (use write_file to create it)`);
+    if (error.code === "ENOTDIR") {
+      throw new Error(`File not found: ${shown} (a part of its path is a file, not a folder)`);
+    }
     if (error.code === "EISDIR") throw new Error(`${shown} is not a regular file`);
     throw error;
   });

@@ -93,6 +93,9 @@ export function createReadFileTool(
       const handle = await openForReadInside(workspace.root, absolute, relative).catch(
         (error: NodeJS.ErrnoException) => {
           if (error.code === "ENOENT") throw new Error(`File not found: ${args.path}`);
+          if (error.code === "ENOTDIR") {
+            throw new Error(`File not found: ${args.path} (a part of its path is a file, not a folder)`);
+          }
           throw error;
         },
       );
