@@ -127,6 +127,17 @@ describe("read_file", () => {
     expect(run.text).toBe(`     1\t${"y".repeat(100)} [... line cut: 4999900 more bytes]`);
   });
 
+  it("cuts a long line of non-ASCII text between characters, never inside one", async () => {
+    // 3 000 "é" (2 bytes each) and a 4-byte emoji; a cut at 101 bytes lands inside the 51st "é".
+    await writeFile(path.join(root, "accents.txt"), `${"é".repeat(3000)}\n${"😀".repeat(50)}\n`);
+    const read = createReadFileTool({ workspace: root, maxLineLength: 101 });
+    const run = await runTool(read, { path: "accents.txt" });
+    expect(run.text).toBe(
+      `     1\t${"é".repeat(50)} [... line cut: 5900 more bytes]\n     2\t${"😀".repeat(25)} [... line cut: 100 more bytes]`,
+    );
+    expect(run.text).not.toContain("\uFFFD");
+  });
+
   it("refuses paths outside the workspace and explains directories and missing files", async () => {
     await writeFile(path.join(outside, "secret.txt"), "secret");
     await symlink(outside, path.join(root, "out"));
