@@ -356,6 +356,9 @@ describe("list_files and glob", () => {
       expect(run.isError).toBe(true);
       expect(run.text).toContain(`Pattern "${pattern}" points outside the workspace`);
     }
+    const unclosed = await runTool(glob, { pattern: "src/**/*.{ts,js" });
+    expect(unclosed.isError).toBe(true);
+    expect(unclosed.text).toMatch(/^Invalid glob "src\/\*\*\/\*\.\{ts,js": Missing closing: "\}"/);
     const fromSrc = await runTool(glob, { pattern: "../*.md", path: "src" });
     expect(fromSrc.text).toMatch(/points outside the search folder .*or a different path/);
   });

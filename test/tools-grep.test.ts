@@ -105,6 +105,16 @@ describe("grep engines", () => {
     expect(run.text).toMatch(/^Invalid regular expression "\(unclosed"/);
   });
 
+  it("reports an unclosed glob the same way with either engine, instead of no matches", async () => {
+    for (const ripgrep of rg ? [false, true] : [false]) {
+      for (const glob of ["*.{ts,js", "src/[ab.ts"]) {
+        const run = await runTool(createGrepTool({ workspace: root, ripgrep }), { pattern: "x", glob });
+        expect(run.isError).toBe(true);
+        expect(run.text).toMatch(new RegExp(`^Invalid glob ${JSON.stringify(glob).replace(/[[{.*]/g, "\\$&")}: Missing closing`));
+      }
+    }
+  });
+
   it.runIf(rg)("give byte-identical output for every case (rg on PATH)", async () => {
     for (const { args } of cases) {
       const js = await runTool(createGrepTool({ workspace: root, ripgrep: false }), args);

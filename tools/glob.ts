@@ -97,6 +97,6 @@ export function patternMatcher(pattern: string, base: string, root: string): Reg
       `Pattern "${pattern}" points outside ${where} (${base}); glob only finds files inside it. Give a pattern relative to ${where}, such as "**/*.ts"${base === root ? "" : ", or a different path"}.`,
     );
   }
-  return globToRegExp(relative === "" ? "*" : relative, { matchBaseName: !absolute });
+  return globToRegExp(relative === "" ? "*" : relative, { matchBaseName: !absolute, strict: true });
 }
 

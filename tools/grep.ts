@@ -129,6 +129,8 @@ export function createGrepTool(options: GrepToolOptions): Tool<GrepArgs, GrepDet
           { cause: error },
         );
       }
+      // Checked here for both engines, so a bad glob is the same error with ripgrep and without.
+      if (args.glob !== undefined) globToRegExp(args.glob, { strict: true });
       const limit = args.limit ?? defaultLimit;
       const search = { target: target.relative, isFile: info.isFile(), limit, signal: ctx.signal };
       const { matches, truncated } = rgPath
