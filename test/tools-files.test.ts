@@ -254,6 +254,25 @@ describe("edit_file", () => {
     );
   });
 
+  it("points at the line an edit would match but for its indentation (spaces for the file's tabs)", async () => {
+    const source = "function f() {\n\tif (x) {\n\t\treturn 1;\n\t}\n}\n";
+    await writeFile(path.join(root, "tabs.ts"), source);
+    const edit = createEditFileTool({ workspace: root });
+    const run = await runTool(edit, {
+      path: "tabs.ts",
+      old_string: "    if (x) {\n        return 1;",
+      new_string: "    if (x) {\n        return 2;",
+    });
+    expect(run.isError).toBe(true);
+    expect(run.text).toBe(
+      "old_string was not found in tabs.ts (0 matches). It must match exactly, including whitespace and indentation; it does match at line 2 if each line's leading and trailing whitespace is ignored, so the indentation (tabs or spaces?) or line ends differ: read the file again there and copy the lines exactly.",
+    );
+    expect(await readFile(path.join(root, "tabs.ts"), "utf8")).toBe(source);
+    // Nothing near: the plain advice.
+    const none = await runTool(edit, { path: "tabs.ts", old_string: "return 3;", new_string: "x" });
+    expect(none.text).toMatch(/0 matches\).*; read the file again to copy the current text\.$/);
+  });
+
   it("refuses 0 matches and leaves the file unchanged", async () => {
     const run = await runTool(createEditFileTool({ workspace: root }), {
       path: "code.ts",
