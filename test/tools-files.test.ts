@@ -165,9 +165,22 @@ describe("write_file", () => {
     expect(again.text).toBe("Overwrote deep/new/file.txt (3 bytes)");
   });
 
+  it("refuses a path ending in a slash instead of creating a file named like the folder", async () => {
+    const write = createWriteFileTool({ workspace: root });
+    const run = await runTool(write, { path: "docs/notes/", content: "x" });
+    expect(run.isError).toBe(true);
+    expect(run.text).toBe(
+      "docs/notes/ ends with a slash, so it names a folder; write_file writes a file: give the file's path (folders on the way are created)",
+    );
+    expect(await readdir(root)).toEqual([]);
+  });
+
   it("says a folder on the path is a file, for write_file, edit_file and read_file alike", async () => {
     await writeFile(path.join(root, "notes.txt"), "x\n");
-    const write = await runTool(createWriteFileTool({ workspace: root }), { path: "notes.txt/a/b.md", content: "y" });
+    const write = await runTool(createWriteFileTool({ workspace: root }), {
+      path: "notes.txt/a/b.md",
+      content: "y",
+    });
     expect(write.isError).toBe(true);
     expect(write.text).toBe(
       '"notes.txt" is a file, not a folder, so nothing can be written inside it. Write to another path, or remove or rename the file first',
@@ -366,7 +379,9 @@ describe("list_files and glob", () => {
 
   it("takes the absolute pattern a model copies from the workspace, and says when one climbs out", async () => {
     const glob = createGlobTool({ workspace: root });
-    expect((await runTool(glob, { pattern: `${root}/src/**/*.ts` })).text).toBe("src/index.ts\nsrc/util/str.ts");
+    expect((await runTool(glob, { pattern: `${root}/src/**/*.ts` })).text).toBe(
+      "src/index.ts\nsrc/util/str.ts",
+    );
     // Anchored where it points, not a file name anywhere.
     expect((await runTool(glob, { pattern: `${root}/*.md` })).text).toBe("README.md");
     expect((await runTool(glob, { pattern: `${root}/src/*.ts`, path: "src" })).text).toBe("src/index.ts");

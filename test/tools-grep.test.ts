@@ -110,7 +110,9 @@ describe("grep engines", () => {
       for (const glob of ["*.{ts,js", "src/[ab.ts"]) {
         const run = await runTool(createGrepTool({ workspace: root, ripgrep }), { pattern: "x", glob });
         expect(run.isError).toBe(true);
-        expect(run.text).toMatch(new RegExp(`^Invalid glob ${JSON.stringify(glob).replace(/[[{.*]/g, "\\$&")}: Missing closing`));
+        expect(run.text).toMatch(
+          new RegExp(`^Invalid glob ${JSON.stringify(glob).replace(/[[{.*]/g, "\\$&")}: Missing closing`),
+        );
       }
     }
   });

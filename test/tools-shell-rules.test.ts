@@ -210,7 +210,10 @@ describe("command rules spelled with a star", () => {
   it('reads "rm *" as the prefix "rm:*", so the deny rule denies', () => {
     const rules = { allow: ["bash"], deny: ["bash(rm *)"] };
     for (const command of ["rm -rf x", "rm x", "sudo rm -f x", "git status; rm -f x"]) {
-      expect(decide(command, rules)).toEqual({ behavior: "deny", reason: 'Permission denied by rule "bash(rm *)"' });
+      expect(decide(command, rules)).toEqual({
+        behavior: "deny",
+        reason: 'Permission denied by rule "bash(rm *)"',
+      });
     }
     expect(decide("rmdir x", rules)).toEqual({ behavior: "allow" });
     expect(decide("git status", { allow: ["bash(git status *)"], deny: [] }, "default")).toEqual({

@@ -99,4 +99,3 @@ export function patternMatcher(pattern: string, base: string, root: string): Reg
   }
   return globToRegExp(relative === "" ? "*" : relative, { matchBaseName: !absolute, strict: true });
 }
-

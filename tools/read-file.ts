@@ -333,4 +333,3 @@ export function utf8Boundary(bytes: Buffer): number {
   const size = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
   return start + size > bytes.length ? start : bytes.length;
 }
-
