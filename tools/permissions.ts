@@ -93,7 +93,7 @@ function parseRule(rule: string): ParsedRule {
 function checkCommandPattern(rule: string, pattern: string): void {
   const body = commandPrefixOf(pattern) ?? pattern;
   if (pattern === "*" || !body.includes("*")) return;
-  const prefix = body.slice(0, body.indexOf("*")).trim();
+  const prefix = body.slice(0, body.indexOf("*")).replace(/:\s*$/, "").trim();
   throw new Error(
     `Invalid permission rule "${rule}": in a command pattern "*" works only at the end, as a prefix${prefix ? ` ("${prefix}:*")` : ""}; anywhere else it would match only a literal "*"`,
   );
