@@ -5,6 +5,7 @@ import { lazy } from "../core/lazy.js";
 import { checkOptionKeys } from "../core/option-keys.js";
 import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
 import { globToRegExp } from "./internal/glob-pattern.js";
+import { findNestedQuantifier } from "./internal/nested-quantifier.js";
 import { openForReadInside } from "./internal/safe-fs.js";
 import { walk } from "./internal/walk.js";
 import { toWorkspace, type Workspace } from "./workspace.js";
@@ -127,6 +128,12 @@ export function createGrepTool(options: GrepToolOptions): Tool<GrepArgs, GrepDet
         throw new Error(
           `Invalid regular expression ${JSON.stringify(args.pattern)}: ${(error as Error).message}`,
           { cause: error },
+        );
+      }
+      const nested = rgPath ? undefined : findNestedQuantifier(args.pattern);
+      if (nested !== undefined) {
+        throw new Error(
+          `Pattern ${JSON.stringify(args.pattern)} repeats a group that itself repeats (${nested}): on a line that almost matches it can run for minutes and block everything. Write it without the nested repetition (e.g. "(ab)+" or "\\w+(\\s\\w+)*")${options.ripgrep === false ? "" : ", or install ripgrep (rg), whose search time stays linear"}.`,
         );
       }
       // Checked here for both engines, so a bad glob is the same error with ripgrep and without.
