@@ -51,6 +51,11 @@ const cases: { name: string; args: Record<string, unknown>; expected: string }[]
     expected: "src/lib/c.js:1:function gamma() {}",
   },
   {
+    name: "a glob anchored at the workspace root by a leading /, also when searching a sub-folder",
+    args: { pattern: "function", path: "src", glob: "/src/lib/*.ts" },
+    expected: "src/lib/b.ts:2:export function beta() {}",
+  },
+  {
     name: "one file",
     args: { pattern: "export", path: "src/lib/c.js" },
     expected: "src/lib/c.js:2:export { gamma };",

@@ -326,7 +326,11 @@ async function searchWithJavaScript(
   scope: SearchScope,
 ): Promise<{ matches: Match[]; truncated: boolean }> {
   const matches: Match[] = [];
-  const fileFilter = args.glob ? globToRegExp(args.glob) : undefined;
+  // A leading "/" anchors the glob at the workspace root, as ripgrep (run from the root) reads it.
+  const anchored = args.glob?.startsWith("/") ?? false;
+  const fileFilter = args.glob
+    ? globToRegExp(anchored ? args.glob.slice(1) : args.glob, { matchBaseName: !anchored })
+    : undefined;
   const targetAbsolute = path.join(root, scope.target);
   const files: { relative: string; absolute: string }[] = [];
   if (scope.isFile) {
@@ -336,7 +340,7 @@ async function searchWithJavaScript(
       // Symlinks are not followed (as rg does not): a link to a file outside must not be read.
       if (entry.isDirectory || entry.isSymbolicLink) continue;
       const relativeToTarget = path.relative(targetAbsolute, entry.absolute).split(path.sep).join("/");
-      if (fileFilter && !fileFilter.test(relativeToTarget)) continue;
+      if (fileFilter && !fileFilter.test(anchored ? entry.relative : relativeToTarget)) continue;
       files.push(entry);
     }
   }
