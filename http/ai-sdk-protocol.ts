@@ -152,10 +152,17 @@ function withBodyResults(input: ThreadInput, body: Json): ThreadInput {
   return { ...input, toolResults: [...(input.toolResults ?? []), ...toolResults] };
 }
 
-/** Every earlier user message of the client must be in the server's thread (a forged history is refused). */
+/**
+ * Every earlier user message of the client must be in the server's thread (a forged or stale
+ * history is refused), except those after the last message the thread has: messages the host
+ * refused (`run_active`) or never got (a dropped request), which `useChat` keeps in its list and
+ * resends. The host never took them, so the model never reads them; refusing them would refuse
+ * every later message of that chat.
+ */
 function checkKnownHistory(earlier: Json[], thread: HostedThread): void {
   const known = new Set(thread.agent.messages.map((m) => m.id));
-  for (const message of earlier) {
+  const lastKnown = earlier.findLastIndex((message) => known.has(message.id as string));
+  for (const message of earlier.slice(0, lastKnown + 1)) {
     if (message.role === "user" && !known.has(message.id as string)) {
       throw new AgentCallError(
         409,

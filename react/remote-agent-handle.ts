@@ -355,11 +355,9 @@ class RemoteHandle implements RemoteAgentHandle {
         }
       }
     } catch (error) {
-      if (!log)
-        this.updates.next({
-          type: "broken",
-          error: error instanceof Error ? error : new Error(String(error)),
-        });
+      const failure = error instanceof Error ? error : new Error(String(error));
+      if (!log && !this.followAfterCut(runId, events, failure))
+        this.updates.next({ type: "broken", error: failure });
       throw error;
     } finally {
       if (!log) this.reading -= 1;
@@ -377,11 +375,37 @@ class RemoteHandle implements RemoteAgentHandle {
       return;
     }
     if (log) return;
-    // The stream ended before the run did. Quiescent: the run waits, and the request that answers
-    // it streams the rest. Else (the host let go), or when an answer went on a side route while it
-    // was open (the run moved on after it closed): follow the run from where this handle is.
+    // The stream ended before the run did. Cut short (no close frame: a proxy's timeout, a dropped
+    // connection): the run goes on on the host, so follow it. Quiescent: the run waits, and the
+    // request that answers it streams the rest. Else (the host let go), or when an answer went on
+    // a side route while it was open (the run moved on after it closed): follow it too.
+    if (ending === undefined && this.followAfterCut(runId, events)) return;
     if (!aside && (ending?.kind === "quiescent" || latest.followers.size === 0)) return;
     void this.followIfIdle(latest);
+  }
+
+  /**
+   * A stream of the latest run that ended or broke before the host closed it: when it carried
+   * events (so following cannot spin on a host that answers nothing), follows the run from where
+   * this handle is; if that fails, the page hears of `failure` (a broken stream). False when there
+   * is nothing to follow.
+   */
+  private followAfterCut(runId: string | undefined, events: number, failure?: Error): boolean {
+    const latest = this.log;
+    if (events === 0 || !latest || latest.ended || latest.runId !== runId) return false;
+    const broken = (error: unknown) =>
+      this.updates.next({
+        type: "broken",
+        error: failure ?? (error instanceof Error ? error : new Error(String(error))),
+      });
+    // After this stream's own `reading` count is released (its `finally` runs first).
+    queueMicrotask(() => {
+      if (this.reading > 0 || latest.ended) return;
+      this.replay(latest.runId, latest.from + latest.events.length).then((found) => {
+        if (!found) broken(new Error("the run's events are no longer kept"));
+      }, broken);
+    });
+    return true;
   }
 
   /** One event read: into `log` (or the latest run's, made for it), once, in order; each new one to the updates. */

@@ -476,6 +476,38 @@ describe.each(VERSIONS)("AG-UI over the session host, @ag-ui/client %s HttpAgent
   // Both clients (1.0.0 and CopilotKit's 0.0.59) have connectAgent(), which calls connect();
   // neither HttpAgent implements it, and the fixture's clients post to the connect route instead
   // (as docs/frontends.md shows apps).
+  it("a message refused while the run goes on (after abortRun) does not lock the thread: the next one is answered", async () => {
+    const { base, host } = await startHost({
+      provider: scripted([{ text: "word ".repeat(60), chunkSize: 5, delayMs: 5 }, { text: "Hello again." }]),
+    });
+    const client = httpClient(version, `${base}/ag-ui`, "t12");
+    say(client, "u1", "talk");
+    let contents = 0;
+    const controller = new AbortController();
+    const dropped = client.runAgent({ abortController: controller } as never, {
+      onTextMessageContentEvent: () => {
+        if (++contents === 3) controller.abort(); // what abortRun() does: a disconnect, the run goes on
+      },
+    });
+    await dropped.catch(() => undefined);
+    // The user sends on while the run still streams: refused, and the client keeps the message.
+    say(client, "u2", "are you there?");
+    const refused = await runClient(client, {});
+    // (The partial assistant message the client holds is not in the transcript until it ends.)
+    expect(refused.failures.join()).toMatch(/HTTP (400|409)/);
+    await until(async () => host.agent("t12")!.state === "idle");
+    say(client, "u3", "hello?");
+    const answered = await runClient(client, {});
+    expectClean(answered, "success");
+    expect(client.messages.at(-1)).toMatchObject({ role: "assistant", content: "Hello again." });
+    // The refused message was never taken: the thread has the messages that were answered.
+    const users = host
+      .agent("t12")!
+      .messages.filter((m) => m.role === "user")
+      .map((m) => m.id);
+    expect(users).toEqual(["u1", "u3"]);
+  });
+
   it("drop and reconnect mid-run: the connect route replays the response, nothing lost or doubled", async () => {
     const text = "word ".repeat(60);
     const { base } = await startHost({ provider: scripted([{ text, chunkSize: 5, delayMs: 5 }]) });

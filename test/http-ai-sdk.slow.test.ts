@@ -555,6 +555,42 @@ for (const client of AI_SDK_CLIENTS) {
         );
       });
 
+      it("a message refused while the run goes on (after stop()) does not lock the chat: the next one is answered", async () => {
+        const provider = scripted([
+          { text: "A long answer. ".repeat(30), chunkSize: 4, delayMs: 5 },
+          { text: "Hello again." },
+        ]);
+        const { base, host } = await startHost(() => ({ provider }), target);
+        const { chat, errors } = await newChat(base, { id: "refused" });
+        const sent = chat.sendMessage({ text: "tell me a long story" });
+        await until(() => chat.messages[1]?.parts.some((p) => p.type === "text") ?? false);
+        await chat.stop(); // a disconnect: the run goes on
+        await sent;
+        // The user types on while the run still streams: refused (run_active), and useChat keeps
+        // the refused message in its list.
+        await chat.sendMessage({ text: "are you there?" });
+        expect(chat.status).toBe("error");
+        expect(errors.join()).toContain("run_active");
+        await until(() => host.agent("refused")!.state === "idle");
+        errors.length = 0;
+        await chat.sendMessage({ text: "hello?" });
+        await settle(chat, base);
+        expect(errors).toEqual([]);
+        expect(chat.status).toBe("ready");
+        expect(
+          chat.messages
+            .at(-1)!
+            .parts.filter((p) => p.type === "text")
+            .map((p) => p.text),
+        ).toEqual(["Hello again."]);
+        // The refused message was never taken: the thread has the message that was answered.
+        const users = host
+          .agent("refused")!
+          .messages.filter((m) => m.role === "user")
+          .map((m) => m.content);
+        expect(users).toEqual(["tell me a long story", "hello?"]);
+      });
+
       it("a dropped connection does not abort the run; the resumed stream replaces the partial message", async () => {
         const text =
           "A long answer that streams in many small pieces so the client can drop halfway. ".repeat(3);

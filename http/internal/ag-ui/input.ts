@@ -45,13 +45,20 @@ export function readRunAgentInput(body: unknown, agent: ThreadAgent | undefined)
   );
 
   let message: UserMessage | undefined;
+  let messageIndex = -1;
+  // User messages after the last one the thread has that came before the newest: messages the
+  // host refused (a run was going on) or never got, which the client keeps. Never taken, so the
+  // model never reads them; refusing them would refuse every later message of the thread. (With
+  // no message of the thread in the history, two new ones are still refused: which one is meant?)
+  const lastKnown = input.messages.findLastIndex((m) => known.has(m.id));
   const toolResults: ToolCallAnswer[] = [];
   input.messages.forEach((m, index) => {
     if (known.has(m.id)) return;
     if (m.role === "user") {
-      if (message) {
+      if (message && (lastKnown < 0 || messageIndex < lastKnown)) {
         throw bad(`messages: more than one new user message (${message.id}, ${m.id}); send one per request`);
       }
+      messageIndex = index;
       message = { role: "user", id: m.id, content: userContent(m.content, index), timestamp: Date.now() };
     } else if (m.role === "tool") {
       if (!pendingCalls.has(m.toolCallId)) {
