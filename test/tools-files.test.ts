@@ -127,6 +127,17 @@ describe("read_file", () => {
     expect(run.text).toBe(`     1\t${"y".repeat(100)} [... line cut: 4999900 more bytes]`);
   });
 
+  it("cuts a long line of non-ASCII text between characters, never inside one", async () => {
+    // 3 000 "é" (2 bytes each) and a 4-byte emoji; a cut at 101 bytes lands inside the 51st "é".
+    await writeFile(path.join(root, "accents.txt"), `${"é".repeat(3000)}\n${"😀".repeat(50)}\n`);
+    const read = createReadFileTool({ workspace: root, maxLineLength: 101 });
+    const run = await runTool(read, { path: "accents.txt" });
+    expect(run.text).toBe(
+      `     1\t${"é".repeat(50)} [... line cut: 5900 more bytes]\n     2\t${"😀".repeat(25)} [... line cut: 100 more bytes]`,
+    );
+    expect(run.text).not.toContain("\uFFFD");
+  });
+
   it("refuses paths outside the workspace and explains directories and missing files", async () => {
     await writeFile(path.join(outside, "secret.txt"), "secret");
     await symlink(outside, path.join(root, "out"));
@@ -152,6 +163,37 @@ describe("write_file", () => {
     expect(await readFile(path.join(root, "deep/new/file.txt"), "utf8")).toBe("héllo");
     const again = await runTool(write, { path: "deep/new/file.txt", content: "bye" });
     expect(again.text).toBe("Overwrote deep/new/file.txt (3 bytes)");
+  });
+
+  it("refuses a path ending in a slash instead of creating a file named like the folder", async () => {
+    const write = createWriteFileTool({ workspace: root });
+    const run = await runTool(write, { path: "docs/notes/", content: "x" });
+    expect(run.isError).toBe(true);
+    expect(run.text).toBe(
+      "docs/notes/ ends with a slash, so it names a folder; write_file writes a file: give the file's path (folders on the way are created)",
+    );
+    expect(await readdir(root)).toEqual([]);
+  });
+
+  it("says a folder on the path is a file, for write_file, edit_file and read_file alike", async () => {
+    await writeFile(path.join(root, "notes.txt"), "x\n");
+    const write = await runTool(createWriteFileTool({ workspace: root }), {
+      path: "notes.txt/a/b.md",
+      content: "y",
+    });
+    expect(write.isError).toBe(true);
+    expect(write.text).toBe(
+      '"notes.txt" is a file, not a folder, so nothing can be written inside it. Write to another path, or remove or rename the file first',
+    );
+    const edit = await runTool(createEditFileTool({ workspace: root }), {
+      path: "notes.txt/b.md",
+      old_string: "x",
+      new_string: "y",
+    });
+    expect(edit.text).toBe("File not found: notes.txt/b.md (a part of its path is a file, not a folder)");
+    const read = await runTool(createReadFileTool({ workspace: root }), { path: "notes.txt/b.md" });
+    expect(read.text).toBe("File not found: notes.txt/b.md (a part of its path is a file, not a folder)");
+    expect(await readFile(path.join(root, "notes.txt"), "utf8")).toBe("x\n");
   });
 
   it("refuses a write into .git/ and outside the workspace, leaving nothing behind", async () => {
@@ -223,6 +265,25 @@ describe("edit_file", () => {
     expect(await readFile(path.join(root, "code.ts"), "utf8")).toBe(
       "let a = 1;\nlet b = 1;\nlet c = 1;\nconst d = $&;\n",
     );
+  });
+
+  it("points at the line an edit would match but for its indentation (spaces for the file's tabs)", async () => {
+    const source = "function f() {\n\tif (x) {\n\t\treturn 1;\n\t}\n}\n";
+    await writeFile(path.join(root, "tabs.ts"), source);
+    const edit = createEditFileTool({ workspace: root });
+    const run = await runTool(edit, {
+      path: "tabs.ts",
+      old_string: "    if (x) {\n        return 1;",
+      new_string: "    if (x) {\n        return 2;",
+    });
+    expect(run.isError).toBe(true);
+    expect(run.text).toBe(
+      "old_string was not found in tabs.ts (0 matches). It must match exactly, including whitespace and indentation; it does match at line 2 if each line's leading and trailing whitespace is ignored, so the indentation (tabs or spaces?) or line ends differ: read the file again there and copy the lines exactly.",
+    );
+    expect(await readFile(path.join(root, "tabs.ts"), "utf8")).toBe(source);
+    // Nothing near: the plain advice.
+    const none = await runTool(edit, { path: "tabs.ts", old_string: "return 3;", new_string: "x" });
+    expect(none.text).toMatch(/0 matches\).*; read the file again to copy the current text\.$/);
   });
 
   it("refuses 0 matches and leaves the file unchanged", async () => {
@@ -314,6 +375,26 @@ describe("list_files and glob", () => {
     expect((await runTool(glob, { pattern: "util/*.js", path: "src" })).text).toBe("src/util/str.test.js");
     expect((await runTool(glob, { pattern: "*.py" })).text).toBe("No files match *.py");
     expect((await runTool(glob, { pattern: "*", path: "/etc" })).text).toMatch(/outside the workspace/);
+  });
+
+  it("takes the absolute pattern a model copies from the workspace, and says when one climbs out", async () => {
+    const glob = createGlobTool({ workspace: root });
+    expect((await runTool(glob, { pattern: `${root}/src/**/*.ts` })).text).toBe(
+      "src/index.ts\nsrc/util/str.ts",
+    );
+    // Anchored where it points, not a file name anywhere.
+    expect((await runTool(glob, { pattern: `${root}/*.md` })).text).toBe("README.md");
+    expect((await runTool(glob, { pattern: `${root}/src/*.ts`, path: "src" })).text).toBe("src/index.ts");
+    for (const pattern of ["../*", "../**/*.txt", `${outside}/*`, "/etc/*"]) {
+      const run = await runTool(glob, { pattern });
+      expect(run.isError).toBe(true);
+      expect(run.text).toContain(`Pattern "${pattern}" points outside the workspace`);
+    }
+    const unclosed = await runTool(glob, { pattern: "src/**/*.{ts,js" });
+    expect(unclosed.isError).toBe(true);
+    expect(unclosed.text).toMatch(/^Invalid glob "src\/\*\*\/\*\.\{ts,js": Missing closing: "\}"/);
+    const fromSrc = await runTool(glob, { pattern: "../*.md", path: "src" });
+    expect(fromSrc.text).toMatch(/points outside the search folder .*or a different path/);
   });
 });
 

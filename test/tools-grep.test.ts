@@ -2,6 +2,7 @@ import { mkdir, symlink, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createGrepTool, findRipgrep } from "../index.js";
+import { findNestedQuantifier } from "../tools/internal/nested-quantifier.js";
 import { runTool, tempDir } from "./fixtures/tools-helpers.js";
 
 let root: string;
@@ -48,6 +49,11 @@ const cases: { name: string; args: Record<string, unknown>; expected: string }[]
     name: "a glob filter and a sub-folder",
     args: { pattern: "function", path: "src", glob: "*.js" },
     expected: "src/lib/c.js:1:function gamma() {}",
+  },
+  {
+    name: "a glob anchored at the workspace root by a leading /, also when searching a sub-folder",
+    args: { pattern: "function", path: "src", glob: "/src/lib/*.ts" },
+    expected: "src/lib/b.ts:2:export function beta() {}",
   },
   {
     name: "one file",
@@ -103,6 +109,61 @@ describe("grep engines", () => {
     const run = await runTool(createGrepTool({ workspace: root, ripgrep: false }), { pattern: "(unclosed" });
     expect(run.isError).toBe(true);
     expect(run.text).toMatch(/^Invalid regular expression "\(unclosed"/);
+  });
+
+  it("refuses a nested repetition the JavaScript search could spend minutes on, and says how to write it", async () => {
+    const own = await tempDir("am-redos-");
+    await writeFile(path.join(own.dir, "redos.txt"), `${"a".repeat(22)}!\n`);
+    const started = Date.now();
+    const run = await runTool(createGrepTool({ workspace: own.dir, ripgrep: false }), { pattern: "(a+)+$" });
+    expect(run.isError).toBe(true);
+    expect(run.text).toMatch(/^Pattern "\(a\+\)\+\$" repeats a group that itself repeats \(\(a\+\)\+\)/);
+    expect(Date.now() - started).toBeLessThan(500);
+    // A group with a fixed part splits one way only: still searched.
+    const fixed = await runTool(createGrepTool({ workspace: own.dir, ripgrep: false }), {
+      pattern: "(?:a+!)+",
+    });
+    expect(fixed.text).toMatch(/^redos\.txt:1:/);
+    await own.cleanup();
+  });
+
+  it("tells nested repetitions from the patterns models write every day", () => {
+    for (const slow of [
+      "(a+)+$",
+      "(\\w+\\s?)*x",
+      "(?:x*){2,}",
+      "([a-z]+)*",
+      "(a+|b)+",
+      "(.*)*",
+      "(?<n>a+)+",
+    ]) {
+      expect(findNestedQuantifier(slow), slow).toBeDefined();
+    }
+    for (const fine of [
+      "(a+){2}",
+      "foo(bar)",
+      "[(+]+",
+      "\\(a+\\)+",
+      "(a|b)*",
+      "(?:\\d+\\.)+\\d+",
+      "import .* from",
+      "\\d{1,3}(\\.\\d{1,3}){3}",
+      "[a-z]+(_[a-z]+)*",
+    ]) {
+      expect(findNestedQuantifier(fine), fine).toBeUndefined();
+    }
+  });
+
+  it("reports an unclosed glob the same way with either engine, instead of no matches", async () => {
+    for (const ripgrep of rg ? [false, true] : [false]) {
+      for (const glob of ["*.{ts,js", "src/[ab.ts"]) {
+        const run = await runTool(createGrepTool({ workspace: root, ripgrep }), { pattern: "x", glob });
+        expect(run.isError).toBe(true);
+        expect(run.text).toMatch(
+          new RegExp(`^Invalid glob ${JSON.stringify(glob).replace(/[[{.*]/g, "\\$&")}: Missing closing`),
+        );
+      }
+    }
   });
 
   it.runIf(rg)("give byte-identical output for every case (rg on PATH)", async () => {

@@ -206,6 +206,32 @@ describe("bash deny rules see nested commands", () => {
   });
 });
 
+describe("command rules spelled with a star", () => {
+  it('reads "rm *" as the prefix "rm:*", so the deny rule denies', () => {
+    const rules = { allow: ["bash"], deny: ["bash(rm *)"] };
+    for (const command of ["rm -rf x", "rm x", "sudo rm -f x", "git status; rm -f x"]) {
+      expect(decide(command, rules)).toEqual({
+        behavior: "deny",
+        reason: 'Permission denied by rule "bash(rm *)"',
+      });
+    }
+    expect(decide("rmdir x", rules)).toEqual({ behavior: "allow" });
+    expect(decide("git status", { allow: ["bash(git status *)"], deny: [] }, "default")).toEqual({
+      behavior: "allow",
+    });
+  });
+
+  it("refuses a star anywhere else instead of denying nothing", () => {
+    expect(() => decide("rm -rf x", { allow: ["bash"], deny: ["bash(rm*)"] })).toThrow(
+      'Invalid permission rule "bash(rm*)": in a command pattern "*" works only at the end, as a prefix ("rm:*")',
+    );
+    expect(() => decide("git push origin main", { allow: ["bash"], deny: ["bash(git * main)"] })).toThrow(
+      /"\*" works only at the end, as a prefix \("git:\*"\)/,
+    );
+    expect(() => createPermissions().addRule("deny", "bash(rm -rf *:*)")).toThrow(/works only at the end/);
+  });
+});
+
 describe("analyzeShellCommand", () => {
   it("lists each command once per form, nested ones included", () => {
     expect(analyzeShellCommand("echo $(rm -f x) && /bin/ls 'a b'")).toEqual({

@@ -53,6 +53,9 @@ async function readInside(
 ): Promise<string> {
   const handle = await openForReadInside(root, absolute, relative).catch((error: NodeJS.ErrnoException) => {
     if (error.code === "ENOENT") throw new Error(`File not found: ${shown} (use write_file to create it)`);
+    if (error.code === "ENOTDIR") {
+      throw new Error(`File not found: ${shown} (a part of its path is a file, not a folder)`);
+    }
     if (error.code === "EISDIR") throw new Error(`${shown} is not a regular file`);
     throw error;
   });
@@ -66,6 +69,33 @@ async function readInside(
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * The 1-based line where `needle` would match `text` if each line's leading and trailing whitespace
+ * were ignored (tabs for spaces, a stray `\r`): what the model got wrong when an edit finds nothing.
+ *
+ * @example
+ * ```ts
+ * lineOfLooseMatch("a\n\tb\n", "    b"); // 2
+ * ```
+ */
+export function lineOfLooseMatch(text: string, needle: string): number | undefined {
+  const wanted = needle.split("\n").map((line) => line.trim());
+  while (wanted.length > 1 && wanted.at(-1) === "") wanted.pop();
+  if (wanted.every((line) => line === "")) return undefined;
+  const lines = text.split("\n").map((line) => line.trim());
+  // The needle may start and end inside a line: its first line ends one, its last starts one.
+  const fits = (start: number) =>
+    wanted.length === 1
+      ? lines[start]!.includes(wanted[0]!)
+      : lines[start]!.endsWith(wanted[0]!) &&
+        wanted.slice(1, -1).every((line, i) => lines[start + 1 + i] === line) &&
+        lines[start + wanted.length - 1]!.startsWith(wanted.at(-1)!);
+  for (let start = 0; start + wanted.length <= lines.length; start++) {
+    if (fits(start)) return start + 1;
+  }
+  return undefined;
 }
 
 /**
@@ -94,8 +124,13 @@ export function applyEdit(
     count = countOccurrences(text, oldString);
   }
   if (count === 0) {
+    const near = lineOfLooseMatch(text, oldString);
+    const hint =
+      near === undefined
+        ? "read the file again to copy the current text."
+        : `it does match at line ${near} if each line's leading and trailing whitespace is ignored, so the indentation (tabs or spaces?) or line ends differ: read the file again there and copy the lines exactly.`;
     throw new Error(
-      `old_string was not found in ${relative} (0 matches). It must match exactly, including whitespace and indentation; read the file again to copy the current text.`,
+      `old_string was not found in ${relative} (0 matches). It must match exactly, including whitespace and indentation; ${hint}`,
     );
   }
   if (count > 1 && !args.replace_all) {

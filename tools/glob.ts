@@ -57,7 +57,7 @@ export function createGlobTool(options: GlobToolOptions): Tool<z.output<ReturnTy
         .stat(base.absolute)
         .catch(() => undefined);
       if (!info?.isDirectory()) throw new Error(`Folder not found: ${args.path}`);
-      const matcher = globToRegExp(args.pattern);
+      const matcher = patternMatcher(args.pattern, base.absolute, workspace.root);
       const limit = args.limit ?? defaultLimit;
       const matches: string[] = [];
       for await (const entry of walk(workspace.root, base.absolute, { signal: ctx.signal })) {
@@ -74,4 +74,28 @@ export function createGlobTool(options: GlobToolOptions): Tool<z.output<ReturnTy
       return { content: [{ type: "text", text }], details: { matches: matches.length } };
     },
   });
+}
+
+/**
+ * The matcher of a model's pattern, relative to the search folder. Models often give the absolute
+ * path they saw (`/home/me/project/src/*.ts`): inside the search folder it is made relative (and
+ * matches from that folder, not any file name anywhere). A pattern that climbs out (`../*`, an
+ * absolute path elsewhere) could never match a file of the search, so it is an error that says so
+ * instead of "No files match".
+ *
+ * @example
+ * ```ts
+ * patternMatcher("/ws/src/*.ts", "/ws", "/ws").test("src/a.ts"); // true
+ * ```
+ */
+export function patternMatcher(pattern: string, base: string, root: string): RegExp {
+  const absolute = path.isAbsolute(pattern);
+  const relative = absolute ? path.relative(base, pattern).split(path.sep).join("/") : pattern;
+  if (relative === ".." || relative.startsWith("../") || path.isAbsolute(relative)) {
+    const where = base === root ? "the workspace" : "the search folder";
+    throw new Error(
+      `Pattern "${pattern}" points outside ${where} (${base}); glob only finds files inside it. Give a pattern relative to ${where}, such as "**/*.ts"${base === root ? "" : ", or a different path"}.`,
+    );
+  }
+  return globToRegExp(relative === "" ? "*" : relative, { matchBaseName: !absolute, strict: true });
 }

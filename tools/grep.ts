@@ -5,6 +5,7 @@ import { lazy } from "../core/lazy.js";
 import { checkOptionKeys } from "../core/option-keys.js";
 import { defineTool, type Tool, type ToolResult } from "./define-tool.js";
 import { globToRegExp } from "./internal/glob-pattern.js";
+import { findNestedQuantifier } from "./internal/nested-quantifier.js";
 import { openForReadInside } from "./internal/safe-fs.js";
 import { walk } from "./internal/walk.js";
 import { toWorkspace, type Workspace } from "./workspace.js";
@@ -129,6 +130,14 @@ export function createGrepTool(options: GrepToolOptions): Tool<GrepArgs, GrepDet
           { cause: error },
         );
       }
+      const nested = rgPath ? undefined : findNestedQuantifier(args.pattern);
+      if (nested !== undefined) {
+        throw new Error(
+          `Pattern ${JSON.stringify(args.pattern)} repeats a group that itself repeats (${nested}): on a line that almost matches it can run for minutes and block everything. Write it without the nested repetition (e.g. "(ab)+" or "\\w+(\\s\\w+)*")${options.ripgrep === false ? "" : ", or install ripgrep (rg), whose search time stays linear"}.`,
+        );
+      }
+      // Checked here for both engines, so a bad glob is the same error with ripgrep and without.
+      if (args.glob !== undefined) globToRegExp(args.glob, { strict: true });
       const limit = args.limit ?? defaultLimit;
       const search = { target: target.relative, isFile: info.isFile(), limit, signal: ctx.signal };
       const { matches, truncated } = rgPath
@@ -317,7 +326,11 @@ async function searchWithJavaScript(
   scope: SearchScope,
 ): Promise<{ matches: Match[]; truncated: boolean }> {
   const matches: Match[] = [];
-  const fileFilter = args.glob ? globToRegExp(args.glob) : undefined;
+  // A leading "/" anchors the glob at the workspace root, as ripgrep (run from the root) reads it.
+  const anchored = args.glob?.startsWith("/") ?? false;
+  const fileFilter = args.glob
+    ? globToRegExp(anchored ? args.glob.slice(1) : args.glob, { matchBaseName: !anchored })
+    : undefined;
   const targetAbsolute = path.join(root, scope.target);
   const files: { relative: string; absolute: string }[] = [];
   if (scope.isFile) {
@@ -327,7 +340,7 @@ async function searchWithJavaScript(
       // Symlinks are not followed (as rg does not): a link to a file outside must not be read.
       if (entry.isDirectory || entry.isSymbolicLink) continue;
       const relativeToTarget = path.relative(targetAbsolute, entry.absolute).split(path.sep).join("/");
-      if (fileFilter && !fileFilter.test(relativeToTarget)) continue;
+      if (fileFilter && !fileFilter.test(anchored ? entry.relative : relativeToTarget)) continue;
       files.push(entry);
     }
   }

@@ -82,7 +82,29 @@ function parseRule(rule: string): ParsedRule {
   const match = /^\s*([^()\s]+)\s*(?:\((.*)\))?\s*$/s.exec(rule);
   if (!match) throw new Error(`Invalid permission rule "${rule}": use "tool" or "tool(pattern)"`);
   const pattern = match[2]?.trim();
+  if (match[1] === "bash" && pattern !== undefined) checkCommandPattern(rule, pattern);
   return { source: rule, tool: match[1]!, pattern: pattern === "" || pattern === "*" ? undefined : pattern };
+}
+
+/**
+ * A command pattern takes `*` only as a prefix's end (`rm:*`, or `rm *` as other agents spell it).
+ * Anywhere else it would be compared as a literal `*`, and `deny: ["bash(rm*)"]` would deny nothing.
+ */
+function checkCommandPattern(rule: string, pattern: string): void {
+  const body = commandPrefixOf(pattern) ?? pattern;
+  if (pattern === "*" || !body.includes("*")) return;
+  const prefix = body.slice(0, body.indexOf("*")).replace(/:\s*$/, "").trim();
+  throw new Error(
+    `Invalid permission rule "${rule}": in a command pattern "*" works only at the end, as a prefix${prefix ? ` ("${prefix}:*")` : ""}; anywhere else it would match only a literal "*"`,
+  );
+}
+
+/** The prefix of a prefix pattern (`git status:*` or `git status *`), else `undefined`. */
+function commandPrefixOf(pattern: string): string | undefined {
+  const trimmed = pattern.trim();
+  if (trimmed.endsWith(":*")) return trimmed.slice(0, -2).trim();
+  if (/\s\*$/.test(trimmed)) return trimmed.slice(0, -1).trim();
+  return undefined;
 }
 
 function checkNameList(option: string, list: unknown): string[] {
@@ -127,10 +149,8 @@ const SHELL_CHAINING = /;|&&|\|\||\||`|\$\(|\n|&|>|</;
 
 function commandMatches(pattern: string, command: string): boolean {
   const normalized = command.trim().replace(/\s+/g, " ");
-  if (pattern.endsWith(":*")) {
-    const prefix = pattern.slice(0, -2).trim();
-    return normalized === prefix || normalized.startsWith(`${prefix} `);
-  }
+  const prefix = commandPrefixOf(pattern)?.replace(/\s+/g, " ");
+  if (prefix !== undefined) return normalized === prefix || normalized.startsWith(`${prefix} `);
   return normalized === pattern.trim().replace(/\s+/g, " ");
 }
 

@@ -12,7 +12,7 @@ export interface ReadFileToolOptions {
   workspace: string | Workspace;
   /** Lines returned when the model gives no `limit`. Default 2 000. */
   defaultLimit?: number;
-  /** Characters kept of one line; the rest is cut with a marker. Default 2 000. */
+  /** Bytes kept of one line (whole characters only); the rest is cut with a marker. Default 2 000. */
   maxLineLength?: number;
   /** Largest image returned as image content. Default 5 MB. */
   maxImageBytes?: number;
@@ -93,6 +93,9 @@ export function createReadFileTool(
       const handle = await openForReadInside(workspace.root, absolute, relative).catch(
         (error: NodeJS.ErrnoException) => {
           if (error.code === "ENOENT") throw new Error(`File not found: ${args.path}`);
+          if (error.code === "ENOTDIR") {
+            throw new Error(`File not found: ${args.path} (a part of its path is a file, not a folder)`);
+          }
           throw error;
         },
       );
@@ -247,7 +250,13 @@ async function readLines(
 
   const finishLine = () => {
     if (lineNumber >= offset && lines.length < limit) {
-      let text = Buffer.concat(current).toString("utf8").replace(/\r$/, "");
+      let kept = Buffer.concat(current);
+      if (currentDropped > 0) {
+        const end = utf8Boundary(kept);
+        currentDropped += kept.length - end;
+        kept = kept.subarray(0, end);
+      }
+      let text = kept.toString("utf8").replace(/\r$/, "");
       if (currentDropped > 0) text += ` [... line cut: ${currentDropped} more bytes]`;
       lines.push(text);
     }
@@ -304,4 +313,23 @@ async function readLines(
     stream.destroy();
   }
   return { lines, hasMore, reachedOffset: offset === 1 || lines.length > 0 };
+}
+
+/**
+ * The length of `bytes` without a character cut in half at its end, so a line cut at
+ * `maxLineLength` bytes ends with whole characters, not a replacement character.
+ *
+ * @example
+ * ```ts
+ * utf8Boundary(Buffer.from("é").subarray(0, 1)); // 0
+ * ```
+ */
+export function utf8Boundary(bytes: Buffer): number {
+  let start = bytes.length - 1;
+  // Back over continuation bytes (10xxxxxx) to the lead byte of the last character.
+  while (start >= 0 && start > bytes.length - 4 && (bytes[start]! & 0xc0) === 0x80) start--;
+  if (start < 0) return 0;
+  const lead = bytes[start]!;
+  const size = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+  return start + size > bytes.length ? start : bytes.length;
 }

@@ -47,6 +47,12 @@ export function createWriteFileTool(
     readOnly: false,
     workspace,
     async execute(args): Promise<ToolResult<WriteFileDetails>> {
+      // "notes/" names a folder: writing a file called "notes" is not what the model asked for.
+      if (/[/\\]$/.test(args.path.trim())) {
+        throw new Error(
+          `${args.path} ends with a slash, so it names a folder; write_file writes a file: give the file's path (folders on the way are created)`,
+        );
+      }
       const { relative } = await workspace.resolveForWrite(args.path);
       if (relative === ".") throw new Error(`${args.path} is a directory`);
       // Reached again from the root without following links: a folder swapped for a symlink since

@@ -161,6 +161,11 @@ async function openDirBeneath(root: string, relativeDir: string, create: boolean
             continue;
           }
           if (code === "ENOENT") throw changedError(walked, "a folder on its path was removed");
+          if (code === "ENOTDIR" && (await isPlainFile(next))) {
+            throw new WorkspaceError(
+              `"${walked}" is a file, not a folder, so nothing can be written inside it. Write to another path, or remove or rename the file first`,
+            );
+          }
           if (code === "ELOOP" || code === "ENOTDIR") {
             throw changedError(
               walked,
@@ -178,6 +183,14 @@ async function openDirBeneath(root: string, relativeDir: string, create: boolean
     await current.close();
     throw error;
   }
+}
+
+/** Whether `file` is a regular file (not a symlink): the model named a file as a folder. */
+async function isPlainFile(file: string): Promise<boolean> {
+  const info = await nodeFsPromises()
+    .lstat(file)
+    .catch(() => undefined);
+  return info?.isFile() ?? false;
 }
 
 /** What {@link writeFileInside} found and did. */
