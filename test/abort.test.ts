@@ -9,9 +9,8 @@ import {
   resultText,
   sleepTool,
   toolResults,
+  waitCall as wait,
 } from "./helpers.js";
-
-const wait = (id: string, ms: number) => ({ id, name: "wait", arguments: { ms, label: id } });
 
 describe("abort", () => {
   it("during streaming: the stream stops, the partial message is kept as aborted, the next prompt works", async () => {

@@ -19,7 +19,14 @@ import {
   type ScriptedStep,
   textOf,
 } from "../index.js";
-import { expectEventInvariants, expectValidTranscript, resultText, sleep, toolResults } from "./helpers.js";
+import {
+  expectEventInvariants,
+  expectValidTranscript,
+  resultText,
+  sleep,
+  toolResults,
+  waitCall as wait,
+} from "./helpers.js";
 
 type EventType = AgentEvent["type"];
 
@@ -99,7 +106,6 @@ function guardedTool(ran: string[]) {
   });
 }
 
-const wait = (id: string, ms: number) => ({ id, name: "wait", arguments: { ms, label: id } });
 const deploy = (id: string, env: string) => ({ id, name: "deploy", arguments: { env } });
 const lastUserText = (request: ProviderRequest | undefined) =>
   textOf(request?.messages.filter((m) => m.role === "user").at(-1)?.content ?? "");

@@ -29,6 +29,9 @@ export function trace(events: readonly AgentEvent[], { updates = false } = {}): 
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** A call of {@link sleepTool}'s `wait`: `ms` long, its result naming `id`. */
+export const waitCall = (id: string, ms: number) => ({ id, name: "wait", arguments: { ms, label: id } });
+
 /** A tool that waits `ms` (honouring its signal) and answers `done <label>`. */
 export function sleepTool(
   opts: { name?: string; concurrencySafe?: boolean; readOnly?: boolean; onAbort?: () => void } = {},

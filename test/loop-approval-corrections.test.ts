@@ -17,7 +17,7 @@ function transfer(ran: unknown[]) {
   });
 }
 
-describe("loop scenarios 8", () => {
+describe("the loop: corrected arguments and an idle abort", () => {
   it("approve with arguments the schema refuses throws and the call keeps waiting; a deny then ends it", async () => {
     const ran: unknown[] = [];
     const provider = scripted([

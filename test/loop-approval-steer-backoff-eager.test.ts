@@ -10,11 +10,10 @@ import {
   record,
   sleepTool,
   toolResults,
+  waitCall as wait,
 } from "./helpers.js";
 
-const wait = (id: string, ms: number) => ({ id, name: "wait", arguments: { ms, label: id } });
-
-describe("loop scenarios 3", () => {
+describe("the loop: steering while an approval waits, aborts in backoff and eager calls", () => {
   it("a steer sent while an approval waits is taken once, after the decided call's result", async () => {
     const ran: string[] = [];
     const ask = defineTool({

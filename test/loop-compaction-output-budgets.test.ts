@@ -10,11 +10,10 @@ import {
   record,
   sleepTool,
   toolResults,
+  waitCall as wait,
 } from "./helpers.js";
 
-const wait = (id: string, ms: number) => ({ id, name: "wait", arguments: { ms, label: id } });
-
-describe("loop scenarios 2", () => {
+describe("the loop: compaction, typed output and budgets at their limits", () => {
   it("a single user message larger than the window: a clear error, a valid transcript, a usable agent", async () => {
     // A provider that refuses a prompt over 2,000 tokens, as a real one does.
     const provider = scripted((request) =>

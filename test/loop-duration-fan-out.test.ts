@@ -1,11 +1,16 @@
 // Black-box scenarios, seventh batch: maxDurationMs mid fan-out, sub-agents included.
 import { describe, expect, it } from "vitest";
 import { createAgent, scripted, subAgentTool, textOf } from "../index.js";
-import { expectEventInvariants, expectValidTranscript, record, sleepTool, toolResults } from "./helpers.js";
+import {
+  expectEventInvariants,
+  expectValidTranscript,
+  record,
+  sleepTool,
+  toolResults,
+  waitCall as wait,
+} from "./helpers.js";
 
-const wait = (id: string, ms: number) => ({ id, name: "wait", arguments: { ms, label: id } });
-
-describe("loop scenarios 7: limits mid fan-out", () => {
+describe("the loop: limits mid fan-out", () => {
   it("maxDurationMs while parallel calls and a sub-agent run: limit, each call answered once, reusable", async () => {
     let childAborted = 0;
     const childProvider = scripted(() => ({ toolCalls: [wait("cw", 10_000)] }));

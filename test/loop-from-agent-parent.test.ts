@@ -11,7 +11,7 @@ async function until(ready: () => boolean, tries = 500): Promise<void> {
   for (let i = 0; i < tries && !ready(); i++) await sleep(10);
 }
 
-describe("loop scenarios 4: fromAgent", () => {
+describe("the loop inside a parent: fromAgent", () => {
   it("the parent leaving the state mid-tool aborts the tool; an approval sent late is rejected, not fatal", async () => {
     let aborted = 0;
     let ran = 0;

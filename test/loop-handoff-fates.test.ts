@@ -8,11 +8,10 @@ import {
   record,
   sleepTool,
   toolResults,
+  waitCall as wait,
 } from "./helpers.js";
 
-const wait = (id: string, ms: number) => ({ id, name: "wait", arguments: { ms, label: id } });
-
-describe("loop scenarios 5: handoffs", () => {
+describe("the loop: handoffs", () => {
   it("a transfer beside another call, and two transfers in one answer: every call answered once", async () => {
     const billingProvider = scripted([{ text: "billing here" }]);
     const supportProvider = scripted([{ text: "support here" }]);

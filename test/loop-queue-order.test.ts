@@ -1,15 +1,21 @@
 // Black-box scenarios, sixth batch: queued steers and follow-ups taken one at a time, in order.
 import { describe, expect, it } from "vitest";
 import { createAgent, type ProviderRequest, scripted, textOf } from "../index.js";
-import { eventMatching, expectEventInvariants, expectValidTranscript, record, sleepTool } from "./helpers.js";
+import {
+  eventMatching,
+  expectEventInvariants,
+  expectValidTranscript,
+  record,
+  sleepTool,
+  waitCall as wait,
+} from "./helpers.js";
 
-const wait = (id: string, ms: number) => ({ id, name: "wait", arguments: { ms, label: id } });
 const lastUser = (r: ProviderRequest) => {
   const u = r.messages.filter((m) => m.role === "user").at(-1);
   return u ? textOf(u.content as never) : "";
 };
 
-describe("loop scenarios 6: queues", () => {
+describe("the loop: queues", () => {
   it("one-at-a-time: two steers and two follow-ups, each taken once, steers first, in order", async () => {
     const provider = scripted((_r, call) =>
       call === 0 ? { toolCalls: [wait("a", 40)] } : { text: `answer ${call}` },

@@ -11,9 +11,8 @@ import {
   record,
   sleepTool,
   toolResults,
+  waitCall as wait,
 } from "./helpers.js";
-
-const wait = (id: string, ms: number) => ({ id, name: "wait", arguments: { ms, label: id } });
 
 function askTool(ran: string[]) {
   return defineTool({
@@ -28,7 +27,7 @@ function askTool(ran: string[]) {
   });
 }
 
-describe("loop scenarios", () => {
+describe("the loop: steering, aborts in every state, late approvals, snapshots", () => {
   it("a steer sent while the model streams reaches the next model call once, after the results", async () => {
     const provider = scripted([
       { text: "thinking out loud for a while", chunkSize: 2, delayMs: 5, toolCalls: [wait("a", 1)] },

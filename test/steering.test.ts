@@ -8,9 +8,9 @@ import {
   resultText,
   sleepTool,
   toolResults,
+  waitCall as wait,
 } from "./helpers.js";
 
-const wait = (id: string, ms: number) => ({ id, name: "wait", arguments: { ms, label: id } });
 const lastUserText = (request: ProviderRequest) => {
   const users = request.messages.filter((m) => m.role === "user");
   return textOf(users.at(-1)?.content ?? "");

@@ -2,9 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { AnyActorRef } from "xstate";
 import { z } from "zod";
 import { createAgent, defineTool, scripted } from "../index.js";
-import { eventMatching, record, sleepTool } from "./helpers.js";
+import { eventMatching, record, sleepTool, waitCall as wait } from "./helpers.js";
 
-const wait = (id: string, ms: number) => ({ id, name: "wait", arguments: { ms, label: id } });
 const toolActors = (agent: ReturnType<typeof createAgent>) => {
   const execution = agent.actor.getSnapshot().children.toolExecution as AnyActorRef | undefined;
   return Object.keys(execution?.getSnapshot().children ?? {});

@@ -18,12 +18,12 @@ import {
   resultText,
   sleepTool,
   toolResults,
+  waitCall as wait,
 } from "./helpers.js";
 
 // Turns with more calls than one parent actor holds (50): the calls are spread over shard actors,
 // and everything a user sees must stay as it is with a handful of calls.
 
-const wait = (id: string, ms: number) => ({ id, name: "wait", arguments: { ms, label: id } });
 const ids = (n: number, prefix = "c") => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
 
 /** Every tool-call actor in the agent's tree, with the number of call actors its parent holds. */
