@@ -2,6 +2,7 @@
 // the client has not read yet waits here, up to a bound, and a client that falls further behind
 // is dropped (its response errors; it reconnects and resumes). The source is read to its end
 // whatever the client does, so what it keeps up to date (a task store) never waits for a reader.
+import { concat } from "./response-stream.js";
 
 /** What {@link pacedBody} drops a client with when more than its bound waited for it. */
 class SlowReaderError extends Error {
@@ -101,14 +102,4 @@ export function pacedBody(
 /** The event loop's next turn, after I/O (a socket's drain) had its say. */
 function nextTurn(): Promise<void> {
   return new Promise((resolve) => (globalThis.setImmediate ?? setTimeout)(resolve));
-}
-
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((size, part) => size + part.byteLength, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.byteLength;
-  }
-  return out;
 }

@@ -221,7 +221,8 @@ export function openResponseStream(
   return { body, sink };
 }
 
-function concat(parts: Uint8Array[]): Uint8Array {
+/** The bytes of `parts`, one after another, in one array. */
+export function concat(parts: readonly Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((size, part) => size + part.byteLength, 0));
   let at = 0;
   for (const part of parts) {
