@@ -102,27 +102,30 @@ describe("agent-machine with its stdout closed by the reader (| head)", () => {
 });
 
 // /dev/full takes every open and fails every write with ENOSPC, as a full disk does.
-describe.skipIf(!existsSync("/dev/full"))("agent-machine with stdout on a full disk", () => {
-  let dir: string | undefined;
-  afterEach(() => removeDir(dir));
+describe.skipIf(!existsSync("/dev/full"))(
+  "agent-machine with stdout on a full disk (skipped where there is no /dev/full to play the full disk: not Linux)",
+  () => {
+    let dir: string | undefined;
+    afterEach(() => removeDir(dir));
 
-  it.each([["--print"], ["--json"]])("%s says it could not write the output and exits 1", async (flag) => {
-    dir = tempDir();
-    const full = openSync("/dev/full", "w");
-    const result = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, [CLI_BIN, ...SANDBOX_ARGS, flag, "hello"], {
-        cwd: dir,
-        env: cleanEnv({ AGENT_MACHINE_SCRIPT: TEST_SCRIPT }),
-        stdio: ["ignore", full, "pipe"],
-      });
-      let stderr = "";
-      child.stderr!.on("data", (chunk) => (stderr += chunk));
-      child.on("error", reject);
-      child.on("close", (code) => resolve({ code, stderr }));
-    }).finally(() => closeSync(full));
-    expect(result.stderr).toBe(
-      "agent-machine: cannot write the output (ENOSPC: no space left on device, write); the run was stopped and its session saved\n",
-    );
-    expect(result.code).toBe(1);
-  });
-});
+    it.each([["--print"], ["--json"]])("%s says it could not write the output and exits 1", async (flag) => {
+      dir = tempDir();
+      const full = openSync("/dev/full", "w");
+      const result = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
+        const child = spawn(process.execPath, [CLI_BIN, ...SANDBOX_ARGS, flag, "hello"], {
+          cwd: dir,
+          env: cleanEnv({ AGENT_MACHINE_SCRIPT: TEST_SCRIPT }),
+          stdio: ["ignore", full, "pipe"],
+        });
+        let stderr = "";
+        child.stderr!.on("data", (chunk) => (stderr += chunk));
+        child.on("error", reject);
+        child.on("close", (code) => resolve({ code, stderr }));
+      }).finally(() => closeSync(full));
+      expect(result.stderr).toBe(
+        "agent-machine: cannot write the output (ENOSPC: no space left on device, write); the run was stopped and its session saved\n",
+      );
+      expect(result.code).toBe(1);
+    });
+  },
+);
